@@ -1,0 +1,49 @@
+package provider
+
+import "testing"
+
+func TestMatch(t *testing.T) {
+	tests := []struct {
+		pattern, s string
+		want       bool
+	}{
+		{"", "anything", true},
+		{"", "", true},
+		{"BEGIN", "BEGIN", true},
+		{"BEGIN", "BEGINx", false},
+		{"BEGIN", "BEGI", false},
+		{"*", "", true},
+		{"*", "read", true},
+		{"sys_*", "sys_read", true},
+		{"sys_*", "sy_read", false},
+		{"*read*", "pread64", true},
+		{"*read", "readv", false},
+		{"r?ad", "read", true},
+		{"r?ad", "rad", false},
+		{"tick-[0-9]*", "tick-1sec", true},
+		{"tick-[!0-9]*", "tick-1sec", false},
+		{"tick-[!0-9]*", "tick-x", true},
+		{"[abc]", "b", true},
+		{"[abc]", "d", false},
+		{"[]]", "]", true},
+		{"a\\*", "a*", true},
+		{"a\\*", "ab", false},
+		{"[a", "[a", true},
+		{"*a*a*a*a*a*b", "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa", false},
+		{"a*b*c", "aXbYc", true},
+		{"a*b*c", "aXbYcZ", false},
+	}
+	for _, tt := range tests {
+		if got := Match(tt.pattern, tt.s); got != tt.want {
+			t.Errorf("Match(%q, %q) = %v, want %v", tt.pattern, tt.s, got, tt.want)
+		}
+	}
+}
+
+func TestHasGlob(t *testing.T) {
+	for s, want := range map[string]bool{"tick-1s": false, "sys_*": true, "a?": true, "[ab]": true, "": false} {
+		if HasGlob(s) != want {
+			t.Errorf("HasGlob(%q) = %v", s, !want)
+		}
+	}
+}

@@ -1,0 +1,85 @@
+package provider
+
+import (
+	"fmt"
+	"io"
+
+	"github.com/cilium/ebpf"
+	"github.com/cilium/ebpf/asm"
+)
+
+// Probe is one probe point. The Registry sets ID; the provider that made
+// the probe fills the rest and may keep private data in Data.
+type Probe struct {
+	ID                               uint32
+	Provider, Module, Function, Name string
+	// Owner is the provider that offers the probe.
+	Owner Provider
+	// Data is private to Owner.
+	Data any
+}
+
+// String gives the probe's full name, "profile:::tick-1s".
+func (p *Probe) String() string {
+	return p.Provider + ":" + p.Module + ":" + p.Function + ":" + p.Name
+}
+
+// ProgramKind tells the loader what kind of BPF program a probe needs.
+type ProgramKind struct {
+	Type       ebpf.ProgramType
+	AttachType ebpf.AttachType
+	// AttachTo names the attach target for program types that need one at
+	// load time (tp_btf: the tracepoint name).
+	AttachTo string
+	// TestRun marks probes that are never attached: the library fires
+	// them with BPF_PROG_TEST_RUN (dtrace:::BEGIN, END, ERROR).
+	TestRun bool
+}
+
+// Provider offers probes and knows how to run programs on them.
+type Provider interface {
+	// Name is the provider name matched against a description's first
+	// field.
+	Name() string
+	// Probes returns the provider's probes whose module, function and
+	// name match d (its provider field has already matched). A provider
+	// may create probes on demand for names it can parse (tick-7ms);
+	// Probes(Desc{}) lists the probes that exist without asking, in a
+	// stable order. Returned probes have no ID yet; the Registry assigns
+	// one the first time it sees a probe name, so a provider may return
+	// fresh values for probes it returned before.
+	Probes(d Desc) ([]*Probe, error)
+	// Program tells the program type the probe needs.
+	Program(p *Probe) ProgramKind
+	// Prologue returns instructions that fill the machine state from the
+	// program context: on entry R6 holds the context and R7 points to
+	// this CPU's scratch area, whose machine state begins at offset
+	// mstate. The prologue writes the probe arguments (arg0..arg9, zero
+	// where the probe has fewer) and may clobber R0-R5 and R8-R9 but
+	// must keep R6 and R7. It must not exit.
+	Prologue(p *Probe, mstate int16) asm.Instructions
+	// Attach attaches a loaded program to the probe; closing the result
+	// detaches it. Everything is fd-based, so a killed process leaves
+	// nothing behind.
+	Attach(p *Probe, prog *ebpf.Program) (io.Closer, error)
+}
+
+// Machine-state offsets shared by the prologues (docs/ARCHITECTURE.md).
+const (
+	MStateArgs      = 0  // u64 arg[10]
+	NumArgs         = 10 // arguments in the machine state
+	MStatePrid      = 80 // u32 probe id
+	MStateEPID      = 84 // u32 enabled probe id of the running clause
+	MStateFault     = 88 // u64 fault code
+	MStateIllval    = 96
+	MStateTimestamp = 104
+	MStateSpecID    = 112
+)
+
+// ListHeader is the header line of dtrace -l.
+const ListHeader = "   ID   PROVIDER            MODULE                          FUNCTION NAME"
+
+// ListLine formats one probe for dtrace -l, aligned under ListHeader.
+func ListLine(p *Probe) string {
+	return fmt.Sprintf("%5d %10s %17s %33s %s", p.ID, p.Provider, p.Module, p.Function, p.Name)
+}

@@ -1,0 +1,115 @@
+package provider
+
+import (
+	"io"
+	"strings"
+	"testing"
+
+	"github.com/cilium/ebpf"
+	"github.com/cilium/ebpf/asm"
+)
+
+func TestParseDesc(t *testing.T) {
+	tests := []struct {
+		in      string
+		last    Field
+		want    Desc
+		wantErr string
+	}{
+		{"BEGIN", FieldName, Desc{Name: "BEGIN"}, ""},
+		{"read:entry", FieldName, Desc{Function: "read", Name: "entry"}, ""},
+		{"vmlinux:read:entry", FieldName, Desc{Module: "vmlinux", Function: "read", Name: "entry"}, ""},
+		{"syscall::read:entry", FieldName, Desc{"syscall", "", "read", "entry"}, ""},
+		{":::", FieldName, Desc{}, ""},
+		{"profile::::tick-1sec", FieldName, Desc{}, `invalid probe description "profile::::tick-1sec": Overspecified probe description`},
+		{"profile", FieldProvider, Desc{Provider: "profile"}, ""},
+		{"profile:::profile-97", FieldProvider, Desc{}, `invalid probe description "profile:::profile-97": Overspecified probe description`},
+		{"syscall:read", FieldFunction, Desc{Module: "syscall", Function: "read"}, ""},
+		{":genunix::", FieldModule, Desc{}, "Overspecified"},
+	}
+	for _, tt := range tests {
+		got, err := ParseDescField(tt.in, tt.last)
+		if tt.wantErr != "" {
+			if err == nil || !strings.Contains(err.Error(), tt.wantErr) {
+				t.Errorf("ParseDescField(%q) err = %v, want %q", tt.in, err, tt.wantErr)
+			}
+			continue
+		}
+		if err != nil || got != tt.want {
+			t.Errorf("ParseDescField(%q) = %+v, %v; want %+v", tt.in, got, err, tt.want)
+		}
+	}
+	if s := (Desc{Module: "profile", Name: "tick-1sec"}).String(); s != ":profile::tick-1sec" {
+		t.Errorf("String() = %q", s)
+	}
+}
+
+// fakeProvider has fixed probes and creates "made-N" on demand.
+type fakeProvider struct {
+	name  string
+	names []string
+}
+
+func (f *fakeProvider) Name() string { return f.name }
+func (f *fakeProvider) Probes(d Desc) ([]*Probe, error) {
+	var out []*Probe
+	for _, n := range f.names {
+		if d.MatchesIn("", "", n) {
+			out = append(out, &Probe{Name: n})
+		}
+	}
+	if f.name == "other" && strings.HasPrefix(d.Name, "made-") && !HasGlob(d.Name) {
+		out = append(out, &Probe{Name: d.Name})
+	}
+	return out, nil
+}
+func (f *fakeProvider) Program(*Probe) ProgramKind {
+	return ProgramKind{Type: ebpf.RawTracepoint, TestRun: true}
+}
+func (f *fakeProvider) Prologue(*Probe, int16) asm.Instructions         { return nil }
+func (f *fakeProvider) Attach(*Probe, *ebpf.Program) (io.Closer, error) { return nil, nil }
+
+func TestRegistry(t *testing.T) {
+	r := NewRegistry(
+		&fakeProvider{name: "dtrace", names: []string{"BEGIN", "END", "ERROR"}},
+		&fakeProvider{name: "other", names: []string{"a", "b"}},
+	)
+	match := func(s string) string {
+		d, err := ParseDesc(s)
+		if err != nil {
+			t.Fatal(err)
+		}
+		ps, err := r.Match(d)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var ids []string
+		for _, p := range ps {
+			ids = append(ids, p.String()+"="+string(rune('0'+p.ID)))
+		}
+		return strings.Join(ids, " ")
+	}
+	tests := []struct{ desc, want string }{
+		{"END", "dtrace:::END=2"}, // END asked first still gets 2
+		{"made-1", "other:::made-1=6"},
+		{"other:::", "other:::a=4 other:::b=5 other:::made-1=6"},
+		{"made-1", "other:::made-1=6"},
+		{":::[AE]*", "dtrace:::END=2 dtrace:::ERROR=3"},
+		{"x:::", ""},
+		{":x::BEGIN", ""},
+	}
+	for _, tt := range tests {
+		if got := match(tt.desc); got != tt.want {
+			t.Errorf("Match(%q) = %q, want %q", tt.desc, got, tt.want)
+		}
+	}
+	if p := r.Probe(1); p == nil || p.Name != "BEGIN" || p.Owner == nil {
+		t.Errorf("Probe(1) = %+v", p)
+	}
+	if r.Probe(0) != nil || r.Probe(99) != nil {
+		t.Error("Probe of unknown id is not nil")
+	}
+	if got := ListLine(r.Probe(1)); got != "    1     dtrace                                                     BEGIN" {
+		t.Errorf("ListLine = %q", got)
+	}
+}
