@@ -1,0 +1,35 @@
+package check
+
+import (
+	"github.com/dtrace-go/dtrace/dlang/syntax"
+	"github.com/dtrace-go/dtrace/dlang/types"
+)
+
+// Check checks the programs (which share one namespace, as the -s and -n
+// sources of one dtrace invocation do) and returns the results. The error,
+// if not nil, is an ErrorList whose first element is what dtrace would
+// report; Info is returned even then, partially filled.
+func Check(fset *syntax.FileSet, progs []*syntax.Program, conf *Config) (*Info, error) {
+	if conf == nil {
+		conf = &Config{}
+	}
+	c := newChecker(fset, conf)
+	for _, p := range progs {
+		c.program(p)
+	}
+	c.finish()
+	return c.info, c.errs.Err()
+}
+
+func newInfo(strsize int64) *Info {
+	return &Info{
+		Types:   map[syntax.Expr]TypeAndValue{},
+		Uses:    map[syntax.Expr]Object{},
+		Defs:    map[*syntax.Declarator]Object{},
+		Calls:   map[*syntax.CallExpr]*Func{},
+		Members: map[*syntax.MemberExpr]*Member{},
+		Xlates:  map[*syntax.XlateExpr]*Translator{},
+		StrSize: strsize,
+		Scope:   types.NewScope("D"),
+	}
+}

@@ -1,0 +1,258 @@
+package check
+
+import (
+	"github.com/dtrace-go/dtrace/dlang/syntax"
+	"github.com/dtrace-go/dtrace/dlang/types"
+)
+
+// Config holds what checking needs from outside the program text.
+type Config struct {
+	// MacroArgs holds the macro arguments: MacroArgs[0] is $0 (the script
+	// name) and MacroArgs[i] is $i.
+	MacroArgs []string
+	// Macros holds the values of the named macro variables: "target",
+	// "pid", "ppid", "pgid", "sid", "uid", "gid", "euid", "egid", "projid",
+	// "taskid". A missing name is undefined (D_MACRO_UNDEF), except that
+	// $target is 0 when unset.
+	Macros map[string]int64
+	// StrSize is the strsize option (the size of D strings); 0 means 256.
+	StrSize int64
+	// DefaultArgs (-xdefaultargs) makes unset $N macro arguments 0 (or "").
+	DefaultArgs bool
+	// Destructive (-w) permits destructive actions; without it they are
+	// D_ACT_DESTR... rejected as dtrace does.
+	Destructive bool
+	// Kernel looks up kernel types and symbols (nil: none; kernel types
+	// then become opaque placeholders and kernel symbols are undefined).
+	Kernel Kernel
+	// ProbeArgs returns the argument types (after translation) of the
+	// probes a description matches, for args[]; nil: unknown.
+	ProbeArgs func(desc string) []types.Type
+	// Pragma receives `#pragma D option name=value` (value "" for a bare
+	// option name). An error becomes D_PRAGMA_OPTSET with its text. nil:
+	// options pragmas are accepted and ignored.
+	Pragma func(name, value string) error
+}
+
+// Kernel gives the checker the kernel's types and symbols.
+type Kernel interface {
+	types.Lookup
+	// LookupSymbol finds a kernel symbol (a variable) by module and name;
+	// module "" searches every module.
+	LookupSymbol(module, name string) (*Symbol, bool)
+}
+
+// Info is the result of checking: side tables keyed by AST nodes, plus the
+// program's variables, aggregations, translators and clauses. The AST is
+// never modified.
+type Info struct {
+	// Types gives the type (and constant value, if any) of every checked
+	// expression, including identifiers and parenthesized expressions.
+	Types map[syntax.Expr]TypeAndValue
+	// Uses maps each name reference to what it names: *syntax.Ident,
+	// *syntax.ScopedVar, *syntax.AggExpr and *syntax.MacroVar nodes to a
+	// *Var, *Builtin, *Agg, *EnumConst, *Inline, *Macro or *Symbol.
+	Uses map[syntax.Expr]Object
+	// Defs maps declarators of variables and inlines to the object they
+	// declare.
+	Defs map[*syntax.Declarator]Object
+	// Calls maps each call to the subroutine, action or aggregating
+	// function it invokes.
+	Calls map[*syntax.CallExpr]*Func
+	// Members maps each x.m and x->m to the member it selects.
+	Members map[*syntax.MemberExpr]*Member
+	// Xlates maps each xlate<T>(x) to the translator it applies.
+	Xlates map[*syntax.XlateExpr]*Translator
+	// Vars lists every global, thread-local and clause-local variable, in
+	// order of first appearance. Var.ID numbers them per Kind from 0.
+	Vars []*Var
+	// Aggs lists the aggregations, indexed by Agg.ID.
+	Aggs []*Agg
+	// Translators lists the translators the program declares.
+	Translators []*Translator
+	// Clauses lists the probe clauses in program order.
+	Clauses []*Clause
+	// StrSize is the effective string size.
+	StrSize int64
+	// Scope holds the types the program declared (module "D").
+	Scope *types.Scope
+}
+
+// TypeAndValue is the type of an expression and, when the expression is
+// constant, its value.
+type TypeAndValue struct {
+	Type  types.Type
+	Value *Const // nil unless constant
+	// Lvalue reports whether the expression designates storage that may be
+	// assigned (a variable, *p, a member of an lvalue, a[i]).
+	Lvalue bool
+}
+
+// Const is a constant value: an integer (Int holds its bits; interpret
+// them with the expression's type: signed or unsigned, of its size) or a
+// string.
+type Const struct {
+	Int   int64
+	Str   string
+	IsStr bool
+}
+
+// Object is what a name resolves to: *Var, *Builtin, *Agg, *EnumConst,
+// *Inline, *Macro or *Symbol.
+type Object interface {
+	object()
+}
+
+// VarKind is the storage class of a D variable.
+type VarKind int
+
+// Kinds of variables.
+const (
+	GlobalVar VarKind = iota // x, a[k]
+	ThreadVar                // self->x, self->a[k]
+	LocalVar                 // this->x
+)
+
+// Var is a D variable: global, thread-local or clause-local, scalar or
+// associative array.
+type Var struct {
+	Name string
+	Kind VarKind
+	ID   int // dense per Kind, from 0
+	// Type is the type of the value.
+	Type types.Type
+	// Keys is non-nil for an associative array: the key types.
+	Keys []types.Type
+	// Size is the storage size of one value in bytes.
+	Size int64
+	// Pos is where the variable was first declared or used.
+	Pos syntax.Pos
+	// Declared reports an explicit declaration (`int x;`, `self int x;`).
+	Declared bool
+}
+
+// Builtin is a builtin variable: arg0..arg9, args, execname, pid,
+// timestamp, curthread, probefunc, uregs...
+type Builtin struct {
+	Name string
+	Type types.Type
+	// Array is set for args[] and uregs[], which are indexed.
+	Array bool
+}
+
+// Agg is an aggregation.
+type Agg struct {
+	Name string // without '@'; "" for the anonymous @
+	ID   int
+	// Func is the aggregating function: "count", "sum", "avg", "min",
+	// "max", "stddev", "quantize", "lquantize", "llquantize".
+	Func string
+	// Keys are the key types (none for a scalar aggregation).
+	Keys []types.Type
+	// Arg is the type of the aggregated value (nil for count()).
+	Arg types.Type
+	// Params holds the constant parameters: lquantize base, limit, step;
+	// llquantize factor, low, high, nsteps.
+	Params []int64
+	Pos    syntax.Pos
+}
+
+// EnumConst is an enumerator used as a constant.
+type EnumConst struct {
+	Name  string
+	Value int64
+	Enum  *types.Enum
+}
+
+// Inline is an inline definition (`inline int X = expr;`). References
+// expand to Value, already checked (its types are in Info.Types).
+type Inline struct {
+	Name  string
+	Type  types.Type
+	Value syntax.Expr
+	Pos   syntax.Pos
+}
+
+// Macro is a macro variable reference ($1, $$1, $target, ...). Its value is
+// the constant in Info.Types.
+type Macro struct {
+	Name   string
+	Quoted bool
+}
+
+// Symbol is a kernel symbol (a variable) found through Config.Kernel.
+type Symbol struct {
+	Module string
+	Name   string
+	Addr   uint64
+	Type   types.Type
+}
+
+// FuncKind tells subroutines from actions and aggregating functions.
+type FuncKind int
+
+// Kinds of functions.
+const (
+	Subroutine FuncKind = iota // computes a value in the probe context
+	Action                     // records data or asks the consumer to act
+	AggFunc                    // aggregating function, only as @x = f(...)
+)
+
+// Func is a D subroutine, action or aggregating function.
+type Func struct {
+	Name string
+	Kind FuncKind
+	// Proto is the prototype as dtrace writes it, e.g. "string(const char *, int, [int])".
+	Proto string
+	// Result is the result type.
+	Result types.Type
+	// Destructive reports a destructive action (needs -w).
+	Destructive bool
+}
+
+// Member is a selected struct or union member.
+type Member struct {
+	Struct *types.Struct
+	Field  *types.Field
+	// Offset is the member's offset in bits from the start of the
+	// outermost struct being selected from (anonymous members included).
+	Offset int64
+}
+
+// Translator is a translator declaration.
+type Translator struct {
+	Out    types.Type // struct or union (or pointer target) produced
+	In     types.Type
+	Param  string
+	Decl   *syntax.TranslatorDecl
+	Member map[string]*syntax.XlateMember
+	ID     int
+}
+
+// Clause is one probe clause (an ECB) after checking.
+type Clause struct {
+	Index int
+	Decl  *syntax.ProbeClause
+	// Probes are the probe descriptions with macro variables expanded.
+	Probes []string
+	Pred   syntax.Expr // nil if none
+	Body   *syntax.BlockStmt
+	// Locals are the this-> variables the clause uses.
+	Locals []*Var
+	// Vars are the global and thread-local variables the clause uses.
+	Vars []*Var
+	// Aggs are the aggregations the clause updates or names.
+	Aggs []*Agg
+	// Speculative reports a call to speculate().
+	Speculative bool
+	// Destructive reports a destructive action.
+	Destructive bool
+}
+
+func (*Var) object()       {}
+func (*Builtin) object()   {}
+func (*Agg) object()       {}
+func (*EnumConst) object() {}
+func (*Inline) object()    {}
+func (*Macro) object()     {}
+func (*Symbol) object()    {}
