@@ -18,7 +18,7 @@ func CopyArgs(ctxOff int16, n int, mstate int16) asm.Instructions {
 				asm.LoadMem(asm.R0, asm.R6, ctxOff+int16(8*i), asm.DWord),
 				asm.StoreMem(asm.R7, dst, asm.R0, asm.DWord))
 		} else {
-			insns = append(insns, asm.StoreImm(asm.R7, dst, 0, asm.DWord))
+			insns = append(insns, StoreImmDW(asm.R7, dst, 0))
 		}
 	}
 	return insns
@@ -41,4 +41,15 @@ func (cs closers) Close() error {
 		}
 	}
 	return first
+}
+
+// StoreImmDW stores the sign-extended 32-bit value into the u64 at
+// dst+off. The kernel accepts BPF_ST|BPF_DW; asm.StoreImm refuses DWord.
+func StoreImmDW(dst asm.Register, off int16, value int32) asm.Instruction {
+	return asm.Instruction{
+		OpCode:   asm.OpCode(asm.StClass).SetMode(asm.MemMode).SetSize(asm.DWord),
+		Dst:      dst,
+		Offset:   off,
+		Constant: int64(value),
+	}
 }

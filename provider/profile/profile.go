@@ -135,8 +135,8 @@ func (*Provider) Prologue(_ *provider.Probe, mstate int16) asm.Instructions {
 	arg1 := arg0 + 8
 	insns := userMode() // R0 = pc, R1 != 0 when the pc is a user address
 	insns = append(insns,
-		asm.StoreImm(asm.R7, arg0, 0, asm.DWord),
-		asm.StoreImm(asm.R7, arg1, 0, asm.DWord),
+		provider.StoreImmDW(asm.R7, arg0, 0),
+		provider.StoreImmDW(asm.R7, arg1, 0),
 		asm.JNE.Imm(asm.R1, 0, "dt_profile_user"),
 		asm.StoreMem(asm.R7, arg0, asm.R0, asm.DWord),
 		asm.Ja.Label("dt_profile_args"),

@@ -1,0 +1,369 @@
+package loader
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"regexp"
+	"strconv"
+	"strings"
+	"sync"
+
+	"github.com/cilium/ebpf"
+	"github.com/cilium/ebpf/asm"
+
+	"github.com/dtrace-go/dtrace/codegen"
+	"github.com/dtrace-go/dtrace/internal/kernel"
+	"github.com/dtrace-go/dtrace/provider"
+)
+
+// Options tune Load.
+type Options struct {
+	// VerifierLogSize is the starting size of the verifier log buffer;
+	// 0 lets cilium/ebpf choose.
+	VerifierLogSize uint32
+}
+
+// Objects are the maps and programs of one D program in the kernel.
+type Objects struct {
+	spec  *codegen.Spec
+	plan  *Plan
+	maps  map[string]*ebpf.Map
+	progs map[uint32]*loadedProg
+
+	mu       sync.Mutex
+	attach   []io.Closer
+	closed   bool
+	attached bool
+}
+
+type loadedProg struct {
+	pp    *ProbePlan
+	kind  provider.ProgramKind
+	prog  *ebpf.Program
+	insns asm.Instructions
+}
+
+// Load creates the Spec's maps and loads one program per planned probe.
+// It attaches nothing: call Attach once the library is ready for probes to
+// fire, and Run for test-run probes. On error everything created so far is
+// closed.
+func Load(spec *codegen.Spec, plan *Plan, opts Options) (_ *Objects, err error) {
+	o := &Objects{spec: spec, plan: plan, maps: map[string]*ebpf.Map{}, progs: map[uint32]*loadedProg{}}
+	defer func() {
+		if err != nil {
+			o.Close()
+		}
+	}()
+	if err := o.createMaps(); err != nil {
+		return nil, err
+	}
+	for _, pp := range plan.Probes {
+		if err := o.loadProbe(pp, opts); err != nil {
+			return nil, err
+		}
+	}
+	return o, nil
+}
+
+func (o *Objects) createMaps() error {
+	possible, err := kernel.PossibleCPUs()
+	if err != nil {
+		return err
+	}
+	ncpu := uint32(len(possible))
+	specs := append([]codegen.MapSpec(nil), o.spec.Maps...)
+	hasScratch := false
+	for _, m := range specs {
+		hasScratch = hasScratch || m.Name == ScratchMap
+	}
+	if !hasScratch {
+		specs = append(specs, codegen.MapSpec{Name: ScratchMap, Kind: codegen.MapArray, KeySize: 4, ValueSize: o.spec.Layout.Size})
+	}
+	for _, ms := range specs {
+		if _, dup := o.maps[ms.Name]; dup {
+			return fmt.Errorf("map %s declared twice", ms.Name)
+		}
+		s, err := mapSpec(ms, ncpu)
+		if err != nil {
+			return err
+		}
+		m, err := ebpf.NewMap(s)
+		if err != nil {
+			return fmt.Errorf("create map %s: %w", ms.Name, err)
+		}
+		o.maps[ms.Name] = m
+	}
+	return nil
+}
+
+func mapSpec(ms codegen.MapSpec, ncpu uint32) (*ebpf.MapSpec, error) {
+	s := &ebpf.MapSpec{Name: kernelName(ms.Name), KeySize: ms.KeySize, ValueSize: ms.ValueSize, MaxEntries: ms.MaxEntries}
+	switch ms.Kind {
+	case codegen.MapArray:
+		s.Type = ebpf.Array
+		if s.MaxEntries == 0 {
+			s.MaxEntries = ncpu
+		}
+	case codegen.MapPerCPUArray:
+		s.Type = ebpf.PerCPUArray
+		if s.MaxEntries == 0 {
+			s.MaxEntries = 1
+		}
+	case codegen.MapHash:
+		s.Type = ebpf.Hash
+	case codegen.MapPerCPUHash:
+		s.Type = ebpf.PerCPUHash
+	case codegen.MapPerfEventArray:
+		s.Type = ebpf.PerfEventArray
+		s.KeySize, s.ValueSize = 4, 4
+		if s.MaxEntries == 0 {
+			s.MaxEntries = ncpu
+		}
+	case codegen.MapRingBuf:
+		s.Type = ebpf.RingBuf
+		s.KeySize, s.ValueSize = 0, 0
+	default:
+		return nil, fmt.Errorf("map %s: unknown kind %d", ms.Name, ms.Kind)
+	}
+	if s.MaxEntries == 0 {
+		return nil, fmt.Errorf("map %s: no size", ms.Name)
+	}
+	return s, nil
+}
+
+// kernelName shortens a name to what the kernel accepts for objects (15
+// characters of [A-Za-z0-9_.]); names are for bpftool only.
+func kernelName(s string) string {
+	b := []byte(s)
+	for i, c := range b {
+		if !(c == '_' || c == '.' || c >= '0' && c <= '9' || c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z') {
+			b[i] = '_'
+		}
+	}
+	if len(b) > 15 {
+		b = b[:15]
+	}
+	return string(b)
+}
+
+func (o *Objects) loadProbe(pp *ProbePlan, opts Options) error {
+	insns, err := o.plan.Instructions(o.spec, pp)
+	if err != nil {
+		return fmt.Errorf("probe %s: %w", pp.Probe, err)
+	}
+	for name, m := range o.maps {
+		if err := insns.AssociateMap(name, m); err != nil && !errors.Is(err, asm.ErrUnreferencedSymbol) {
+			return fmt.Errorf("probe %s: map %s: %w", pp.Probe, name, err)
+		}
+	}
+	for _, ins := range insns {
+		if ins.IsLoadFromMap() && ins.Map() == nil && ins.Reference() != "" {
+			return fmt.Errorf("probe %s: reference to undeclared map %s", pp.Probe, ins.Reference())
+		}
+	}
+	annotateFunctions(insns)
+	kind := pp.Probe.Owner.Program(pp.Probe)
+	ps := &ebpf.ProgramSpec{
+		Name:         kernelName(fmt.Sprintf("dt_%d", pp.Probe.ID)),
+		Type:         kind.Type,
+		AttachType:   kind.AttachType,
+		AttachTo:     kind.AttachTo,
+		Instructions: insns,
+		License:      "GPL",
+	}
+	prog, err := ebpf.NewProgramWithOptions(ps, ebpf.ProgramOptions{LogSizeStart: opts.VerifierLogSize})
+	if err != nil {
+		return newVerifierError(pp.Probe, insns, err)
+	}
+	o.progs[pp.Probe.ID] = &loadedProg{pp: pp, kind: kind, prog: prog, insns: insns}
+	return nil
+}
+
+// Attach attaches every program whose probe is not test-run only. Calling
+// it again does nothing.
+func (o *Objects) Attach() error {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	if o.closed {
+		return errors.New("loader: objects closed")
+	}
+	if o.attached {
+		return nil
+	}
+	o.attached = true
+	for _, pp := range o.plan.Probes {
+		lp := o.progs[pp.Probe.ID]
+		if lp.kind.TestRun {
+			continue
+		}
+		c, err := pp.Probe.Owner.Attach(pp.Probe, lp.prog)
+		if err != nil {
+			return fmt.Errorf("attach %s: %w", pp.Probe, err)
+		}
+		o.attach = append(o.attach, c)
+	}
+	return nil
+}
+
+// Run fires a test-run probe (BEGIN, END, ERROR) in this process with
+// BPF_PROG_TEST_RUN; args become arg0..arg9 (missing ones are 0). A probe
+// without enabled clauses is not an error: it has nothing to run.
+func (o *Objects) Run(probeID uint32, args []uint64) error {
+	lp := o.progs[probeID]
+	if lp == nil {
+		return nil
+	}
+	if !lp.kind.TestRun {
+		return fmt.Errorf("probe %s is not a test-run probe", lp.pp.Probe)
+	}
+	var ctx [provider.NumArgs]uint64
+	copy(ctx[:], args)
+	if _, err := lp.prog.Run(&ebpf.RunOptions{Context: ctx[:]}); err != nil {
+		return fmt.Errorf("run %s: %w", lp.pp.Probe, err)
+	}
+	return nil
+}
+
+// Has reports whether the probe has a program (has enabled clauses).
+func (o *Objects) Has(probeID uint32) bool { return o.progs[probeID] != nil }
+
+// Map returns the map with the given Spec name, or nil.
+func (o *Objects) Map(name string) *ebpf.Map { return o.maps[name] }
+
+// Program returns the loaded program of a probe, or nil.
+func (o *Objects) Program(probeID uint32) *ebpf.Program {
+	if lp := o.progs[probeID]; lp != nil {
+		return lp.prog
+	}
+	return nil
+}
+
+// Instructions returns the final instruction listing of a probe's program
+// (for dtrace -S), or nil.
+func (o *Objects) Instructions(probeID uint32) asm.Instructions {
+	if lp := o.progs[probeID]; lp != nil {
+		return lp.insns
+	}
+	return nil
+}
+
+// Plan returns the plan the objects were loaded from.
+func (o *Objects) Plan() *Plan { return o.plan }
+
+// Close detaches every probe, then closes programs and maps.
+func (o *Objects) Close() error {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	if o.closed {
+		return nil
+	}
+	o.closed = true
+	var first error
+	keep := func(err error) {
+		if err != nil && first == nil {
+			first = err
+		}
+	}
+	for i := len(o.attach) - 1; i >= 0; i-- {
+		keep(o.attach[i].Close())
+	}
+	for _, lp := range o.progs {
+		keep(lp.prog.Close())
+	}
+	for _, m := range o.maps {
+		keep(m.Close())
+	}
+	return first
+}
+
+// VerifierError is a program the kernel refused, with the verifier log
+// and, when the log names an instruction, that instruction and its source
+// annotation (the D position codegen attached with WithSource).
+type VerifierError struct {
+	Probe *provider.Probe
+	// Log is the verifier output, one line per element.
+	Log []string
+	// Index is the index into the program's instructions of the last
+	// instruction the verifier looked at, or -1.
+	Index int
+	// Insn is that instruction.
+	Insn asm.Instruction
+	// Source is its source annotation, or "".
+	Source string
+	Err    error
+}
+
+func (e *VerifierError) Error() string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "failed to load program for probe %s", e.Probe)
+	if e.Source != "" {
+		fmt.Fprintf(&b, " at %s", e.Source)
+	}
+	fmt.Fprintf(&b, ": %v", e.Err)
+	return b.String()
+}
+
+func (e *VerifierError) Unwrap() error { return e.Err }
+
+var logInsn = regexp.MustCompile(`^(\d+): \(`)
+
+func newVerifierError(p *provider.Probe, insns asm.Instructions, err error) error {
+	ve := &VerifierError{Probe: p, Index: -1, Err: err}
+	var kve *ebpf.VerifierError
+	if !errors.As(err, &kve) {
+		return ve
+	}
+	ve.Log = kve.Log
+	raw := -1
+	for _, line := range kve.Log {
+		if m := logInsn.FindStringSubmatch(line); m != nil {
+			raw, _ = strconv.Atoi(m[1])
+		}
+	}
+	if raw < 0 {
+		return ve
+	}
+	off := 0
+	for i, ins := range insns {
+		if off == raw {
+			ve.Index, ve.Insn = i, ins
+			if src := ins.Source(); src != nil {
+				ve.Source = src.String()
+			} else {
+				// The nearest annotated instruction before it.
+				for j := i - 1; j >= 0; j-- {
+					if s := insns[j].Source(); s != nil {
+						ve.Source = s.String()
+						break
+					}
+				}
+			}
+			break
+		}
+		off += int(ins.Size() / asm.InstructionSize)
+	}
+	return ve
+}
+
+// annotateFunctions gives every labelled instruction without a source
+// annotation its label as source, when any instruction has one: cilium/ebpf
+// turns annotations into BTF line info, and the kernel then wants line info
+// at the start of every function.
+func annotateFunctions(insns asm.Instructions) {
+	any := false
+	for _, ins := range insns {
+		if ins.Source() != nil {
+			any = true
+			break
+		}
+	}
+	if !any {
+		return
+	}
+	for i, ins := range insns {
+		if ins.Symbol() != "" && ins.Source() == nil {
+			insns[i] = ins.WithSource(asm.Comment(ins.Symbol()))
+		}
+	}
+}

@@ -1,0 +1,294 @@
+package loader
+
+import (
+	"fmt"
+	"sort"
+
+	"github.com/cilium/ebpf/asm"
+
+	"github.com/dtrace-go/dtrace/codegen"
+	"github.com/dtrace-go/dtrace/provider"
+)
+
+// Plan says which clauses run on which probe and with which EPID. It
+// depends only on the Spec and the probe registry, so dtrace -S and the
+// "matched N probes" count need nothing from the kernel.
+type Plan struct {
+	// Probes holds every matched probe, in probe id order.
+	Probes []*ProbePlan
+	// EPIDs lists every enabled probe (probe, clause) pair.
+	EPIDs []EPID
+}
+
+// ProbePlan is one probe and the clauses enabled on it.
+type ProbePlan struct {
+	Probe *provider.Probe
+	// Clauses holds indexes into Spec.Clauses, in program order.
+	Clauses []int
+	// EPIDs holds the EPID of each clause on this probe.
+	EPIDs []uint32
+}
+
+// EPID describes one enabled probe: the consumer looks up the record
+// layout by Clause and the probe by ProbeID.
+type EPID struct {
+	EPID    uint32
+	ProbeID uint32
+	Clause  int
+}
+
+// NoMatchError reports a clause probe description that matches no probe.
+type NoMatchError struct {
+	Desc provider.Desc
+}
+
+func (e *NoMatchError) Error() string {
+	return fmt.Sprintf("probe description %s does not match any probes", e.Desc)
+}
+
+// PlanOptions tune NewPlan.
+type PlanOptions struct {
+	// ZeroMatches allows descriptions that match no probe (dtrace -Z).
+	ZeroMatches bool
+	// FirstEPID is the lowest EPID the loader may hand out to a clause on
+	// its second and later probes; 0 means one above the largest EPID in
+	// the Spec.
+	FirstEPID uint32
+}
+
+// NewPlan matches every clause's probe descriptions. A clause keeps its
+// Spec EPID on the first probe it is enabled on (lowest id); on each
+// further probe it gets a new EPID, so that a record's EPID always names
+// one probe. The loader stores the EPID in mstate.epid before calling the
+// clause; clauses that write it into records from there get per-probe
+// EPIDs.
+func NewPlan(spec *codegen.Spec, reg *provider.Registry, opts PlanOptions) (*Plan, error) {
+	next := opts.FirstEPID
+	for _, c := range spec.Clauses {
+		if c.EPID >= next {
+			next = c.EPID + 1
+		}
+	}
+	if next == 0 {
+		next = 1
+	}
+	byProbe := map[uint32]*ProbePlan{}
+	for ci, c := range spec.Clauses {
+		seen := map[uint32]bool{}
+		var probes []*provider.Probe
+		for _, s := range c.Probes {
+			d, err := provider.ParseDesc(s)
+			if err != nil {
+				return nil, err
+			}
+			ps, err := reg.Match(d)
+			if err != nil {
+				return nil, err
+			}
+			if len(ps) == 0 && !opts.ZeroMatches {
+				return nil, &NoMatchError{Desc: d}
+			}
+			for _, p := range ps {
+				if !seen[p.ID] {
+					seen[p.ID] = true
+					probes = append(probes, p)
+				}
+			}
+		}
+		sort.Slice(probes, func(i, j int) bool { return probes[i].ID < probes[j].ID })
+		for i, p := range probes {
+			epid := c.EPID
+			if i > 0 || epid == 0 {
+				epid = next
+				next++
+			}
+			pp := byProbe[p.ID]
+			if pp == nil {
+				pp = &ProbePlan{Probe: p}
+				byProbe[p.ID] = pp
+			}
+			pp.Clauses = append(pp.Clauses, ci)
+			pp.EPIDs = append(pp.EPIDs, epid)
+		}
+	}
+	plan := &Plan{}
+	for _, pp := range byProbe {
+		plan.Probes = append(plan.Probes, pp)
+	}
+	sort.Slice(plan.Probes, func(i, j int) bool { return plan.Probes[i].Probe.ID < plan.Probes[j].Probe.ID })
+	for _, pp := range plan.Probes {
+		for i, ci := range pp.Clauses {
+			plan.EPIDs = append(plan.EPIDs, EPID{EPID: pp.EPIDs[i], ProbeID: pp.Probe.ID, Clause: ci})
+		}
+	}
+	sort.Slice(plan.EPIDs, func(i, j int) bool { return plan.EPIDs[i].EPID < plan.EPIDs[j].EPID })
+	return plan, nil
+}
+
+// Probe returns the plan for a probe id, or nil.
+func (p *Plan) Probe(id uint32) *ProbePlan {
+	i := sort.Search(len(p.Probes), func(i int) bool { return p.Probes[i].Probe.ID >= id })
+	if i < len(p.Probes) && p.Probes[i].Probe.ID == id {
+		return p.Probes[i]
+	}
+	return nil
+}
+
+// Symbols the loader itself puts into probe programs.
+const (
+	symHaveScratch = "dt_have_scratch"
+	symHaveState   = "dt_have_state"
+	symDone        = "dt_probe_done"
+	// StateMap holds the run state; activity is its first u32.
+	StateMap = "dt_state"
+	// ScratchMap is the per-CPU scratch map the probe prologue looks up.
+	ScratchMap = "dt_scratch"
+)
+
+// Instructions builds the complete program of one planned probe: the
+// common prologue (R6 = ctx, R7 = &dt_scratch[cpu]), the provider's
+// prologue, the probe id and cleared fault/timestamp/speculation fields
+// of mstate, a call to each enabled clause with its EPID in mstate.epid,
+// "r0 = 0; exit", then the clause functions and every Spec.Funcs entry
+// they reach. Map references are left by name; Load resolves them.
+func (p *Plan) Instructions(spec *codegen.Spec, pp *ProbePlan) (asm.Instructions, error) {
+	if spec.Layout.MState > 0x7fff-256 {
+		return nil, fmt.Errorf("mstate offset %d too large", spec.Layout.MState)
+	}
+	ms := int16(spec.Layout.MState)
+	insns := asm.Instructions{
+		asm.Mov.Reg(asm.R6, asm.R1).WithSymbol(progSymbol(pp.Probe)),
+		asm.FnGetSmpProcessorId.Call(),
+		asm.StoreMem(asm.RFP, -4, asm.R0, asm.Word),
+		asm.LoadMapPtr(asm.R1, 0).WithReference(ScratchMap),
+		asm.Mov.Reg(asm.R2, asm.RFP),
+		asm.Add.Imm(asm.R2, -4),
+		asm.FnMapLookupElem.Call(),
+		asm.JNE.Imm(asm.R0, 0, symHaveScratch),
+		asm.Mov.Imm(asm.R0, 0),
+		asm.Return(),
+		asm.Mov.Reg(asm.R7, asm.R0).WithSymbol(symHaveScratch),
+	}
+	insns = append(insns, pp.Probe.Owner.Prologue(pp.Probe, ms)...)
+	insns = append(insns,
+		asm.StoreImm(asm.R7, ms+provider.MStatePrid, int64(pp.Probe.ID), asm.Word),
+		provider.StoreImmDW(asm.R7, ms+provider.MStateFault, 0),
+		provider.StoreImmDW(asm.R7, ms+provider.MStateIllval, 0),
+		provider.StoreImmDW(asm.R7, ms+provider.MStateTimestamp, 0),
+		provider.StoreImmDW(asm.R7, ms+provider.MStateSpecID, 0),
+	)
+	runsIn, advance := activity(pp.Probe)
+	checked := hasMap(spec, StateMap)
+	if checked {
+		// R8 = &dt_state[0]; callee-saved, so it survives the clause calls.
+		insns = append(insns,
+			asm.StoreImm(asm.RFP, -4, 0, asm.Word),
+			asm.LoadMapPtr(asm.R1, 0).WithReference(StateMap),
+			asm.Mov.Reg(asm.R2, asm.RFP),
+			asm.Add.Imm(asm.R2, -4),
+			asm.FnMapLookupElem.Call(),
+			asm.JNE.Imm(asm.R0, 0, symHaveState),
+			asm.Mov.Imm(asm.R0, 0),
+			asm.Return(),
+			asm.Mov.Reg(asm.R8, asm.R0).WithSymbol(symHaveState),
+		)
+	}
+	for i, ci := range pp.Clauses {
+		c := spec.Clauses[ci]
+		if checked {
+			// Skip the remaining clauses once the activity moved on (an
+			// exit() in an earlier clause of this firing).
+			insns = append(insns,
+				asm.LoadMem(asm.R0, asm.R8, 0, asm.Word),
+				asm.JNE.Imm(asm.R0, int32(runsIn), symDone))
+		}
+		insns = append(insns,
+			asm.StoreImm(asm.R7, ms+provider.MStateEPID, int64(pp.EPIDs[i]), asm.Word),
+			asm.Mov.Reg(asm.R1, asm.R6),
+			asm.Mov.Reg(asm.R2, asm.R7),
+			asm.Call.Label(c.Symbol),
+		)
+	}
+	done := asm.Mov.Imm(asm.R0, 0).WithSymbol(symDone)
+	if checked && advance {
+		insns = append(insns,
+			asm.Mov.Imm(asm.R1, 1).WithSymbol(symDone),
+			asm.StoreXAdd(asm.R8, asm.R1, asm.Word))
+		done = asm.Mov.Imm(asm.R0, 0)
+	}
+	insns = append(insns, done, asm.Return())
+
+	funcs := map[string]asm.Instructions{}
+	for _, f := range spec.Funcs {
+		if len(f) > 0 {
+			funcs[f[0].Symbol()] = f
+		}
+	}
+	added := map[string]bool{}
+	var queue []asm.Instructions
+	for _, ci := range pp.Clauses {
+		c := spec.Clauses[ci]
+		if added[c.Symbol] {
+			continue
+		}
+		if len(c.Insns) == 0 || c.Insns[0].Symbol() != c.Symbol {
+			return nil, fmt.Errorf("clause %d: first instruction does not carry symbol %q", ci, c.Symbol)
+		}
+		added[c.Symbol] = true
+		queue = append(queue, c.Insns)
+	}
+	for len(queue) > 0 {
+		body := queue[0]
+		queue = queue[1:]
+		insns = append(insns, body...)
+		for _, ins := range body {
+			ref := ins.Reference()
+			if ref == "" || added[ref] {
+				continue
+			}
+			if f, ok := funcs[ref]; ok {
+				added[ref] = true
+				queue = append(queue, f)
+			}
+		}
+	}
+	// Clause bodies are shared between programs: give this one its own
+	// slice so that map association cannot leak between them.
+	return append(asm.Instructions(nil), insns...), nil
+}
+
+func progSymbol(p *provider.Probe) string {
+	return fmt.Sprintf("dt_probe_%d", p.ID)
+}
+
+// Activity values of dt_state (docs/ARCHITECTURE.md).
+const (
+	ActivityInactive = 0
+	ActivityActive   = 1
+	ActivityDraining = 2
+	ActivityStopped  = 3
+)
+
+// activity tells in which activity a probe runs its clauses and whether it
+// advances the activity afterwards: BEGIN runs while INACTIVE, END while
+// DRAINING, both then increment it; everything else runs while ACTIVE.
+func activity(p *provider.Probe) (runsIn uint32, advance bool) {
+	if p.Provider == "dtrace" {
+		switch p.Name {
+		case "BEGIN":
+			return ActivityInactive, true
+		case "END":
+			return ActivityDraining, true
+		}
+	}
+	return ActivityActive, false
+}
+
+func hasMap(spec *codegen.Spec, name string) bool {
+	for _, m := range spec.Maps {
+		if m.Name == name {
+			return true
+		}
+	}
+	return false
+}
