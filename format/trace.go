@@ -1,0 +1,206 @@
+package format
+
+import (
+	"encoding/binary"
+	"fmt"
+	"io"
+	"strings"
+)
+
+// Trace writes one trace() record as dtrace(1M) on Linux prints it.
+// quiet is the quiet option (-q): values then print without padding.
+// Integers are right-aligned in a width that depends on their size and
+// sign; strings are left-aligned in 33 columns; other by-reference data
+// (structs, arrays) is dumped in hex.
+func (p *Printer) Trace(w io.Writer, v Value, quiet bool) error {
+	var out string
+	switch x := v.(type) {
+	case Int:
+		if p.RawBytes {
+			var buf [8]byte
+			binary.LittleEndian.PutUint64(buf[:], x.Bits)
+			out = RawBytes(buf[:x.Size])
+			break
+		}
+		out = traceInt(x, quiet)
+	case String:
+		switch {
+		case p.RawBytes:
+			out = RawBytes([]byte(x))
+		case quiet:
+			out = cString(x)
+		default:
+			out = fmt.Sprintf("  %-33s", cString(x))
+		}
+	case Bytes:
+		out = RawBytes(x.Data)
+	case Stack:
+		return p.PrintStack(w, x)
+	case Sym:
+		out = fmt.Sprintf("  %-50s", p.SymString(x))
+	case Float:
+		if quiet {
+			out = fmt.Sprint(x.V)
+		} else {
+			out = fmt.Sprintf(" %19v", x.V)
+		}
+	case Verbatim:
+		out = string(x)
+	}
+	_, err := io.WriteString(w, out)
+	return err
+}
+
+func traceInt(x Int, quiet bool) string {
+	var width int
+	switch x.Size {
+	case 1:
+		width = 3
+	case 2:
+		width = 5
+	case 4:
+		width = 10
+	default:
+		width = 20
+		if x.Signed {
+			width = 19
+		}
+	}
+	var s string
+	if x.Signed {
+		s = fmt.Sprint(x.Int64())
+	} else {
+		s = fmt.Sprint(x.Uint64())
+	}
+	if quiet {
+		return s
+	}
+	return fmt.Sprintf(" %*s", width, s)
+}
+
+// RawBytes returns dtrace's hex dump of data (dt_print_rawbytes): a
+// leading newline, a header row of column digits, then 16 bytes a row
+// with their printable characters. Empty data dumps nothing.
+func RawBytes(data []byte) string {
+	if len(data) == 0 {
+		return ""
+	}
+	var b strings.Builder
+	b.WriteString("\n" + strings.Repeat(" ", 11))
+	for i := 0; i < 16; i++ {
+		b.WriteString("  ")
+		b.WriteByte("0123456789abcdef"[i])
+	}
+	b.WriteString("  0123456789abcdef\n")
+	for i := 0; i < len(data); i += 16 {
+		fmt.Fprintf(&b, "     %5x:", i)
+		j := i
+		for ; j < i+16 && j < len(data); j++ {
+			fmt.Fprintf(&b, " %02x", data[j])
+		}
+		for ; j%16 != 0; j++ {
+			b.WriteString("   ")
+		}
+		b.WriteString("  ")
+		for j = i; j < i+16 && j < len(data); j++ {
+			c := data[j]
+			if c < ' ' || c > '~' {
+				c = '.'
+			}
+			b.WriteByte(c)
+		}
+		b.WriteByte('\n')
+	}
+	return b.String()
+}
+
+// Tracemem writes a tracemem() record: always a hex dump.
+func Tracemem(w io.Writer, data []byte) error {
+	_, err := io.WriteString(w, RawBytes(data))
+	return err
+}
+
+// isprint and isspace are the C locale's classes.
+func isprint(c byte) bool { return c >= ' ' && c <= '~' }
+func isspace(c byte) bool { return c == ' ' || (c >= '\t' && c <= '\r') }
+
+// PrintBytes returns dtrace's text for by-reference data outside a format
+// (dt_print_bytes), as used for aggregation keys: printable text ending
+// in NULs prints as a string ("  %-*s", or bare when quiet), anything
+// else as a hex dump.
+func PrintBytes(data []byte, width int, quiet bool) string {
+	if len(data) == 0 {
+		return ""
+	}
+	i := 0
+	for ; i < len(data); i++ {
+		c := data[i]
+		if isprint(c) || isspace(c) || c == '\b' || c == '\a' {
+			continue
+		}
+		if c == 0 && i > 0 {
+			j := i + 1
+			for ; j < len(data); j++ {
+				if data[j] != 0 {
+					break
+				}
+			}
+			if j != len(data) {
+				break
+			}
+			if quiet {
+				return string(data[:i])
+			}
+			return fmt.Sprintf("  %-*s", width, data[:i])
+		}
+		break
+	}
+	if i == len(data) {
+		return fmt.Sprintf("  %-*s", width, data)
+	}
+	return RawBytes(data)
+}
+
+// Key returns the text of one aggregation key outside a format, as
+// dtrace prints keys in printa() without a format and at exit
+// (dt_print_datum): integers in a width that depends on their size
+// (" %16lld", " %8d", " %5d", " %3d", the smaller ones read as
+// unsigned bytes and shorts), strings and data through PrintBytes with
+// width 50, symbols in "  %-50s", stacks as stacks.
+func (p *Printer) Key(v Value) string {
+	switch x := v.(type) {
+	case Int:
+		switch x.Size {
+		case 1:
+			return fmt.Sprintf(" %3d", uint8(x.Bits))
+		case 2:
+			return fmt.Sprintf(" %5d", uint16(x.Bits))
+		case 4:
+			return fmt.Sprintf(" %8d", int32(x.Bits))
+		}
+		return fmt.Sprintf(" %16d", int64(x.Bits))
+	case String:
+		size := p.StrSize
+		if size <= 0 {
+			size = 256
+		}
+		d := []byte(cString(x))
+		if len(d) < size {
+			d = append(d, make([]byte, size-len(d))...)
+		}
+		return PrintBytes(d, 50, false)
+	case Bytes:
+		return PrintBytes(x.Data, 50, false)
+	case Sym:
+		return fmt.Sprintf("  %-50s", p.SymString(x))
+	case Stack:
+		var b strings.Builder
+		p.PrintStack(&b, x)
+		return b.String()
+	case Verbatim:
+		return string(x)
+	case Float:
+		return fmt.Sprintf(" %16v", x.V)
+	}
+	return ""
+}

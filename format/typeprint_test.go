@@ -1,0 +1,130 @@
+package format
+
+import (
+	"encoding/binary"
+	"strings"
+	"testing"
+)
+
+// testStruct is print/tst.print.local.d's struct test_struct.
+func testStruct() *TypeInfo {
+	tInt := &TypeInfo{Kind: TypeInt, Name: "int", Size: 4, Signed: true}
+	tChar := &TypeInfo{Kind: TypeInt, Name: "char", Size: 1, Signed: true, Char: true}
+	tU8 := &TypeInfo{Kind: TypeInt, Name: "__u8", Size: 1}
+	tU64 := &TypeInfo{Kind: TypeInt, Name: "__u64", Size: 8}
+	tUint64 := &TypeInfo{Kind: TypeInt, Name: "uint64_t", Size: 8}
+	tVoidp := &TypeInfo{Kind: TypePointer, Name: "void *", Size: 8}
+	tBool := &TypeInfo{Kind: TypeInt, Name: "bool", Size: 1}
+	tEnum := &TypeInfo{Kind: TypeEnum, Name: "enum eh", Size: 4,
+		Enum: []EnumConst{{"FIRSTVAL", 0}, {"SECONDVAL", 1}, {"THIRDVAL", 3}}}
+	return &TypeInfo{Kind: TypeStruct, Name: "struct test_struct", Size: 48, Members: []Member{
+		{"a", 0, tInt},
+		{"b", 32, &TypeInfo{Kind: TypeArray, Name: "char [5]", Size: 5, Elem: tChar, Len: 5}},
+		{"u", 128, &TypeInfo{Kind: TypeUnion, Name: "union ", Size: 8, Members: []Member{{"c", 0, tU8}, {"d", 0, tU64}}}},
+		{"s", 192, &TypeInfo{Kind: TypeStruct, Name: "struct ", Size: 16, Members: []Member{{"e", 0, tVoidp}, {"f", 64, tUint64}}}},
+		{"g", 320, tBool},
+		{"h", 352, tEnum},
+	}}
+}
+
+func testData(d, e, f uint64, h uint32) []byte {
+	b := make([]byte, 48)
+	binary.LittleEndian.PutUint32(b[0:], 1)
+	copy(b[4:], "test\x00")
+	binary.LittleEndian.PutUint64(b[16:], d)
+	binary.LittleEndian.PutUint64(b[24:], e)
+	binary.LittleEndian.PutUint64(b[32:], f)
+	b[40] = 1
+	binary.LittleEndian.PutUint32(b[44:], h)
+	return b
+}
+
+func indentLines(lines ...string) string {
+	var b strings.Builder
+	for _, l := range lines {
+		n := 0
+		for n < len(l) && l[n] == '|' {
+			n++
+		}
+		b.WriteString(strings.Repeat(" ", 44+n) + l[n:] + "\n")
+	}
+	return b.String()
+}
+
+// print/tst.print.local.r (the corpus shows addresses as {ptr}).
+func TestPrintType(t *testing.T) {
+	var b strings.Builder
+	p := &Printer{}
+	data := testData(123456789, 0xffff9b7aca7e0000, 987654321, 1)
+	if err := p.PrintType(&b, 0xffff888012345678, testStruct(), data, 0); err != nil {
+		t.Fatal(err)
+	}
+	want := "0xffff888012345678 = *\n" + indentLines(
+		"(struct test_struct) {",
+		"|.a = (int)1,",
+		"|.b = (char [5]) [",
+		"||(char)'t',",
+		"||(char)'e',",
+		"||(char)'s',",
+		"||(char)'t',",
+		"|],",
+		"|.u = (union) {",
+		"||.c = (__u8)21,",
+		"||.d = (__u64)123456789,",
+		"|},",
+		"|.s = (struct) {",
+		"||.e = (void *)0xffff9b7aca7e0000,",
+		"||.f = (uint64_t)987654321,",
+		"|},",
+		"|.g = (bool)1,",
+		"|.h = (enum eh)SECONDVAL,",
+		"}",
+	)
+	if b.String() != want {
+		t.Errorf("got\n%s\nwant\n%s", b.String(), want)
+	}
+}
+
+// print/tst.print.local.trunc.r: printsize 8, then 24.
+func TestPrintTypeTruncated(t *testing.T) {
+	data := testData(12345678, 0xfeedfacefeedface, 100, 1)
+	head := []string{
+		"(struct test_struct) {",
+		"|.a = (int)1,",
+		"|.b = (char [5]) [",
+		"||(char)'t',",
+		"||(char)'e',",
+		"||(char)'s',",
+		"||(char)'t',",
+		"|],",
+	}
+	tests := []struct {
+		size int
+		want string
+	}{
+		{8, indentLines(append(head, "|...", "}")...)},
+		{24, indentLines(append(head, "|.u = (union) {", "||.c = (__u8)78,", "||.d = (__u64)12345678,", "|...", "|},", "}")...)},
+	}
+	for _, tt := range tests {
+		var b strings.Builder
+		if err := (&Printer{}).PrintType(&b, 0x1000, testStruct(), data, tt.size); err != nil {
+			t.Fatal(err)
+		}
+		want := "0x1000 = *\n" + tt.want
+		if b.String() != want {
+			t.Errorf("printsize %d: got\n%s\nwant\n%s", tt.size, b.String(), want)
+		}
+	}
+}
+
+func TestPrintTypeScalarAndEmpty(t *testing.T) {
+	var b strings.Builder
+	empty := &TypeInfo{Kind: TypeStruct, Name: "struct foo", Size: 4, Members: []Member{{"x", 0, &TypeInfo{Kind: TypeInt, Name: "int", Size: 4, Signed: true}}}}
+	if err := (&Printer{}).PrintType(&b, 0x10, empty, make([]byte, 4), 0); err != nil {
+		t.Fatal(err)
+	}
+	want := "0x10 = *\n" + indentLines("(struct foo) {", "}")
+	if b.String() != want {
+		t.Errorf("got\n%q\nwant\n%q", b.String(), want)
+	}
+}
