@@ -60,20 +60,20 @@ func errorf(tag, f string, args ...any) *Error {
 type printKind int
 
 const (
-	pSint  printKind = iota // signed integer per size
-	pUint                   // unsigned integer per size
-	pDint                   // signed or unsigned, as the value is
-	pFloat                  // e E f g G
-	pAddr                   // %a kernel address to symbol
-	pUaddr                  // %A user address to symbol
-	pStack                  // %k
-	pTime                   // %Y
-	pTime822                // %T
-	pCstr                   // %s
-	pWstr                   // %ls %ws
-	pEstr                   // %S escaped string
-	pEchr                   // %C escaped char
-	pPct                    // %%
+	pSint    printKind = iota // signed integer per size
+	pUint                     // unsigned integer per size
+	pDint                     // signed or unsigned, as the value is
+	pFloat                    // e E f g G
+	pAddr                     // %a kernel address to symbol
+	pUaddr                    // %A user address to symbol
+	pStack                    // %k
+	pTime                     // %Y
+	pTime822                  // %T
+	pCstr                     // %s
+	pWstr                     // %ls %ws
+	pEstr                     // %S escaped string
+	pEchr                     // %C escaped char
+	pPct                      // %%
 )
 
 // checkKind says which argument types a conversion accepts.
