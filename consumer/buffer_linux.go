@@ -1,0 +1,405 @@
+package consumer
+
+import (
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"os"
+	"sync"
+	"sync/atomic"
+	"time"
+	"unsafe"
+
+	"github.com/cilium/ebpf"
+	"golang.org/x/sys/unix"
+
+	"github.com/dtrace-go/dtrace/internal/kernel"
+)
+
+// Buffers are the per-CPU principal buffers of one session.
+type Buffers struct {
+	opts     BufferOptions
+	array    *ebpf.Map // a clone: the kernel drops entries when the last fd closes
+	cpus     []*cpuBuf // indexed by CPU id; nil for offline CPUs
+	epfd     int
+	wakeFD   int
+	pageSize int
+
+	mu     sync.Mutex // serializes Poll, Drain, Flush, Close
+	closed bool
+	gone   atomic.Bool // closed, for Wake without the lock
+	events []unix.EpollEvent
+}
+
+type cpuBuf struct {
+	cpu  int
+	fd   int
+	mem  []byte // control page + data
+	data []byte
+	meta *perfMeta
+
+	wrapBuf []byte // a record that wraps around the end of data
+
+	lost    uint64 // records the kernel reported lost, not yet reported
+	charged int    // bytes charged (fill, ring)
+	full    bool   // fill: this CPU's buffer is full
+	dropped uint64 // fill: records dropped once full, not yet reported
+
+	ring     [][]byte // ring policy: retained records, oldest first
+	ringUsed int
+}
+
+// perfMeta mirrors the head of struct perf_event_mmap_page that we use.
+type perfMeta struct {
+	_        [1024]byte
+	dataHead uint64
+	dataTail uint64
+}
+
+// OpenBuffers opens a perf ring on every online CPU and stores it in the
+// dt_buf PERF_EVENT_ARRAY m.
+func OpenBuffers(m *ebpf.Map, opts BufferOptions) (_ *Buffers, err error) {
+	if m.Type() != ebpf.PerfEventArray {
+		return nil, fmt.Errorf("buffers: map %v is not a perf event array", m)
+	}
+	if opts.Size <= 0 {
+		opts.Size = DefaultBufSize
+	}
+	if opts.Charge == nil {
+		opts.Charge = func(rec []byte) int { return len(rec) }
+	}
+	online, err := kernel.OnlineCPUs()
+	if err != nil {
+		return nil, err
+	}
+	b := &Buffers{opts: opts, epfd: -1, wakeFD: -1, pageSize: os.Getpagesize()}
+	defer func() {
+		if err != nil {
+			b.Close()
+		}
+	}()
+	if b.array, err = m.Clone(); err != nil {
+		return nil, err
+	}
+	if b.epfd, err = unix.EpollCreate1(unix.EPOLL_CLOEXEC); err != nil {
+		return nil, fmt.Errorf("epoll_create: %w", err)
+	}
+	if b.wakeFD, err = unix.Eventfd(0, unix.EFD_CLOEXEC|unix.EFD_NONBLOCK); err != nil {
+		return nil, fmt.Errorf("eventfd: %w", err)
+	}
+	if err := unix.EpollCtl(b.epfd, unix.EPOLL_CTL_ADD, b.wakeFD, &unix.EpollEvent{Events: unix.EPOLLIN, Fd: int32(b.wakeFD)}); err != nil {
+		return nil, err
+	}
+	pages := pagesFor(opts.Size, b.pageSize)
+	for _, cpu := range online {
+		if cpu >= int(m.MaxEntries()) {
+			continue
+		}
+		for len(b.cpus) <= cpu {
+			b.cpus = append(b.cpus, nil)
+		}
+		c, err := openRing(cpu, pages, b.pageSize)
+		if errors.Is(err, unix.ENODEV) {
+			continue // went offline
+		}
+		if err != nil {
+			return nil, fmt.Errorf("buffers: CPU %d: %w", cpu, err)
+		}
+		b.cpus[cpu] = c
+		if err := unix.EpollCtl(b.epfd, unix.EPOLL_CTL_ADD, c.fd, &unix.EpollEvent{Events: unix.EPOLLIN, Fd: int32(c.fd)}); err != nil {
+			return nil, err
+		}
+		if err := b.array.Put(uint32(cpu), uint32(c.fd)); err != nil {
+			return nil, fmt.Errorf("buffers: store CPU %d ring: %w", cpu, err)
+		}
+	}
+	b.events = make([]unix.EpollEvent, len(b.cpus)+1)
+	return b, nil
+}
+
+func openRing(cpu, pages, pageSize int) (*cpuBuf, error) {
+	attr := unix.PerfEventAttr{
+		Type:        unix.PERF_TYPE_SOFTWARE,
+		Config:      unix.PERF_COUNT_SW_BPF_OUTPUT,
+		Size:        uint32(unsafe.Sizeof(unix.PerfEventAttr{})),
+		Sample_type: unix.PERF_SAMPLE_RAW,
+		Sample:      1,
+		Bits:        unix.PerfBitWatermark,
+		// Wake the consumer when half the ring is used, so that a busy
+		// CPU is drained before it drops.
+		Wakeup: uint32(pages * pageSize / 2),
+	}
+	fd, err := unix.PerfEventOpen(&attr, -1, cpu, -1, unix.PERF_FLAG_FD_CLOEXEC)
+	if err != nil {
+		return nil, fmt.Errorf("perf_event_open: %w", err)
+	}
+	mem, err := unix.Mmap(fd, 0, (pages+1)*pageSize, unix.PROT_READ|unix.PROT_WRITE, unix.MAP_SHARED)
+	if err != nil {
+		unix.Close(fd)
+		return nil, fmt.Errorf("mmap perf ring: %w", err)
+	}
+	return &cpuBuf{
+		cpu:  cpu,
+		fd:   fd,
+		mem:  mem,
+		data: mem[pageSize:],
+		meta: (*perfMeta)(unsafe.Pointer(&mem[0])),
+	}, nil
+}
+
+// CPUs returns the ids of the CPUs that have a buffer.
+func (b *Buffers) CPUs() []int {
+	var out []int
+	for _, c := range b.cpus {
+		if c != nil {
+			out = append(out, c.cpu)
+		}
+	}
+	return out
+}
+
+// RingSize returns the size in bytes of each kernel ring.
+func (b *Buffers) RingSize() int {
+	for _, c := range b.cpus {
+		if c != nil {
+			return len(c.data)
+		}
+	}
+	return 0
+}
+
+// Poll waits until a buffer is half full, Wake is called or timeout
+// passes (the switchrate), then drains every buffer as Drain does. A
+// negative timeout waits without limit.
+func (b *Buffers) Poll(timeout time.Duration, fn Handler) error {
+	ms := -1
+	if timeout >= 0 {
+		ms = int((timeout + time.Millisecond - 1) / time.Millisecond)
+	}
+	b.mu.Lock()
+	closed := b.closed
+	b.mu.Unlock()
+	if closed {
+		return os.ErrClosed
+	}
+	// Wait without the lock so that Wake and Close can run.
+	_, err := unix.EpollWait(b.epfd, b.events, ms)
+	if err != nil && !errors.Is(err, unix.EINTR) {
+		return fmt.Errorf("epoll_wait: %w", err)
+	}
+	var v [8]byte
+	unix.Read(b.wakeFD, v[:]) // reset; EAGAIN when not woken
+	return b.Drain(fn)
+}
+
+// Wake makes a Poll in progress return at once.
+func (b *Buffers) Wake() {
+	if b.gone.Load() || b.wakeFD < 0 {
+		return
+	}
+	var one [8]byte
+	binary.NativeEndian.PutUint64(one[:], 1)
+	unix.Write(b.wakeFD, one[:])
+}
+
+// Drain consumes every record available now, CPU by CPU in CPU order. In
+// switch and fill policy each record goes to fn; in ring policy records
+// are kept for Flush. An error from fn stops the drain; the record that
+// failed counts as consumed.
+func (b *Buffers) Drain(fn Handler) error {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.closed {
+		return os.ErrClosed
+	}
+	for _, c := range b.cpus {
+		if c == nil {
+			continue
+		}
+		if err := b.drainCPU(c, fn); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func (b *Buffers) drainCPU(c *cpuBuf, fn Handler) error {
+	head := atomic.LoadUint64(&c.meta.dataHead)
+	tail := c.meta.dataTail
+	size := uint64(len(c.data))
+	defer func() { atomic.StoreUint64(&c.meta.dataTail, tail) }()
+	for tail < head {
+		off := tail % size
+		var hdr [8]byte
+		c.copyOut(hdr[:], off)
+		typ := binary.NativeEndian.Uint32(hdr[0:])
+		recSize := uint64(binary.NativeEndian.Uint16(hdr[6:]))
+		if recSize < 8 || tail+recSize > head {
+			return fmt.Errorf("buffers: CPU %d: corrupt perf record of %d bytes", c.cpu, recSize)
+		}
+		body := c.view(off+8, int(recSize-8))
+		tail += recSize
+		switch typ {
+		case unix.PERF_RECORD_LOST:
+			if len(body) >= 16 {
+				c.lost += binary.NativeEndian.Uint64(body[8:])
+			}
+		case unix.PERF_RECORD_SAMPLE:
+			if len(body) < 4 {
+				continue
+			}
+			n := int(binary.NativeEndian.Uint32(body))
+			if 4+n > len(body) {
+				n = len(body) - 4
+			}
+			if err := b.deliver(c, body[4:4+n], fn); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// copyOut copies len(dst) bytes at ring offset off, wrapping.
+func (c *cpuBuf) copyOut(dst []byte, off uint64) {
+	n := copy(dst, c.data[off:])
+	copy(dst[n:], c.data)
+}
+
+// view returns n bytes at ring offset off, copying only when they wrap.
+func (c *cpuBuf) view(off uint64, n int) []byte {
+	off %= uint64(len(c.data))
+	if int(off)+n <= len(c.data) {
+		return c.data[off : int(off)+n]
+	}
+	if cap(c.wrapBuf) < n {
+		c.wrapBuf = make([]byte, n)
+	}
+	buf := c.wrapBuf[:n]
+	c.copyOut(buf, off)
+	return buf
+}
+
+func (b *Buffers) deliver(c *cpuBuf, rec []byte, fn Handler) error {
+	switch b.opts.Policy {
+	case PolicyFill:
+		if c.full {
+			c.dropped++
+			return nil
+		}
+		charge := b.opts.Charge(rec)
+		if c.charged+charge > b.opts.Size {
+			c.full = true
+			c.dropped++
+			return nil
+		}
+		c.charged += charge
+	case PolicyRing:
+		charge := b.opts.Charge(rec)
+		if charge > b.opts.Size {
+			return nil // can never fit
+		}
+		keep := append([]byte(nil), rec...)
+		c.ring = append(c.ring, keep)
+		c.ringUsed += charge
+		for c.ringUsed > b.opts.Size {
+			c.ringUsed -= b.opts.Charge(c.ring[0])
+			c.ring[0] = nil
+			c.ring = c.ring[1:]
+		}
+		return nil
+	}
+	return fn(c.cpu, rec)
+}
+
+// Flush drains the kernel rings and, in ring policy, delivers the
+// records kept in the user-space rings, CPU by CPU, and empties them. In
+// the other policies it is Drain.
+func (b *Buffers) Flush(fn Handler) error {
+	if err := b.Drain(fn); err != nil {
+		return err
+	}
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	for _, c := range b.cpus {
+		if c == nil {
+			continue
+		}
+		ring := c.ring
+		c.ring, c.ringUsed = nil, 0
+		for _, rec := range ring {
+			if err := fn(c.cpu, rec); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// Drops returns the principal-buffer drops counted since the last call,
+// per CPU in CPU order, and resets the counts. In ring policy, records
+// the kernel could not store would have been overwritten anyway and are
+// not reported.
+func (b *Buffers) Drops() []Drop {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	var out []Drop
+	for _, c := range b.cpus {
+		if c == nil {
+			continue
+		}
+		n := c.lost + c.dropped
+		c.lost, c.dropped = 0, 0
+		if n > 0 && b.opts.Policy != PolicyRing {
+			out = append(out, Drop{CPU: c.cpu, Kind: DropPrincipal, Count: n})
+		}
+	}
+	return out
+}
+
+// Filled reports whether a CPU's buffer filled up under the fill policy;
+// the library then stops tracing, as dtrace does.
+func (b *Buffers) Filled() bool {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	for _, c := range b.cpus {
+		if c != nil && c.full {
+			return true
+		}
+	}
+	return false
+}
+
+// Close unmaps and closes every ring; the kernel then discards what
+// probes still send.
+func (b *Buffers) Close() error {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.closed {
+		return nil
+	}
+	b.Wake() // a Poll waiting on epoll would not notice the close
+	b.closed = true
+	b.gone.Store(true)
+	for _, c := range b.cpus {
+		if c == nil {
+			continue
+		}
+		if b.array != nil {
+			b.array.Delete(uint32(c.cpu))
+		}
+		unix.Munmap(c.mem)
+		unix.Close(c.fd)
+	}
+	b.cpus = nil
+	if b.array != nil {
+		b.array.Close()
+	}
+	if b.epfd >= 0 {
+		unix.Close(b.epfd)
+	}
+	if b.wakeFD >= 0 {
+		unix.Close(b.wakeFD)
+	}
+	return nil
+}

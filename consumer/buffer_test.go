@@ -1,0 +1,273 @@
+package consumer
+
+import (
+	"encoding/binary"
+	"fmt"
+	"testing"
+	"time"
+
+	"github.com/cilium/ebpf"
+	"github.com/cilium/ebpf/asm"
+)
+
+const valSize = 4096
+
+// emitter is a raw tracepoint program that, run with ctx {n, seq}, sends
+// an n-byte record: seq in the first 8 bytes, then pattern bytes.
+type emitter struct {
+	buf  *ebpf.Map
+	prog *ebpf.Program
+}
+
+func pattern(i int) byte { return byte(i % 251) }
+
+func newEmitter(t *testing.T) *emitter {
+	t.Helper()
+	ncpu, err := ebpf.PossibleCPU()
+	if err != nil {
+		t.Fatal(err)
+	}
+	buf, err := ebpf.NewMap(&ebpf.MapSpec{Type: ebpf.PerfEventArray, MaxEntries: uint32(ncpu)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { buf.Close() })
+	val, err := ebpf.NewMap(&ebpf.MapSpec{Type: ebpf.PerCPUArray, KeySize: 4, ValueSize: valSize, MaxEntries: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { val.Close() })
+	v := make([]byte, valSize)
+	for i := range v {
+		v[i] = pattern(i)
+	}
+	vs := make([][]byte, ncpu)
+	for i := range vs {
+		vs[i] = v
+	}
+	if err := val.Put(uint32(0), vs); err != nil {
+		t.Fatal(err)
+	}
+	insns := asm.Instructions{
+		asm.Mov.Reg(asm.R6, asm.R1),
+		asm.StoreImm(asm.RFP, -4, 0, asm.Word),
+		asm.LoadMapPtr(asm.R1, val.FD()),
+		asm.Mov.Reg(asm.R2, asm.RFP),
+		asm.Add.Imm(asm.R2, -4),
+		asm.FnMapLookupElem.Call(),
+		asm.JEq.Imm(asm.R0, 0, "out"),
+		asm.Mov.Reg(asm.R4, asm.R0),
+		asm.LoadMem(asm.R1, asm.R6, 8, asm.DWord),
+		asm.StoreMem(asm.R4, 0, asm.R1, asm.DWord),
+		asm.LoadMem(asm.R5, asm.R6, 0, asm.DWord),
+		asm.JLT.Imm(asm.R5, 8, "out"),
+		asm.JGT.Imm(asm.R5, valSize, "out"),
+		asm.Mov.Reg(asm.R1, asm.R6),
+		asm.LoadMapPtr(asm.R2, buf.FD()),
+		asm.LoadImm(asm.R3, 0xffffffff, asm.DWord),
+		asm.FnPerfEventOutput.Call(),
+		asm.Mov.Imm(asm.R0, 0).WithSymbol("out"),
+		asm.Return(),
+	}
+	prog, err := ebpf.NewProgram(&ebpf.ProgramSpec{Type: ebpf.RawTracepoint, Instructions: insns, License: "GPL"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { prog.Close() })
+	return &emitter{buf: buf, prog: prog}
+}
+
+func (e *emitter) emit(t *testing.T, cpu int, n int, seq uint64) {
+	t.Helper()
+	ctx := []uint64{uint64(n), seq}
+	if _, err := e.prog.Run(&ebpf.RunOptions{Context: ctx, CPU: uint32(cpu), Flags: 1 /* BPF_F_TEST_RUN_ON_CPU */}); err != nil {
+		t.Fatal(err)
+	}
+}
+
+type got struct {
+	cpu int
+	seq uint64
+	n   int
+}
+
+// collect returns a handler that checks each record's bytes and keeps it.
+func collect(t *testing.T, out *[]got) Handler {
+	return func(cpu int, data []byte) error {
+		if len(data) < 8 {
+			return fmt.Errorf("record of %d bytes", len(data))
+		}
+		seq := binary.LittleEndian.Uint64(data)
+		// The last 7 bytes may be padding the kernel added.
+		for i := 8; i < len(data)-7; i++ {
+			if data[i] != pattern(i) {
+				return fmt.Errorf("record %d byte %d = %d, want %d", seq, i, data[i], pattern(i))
+			}
+		}
+		*out = append(*out, got{cpu, seq, len(data)})
+		return nil
+	}
+}
+
+func open(t *testing.T, e *emitter, opts BufferOptions) *Buffers {
+	t.Helper()
+	b, err := OpenBuffers(e.buf, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { b.Close() })
+	return b
+}
+
+func lastCPU(t *testing.T, b *Buffers) int {
+	cpus := b.CPUs()
+	return cpus[len(cpus)-1]
+}
+
+func TestSwitchOrderAndWrap(t *testing.T) {
+	e := newEmitter(t)
+	b := open(t, e, BufferOptions{Size: 4096})
+	if b.RingSize() != 4096 {
+		t.Fatalf("ring size %d", b.RingSize())
+	}
+	hi := lastCPU(t, b)
+	// Interleave CPUs: delivery is per CPU in CPU order.
+	e.emit(t, hi, 16, 100)
+	e.emit(t, 0, 16, 1)
+	e.emit(t, hi, 16, 101)
+	e.emit(t, 0, 16, 2)
+	var out []got
+	if err := b.Drain(collect(t, &out)); err != nil {
+		t.Fatal(err)
+	}
+	want := []uint64{1, 2, 100, 101}
+	if hi == 0 {
+		want = []uint64{100, 1, 101, 2}
+	}
+	if len(out) != 4 {
+		t.Fatalf("got %+v", out)
+	}
+	for i, g := range out {
+		if g.seq != want[i] {
+			t.Fatalf("order %+v, want seqs %v", out, want)
+		}
+	}
+	// Many odd-sized records through a one-page ring: they wrap around
+	// its end and must come out intact.
+	out = nil
+	seq := uint64(0)
+	for round := 0; round < 40; round++ {
+		for k := 0; k < 3; k++ {
+			e.emit(t, 0, 300+round*7+k, seq)
+			seq++
+		}
+		if err := b.Drain(collect(t, &out)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if len(out) != int(seq) {
+		t.Fatalf("%d records, want %d", len(out), seq)
+	}
+	for i, g := range out {
+		if g.seq != uint64(i) || g.n < 300 {
+			t.Fatalf("record %d = %+v", i, g)
+		}
+	}
+	if d := b.Drops(); len(d) != 0 {
+		t.Fatalf("drops %+v", d)
+	}
+}
+
+func TestSwitchDrops(t *testing.T) {
+	e := newEmitter(t)
+	b := open(t, e, BufferOptions{Size: 4096})
+	// 1000-byte records: 4 fit in a page, 6 are lost.
+	for i := 0; i < 10; i++ {
+		e.emit(t, 0, 1000, uint64(i))
+	}
+	var out []got
+	if err := b.Drain(collect(t, &out)); err != nil {
+		t.Fatal(err)
+	}
+	// The kernel reports the loss with the next record that fits.
+	e.emit(t, 0, 16, 99)
+	if err := b.Drain(collect(t, &out)); err != nil {
+		t.Fatal(err)
+	}
+	if len(out) != 5 || out[4].seq != 99 {
+		t.Fatalf("records %+v", out)
+	}
+	d := b.Drops()
+	if len(d) != 1 || d[0].CPU != 0 || d[0].Count != 6 {
+		t.Fatalf("drops %+v, want 6 on CPU 0", d)
+	}
+	if d := b.Drops(); len(d) != 0 {
+		t.Fatalf("drops not reset: %+v", d)
+	}
+}
+
+func TestFill(t *testing.T) {
+	e := newEmitter(t)
+	b := open(t, e, BufferOptions{Size: 100, Policy: PolicyFill, Charge: func([]byte) int { return 30 }})
+	for i := 0; i < 5; i++ {
+		e.emit(t, 0, 16, uint64(i))
+	}
+	var out []got
+	if err := b.Drain(collect(t, &out)); err != nil {
+		t.Fatal(err)
+	}
+	if len(out) != 3 || !b.Filled() {
+		t.Fatalf("records %+v filled %v; want 3 and filled", out, b.Filled())
+	}
+	if d := b.Drops(); len(d) != 1 || d[0].Count != 2 {
+		t.Fatalf("drops %+v", d)
+	}
+}
+
+func TestRing(t *testing.T) {
+	e := newEmitter(t)
+	b := open(t, e, BufferOptions{Size: 100, Policy: PolicyRing, Charge: func([]byte) int { return 30 }})
+	var out []got
+	for i := 0; i < 10; i++ {
+		e.emit(t, 0, 16, uint64(i))
+		if err := b.Drain(collect(t, &out)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if len(out) != 0 {
+		t.Fatalf("ring delivered before Flush: %+v", out)
+	}
+	if err := b.Flush(collect(t, &out)); err != nil {
+		t.Fatal(err)
+	}
+	if len(out) != 3 || out[0].seq != 7 || out[2].seq != 9 {
+		t.Fatalf("flushed %+v, want the newest 3 (7, 8, 9)", out)
+	}
+}
+
+func TestPollWake(t *testing.T) {
+	e := newEmitter(t)
+	b := open(t, e, BufferOptions{Size: 8192})
+	// Poll with a short timeout delivers what is there.
+	e.emit(t, 0, 16, 5)
+	var out []got
+	if err := b.Poll(10*time.Millisecond, collect(t, &out)); err != nil || len(out) != 1 {
+		t.Fatalf("Poll = %v, %+v", err, out)
+	}
+	done := make(chan error, 1)
+	go func() { done <- b.Poll(-1, collect(t, &out)) }()
+	time.Sleep(10 * time.Millisecond)
+	b.Wake()
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Fatal(err)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("Wake did not end Poll")
+	}
+	b.Close()
+	if err := b.Drain(collect(t, &out)); err == nil {
+		t.Fatal("Drain after Close did not fail")
+	}
+}
