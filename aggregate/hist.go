@@ -1,0 +1,247 @@
+package aggregate
+
+import (
+	"fmt"
+	"math/big"
+	"strings"
+)
+
+const (
+	histBar    = "@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@"
+	histSpaces = "                                        "
+)
+
+func histHeader(b *strings.Builder) {
+	fmt.Fprintf(b, "\n%16s %41s %-9s\n", "value", "------------- Distribution -------------", "count")
+}
+
+// barDepth is dt_print_quantline's bar length: round(|val| * len / total).
+func barDepth(val int64, length int, total *big.Int) int {
+	if total.Sign() == 0 {
+		return 0
+	}
+	a := new(big.Int).SetInt64(val)
+	a.Abs(a)
+	a.Mul(a, big.NewInt(int64(2*length)))
+	a.Add(a, total)
+	a.Quo(a, new(big.Int).Mul(total, big.NewInt(2)))
+	return int(a.Int64())
+}
+
+// quantLine writes one histogram row after its label (dt_print_quantline).
+func quantLine(b *strings.Builder, val int64, normal uint64, total *big.Int, positives, negatives bool) {
+	n := int64(uint64(val) / normal)
+	length := 40
+	if !negatives {
+		depth := 0
+		if positives {
+			depth = barDepth(val, length, total)
+		}
+		fmt.Fprintf(b, "|%s%s %-9d\n", histBar[length-depth:], histSpaces[depth:], n)
+		return
+	}
+	if !positives {
+		depth := barDepth(val, length, total)
+		fmt.Fprintf(b, "%s%s| %-9d\n", histSpaces[depth:], histBar[length-depth:], n)
+		return
+	}
+	// Both signs: half-length bars on either side of a centre line.
+	length /= 2
+	ats, spaces := histBar[length:], histSpaces[length:]
+	depth := barDepth(val, length, total)
+	if val <= 0 {
+		fmt.Fprintf(b, "%s%s|%*s %-9d\n", spaces[depth:], ats[length-depth:], length, "", n)
+	} else {
+		fmt.Fprintf(b, "%20s|%s%s %-9d\n", "", ats[length-depth:], spaces[depth:], n)
+	}
+}
+
+// signs returns the sum of |data[i]| and the signs present in first..last.
+func signs(data []int64, first, last int) (*big.Int, bool, bool) {
+	total := new(big.Int)
+	pos, neg := false, false
+	for i := first; i <= last; i++ {
+		pos = pos || data[i] > 0
+		neg = neg || data[i] < 0
+		v := new(big.Int).SetInt64(data[i])
+		total.Add(total, v.Abs(v))
+	}
+	return total, pos, neg
+}
+
+// trimRange finds the non-zero bins with one zero row kept on each side;
+// ok is false when every bin is zero.
+func trimRange(data []int64) (first, last int, ok bool) {
+	last = len(data) - 1
+	for first <= last && data[first] == 0 {
+		first++
+	}
+	if first > last {
+		return 0, 0, false
+	}
+	if first > 0 {
+		first--
+	}
+	for last > 0 && data[last] == 0 {
+		last--
+	}
+	if last < len(data)-1 {
+		last++
+	}
+	return first, last, true
+}
+
+// Histogram returns the text dtrace prints for a quantize(), lquantize()
+// or llquantize() value: a leading newline, the header and one row per
+// bucket in range.
+func (d *Desc) Histogram(data []int64, normal uint64) string {
+	if normal == 0 {
+		normal = 1
+	}
+	var b strings.Builder
+	switch d.Func {
+	case Quantize:
+		first, last, ok := trimRange(data)
+		if !ok {
+			first, last = QuantizeZero-1, QuantizeZero+1
+		}
+		total, pos, neg := signs(data, first, last)
+		histHeader(&b)
+		for i := first; i <= last; i++ {
+			fmt.Fprintf(&b, "%16d ", QuantizeBucketValue(i))
+			quantLine(&b, data[i], normal, total, pos, neg)
+		}
+	case Lquantize:
+		levels := int(d.Levels)
+		first, last, ok := trimRange(data)
+		if !ok {
+			first, last = 0, 2
+		}
+		total, pos, neg := signs(data, first, last)
+		histHeader(&b)
+		base, step := int(d.Base), int(d.Step)
+		for i := first; i <= last; i++ {
+			switch i {
+			case 0:
+				fmt.Fprintf(&b, "%16s ", fmt.Sprintf("< %d", base))
+			case levels + 1:
+				fmt.Fprintf(&b, "%16s ", fmt.Sprintf(">= %d", base+levels*step))
+			default:
+				fmt.Fprintf(&b, "%16d ", base+(i-1)*step)
+			}
+			quantLine(&b, data[i], normal, total, pos, neg)
+		}
+	case Llquantize:
+		d.llqHistogram(&b, data, normal)
+	}
+	return b.String()
+}
+
+// llqHistogram is dt_print_llquantize, labels and "ghost bins" included.
+func (d *Desc) llqHistogram(b *strings.Builder, data []int64, normal uint64) {
+	factor, lmag, hmag, steps := int(d.Factor), int(d.Lmag), int(d.Hmag), int(d.Steps)
+	sf := steps / factor
+	bin0 := d.llqZero()
+	nbins := d.llqBins()
+	first, last := 0, nbins-1
+	for first <= last && data[first] == 0 {
+		first++
+	}
+	if first > last {
+		first, last = bin0+1, bin0+1
+	} else {
+		for data[last] == 0 {
+			last--
+		}
+	}
+	total, pos, neg := signs(data, first, last)
+	histHeader(b)
+	if first > 0 {
+		first--
+	}
+	if last < nbins-1 {
+		last++
+	}
+	pad := 0
+	if lmag == 0 && steps > factor {
+		pad = sf
+	}
+	labels := make([]string, last-first+1+2*pad)
+	set := func(i int, s string) {
+		if len(s) > 15 {
+			s = s[:15] // dtrace formats labels into 16-byte buffers
+		}
+		if i >= first-pad && i <= last+pad {
+			labels[i-first+pad] = s
+		}
+	}
+	scale := ipow(uint64(factor), uint64(lmag))
+	switch {
+	case scale == 1:
+		set(bin0, "0")
+	case first >= bin0:
+		set(bin0, fmt.Sprintf("< %d", scale))
+	default:
+		set(bin0, fmt.Sprintf("abs() < %d", scale))
+	}
+	set(bin0-1, fmt.Sprintf("-%d", scale))
+	set(bin0+1, fmt.Sprintf("%d", scale))
+	mag := lmag
+	i := 1
+	if lmag == 0 && steps > factor {
+		for step := 2; step <= factor; step++ {
+			i += sf
+			set(bin0-i, fmt.Sprintf("-%d", step))
+			set(bin0+i, fmt.Sprintf("%d", step))
+		}
+		mag++
+	}
+	scale = ipow(uint64(factor), uint64(mag+1)) / uint64(steps)
+	for ; mag <= hmag; mag++ {
+		for step := sf + 1; step <= steps; step++ {
+			i++
+			set(bin0-i, fmt.Sprintf("-%d", uint64(step)*scale))
+			set(bin0+i, fmt.Sprintf("%d", uint64(step)*scale))
+		}
+		scale *= uint64(factor)
+	}
+	scale = ipow(uint64(factor), uint64(hmag+1))
+	set(0, fmt.Sprintf("<= -%d", scale))
+	set(nbins-1, fmt.Sprintf(">= %d", scale))
+	if pad > 0 {
+		// A first or last bin that no label names takes the nearest
+		// label outside the range.
+		j := pad
+		if labels[j] == "" {
+			k := 1
+			for ; k < pad; k++ {
+				if labels[j-k] != "" {
+					break
+				}
+			}
+			if k < pad {
+				labels[j] = labels[j-k]
+			}
+		}
+		j = last - first + pad
+		if labels[j] == "" {
+			k := 1
+			for ; k < pad; k++ {
+				if labels[j+k] != "" {
+					break
+				}
+			}
+			if k < pad {
+				labels[j] = labels[j+k]
+			}
+		}
+	}
+	for i := first; i <= last; i++ {
+		l := labels[i-first+pad]
+		if l == "" {
+			continue
+		}
+		fmt.Fprintf(b, "%16s ", l)
+		quantLine(b, data[i], normal, total, pos, neg)
+	}
+}

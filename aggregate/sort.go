@@ -1,0 +1,400 @@
+package aggregate
+
+import (
+	"bytes"
+	"encoding/binary"
+	"math/big"
+	"sort"
+	"strings"
+
+	"github.com/dtrace-go/dtrace/format"
+)
+
+// SortOptions are dtrace's aggregation sorting options.
+type SortOptions struct {
+	// Key sorts by key instead of by value (aggsortkey).
+	Key bool
+	// Rev reverses the order (aggsortrev).
+	Rev bool
+	// KeyPos is the key position compared first (aggsortkeypos).
+	KeyPos int
+	// Pos is the aggregation whose value sorts a multi-aggregation
+	// printa() (aggsortpos).
+	Pos int
+}
+
+// valKey is an entry's value reduced to what dtrace compares.
+type valKey struct {
+	i    int64      // count, sum, min, max, avg
+	u    uint64     // stddev
+	f    *big.Float // quantizations: sum of bucket value times count
+	zero int64      // quantizations: the count at zero breaks ties
+}
+
+func (d *Desc) valKey(e *Entry) valKey {
+	data := e.Data
+	switch d.Func {
+	case Avg:
+		if data[0] == 0 {
+			return valKey{}
+		}
+		return valKey{i: data[1] / data[0]}
+	case Stddev:
+		if data[0] == 0 {
+			return valKey{}
+		}
+		return valKey{u: stddev(data, 1)}
+	case Quantize:
+		sum := newFloat()
+		for i, c := range data {
+			sum.Add(sum, mulFloat(float64(QuantizeBucketValue(i)), c))
+		}
+		return valKey{f: sum, zero: data[QuantizeZero]}
+	case Lquantize:
+		base := int64(d.Base)
+		sum := mulFloat(float64(base-1), data[0])
+		b := base
+		for i := 0; i < int(d.Levels); i++ {
+			sum.Add(sum, mulFloat(float64(b), data[i+1]))
+			b += int64(d.Step)
+		}
+		sum.Add(sum, mulFloat(float64(b+1), data[d.Levels+1]))
+		var zero int64
+		b = base
+		switch {
+		case base-1 == 0:
+			zero = data[0]
+		default:
+			found := false
+			for i := 0; i < int(d.Levels); i++ {
+				if b == 0 {
+					zero, found = data[i+1], true
+					break
+				}
+				b += int64(d.Step)
+			}
+			if !found && b+1 == 0 {
+				zero = data[d.Levels+1]
+			}
+		}
+		return valKey{f: sum, zero: zero}
+	case Llquantize:
+		return valKey{f: d.llqSum(data), zero: data[d.llqZero()]}
+	}
+	if e.filler {
+		return valKey{}
+	}
+	return valKey{i: d.Scalar(data)}
+}
+
+func newFloat() *big.Float { return new(big.Float).SetPrec(256) }
+
+func mulFloat(a float64, n int64) *big.Float {
+	x := newFloat().SetFloat64(a)
+	return x.Mul(x, newFloat().SetInt64(n))
+}
+
+// llqSum is dt_aggregate_llquantizedsum.
+func (d *Desc) llqSum(data []int64) *big.Float {
+	factor, lmag, hmag, steps := int(d.Factor), int(d.Lmag), int(d.Hmag), int(d.Steps)
+	sf := steps / factor
+	bin0 := d.llqZero()
+	total := mulFloat(float64(ipow(uint64(factor), uint64(lmag))), data[bin0+1]-data[bin0-1])
+	i := 1
+	if lmag == 0 && steps > factor {
+		for step := 2; step <= factor; step++ {
+			i += sf
+			total.Add(total, mulFloat(float64(step), data[bin0+i]-data[bin0-i]))
+		}
+		lmag = 1
+	}
+	scale := newFloat().SetFloat64(float64(ipow(uint64(factor), uint64(lmag+1))))
+	scale.Quo(scale, newFloat().SetInt64(int64(steps)))
+	for mag := lmag; mag <= hmag; mag++ {
+		for step := sf + 1; step <= steps; step++ {
+			i++
+			t := newFloat().SetInt64(int64(step))
+			t.Mul(t, scale)
+			t.Mul(t, newFloat().SetInt64(data[bin0+i]-data[bin0-i]))
+			total.Add(total, t)
+		}
+		scale.Mul(scale, newFloat().SetInt64(int64(factor)))
+	}
+	return total
+}
+
+func cmp3[T int64 | uint64 | int](a, b T) int {
+	switch {
+	case a < b:
+		return -1
+	case a > b:
+		return 1
+	}
+	return 0
+}
+
+// valCmp is dt_aggregate_valcmp for two values of one function.
+func valCmp(a, b *valKey) int {
+	if a.f != nil && b.f != nil {
+		if c := a.f.Cmp(b.f); c != 0 {
+			return c
+		}
+		return cmp3(a.zero, b.zero)
+	}
+	if c := cmp3(a.i, b.i); c != 0 {
+		return c
+	}
+	return cmp3(a.u, b.u)
+}
+
+// keyCmp is dt_aggregate_keycmp: keys compare position by position,
+// starting at keyPos, integers as unsigned numbers of their size,
+// everything else byte by byte.
+func keyCmp(a, b []format.Value, keyPos int) int {
+	if c := cmp3(len(a), len(b)); c != 0 {
+		return c
+	}
+	n := len(a)
+	if keyPos+1 >= n+1 {
+		keyPos = 0
+	}
+	for i := 0; i < n; i++ {
+		k := (i + keyPos) % n
+		if c := valueCmp(a[k], b[k]); c != 0 {
+			return c
+		}
+	}
+	return 0
+}
+
+func valueSize(v format.Value) int {
+	switch x := v.(type) {
+	case format.Int:
+		return x.Size
+	case format.Bytes:
+		return len(x.Data)
+	case format.Sym:
+		if x.Kind >= format.UserSym {
+			return 16
+		}
+		return 8
+	case format.Stack:
+		return 8 * len(x.PCs)
+	}
+	return 0
+}
+
+func valueCmp(a, b format.Value) int {
+	if c := cmp3(valueSize(a), valueSize(b)); c != 0 {
+		return c
+	}
+	switch x := a.(type) {
+	case format.Int:
+		y, _ := b.(format.Int)
+		return cmp3(x.Uint64(), y.Uint64())
+	case format.String:
+		y, _ := b.(format.String)
+		return strings.Compare(cstr(string(x)), cstr(string(y)))
+	case format.Bytes:
+		y, _ := b.(format.Bytes)
+		return bytes.Compare(x.Data, y.Data)
+	case format.Sym:
+		y, _ := b.(format.Sym)
+		if x.Kind >= format.UserSym {
+			if c := cmp3(x.PID, y.PID); c != 0 {
+				return c
+			}
+		}
+		return cmp3(x.Addr, y.Addr)
+	case format.Stack:
+		y, _ := b.(format.Stack)
+		return bytes.Compare(stackBytes(x), stackBytes(y))
+	case format.Verbatim:
+		y, _ := b.(format.Verbatim)
+		return strings.Compare(string(x), string(y))
+	}
+	return 0
+}
+
+func cstr(s string) string {
+	if i := strings.IndexByte(s, 0); i >= 0 {
+		return s[:i]
+	}
+	return s
+}
+
+func stackBytes(s format.Stack) []byte {
+	b := make([]byte, 8*len(s.PCs))
+	for i, pc := range s.PCs {
+		binary.LittleEndian.PutUint64(b[8*i:], pc)
+	}
+	return b
+}
+
+// item is one entry being sorted, with its value key computed once.
+type item struct {
+	agg *Agg
+	e   *Entry
+	vk  valKey
+}
+
+func makeItems(aggs []*Agg, skipPrinted bool) []item {
+	var items []item
+	for _, a := range aggs {
+		if skipPrinted && a.Printed {
+			continue
+		}
+		for _, e := range a.entries {
+			items = append(items, item{a, e, a.Desc.valKey(e)})
+		}
+	}
+	return items
+}
+
+// itemCmp is dtrace's default ordering: aggregation id, then value and
+// key (or key alone with aggsortkey), all reversed by aggsortrev.
+func itemCmp(x, y *item, o SortOptions) int {
+	c := cmp3(x.agg.Desc.ID, y.agg.Desc.ID)
+	if c == 0 && !o.Key {
+		c = valCmp(&x.vk, &y.vk)
+	}
+	if c == 0 {
+		c = keyCmp(x.e.Key, y.e.Key, o.KeyPos)
+	}
+	if o.Rev {
+		c = -c
+	}
+	return c
+}
+
+func sortItems(items []item, o SortOptions) {
+	sort.SliceStable(items, func(i, j int) bool { return itemCmp(&items[i], &items[j], o) < 0 })
+}
+
+func sortEntries(es []*Entry, a *Agg, o SortOptions) {
+	items := make([]item, len(es))
+	for i, e := range es {
+		items[i] = item{a, e, a.Desc.valKey(e)}
+	}
+	sortItems(items, o)
+	for i := range items {
+		es[i] = items[i].e
+	}
+}
+
+// Sorted returns the entries in the order printa() prints them.
+func (a *Agg) Sorted(o SortOptions) []*Entry {
+	es := append([]*Entry(nil), a.entries...)
+	sortEntries(es, a, o)
+	return es
+}
+
+// Bundle is one line of a multi-aggregation printa(): a key and the
+// entry of each aggregation for it (a zero entry where an aggregation
+// has none), in printa()'s argument order.
+type Bundle struct {
+	Key     []format.Value
+	Entries []*Entry
+}
+
+// Join groups the entries of several aggregations by key and sorts the
+// groups as dtrace_aggregate_walk_joined does: by the value of the
+// aggregation at position aggsortpos (then the others), or by key.
+func Join(aggs []*Agg, o SortOptions) []Bundle {
+	n := len(aggs)
+	pos := o.Pos
+	if pos < 0 || pos >= n {
+		pos = 0
+	}
+	// rot[i] is the printa() argument at bundle position i; an
+	// aggregation named twice reuses its first position.
+	rot := make([]int, n)
+	first := map[*Agg]int{}
+	for i := 0; i < n; i++ {
+		rot[i] = (i + pos) % n
+		if _, ok := first[aggs[rot[i]]]; !ok {
+			first[aggs[rot[i]]] = i
+		}
+	}
+	var uniq []*Agg
+	for i := 0; i < n; i++ {
+		if first[aggs[rot[i]]] == i {
+			uniq = append(uniq, aggs[rot[i]])
+		}
+	}
+	items := makeItems(uniq, false)
+	if len(items) == 0 {
+		return nil
+	}
+	sort.SliceStable(items, func(i, j int) bool {
+		x, y := &items[i], &items[j]
+		if c := keyCmp(x.e.Key, y.e.Key, o.KeyPos); c != 0 {
+			return c < 0
+		}
+		return x.agg.Desc.ID < y.agg.Desc.ID
+	})
+	type bundle struct {
+		key   []format.Value
+		slots []*item
+	}
+	var bundles []bundle
+	for start := 0; start < len(items); {
+		end := start + 1
+		for end < len(items) && keyCmp(items[end].e.Key, items[start].e.Key, o.KeyPos) == 0 {
+			end++
+		}
+		bd := bundle{key: items[start].e.Key, slots: make([]*item, n)}
+		for k := start; k < end; k++ {
+			bd.slots[first[items[k].agg]] = &items[k]
+		}
+		for i := 0; i < n; i++ {
+			if f := first[aggs[rot[i]]]; f != i {
+				bd.slots[i] = bd.slots[f]
+			}
+		}
+		for i := 0; i < n; i++ {
+			if bd.slots[i] == nil {
+				a := aggs[rot[i]]
+				z := &Entry{Data: make([]int64, a.Desc.NSlots()), filler: true}
+				bd.slots[i] = &item{a, z, a.Desc.valKey(z)}
+			}
+		}
+		for i := 0; i < n; i++ {
+			if f := first[aggs[rot[i]]]; f != i {
+				bd.slots[i] = bd.slots[f]
+			}
+		}
+		bundles = append(bundles, bd)
+		start = end
+	}
+	sign := 1
+	if o.Rev {
+		sign = -1
+	}
+	sort.SliceStable(bundles, func(i, j int) bool {
+		x, y := &bundles[i], &bundles[j]
+		if o.Key {
+			if c := keyCmp(x.key, y.key, o.KeyPos); c != 0 {
+				return sign*c < 0
+			}
+		}
+		for k := 0; k < n; k++ {
+			if c := valCmp(&x.slots[k].vk, &y.slots[k].vk); c != 0 {
+				return sign*c < 0
+			}
+		}
+		if o.Key {
+			return false
+		}
+		return sign*keyCmp(x.key, y.key, o.KeyPos) < 0
+	})
+	out := make([]Bundle, len(bundles))
+	for i, bd := range bundles {
+		es := make([]*Entry, n)
+		for j := 0; j < n; j++ {
+			es[j] = bd.slots[(j-pos+n)%n].e
+		}
+		out[i] = Bundle{Key: bd.key, Entries: es}
+	}
+	return out
+}
