@@ -1,0 +1,41 @@
+package loader
+
+import (
+	"fmt"
+	"strings"
+	"testing"
+
+	"github.com/cilium/ebpf/asm"
+
+	"github.com/dtrace-go/dtrace/codegen"
+)
+
+func TestPlan(t *testing.T) {
+	tests := []struct {
+		probes [][]string // per clause
+		want   string     // probe:clauses ...
+	}{
+		{[][]string{{"BEGIN"}, {"END"}, {"BEGIN"}}, "1:[0 2] 2:[1]"},
+		{[][]string{{"BEGIN", "dtrace:::BEGIN", ":::BEGIN"}}, "1:[0]"},
+		{[][]string{{"dtrace:::*"}}, "1:[0] 2:[0] 3:[0]"},
+		{[][]string{{"tick-1sec"}, {"BEGIN", "tick-1sec"}}, "1:[1] 17:[0 1]"},
+		{[][]string{{"profile-97", "tick-1"}}, "4:[0] 11:[0]"},
+	}
+	for _, tt := range tests {
+		var cs []*codegen.ClauseSpec
+		for i, ps := range tt.probes {
+			cs = append(cs, &codegen.ClauseSpec{Probes: ps, Insns: asm.Instructions{asm.Return().WithSymbol(fmt.Sprintf("dt_clause_%d", i))}})
+		}
+		plan, err := NewPlan(testSpec(cs...), newRegistry(), PlanOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var got []string
+		for _, pp := range plan.Probes {
+			got = append(got, fmt.Sprintf("%d:%v", pp.Probe.ID, pp.Clauses))
+		}
+		if g := strings.Join(got, " "); g != tt.want {
+			t.Errorf("%v: plan %s, want %s", tt.probes, g, tt.want)
+		}
+	}
+}
