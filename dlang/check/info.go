@@ -28,6 +28,14 @@ type Config struct {
 	// ProbeArgs returns the argument types (after translation) of the
 	// probes a description matches, for args[]; nil: unknown.
 	ProbeArgs func(desc string) []types.Type
+	// ScratchSize is the scratchsize option, for alloca() limits (0: no
+	// limit checked).
+	ScratchSize int64
+	// Format checks a printf-like format against the argument types
+	// (fn is "printf", "printa", "system", "freopen"); nil: formats are not
+	// checked. An *Error result keeps its tag; other errors become
+	// D_PRINTF_ARG_TYPE.
+	Format func(fn, format string, args []types.Type) error
 	// Pragma receives `#pragma D option name=value` (value "" for a bare
 	// option name). An error becomes D_PRAGMA_OPTSET with its text. nil:
 	// options pragmas are accepted and ignored.

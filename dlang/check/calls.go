@@ -1,0 +1,529 @@
+package check
+
+import (
+	"github.com/dtrace-go/dtrace/dlang/syntax"
+	"github.com/dtrace-go/dtrace/dlang/types"
+)
+
+// checkSig checks a call's arguments against a prototype, with dtrace's
+// D_PROTO_LEN and D_PROTO_ARG messages. tvs are the checked arguments.
+func (c *checker) checkSig(pos syntax.Pos, name string, s *sig, args []syntax.Expr, tvs []TypeAndValue) bool {
+	argc := len(args)
+	mismatch, limit, cmp := false, len(s.params), 0
+	switch {
+	case s.variadic:
+		mismatch, limit, cmp = argc < len(s.params), len(s.params), 1
+	case s.optional >= 0:
+		switch {
+		case argc < s.optional:
+			mismatch, limit, cmp = true, s.optional, 1
+		case argc > len(s.params):
+			mismatch, limit, cmp = true, len(s.params), -1
+		default:
+			limit = argc
+		}
+	default:
+		mismatch = argc != len(s.params)
+	}
+	if mismatch {
+		pl := "s "
+		if argc == 1 {
+			pl = " "
+		}
+		q := ""
+		if cmp > 0 {
+			q = "at least "
+		} else if cmp < 0 {
+			q = "at most "
+		}
+		c.errorf(pos, D_PROTO_LEN, "%s( ) prototype mismatch: %d arg%spassed, %s%d expected", name, argc, pl, q, limit)
+		return false
+	}
+	for i := 0; i < limit && i < argc; i++ {
+		pt := s.params[i]
+		if pt == nil {
+			continue
+		}
+		if !c.argCompat(pt, args[i], tvs[i]) {
+			c.errorf(pos, D_PROTO_ARG, "%s( ) argument #%d is incompatible with prototype:\n\tprototype: %s\n\t%9s: %s",
+				name, i+1, s.names[i], "argument", types.TypeString(tvs[i].Type))
+			return false
+		}
+	}
+	return true
+}
+
+// args checks call arguments; aggregations are allowed where a function
+// takes one.
+func (c *checker) args(args []syntax.Expr) ([]TypeAndValue, bool) {
+	tvs := make([]TypeAndValue, len(args))
+	for i, a := range args {
+		tvs[i] = c.expr(a)
+		if tvs[i].Type == nil {
+			return nil, false
+		}
+	}
+	return tvs, true
+}
+
+// aggRef checks an aggregation named as a value (an argument of printa,
+// clear, trunc, ...).
+func (c *checker) aggRef(e *syntax.AggExpr) TypeAndValue {
+	if a, ok := c.aggs[e.Name]; ok {
+		c.info.Uses[e] = a
+		c.clauseAgg(a)
+	}
+	if len(e.Keys) > 0 {
+		return c.fail(e.Pos(), D_AGG_NULL, "expression has null effect: @%s", e.Name)
+	}
+	return c.record(e, TypeAndValue{Type: types.Agg}, exprFlags{isVar: true})
+}
+
+func (c *checker) clauseAgg(a *Agg) {
+	if c.clause == nil {
+		return
+	}
+	for _, b := range c.clause.Aggs {
+		if a == b {
+			return
+		}
+	}
+	c.clause.Aggs = append(c.clause.Aggs, a)
+}
+
+// call checks a function call. stmt is set for a call that is a whole
+// statement, where actions are allowed.
+func (c *checker) call(e *syntax.CallExpr, stmt bool) TypeAndValue {
+	id, ok := unparen(e.Fun).(*syntax.Ident)
+	if !ok {
+		c.expr(e.Fun)
+		return c.fail(e.Pos(), D_FUNC_IDENT, "function designator is not of function type")
+	}
+	fi, ok := c.funcs[id.Name]
+	if !ok || id.Scoped {
+		if _, isVar := c.globals[id.Name]; isVar {
+			return c.fail(e.Pos(), D_FUNC_IDKIND, "scalar '%s' may not be referenced as a function", id.Name)
+		}
+		if _, isB := c.builtins[id.Name]; isB {
+			return c.fail(e.Pos(), D_FUNC_IDKIND, "scalar '%s' may not be referenced as a function", id.Name)
+		}
+		return c.fail(e.Pos(), D_FUNC_UNDEF, "undefined function name: %s", id.Name)
+	}
+	fn := fi.fn
+	if fn.Kind == AggFunc {
+		return c.fail(e.Pos(), D_FUNC_IDKIND, "aggregating function '%s' may not be referenced as a function", id.Name)
+	}
+	c.info.Calls[e] = fn
+	tvs, ok := c.args(e.Args)
+	if !ok {
+		return bad
+	}
+	if !c.special(e, fn, tvs) {
+		return bad
+	}
+	if !c.checkSig(e.Pos(), fn.Name, fi.sig, e.Args, tvs) {
+		return bad
+	}
+	if !c.specialAfter(e, fn, tvs) {
+		return bad
+	}
+	if fn.Destructive && !c.conf.Destructive && c.clause != nil {
+		c.clause.Destructive = true
+	}
+	fl := exprFlags{}
+	if fn.Kind == Action && types.IsVoid(fn.Result) {
+		fl.action = true
+	}
+	if c.clause != nil && (fn.Kind == Action || fi.act == actDestruct) {
+		if fn.Kind == Action && !stmt && types.IsVoid(fn.Result) {
+			// An action in an expression: dtrace reports it from the
+			// enclosing operator; nothing to record here.
+		} else if !c.actionOrder(e.Pos(), fi.act) {
+			return bad
+		}
+	}
+	if fn.Name == "speculate" && c.clause != nil {
+		c.clause.Speculative = true
+	}
+	return c.record(e, TypeAndValue{Type: fn.Result}, fl)
+}
+
+// special applies the argument rules of individual functions that come
+// before the prototype check.
+func (c *checker) special(e *syntax.CallExpr, fn *Func, tvs []TypeAndValue) bool {
+	switch fn.Name {
+	case "trace":
+		if len(tvs) == 1 && types.IsVoid(tvs[0].Type) {
+			c.errorf(e.Pos(), D_TRACE_VOID, "trace( ) may not be applied to a void expression")
+			return false
+		}
+		if len(tvs) == 1 && types.Underlying(tvs[0].Type).Kind() == types.KindDyn {
+			c.errorf(e.Pos(), D_TRACE_DYN, "trace( ) may not be applied to a dynamic expression")
+			return false
+		}
+	case "clear", "trunc", "normalize", "denormalize":
+		tag := map[string]Tag{"clear": D_CLEAR_AGGARG, "trunc": D_TRUNC_AGGARG, "normalize": D_NORMALIZE_AGGARG, "denormalize": D_NORMALIZE_AGGARG}[fn.Name]
+		if len(tvs) >= 1 {
+			if _, ok := unparen(e.Args[0]).(*syntax.AggExpr); !ok {
+				c.errorf(e.Pos(), tag, "%s( ) argument #1 is incompatible with prototype:\n\tprototype: aggregation\n\t argument: %s", fn.Name, types.TypeString(tvs[0].Type))
+				return false
+			}
+		}
+	case "printa":
+		if len(tvs) == 0 {
+			c.errorf(e.Pos(), D_PRINTA_PROTO, "printa( ) prototype mismatch: 0 args passed, 1 expected")
+			return false
+		}
+		start := 0
+		if tvs[0].Value != nil && tvs[0].Value.IsStr {
+			start = 1
+		}
+		if start == 1 && len(tvs) == 1 {
+			c.errorf(e.Pos(), D_PRINTA_PROTO, "printa( ) prototype mismatch: 1 args passed, 2 expected")
+			return false
+		}
+		for i := start; i < len(tvs); i++ {
+			if _, ok := unparen(e.Args[i]).(*syntax.AggExpr); !ok {
+				c.errorf(e.Pos(), D_PRINTA_AGGARG, "printa( ) argument #%d is incompatible with prototype:\n\tprototype: aggregation\n\t argument: %s", i+1, types.TypeString(tvs[i].Type))
+				return false
+			}
+		}
+		return true
+	}
+	return true
+}
+
+// specialAfter applies the rules of individual functions that dtrace
+// checks after the prototype.
+func (c *checker) specialAfter(e *syntax.CallExpr, fn *Func, tvs []TypeAndValue) bool {
+	constArg := func(i int) (int64, bool) {
+		if i >= len(tvs) || tvs[i].Value == nil || tvs[i].Value.IsStr || !types.IsInteger(tvs[i].Type) {
+			return 0, false
+		}
+		return tvs[i].Value.Int, true
+	}
+	switch fn.Name {
+	case "stack":
+		if len(tvs) == 1 {
+			if v, ok := constArg(0); !ok || v <= 0 {
+				c.errorf(e.Pos(), D_STACK_SIZE, "stack( ) argument #1 must be a non-zero positive integer constant")
+				return false
+			}
+		}
+	case "ustack", "jstack":
+		if len(tvs) >= 1 {
+			if v, ok := constArg(0); !ok || v <= 0 {
+				c.errorf(e.Pos(), D_USTACK_FRAMES, "%s( ) argument #1 must be a non-zero positive integer constant", fn.Name)
+				return false
+			}
+		}
+		if len(tvs) >= 2 {
+			if v, ok := constArg(1); !ok || v < 0 {
+				c.errorf(e.Pos(), D_USTACK_STRSIZE, "%s( ) argument #2 must be a positive integer constant", fn.Name)
+				return false
+			}
+		}
+	case "tracemem":
+		if !types.IsInteger(tvs[0].Type) && !isPtrLike(tvs[0].Type) {
+			c.errorf(e.Pos(), D_TRACEMEM_ADDR, "tracemem( ) argument #1 is incompatible with prototype:\n\tprototype: pointer or integer\n\t argument: %s", types.TypeString(tvs[0].Type))
+			return false
+		}
+		if v, ok := constArg(1); !ok || v <= 0 {
+			c.errorf(e.Pos(), D_TRACEMEM_SIZE, "tracemem( ) argument #2 must be a non-zero positive integral constant expression")
+			return false
+		}
+	case "alloca":
+		if v, ok := constArg(0); ok && c.conf.ScratchSize > 0 && uint64(v) > uint64(c.conf.ScratchSize-8) {
+			c.errorf(e.Pos(), D_ALLOCA_SIZE, "alloca(%d) size larger than scratchsize %d", uint64(v), c.conf.ScratchSize-8)
+			return false
+		}
+	case "printf":
+		if len(tvs) > 0 && (tvs[0].Value == nil || !tvs[0].Value.IsStr) {
+			c.errorf(e.Pos(), D_PRINTF_ARG_FMT, "printf( ) argument #1 is incompatible with prototype:\n\tprototype: string constant\n\t argument: %s", types.TypeString(tvs[0].Type))
+			return false
+		}
+		if c.conf.Format != nil {
+			argTypes := make([]types.Type, len(tvs)-1)
+			for i := range argTypes {
+				argTypes[i] = tvs[i+1].Type
+			}
+			if err := c.conf.Format(fn.Name, tvs[0].Value.Str, argTypes); err != nil {
+				c.formatError(e.Pos(), err)
+				return false
+			}
+		}
+	}
+	return true
+}
+
+// formatError reports an error from Config.Format.
+func (c *checker) formatError(pos syntax.Pos, err error) {
+	if fe, ok := err.(*Error); ok {
+		c.errorf(pos, fe.Tag, "%s", fe.Msg)
+		return
+	}
+	c.errorf(pos, D_PRINTF_ARG_TYPE, "%s", err.Error())
+}
+
+// aggFuncs are the aggregating functions whose argument #1 must be scalar.
+var scalarAgg = map[string]bool{"avg": true, "sum": true, "min": true, "max": true, "stddev": true,
+	"quantize": true, "lquantize": true, "llquantize": true}
+
+// aggAssign checks `@name[keys] = func(args)`.
+func (c *checker) aggAssign(e *syntax.AssignExpr, ae *syntax.AggExpr) TypeAndValue {
+	call, ok := unparen(e.Y).(*syntax.CallExpr)
+	var fi *funcInfo
+	if ok {
+		if id, ok2 := unparen(call.Fun).(*syntax.Ident); ok2 {
+			fi = c.funcs[id.Name]
+		}
+	}
+	if fi == nil || fi.fn.Kind != AggFunc {
+		if fi == nil && call != nil {
+			if id, ok2 := unparen(call.Fun).(*syntax.Ident); ok2 {
+				return c.fail(e.Pos(), D_FUNC_UNDEF, "undefined function name: %s", id.Name)
+			}
+		}
+		if fi == nil && call == nil {
+			if y := c.expr(e.Y); y.Type == nil {
+				return bad
+			}
+		}
+		return c.fail(e.Pos(), D_AGG_FUNC, "@%s must be assigned the result of an aggregating function", ae.Name)
+	}
+	fn := fi.fn
+	a := c.aggs[ae.Name]
+	if a != nil && a.Func != fn.Name {
+		line := 0
+		if c.fset != nil {
+			line = c.fset.Position(a.Pos).Line
+		}
+		return c.fail(e.Pos(), D_AGG_REDEF, "aggregation redefined: @%s\n\t current: @%s = %s( )\n\tprevious: @%s = %s( ) : line %d",
+			ae.Name, ae.Name, fn.Name, ae.Name, a.Func, line)
+	}
+	// Keys.
+	var keys []types.Type
+	if a != nil && a.Keys != nil {
+		if !c.checkKeys(ae.Pos(), "@"+ae.Name+"[ ]", "", ae.Keys, a.Keys, "aggregation") {
+			return bad
+		}
+		keys = a.Keys
+	} else {
+		for i, k := range ae.Keys {
+			tv := c.expr(k)
+			if tv.Type == nil {
+				return bad
+			}
+			if !c.keyOK(k, tv, i, "aggregation") {
+				return bad
+			}
+			t := tv.Type
+			if types.IsCharArray(t) || (tv.Value != nil && tv.Value.IsStr) {
+				t = c.strType
+			}
+			keys = append(keys, t)
+		}
+		if a != nil && len(keys) > 0 && a.Keys == nil && a.ID >= 0 && len(a.Keys) != len(keys) {
+			if !c.checkKeys(ae.Pos(), "@"+ae.Name+"[ ]", "", ae.Keys, a.Keys, "aggregation") {
+				return bad
+			}
+		}
+	}
+	c.info.Calls[call] = fn
+	tvs, ok := c.args(call.Args)
+	if !ok {
+		return bad
+	}
+	if !c.checkSig(call.Pos(), fn.Name, fi.sig, call.Args, tvs) {
+		return bad
+	}
+	if scalarAgg[fn.Name] && len(tvs) > 0 && !types.IsScalar(tvs[0].Type) {
+		return c.fail(call.Pos(), D_AGG_SCALAR, "%s( ) argument #1 must be of scalar type", fn.Name)
+	}
+	params, ok := c.quantParams(call, fn.Name, tvs, a)
+	if !ok {
+		return bad
+	}
+	if a == nil {
+		a = &Agg{Name: ae.Name, ID: len(c.info.Aggs), Func: fn.Name, Keys: keys, Pos: e.Pos(), Params: params}
+		if a.Keys == nil {
+			a.Keys = []types.Type{}
+		}
+		if len(tvs) > 0 {
+			a.Arg = tvs[0].Type
+		}
+		c.aggs[ae.Name] = a
+		c.info.Aggs = append(c.info.Aggs, a)
+	}
+	c.info.Uses[ae] = a
+	c.record(ae, TypeAndValue{Type: types.Agg}, exprFlags{isVar: true})
+	c.clauseAgg(a)
+	if !c.aggOrder(e.Pos()) {
+		return bad
+	}
+	return c.record(e, TypeAndValue{Type: types.Void}, exprFlags{})
+}
+
+// quantParams checks the constant parameters of lquantize and llquantize
+// and returns them.
+func (c *checker) quantParams(call *syntax.CallExpr, name string, tvs []TypeAndValue, prev *Agg) ([]int64, bool) {
+	constArg := func(i int) (int64, bool) {
+		if i >= len(tvs) || tvs[i].Value == nil || tvs[i].Value.IsStr || !types.IsInteger(tvs[i].Type) {
+			return 0, false
+		}
+		return tvs[i].Value.Int, true
+	}
+	pos := call.Pos()
+	switch name {
+	case "lquantize":
+		base, ok := constArg(1)
+		if !ok {
+			c.errorf(pos, D_LQUANT_BASETYPE, "lquantize( ) argument #1 must be an integer constant")
+			return nil, false
+		}
+		if base != int64(int32(base)) {
+			c.errorf(pos, D_LQUANT_BASEVAL, "lquantize( ) argument #1 must be a 32-bit quantity")
+			return nil, false
+		}
+		lim, ok := constArg(2)
+		if !ok {
+			c.errorf(pos, D_LQUANT_LIMTYPE, "lquantize( ) argument #2 must be an integer constant")
+			return nil, false
+		}
+		if lim != int64(int32(lim)) {
+			c.errorf(pos, D_LQUANT_LIMVAL, "lquantize( ) argument #2 must be a 32-bit quantity")
+			return nil, false
+		}
+		if lim <= base {
+			c.errorf(pos, D_LQUANT_MISMATCH, "lquantize( ) base (argument #1) must be less than limit (argument #2)")
+			return nil, false
+		}
+		step := int64(1)
+		if len(tvs) > 3 {
+			step, ok = constArg(3)
+			if !ok || step <= 0 {
+				c.errorf(pos, D_LQUANT_STEPTYPE, "lquantize( ) argument #3 must be a non-zero positive integer constant")
+				return nil, false
+			}
+			if step != int64(uint16(step)) {
+				c.errorf(pos, D_LQUANT_STEPVAL, "lquantize( ) argument #3 must be a 16-bit quantity")
+				return nil, false
+			}
+		}
+		levels := (lim - base) / step
+		if levels == 0 {
+			c.errorf(pos, D_LQUANT_STEPLARGE, "lquantize( ) step (argument #3) too large: must have at least one quantization level")
+			return nil, false
+		}
+		if levels > 0xffff {
+			c.errorf(pos, D_LQUANT_STEPSMALL, "lquantize( ) step (argument #3) too small: number of quantization levels must be a 16-bit quantity")
+			return nil, false
+		}
+		if prev != nil && len(prev.Params) == 3 {
+			ob, ol, os := prev.Params[0], prev.Params[1], prev.Params[2]
+			onlevels := (ol - ob) / os
+			switch {
+			case ob != base:
+				c.errorf(pos, D_LQUANT_MATCHBASE, "lquantize( ) base (argument #1) doesn't match previous declaration: expected %d, found %d", ob, base)
+				return nil, false
+			case levels != onlevels:
+				c.errorf(pos, D_LQUANT_MATCHLIM, "lquantize( ) limit (argument #2) doesn't match previous declaration: expected %d, found %d", ob+onlevels*os, lim)
+				return nil, false
+			case os != step:
+				c.errorf(pos, D_LQUANT_MATCHSTEP, "lquantize( ) step (argument #3) doesn't match previous declaration: expected %d, found %d", os, step)
+				return nil, false
+			}
+		}
+		return []int64{base, lim, step}, true
+	case "llquantize":
+		factor, ok := constArg(1)
+		if !ok {
+			c.errorf(pos, D_LLQUANT_FACTORTYPE, "llquantize( ) argument #1 must be an integer constant")
+			return nil, false
+		}
+		if factor < 2 || factor > 0xffff {
+			c.errorf(pos, D_LLQUANT_FACTORVAL, "llquantize( ) argument #1 must be an unsigned 16-bit quantity greater than or equal to 2")
+			return nil, false
+		}
+		low, ok := constArg(2)
+		if !ok {
+			c.errorf(pos, D_LLQUANT_LMAGTYPE, "llquantize( ) argument #2 must be an integer constant")
+			return nil, false
+		}
+		if low < 0 || low > 0xffff {
+			c.errorf(pos, D_LLQUANT_LMAGVAL, "llquantize( ) argument #2 must be an unsigned 16-bit quantity")
+			return nil, false
+		}
+		high, ok := constArg(3)
+		if !ok {
+			c.errorf(pos, D_LLQUANT_HMAGTYPE, "llquantize( ) argument #3 must be an integer constant")
+			return nil, false
+		}
+		if high < 0 || high > 0xffff {
+			c.errorf(pos, D_LLQUANT_HMAGVAL, "llquantize( ) argument #3 must be an unsigned 16-bit quantity")
+			return nil, false
+		}
+		if high < low {
+			c.errorf(pos, D_LLQUANT_HMAGVAL, "llquantize( ) argument #3 (high magnitude) must be at least argument #2 (low magnitude)")
+			return nil, false
+		}
+		if pow(factor, high+1) == 0 {
+			c.errorf(pos, D_LLQUANT_HMAGVAL, "llquantize( ) argument #3 (high magnitude) will cause overflow of 64 bits")
+			return nil, false
+		}
+		steps, ok := constArg(4)
+		if !ok || steps <= 0 {
+			c.errorf(pos, D_LLQUANT_STEPTYPE, "llquantize( ) argument #4 must be a non-zero positive integer constant")
+			return nil, false
+		}
+		if steps > 0xffff {
+			c.errorf(pos, D_LLQUANT_STEPVAL, "llquantize( ) argument #4 must be an unsigned 16-bit quantity")
+			return nil, false
+		}
+		if steps > factor {
+			if steps%factor != 0 {
+				c.errorf(pos, D_LLQUANT_STEPVAL, "llquantize() argument #4 (steps) must be a multiple of argument #1 (factor) when steps>factor")
+				return nil, false
+			}
+			if (factor*factor)%steps != 0 {
+				c.errorf(pos, D_LLQUANT_STEPVAL, "llquantize() argument #4 (steps) must evenly divide the square of argument #1 (factor) when steps>factor and lmag (argument #2) is 0")
+				return nil, false
+			}
+		} else if factor%steps != 0 {
+			c.errorf(pos, D_LLQUANT_STEPVAL, "llquantize() argument #4 (steps) must evenly divide argument #1 (factor) when steps<factor")
+			return nil, false
+		}
+		if prev != nil && len(prev.Params) == 4 {
+			p := prev.Params
+			switch {
+			case p[0] != factor:
+				c.errorf(pos, D_LLQUANT_MATCHFACTOR, "llquantize() factor (argument #1) doesn't match previous declaration: expected %d, found %d", p[0], factor)
+				return nil, false
+			case p[1] != low:
+				c.errorf(pos, D_LLQUANT_MATCHLMAG, "llquantize() lmag (argument #2) doesn't match previous declaration: expected %d, found %d", p[1], low)
+				return nil, false
+			case p[2] != high:
+				c.errorf(pos, D_LLQUANT_MATCHHMAG, "llquantize() hmag (argument #3) doesn't match previous declaration: expected %d, found %d", p[2], high)
+				return nil, false
+			case p[3] != steps:
+				c.errorf(pos, D_LLQUANT_MATCHSTEPS, "llquantize() steps (argument #4) doesn't match previous declaration: expected %d, found %d", p[3], steps)
+				return nil, false
+			}
+		}
+		return []int64{factor, low, high, steps}, true
+	}
+	return nil, true
+}
+
+// pow returns b**e, or 0 if it overflows 64 bits.
+func pow(b, e int64) uint64 {
+	r := uint64(1)
+	for ; e > 0; e-- {
+		hi := r * uint64(b)
+		if hi/uint64(b) != r {
+			return 0
+		}
+		r = hi
+	}
+	return r
+}

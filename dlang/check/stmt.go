@@ -1,0 +1,534 @@
+package check
+
+import (
+	"strconv"
+	"strings"
+
+	"github.com/dtrace-go/dtrace/dlang/syntax"
+	"github.com/dtrace-go/dtrace/dlang/types"
+)
+
+// Clause flags for the ordering rules of actions (dtrace's
+// DT_CLSFLAG_*).
+const (
+	clsDataRec = 1 << iota
+	clsAgg
+	clsSpeculate
+	clsCommit
+)
+
+// actionOrder applies dtrace's rules on what may follow speculate() and
+// commit() in one clause.
+func (c *checker) actionOrder(pos syntax.Pos, k actKind) bool {
+	f := &c.clsFlags
+	fail := func(tag Tag, msg string) bool {
+		c.errorf(pos, tag, "%s", msg)
+		return false
+	}
+	switch k {
+	case actCommit:
+		if *f&(clsDataRec|clsAgg) != 0 {
+			return fail(D_COMM_DREC, "commit( ) may not follow data-recording action(s)")
+		}
+		*f |= clsCommit
+		return true
+	case actDiscard:
+		return true
+	case actSpeculate:
+		if *f&clsSpeculate != 0 {
+			return fail(D_SPEC_SPEC, "speculate( ) may not follow speculate( )")
+		}
+		if *f&clsCommit != 0 {
+			return fail(D_SPEC_COMM, "speculate( ) may not follow commit( )")
+		}
+		if *f&(clsDataRec|clsAgg) != 0 {
+			return fail(D_SPEC_DREC, "speculate( ) may not follow data-recording action(s)")
+		}
+		*f |= clsSpeculate
+		return true
+	}
+	if *f&clsSpeculate != 0 {
+		if k == actDestruct {
+			return fail(D_ACT_SPEC, "destructive actions may not follow speculate( )")
+		}
+		if k == actExit {
+			return fail(D_EXIT_SPEC, "exit( ) may not follow speculate( )")
+		}
+	}
+	if *f&clsCommit != 0 {
+		return fail(D_DREC_COMM, "data-recording actions may not follow commit( )")
+	}
+	*f |= clsDataRec
+	return true
+}
+
+// aggOrder applies the ordering rules to an aggregation.
+func (c *checker) aggOrder(pos syntax.Pos) bool {
+	if c.clause == nil {
+		return true
+	}
+	if c.clsFlags&clsCommit != 0 {
+		c.errorf(pos, D_AGG_COMM, "aggregating actions may not follow commit( )")
+		return false
+	}
+	if c.clsFlags&clsSpeculate != 0 {
+		c.errorf(pos, D_AGG_SPEC, "aggregating actions may not follow speculate( )")
+		return false
+	}
+	c.clsFlags |= clsAgg
+	return true
+}
+
+// program checks one program's declarations in order.
+func (c *checker) program(p *syntax.Program) {
+	if p == nil {
+		return
+	}
+	for _, d := range p.Decls {
+		if len(c.errs) > 0 {
+			return // dtrace stops at the first error
+		}
+		switch d := d.(type) {
+		case *syntax.ProbeClause:
+			c.probeClause(d)
+		case *syntax.Declaration:
+			c.declaration(d, false)
+		case *syntax.InlineDecl:
+			c.inline(d)
+		case *syntax.TranslatorDecl:
+			c.translator(d)
+		case *syntax.PragmaDecl:
+			c.pragma(d)
+		case *syntax.ProviderDecl:
+			// Provider definitions matter only to -h and -G.
+		}
+	}
+}
+
+// expandDesc substitutes macro variables in a probe description.
+func (c *checker) expandDesc(pd *syntax.ProbeDesc) (string, bool) {
+	s := pd.Text
+	if !strings.Contains(s, "$") {
+		return s, true
+	}
+	var b strings.Builder
+	for i := 0; i < len(s); i++ {
+		if s[i] != '$' {
+			b.WriteByte(s[i])
+			continue
+		}
+		j := i + 1
+		for j < len(s) && (s[j] == '_' || s[j] >= 'a' && s[j] <= 'z' || s[j] >= 'A' && s[j] <= 'Z' || s[j] >= '0' && s[j] <= '9') {
+			j++
+		}
+		name := s[i+1 : j]
+		if n, err := strconv.Atoi(name); err == nil {
+			switch {
+			case n < len(c.conf.MacroArgs):
+				if n < len(c.usedArgs) {
+					c.usedArgs[n] = true
+				}
+				b.WriteString(c.conf.MacroArgs[n])
+			case c.conf.DefaultArgs:
+			default:
+				c.errorf(pd.Pos(), D_MACRO_UNDEF, "macro argument $%s is not defined", name)
+				return "", false
+			}
+		} else if v, ok := c.conf.Macros[name]; ok {
+			b.WriteString(strconv.FormatInt(v, 10))
+		} else if name == "target" {
+			b.WriteString("0")
+		} else {
+			c.errorf(pd.Pos(), D_MACRO_UNDEF, "macro variable $%s is not defined", name)
+			return "", false
+		}
+		i = j - 1
+	}
+	return b.String(), true
+}
+
+// probeClause checks a clause.
+func (c *checker) probeClause(d *syntax.ProbeClause) {
+	cl := &Clause{Index: len(c.info.Clauses), Decl: d, Pred: d.Pred, Body: d.Body}
+	c.info.Clauses = append(c.info.Clauses, cl)
+	for _, pd := range d.Descs {
+		s, ok := c.expandDesc(pd)
+		if !ok {
+			return
+		}
+		cl.Probes = append(cl.Probes, s)
+	}
+	c.clause = cl
+	c.clsFlags = 0
+	defer func() { c.clause = nil }()
+	if d.Pred != nil {
+		tv := c.expr(d.Pred)
+		if tv.Type == nil {
+			return
+		}
+		if !types.IsScalar(tv.Type) && !types.IsStringLike(tv.Type) {
+			c.errorf(d.Pred.Pos(), D_PRED_SCALAR, "predicate result must be of scalar type")
+			return
+		}
+	}
+	if d.Body != nil {
+		c.stmts(d.Body.List)
+	}
+}
+
+func (c *checker) stmts(list []syntax.Stmt) {
+	for _, s := range list {
+		if len(c.errs) > 0 {
+			return
+		}
+		c.stmt(s)
+	}
+}
+
+func (c *checker) stmt(s syntax.Stmt) {
+	switch s := s.(type) {
+	case *syntax.ExprStmt:
+		switch x := unparen(s.X).(type) {
+		case *syntax.CallExpr:
+			c.call(x, true)
+			return
+		case *syntax.AggExpr:
+			c.errorf(x.Pos(), D_AGG_NULL, "expression has null effect: @%s", x.Name)
+			return
+		}
+		c.expr(s.X)
+	case *syntax.BlockStmt:
+		c.stmts(s.List)
+	case *syntax.IfStmt:
+		tv := c.expr(s.Cond)
+		if tv.Type == nil {
+			return
+		}
+		if c.flags[s.Cond].action {
+			c.errorf(s.Cond.Pos(), D_OP_ACT, "action cannot be used in a conditional context")
+			return
+		}
+		if !types.IsScalar(tv.Type) && !types.IsStringLike(tv.Type) {
+			c.errorf(s.Cond.Pos(), D_OP_SCALAR, "operator ?: expression must be of scalar type")
+			return
+		}
+		if s.Then != nil {
+			c.stmt(s.Then)
+		}
+		if s.Else != nil && len(c.errs) == 0 {
+			c.stmt(s.Else)
+		}
+	case *syntax.DeclStmt:
+		c.declaration(s.Decl, true)
+	case *syntax.EmptyStmt:
+	}
+}
+
+// idKindName names an identifier kind for redeclaration messages.
+func idKindName(v *Var) string {
+	if v.Keys != nil {
+		return "array"
+	}
+	return "scalar"
+}
+
+// declaration checks a declaration at top level or in a clause body.
+func (c *checker) declaration(d *syntax.Declaration, inClause bool) {
+	ds := d.Specs
+	if ds == nil {
+		return
+	}
+	switch ds.Class {
+	case syntax.Auto, syntax.Register, syntax.Static:
+		c.errorf(d.Pos(), D_DECL_BADCLASS, "specified storage class not appropriate in D")
+		return
+	}
+	base := c.specType(ds)
+	if base == nil {
+		return
+	}
+	if len(d.Decls) == 0 {
+		switch ds.Type.(type) {
+		case *syntax.StructType, *syntax.EnumType:
+			return
+		}
+		c.errorf(d.Pos(), D_DECL_USELESS, "useless declaration")
+		return
+	}
+	for _, dr := range d.Decls {
+		if len(c.errs) > 0 {
+			return
+		}
+		c.declarator(d, ds, base, dr)
+	}
+}
+
+func (c *checker) declarator(d *syntax.Declaration, ds *syntax.DeclSpecs, base types.Type, dr *syntax.Declarator) {
+	if dr.Name == nil {
+		c.errorf(dr.Pos(), D_DECL_USELESS, "useless declaration")
+		return
+	}
+	name := dr.Name.Name
+	if dr.Name.Scoped || dr.Name.Module != "" {
+		c.errorf(dr.Pos(), D_DECL_SCOPE, "D scoping operator may not be used in a declaration name (%s)", name)
+		return
+	}
+	// An associative array: the outermost derivation has key types.
+	var keys []types.Type
+	dt := dr.Type
+	if ad, ok := dt.(*syntax.ArrayDecl); ok && ad.Keys != nil {
+		for _, k := range ad.Keys {
+			kt := c.typeName(k)
+			if kt == nil {
+				return
+			}
+			if k.Specs != nil && k.Specs.Class != syntax.NoClass {
+				c.errorf(k.Pos(), D_DECL_PARMCLASS, "inappropriate storage class for function or associative array parameter")
+				return
+			}
+			keys = append(keys, kt)
+		}
+		dt = ad.Elem
+	}
+	t := c.derive(base, dt, name)
+	if t == nil {
+		return
+	}
+	if ds.Class == syntax.Typedef {
+		if old := c.info.Scope.Lookup(name); old != nil || c.dScope.Lookup(name) != nil || c.cScope.Lookup(name) != nil {
+			c.errorf(dr.Pos(), D_DECL_IDRED, "typedef redeclared: %s", name)
+			return
+		}
+		c.info.Scope.Insert(name, &types.Typedef{Name: name, Module: "D", Type: t})
+		return
+	}
+	if types.Underlying(t).Kind() == types.KindFunc {
+		// A function prototype declares nothing D can call.
+		return
+	}
+	if types.IsVoid(t) {
+		c.errorf(dr.Pos(), D_DECL_VOIDOBJ, "cannot have void object: %s", name)
+		return
+	}
+	if c.incomplete(t) {
+		c.errorf(dr.Pos(), D_DECL_INCOMPLETE, "incomplete struct/union/enum %s: %s", types.TypeString(t), name)
+		return
+	}
+	if _, ok := c.builtins[name]; ok && ds.Class != syntax.Self && ds.Class != syntax.This {
+		c.errorf(dr.Pos(), D_DECL_IDRED, "built-in identifier redeclared: %s", name)
+		return
+	}
+	if ds.Class == syntax.Extern {
+		c.externs[name] = t
+		return
+	}
+	tab, kind := c.globals, GlobalVar
+	switch ds.Class {
+	case syntax.Self:
+		tab, kind = c.threads, ThreadVar
+	case syntax.This:
+		tab, kind = c.locals, LocalVar
+		if keys != nil {
+			c.errorf(dr.Pos(), D_DECL_LOCASSC, "associative arrays may not be declared as local variables: %s", name)
+			return
+		}
+	}
+	if old, ok := tab[name]; ok {
+		if old.Type != nil && (!types.Identical(old.Type, t) || (old.Keys == nil) != (keys == nil)) {
+			c.errorf(dr.Pos(), D_DECL_IDRED, "identifier redeclared: %s\n\t current: %s %s\n\tprevious: %s %s",
+				name, kindWord(keys), types.TypeString(t), idKindName(old), types.TypeString(old.Type))
+			return
+		}
+		if keys != nil && len(keys) != len(old.Keys) {
+			c.errorf(dr.Pos(), D_DECL_IDRED, "identifier redeclared: %s\n\t current: %s of %s, tuple length %d\n\tprevious: %s of %s, tuple length %d",
+				name, "array", types.TypeString(t), len(keys), "array", types.TypeString(old.Type), len(old.Keys))
+			return
+		}
+		for i := range keys {
+			if !types.Identical(keys[i], old.Keys[i]) {
+				c.errorf(dr.Pos(), D_DECL_IDRED, "identifier redeclared: %s\n\t current: %s, key #%d of type %s\n\tprevious: %s, key #%d of type %s",
+					name, "array", i+1, types.TypeString(keys[i]), "array", i+1, types.TypeString(old.Keys[i]))
+				return
+			}
+		}
+		if old.Type == nil {
+			old.Type, old.Size = t, t.Size()
+		}
+		return
+	}
+	if kind == GlobalVar {
+		if _, ok := c.inlines[name]; ok {
+			c.errorf(dr.Pos(), D_DECL_IDRED, "identifier redeclared: %s", name)
+			return
+		}
+	}
+	v := c.newVar(name, kind, t, keys, dr.Pos())
+	v.Declared = true
+	tab[name] = v
+	c.info.Defs[dr] = v
+}
+
+func kindWord(keys []types.Type) string {
+	if keys != nil {
+		return "array"
+	}
+	return "scalar"
+}
+
+// inline checks `inline T name = expr;`.
+func (c *checker) inline(d *syntax.InlineDecl) {
+	if d.Specs != nil && d.Specs.Class != syntax.NoClass {
+		c.errorf(d.Pos(), D_DECL_BADCLASS, "specified storage class not appropriate for inline declaration")
+		return
+	}
+	if d.Decl == nil || d.Decl.Name == nil {
+		c.errorf(d.Pos(), D_DECL_USELESS, "inline declaration requires a name")
+		return
+	}
+	name := d.Decl.Name.Name
+	base := c.specType(d.Specs)
+	if base == nil {
+		return
+	}
+	t := c.derive(base, d.Decl.Type, name)
+	if t == nil {
+		return
+	}
+	if types.IsVoid(t) {
+		c.errorf(d.Pos(), D_DECL_VOIDOBJ, "cannot declare void inline: %s", name)
+		return
+	}
+	prev := ""
+	switch {
+	case c.inlines[name] != nil:
+		prev = "scalar inline"
+	case c.globals[name] != nil:
+		prev = "scalar "
+	case c.builtins[name] != nil:
+		prev = "scalar "
+	}
+	if prev != "" {
+		c.errorf(d.Pos(), D_DECL_IDRED, "identifier redefined: %s\n\t current: inline definition\n\tprevious: %s", name, prev)
+		return
+	}
+	tv := c.expr(d.Value)
+	if tv.Type == nil {
+		return
+	}
+	if !c.argCompat(t, d.Value, tv) {
+		c.errorf(d.Pos(), D_OP_INCOMPAT, "inline %s definition uses incompatible types: \"%s\" = \"%s\"", name, types.TypeString(t), types.TypeString(tv.Type))
+		return
+	}
+	in := &Inline{Name: name, Type: t, Value: d.Value, Pos: d.Pos()}
+	if tv.Value != nil && types.IsInteger(t) && !tv.Value.IsStr {
+		c.info.Types[d.Value] = TypeAndValue{Type: tv.Type, Value: intConst(normalize(tv.Value.Int, t))}
+	}
+	c.inlines[name] = in
+	c.info.Defs[d.Decl] = in
+}
+
+// translator checks a translator declaration.
+func (c *checker) translator(d *syntax.TranslatorDecl) {
+	out := c.typeName(d.Out)
+	if out == nil {
+		return
+	}
+	in := c.typeName(d.In)
+	if in == nil {
+		return
+	}
+	s, ok := types.Underlying(out).(*types.Struct)
+	if !ok {
+		c.errorf(d.Pos(), D_XLATE_SOU, "translator output type must be a struct or union")
+		return
+	}
+	if !s.Complete {
+		c.errorf(d.Pos(), D_XLATE_SOU, "incomplete struct/union/enum %s", types.TypeString(out))
+		return
+	}
+	for _, tr := range c.info.Translators {
+		if types.Identical(tr.Out, out) && types.Identical(tr.In, in) {
+			c.errorf(d.Pos(), D_XLATE_REDECL, "translator from %s to %s has already been declared", types.TypeString(in), types.TypeString(out))
+			return
+		}
+	}
+	tr := &Translator{Out: out, In: in, Decl: d, Member: map[string]*syntax.XlateMember{}, ID: len(c.info.Translators)}
+	if d.Param != nil {
+		tr.Param = d.Param.Name
+	}
+	// The input parameter is visible as a variable while checking members.
+	saved, had := c.xlParam, c.xlParamOn
+	c.xlParam, c.xlParamOn = &Var{Name: tr.Param, Kind: LocalVar, ID: -1, Type: in, Size: in.Size()}, true
+	defer func() { c.xlParam, c.xlParamOn = saved, had }()
+	for _, m := range d.Members {
+		f, _, ok := s.Field(m.Name.Name)
+		if !ok {
+			c.errorf(m.Pos(), D_XLATE_MEMB, "translator member %s is not a member of %s", m.Name.Name, types.TypeString(out))
+			return
+		}
+		tv := c.expr(m.Value)
+		if tv.Type == nil {
+			return
+		}
+		if !c.argCompat(f.Type, m.Value, tv) {
+			c.errorf(m.Pos(), D_XLATE_INCOMPAT, "translator member %s definition uses incompatible types: \"%s\" = \"%s\"", m.Name.Name, types.TypeString(f.Type), types.TypeString(tv.Type))
+			return
+		}
+		tr.Member[m.Name.Name] = m
+	}
+	c.info.Translators = append(c.info.Translators, tr)
+}
+
+// pragma handles #pragma lines.
+func (c *checker) pragma(d *syntax.PragmaDecl) {
+	w := d.Words
+	if len(w) == 0 {
+		return
+	}
+	switch w[0] {
+	case "D":
+		if len(w) < 2 {
+			c.errorf(d.Pos(), D_PRAGMA_MALFORM, "malformed #pragma D <directive>")
+			return
+		}
+		switch w[1] {
+		case "option":
+			if len(w) < 3 {
+				c.errorf(d.Pos(), D_PRAGMA_MALFORM, "malformed #pragma %s <option>=<val>", "option")
+				return
+			}
+			if len(w) > 3 {
+				c.errorf(d.Pos(), D_PRAGMA_MALFORM, "superfluous arguments specified for #pragma %s", "option")
+				return
+			}
+			name, val, _ := strings.Cut(w[2], "=")
+			if c.conf.Pragma != nil {
+				if err := c.conf.Pragma(name, val); err != nil {
+					if val != "" {
+						c.errorf(d.Pos(), D_PRAGMA_OPTSET, "failed to set option '%s' to '%s': %s", name, val, err.Error())
+					} else {
+						c.errorf(d.Pos(), D_PRAGMA_OPTSET, "failed to set option '%s': %s", name, err.Error())
+					}
+					return
+				}
+			}
+			if name == "strsize" {
+				if n, err := strconv.ParseInt(val, 0, 64); err == nil && n > 0 {
+					c.info.StrSize = n
+					c.strType.Bytes = n
+				}
+			}
+		case "attributes", "binding", "depends_on", "ident", "line", "error":
+			if w[1] == "error" {
+				c.errorf(d.Pos(), D_PRAGERR, "#%s: %s", "error", strings.Join(w[2:], " "))
+			}
+		default:
+			c.errorf(d.Pos(), D_PRAGMA_INVAL, "invalid D pragma: %s", w[1])
+		}
+	case "error":
+		c.errorf(d.Pos(), D_PRAGERR, "#%s: %s", "error", strings.Join(w[1:], " "))
+	case "ident", "line", "once":
+	default:
+		// Unknown non-D pragmas are ignored, as in C.
+	}
+}
