@@ -63,6 +63,12 @@ type ProbeClause struct {
 // whitespace-separated words after "#pragma".
 type PragmaDecl struct {
 	Span
+	// Directive is "pragma" for #pragma lines, or the name of another
+	// control directive dtrace knows ("error", "ident"). Line markers
+	// (# 12 "file", #line) are applied by the scanner and not kept.
+	Directive string
+	// Words are the words after the directive, as written (a quoted
+	// string keeps its quotes).
 	Words []string
 }
 

@@ -40,6 +40,32 @@ type File struct {
 	// start on line 1 of its file (an interpreter file's #! line, cpp's
 	// #line markers).
 	lineOffset int
+	// infos are the line directives (# 12 "file") seen in the text, by
+	// increasing offset.
+	infos []lineInfo
+}
+
+// lineInfo says that the line starting at Offset is line Line of Filename.
+type lineInfo struct {
+	Offset   int
+	Filename string
+	Line     int
+}
+
+// AddLineInfo records a line directive: the line that starts at offset is
+// line `line` of filename ("" keeps the current name). Offsets must
+// increase; the scanner calls it for cpp line markers.
+func (f *File) AddLineInfo(offset int, filename string, line int) {
+	f.mu.Lock()
+	if n := len(f.infos); filename == "" && n > 0 {
+		filename = f.infos[n-1].Filename
+	}
+	if n := len(f.infos); n == 0 || f.infos[n-1].Offset < offset {
+		f.infos = append(f.infos, lineInfo{offset, filename, line})
+	} else if f.infos[n-1].Offset == offset {
+		f.infos[n-1] = lineInfo{offset, filename, line}
+	}
+	f.mu.Unlock()
 }
 
 // Name returns the file name given to AddFile.
@@ -78,8 +104,19 @@ func (f *File) Position(p Pos) Position {
 	if i >= 0 {
 		col = off - f.lines[i] + 1
 	}
+	pos := Position{Filename: f.name, Offset: off, Line: i + 1 + f.lineOffset, Column: col}
+	// The last line directive before off renumbers the lines after it.
+	j := sort.Search(len(f.infos), func(j int) bool { return f.infos[j].Offset > off }) - 1
+	if j >= 0 {
+		info := f.infos[j]
+		if info.Filename != "" {
+			pos.Filename = info.Filename
+		}
+		k := sort.Search(len(f.lines), func(k int) bool { return f.lines[k] > info.Offset }) - 1
+		pos.Line = info.Line + i - k
+	}
 	f.mu.Unlock()
-	return Position{Filename: f.name, Offset: off, Line: i + 1 + f.lineOffset, Column: col}
+	return pos
 }
 
 // FileSet holds the sources of one compilation: -s files, -n strings and

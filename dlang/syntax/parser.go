@@ -1,0 +1,1224 @@
+package syntax
+
+import (
+	"fmt"
+	"strings"
+)
+
+// Mode controls what Parse accepts.
+type Mode uint
+
+// Parse modes.
+const (
+	// BareDescs accepts a clause that is only probe descriptions, with
+	// neither predicate nor actions, as dtrace does for text given with
+	// -n, -P, -m, -f and -i. In a script file that is an error.
+	BareDescs Mode = 1 << iota
+	// PSpec makes every word at the outer level a probe description,
+	// never a type name (dtrace's -xpspec, and always for -n text).
+	PSpec
+)
+
+// Config holds the parser's settings beyond the mode.
+type Config struct {
+	Mode Mode
+	// IsTypeName reports whether a name (possibly module`name) is a type
+	// name known outside the program, such as a kernel typedef. The
+	// parser itself knows D's builtin type names and the typedefs the
+	// program declares. nil means none.
+	IsTypeName func(name string) bool
+	// MacroArg reports whether the macro argument $n is defined. When
+	// set, a reference to an undefined one is reported as dtrace's lexer
+	// does (D_MACRO_UNDEF); nil leaves the check to the checker.
+	MacroArg func(n int) bool
+}
+
+// Parse parses one D program (a -s script) and returns its tree. On a
+// syntax error it returns the declarations parsed before it and an
+// ErrorList holding the error; like dtrace it stops at the first one.
+func Parse(fset *FileSet, filename string, src []byte, mode Mode) (*Program, error) {
+	return (&Config{Mode: mode}).Parse(fset, filename, src)
+}
+
+// ParseProbeSpec parses text given with -n (and -P, -m, -f, -i after the
+// caller has made a description of it): a program whose clauses may be
+// bare probe descriptions, like "syscall::read:entry" or
+// "BEGIN { trace(1) }".
+func ParseProbeSpec(fset *FileSet, filename string, src []byte, mode Mode) (*Program, error) {
+	return (&Config{Mode: mode | BareDescs | PSpec}).Parse(fset, filename, src)
+}
+
+// Parse parses src as Parse does, with c's settings.
+func (c *Config) Parse(fset *FileSet, filename string, src []byte) (prog *Program, err error) {
+	p := &parser{cfg: c}
+	p.file = fset.AddFile(filename, len(src))
+	p.s.init(p.file, src, p.scanError)
+	p.s.pspec = c.Mode&PSpec != 0
+	p.s.isType = p.isType
+	p.s.macroDefined = c.MacroArg
+	p.typedefs = map[string]bool{}
+	p.idents = map[string]bool{}
+	prog = &Program{File: p.file, Span: Span{p.file.Pos(0), p.file.Pos(len(src))}}
+	defer func() {
+		if r := recover(); r != nil {
+			if _, ok := r.(bailout); !ok {
+				panic(r)
+			}
+		}
+		p.flushDirectives(Pos(1 << 62))
+		prog.Decls = p.decls
+		if len(p.errors) > 0 {
+			p.errors.Sort()
+			err = p.errors
+		}
+	}()
+	p.next()
+	for p.tok.tok != EOF {
+		p.addDecl(p.parseExternal())
+	}
+	return prog, nil
+}
+
+// bailout is the panic value that unwinds the parser after an error.
+type bailout struct{}
+
+type parser struct {
+	cfg    *Config
+	file   *File
+	s      scanner
+	tok    token
+	errors ErrorList
+	decls  []Decl
+
+	// clobbered says that dtrace would quote the rest of the line rather
+	// than the current token in a syntax error.
+	clobbered bool
+
+	typedefs map[string]bool // typedef names declared so far
+	// idents are names known not to be types: declared variables,
+	// inlines and enumerators, and names dtrace's lexer guessed to be
+	// variables (its pcb_idents).
+	idents map[string]bool
+
+	souType     bool // after struct, union or enum: the next name is a tag
+	declHasType bool // a named type specifier was seen in this declaration
+	inTypedef   bool // parsing a typedef declaration
+	xlatorInput bool // between < and > of a translator's input
+}
+
+// scanError is the scanner's error handler.
+func (p *parser) scanError(off int, tag, msg string) {
+	p.errorAt(off, tag, msg)
+}
+
+// errorAt records an error reported at the line of offset off and stops.
+func (p *parser) errorAt(off int, tag, msg string) {
+	pos := p.file.Position(p.file.Pos(off))
+	p.errors = append(p.errors, &Error{Pos: pos, Msg: msg, Tag: tag})
+	panic(bailout{})
+}
+
+func (p *parser) offset(pos Pos) int { return p.file.Offset(pos) }
+
+// syntaxError reports the current token as unexpected, quoting it as
+// dtrace does.
+func (p *parser) syntaxError() {
+	if p.tok.tok == EOF {
+		p.errorAt(p.offset(p.tok.pos), "D_SYNTAX", "syntax error near end of input")
+	}
+	p.errorAt(p.offset(p.tok.pos), "D_SYNTAX",
+		fmt.Sprintf("syntax error near \"%s\"", p.tok.nearText(p.clobbered)))
+}
+
+// next advances to the next token, classifying identifiers as dtrace's
+// lexer does (id_or_type).
+func (p *parser) next() {
+	p.tok = p.s.next()
+	p.clobbered = false
+	switch p.tok.tok {
+	case STRUCT, UNION, ENUM:
+		p.souType = true
+	case LPAREN, RPAREN, LSS, GTR, LBRACE:
+		p.souType = false
+	case IDENT:
+		if !p.tok.member {
+			p.classify()
+		}
+	}
+}
+
+// classify decides whether the current identifier is a type name.
+func (p *parser) classify() {
+	t := &p.tok
+	name := t.lit
+	if p.souType {
+		p.souType = false
+		t.tok = TNAME
+		return
+	}
+	if p.idents[name] || builtinIdents[name] {
+		return
+	}
+	// dtrace peeks at the next bytes: a name followed by ++, --, [, =,
+	// ; or (outside parentheses) , is taken for a variable. The peek
+	// clobbers the token text its errors quote.
+	p.clobbered = true
+	ident := false
+	switch t.next0 {
+	case '+', '-':
+		ident = t.next1 == t.next0
+	case '=':
+		ident = t.next1 != '='
+	case '[', ';':
+		ident = true
+	case ',':
+		ident = p.s.parens == 0
+	case '>':
+		ident = p.xlatorInput
+	case 0:
+		p.s.nulAtEOF = true
+	}
+	if ident {
+		if !p.inTypedef {
+			p.idents[name] = true
+		}
+		return
+	}
+	if !p.isType(name) || p.declHasType {
+		return
+	}
+	t.tok = TNAME
+}
+
+// isType reports whether name is a type name.
+func (p *parser) isType(name string) bool {
+	return builtinTypes[name] || p.typedefs[name] ||
+		p.cfg.IsTypeName != nil && p.cfg.IsTypeName(name)
+}
+
+// want checks that the current token is tok and advances past it.
+func (p *parser) want(tok Token) Pos {
+	if p.tok.tok != tok {
+		p.syntaxError()
+	}
+	pos := p.tok.pos
+	p.next()
+	return pos
+}
+
+// addDecl appends d after the control lines that precede its end.
+func (p *parser) addDecl(d Decl) {
+	p.flushDirectives(d.End())
+	p.decls = append(p.decls, d)
+}
+
+// flushDirectives moves the control lines scanned before end into the
+// declaration list.
+func (p *parser) flushDirectives(end Pos) {
+	i := 0
+	for ; i < len(p.s.directives) && p.s.directives[i].Pos() < end; i++ {
+		p.decls = append(p.decls, p.s.directives[i])
+	}
+	p.s.directives = p.s.directives[i:]
+}
+
+// ---------------------------------------------------------------------------
+// Top level
+
+// parseExternal parses one top-level item. The current token was
+// scanned in outer mode.
+func (p *parser) parseExternal() Decl {
+	switch p.tok.tok {
+	case PDESC, INT:
+		return p.parseClause()
+	case INLINE:
+		return p.parseInline()
+	case TRANSLATOR:
+		return p.parseTranslator()
+	case PROVIDER:
+		return p.parseProvider()
+	}
+	if p.isDeclStart() {
+		d := p.parseDeclaration()
+		return d
+	}
+	p.syntaxError()
+	return nil
+}
+
+// isDeclStart reports whether the current token can begin declaration
+// specifiers.
+func (p *parser) isDeclStart() bool {
+	switch p.tok.tok {
+	case AUTO, REGISTER, STATIC, EXTERN, TYPEDEF, SELF, THIS:
+		return true
+	}
+	return p.isTypeStart()
+}
+
+// isTypeStart reports whether the current token can begin a type name.
+func (p *parser) isTypeStart() bool {
+	switch p.tok.tok {
+	case VOID, CHAR, SHORT, INT_KW, LONG, FLOAT_KW, DOUBLE, SIGNED, UNSIGNED,
+		STRING_KW, TNAME, STRUCT, UNION, ENUM, CONST, VOLATILE, RESTRICT:
+		return true
+	}
+	return false
+}
+
+// parseClause parses `descs [/pred/] [{ body }]`.
+func (p *parser) parseClause() *ProbeClause {
+	c := &ProbeClause{Span: Span{From: p.tok.pos}}
+	for {
+		if p.tok.tok != PDESC && p.tok.tok != INT {
+			p.syntaxError()
+		}
+		c.Descs = append(c.Descs, &ProbeDesc{Span: Span{p.tok.pos, p.tok.end}, Text: p.tok.lit})
+		c.To = p.tok.end
+		p.next()
+		if p.tok.tok != COMMA {
+			break
+		}
+		p.next()
+	}
+	p.s.mode = exprMode
+	switch p.tok.tok {
+	case LBRACE:
+		c.Body = p.parseClauseBody()
+	case QUO:
+		p.next()
+		c.Pred = p.parseExpr()
+		if p.tok.tok != QUO || !p.tok.epred {
+			p.syntaxError()
+		}
+		slash := p.tok
+		p.next()
+		if p.tok.tok != LBRACE {
+			// dtrace reports this at the predicate node's line: the
+			// closing slash for an operator, whose node it builds only
+			// once it has seen the slash.
+			off := p.offset(c.Pred.End()) - 1
+			switch c.Pred.(type) {
+			case *BinaryExpr, *AssignExpr, *CondExpr, *CastExpr:
+				off = p.offset(slash.pos)
+			}
+			p.errorAt(off, "D_SYNTAX", "expected actions { } following probe description and predicate")
+		}
+		c.Body = p.parseClauseBody()
+	default:
+		if p.cfg.Mode&BareDescs == 0 {
+			p.errorAt(p.offset(c.Descs[0].End())-1, "D_SYNTAX",
+				"expected predicate and/or actions following probe description")
+		}
+		p.s.mode = outerMode
+		return c
+	}
+	c.To = c.Body.To
+	return c
+}
+
+// parseClauseBody parses a clause's `{ statements }`; the scanner goes
+// back to outer mode after it.
+func (p *parser) parseClauseBody() *BlockStmt {
+	b := &BlockStmt{Span: Span{From: p.tok.pos}}
+	p.next()
+	b.List = p.parseStmtList()
+	if p.tok.tok != RBRACE {
+		p.syntaxError()
+	}
+	b.To = p.tok.end
+	p.s.mode = outerMode
+	p.next()
+	return b
+}
+
+// parseStmtList parses statements up to a closing brace (not consumed).
+// As in dtrace, statements are separated by semicolons and the last one
+// needs none.
+func (p *parser) parseStmtList() []Stmt {
+	var list []Stmt
+	for p.tok.tok != RBRACE {
+		switch p.tok.tok {
+		case SEMI:
+			list = append(list, &EmptyStmt{Span{p.tok.pos, p.tok.end}})
+			p.next()
+			continue
+		case IF:
+			list = append(list, p.parseIf())
+			continue
+		}
+		x := p.parseExpr()
+		list = append(list, &ExprStmt{Span{x.Pos(), x.End()}, x})
+		if p.tok.tok == SEMI {
+			p.next()
+			continue
+		}
+		if p.tok.tok != RBRACE {
+			p.syntaxError()
+		}
+	}
+	return list
+}
+
+// parseIf parses `if (cond) stmt [else stmt]`, where each stmt is a
+// block or one statement.
+func (p *parser) parseIf() *IfStmt {
+	s := &IfStmt{Span: Span{From: p.tok.pos}}
+	p.next()
+	p.want(LPAREN)
+	s.Cond = p.parseExpr()
+	p.want(RPAREN)
+	s.Then = p.parseBranch()
+	s.To = s.Then.End()
+	if p.tok.tok == ELSE {
+		p.next()
+		s.Else = p.parseBranch()
+		s.To = s.Else.End()
+	}
+	return s
+}
+
+// parseBranch parses the body of an if or else.
+func (p *parser) parseBranch() Stmt {
+	switch p.tok.tok {
+	case LBRACE:
+		b := &BlockStmt{Span: Span{From: p.tok.pos}}
+		p.next()
+		b.List = p.parseStmtList()
+		b.To = p.tok.end
+		p.want(RBRACE)
+		return b
+	case IF:
+		return p.parseIf()
+	case SEMI:
+		s := &EmptyStmt{Span{p.tok.pos, p.tok.end}}
+		p.next()
+		return s
+	}
+	x := p.parseExpr()
+	s := &ExprStmt{Span{x.Pos(), x.End()}, x}
+	if p.tok.tok == SEMI {
+		s.To = p.tok.end
+		p.next()
+	} else if p.tok.tok != RBRACE {
+		p.syntaxError()
+	}
+	return s
+}
+
+// endTopLevel consumes the ';' that ends a top-level item; the scanner
+// returns to outer mode for what follows.
+func (p *parser) endTopLevel() Pos {
+	if p.tok.tok != SEMI {
+		p.syntaxError()
+	}
+	end := p.tok.end
+	p.s.mode = outerMode
+	p.next()
+	return end
+}
+
+// parseDeclaration parses a top-level declaration.
+func (p *parser) parseDeclaration() *Declaration {
+	d := &Declaration{Span: Span{From: p.tok.pos}}
+	d.Specs = p.parseDeclSpecs(true)
+	p.inTypedef = d.Specs.Class == Typedef
+	if p.tok.tok != SEMI {
+		for {
+			dcl := p.parseDeclarator(nameRequired)
+			d.Decls = append(d.Decls, dcl)
+			p.declare(d.Specs, dcl)
+			if p.tok.tok != COMMA {
+				break
+			}
+			p.next()
+		}
+	}
+	p.inTypedef = false
+	p.declHasType = false
+	d.To = p.endTopLevel()
+	return d
+}
+
+// declare records the name a declarator declares, which changes how
+// later identifiers are scanned.
+func (p *parser) declare(specs *DeclSpecs, d *Declarator) {
+	if d.Name == nil {
+		return
+	}
+	if specs.Class == Typedef {
+		p.typedefs[d.Name.Name] = true
+		return
+	}
+	p.idents[d.Name.Name] = true
+}
+
+// parseDeclSpecs parses declaration specifiers. withClass allows storage
+// classes and D's self and this.
+func (p *parser) parseDeclSpecs(withClass bool) *DeclSpecs {
+	ds := &DeclSpecs{Span: Span{From: p.tok.pos, To: p.tok.pos}}
+	var basic *BasicType
+	for {
+		t := p.tok
+		switch t.tok {
+		case AUTO, REGISTER, STATIC, EXTERN, TYPEDEF, SELF, THIS:
+			if !withClass {
+				return p.endSpecs(ds)
+			}
+			ds.Class = map[Token]StorageClass{AUTO: Auto, REGISTER: Register,
+				STATIC: Static, EXTERN: Extern, TYPEDEF: Typedef, SELF: Self, THIS: This}[t.tok]
+			if t.tok == TYPEDEF {
+				p.inTypedef = true
+			}
+		case CONST:
+			ds.Quals |= Const
+		case VOLATILE:
+			ds.Quals |= Volatile
+		case RESTRICT:
+			ds.Quals |= Restrict
+		case VOID, CHAR, INT_KW, FLOAT_KW, DOUBLE, SHORT, LONG, SIGNED, UNSIGNED:
+			if ds.Type != nil && basic == nil {
+				p.errorAt(p.offset(t.pos), "D_DECL_COMBO", "invalid type combination")
+			}
+			if basic == nil {
+				basic = &BasicType{Span: Span{From: t.pos}}
+				ds.Type = basic
+			}
+			basic.Words = append(basic.Words, t.lit)
+			basic.To = t.end
+			switch t.tok {
+			case VOID, CHAR, INT_KW, FLOAT_KW, DOUBLE:
+				p.declHasType = true
+			}
+		case STRING_KW, TNAME:
+			if ds.Type != nil {
+				if t.tok == TNAME {
+					// dtrace's lexer would have made this a name.
+					p.tok.tok = IDENT
+					return p.endSpecs(ds)
+				}
+				p.errorAt(p.offset(t.pos), "D_DECL_COMBO", "invalid type combination")
+			}
+			mod, name := splitScope(t.lit)
+			ds.Type = &NamedType{Span: Span{t.pos, t.end}, Module: mod, Name: name}
+			p.declHasType = true
+		case STRUCT, UNION:
+			if ds.Type != nil {
+				p.errorAt(p.offset(t.pos), "D_DECL_COMBO", "invalid type combination")
+			}
+			ds.Type = p.parseStruct()
+			p.declHasType = true
+			ds.To = ds.Type.End()
+			continue
+		case ENUM:
+			if ds.Type != nil {
+				p.errorAt(p.offset(t.pos), "D_DECL_COMBO", "invalid type combination")
+			}
+			ds.Type = p.parseEnum()
+			p.declHasType = true
+			ds.To = ds.Type.End()
+			continue
+		default:
+			return p.endSpecs(ds)
+		}
+		ds.To = t.end
+		p.next()
+	}
+}
+
+func (p *parser) endSpecs(ds *DeclSpecs) *DeclSpecs {
+	if ds.To == ds.From {
+		p.syntaxError()
+	}
+	return ds
+}
+
+// splitScope splits "mod`name" at its last backquote.
+func splitScope(s string) (module, name string) {
+	if i := strings.LastIndexByte(s, '`'); i >= 0 {
+		return s[:i], s[i+1:]
+	}
+	return "", s
+}
+
+// parseStruct parses `struct tag`, `struct [tag] { members }` and the
+// same with union.
+func (p *parser) parseStruct() *StructType {
+	st := &StructType{Span: Span{p.tok.pos, p.tok.end}, Union: p.tok.tok == UNION}
+	p.next()
+	if p.tok.tok == TNAME || p.tok.tok == IDENT {
+		st.Module, st.Tag = splitScope(p.tok.lit)
+		st.To = p.tok.end
+		p.next()
+		if p.tok.tok != LBRACE {
+			return st
+		}
+	} else if p.tok.tok != LBRACE {
+		p.syntaxError()
+	}
+	p.next()
+	st.Defined = true
+	st.Members = []*Field{}
+	saveHas, saveTypedef := p.declHasType, p.inTypedef
+	p.inTypedef = false
+	for {
+		p.declHasType = false
+		f := &Field{Span: Span{From: p.tok.pos}}
+		f.Specs = p.parseDeclSpecs(false)
+		for {
+			var d *Declarator
+			if p.tok.tok == COLON {
+				d = &Declarator{Span: Span{p.tok.pos, p.tok.pos}}
+			} else {
+				d = p.parseDeclarator(nameRequired)
+				if d.Name != nil {
+					p.idents[d.Name.Name] = true
+				}
+			}
+			if p.tok.tok == COLON {
+				p.next()
+				d.BitField = p.parseCond()
+				d.To = d.BitField.End()
+			}
+			f.Decls = append(f.Decls, d)
+			if p.tok.tok != COMMA {
+				break
+			}
+			p.next()
+		}
+		f.To = p.tok.end
+		p.want(SEMI)
+		st.Members = append(st.Members, f)
+		if p.tok.tok == RBRACE {
+			break
+		}
+	}
+	p.declHasType, p.inTypedef = saveHas, saveTypedef
+	st.To = p.tok.end
+	p.next()
+	return st
+}
+
+// parseEnum parses `enum tag` or `enum [tag] { A [= expr], ... }`.
+func (p *parser) parseEnum() *EnumType {
+	et := &EnumType{Span: Span{p.tok.pos, p.tok.end}}
+	p.next()
+	if p.tok.tok == TNAME || p.tok.tok == IDENT {
+		et.Module, et.Tag = splitScope(p.tok.lit)
+		et.To = p.tok.end
+		p.next()
+		if p.tok.tok != LBRACE {
+			return et
+		}
+	} else if p.tok.tok != LBRACE {
+		p.syntaxError()
+	}
+	p.next()
+	et.Defined = true
+	for {
+		if p.tok.tok != IDENT {
+			p.syntaxError()
+		}
+		e := &Enumerator{Span: Span{p.tok.pos, p.tok.end}}
+		e.Name = p.ident()
+		p.idents[e.Name.Name] = true
+		if p.tok.tok == ASSIGN {
+			p.next()
+			e.Value = p.parseAssign()
+			e.To = e.Value.End()
+		}
+		et.Values = append(et.Values, e)
+		if p.tok.tok != COMMA {
+			break
+		}
+		p.next()
+	}
+	et.To = p.tok.end
+	p.want(RBRACE)
+	return et
+}
+
+// ident makes an Ident of the current token and advances.
+func (p *parser) ident() *Ident {
+	t := p.tok
+	id := &Ident{Span: Span{t.pos, t.end}, Name: t.lit}
+	if i := strings.LastIndexByte(t.lit, '`'); i >= 0 {
+		id.Module, id.Name, id.Scoped = t.lit[:i], t.lit[i+1:], true
+	}
+	p.next()
+	return id
+}
+
+// derive builds a declarator's type from the inside out.
+type derive func(elem DeclType) DeclType
+
+// ptrInfo is one `*` of a declarator with its qualifiers.
+type ptrInfo struct {
+	pos, end Pos
+	quals    int
+}
+
+// How a declarator may name what it declares.
+const (
+	nameRequired  = iota // declarations
+	nameOptional         // parameters
+	nameForbidden        // type names
+)
+
+// parseDeclarator parses a declarator; naming says whether it names
+// something (nameRequired, nameOptional or nameForbidden).
+func (p *parser) parseDeclarator(naming int) *Declarator {
+	d := &Declarator{Span: Span{From: p.tok.pos, To: p.tok.pos}}
+	build := p.parseDeclaratorInto(d, naming)
+	d.Type = build(nil)
+	return d
+}
+
+// parseDeclaratorInto parses `pointers direct-declarator` into d and
+// returns the derivation it denotes.
+func (p *parser) parseDeclaratorInto(d *Declarator, naming int) derive {
+	// Pointers: `* const * p` is a pointer to a const pointer; the
+	// pointer written last is the outermost.
+	var ptrs []ptrInfo
+	for p.tok.tok == MUL {
+		pt := ptrInfo{pos: p.tok.pos, end: p.tok.end}
+		p.next()
+		for {
+			switch p.tok.tok {
+			case CONST:
+				pt.quals |= Const
+			case VOLATILE:
+				pt.quals |= Volatile
+			case RESTRICT:
+				pt.quals |= Restrict
+			default:
+				goto done
+			}
+			pt.end = p.tok.end
+			p.next()
+		}
+	done:
+		ptrs = append(ptrs, pt)
+		d.To = pt.end
+	}
+	var inner derive
+	switch {
+	case p.tok.tok == IDENT && naming != nameForbidden:
+		d.Name = p.ident()
+		d.To = d.Name.End()
+	case p.tok.tok == LPAREN && naming == nameRequired:
+		p.next()
+		inner = p.parseDeclaratorInto(d, naming)
+		d.To = p.tok.end
+		p.want(RPAREN)
+	case p.tok.tok == LPAREN:
+		// `(` starts a nested abstract declarator when a declarator can
+		// follow it, and a parameter list otherwise.
+		p.next()
+		switch p.tok.tok {
+		case MUL, LPAREN, LBRACK, IDENT:
+			inner = p.parseDeclaratorInto(d, naming)
+			d.To = p.tok.end
+			p.want(RPAREN)
+		default:
+			f := p.parseParamsAfterParen()
+			d.To = f.To
+			suffixes := p.parseSuffixes(d)
+			return p.compose(ptrs, append([]derive{func(e DeclType) DeclType {
+				f.Elem = e
+				return f
+			}}, suffixes...), nil)
+		}
+	default:
+		if naming == nameRequired {
+			p.syntaxError()
+		}
+	}
+	suffixes := p.parseSuffixes(d)
+	return p.compose(ptrs, suffixes, inner)
+}
+
+// compose applies pointers, then suffixes (the first written is the
+// outermost), then the nested declarator.
+func (p *parser) compose(ptrs []ptrInfo, suffixes []derive, inner derive) derive {
+	return func(base DeclType) DeclType {
+		t := base
+		for _, pt := range ptrs {
+			t = &PointerDecl{Span: Span{pt.pos, pt.end}, Quals: pt.quals, Elem: t}
+		}
+		for i := len(suffixes) - 1; i >= 0; i-- {
+			t = suffixes[i](t)
+		}
+		if inner != nil {
+			t = inner(t)
+		}
+		return t
+	}
+}
+
+// parseSuffixes parses the array and function suffixes of a direct
+// declarator.
+func (p *parser) parseSuffixes(d *Declarator) []derive {
+	var out []derive
+	for {
+		switch p.tok.tok {
+		case LBRACK:
+			a := &ArrayDecl{Span: Span{From: p.tok.pos}}
+			p.next()
+			saveHas := p.declHasType
+			p.declHasType = false
+			switch {
+			case p.tok.tok == RBRACK:
+			case p.isDeclStart():
+				for {
+					prm := p.parseParam()
+					a.Keys = append(a.Keys, &TypeName{Span: prm.Span, Specs: prm.Specs, Decl: prm.Decl})
+					if p.tok.tok != COMMA {
+						break
+					}
+					p.next()
+				}
+			default:
+				a.Len = p.parseCond()
+			}
+			p.declHasType = saveHas
+			a.To = p.tok.end
+			d.To = a.To
+			p.want(RBRACK)
+			out = append(out, func(e DeclType) DeclType { a.Elem = e; return a })
+		case LPAREN:
+			p.next()
+			f := p.parseParamsAfterParen()
+			d.To = f.To
+			out = append(out, func(e DeclType) DeclType { f.Elem = e; return f })
+		default:
+			return out
+		}
+	}
+}
+
+// parseParamsAfterParen parses a parameter list after its '(' up to and
+// including the ')'.
+func (p *parser) parseParamsAfterParen() *FuncDecl {
+	f := &FuncDecl{Span: Span{From: p.tok.pos}}
+	saveHas := p.declHasType
+	p.declHasType = false
+	if p.tok.tok != RPAREN {
+		for {
+			if p.tok.tok == ELLIPSIS {
+				f.Variadic = true
+				p.next()
+				break
+			}
+			f.Params = append(f.Params, p.parseParam())
+			if p.tok.tok != COMMA {
+				break
+			}
+			p.next()
+		}
+	}
+	p.declHasType = saveHas
+	f.To = p.tok.end
+	p.want(RPAREN)
+	return f
+}
+
+// parseParam parses one parameter declaration.
+func (p *parser) parseParam() *Param {
+	prm := &Param{Span: Span{From: p.tok.pos}}
+	saveHas := p.declHasType
+	p.declHasType = false
+	prm.Specs = p.parseDeclSpecs(true)
+	prm.Decl = p.parseDeclarator(nameOptional)
+	p.declHasType = saveHas
+	prm.To = prm.Specs.End()
+	if prm.Decl.To > prm.To {
+		prm.To = prm.Decl.To
+	}
+	return prm
+}
+
+// parseTypeName parses a type name: specifiers and an abstract
+// declarator.
+func (p *parser) parseTypeName() *TypeName {
+	tn := &TypeName{Span: Span{From: p.tok.pos}}
+	saveHas := p.declHasType
+	p.declHasType = false
+	tn.Specs = p.parseDeclSpecs(false)
+	tn.To = tn.Specs.End()
+	if d := p.parseDeclarator(nameForbidden); d.Type != nil {
+		tn.Decl = d
+		tn.To = d.End()
+	}
+	p.declHasType = saveHas
+	return tn
+}
+
+// parseInline parses `inline TYPE NAME = EXPR;`.
+func (p *parser) parseInline() *InlineDecl {
+	d := &InlineDecl{Span: Span{From: p.tok.pos}}
+	p.next()
+	d.Specs = p.parseDeclSpecs(true)
+	d.Decl = p.parseDeclarator(nameRequired)
+	p.declHasType = false
+	p.want(ASSIGN)
+	d.Value = p.parseAssign()
+	d.Decl.Init = d.Value
+	if d.Decl.Name != nil {
+		p.idents[d.Decl.Name.Name] = true
+	}
+	d.To = p.endTopLevel()
+	return d
+}
+
+// parseTranslator parses `translator OUT < IN NAME > { members };`.
+func (p *parser) parseTranslator() *TranslatorDecl {
+	d := &TranslatorDecl{Span: Span{From: p.tok.pos}}
+	p.next()
+	d.Out = p.parseTypeName()
+	p.want(LSS)
+	p.xlatorInput = true
+	d.In = p.parseTypeName()
+	if p.tok.tok != IDENT {
+		p.syntaxError()
+	}
+	d.Param = p.ident()
+	p.xlatorInput = false
+	p.want(GTR)
+	p.want(LBRACE)
+	d.Members = []*XlateMember{}
+	for p.tok.tok != RBRACE {
+		if p.tok.tok != IDENT {
+			p.syntaxError()
+		}
+		m := &XlateMember{Span: Span{From: p.tok.pos}}
+		m.Name = p.ident()
+		p.want(ASSIGN)
+		m.Value = p.parseAssign()
+		m.To = p.tok.end
+		p.want(SEMI)
+		d.Members = append(d.Members, m)
+	}
+	p.next()
+	d.To = p.endTopLevel()
+	return d
+}
+
+// parseProvider parses `provider NAME { probe NAME(args) [: (args)]; };`.
+func (p *parser) parseProvider() *ProviderDecl {
+	d := &ProviderDecl{Span: Span{From: p.tok.pos}}
+	p.next()
+	if p.tok.tok != IDENT {
+		p.syntaxError()
+	}
+	d.Name = p.ident()
+	p.want(LBRACE)
+	for p.tok.tok != RBRACE {
+		pp := &ProviderProbe{Span: Span{From: p.tok.pos}}
+		p.want(PROBE)
+		if p.tok.tok != IDENT {
+			p.syntaxError()
+		}
+		pp.Name = p.ident()
+		p.want(LPAREN)
+		pp.Params = p.parseParamsAfterParen().Params
+		if p.tok.tok == COLON {
+			p.next()
+			p.want(LPAREN)
+			pp.XArgs = p.parseParamsAfterParen().Params
+			if pp.XArgs == nil {
+				pp.XArgs = []*Param{}
+			}
+		}
+		pp.To = p.tok.end
+		p.want(SEMI)
+		d.Probes = append(d.Probes, pp)
+	}
+	p.next()
+	d.To = p.endTopLevel()
+	return d
+}
+
+// ---------------------------------------------------------------------------
+// Expressions
+
+// parseExpr parses a comma expression.
+func (p *parser) parseExpr() Expr {
+	x := p.parseAssign()
+	for p.tok.tok == COMMA {
+		p.next()
+		y := p.parseAssign()
+		x = &BinaryExpr{Span{x.Pos(), y.End()}, COMMA, x, y}
+	}
+	return x
+}
+
+func isAssignOp(t Token) bool {
+	switch t {
+	case ASSIGN, ADDASS, SUBASS, MULASS, QUOASS, REMASS, ANDASS, ORASS,
+		XORASS, SHLASS, SHRASS:
+		return true
+	}
+	return false
+}
+
+// isUnaryForm reports whether x is a unary expression in C's grammar,
+// the only kind that may stand left of an assignment operator.
+func isUnaryForm(x Expr) bool {
+	switch x.(type) {
+	case *BinaryExpr, *AssignExpr, *CondExpr, *CastExpr:
+		return false
+	}
+	return true
+}
+
+// parseAssign parses an assignment expression (right associative).
+func (p *parser) parseAssign() Expr {
+	x := p.parseCond()
+	if isAssignOp(p.tok.tok) {
+		if !isUnaryForm(x) {
+			p.syntaxError()
+		}
+		op := p.tok.tok
+		p.next()
+		y := p.parseAssign()
+		return &AssignExpr{Span{x.Pos(), y.End()}, op, x, y}
+	}
+	return x
+}
+
+// parseCond parses a conditional expression.
+func (p *parser) parseCond() Expr {
+	c := p.parseBinary(1)
+	if p.tok.tok != QUEST {
+		return c
+	}
+	p.next()
+	x := p.parseExpr()
+	p.want(COLON)
+	y := p.parseCond()
+	return &CondExpr{Span{c.Pos(), y.End()}, c, x, y}
+}
+
+// precedence returns a binary operator's precedence, 0 if t is not one.
+func precedence(t Token) int {
+	switch t {
+	case LOR:
+		return 1
+	case LXOR:
+		return 2
+	case LAND:
+		return 3
+	case OR:
+		return 4
+	case XOR:
+		return 5
+	case AND:
+		return 6
+	case EQL, NEQ:
+		return 7
+	case LSS, GTR, LEQ, GEQ:
+		return 8
+	case SHL, SHR:
+		return 9
+	case ADD, SUB:
+		return 10
+	case MUL, QUO, REM:
+		return 11
+	}
+	return 0
+}
+
+// parseBinary parses binary operators of precedence prec and above, all
+// left associative.
+func (p *parser) parseBinary(prec int) Expr {
+	x := p.parseCast()
+	for {
+		op := p.tok.tok
+		q := precedence(op)
+		if q < prec || op == QUO && p.tok.epred {
+			return x
+		}
+		p.next()
+		y := p.parseBinary(q + 1)
+		x = &BinaryExpr{Span{x.Pos(), y.End()}, op, x, y}
+	}
+}
+
+// parseCast parses a cast expression.
+func (p *parser) parseCast() Expr {
+	if p.tok.tok != LPAREN {
+		return p.parseUnary()
+	}
+	lparen := p.tok.pos
+	p.next()
+	if p.isTypeStart() {
+		tn := p.parseTypeName()
+		p.want(RPAREN)
+		x := p.parseCast()
+		return &CastExpr{Span{lparen, x.End()}, tn, x}
+	}
+	return p.parsePostfix(p.parseParenRest(lparen))
+}
+
+// parseParenRest parses `expr )` after a '(' at lparen.
+func (p *parser) parseParenRest(lparen Pos) Expr {
+	x := p.parseExpr()
+	end := p.tok.end
+	p.want(RPAREN)
+	return &ParenExpr{Span{lparen, end}, x}
+}
+
+// parseUnary parses a unary expression.
+func (p *parser) parseUnary() Expr {
+	t := p.tok
+	switch t.tok {
+	case INC, DEC:
+		p.next()
+		x := p.parseUnary()
+		return &UnaryExpr{Span{t.pos, x.End()}, t.tok, x}
+	case AND, MUL, ADD, SUB, BNEG, NOT:
+		p.next()
+		x := p.parseCast()
+		return &UnaryExpr{Span{t.pos, x.End()}, t.tok, x}
+	case SIZEOF:
+		p.next()
+		if p.tok.tok == LPAREN {
+			lparen := p.tok.pos
+			p.next()
+			if p.isTypeStart() {
+				tn := p.parseTypeName()
+				end := p.tok.end
+				p.want(RPAREN)
+				return &SizeofExpr{Span: Span{t.pos, end}, Type: tn}
+			}
+			x := p.parsePostfix(p.parseParenRest(lparen))
+			return &SizeofExpr{Span: Span{t.pos, x.End()}, X: x}
+		}
+		x := p.parseUnary()
+		return &SizeofExpr{Span: Span{t.pos, x.End()}, X: x}
+	case STRINGOF:
+		p.next()
+		x := p.parseUnary()
+		return &StringofExpr{Span{t.pos, x.End()}, x}
+	}
+	return p.parsePostfix(p.parsePrimary())
+}
+
+// parsePostfix parses the postfix operators after x.
+func (p *parser) parsePostfix(x Expr) Expr {
+	for {
+		switch p.tok.tok {
+		case LBRACK:
+			p.next()
+			args := p.parseArgs()
+			end := p.tok.end
+			p.want(RBRACK)
+			if a, ok := x.(*AggExpr); ok && a.Keys == nil {
+				a.Keys = args
+				a.To = end
+				continue
+			}
+			x = &IndexExpr{Span{x.Pos(), end}, x, args}
+		case LPAREN:
+			p.next()
+			var args []Expr
+			if p.tok.tok != RPAREN {
+				args = p.parseArgs()
+			}
+			end := p.tok.end
+			p.want(RPAREN)
+			x = &CallExpr{Span{x.Pos(), end}, x, args}
+		case DOT, ARROW:
+			arrow := p.tok.tok == ARROW
+			p.next()
+			if p.tok.tok != IDENT {
+				p.syntaxError()
+			}
+			name := p.ident()
+			x = &MemberExpr{Span{x.Pos(), name.End()}, x, arrow, name}
+		case INC, DEC:
+			x = &PostfixExpr{Span{x.Pos(), p.tok.end}, p.tok.tok, x}
+			p.next()
+		default:
+			return x
+		}
+	}
+}
+
+// parseArgs parses a non-empty argument list.
+func (p *parser) parseArgs() []Expr {
+	var args []Expr
+	for {
+		args = append(args, p.parseAssign())
+		if p.tok.tok != COMMA {
+			return args
+		}
+		p.next()
+	}
+}
+
+// parsePrimary parses a primary expression and the D forms that behave
+// like one (offsetof, xlate, self->x, this->x).
+func (p *parser) parsePrimary() Expr {
+	t := p.tok
+	switch t.tok {
+	case IDENT:
+		return p.ident()
+	case INT:
+		p.next()
+		return &IntLit{Span: Span{t.pos, t.end}, Text: t.lit, Value: t.val,
+			Suffix: t.suffix, IsChar: t.isChar, Overflow: t.overflow}
+	case STRING:
+		p.next()
+		return &StringLit{Span{t.pos, t.end}, t.str}
+	case MACRO, QMACRO:
+		p.next()
+		return &MacroVar{Span{t.pos, t.end}, t.str, t.tok == QMACRO}
+	case AGG:
+		p.next()
+		return &AggExpr{Span: Span{t.pos, t.end}, Name: t.str}
+	case LPAREN:
+		p.next()
+		return p.parseParenRest(t.pos)
+	case SELF, THIS:
+		p.next()
+		if p.tok.tok != ARROW {
+			return &Ident{Span: Span{t.pos, t.end}, Name: t.lit}
+		}
+		p.next()
+		if p.tok.tok != IDENT {
+			p.syntaxError()
+		}
+		name := p.ident()
+		scope := ScopeSelf
+		if t.tok == THIS {
+			scope = ScopeThis
+		}
+		return &ScopedVar{Span{t.pos, name.End()}, scope, name}
+	case OFFSETOF:
+		p.next()
+		p.want(LPAREN)
+		tn := p.parseTypeName()
+		p.want(COMMA)
+		if p.tok.tok != IDENT && p.tok.tok != TNAME {
+			p.syntaxError()
+		}
+		m := p.ident()
+		end := p.tok.end
+		p.want(RPAREN)
+		return &OffsetofExpr{Span{t.pos, end}, tn, []*Ident{m}}
+	case XLATE:
+		p.next()
+		p.want(LSS)
+		tn := p.parseTypeName()
+		p.want(GTR)
+		p.want(LPAREN)
+		x := p.parseExpr()
+		end := p.tok.end
+		p.want(RPAREN)
+		return &XlateExpr{Span{t.pos, end}, tn, x}
+	}
+	p.syntaxError()
+	return nil
+}
