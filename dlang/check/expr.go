@@ -1092,4 +1092,3 @@ func (c *checker) xlate(e *syntax.XlateExpr) TypeAndValue {
 	}
 	return c.fail(e.Pos(), D_XLATE_NONE, "cannot translate from \"%s\" to \"%s\"", types.TypeString(x.Type), types.TypeString(t))
 }
-
