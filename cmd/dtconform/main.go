@@ -1,0 +1,184 @@
+// Command dtconform runs the dtrace-utils conformance corpus against a
+// dtrace binary and prints, per directory, how many tests passed, failed
+// and were skipped, then "N passed, M failed". It exits non-zero when a test
+// fails that conformance/expected-failures.txt does not list.
+//
+//	go build -o /tmp/dtrace ./cmd/dtrace
+//	go run ./cmd/dtconform -dtrace /tmp/dtrace [-run REGEXP] [-v] [-j N]
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"os/signal"
+	"path/filepath"
+	"regexp"
+	"syscall"
+	"time"
+
+	"github.com/dtrace-go/dtrace/conformance"
+)
+
+func main() {
+	conformance.TriggerMain()
+	os.Exit(run(os.Args[1:], os.Stdout, os.Stderr))
+}
+
+func run(args []string, stdout, stderr io.Writer) int {
+	fs := flag.NewFlagSet("dtconform", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	dtracePath := fs.String("dtrace", "dtrace", "dtrace binary to test")
+	runRE := fs.String("run", "", "run only tests whose name (dir/tst.name) matches this regexp")
+	verbose := fs.Bool("v", false, "print every test's verdict and the diffs of failures")
+	workers := fs.Int("j", 2, "tests to run at once")
+	updateXfail := fs.Bool("update-xfail", false, "rewrite the expected-failures list from this run")
+	listFailing := fs.Bool("list-failing", false, "print the failing tests with their reasons")
+	corpus := fs.String("corpus", "", "corpus root (the dtrace-utils directory); default $"+conformance.CorpusEnv+" or "+conformance.DefaultCorpus)
+	xfailPath := fs.String("xfail", "", "expected-failures list (default conformance/expected-failures.txt of this repository)")
+	timeout := fs.Duration("timeout", 10*time.Second, "longest a single test may run")
+	if err := fs.Parse(args); err != nil {
+		return 2
+	}
+
+	repo, err := repoRoot()
+	if err != nil {
+		fmt.Fprintln(stderr, "dtconform:", err)
+		return 2
+	}
+	root := *corpus
+	if root == "" {
+		root = os.Getenv(conformance.CorpusEnv)
+	}
+	if root == "" {
+		root = filepath.Join(repo, conformance.DefaultCorpus)
+	}
+	if *xfailPath == "" {
+		*xfailPath = filepath.Join(repo, "conformance", "expected-failures.txt")
+	}
+	var filter *regexp.Regexp
+	if *runRE != "" {
+		if filter, err = regexp.Compile(*runRE); err != nil {
+			fmt.Fprintln(stderr, "dtconform: -run:", err)
+			return 2
+		}
+	}
+	dt, err := findDTrace(*dtracePath)
+	if err != nil {
+		fmt.Fprintln(stderr, "dtconform:", err)
+		return 2
+	}
+
+	arch := conformance.Machine()
+	tests, err := conformance.Discover(root, arch, filter)
+	if err != nil {
+		fmt.Fprintln(stderr, "dtconform:", err)
+		return 2
+	}
+	xf, err := conformance.LoadExpectedFailures(*xfailPath)
+	if err != nil {
+		fmt.Fprintln(stderr, "dtconform:", err)
+		return 2
+	}
+	tmp, err := os.MkdirTemp("", "dtconform")
+	if err != nil {
+		fmt.Fprintln(stderr, "dtconform:", err)
+		return 2
+	}
+	defer os.RemoveAll(tmp)
+	exe, _ := os.Executable()
+	triggers, err := conformance.NewTriggers(tmp, exe)
+	if err != nil {
+		fmt.Fprintln(stderr, "dtconform:", err)
+		return 2
+	}
+
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	cfg := conformance.Config{
+		Root:       root,
+		DTrace:     dt,
+		Workers:    *workers,
+		MaxTimeout: *timeout,
+		Triggers:   triggers,
+		Arch:       arch,
+		FBT:        conformance.KernelHasFBT(),
+	}
+	if *verbose {
+		cfg.Progress = func(r *conformance.Result) {
+			fmt.Fprintln(stdout, r.Line())
+			if r.Status == conformance.Fail && r.Diff != "" {
+				fmt.Fprint(stdout, r.Diff)
+			}
+		}
+	}
+	results := conformance.Run(ctx, cfg, tests)
+
+	if *listFailing {
+		for _, r := range results {
+			if r.Status == conformance.Fail {
+				fmt.Fprintln(stdout, r.Line())
+			}
+		}
+	}
+	if *updateXfail {
+		nw := conformance.UpdateExpectedFailures(xf, results)
+		if err := nw.WriteFile(*xfailPath); err != nil {
+			fmt.Fprintln(stderr, "dtconform:", err)
+			return 2
+		}
+		fmt.Fprintf(stderr, "dtconform: wrote %d expected failures to %s\n", len(nw), *xfailPath)
+		xf = nw
+	}
+	sum := conformance.Summarize(results, xf)
+	sum.Write(stdout)
+	if !sum.OK() {
+		return 1
+	}
+	return 0
+}
+
+// findDTrace resolves the binary to test: a path, or a name in PATH.
+func findDTrace(p string) (string, error) {
+	if filepath.Base(p) == p {
+		if _, err := os.Stat(p); err != nil {
+			return execLookPath(p)
+		}
+	}
+	abs, err := filepath.Abs(p)
+	if err != nil {
+		return "", err
+	}
+	if _, err := os.Stat(abs); err != nil {
+		return "", fmt.Errorf("dtrace binary: %w", err)
+	}
+	return abs, nil
+}
+
+// repoRoot finds the repository root: the nearest directory above the
+// working directory holding go.mod.
+func repoRoot() (string, error) {
+	dir, err := os.Getwd()
+	if err != nil {
+		return "", err
+	}
+	for d := dir; ; d = filepath.Dir(d) {
+		if _, err := os.Stat(filepath.Join(d, "go.mod")); err == nil {
+			return d, nil
+		}
+		if filepath.Dir(d) == d {
+			return dir, nil
+		}
+	}
+}
+
+func execLookPath(name string) (string, error) {
+	p, err := exec.LookPath(name)
+	if err != nil {
+		return "", fmt.Errorf("dtrace binary %q not found; build it with go build -o /tmp/dtrace ./cmd/dtrace and pass -dtrace /tmp/dtrace", name)
+	}
+	return filepath.Abs(p)
+}

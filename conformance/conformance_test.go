@@ -1,0 +1,90 @@
+package conformance
+
+import (
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+	"time"
+)
+
+// TestMain lets the test binary serve as the Go trigger programs.
+func TestMain(m *testing.M) {
+	TriggerMain()
+	os.Exit(m.Run())
+}
+
+// TestCorpus builds cmd/dtrace and runs the whole conformance corpus
+// through the harness. It fails on every failure that
+// expected-failures.txt does not list, and logs listed tests that now pass.
+// DTCONFORM_RUN (a regexp) narrows the run.
+func TestCorpus(t *testing.T) {
+	if testing.Short() {
+		t.Skip("the corpus run is long; skipped with -short")
+	}
+	if os.Geteuid() != 0 {
+		t.Skip("the conformance corpus needs root (BPF, perf events); run as root")
+	}
+	root := os.Getenv(CorpusEnv)
+	if root == "" {
+		root = filepath.Join("..", DefaultCorpus)
+	}
+	if _, err := os.Stat(filepath.Join(root, unitDir)); err != nil {
+		t.Fatalf("corpus not found at %s (set %s): %v", root, CorpusEnv, err)
+	}
+	root, _ = filepath.Abs(root)
+
+	tmp := t.TempDir()
+	dtrace := filepath.Join(tmp, "dtrace")
+	build := exec.Command("go", "build", "-o", dtrace, "../cmd/dtrace")
+	if out, err := build.CombinedOutput(); err != nil {
+		t.Fatalf("building dtrace: %v\n%s", err, out)
+	}
+
+	var filter *regexp.Regexp
+	if re := os.Getenv("DTCONFORM_RUN"); re != "" {
+		filter = regexp.MustCompile(re)
+	}
+	arch := Machine()
+	tests, err := Discover(root, arch, filter)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if filter == nil && len(tests) < 1500 {
+		t.Fatalf("only %d tests discovered under %s", len(tests), root)
+	}
+	xf, err := LoadExpectedFailures("expected-failures.txt")
+	if err != nil {
+		t.Fatal(err)
+	}
+	exe, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	triggers, err := NewTriggers(tmp, exe)
+	if err != nil {
+		t.Fatal(err)
+	}
+	results := Run(t.Context(), Config{
+		Root:       root,
+		DTrace:     dtrace,
+		Workers:    2,
+		MaxTimeout: 10 * time.Second,
+		Triggers:   triggers,
+		Arch:       arch,
+		FBT:        KernelHasFBT(),
+	}, tests)
+
+	sum := Summarize(results, xf)
+	var b strings.Builder
+	sum.Write(&b)
+	t.Log("\n" + b.String())
+	for _, r := range sum.NowPassing {
+		t.Logf("now passing; remove from expected-failures.txt: %s", r.Test.Name)
+	}
+	for _, r := range sum.Unexpected {
+		t.Errorf("%s: %s\n  dtrace %s\n%s", r.Test.Name, r.Reason, strings.Join(r.Args, " "), r.Diff)
+	}
+}
