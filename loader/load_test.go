@@ -195,14 +195,22 @@ func TestBeginEndRun(t *testing.T) {
 		t.Fatal(err)
 	}
 	got = readAll(t, rd, 200*time.Millisecond)
-	if len(got) != 1 || got[0].prid != 2 || got[0].epid != 2 {
-		t.Fatalf("END records = %+v, want one with prid 2, epid 2", got)
+	// Clause 1 on its second probe gets a fresh EPID.
+	if len(got) != 1 || got[0].prid != 2 || got[0].epid != 3 {
+		t.Fatalf("END records = %+v, want one with prid 2, epid 3", got)
 	}
 	if a := activityOf(t, o); a != ActivityStopped {
 		t.Fatalf("activity after END = %d, want STOPPED", a)
 	}
-	if pp := o.Plan().Probe(2); pp == nil || len(pp.Clauses) != 1 || pp.Clauses[0] != 1 {
-		t.Fatalf("plan for END = %+v", pp)
+	wantEPIDs := []EPID{{1, 1, 0}, {2, 1, 1}, {3, 2, 1}}
+	if e := o.Plan().EPIDs; len(e) != 3 || e[0] != wantEPIDs[0] || e[1] != wantEPIDs[1] || e[2] != wantEPIDs[2] {
+		t.Fatalf("EPIDs = %+v, want %+v", e, wantEPIDs)
+	}
+	if e, ok := o.Plan().EPID(3); !ok || e.ProbeID != 2 || e.Clause != 1 {
+		t.Fatalf("EPID(3) = %+v, %v", e, ok)
+	}
+	if _, ok := o.Plan().EPID(9); ok {
+		t.Fatal("EPID(9) found")
 	}
 	if err := o.Run(3, nil); err != nil { // ERROR has no clauses: nothing to do
 		t.Fatal(err)

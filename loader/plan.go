@@ -10,12 +10,14 @@ import (
 	"github.com/dtrace-go/dtrace/provider"
 )
 
-// Plan says which clauses run on which probe. It depends only on the
-// Spec and the probe registry, so dtrace -S and the "matched N probes"
-// count need nothing from the kernel.
+// Plan says which clauses run on which probe and with which EPID. It
+// depends only on the Spec and the probe registry, so dtrace -S and the
+// "matched N probes" count need nothing from the kernel.
 type Plan struct {
 	// Probes holds every matched probe, in probe id order.
 	Probes []*ProbePlan
+	// EPIDs lists every enabled probe (probe, clause) pair, by EPID.
+	EPIDs []EPID
 }
 
 // ProbePlan is one probe and the clauses enabled on it.
@@ -23,6 +25,16 @@ type ProbePlan struct {
 	Probe *provider.Probe
 	// Clauses holds indexes into Spec.Clauses, in program order.
 	Clauses []int
+	// EPIDs holds the EPID of each clause on this probe.
+	EPIDs []uint32
+}
+
+// EPID describes one enabled probe: the consumer finds the record layout
+// by Clause and the probe by ProbeID.
+type EPID struct {
+	EPID    uint32
+	ProbeID uint32
+	Clause  int
 }
 
 // NoMatchError reports a clause probe description that matches no probe.
@@ -38,16 +50,32 @@ func (e *NoMatchError) Error() string {
 type PlanOptions struct {
 	// ZeroMatches allows descriptions that match no probe (dtrace -Z).
 	ZeroMatches bool
+	// FirstEPID is the lowest EPID handed to a clause on its second and
+	// later probes; 0 means one above the largest ClauseSpec.EPID.
+	FirstEPID uint32
 }
 
 // NewPlan matches every clause's probe descriptions against the registry
 // (creating probes on demand, tick-7ms) and lists, per probe, the clauses
-// enabled on it in program order. A clause whose descriptions name one
-// probe twice runs once on it.
+// enabled on it in program order; a clause whose descriptions name one
+// probe twice runs once on it. A clause keeps ClauseSpec.EPID on the
+// first probe it is enabled on (lowest id) and gets a new EPID on each
+// further probe, so an EPID always names one probe and one clause. The
+// probe program stores the EPID in mstate.epid before calling the clause.
 func NewPlan(spec *codegen.Spec, reg *provider.Registry, opts PlanOptions) (*Plan, error) {
+	next := opts.FirstEPID
+	for _, c := range spec.Clauses {
+		if c.EPID >= next {
+			next = c.EPID + 1
+		}
+	}
+	if next == 0 {
+		next = 1
+	}
 	byProbe := map[uint32]*ProbePlan{}
 	for ci, c := range spec.Clauses {
 		seen := map[uint32]bool{}
+		var probes []*provider.Probe
 		for _, s := range c.Probes {
 			d, err := provider.ParseDesc(s)
 			if err != nil {
@@ -61,17 +89,26 @@ func NewPlan(spec *codegen.Spec, reg *provider.Registry, opts PlanOptions) (*Pla
 				return nil, &NoMatchError{Desc: d}
 			}
 			for _, p := range ps {
-				if seen[p.ID] {
-					continue
+				if !seen[p.ID] {
+					seen[p.ID] = true
+					probes = append(probes, p)
 				}
-				seen[p.ID] = true
-				pp := byProbe[p.ID]
-				if pp == nil {
-					pp = &ProbePlan{Probe: p}
-					byProbe[p.ID] = pp
-				}
-				pp.Clauses = append(pp.Clauses, ci)
 			}
+		}
+		sort.Slice(probes, func(i, j int) bool { return probes[i].ID < probes[j].ID })
+		for i, p := range probes {
+			epid := c.EPID
+			if i > 0 || epid == 0 {
+				epid = next
+				next++
+			}
+			pp := byProbe[p.ID]
+			if pp == nil {
+				pp = &ProbePlan{Probe: p}
+				byProbe[p.ID] = pp
+			}
+			pp.Clauses = append(pp.Clauses, ci)
+			pp.EPIDs = append(pp.EPIDs, epid)
 		}
 	}
 	plan := &Plan{}
@@ -79,7 +116,22 @@ func NewPlan(spec *codegen.Spec, reg *provider.Registry, opts PlanOptions) (*Pla
 		plan.Probes = append(plan.Probes, pp)
 	}
 	sort.Slice(plan.Probes, func(i, j int) bool { return plan.Probes[i].Probe.ID < plan.Probes[j].Probe.ID })
+	for _, pp := range plan.Probes {
+		for i, ci := range pp.Clauses {
+			plan.EPIDs = append(plan.EPIDs, EPID{EPID: pp.EPIDs[i], ProbeID: pp.Probe.ID, Clause: ci})
+		}
+	}
+	sort.Slice(plan.EPIDs, func(i, j int) bool { return plan.EPIDs[i].EPID < plan.EPIDs[j].EPID })
 	return plan, nil
+}
+
+// EPID returns what an EPID stands for, or false.
+func (p *Plan) EPID(epid uint32) (EPID, bool) {
+	i := sort.Search(len(p.EPIDs), func(i int) bool { return p.EPIDs[i].EPID >= epid })
+	if i < len(p.EPIDs) && p.EPIDs[i].EPID == epid {
+		return p.EPIDs[i], true
+	}
+	return EPID{}, false
 }
 
 // Probe returns the plan for a probe id, or nil.
@@ -150,7 +202,7 @@ func (p *Plan) Instructions(spec *codegen.Spec, pp *ProbePlan) (asm.Instructions
 			asm.Mov.Reg(asm.R8, asm.R0).WithSymbol(symHaveState),
 		)
 	}
-	for _, ci := range pp.Clauses {
+	for i, ci := range pp.Clauses {
 		c := spec.Clauses[ci]
 		if checked {
 			// Skip the remaining clauses once the activity moved on (an
@@ -160,7 +212,7 @@ func (p *Plan) Instructions(spec *codegen.Spec, pp *ProbePlan) (asm.Instructions
 				asm.JNE.Imm(asm.R0, int32(runsIn), symDone))
 		}
 		insns = append(insns,
-			asm.StoreImm(asm.R7, ms+provider.MStateEPID, int64(c.EPID), asm.Word),
+			asm.StoreImm(asm.R7, ms+provider.MStateEPID, int64(pp.EPIDs[i]), asm.Word),
 			asm.Mov.Reg(asm.R1, asm.R6),
 			asm.Mov.Reg(asm.R2, asm.R7),
 			asm.Call.Label(c.Symbol),
