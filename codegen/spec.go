@@ -1,6 +1,10 @@
 package codegen
 
-import "github.com/cilium/ebpf/asm"
+import (
+	"github.com/cilium/ebpf/asm"
+	"github.com/dtrace-go/dtrace/aggregate"
+	"github.com/dtrace-go/dtrace/dlang/syntax"
+)
 
 // Spec is the deterministic output of code generation for one D program.
 // It depends only on the program text and options; everything that depends
@@ -11,9 +15,9 @@ type Spec struct {
 	Maps []MapSpec
 	// Clauses holds one entry per clause (ECB) in program order.
 	Clauses []*ClauseSpec
-	// Funcs holds shared BPF subprograms (string helpers, the ERROR
-	// dispatcher, ...) that clause bodies call by symbol. The loader appends
-	// the ones a program references.
+	// Funcs holds shared BPF subprograms (the ERROR dispatcher dt_error,
+	// ...) that clause bodies call by symbol; the first instruction of each
+	// carries its symbol. The loader appends the ones a program references.
 	Funcs []asm.Instructions
 	// Layout describes the per-CPU scratch area; see doc.go.
 	Layout ScratchLayout
@@ -21,6 +25,11 @@ type Spec struct {
 	Aggs []*AggSpec
 	// Formats holds printf/printa format strings, indexed by FormatID.
 	Formats []string
+	// Options are the options the program was generated with (after
+	// #pragma D option lines).
+	Options Options
+	// GVarsSize is the value size of dt_gvars.
+	GVarsSize uint32
 }
 
 // MapKind is the kind of a BPF map in a Spec.
@@ -60,14 +69,37 @@ type ClauseSpec struct {
 	Probes []string
 	// Insns is the function body; the first instruction carries Symbol.
 	Insns asm.Instructions
-	// EPID is the enabled probe id the clause writes into its data records.
-	// The loader may re-number when one clause is enabled on several
-	// probes; records carry the EPID, the consumer maps it to Layout.
+	// EPID is the clause's EPID on the first probe it is enabled on
+	// (clause index + 1); the loader hands out more for further probes and
+	// stores the running one in mstate.epid, from where records take it.
 	EPID uint32
-	// Records describes the data record the clause emits, if any.
-	Records []Record
-	// RecordSize is the size in bytes of the emitted record (0 if none).
+	// Segments describe the records the clause emits. A clause emits one
+	// record per straight-line run of data actions: an if/else whose
+	// branches hold data actions ends the current record and each branch
+	// has its own, so the consumer never guesses which branch ran. The
+	// record header (doc.go) carries the segment index at offset 8.
+	Segments []*RecordSpec
+	// Records and RecordSize describe segment 0, the only one in most
+	// clauses (nil and 0 when the clause emits no record).
+	Records    []Record
 	RecordSize uint32
+	// IsError is set for clauses enabled on dtrace:::ERROR; they are also
+	// called from dt_error.
+	IsError bool
+}
+
+// RecordSpec describes one kind of record a clause emits.
+type RecordSpec struct {
+	// Index is the segment number, stored at offset 8 of the record.
+	Index uint32
+	// Records are the items in order.
+	Records []Record
+	// Size is the record size in bytes, including the 16-byte header.
+	Size uint32
+	// First is set on the segment that can be the first record of a
+	// firing; the consumer prints the default "CPU ID FUNCTION:NAME" line
+	// for those.
+	First bool
 }
 
 // ScratchLayout gives the offsets inside the per-CPU scratch value.
@@ -79,32 +111,133 @@ type ScratchLayout struct {
 	MState uint32
 	// Output is the offset of the buffer where a record is assembled.
 	Output uint32
+	// Temps is the offset of the area for temporaries (strings, tuples,
+	// this-> variables); it runs to Size.
+	Temps uint32
 }
 
-// Record is one item of a clause's data record: what the consumer does
-// with the bytes at Offset.
+// Record is one item of a record: what the consumer does with the bytes
+// at Offset.
 type Record struct {
 	Action Action
 	Offset uint32
 	Size   uint32
-	// FormatID indexes Spec.Formats for printf/printa-like actions.
+	// FormatID indexes Spec.Formats for printf/printa-like actions; -1
+	// when the action has no format.
 	FormatID int
-	// AggID indexes Spec.Aggs for printa/clear/trunc/normalize...
+	// AggID indexes Spec.Aggs for printa/clear/trunc/normalize...; -1 when
+	// none.
 	AggID int
-	// Kind tells the consumer how to decode the value (integer size and
-	// sign, string, raw bytes, stack, ...).
+	// Kind tells the consumer how to decode the value.
 	Kind ValueKind
+	// NArgs is the number of ActArg items that follow an action with
+	// arguments (printf, printa, trunc, normalize, setopt, ...).
+	NArgs int
 }
 
 // Action is what the consumer does with a record item.
 type Action int
 
+// Actions. Data actions store their value at Offset; library actions with
+// arguments are followed by NArgs ActArg items holding them.
+const (
+	ActNone      Action = iota
+	ActArg              // an argument of the preceding action
+	ActTrace            // trace(x): print the value per Kind
+	ActPrintf           // printf(fmt, args...): FormatID, NArgs args
+	ActPrinta           // printa([fmt,] @a): FormatID (-1), AggID; the consumer prints the aggregation
+	ActPrint            // print(x): value per Kind with type name
+	ActTracemem         // tracemem(addr, size): Size raw bytes
+	ActExit             // exit(n): an int32 status; dt_state is set too
+	ActStack            // stack(): placeholder (Size bytes of zero PCs)
+	ActUStack           // ustack(): placeholder
+	ActClear            // clear(@a)
+	ActTrunc            // trunc(@a[, n]): NArgs = 0 or 1
+	ActNormalize        // normalize(@a, n): 1 arg
+	ActDenormalize      // denormalize(@a)
+	ActSetopt           // setopt(name[, value]): FormatID indexes the name; NArgs = 0 or 1 (string arg)
+	ActCommit           // commit(id): u64 speculation id
+	ActDiscard          // discard(id): u64 speculation id
+	ActSpeculate        // speculate(id): records of the clause go to id (also in the header)
+	ActPrintm           // printm/ raw memory
+	ActSystem           // system(fmt, args...): destructive
+	ActRaise            // raise(sig): destructive
+	ActFtruncate        // ftruncate()
+	ActFreopen          // freopen(fmt, args...)
+	ActSym              // sym(addr)/func(addr): u64 kernel address
+	ActUSym             // usym/ufunc/uaddr: u64 user address
+	ActMod              // mod(addr)
+	ActUMod             // umod(addr)
+	ActBreakpoint       // breakpoint()
+	ActPanic            // panic()
+	ActStop             // stop()
+)
+
 // ValueKind tells how to decode a record item.
 type ValueKind int
+
+// Value kinds.
+const (
+	KindNone     ValueKind = iota
+	KindSigned             // little-endian signed integer of Size bytes
+	KindUnsigned           // little-endian unsigned integer of Size bytes
+	KindString             // NUL-terminated within Size bytes
+	KindBytes              // raw bytes (structs, arrays, tracemem)
+	KindStack              // Size/8 u64 PCs, 0-terminated
+)
 
 // AggSpec describes one aggregation.
 type AggSpec struct {
 	ID   int
 	Name string
-	Map  string
+	// Map names the per-CPU hash holding it ("dt_agg_N").
+	Map string
+	// Func is the aggregating function (count, sum, ...).
+	Func string
+	// KeySize is the map's key size; Keys describe the tuple items in it.
+	KeySize uint32
+	Keys    []Record
+	// ValueSize is the per-CPU value size (layout per aggregate/doc.go).
+	ValueSize uint32
+	// Params are lquantize/llquantize parameters (base/factor, low, high,
+	// step/nsteps).
+	Params []int64
+	// Desc is the aggregation's description for package aggregate (the
+	// value layout and bucket parameters).
+	Desc aggregate.Desc
+
+	keyTypes []*Type
+}
+
+// Options are the D options that change generated code.
+type Options struct {
+	// StrSize is the size of string buffers (strsize), default 256.
+	StrSize uint32
+	// NSpec is the number of speculation buffers (nspec), default 1.
+	NSpec uint32
+	// DynVarSize bounds dt_tvars and dt_assoc entries (derived from
+	// dynvarsize); default 65536 entries.
+	DynVars uint32
+	// AggSize bounds entries per aggregation (default 65536).
+	AggEntries uint32
+	// Destructive allows destructive actions (-w).
+	Destructive bool
+	// SourceText, if set, renders a position for the source annotation of
+	// instructions (dtrace -S); the default prints the raw position.
+	SourceText func(syntax.Pos) string `json:"-"`
+}
+
+func (o *Options) defaults() {
+	if o.StrSize == 0 {
+		o.StrSize = 256
+	}
+	if o.NSpec == 0 {
+		o.NSpec = 1
+	}
+	if o.DynVars == 0 {
+		o.DynVars = 65536
+	}
+	if o.AggEntries == 0 {
+		o.AggEntries = 65536
+	}
 }

@@ -1,0 +1,249 @@
+package codegen
+
+import (
+	"github.com/cilium/ebpf/asm"
+	"github.com/dtrace-go/dtrace/dlang/syntax"
+)
+
+// This file compiles actions: calls whose effect is a record item for the
+// consumer (or a change of kernel-side state such as exit and speculate).
+
+// dataActions are the calls that write to the record.
+var dataActions = map[string]bool{
+	"trace": true, "printf": true, "printa": true, "print": true, "tracemem": true,
+	"exit": true, "stack": true, "ustack": true, "jstack": true, "clear": true, "trunc": true,
+	"normalize": true, "denormalize": true, "setopt": true, "commit": true, "discard": true,
+	"sym": false, "func": false, "system": true, "raise": true, "ftruncate": true,
+	"freopen": true, "printm": true, "breakpoint": true, "panic": true, "stop": true,
+}
+
+// hasData reports whether s contains a data action.
+func hasData(s syntax.Node) bool {
+	found := false
+	walk(s, func(n syntax.Node) {
+		if c, ok := n.(*syntax.CallExpr); ok {
+			if id, ok := c.Fun.(*syntax.Ident); ok && dataActions[id.Name] {
+				found = true
+			}
+		}
+	})
+	return found
+}
+
+// action compiles a call statement that is an action; it reports false
+// for subroutines, which compile as expressions.
+func (f *fn) action(c *syntax.CallExpr, name string) bool {
+	switch name {
+	case "trace":
+		f.need(c, 1, 1)
+		f.recItem(f.storeValue(c.Args[0], ActTrace))
+	case "print":
+		f.need(c, 1, 1)
+		f.recItem(f.storeValue(c.Args[0], ActPrint))
+	case "printf", "system", "freopen":
+		f.need(c, 1, -1)
+		act := map[string]Action{"printf": ActPrintf, "system": ActSystem, "freopen": ActFreopen}[name]
+		s, ok := stringConst(c.Args[0])
+		if !ok {
+			f.fail(c.Args[0], "%s( ) format must be a string constant", name)
+		}
+		fid := f.g.format(s)
+		items := []Record{{Action: act, FormatID: fid, AggID: -1, NArgs: len(c.Args) - 1, Offset: f.recAlloc(0, 1)}}
+		for _, a := range c.Args[1:] {
+			items = append(items, f.storeValue(a, ActArg))
+		}
+		for _, it := range items {
+			f.recItem(it)
+		}
+	case "printa":
+		f.need(c, 1, -1)
+		args := c.Args
+		fid := -1
+		if s, ok := stringConst(args[0]); ok {
+			fid = f.g.format(s)
+			args = args[1:]
+		}
+		items := []Record{{Action: ActPrinta, FormatID: fid, AggID: -1, NArgs: len(args), Offset: f.recAlloc(0, 1)}}
+		for _, a := range args {
+			ag, ok := a.(*syntax.AggExpr)
+			if !ok {
+				f.fail(a, "printa( ) argument must be an aggregation")
+			}
+			ai := f.g.aggOf(f, ag)
+			items = append(items, Record{Action: ActArg, FormatID: -1, AggID: ai.ID, Offset: f.recAlloc(0, 1)})
+		}
+		if len(items) > 1 {
+			items[0].AggID = items[1].AggID
+		}
+		for _, it := range items {
+			f.recItem(it)
+		}
+	case "clear", "denormalize", "trunc", "normalize":
+		f.need(c, 1, 2)
+		ag, ok := c.Args[0].(*syntax.AggExpr)
+		if !ok {
+			f.fail(c.Args[0], "%s( ) argument must be an aggregation", name)
+		}
+		ai := f.g.aggOf(f, ag)
+		act := map[string]Action{"clear": ActClear, "denormalize": ActDenormalize, "trunc": ActTrunc, "normalize": ActNormalize}[name]
+		items := []Record{{Action: act, FormatID: -1, AggID: ai.ID, NArgs: len(c.Args) - 1, Offset: f.recAlloc(0, 1)}}
+		for _, a := range c.Args[1:] {
+			r := f.expr(a)
+			f.convert(r, f.typeOf(a), TypeLong)
+			items = append(items, f.storeReg(r, TypeLong, ActArg))
+		}
+		for _, it := range items {
+			f.recItem(it)
+		}
+	case "setopt":
+		f.need(c, 1, 2)
+		s, ok := stringConst(c.Args[0])
+		if !ok {
+			f.fail(c.Args[0], "setopt( ) option must be a string constant")
+		}
+		items := []Record{{Action: ActSetopt, FormatID: f.g.format(s), AggID: -1, NArgs: len(c.Args) - 1, Offset: f.recAlloc(0, 1)}}
+		for _, a := range c.Args[1:] {
+			items = append(items, f.storeValue(a, ActArg))
+		}
+		for _, it := range items {
+			f.recItem(it)
+		}
+	case "exit":
+		f.need(c, 1, 1)
+		r := f.expr(c.Args[0])
+		f.convert(r, f.typeOf(c.Args[0]), TypeInt)
+		keepR := f.alloc()
+		f.emit(asm.Mov.Reg(keepR, r))
+		f.recItem(f.storeReg(r, TypeInt, ActExit))
+		f.emit(asm.StoreImm(asm.R10, stackMisc, 0, asm.DWord))
+		f.call(asm.FnMapLookupElem, mapOp("dt_state"), operand{kind: opStack, imm: stackMisc})
+		skip := f.label("nostate")
+		f.emit(asm.JEq.Imm(asm.R0, 0, skip),
+			asm.StoreMem(asm.R0, stateExitStatus, keepR, asm.Word),
+			asm.StoreImm(asm.R0, stateActivity, ActivityDraining, asm.Word))
+		f.mark(skip)
+		f.free(keepR)
+	case "stack", "ustack", "jstack":
+		f.stack(c, name)
+	case "tracemem":
+		f.need(c, 2, 3)
+		n, ok := f.constant(c.Args[1])
+		if !ok || n <= 0 || n > 65536 {
+			f.fail(c.Args[1], "tracemem( ) size must be a positive constant")
+		}
+		t := f.typeOf(c.Args[0])
+		r := f.expr(c.Args[0])
+		off := f.recAlloc(uint32(n), 8)
+		addr := f.alloc()
+		f.emit(asm.Mov.Reg(addr, r))
+		h := asm.FnProbeReadKernel
+		if t.User {
+			h = asm.FnProbeReadUser
+		}
+		f.call(h, scr(f.g.layout.Output+off), imm(n), reg(r))
+		f.checkRead(addr)
+		f.free(addr)
+		f.recItem(Record{Action: ActTracemem, Offset: off, Size: uint32(n), Kind: KindBytes, FormatID: -1, AggID: -1})
+	case "speculate":
+		f.need(c, 1, 1)
+		r := f.expr(c.Args[0])
+		f.emit(asm.StoreMem(regScratch, int16(f.g.layout.MState)+msSpecid, r, asm.DWord))
+		f.free(r)
+		f.recItem(Record{Action: ActSpeculate, FormatID: -1, AggID: -1, Offset: f.recAlloc(0, 1)})
+	case "commit", "discard":
+		f.need(c, 1, 1)
+		r := f.expr(c.Args[0])
+		keepR := f.alloc()
+		f.emit(asm.Mov.Reg(keepR, r))
+		act := ActCommit
+		if name == "discard" {
+			act = ActDiscard
+		}
+		f.recItem(f.storeReg(r, TypeULong, act))
+		f.specRelease(keepR)
+	case "raise", "panic", "breakpoint", "stop", "ftruncate", "printm":
+		act := map[string]Action{"raise": ActRaise, "panic": ActPanic, "breakpoint": ActBreakpoint, "stop": ActStop, "ftruncate": ActFtruncate, "printm": ActPrintm}[name]
+		items := []Record{{Action: act, FormatID: -1, AggID: -1, NArgs: len(c.Args), Offset: f.recAlloc(0, 1)}}
+		for _, a := range c.Args {
+			items = append(items, f.storeValue(a, ActArg))
+		}
+		for _, it := range items {
+			f.recItem(it)
+		}
+	default:
+		return false
+	}
+	return true
+}
+
+// need checks the argument count (max -1: unbounded).
+func (f *fn) need(c *syntax.CallExpr, min, max int) {
+	if len(c.Args) < min || (max >= 0 && len(c.Args) > max) {
+		f.fail(c, "wrong number of arguments")
+	}
+}
+
+// stack stores a kernel or user stack (bpf_get_stack) of the requested
+// depth.
+func (f *fn) stack(c *syntax.CallExpr, name string) {
+	depth := int64(20)
+	if name != "stack" {
+		depth = 100
+	}
+	if len(c.Args) > 0 {
+		if v, ok := f.constant(c.Args[0]); ok && v > 0 {
+			depth = v
+		}
+	}
+	size := uint32(depth * 8)
+	off := f.recAlloc(size, 8)
+	for i := uint32(0); i < size; i += 8 {
+		f.emit(asm.StoreImm(regScratch, f.out(off+i), 0, asm.DWord))
+	}
+	flags := int64(0)
+	act := ActStack
+	if name != "stack" {
+		flags = 1 << 8 // BPF_F_USER_STACK
+		act = ActUStack
+	}
+	f.call(asm.FnGetStack, ctxOp(), scr(f.g.layout.Output+off), imm(int64(size)), imm(flags))
+	f.recItem(Record{Action: act, Offset: off, Size: size, Kind: KindStack, FormatID: -1, AggID: -1})
+}
+
+// specRelease frees speculation slot id in dt_spec (commit/discard);
+// the consumer acts on the record.
+func (f *fn) specRelease(id asm.Register) {
+	bad := f.label("nospec")
+	f.emit(asm.JEq.Imm(id, 0, bad), asm.JGT.Imm(id, int32(f.g.opts.NSpec), bad))
+	key := f.tmp(8)
+	f.emit(asm.StoreMem(regScratch, int16(key), id, asm.Word))
+	f.free(id)
+	f.call(asm.FnMapLookupElem, mapOp("dt_spec"), scr(key))
+	f.emit(asm.JEq.Imm(asm.R0, 0, bad), asm.StoreImm(asm.R0, 0, 0, asm.DWord))
+	f.mark(bad)
+	f.free(id)
+}
+
+// speculation allocates a free slot of dt_spec (1..nspec), or returns 0
+// and counts "unavailable".
+func (f *fn) speculation() asm.Register {
+	d := f.alloc()
+	done := f.label("specdone")
+	key := f.tmp(8)
+	for i := 1; i <= int(f.g.opts.NSpec) && i <= 16; i++ {
+		next := f.label("specnext")
+		f.emit(asm.StoreImm(regScratch, int16(key), int64(i), asm.Word))
+		f.call(asm.FnMapLookupElem, mapOp("dt_spec"), scr(key))
+		f.emit(asm.JEq.Imm(asm.R0, 0, next),
+			asm.Mov.Imm(d, 1),
+			asm.FetchOr.Mem(asm.R0, d, asm.DWord, 0),
+			asm.JNE.Imm(d, 0, next),
+			asm.Mov.Imm(d, int32(i)),
+			asm.Ja.Label(done))
+		f.mark(next)
+	}
+	f.emit(asm.Mov.Imm(d, 0))
+	f.bumpCounter(CPUSpecUnavail)
+	f.mark(done)
+	return d
+}

@@ -1,0 +1,334 @@
+package codegen
+
+import (
+	"fmt"
+	"math/bits"
+
+	"github.com/cilium/ebpf/asm"
+	"github.com/dtrace-go/dtrace/aggregate"
+	"github.com/dtrace-go/dtrace/dlang/syntax"
+)
+
+// This file compiles aggregations: @a[keys] = func(args) looks up or
+// inserts the key in the per-CPU hash dt_agg_N and updates the value in
+// place with the slot layout of package aggregate (aggregate.Desc.Update
+// is the reference).
+
+// zeroMap is an array whose single value stays all zero: new aggregation
+// entries are inserted from it, so no code has to clear a buffer.
+const zeroMap = "dt_zero"
+
+var aggFuncs = map[string]aggregate.Func{
+	"count": aggregate.Count, "sum": aggregate.Sum, "min": aggregate.Min, "max": aggregate.Max,
+	"avg": aggregate.Avg, "stddev": aggregate.Stddev, "quantize": aggregate.Quantize,
+	"lquantize": aggregate.Lquantize, "llquantize": aggregate.Llquantize,
+}
+
+// aggOf returns the AggSpec of an aggregation reference, creating it.
+func (g *gen) aggOf(f *fn, ag *syntax.AggExpr) *AggSpec {
+	ai := g.info.AggOf(ag)
+	if ai == nil {
+		f.fail(ag, "unresolved aggregation @%s", ag.Name)
+	}
+	for len(g.spec.Aggs) <= ai.ID {
+		g.spec.Aggs = append(g.spec.Aggs, nil)
+	}
+	if a := g.spec.Aggs[ai.ID]; a != nil {
+		return a
+	}
+	fn, ok := aggFuncs[ai.Func]
+	if !ok {
+		f.fail(ag, "unknown aggregating function %q", ai.Func)
+	}
+	d := aggregate.Desc{ID: ai.ID, Name: ai.Name, Func: fn}
+	p := ai.Params
+	switch fn {
+	case aggregate.Lquantize:
+		if len(p) < 3 || p[2] <= 0 {
+			f.fail(ag, "lquantize( ) needs base, limit and step")
+		}
+		d.Base, d.Step, d.Levels = int32(p[0]), uint16(p[2]), uint16((p[1]-p[0])/p[2])
+	case aggregate.Llquantize:
+		if len(p) < 4 {
+			f.fail(ag, "llquantize( ) needs factor, low, high and steps")
+		}
+		d.Factor, d.Lmag, d.Hmag, d.Steps = uint16(p[0]), uint16(p[1]), uint16(p[2]), uint16(p[3])
+	}
+	a := &AggSpec{ID: ai.ID, Name: ai.Name, Map: fmt.Sprintf("dt_agg_%d", ai.ID), Func: ai.Func,
+		Params: ai.Params, Desc: d, ValueSize: uint32(8 * d.NSlots())}
+	var off uint32
+	for _, kt := range ai.Keys {
+		size := g.keySize(kt)
+		item := Record{Action: ActArg, Offset: off, Size: size, Kind: KindSigned, FormatID: -1, AggID: ai.ID}
+		switch {
+		case kt.IsString():
+			item.Kind = KindString
+		case kt.byRef():
+			item.Kind = KindBytes
+		case kt.Kind == TInt && !kt.Signed, kt.Kind == TPointer:
+			item.Kind = KindUnsigned
+		}
+		a.Keys = append(a.Keys, item)
+		a.keyTypes = append(a.keyTypes, kt)
+		off += size
+	}
+	a.KeySize = max(4, off)
+	g.spec.Aggs[ai.ID] = a
+	return a
+}
+
+// aggregate compiles @a[keys] = func(args).
+func (f *fn) aggregate(as *syntax.AssignExpr, ag *syntax.AggExpr) {
+	a := f.g.aggOf(f, ag)
+	call, ok := as.Y.(*syntax.CallExpr)
+	if !ok {
+		f.fail(as.Y, "aggregating function call expected")
+	}
+	d := &a.Desc
+	// The value and increment are computed before the key, as dtrace does.
+	var v, incr asm.Register
+	haveV := false
+	nparams := map[aggregate.Func]int{aggregate.Lquantize: 3, aggregate.Llquantize: 4}[d.Func]
+	if d.Func != aggregate.Count {
+		if len(call.Args) < 1 {
+			f.fail(call, "%s( ) needs a value", a.Func)
+		}
+		v = f.expr(call.Args[0])
+		f.convert(v, f.typeOf(call.Args[0]), TypeLong)
+		haveV = true
+	}
+	incr = f.alloc()
+	f.emit(asm.Mov.Imm(incr, 1))
+	if i := 1 + nparams; (d.Func == aggregate.Quantize || nparams > 0) && len(call.Args) > i {
+		f.free(incr)
+		incr = f.expr(call.Args[i])
+		f.convert(incr, f.typeOf(call.Args[i]), TypeLong)
+	}
+	key := f.tmp(a.KeySize)
+	for i := uint32(0); i < a.KeySize; i += 8 {
+		sz := asm.DWord
+		if a.KeySize-i < 8 {
+			sz = asm.Word
+		}
+		f.emit(asm.StoreImm(regScratch, int16(key+i), 0, sz))
+	}
+	f.tuple(ag.Keys, a.keyTypes, key)
+
+	f.g.aggValueMax = max(f.g.aggValueMax, a.ValueSize)
+	f.g.useMap(a.Map)
+	p := f.lookupOrInsert(a.Map, key)
+	done := f.label("aggdone")
+	f.emit(asm.JEq.Imm(p, 0, done))
+	f.aggUpdate(d, p, v, incr)
+	f.mark(done)
+	f.free(p, incr)
+	if haveV {
+		f.free(v)
+	}
+}
+
+// lookupOrInsert finds key in map m, inserting a zero value if absent;
+// it returns the value pointer, or 0 after counting a drop when the map
+// is full.
+func (f *fn) lookupOrInsert(m string, key uint32) asm.Register {
+	found := f.label("found")
+	f.call(asm.FnMapLookupElem, mapOp(m), scr(key))
+	f.emit(asm.JNE.Imm(asm.R0, 0, found))
+	f.emit(asm.StoreImm(asm.R10, stackMisc, 0, asm.DWord))
+	f.call(asm.FnMapLookupElem, mapOp(zeroMap), operand{kind: opStack, imm: stackMisc})
+	f.emit(asm.JEq.Imm(asm.R0, 0, found))
+	z := f.result()
+	f.call(asm.FnMapUpdateElem, mapOp(m), scr(key), reg(z), imm(1)) // BPF_NOEXIST
+	f.call(asm.FnMapLookupElem, mapOp(m), scr(key))
+	f.emit(asm.JNE.Imm(asm.R0, 0, found))
+	f.bumpCounter(CPUAggDrops)
+	f.emit(asm.Mov.Imm(asm.R0, 0))
+	f.mark(found)
+	return f.result()
+}
+
+// aggUpdate applies one firing to the value at p.
+func (f *fn) aggUpdate(d *aggregate.Desc, p, v, incr asm.Register) {
+	t := f.alloc()
+	defer f.free(t)
+	switch d.Func {
+	case aggregate.Count:
+		f.emit(asm.LoadMem(t, p, 0, asm.DWord), asm.Add.Imm(t, 1), asm.StoreMem(p, 0, t, asm.DWord))
+	case aggregate.Sum:
+		f.emit(asm.LoadMem(t, p, 0, asm.DWord), asm.Add.Reg(t, v), asm.StoreMem(p, 0, t, asm.DWord))
+	case aggregate.Min, aggregate.Max:
+		set, skip := f.label("mmset"), f.label("mmskip")
+		j := asm.JSLT
+		if d.Func == aggregate.Max {
+			j = asm.JSGT
+		}
+		f.emit(asm.LoadMem(t, p, 8, asm.DWord), asm.JEq.Imm(t, 0, set),
+			asm.LoadMem(t, p, 0, asm.DWord), j.Reg(v, t, set), asm.Ja.Label(skip))
+		f.mark(set)
+		f.emit(asm.StoreMem(p, 0, v, asm.DWord))
+		f.mark(skip)
+		f.emit(asm.LoadMem(t, p, 8, asm.DWord), asm.Add.Imm(t, 1), asm.StoreMem(p, 8, t, asm.DWord))
+	case aggregate.Avg:
+		f.emit(asm.LoadMem(t, p, 0, asm.DWord), asm.Add.Imm(t, 1), asm.StoreMem(p, 0, t, asm.DWord),
+			asm.LoadMem(t, p, 8, asm.DWord), asm.Add.Reg(t, v), asm.StoreMem(p, 8, t, asm.DWord))
+	case aggregate.Stddev:
+		f.emit(asm.LoadMem(t, p, 0, asm.DWord), asm.Add.Imm(t, 1), asm.StoreMem(p, 0, t, asm.DWord),
+			asm.LoadMem(t, p, 8, asm.DWord), asm.Add.Reg(t, v), asm.StoreMem(p, 8, t, asm.DWord))
+		f.square128(p, v)
+	case aggregate.Quantize:
+		f.emit(asm.Mov.Reg(t, v))
+		f.quantizeIndex(t)
+		f.addSlot(p, t, incr, aggregate.QuantizeBuckets-1)
+	case aggregate.Lquantize:
+		f.emit(asm.Mov.Reg(t, v))
+		f.lquantizeIndex(t, d)
+		f.addSlot(p, t, incr, int(d.Levels)+1)
+	case aggregate.Llquantize:
+		f.emit(asm.Mov.Reg(t, v))
+		f.llquantizeIndex(t, d)
+		f.addSlot(p, t, incr, d.NSlots()-1)
+	}
+}
+
+// addSlot adds incr to slot idx (consumed) of the value at p; idx is
+// checked against last so the verifier can bound the access.
+func (f *fn) addSlot(p, idx, incr asm.Register, last int) {
+	skip := f.label("slotskip")
+	f.emit(asm.JGT.Imm(idx, int32(last), skip))
+	q := f.alloc()
+	f.emit(asm.LSh.Imm(idx, 3), asm.Mov.Reg(q, p), asm.Add.Reg(q, idx),
+		asm.LoadMem(idx, q, 0, asm.DWord), asm.Add.Reg(idx, incr), asm.StoreMem(q, 0, idx, asm.DWord))
+	f.free(q)
+	f.mark(skip)
+}
+
+// quantizeIndex turns the value in r into its quantize() bucket.
+func (f *fn) quantizeIndex(r asm.Register) {
+	done, pos, nonmin := f.label("qdone"), f.label("qpos"), f.label("qnonmin")
+	neg := f.alloc()
+	n := f.alloc()
+	s := f.alloc()
+	defer f.free(neg, n, s)
+	f.emit(asm.JNE.Imm(r, 0, nonmin), asm.Mov.Imm(r, aggregate.QuantizeZero), asm.Ja.Label(done))
+	f.mark(nonmin)
+	f.emit(asm.LoadImm(s, -1<<63, asm.DWord), asm.JNE.Reg(r, s, pos), asm.Mov.Imm(r, 0), asm.Ja.Label(done))
+	f.mark(pos)
+	f.emit(asm.Mov.Imm(neg, 0))
+	abs := f.label("qabs")
+	f.emit(asm.JSGE.Imm(r, 0, abs), asm.Mov.Imm(neg, 1), asm.Neg.Imm(r, 0))
+	f.mark(abs)
+	// n = number of significant bits of r (r >= 1).
+	f.emit(asm.Mov.Imm(n, 1))
+	for _, sh := range []int32{32, 16, 8, 4, 2, 1} {
+		l := f.label("qb")
+		f.emit(asm.Mov.Reg(s, r), asm.RSh.Imm(s, sh), asm.JEq.Imm(s, 0, l), asm.Mov.Reg(r, s), asm.Add.Imm(n, sh))
+		f.mark(l)
+	}
+	neg2 := f.label("qneg")
+	f.emit(asm.Mov.Imm(r, aggregate.QuantizeZero), asm.JNE.Imm(neg, 0, neg2), asm.Add.Reg(r, n), asm.Ja.Label(done))
+	f.mark(neg2)
+	f.emit(asm.Sub.Reg(r, n))
+	f.mark(done)
+}
+
+// lquantizeIndex turns the value in r into its lquantize() bucket.
+func (f *fn) lquantizeIndex(r asm.Register, d *aggregate.Desc) {
+	done, above := f.label("lqdone"), f.label("lqabove")
+	b := f.alloc()
+	defer f.free(b)
+	f.movImm(b, int64(d.Base))
+	f.emit(asm.JSGE.Reg(r, b, above), asm.Mov.Imm(r, 0), asm.Ja.Label(done))
+	f.mark(above)
+	f.emit(asm.Sub.Reg(r, b), asm.Div.Imm(r, int32(d.Step)))
+	capped := f.label("lqcap")
+	f.emit(asm.JLE.Imm(r, int32(d.Levels), capped), asm.Mov.Imm(r, int32(d.Levels)))
+	f.mark(capped)
+	f.emit(asm.Add.Imm(r, 1))
+	f.mark(done)
+}
+
+// llquantizeIndex turns the value in r into its llquantize() bucket,
+// with the magnitude loop unrolled over the constant parameters.
+func (f *fn) llquantizeIndex(r asm.Register, d *aggregate.Desc) {
+	factor, lmag, hmag, steps := uint64(d.Factor), uint64(d.Lmag), uint64(d.Hmag), uint64(d.Steps)
+	under := int64(1 + (int(hmag)-int(lmag)+1)*int(steps-steps/factor))
+	sf := steps / factor
+	neg, c := f.alloc(), f.alloc()
+	defer f.free(neg, c)
+	abs, sign, done := f.label("llabs"), f.label("llsign"), f.label("lldone")
+	f.emit(asm.Mov.Imm(neg, 0), asm.JSGE.Imm(r, 0, abs), asm.Mov.Imm(neg, 1), asm.Neg.Imm(r, 0))
+	f.mark(abs)
+	pow := func(e uint64) uint64 {
+		v := uint64(1)
+		for ; e > 0; e-- {
+			hi, lo := bits.Mul64(v, factor)
+			if hi != 0 {
+				return ^uint64(0)
+			}
+			v = lo
+		}
+		return v
+	}
+	notUnder := f.label("llnu")
+	f.movImm(c, int64(pow(lmag)))
+	f.emit(asm.JGE.Reg(r, c, notUnder), asm.Mov.Imm(r, int32(under)), asm.Ja.Label(done))
+	f.mark(notUnder)
+	for mag := lmag; mag <= hmag; mag++ {
+		m := pow(mag + 1)
+		next := f.label("llmag")
+		f.movImm(c, int64(m))
+		f.emit(asm.JGE.Reg(r, c, next))
+		if mag != 0 {
+			f.movImm(c, int64(m/steps))
+			f.emit(asm.Div.Reg(r, c))
+		} else {
+			f.emit(asm.Mul.Imm(r, int32(steps)))
+			f.movImm(c, int64(m))
+			f.emit(asm.Div.Reg(r, c))
+		}
+		f.emit(asm.Sub.Imm(r, int32(sf)), asm.Add.Imm(r, int32((mag-lmag)*(steps-sf)+1)), asm.Ja.Label(sign))
+		f.mark(next)
+	}
+	f.emit(asm.Mov.Imm(r, int32((hmag+1-lmag)*(steps-sf)+1)))
+	f.mark(sign)
+	pos := f.label("llpos")
+	f.emit(asm.JEq.Imm(neg, 0, pos), asm.Neg.Imm(r, 0))
+	f.mark(pos)
+	f.emit(asm.Add.Imm(r, int32(under)))
+	f.mark(done)
+}
+
+// square128 adds v*v (as a 128-bit unsigned number) to slots 2 and 3.
+func (f *fn) square128(p, v asm.Register) {
+	a, lo, mid, hi := f.alloc(), f.alloc(), f.alloc(), f.alloc()
+	defer f.free(a, lo, mid, hi)
+	abs := f.label("sqabs")
+	f.emit(asm.Mov.Reg(a, v), asm.JSGE.Imm(a, 0, abs), asm.Neg.Imm(a, 0))
+	f.mark(abs)
+	// a = ah*2^32 + al; a^2 = ah^2*2^64 + 2*ah*al*2^32 + al^2.
+	f.emit(
+		asm.Mov.Reg32(lo, a), asm.Mul.Reg(lo, lo), // lo = al*al
+		asm.Mov.Reg(hi, a), asm.RSh.Imm(hi, 32), // hi = ah
+		asm.Mov.Reg32(mid, a), asm.Mul.Reg(mid, hi), // mid = ah*al
+		asm.Mul.Reg(hi, hi), // hi = ah*ah
+		// 2*mid*2^32: high part mid>>31, low part mid<<33.
+		asm.Mov.Reg(a, mid), asm.RSh.Imm(a, 31), asm.Add.Reg(hi, a),
+		asm.LSh.Imm(mid, 33), asm.Add.Reg(lo, mid),
+		asm.JGE.Reg(lo, mid, f.pendLabel("sqnc")),
+		asm.Add.Imm(hi, 1),
+	)
+	f.markPending()
+	// slots[2:4] += (lo, hi) with carry.
+	f.emit(asm.LoadMem(a, p, 16, asm.DWord), asm.Add.Reg(a, lo), asm.StoreMem(p, 16, a, asm.DWord),
+		asm.JGE.Reg(a, lo, f.pendLabel("sqnc2")), asm.Add.Imm(hi, 1))
+	f.markPending()
+	f.emit(asm.LoadMem(a, p, 24, asm.DWord), asm.Add.Reg(a, hi), asm.StoreMem(p, 24, a, asm.DWord))
+}
+
+// pendLabel makes a label to be placed by the next markPending.
+func (f *fn) pendLabel(hint string) string {
+	f.pendingMark = f.label(hint)
+	return f.pendingMark
+}
+
+func (f *fn) markPending() { f.mark(f.pendingMark) }

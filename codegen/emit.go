@@ -1,0 +1,287 @@
+package codegen
+
+import (
+	"fmt"
+
+	"github.com/cilium/ebpf/asm"
+	"github.com/dtrace-go/dtrace/dlang/syntax"
+)
+
+// This file holds the instruction emitter of one BPF function: labels,
+// source positions, the register pool with spilling around helper calls,
+// and the fault paths.
+//
+// Register convention inside generated functions:
+//
+//	R6  program context (saved from R1 at entry)
+//	R7  this CPU's scratch area (saved from R2 at entry)
+//	R8, R9, R1..R5  expression temporaries (the pool below)
+//	R0  helper results; never held across instructions by the pool
+//	R10 frame pointer: register spill slots, helper argument staging
+const (
+	regCtx     = asm.R6
+	regScratch = asm.R7
+)
+
+// pool lists the temporaries in allocation order: callee-saved first, so
+// that fewer values need spilling around helper calls.
+var pool = []asm.Register{asm.R8, asm.R9, asm.R1, asm.R2, asm.R3, asm.R4, asm.R5}
+
+// Stack frame layout (offsets from R10).
+const (
+	// spillSlot(r) is where a caller-saved register is kept across a call.
+	stackSpillBase = -8 // R0 at -8, R1 at -16, ..., R9 at -80
+	// stackArgBase stages helper arguments: argument i at -88-8*i.
+	stackArgBase = -88
+	// stackMisc is free for short sequences (e.g. a key on the stack).
+	stackMisc = -136
+	// stackSize is the frame size a function uses.
+	stackSize = 160
+)
+
+func spillSlot(r asm.Register) int16 { return int16(stackSpillBase - 8*int(r)) }
+func argSlot(i int) int16            { return int16(stackArgBase - 8*i) }
+
+// srcLine is attached to instructions with WithSource.
+type srcLine struct {
+	pos  syntax.Pos
+	text string
+}
+
+func (s srcLine) String() string { return s.text }
+
+// fn builds one BPF function.
+type fn struct {
+	g      *gen
+	sym    string
+	insns  asm.Instructions
+	pend   string // label for the next instruction
+	nlabel int
+	used   map[asm.Register]bool
+	pos    syntax.Pos
+	last   syntax.Pos // position of the last annotated instruction
+	// faultLabel is the clause's shared fault tail, "" before first use.
+	faultLabel string
+
+	clause  int    // clause index
+	isError bool   // an ERROR clause: faults do not call dt_error
+	ret     string // label of the clause's normal return
+
+	// Temporaries in scratch: a bump allocator from tempBase, reset after
+	// each statement.
+	tempBase, temp uint32
+
+	// The record being assembled (nil when none is open).
+	rec    *RecordSpec
+	segs   []*RecordSpec
+	// pendingMark is a label made by pendLabel for markPending.
+	pendingMark string
+}
+
+func newFn(g *gen, sym string) *fn {
+	return &fn{g: g, sym: sym, used: map[asm.Register]bool{}}
+}
+
+// label returns a fresh label name unique in the program.
+func (f *fn) label(hint string) string {
+	f.nlabel++
+	return fmt.Sprintf("%s.%s%d", f.sym, hint, f.nlabel)
+}
+
+// emit appends instructions, attaching a pending label and the current
+// source position.
+func (f *fn) emit(insns ...asm.Instruction) {
+	for _, ins := range insns {
+		if f.pend != "" {
+			ins = ins.WithSymbol(f.pend)
+			f.pend = ""
+		}
+		if f.pos != f.last && f.pos.IsValid() {
+			ins = ins.WithSource(srcLine{f.pos, f.g.srcText(f.pos)})
+			f.last = f.pos
+		}
+		f.insns = append(f.insns, ins)
+	}
+}
+
+// mark places label l on the next instruction.
+func (f *fn) mark(l string) {
+	if f.pend != "" {
+		// Two labels on one spot: a jump-by-zero keeps both addressable.
+		f.emit(asm.Instruction{OpCode: asm.Ja.Op(asm.ImmSource)})
+	}
+	f.pend = l
+}
+
+// pc is the index the next instruction will have.
+func (f *fn) pc() int { return len(f.insns) }
+
+// alloc takes a temporary register from the pool.
+func (f *fn) alloc() asm.Register {
+	for _, r := range pool {
+		if !f.used[r] {
+			f.used[r] = true
+			return r
+		}
+	}
+	panic(errTooComplex)
+}
+
+// free returns a temporary to the pool.
+func (f *fn) free(rs ...asm.Register) {
+	for _, r := range rs {
+		delete(f.used, r)
+	}
+}
+
+// errTooComplex is raised (as a panic caught by Generate) when an
+// expression needs more temporaries than the pool has.
+var errTooComplex = fmt.Errorf("expression too complex for the register pool")
+
+// operand is a helper argument.
+type operand struct {
+	kind opKind
+	reg  asm.Register
+	imm  int64
+	name string // map name
+}
+
+type opKind int
+
+const (
+	opReg     opKind = iota // a pool register (freed by call)
+	opImm                   // a constant
+	opScratch               // R7 + imm: a pointer into scratch
+	opStack                 // R10 + imm
+	opMap                   // a map pointer by name
+	opCtx                   // the program context
+	opKeep                  // a pool register, not freed
+)
+
+func reg(r asm.Register) operand  { return operand{kind: opReg, reg: r} }
+func keep(r asm.Register) operand { return operand{kind: opKeep, reg: r} }
+func imm(v int64) operand         { return operand{kind: opImm, imm: v} }
+func scr(off uint32) operand      { return operand{kind: opScratch, imm: int64(off)} }
+func mapOp(name string) operand   { return operand{kind: opMap, name: name} }
+func ctxOp() operand              { return operand{kind: opCtx} }
+
+// call emits a helper call with spilling: arguments are staged on the
+// stack, live caller-saved temporaries are saved, R1..R5 are loaded, the
+// helper runs, and the temporaries come back. The result is in R0.
+func (f *fn) call(h asm.BuiltinFunc, args ...operand) {
+	f.callInsn(h, "", args...)
+}
+
+// callFunc calls a BPF function by symbol with the same discipline.
+func (f *fn) callFunc(sym string, args ...operand) {
+	f.callInsn(0, sym, args...)
+}
+
+func (f *fn) callInsn(h asm.BuiltinFunc, sym string, args ...operand) {
+	for i, a := range args {
+		if a.kind == opReg || a.kind == opKeep {
+			f.emit(asm.StoreMem(asm.R10, argSlot(i), a.reg, asm.DWord))
+		}
+	}
+	for _, a := range args {
+		if a.kind == opReg {
+			f.free(a.reg)
+		}
+	}
+	var saved []asm.Register
+	for _, r := range pool {
+		if f.used[r] && r >= asm.R1 && r <= asm.R5 {
+			saved = append(saved, r)
+			f.emit(asm.StoreMem(asm.R10, spillSlot(r), r, asm.DWord))
+		}
+	}
+	for i, a := range args {
+		dst := asm.R1 + asm.Register(i)
+		switch a.kind {
+		case opReg, opKeep:
+			f.emit(asm.LoadMem(dst, asm.R10, argSlot(i), asm.DWord))
+		case opImm:
+			f.movImm(dst, a.imm)
+		case opScratch:
+			f.emit(asm.Mov.Reg(dst, regScratch))
+			if a.imm != 0 {
+				f.emit(asm.Add.Imm(dst, int32(a.imm)))
+			}
+		case opStack:
+			f.emit(asm.Mov.Reg(dst, asm.R10), asm.Add.Imm(dst, int32(a.imm)))
+		case opMap:
+			f.emit(asm.LoadMapPtr(dst, 0).WithReference(a.name))
+			f.g.useMap(a.name)
+		case opCtx:
+			f.emit(asm.Mov.Reg(dst, regCtx))
+		}
+	}
+	if sym != "" {
+		f.emit(asm.Call.Label(sym))
+	} else {
+		f.emit(h.Call())
+	}
+	for _, r := range saved {
+		f.emit(asm.LoadMem(r, asm.R10, spillSlot(r), asm.DWord))
+	}
+}
+
+// result moves R0 into a fresh temporary.
+func (f *fn) result() asm.Register {
+	r := f.alloc()
+	f.emit(asm.Mov.Reg(r, asm.R0))
+	return r
+}
+
+// movImm loads a 64-bit constant.
+func (f *fn) movImm(r asm.Register, v int64) {
+	if v >= -1<<31 && v < 1<<31 {
+		f.emit(asm.Mov.Imm(r, int32(v)))
+	} else {
+		f.emit(asm.LoadImm(r, v, asm.DWord))
+	}
+}
+
+// scratchPtr sets r to R7 + off.
+func (f *fn) scratchPtr(r asm.Register, off uint32) {
+	f.emit(asm.Mov.Reg(r, regScratch))
+	if off != 0 {
+		f.emit(asm.Add.Imm(r, int32(off)))
+	}
+}
+
+// Fault codes, as DTrace numbers them (DTRACEFLT_*).
+const (
+	FaultBadAddr    = 1
+	FaultBadAlign   = 2
+	FaultIllOp      = 3
+	FaultDivZero    = 4
+	FaultNoScratch  = 5
+	FaultKPriv      = 6
+	FaultUPriv      = 7
+	FaultTupOflow   = 8
+	FaultBadStack   = 9
+	FaultBadSize    = 10
+	FaultBadIndex   = 11
+	FaultTooDeep    = 12
+	FaultLibrary    = 1000
+)
+
+// fault emits the code taken when a check fails: it records the fault
+// kind, the offending value (from illval, or 0 when illval < 0) and the pc
+// in mstate and jumps to the clause's fault tail.
+func (f *fn) fault(code int, illval asm.Register, hasIllval bool) {
+	ms := int16(f.g.layout.MState)
+	pc := f.pc()
+	f.emit(asm.StoreImm(regScratch, ms+msFault, int64(code), asm.DWord))
+	if hasIllval {
+		f.emit(asm.StoreMem(regScratch, ms+msIllval, illval, asm.DWord))
+	} else {
+		f.emit(asm.StoreImm(regScratch, ms+msIllval, 0, asm.DWord))
+	}
+	f.emit(asm.StoreImm(regScratch, ms+msFaultPC, int64(pc), asm.DWord))
+	if f.faultLabel == "" {
+		f.faultLabel = f.label("fault")
+	}
+	f.emit(asm.Ja.Label(f.faultLabel))
+}

@@ -1,0 +1,724 @@
+package codegen
+
+import (
+	"fmt"
+
+	"github.com/cilium/ebpf/asm"
+	"github.com/dtrace-go/dtrace/dlang/syntax"
+)
+
+// This file compiles expressions. expr leaves the value of an expression
+// in a fresh pool register: integers and pointers normalized to 64 bits
+// (sign- or zero-extended from their type's size), and strings, structs
+// and arrays as a pointer to their bytes.
+
+func (f *fn) fail(n syntax.Node, format string, args ...any) {
+	panic(&positioned{Pos: n.Pos(), Err: fmt.Errorf(format, args...)})
+}
+
+// typeOf returns the checked type of e, defaulting to int.
+func (f *fn) typeOf(e syntax.Expr) *Type {
+	if t := f.g.info.TypeOf(e); t != nil {
+		return t
+	}
+	return TypeInt
+}
+
+// tmp allocates size bytes of scratch for the current statement.
+func (f *fn) tmp(size uint32) uint32 {
+	off := f.temp
+	f.temp += align8(size)
+	if f.temp > f.g.tempMax {
+		f.g.tempMax = f.temp
+	}
+	return off
+}
+
+// normalize truncates r to t's size and extends it by t's signedness.
+func (f *fn) normalize(r asm.Register, t *Type) {
+	if t == nil || t.Kind != TInt {
+		return
+	}
+	switch t.Size {
+	case 1:
+		if t.Signed {
+			f.emit(asm.MovSX8.Reg(r, r))
+		} else {
+			f.emit(asm.And.Imm(r, 0xff))
+		}
+	case 2:
+		if t.Signed {
+			f.emit(asm.MovSX16.Reg(r, r))
+		} else {
+			f.emit(asm.And.Imm(r, 0xffff))
+		}
+	case 4:
+		if t.Signed {
+			f.emit(asm.MovSX32.Reg(r, r))
+		} else {
+			f.emit(asm.Mov.Reg32(r, r))
+		}
+	}
+}
+
+// promote applies C's integer promotions.
+func promote(t *Type) *Type {
+	if t.Kind == TInt && t.Size < 4 {
+		return TypeInt
+	}
+	return t
+}
+
+// arith is the common type of the usual arithmetic conversions (LP64).
+func arith(a, b *Type) *Type {
+	a, b = promote(a), promote(b)
+	if a.Kind != TInt {
+		return a
+	}
+	if b.Kind != TInt {
+		return b
+	}
+	switch {
+	case a.Size > b.Size:
+		return a
+	case b.Size > a.Size:
+		return b
+	case !a.Signed:
+		return a
+	}
+	return b
+}
+
+// constant reports e's value if the checker folded it.
+func (f *fn) constant(e syntax.Expr) (int64, bool) {
+	if t := f.g.info.TypeOf(e); t != nil && t.Kind != TInt && t.Kind != TPointer {
+		return 0, false
+	}
+	return f.g.info.ConstOf(e)
+}
+
+// expr compiles e and returns the register holding its value.
+func (f *fn) expr(e syntax.Expr) asm.Register {
+	save := f.pos
+	f.pos = e.Pos()
+	defer func() { f.pos = save }()
+	if v, ok := f.constant(e); ok {
+		r := f.alloc()
+		f.movImm(r, v)
+		f.normalize(r, f.typeOf(e))
+		return r
+	}
+	switch e := e.(type) {
+	case *syntax.ParenExpr:
+		return f.expr(e.X)
+	case *syntax.IntLit:
+		r := f.alloc()
+		f.movImm(r, int64(e.Value))
+		f.normalize(r, f.typeOf(e))
+		return r
+	case *syntax.StringLit:
+		return f.stringLit(e.Value)
+	case *syntax.Ident, *syntax.ScopedVar:
+		v := f.g.info.VarOf(e)
+		if v == nil {
+			f.fail(e, "unresolved identifier")
+		}
+		return f.loadVar(e, v)
+	case *syntax.UnaryExpr:
+		return f.unary(e)
+	case *syntax.PostfixExpr:
+		return f.incdec(e.X, e.Op, true)
+	case *syntax.BinaryExpr:
+		return f.binary(e)
+	case *syntax.AssignExpr:
+		return f.assign(e)
+	case *syntax.CondExpr:
+		return f.ternary(e)
+	case *syntax.CastExpr:
+		r := f.expr(e.X)
+		to := f.typeOf(e)
+		if to.Kind == TString && !f.typeOf(e.X).IsString() {
+			return f.copyStr(r, f.typeOf(e.X).User)
+		}
+		f.convert(r, f.typeOf(e.X), to)
+		return r
+	case *syntax.SizeofExpr:
+		var t *Type
+		if e.Type != nil {
+			t = f.g.info.TypeOfName(e.Type)
+		} else {
+			t = f.typeOf(e.X)
+		}
+		r := f.alloc()
+		f.movImm(r, int64(t.Size))
+		return r
+	case *syntax.StringofExpr:
+		t := f.typeOf(e.X)
+		r := f.expr(e.X)
+		if t.IsString() {
+			return r
+		}
+		return f.copyStr(r, t.User)
+	case *syntax.CallExpr:
+		return f.callExpr(e)
+	case *syntax.IndexExpr:
+		return f.index(e)
+	case *syntax.MemberExpr:
+		return f.member(e)
+	case *syntax.AggExpr:
+		f.fail(e, "aggregations may not be used in expressions")
+	}
+	f.fail(e, "%T expressions are not supported yet", e)
+	return 0
+}
+
+// convert changes a value of type from to type to in place.
+func (f *fn) convert(r asm.Register, from, to *Type) {
+	if to.Kind == TInt && (from.Kind != TInt || from.Size > to.Size || from.Signed != to.Signed || from.Size < to.Size) {
+		f.normalize(r, to)
+	}
+}
+
+// cond compiles e as a truth value (any non-zero value is true).
+func (f *fn) cond(e syntax.Expr) asm.Register {
+	t := f.typeOf(e)
+	r := f.expr(e)
+	if t.IsString() {
+		// A string is true when it is not empty.
+		b := f.alloc()
+		f.emit(asm.LoadMem(b, r, 0, asm.Byte))
+		f.free(r)
+		return b
+	}
+	return r
+}
+
+func (f *fn) stringLit(s string) asm.Register {
+	n := uint32(len(s)) + 1
+	if n > f.g.opts.StrSize+1 {
+		s = s[:f.g.opts.StrSize]
+	}
+	off := f.tmp(f.g.strBuf())
+	b := append([]byte(s), 0)
+	for len(b)%4 != 0 {
+		b = append(b, 0)
+	}
+	for i := 0; i < len(b); i += 4 {
+		v := int32(uint32(b[i]) | uint32(b[i+1])<<8 | uint32(b[i+2])<<16 | uint32(b[i+3])<<24)
+		f.emit(asm.StoreImm(regScratch, int16(off)+int16(i), int64(v), asm.Word))
+	}
+	r := f.alloc()
+	f.scratchPtr(r, off)
+	return r
+}
+
+// emptyStr returns a pointer to an empty string in scratch.
+func (f *fn) emptyStr(r asm.Register) {
+	off := f.tmp(8)
+	f.emit(asm.StoreImm(regScratch, int16(off), 0, asm.DWord))
+	f.scratchPtr(r, off)
+}
+
+// copyStr copies the NUL-terminated string at address r (kernel or user
+// memory) into a scratch temporary and returns a pointer to the copy. A
+// bad address faults.
+func (f *fn) copyStr(r asm.Register, user bool) asm.Register {
+	off := f.tmp(f.g.strBuf())
+	addr := f.alloc()
+	f.emit(asm.Mov.Reg(addr, r))
+	h := asm.FnProbeReadKernelStr
+	if user {
+		h = asm.FnProbeReadUserStr
+	}
+	f.call(h, scr(off), imm(int64(f.g.opts.StrSize+1)), reg(r))
+	f.checkRead(addr)
+	f.free(addr)
+	p := f.alloc()
+	f.scratchPtr(p, off)
+	return p
+}
+
+// checkRead faults with "invalid address" (illval = addr) when the last
+// helper call returned a negative value.
+func (f *fn) checkRead(addr asm.Register) {
+	ok := f.label("rdok")
+	f.emit(asm.JSGE.Imm(asm.R0, 0, ok))
+	f.fault(FaultBadAddr, addr, true)
+	f.mark(ok)
+}
+
+// load reads size bytes at kernel/user address r into a scratch temporary
+// and returns a pointer to it; a failed read faults.
+func (f *fn) loadBytes(r asm.Register, size uint32, user bool) uint32 {
+	off := f.tmp(size)
+	addr := f.alloc()
+	f.emit(asm.Mov.Reg(addr, r))
+	h := asm.FnProbeReadKernel
+	if user {
+		h = asm.FnProbeReadUser
+	}
+	f.call(h, scr(off), imm(int64(size)), reg(r))
+	f.checkRead(addr)
+	f.free(addr)
+	return off
+}
+
+// loadScalar reads a value of type t from memory at address r (consumed).
+func (f *fn) loadScalar(r asm.Register, t *Type, user bool) asm.Register {
+	if t.byRef() {
+		if t.Kind == TString {
+			return f.copyStr(r, user)
+		}
+		off := f.loadBytes(r, t.Size, user)
+		p := f.alloc()
+		f.scratchPtr(p, off)
+		return p
+	}
+	size := t.Size
+	if t.Kind == TPointer {
+		size = 8
+	}
+	off := f.loadBytes(r, size, user)
+	v := f.alloc()
+	f.loadField(v, regScratch, int16(off), t)
+	return v
+}
+
+// loadField loads a scalar of type t at base+off (memory the verifier
+// can read directly) into v, extended by the type's signedness.
+func (f *fn) loadField(v, base asm.Register, off int16, t *Type) {
+	size := t.Size
+	if t.Kind == TPointer {
+		size = 8
+	}
+	var sz asm.Size
+	switch size {
+	case 1:
+		sz = asm.Byte
+	case 2:
+		sz = asm.Half
+	case 4:
+		sz = asm.Word
+	default:
+		sz = asm.DWord
+	}
+	if t.Kind == TInt && t.Signed && size < 8 {
+		f.emit(asm.LoadMemSX(v, base, off, sz))
+	} else {
+		f.emit(asm.LoadMem(v, base, off, sz))
+	}
+}
+
+func (f *fn) unary(e *syntax.UnaryExpr) asm.Register {
+	t := f.typeOf(e)
+	switch e.Op {
+	case syntax.SUB:
+		r := f.expr(e.X)
+		f.convert(r, f.typeOf(e.X), t)
+		f.emit(asm.Neg.Imm(r, 0))
+		f.normalize(r, t)
+		return r
+	case syntax.ADD:
+		r := f.expr(e.X)
+		f.convert(r, f.typeOf(e.X), t)
+		return r
+	case syntax.BNEG:
+		r := f.expr(e.X)
+		f.convert(r, f.typeOf(e.X), t)
+		f.emit(asm.Xor.Imm(r, -1))
+		f.normalize(r, t)
+		return r
+	case syntax.NOT:
+		r := f.cond(e.X)
+		l := f.label("not")
+		d := f.alloc()
+		f.emit(asm.Mov.Imm(d, 1), asm.JEq.Imm(r, 0, l), asm.Mov.Imm(d, 0))
+		f.mark(l)
+		f.free(r)
+		return d
+	case syntax.MUL:
+		pt := f.typeOf(e.X)
+		r := f.expr(e.X)
+		return f.loadScalar(r, t, pt.User)
+	case syntax.AND:
+		return f.addrOf(e.X)
+	case syntax.INC, syntax.DEC:
+		return f.incdec(e.X, e.Op, false)
+	}
+	f.fail(e, "unary operator %v is not supported", e.Op)
+	return 0
+}
+
+// addrOf computes the address of an lvalue in kernel memory (&p->m,
+// &a[i], &*p).
+func (f *fn) addrOf(e syntax.Expr) asm.Register {
+	switch x := e.(type) {
+	case *syntax.ParenExpr:
+		return f.addrOf(x.X)
+	case *syntax.UnaryExpr:
+		if x.Op == syntax.MUL {
+			return f.expr(x.X)
+		}
+	case *syntax.MemberExpr:
+		if x.Arrow {
+			st := f.typeOf(x.X).Elem
+			fl, ok := st.field(x.Name.Name)
+			if !ok {
+				f.fail(x, "no member %s", x.Name.Name)
+			}
+			r := f.expr(x.X)
+			if fl.Offset != 0 {
+				f.emit(asm.Add.Imm(r, int32(fl.Offset)))
+			}
+			return r
+		}
+		st := f.typeOf(x.X)
+		fl, _ := st.field(x.Name.Name)
+		r := f.addrOf(x.X)
+		if fl.Offset != 0 {
+			f.emit(asm.Add.Imm(r, int32(fl.Offset)))
+		}
+		return r
+	case *syntax.IndexExpr:
+		bt := f.typeOf(x.X)
+		if bt.Kind == TPointer || bt.Kind == TArray {
+			var base asm.Register
+			if bt.Kind == TPointer {
+				base = f.expr(x.X)
+			} else {
+				base = f.addrOf(x.X)
+			}
+			i := f.expr(x.Index[0])
+			f.emit(asm.Mul.Imm(i, int32(bt.Elem.Size)), asm.Add.Reg(base, i))
+			f.free(i)
+			return base
+		}
+	}
+	f.fail(e, "cannot take the address of this expression")
+	return 0
+}
+
+func (f *fn) binary(e *syntax.BinaryExpr) asm.Register {
+	switch e.Op {
+	case syntax.COMMA:
+		r := f.expr(e.X)
+		f.free(r)
+		return f.expr(e.Y)
+	case syntax.LAND, syntax.LOR:
+		d := f.alloc()
+		end := f.label("sc")
+		x := f.cond(e.X)
+		if e.Op == syntax.LAND {
+			f.emit(asm.Mov.Imm(d, 0), asm.JEq.Imm(x, 0, end))
+		} else {
+			f.emit(asm.Mov.Imm(d, 1), asm.JNE.Imm(x, 0, end))
+		}
+		f.free(x)
+		y := f.cond(e.Y)
+		f.emit(asm.Mov.Imm(d, 1), asm.JNE.Imm(y, 0, end), asm.Mov.Imm(d, 0))
+		f.free(y)
+		f.mark(end)
+		return d
+	case syntax.LXOR:
+		x := f.bool(e.X)
+		y := f.bool(e.Y)
+		f.emit(asm.Xor.Reg(x, y))
+		f.free(y)
+		return x
+	case syntax.EQL, syntax.NEQ, syntax.LSS, syntax.GTR, syntax.LEQ, syntax.GEQ:
+		return f.compare(e)
+	}
+	tx, ty, t := f.typeOf(e.X), f.typeOf(e.Y), f.typeOf(e)
+	x := f.expr(e.X)
+	y := f.expr(e.Y)
+	f.arithOp(e, e.Op, x, y, tx, ty, t)
+	f.free(y)
+	return x
+}
+
+// bool compiles e to 0 or 1.
+func (f *fn) bool(e syntax.Expr) asm.Register {
+	r := f.cond(e)
+	l := f.label("b")
+	f.emit(asm.JEq.Imm(r, 0, l), asm.Mov.Imm(r, 1))
+	f.mark(l)
+	return r
+}
+
+// arithOp computes x = x op y for values of types tx, ty with result
+// type t, including pointer arithmetic and the divide-by-zero check.
+func (f *fn) arithOp(n syntax.Node, op syntax.Token, x, y asm.Register, tx, ty, t *Type) {
+	if t.Kind == TPointer || tx.Kind == TPointer || ty.Kind == TPointer {
+		f.ptrArith(n, op, x, y, tx, ty, t)
+		return
+	}
+	ct := t
+	if op == syntax.SHL || op == syntax.SHR {
+		ct = promote(tx)
+		f.convert(x, tx, ct)
+	} else {
+		ct = arith(tx, ty)
+		f.convert(x, tx, ct)
+		f.convert(y, ty, ct)
+	}
+	var alu asm.ALUOp
+	switch op {
+	case syntax.ADD:
+		alu = asm.Add
+	case syntax.SUB:
+		alu = asm.Sub
+	case syntax.MUL:
+		alu = asm.Mul
+	case syntax.QUO, syntax.REM:
+		ok := f.label("dz")
+		f.emit(asm.JNE.Imm(y, 0, ok))
+		f.fault(FaultDivZero, 0, false)
+		f.mark(ok)
+		switch {
+		case op == syntax.QUO && ct.Signed:
+			alu = asm.SDiv
+		case op == syntax.QUO:
+			alu = asm.Div
+		case ct.Signed:
+			alu = asm.SMod
+		default:
+			alu = asm.Mod
+		}
+	case syntax.AND:
+		alu = asm.And
+	case syntax.OR:
+		alu = asm.Or
+	case syntax.XOR:
+		alu = asm.Xor
+	case syntax.SHL:
+		alu = asm.LSh
+	case syntax.SHR:
+		if ct.Signed {
+			alu = asm.ArSh
+		} else {
+			alu = asm.RSh
+		}
+	default:
+		f.fail(n, "operator %v is not supported", op)
+	}
+	f.emit(alu.Reg(x, y))
+	f.normalize(x, t)
+}
+
+func (f *fn) ptrArith(n syntax.Node, op syntax.Token, x, y asm.Register, tx, ty, t *Type) {
+	elem := func(p *Type) int32 {
+		if p.Elem == nil || p.Elem.Size == 0 {
+			return 1
+		}
+		return int32(p.Elem.Size)
+	}
+	switch {
+	case op == syntax.SUB && tx.Kind == TPointer && ty.Kind == TPointer:
+		f.emit(asm.Sub.Reg(x, y))
+		if s := elem(tx); s != 1 {
+			f.emit(asm.SDiv.Imm(x, s))
+		}
+	case (op == syntax.ADD || op == syntax.SUB) && tx.Kind == TPointer:
+		if s := elem(tx); s != 1 {
+			f.emit(asm.Mul.Imm(y, s))
+		}
+		if op == syntax.ADD {
+			f.emit(asm.Add.Reg(x, y))
+		} else {
+			f.emit(asm.Sub.Reg(x, y))
+		}
+	case op == syntax.ADD && ty.Kind == TPointer:
+		if s := elem(ty); s != 1 {
+			f.emit(asm.Mul.Imm(x, s))
+		}
+		f.emit(asm.Add.Reg(x, y))
+	default:
+		// Integer operations on pointer values (masking, ...).
+		f.arithOp(n, op, x, y, TypeULong, TypeULong, TypeULong)
+	}
+}
+
+// compare compiles a comparison of integers, pointers or strings.
+func (f *fn) compare(e *syntax.BinaryExpr) asm.Register {
+	tx, ty := f.typeOf(e.X), f.typeOf(e.Y)
+	x := f.expr(e.X)
+	y := f.expr(e.Y)
+	signed := false
+	if tx.IsString() && ty.IsString() {
+		c := f.strcmp(x, y)
+		x = c
+		y = f.alloc()
+		f.emit(asm.Mov.Imm(y, 0))
+		signed = true
+	} else if tx.Kind == TInt && ty.Kind == TInt {
+		ct := arith(tx, ty)
+		f.convert(x, tx, ct)
+		f.convert(y, ty, ct)
+		signed = ct.Signed
+	}
+	var j asm.JumpOp
+	switch e.Op {
+	case syntax.EQL:
+		j = asm.JEq
+	case syntax.NEQ:
+		j = asm.JNE
+	case syntax.LSS:
+		j = asm.JLT
+		if signed {
+			j = asm.JSLT
+		}
+	case syntax.GTR:
+		j = asm.JGT
+		if signed {
+			j = asm.JSGT
+		}
+	case syntax.LEQ:
+		j = asm.JLE
+		if signed {
+			j = asm.JSLE
+		}
+	case syntax.GEQ:
+		j = asm.JGE
+		if signed {
+			j = asm.JSGE
+		}
+	}
+	d := f.alloc()
+	l := f.label("cmp")
+	f.emit(asm.Mov.Imm(d, 1), j.Reg(x, y, l), asm.Mov.Imm(d, 0))
+	f.mark(l)
+	f.free(x, y)
+	return d
+}
+
+func (f *fn) ternary(e *syntax.CondExpr) asm.Register {
+	t := f.typeOf(e)
+	c := f.cond(e.Cond)
+	d := f.alloc()
+	els, end := f.label("else"), f.label("fi")
+	f.emit(asm.JEq.Imm(c, 0, els))
+	f.free(c)
+	x := f.expr(e.X)
+	f.convert(x, f.typeOf(e.X), t)
+	f.emit(asm.Mov.Reg(d, x), asm.Ja.Label(end))
+	f.free(x)
+	f.mark(els)
+	y := f.expr(e.Y)
+	f.convert(y, f.typeOf(e.Y), t)
+	f.emit(asm.Mov.Reg(d, y))
+	f.free(y)
+	f.mark(end)
+	return d
+}
+
+// member compiles x.m and p->m.
+func (f *fn) member(e *syntax.MemberExpr) asm.Register {
+	xt := f.typeOf(e.X)
+	st := xt
+	if e.Arrow {
+		st = xt.Elem
+	}
+	if st == nil || st.Kind != TStruct {
+		f.fail(e, "member of a non-struct")
+	}
+	fl, ok := st.field(e.Name.Name)
+	if !ok {
+		f.fail(e, "no member %s", e.Name.Name)
+	}
+	var base asm.Register
+	inMem := false // base points at memory the verifier can read
+	if e.Arrow {
+		base = f.expr(e.X)
+	} else {
+		base = f.expr(e.X) // by-ref: pointer to a copy in scratch
+		inMem = true
+	}
+	if fl.BitSize != 0 {
+		return f.bitfield(base, fl, inMem, xt.User)
+	}
+	if inMem {
+		if fl.Type.byRef() {
+			f.emit(asm.Add.Imm(base, int32(fl.Offset)))
+			return base
+		}
+		v := f.alloc()
+		f.loadField(v, base, int16(fl.Offset), fl.Type)
+		f.free(base)
+		return v
+	}
+	if fl.Offset != 0 {
+		f.emit(asm.Add.Imm(base, int32(fl.Offset)))
+	}
+	return f.loadScalar(base, fl.Type, xt.User)
+}
+
+// bitfield extracts a bit-field member.
+func (f *fn) bitfield(base asm.Register, fl Field, inMem, user bool) asm.Register {
+	nbytes := (fl.BitOff + fl.BitSize + 7) / 8
+	unit := &Type{Kind: TInt, Size: 8}
+	switch {
+	case nbytes <= 1:
+		unit.Size = 1
+	case nbytes <= 2:
+		unit.Size = 2
+	case nbytes <= 4:
+		unit.Size = 4
+	}
+	var v asm.Register
+	if inMem {
+		v = f.alloc()
+		f.loadField(v, base, int16(fl.Offset), unit)
+		f.free(base)
+	} else {
+		if fl.Offset != 0 {
+			f.emit(asm.Add.Imm(base, int32(fl.Offset)))
+		}
+		v = f.loadScalar(base, unit, user)
+	}
+	// Move the field to the top, then shift down with the right sign.
+	f.emit(asm.LSh.Imm(v, int32(64-fl.BitOff-fl.BitSize)))
+	if fl.Type.Signed {
+		f.emit(asm.ArSh.Imm(v, int32(64-fl.BitSize)))
+	} else {
+		f.emit(asm.RSh.Imm(v, int32(64-fl.BitSize)))
+	}
+	return v
+}
+
+// index compiles a[i] for C arrays and pointers, and associative array
+// lookups.
+func (f *fn) index(e *syntax.IndexExpr) asm.Register {
+	if v := f.g.info.VarOf(e.X); v != nil && (v.Kind == VarAssoc || v.Kind == VarTAssoc) {
+		return f.assocLoad(e, v)
+	}
+	bt := f.typeOf(e.X)
+	t := f.typeOf(e)
+	if v, ok := f.builtinArgs(e); ok {
+		return v
+	}
+	switch bt.Kind {
+	case TPointer:
+		p := f.addrOf(e)
+		return f.loadScalar(p, t, bt.User)
+	case TArray:
+		base := f.expr(e.X) // pointer to a copy in scratch
+		i := f.expr(e.Index[0])
+		ok := f.label("idx")
+		bad := f.label("badidx")
+		f.emit(asm.JGE.Imm(i, int32(bt.Len), bad), asm.Ja.Label(ok))
+		f.mark(bad)
+		f.fault(FaultBadIndex, i, true)
+		f.mark(ok)
+		f.emit(asm.Mul.Imm(i, int32(bt.Elem.Size)), asm.Add.Reg(base, i))
+		f.free(i)
+		if t.byRef() {
+			return base
+		}
+		v := f.alloc()
+		f.loadField(v, base, 0, t)
+		f.free(base)
+		return v
+	}
+	f.fail(e, "cannot index this expression")
+	return 0
+}

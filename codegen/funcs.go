@@ -1,0 +1,219 @@
+package codegen
+
+import (
+	"github.com/cilium/ebpf/asm"
+	"github.com/dtrace-go/dtrace/dlang/syntax"
+)
+
+// This file compiles subroutines: calls that compute a value in the
+// probe context. Strings are produced in scratch temporaries.
+
+func (f *fn) callExpr(c *syntax.CallExpr) asm.Register {
+	id, ok := c.Fun.(*syntax.Ident)
+	if !ok {
+		f.fail(c, "called object is not a function")
+	}
+	switch id.Name {
+	case "rand":
+		f.call(asm.FnGetPrandomU32)
+		r := f.result()
+		f.normalize(r, TypeInt)
+		return r
+	case "speculation":
+		return f.speculation()
+	case "strlen":
+		f.need(c, 1, 1)
+		s := f.expr(c.Args[0])
+		return f.strlen(s)
+	case "strjoin":
+		f.need(c, 2, 2)
+		a := f.expr(c.Args[0])
+		b := f.expr(c.Args[1])
+		return f.strjoin(a, b)
+	case "copyinstr":
+		f.need(c, 1, 2)
+		a := f.expr(c.Args[0])
+		return f.copyStr(a, true)
+	case "copyin":
+		f.need(c, 2, 2)
+		n, ok := f.constant(c.Args[1])
+		if !ok || n <= 0 || n > 4096 {
+			f.fail(c.Args[1], "copyin( ) size must be a constant from 1 to 4096")
+		}
+		a := f.expr(c.Args[0])
+		off := f.loadBytes(a, uint32(n), true)
+		f.free(a)
+		p := f.alloc()
+		f.scratchPtr(p, off)
+		return p
+	case "alloca":
+		f.need(c, 1, 1)
+		n, ok := f.constant(c.Args[0])
+		if !ok || n < 0 || n > 4096 {
+			f.fail(c.Args[0], "alloca( ) size must be a constant up to 4096")
+		}
+		off := f.tmp(uint32(max(n, 8)))
+		p := f.alloc()
+		f.scratchPtr(p, off)
+		return p
+	case "lltostr":
+		f.need(c, 1, 1)
+		v := f.expr(c.Args[0])
+		f.convert(v, f.typeOf(c.Args[0]), TypeLong)
+		return f.lltostr(v)
+	case "toupper", "tolower":
+		f.need(c, 1, 1)
+		s := f.expr(c.Args[0])
+		return f.caseConv(s, id.Name == "toupper")
+	case "strtok", "substr", "index", "rindex", "strstr", "strchr", "strrchr", "basename", "dirname":
+		f.fail(c, "subroutine %s( ) is not supported yet", id.Name)
+	}
+	if f.action(c, id.Name) {
+		// An action used as an expression has the value 0 (void).
+		r := f.alloc()
+		f.emit(asm.Mov.Imm(r, 0))
+		return r
+	}
+	f.fail(c, "subroutine %s( ) is not supported yet", id.Name)
+	return 0
+}
+
+// strCopy copies string s (consumed) into a fresh scratch buffer of
+// size bytes, returning the buffer offset; R0 holds the helper result
+// (length including the NUL).
+func (f *fn) strCopy(s asm.Register, size uint32) uint32 {
+	off := f.tmp(size)
+	f.call(asm.FnProbeReadKernelStr, scr(off), imm(int64(f.g.opts.StrSize+1)), reg(s))
+	return off
+}
+
+func (f *fn) strlen(s asm.Register) asm.Register {
+	f.strCopy(s, f.g.strBuf())
+	r := f.result()
+	ok := f.label("slen")
+	f.emit(asm.Sub.Imm(r, 1), asm.JSGE.Imm(r, 0, ok), asm.Mov.Imm(r, 0))
+	f.mark(ok)
+	return r
+}
+
+func (f *fn) strjoin(a, b asm.Register) asm.Register {
+	size := f.g.opts.StrSize + 1
+	// Twice the size, so that the second copy, at a variable offset,
+	// stays within bounds the verifier can see.
+	off := f.tmp(2 * f.g.strBuf())
+	f.free(b)
+	f.call(asm.FnProbeReadKernelStr, scr(off), imm(int64(size)), reg(a))
+	f.used[b] = true
+	n := f.result()
+	ok := f.label("sj")
+	f.emit(asm.Sub.Imm(n, 1), asm.JSGE.Imm(n, 0, ok), asm.Mov.Imm(n, 0))
+	f.mark(ok)
+	f.emit(asm.JLE.Imm(n, int32(size-1), f.pendLabel("sjc")), asm.Mov.Imm(n, int32(size-1)))
+	f.markPending()
+	// dst = scratch + off + n; room = size - n.
+	dst := f.alloc()
+	f.scratchPtr(dst, off)
+	f.emit(asm.Add.Reg(dst, n))
+	room := f.alloc()
+	f.emit(asm.Mov.Imm(room, int32(size)), asm.Sub.Reg(room, n))
+	f.free(n)
+	f.call(asm.FnProbeReadKernelStr, reg(dst), reg(room), reg(b))
+	f.emit(asm.StoreImm(regScratch, int16(off+size-1), 0, asm.Byte))
+	r := f.alloc()
+	f.scratchPtr(r, off)
+	return r
+}
+
+// strcmp compares two strings and returns <0, 0 or >0 in a register.
+func (f *fn) strcmp(x, y asm.Register) asm.Register {
+	n := f.g.strBuf()
+	a := f.tmp(n)
+	b := f.tmp(n)
+	f.free(y)
+	f.call(asm.FnProbeReadKernelStr, scr(a), imm(int64(f.g.opts.StrSize+1)), reg(x))
+	f.used[y] = true
+	f.call(asm.FnProbeReadKernelStr, scr(b), imm(int64(f.g.opts.StrSize+1)), reg(y))
+	i, d, p, q := f.alloc(), f.alloc(), f.alloc(), f.alloc()
+	loop, done := f.label("scloop"), f.label("scdone")
+	f.emit(asm.Mov.Imm(i, 0), asm.Mov.Imm(d, 0))
+	f.mark(loop)
+	f.emit(asm.JGE.Imm(i, int32(f.g.opts.StrSize+1), done))
+	f.scratchPtr(p, a)
+	f.emit(asm.Add.Reg(p, i), asm.LoadMem(p, p, 0, asm.Byte))
+	f.scratchPtr(q, b)
+	f.emit(asm.Add.Reg(q, i), asm.LoadMem(q, q, 0, asm.Byte),
+		asm.Mov.Reg(d, p), asm.Sub.Reg(d, q),
+		asm.JNE.Imm(d, 0, done),
+		asm.JEq.Imm(p, 0, done),
+		asm.Add.Imm(i, 1),
+		asm.Ja.Label(loop))
+	f.mark(done)
+	f.free(i, p, q)
+	return d
+}
+
+// lltostr formats a signed 64-bit value in decimal.
+func (f *fn) lltostr(v asm.Register) asm.Register {
+	const n = 24
+	off := f.tmp(n)
+	// Digits are written backwards from the end of the buffer.
+	neg, p, d := f.alloc(), f.alloc(), f.alloc()
+	f.emit(asm.StoreImm(regScratch, int16(off+n-1), 0, asm.Byte))
+	f.scratchPtr(p, off+n-1)
+	f.emit(asm.Mov.Imm(neg, 0))
+	pos := f.label("llpos")
+	f.emit(asm.JSGE.Imm(v, 0, pos), asm.Mov.Imm(neg, 1))
+	f.mark(pos)
+	var ends []string
+	for i := 0; i < 20; i++ {
+		// Work with the magnitude as unsigned: -MIN wraps to itself, and
+		// the unsigned division of the negated value is right.
+		if i == 0 {
+			l := f.label("llabs")
+			f.emit(asm.JEq.Imm(neg, 0, l), asm.Neg.Imm(v, 0))
+			f.mark(l)
+		}
+		f.emit(asm.Mov.Reg(d, v), asm.Mod.Imm(d, 10), asm.Add.Imm(d, '0'),
+			asm.Add.Imm(p, -1), asm.StoreMem(p, 0, d, asm.Byte),
+			asm.Div.Imm(v, 10))
+		if i < 19 {
+			l := f.label("lldig")
+			ends = append(ends, l)
+			f.emit(asm.JEq.Imm(v, 0, l))
+		}
+	}
+	for _, l := range ends {
+		f.mark(l)
+	}
+	f.free(v, d)
+	l := f.label("llnosign")
+	f.emit(asm.JEq.Imm(neg, 0, l), asm.Add.Imm(p, -1), asm.StoreImm(p, 0, '-', asm.Byte))
+	f.mark(l)
+	f.free(neg)
+	return p
+}
+
+// caseConv returns a copy of s with letters converted.
+func (f *fn) caseConv(s asm.Register, upper bool) asm.Register {
+	n := f.g.strBuf()
+	off := f.strCopy(s, n)
+	i, p, c := f.alloc(), f.alloc(), f.alloc()
+	loop, done := f.label("ccloop"), f.label("ccdone")
+	lo, hi := int32('a'), int32('z')
+	if !upper {
+		lo, hi = 'A', 'Z'
+	}
+	f.emit(asm.Mov.Imm(i, 0))
+	f.mark(loop)
+	f.emit(asm.JGE.Imm(i, int32(f.g.opts.StrSize+1), done))
+	f.scratchPtr(p, off)
+	f.emit(asm.Add.Reg(p, i), asm.LoadMem(c, p, 0, asm.Byte), asm.JEq.Imm(c, 0, done))
+	next := f.label("ccnext")
+	f.emit(asm.JLT.Imm(c, lo, next), asm.JGT.Imm(c, hi, next), asm.Xor.Imm(c, 0x20), asm.StoreMem(p, 0, c, asm.Byte))
+	f.mark(next)
+	f.emit(asm.Add.Imm(i, 1), asm.Ja.Label(loop))
+	f.mark(done)
+	f.free(i, c)
+	f.scratchPtr(p, off)
+	return p
+}

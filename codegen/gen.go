@@ -1,0 +1,507 @@
+package codegen
+
+import (
+	"errors"
+	"fmt"
+	"sort"
+
+	"github.com/cilium/ebpf/asm"
+	"github.com/dtrace-go/dtrace/dlang/syntax"
+)
+
+// Offsets inside mstate (relative to Layout.MState).
+const (
+	msArgs      = 0   // u64 arg[10]
+	msPrid      = 80  // u32 probe id
+	msEpid      = 84  // u32 EPID of the running clause
+	msFault     = 88  // u64 fault code
+	msIllval    = 96  // u64 faulting value
+	msTimestamp = 104 // u64 cached timestamp
+	msSpecid    = 112 // u64 current speculation
+	msFaultPC   = 120 // u64 pc of the fault
+	msErrSave   = 128 // u64 saved prid + arg0..arg5 while dt_error runs
+	mstateSize  = 256
+)
+
+// Fixed scratch areas before the record buffer.
+const (
+	faultRecOff  = 256 // the fault record is built here
+	faultRecSize = 48
+	// OutputOffset is where records are assembled (Layout.Output).
+	OutputOffset = 512
+	// recHeaderSize is the record header: u32 epid, u32 specid, u32
+	// segment, u32 reserved.
+	recHeaderSize = 16
+)
+
+// EPIDFault is the EPID of fault records (see doc.go for the layout).
+const EPIDFault = 0xFFFFFF01
+
+// dt_state layout.
+const (
+	stateActivity   = 0
+	stateExitStatus = 4
+	stateSize       = 16
+)
+
+// Activity values in dt_state.
+const (
+	ActivityInactive = 0
+	ActivityActive   = 1
+	ActivityDraining = 2
+	ActivityStopped  = 3
+)
+
+// dt_cpustate layout: u64 counters the consumer sums over CPUs.
+const (
+	CPUDynVarDrops  = 0
+	CPUAggDrops     = 8
+	CPUSpecDrops    = 16
+	CPUSpecBusy     = 24
+	CPUSpecUnavail  = 32
+	CPUErrors       = 40
+	cpuStateSize    = 64
+	specStateSize   = 16 // dt_spec value: u64 busy flag/owner, u64 reserved
+	tvarKeySize     = 16 // u64 tid, u64 var id
+	assocHeaderSize = 16 // u64 var id, u64 tid (0 for global arrays)
+)
+
+// gen is the state of one Generate call.
+type gen struct {
+	info   Info
+	opts   Options
+	layout ScratchLayout
+	spec   *Spec
+	maps   map[string]bool
+
+	gvars    map[int]uint32 // global var id -> offset in dt_gvars
+	gvarEnd  uint32
+	thisVars map[int]uint32 // clause-local id -> scratch offset
+	thisEnd  uint32
+
+	tvarSize   uint32 // dt_tvars value size
+	assocKey   uint32 // dt_assoc key size
+	assocValue uint32 // dt_assoc value size
+
+	aggValueMax uint32 // largest aggregation value (dt_zero's size)
+
+	tempMax uint32 // highest scratch offset used by temporaries
+	recMax  uint32 // largest record
+
+	errorClauses []string
+	errorEPIDs   []uint32
+	srcText      func(syntax.Pos) string
+}
+
+// strBuf is the storage size of one string: strsize bytes and a NUL.
+func (g *gen) strBuf() uint32 { return align8(g.opts.StrSize + 1) }
+
+func align8(n uint32) uint32 { return (n + 7) &^ 7 }
+
+func (g *gen) useMap(name string) { g.maps[name] = true }
+
+// GenerateProgram compiles the clauses of prog, resolved by info, into a
+// Spec. Generate (in check.go) adapts the checker's results to Info.
+func GenerateProgram(prog *syntax.Program, info Info, opts Options) (spec *Spec, err error) {
+	opts.defaults()
+	// Pass 1 measures records and temporaries with a provisional layout;
+	// pass 2 generates with the final offsets.
+	g, err := generate(prog, info, opts, ScratchLayout{MState: 0, Output: OutputOffset, Temps: OutputOffset + 1<<20})
+	if err != nil {
+		return nil, err
+	}
+	temps := OutputOffset + align8(g.recMax)
+	final := ScratchLayout{MState: 0, Output: OutputOffset, Temps: temps}
+	g2, err := generate(prog, info, opts, final)
+	if err != nil {
+		return nil, err
+	}
+	g2.spec.Layout.Size = max(align8(g2.tempMax), temps)
+	g2.spec.finishLayout()
+	return g2.spec, nil
+}
+
+// positioned is an error with a D source position.
+type positioned struct {
+	Pos syntax.Pos
+	Err error
+}
+
+func (e *positioned) Error() string { return e.Err.Error() }
+func (e *positioned) Unwrap() error { return e.Err }
+
+func generate(prog *syntax.Program, info Info, opts Options, layout ScratchLayout) (g *gen, err error) {
+	g = &gen{
+		info:     info,
+		opts:     opts,
+		layout:   layout,
+		spec:     &Spec{Layout: layout, Options: opts},
+		maps:     map[string]bool{},
+		gvars:    map[int]uint32{},
+		thisVars: map[int]uint32{},
+		tempMax:  layout.Temps,
+		srcText:  func(p syntax.Pos) string { return fmt.Sprintf("pos %d", p) },
+	}
+	if opts.SourceText != nil {
+		g.srcText = opts.SourceText
+	}
+	g.tvarSize = 8
+	g.assocKey = assocHeaderSize + 8
+	g.assocValue = 8
+	var clauses []*syntax.ProbeClause
+	for _, d := range prog.Decls {
+		if c, ok := d.(*syntax.ProbeClause); ok {
+			clauses = append(clauses, c)
+		}
+	}
+	g.scanVars(prog)
+	for i, c := range clauses {
+		if isErrorClause(c) {
+			g.errorClauses = append(g.errorClauses, clauseSym(i))
+			g.errorEPIDs = append(g.errorEPIDs, uint32(i+1))
+		}
+	}
+	for i, c := range clauses {
+		cs, err := g.clause(i, c)
+		if err != nil {
+			return nil, err
+		}
+		g.spec.Clauses = append(g.spec.Clauses, cs)
+	}
+	g.spec.Funcs = append(g.spec.Funcs, g.errorFunc())
+	g.declareMaps()
+	g.spec.GVarsSize = g.gvarEnd
+	return g, nil
+}
+
+func clauseSym(i int) string { return fmt.Sprintf("dt_clause_%d", i) }
+
+func isErrorClause(c *syntax.ProbeClause) bool {
+	for _, d := range c.Descs {
+		switch d.Text {
+		case "ERROR", "dtrace:::ERROR", ":::ERROR", "::ERROR":
+			return true
+		}
+	}
+	return false
+}
+
+// clause compiles one clause into a function.
+func (g *gen) clause(i int, c *syntax.ProbeClause) (cs *ClauseSpec, err error) {
+	sym := clauseSym(i)
+	f := newFn(g, sym)
+	f.clause = i
+	f.isError = isErrorClause(c)
+	f.tempBase = g.layout.Temps + g.thisEnd
+	f.temp = f.tempBase
+	defer func() {
+		if r := recover(); r != nil {
+			e, ok := r.(error)
+			if !ok {
+				panic(r)
+			}
+			var pe *positioned
+			if !errors.As(e, &pe) {
+				e = &positioned{Pos: f.pos, Err: e}
+			}
+			cs, err = nil, e
+		}
+	}()
+	f.pos = c.Pos()
+	f.pend = sym
+	f.emit(asm.Mov.Reg(regCtx, asm.R1), asm.Mov.Reg(regScratch, asm.R2))
+	f.ret = f.label("ret")
+	if c.Pred != nil {
+		f.pos = c.Pred.Pos()
+		r := f.cond(c.Pred)
+		f.emit(asm.JEq.Imm(r, 0, f.ret))
+		f.free(r)
+	}
+	if c.Body != nil {
+		f.block(c.Body.List)
+	} else {
+		f.defaultAction()
+	}
+	f.flush()
+	f.mark(f.ret)
+	f.emit(asm.Mov.Imm(asm.R0, 0), asm.Return())
+	if f.faultLabel != "" {
+		f.faultTail()
+	}
+	cs = &ClauseSpec{Index: i, Symbol: sym, Insns: f.insns, EPID: uint32(i + 1), Segments: f.segs, IsError: f.isError}
+	for _, d := range c.Descs {
+		cs.Probes = append(cs.Probes, d.Text)
+	}
+	if len(f.segs) > 0 {
+		cs.Records, cs.RecordSize = f.segs[0].Records, f.segs[0].Size
+	}
+	return cs, nil
+}
+
+// faultTail emits the shared fault code of a clause: the fault record,
+// the ERROR clauses, and the return.
+func (f *fn) faultTail() {
+	g := f.g
+	ms := int16(g.layout.MState)
+	f.mark(f.faultLabel)
+	f.used = map[asm.Register]bool{}
+	r := asm.R1
+	f.emit(
+		asm.StoreImm(regScratch, faultRecOff+0, int64(EPIDFault)-1<<32, asm.Word),
+		asm.StoreImm(regScratch, faultRecOff+4, 0, asm.Word),
+		asm.StoreImm(regScratch, faultRecOff+8, int64(f.clause), asm.Word),
+		asm.LoadMem(r, regScratch, ms+msPrid, asm.Word),
+		asm.StoreMem(regScratch, faultRecOff+12, r, asm.Word),
+		asm.LoadMem(r, regScratch, ms+msFault, asm.DWord),
+		asm.StoreMem(regScratch, faultRecOff+16, r, asm.DWord),
+		asm.LoadMem(r, regScratch, ms+msIllval, asm.DWord),
+		asm.StoreMem(regScratch, faultRecOff+24, r, asm.DWord),
+		asm.LoadMem(r, regScratch, ms+msFaultPC, asm.DWord),
+		asm.StoreMem(regScratch, faultRecOff+32, r, asm.DWord),
+		asm.LoadMem(r, regScratch, ms+msEpid, asm.Word),
+		asm.StoreMem(regScratch, faultRecOff+40, r, asm.Word),
+		asm.StoreImm(regScratch, faultRecOff+44, 0, asm.Word),
+	)
+	f.call(asm.FnPerfEventOutput, ctxOp(), mapOp("dt_buf"), imm(0xffffffff), scr(faultRecOff), imm(faultRecSize))
+	f.bumpCounter(CPUErrors)
+	if !f.isError && len(g.errorClauses) > 0 {
+		f.callFunc("dt_error", ctxOp(), operand{kind: opScratch})
+	}
+	f.emit(asm.Mov.Imm(asm.R0, 0), asm.Return())
+}
+
+// errorFunc builds dt_error(ctx, scratch): it saves the probe id and the
+// first six arguments, sets the ERROR probe's arguments (arg1 EPID, arg2
+// clause index, arg3 pc, arg4 fault code, arg5 illval), runs the ERROR
+// clauses and restores the saved state.
+func (g *gen) errorFunc() asm.Instructions {
+	f := newFn(g, "dt_error")
+	ms := int16(g.layout.MState)
+	f.emit(asm.Mov.Reg(regCtx, asm.R1).WithSymbol("dt_error"))
+	f.emit(asm.Mov.Reg(regScratch, asm.R2))
+	r := asm.R1
+	f.emit(asm.LoadMem(r, regScratch, ms+msPrid, asm.Word), asm.StoreMem(regScratch, ms+msErrSave, r, asm.DWord))
+	f.emit(asm.LoadMem(r, regScratch, ms+msEpid, asm.Word), asm.StoreMem(regScratch, ms+msErrSave+56, r, asm.DWord))
+	for i := int16(0); i < 6; i++ {
+		f.emit(asm.LoadMem(r, regScratch, ms+msArgs+8*i, asm.DWord),
+			asm.StoreMem(regScratch, ms+msErrSave+8+8*i, r, asm.DWord))
+	}
+	f.emit(
+		asm.StoreImm(regScratch, ms+msArgs, 0, asm.DWord),
+		asm.LoadMem(r, regScratch, ms+msEpid, asm.Word),
+		asm.StoreMem(regScratch, ms+msArgs+8, r, asm.DWord),
+		asm.LoadMem(r, regScratch, faultRecOff+8, asm.Word),
+		asm.StoreMem(regScratch, ms+msArgs+16, r, asm.DWord),
+		asm.LoadMem(r, regScratch, ms+msFaultPC, asm.DWord),
+		asm.StoreMem(regScratch, ms+msArgs+24, r, asm.DWord),
+		asm.LoadMem(r, regScratch, ms+msFault, asm.DWord),
+		asm.StoreMem(regScratch, ms+msArgs+32, r, asm.DWord),
+		asm.LoadMem(r, regScratch, ms+msIllval, asm.DWord),
+		asm.StoreMem(regScratch, ms+msArgs+40, r, asm.DWord),
+		asm.StoreImm(regScratch, ms+msPrid, 3, asm.Word),
+	)
+	for i, sym := range g.errorClauses {
+		f.emit(asm.StoreImm(regScratch, ms+msEpid, int64(g.errorEPIDs[i]), asm.Word),
+			asm.Mov.Reg(asm.R1, regCtx), asm.Mov.Reg(asm.R2, regScratch), asm.Call.Label(sym))
+	}
+	f.emit(asm.LoadMem(r, regScratch, ms+msErrSave, asm.DWord), asm.StoreMem(regScratch, ms+msPrid, r, asm.Word))
+	f.emit(asm.LoadMem(r, regScratch, ms+msErrSave+56, asm.DWord), asm.StoreMem(regScratch, ms+msEpid, r, asm.Word))
+	for i := int16(0); i < 6; i++ {
+		f.emit(asm.LoadMem(r, regScratch, ms+msErrSave+8+8*i, asm.DWord),
+			asm.StoreMem(regScratch, ms+msArgs+8*i, r, asm.DWord))
+	}
+	f.emit(asm.Mov.Imm(asm.R0, 0), asm.Return())
+	return f.insns
+}
+
+// bumpCounter adds one to a u64 counter in dt_cpustate.
+func (f *fn) bumpCounter(off int16) {
+	f.emit(asm.StoreImm(asm.R10, stackMisc, 0, asm.DWord))
+	f.call(asm.FnMapLookupElem, mapOp("dt_cpustate"), operand{kind: opStack, imm: stackMisc})
+	skip := f.label("nocpu")
+	r := f.alloc()
+	f.emit(asm.JEq.Imm(asm.R0, 0, skip),
+		asm.LoadMem(r, asm.R0, off, asm.DWord),
+		asm.Add.Imm(r, 1),
+		asm.StoreMem(asm.R0, off, r, asm.DWord))
+	f.free(r)
+	f.mark(skip)
+}
+
+// declareMaps fills Spec.Maps in a fixed order.
+func (g *gen) declareMaps() {
+	s := g.spec
+	s.Maps = append(s.Maps,
+		MapSpec{Name: "dt_buf", Kind: MapPerfEventArray, KeySize: 4, ValueSize: 4},
+		MapSpec{Name: "dt_scratch", Kind: MapArray, KeySize: 4, ValueSize: 0}, // size set below
+		MapSpec{Name: "dt_state", Kind: MapArray, KeySize: 4, ValueSize: stateSize, MaxEntries: 1},
+		MapSpec{Name: "dt_cpustate", Kind: MapPerCPUArray, KeySize: 4, ValueSize: cpuStateSize, MaxEntries: 1},
+		MapSpec{Name: "dt_gvars", Kind: MapArray, KeySize: 4, ValueSize: max(8, align8(g.gvarEnd)), MaxEntries: 1},
+		MapSpec{Name: "dt_tvars", Kind: MapHash, KeySize: tvarKeySize, ValueSize: g.tvarSize, MaxEntries: g.opts.DynVars},
+		MapSpec{Name: "dt_assoc", Kind: MapHash, KeySize: g.assocKey, ValueSize: g.assocValue, MaxEntries: g.opts.DynVars},
+		MapSpec{Name: "dt_spec", Kind: MapArray, KeySize: 4, ValueSize: specStateSize, MaxEntries: g.opts.NSpec + 1},
+	)
+	if g.maps[zeroMap] {
+		s.Maps = append(s.Maps, MapSpec{Name: zeroMap, Kind: MapArray, KeySize: 4, ValueSize: max(8, g.aggValueMax), MaxEntries: 1})
+	}
+	if g.maps["dt_probes"] {
+		s.Maps = append(s.Maps, MapSpec{Name: "dt_probes", Kind: MapHash, KeySize: 4, ValueSize: 4 * probeNameSize, MaxEntries: 4096})
+	}
+	for _, a := range g.spec.Aggs {
+		if a != nil {
+			s.Maps = append(s.Maps, MapSpec{Name: a.Map, Kind: MapPerCPUHash, KeySize: a.KeySize, ValueSize: a.ValueSize, MaxEntries: g.opts.AggEntries})
+		}
+	}
+}
+
+// finishLayout sets dt_scratch's value size once the layout is final.
+func (s *Spec) finishLayout() {
+	for i := range s.Maps {
+		if s.Maps[i].Name == "dt_scratch" {
+			s.Maps[i].ValueSize = s.Layout.Size
+		}
+	}
+}
+
+// scanVars assigns storage to variables in a deterministic order.
+func (g *gen) scanVars(prog *syntax.Program) {
+	var vars []*Var
+	seen := map[*Var]bool{}
+	walk(prog, func(n syntax.Node) {
+		e, ok := n.(syntax.Expr)
+		if !ok {
+			return
+		}
+		if v := g.info.VarOf(e); v != nil && !seen[v] {
+			seen[v] = true
+			vars = append(vars, v)
+		}
+	})
+	sort.SliceStable(vars, func(i, j int) bool {
+		if vars[i].Kind != vars[j].Kind {
+			return vars[i].Kind < vars[j].Kind
+		}
+		return vars[i].ID < vars[j].ID
+	})
+	for _, v := range vars {
+		size := g.storageSize(v.Type)
+		switch v.Kind {
+		case VarGlobal:
+			if _, ok := g.gvars[v.ID]; !ok {
+				g.gvars[v.ID] = g.gvarEnd
+				g.gvarEnd += align8(size)
+			}
+		case VarClause:
+			if _, ok := g.thisVars[v.ID]; !ok {
+				g.thisVars[v.ID] = g.layout.Temps + g.thisEnd
+				g.thisEnd += align8(size)
+			}
+		case VarThread:
+			g.tvarSize = max(g.tvarSize, align8(size))
+		case VarAssoc, VarTAssoc:
+			g.assocValue = max(g.assocValue, align8(size))
+			var k uint32
+			for _, t := range v.Keys {
+				k += g.keySize(t)
+			}
+			g.assocKey = max(g.assocKey, assocHeaderSize+k)
+		}
+	}
+}
+
+// storageSize is the number of bytes a value of t occupies in a variable.
+func (g *gen) storageSize(t *Type) uint32 {
+	if t == nil {
+		return 8
+	}
+	switch t.Kind {
+	case TString:
+		return g.strBuf()
+	case TInt, TPointer:
+		return 8
+	}
+	return t.Size
+}
+
+// keySize is the size of one tuple item in a key: integers are widened
+// to 8 bytes, strings take strBuf bytes.
+func (g *gen) keySize(t *Type) uint32 {
+	if t != nil && t.byRef() {
+		return align8(g.storageSize(t))
+	}
+	return 8
+}
+
+// walk visits every node of the program's clauses in source order.
+func walk(n syntax.Node, visit func(syntax.Node)) {
+	if n == nil {
+		return
+	}
+	visit(n)
+	switch n := n.(type) {
+	case *syntax.Program:
+		for _, d := range n.Decls {
+			walk(d, visit)
+		}
+	case *syntax.ProbeClause:
+		if n.Pred != nil {
+			walk(n.Pred, visit)
+		}
+		if n.Body != nil {
+			walk(n.Body, visit)
+		}
+	case *syntax.BlockStmt:
+		for _, s := range n.List {
+			walk(s, visit)
+		}
+	case *syntax.ExprStmt:
+		walk(n.X, visit)
+	case *syntax.IfStmt:
+		walk(n.Cond, visit)
+		walk(n.Then, visit)
+		if n.Else != nil {
+			walk(n.Else, visit)
+		}
+	case *syntax.AggExpr:
+		for _, k := range n.Keys {
+			walk(k, visit)
+		}
+	case *syntax.UnaryExpr:
+		walk(n.X, visit)
+	case *syntax.PostfixExpr:
+		walk(n.X, visit)
+	case *syntax.BinaryExpr:
+		walk(n.X, visit)
+		walk(n.Y, visit)
+	case *syntax.AssignExpr:
+		walk(n.X, visit)
+		walk(n.Y, visit)
+	case *syntax.CondExpr:
+		walk(n.Cond, visit)
+		walk(n.X, visit)
+		walk(n.Y, visit)
+	case *syntax.CastExpr:
+		walk(n.X, visit)
+	case *syntax.SizeofExpr:
+		if n.X != nil {
+			walk(n.X, visit)
+		}
+	case *syntax.StringofExpr:
+		walk(n.X, visit)
+	case *syntax.XlateExpr:
+		walk(n.X, visit)
+	case *syntax.CallExpr:
+		for _, a := range n.Args {
+			walk(a, visit)
+		}
+	case *syntax.IndexExpr:
+		walk(n.X, visit)
+		for _, a := range n.Index {
+			walk(a, visit)
+		}
+	case *syntax.MemberExpr:
+		walk(n.X, visit)
+	case *syntax.ParenExpr:
+		walk(n.X, visit)
+	}
+}

@@ -1,0 +1,220 @@
+package codegen
+
+import (
+	"github.com/cilium/ebpf/asm"
+	"github.com/dtrace-go/dtrace/dlang/syntax"
+)
+
+// This file compiles statements and assembles records.
+
+func (f *fn) block(list []syntax.Stmt) {
+	for _, s := range list {
+		f.stmt(s)
+	}
+}
+
+func (f *fn) stmt(s syntax.Stmt) {
+	f.pos = s.Pos()
+	// Temporaries live for one statement (if/else bodies nest inside it).
+	base := f.temp
+	defer func() { f.temp = base }()
+	switch s := s.(type) {
+	case *syntax.BlockStmt:
+		f.block(s.List)
+	case *syntax.EmptyStmt, *syntax.DeclStmt:
+	case *syntax.ExprStmt:
+		f.exprStmt(s.X)
+	case *syntax.IfStmt:
+		// A data action in a branch must not share a record with what
+		// runs before or after it.
+		f.flush()
+		c := f.cond(s.Cond)
+		els, end := f.label("else"), f.label("endif")
+		f.emit(asm.JEq.Imm(c, 0, els))
+		f.free(c)
+		f.stmt(s.Then)
+		f.flush()
+		if s.Else != nil {
+			f.emit(asm.Ja.Label(end))
+			f.mark(els)
+			f.stmt(s.Else)
+			f.flush()
+			f.mark(end)
+		} else {
+			f.mark(els)
+		}
+	default:
+		f.fail(s, "unsupported statement %T", s)
+	}
+}
+
+func (f *fn) exprStmt(e syntax.Expr) {
+	for {
+		p, ok := e.(*syntax.ParenExpr)
+		if !ok {
+			break
+		}
+		e = p.X
+	}
+	if a, ok := e.(*syntax.AssignExpr); ok {
+		if agg, ok := a.X.(*syntax.AggExpr); ok {
+			f.aggregate(a, agg)
+			return
+		}
+	}
+	if c, ok := e.(*syntax.CallExpr); ok {
+		if id, ok := c.Fun.(*syntax.Ident); ok && f.action(c, id.Name) {
+			return
+		}
+	}
+	r := f.expr(e)
+	f.free(r)
+}
+
+// defaultAction is what a clause without braces does: trace nothing,
+// but still emit a record so the consumer prints the probe line.
+func (f *fn) defaultAction() {
+	f.recOpen()
+}
+
+// recOpen starts a new record if none is open.
+func (f *fn) recOpen() *RecordSpec {
+	if f.rec != nil {
+		return f.rec
+	}
+	e := &RecordSpec{Index: uint32(len(f.segs)), Size: recHeaderSize, First: len(f.segs) == 0}
+	f.segs = append(f.segs, e)
+	f.rec = e
+	return e
+}
+
+// recAlloc reserves size bytes aligned to align in the open record and
+// returns the offset.
+func (f *fn) recAlloc(size, align uint32) uint32 {
+	e := f.recOpen()
+	if align == 0 {
+		align = 1
+	}
+	off := (e.Size + align - 1) &^ (align - 1)
+	e.Size = off + size
+	if e.Size > f.g.recMax {
+		f.g.recMax = e.Size
+	}
+	return off
+}
+
+// recItem appends a record item description.
+func (f *fn) recItem(r Record) {
+	e := f.recOpen()
+	if r.FormatID == 0 && r.Action != ActPrintf && r.Action != ActPrinta && r.Action != ActSetopt {
+		r.FormatID = -1
+	}
+	e.Records = append(e.Records, r)
+}
+
+// out is the scratch offset of record offset off.
+func (f *fn) out(off uint32) int16 { return int16(f.g.layout.Output + off) }
+
+// flush emits the open record: header, then bpf_perf_event_output.
+func (f *fn) flush() {
+	e := f.rec
+	if e == nil {
+		return
+	}
+	f.rec = nil
+	e.Size = align8(e.Size)
+	if e.Size > f.g.recMax {
+		f.g.recMax = e.Size
+	}
+	ms := int16(f.g.layout.MState)
+	r := f.alloc()
+	f.emit(
+		asm.LoadMem(r, regScratch, ms+msEpid, asm.Word),
+		asm.StoreMem(regScratch, f.out(0), r, asm.Word),
+		asm.LoadMem(r, regScratch, ms+msSpecid, asm.Word),
+		asm.StoreMem(regScratch, f.out(4), r, asm.Word),
+		asm.StoreImm(regScratch, f.out(8), int64(e.Index), asm.Word),
+		asm.StoreImm(regScratch, f.out(12), 0, asm.Word),
+	)
+	f.free(r)
+	f.call(asm.FnPerfEventOutput, ctxOp(), mapOp("dt_buf"), imm(0xffffffff), scr(f.g.layout.Output), imm(int64(e.Size)))
+}
+
+// storeValue stores the value of e (of type t) into the open record and
+// returns the item describing it.
+func (f *fn) storeValue(e syntax.Expr, action Action) Record {
+	t := f.typeOf(e)
+	r := f.expr(e)
+	return f.storeReg(r, t, action)
+}
+
+func (f *fn) storeReg(r asm.Register, t *Type, action Action) Record {
+	item := Record{Action: action, FormatID: -1, AggID: -1}
+	switch {
+	case t.Kind == TString:
+		size := f.g.strBuf()
+		off := f.recAlloc(size, 1)
+		f.emit(asm.StoreImm(regScratch, f.out(off), 0, asm.Byte))
+		p := f.alloc()
+		f.scratchPtr(p, f.g.layout.Output+off)
+		f.copyInto(p, r, t)
+		item.Offset, item.Size, item.Kind = off, size, KindString
+	case t.byRef():
+		off := f.recAlloc(t.Size, 8)
+		p := f.alloc()
+		f.scratchPtr(p, f.g.layout.Output+off)
+		f.copyInto(p, r, t)
+		item.Offset, item.Size, item.Kind = off, t.Size, KindBytes
+	default:
+		size := t.Size
+		if t.Kind != TInt || size == 0 {
+			size = 8
+		}
+		off := f.recAlloc(size, size)
+		var sz asm.Size
+		switch size {
+		case 1:
+			sz = asm.Byte
+		case 2:
+			sz = asm.Half
+		case 4:
+			sz = asm.Word
+		default:
+			sz = asm.DWord
+		}
+		f.emit(asm.StoreMem(regScratch, f.out(off), r, sz))
+		f.free(r)
+		item.Offset, item.Size, item.Kind = off, size, KindUnsigned
+		if t.Kind == TInt && t.Signed {
+			item.Kind = KindSigned
+		}
+	}
+	return item
+}
+
+// format interns a format string.
+func (g *gen) format(s string) int {
+	for i, x := range g.spec.Formats {
+		if x == s {
+			return i
+		}
+	}
+	g.spec.Formats = append(g.spec.Formats, s)
+	return len(g.spec.Formats) - 1
+}
+
+// stringConst returns the value of a string literal argument.
+func stringConst(e syntax.Expr) (string, bool) {
+	for {
+		p, ok := e.(*syntax.ParenExpr)
+		if !ok {
+			break
+		}
+		e = p.X
+	}
+	s, ok := e.(*syntax.StringLit)
+	if !ok {
+		return "", false
+	}
+	return s.Value, true
+}

@@ -1,0 +1,152 @@
+package codegen
+
+import "github.com/dtrace-go/dtrace/dlang/syntax"
+
+// This file holds codegen's own, minimal view of the checker's results.
+// Keeping it separate from dlang/check lets the generator be tested with
+// hand-built trees and keeps the adapter (check.go) the only place that
+// knows the checker's data structures.
+
+// TypeKind classifies a Type for code generation.
+type TypeKind int
+
+// Type kinds. Enums are Int; typedefs are resolved away.
+const (
+	TVoid TypeKind = iota
+	TInt
+	TPointer
+	TString
+	TArray
+	TStruct // also unions: members may overlap
+	TFunc
+)
+
+// Type is the layout-level description of a D type that codegen needs.
+type Type struct {
+	Kind   TypeKind
+	Size   uint32 // bytes; for TString the string size (strsize)
+	Signed bool   // TInt only
+	Elem   *Type  // TPointer, TArray
+	Len    uint32 // TArray
+	// Fields are the members of a TStruct, by name.
+	Fields []Field
+	// Name is the type as written, for diagnostics.
+	Name string
+	// User marks pointers to user-space memory (loads use
+	// bpf_probe_read_user).
+	User bool
+}
+
+// Field is one member of a struct or union.
+type Field struct {
+	Name    string
+	Offset  uint32 // byte offset
+	Type    *Type
+	BitOff  uint32 // bit offset within the storage unit at Offset
+	BitSize uint32 // 0: not a bit-field
+}
+
+// Common integer types.
+var (
+	TypeChar   = &Type{Kind: TInt, Size: 1, Signed: true, Name: "char"}
+	TypeUChar  = &Type{Kind: TInt, Size: 1, Name: "uchar_t"}
+	TypeShort  = &Type{Kind: TInt, Size: 2, Signed: true, Name: "short"}
+	TypeUShort = &Type{Kind: TInt, Size: 2, Name: "ushort_t"}
+	TypeInt    = &Type{Kind: TInt, Size: 4, Signed: true, Name: "int"}
+	TypeUInt   = &Type{Kind: TInt, Size: 4, Name: "uint_t"}
+	TypeLong   = &Type{Kind: TInt, Size: 8, Signed: true, Name: "long"}
+	TypeULong  = &Type{Kind: TInt, Size: 8, Name: "ulong_t"}
+	TypeVoid   = &Type{Kind: TVoid, Name: "void"}
+)
+
+// IsInt reports whether t is an integer (or enum) type.
+func (t *Type) IsInt() bool { return t != nil && t.Kind == TInt }
+
+// IsScalar reports whether values of t fit in a register.
+func (t *Type) IsScalar() bool {
+	return t != nil && (t.Kind == TInt || t.Kind == TPointer)
+}
+
+// IsString reports whether t is D's string type.
+func (t *Type) IsString() bool { return t != nil && t.Kind == TString }
+
+// byRef reports whether a value of t is handled through a pointer to its
+// bytes (strings, structs, arrays) rather than in a register.
+func (t *Type) byRef() bool {
+	return t != nil && (t.Kind == TString || t.Kind == TStruct || t.Kind == TArray)
+}
+
+// field finds a member by name, searching anonymous members too.
+func (t *Type) field(name string) (Field, bool) {
+	for _, f := range t.Fields {
+		if f.Name == name {
+			return f, true
+		}
+	}
+	for _, f := range t.Fields {
+		if f.Name == "" && f.Type != nil && f.Type.Kind == TStruct {
+			if g, ok := f.Type.field(name); ok {
+				g.Offset += f.Offset
+				return g, true
+			}
+		}
+	}
+	return Field{}, false
+}
+
+// VarKind is where a variable lives.
+type VarKind int
+
+// Variable kinds.
+const (
+	VarGlobal  VarKind = iota // dt_gvars at Var.Offset
+	VarThread                 // self->x: dt_tvars keyed by (tid, id)
+	VarClause                 // this->x: scratch
+	VarBuiltin                // arg0, timestamp, pid, ...
+	VarAssoc                  // global associative array in dt_assoc
+	VarTAssoc                 // thread-local associative array (self->a[k])
+	VarConst                  // a constant (enumerator, inline of constant)
+)
+
+// Var is a resolved variable.
+type Var struct {
+	Name string
+	Kind VarKind
+	// ID is unique among variables of the same kind; it keys dt_tvars and
+	// dt_assoc.
+	ID   int
+	Type *Type
+	// Keys are the key types of an associative array.
+	Keys []*Type
+	// Value is the value of a VarConst.
+	Value int64
+}
+
+// AggInfo describes one aggregation as the checker resolved it.
+type AggInfo struct {
+	ID   int
+	Name string // without '@'; "" for @
+	Func string // count, sum, avg, ...
+	Keys []*Type
+	// Args are the constant parameters of lquantize/llquantize
+	// (base/factor, low, high, step/nsteps), after the value.
+	Params []int64
+}
+
+// Info is what codegen needs from the type checker. The adapter from
+// dlang/check implements it; tests implement it directly.
+type Info interface {
+	// TypeOf returns the type of an expression (after the usual
+	// conversions the checker applied: the type the value has).
+	TypeOf(e syntax.Expr) *Type
+	// VarOf resolves an identifier, self->/this-> reference, or the X of an
+	// associative array IndexExpr.
+	VarOf(e syntax.Expr) *Var
+	// ConstOf returns the value of an integer constant expression.
+	ConstOf(e syntax.Expr) (int64, bool)
+	// AggOf resolves an aggregation reference (the AggExpr on the left of
+	// an aggregating assignment, or an argument of printa/clear/...).
+	AggOf(e *syntax.AggExpr) *AggInfo
+	// TypeOfName resolves a type written in a cast or sizeof.
+	TypeOfName(t *syntax.TypeName) *Type
+}

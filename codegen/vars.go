@@ -1,0 +1,471 @@
+package codegen
+
+import (
+	"github.com/cilium/ebpf/asm"
+	"github.com/dtrace-go/dtrace/dlang/syntax"
+)
+
+// This file compiles variable loads and stores: globals in dt_gvars,
+// thread-locals in dt_tvars, clause-locals in scratch, associative arrays
+// in dt_assoc, and the builtin variables.
+
+// gvars returns a pointer to the dt_gvars value.
+func (f *fn) gvars() asm.Register {
+	f.emit(asm.StoreImm(asm.R10, stackMisc, 0, asm.DWord))
+	f.call(asm.FnMapLookupElem, mapOp("dt_gvars"), operand{kind: opStack, imm: stackMisc})
+	f.emit(asm.JEq.Imm(asm.R0, 0, f.ret))
+	return f.result()
+}
+
+// loadVar loads a variable's value (strings and structs by reference).
+func (f *fn) loadVar(e syntax.Expr, v *Var) asm.Register {
+	t := v.Type
+	if t == nil {
+		t = TypeLong
+	}
+	switch v.Kind {
+	case VarConst:
+		r := f.alloc()
+		f.movImm(r, v.Value)
+		return r
+	case VarGlobal:
+		p := f.gvars()
+		off := int32(f.g.gvars[v.ID])
+		if t.byRef() {
+			f.emit(asm.Add.Imm(p, off))
+			return p
+		}
+		r := f.alloc()
+		f.emit(asm.LoadMem(r, p, int16(off), asm.DWord))
+		f.free(p)
+		return r
+	case VarClause:
+		off := f.g.thisVars[v.ID]
+		r := f.alloc()
+		if t.byRef() {
+			f.scratchPtr(r, off)
+		} else {
+			f.emit(asm.LoadMem(r, regScratch, int16(off), asm.DWord))
+		}
+		return r
+	case VarThread:
+		key := f.tvarKey(v.ID)
+		f.call(asm.FnMapLookupElem, mapOp("dt_tvars"), scr(key))
+		return f.dynResult(t)
+	case VarBuiltin:
+		return f.builtin(e, v)
+	case VarAssoc, VarTAssoc:
+		f.fail(e, "associative array %s used without a key", v.Name)
+	}
+	f.fail(e, "unsupported variable %s", v.Name)
+	return 0
+}
+
+// dynResult turns the result of a dynamic-variable lookup (R0, possibly
+// NULL) into a value: 0 or "" when absent.
+func (f *fn) dynResult(t *Type) asm.Register {
+	r := f.alloc()
+	found, done := f.label("dyn"), f.label("dynend")
+	f.emit(asm.JNE.Imm(asm.R0, 0, found))
+	if t.byRef() {
+		off := f.tmp(max(8, t.Size))
+		for i := uint32(0); i < max(8, t.Size); i += 8 {
+			f.emit(asm.StoreImm(regScratch, int16(off+i), 0, asm.DWord))
+		}
+		f.scratchPtr(r, off)
+	} else {
+		f.emit(asm.Mov.Imm(r, 0))
+	}
+	f.emit(asm.Ja.Label(done))
+	f.mark(found)
+	if t.byRef() {
+		f.emit(asm.Mov.Reg(r, asm.R0))
+	} else {
+		f.emit(asm.LoadMem(r, asm.R0, 0, asm.DWord))
+	}
+	f.mark(done)
+	return r
+}
+
+// tvarKey builds the (tid, id) key of a thread-local in scratch.
+func (f *fn) tvarKey(id int) uint32 {
+	key := f.tmp(tvarKeySize)
+	f.call(asm.FnGetCurrentPidTgid)
+	f.emit(asm.Mov.Reg32(asm.R0, asm.R0),
+		asm.StoreMem(regScratch, int16(key), asm.R0, asm.DWord),
+		asm.StoreImm(regScratch, int16(key+8), int64(id), asm.DWord))
+	return key
+}
+
+// storeVar stores the value in r (consumed) into variable v, whose
+// value has type vt. Storing 0 into a dynamic variable deletes it.
+func (f *fn) storeVar(n syntax.Node, v *Var, r asm.Register, vt *Type) {
+	t := v.Type
+	if t == nil {
+		t = TypeLong
+	}
+	if !t.byRef() {
+		f.convert(r, vt, t)
+	}
+	switch v.Kind {
+	case VarGlobal:
+		p := f.gvars()
+		off := f.g.gvars[v.ID]
+		if t.byRef() {
+			f.emit(asm.Add.Imm(p, int32(off)))
+			f.copyInto(p, r, t)
+			return
+		}
+		f.emit(asm.StoreMem(p, int16(off), r, asm.DWord))
+		f.free(p, r)
+	case VarClause:
+		off := f.g.thisVars[v.ID]
+		if t.byRef() {
+			p := f.alloc()
+			f.scratchPtr(p, off)
+			f.copyInto(p, r, t)
+			return
+		}
+		f.emit(asm.StoreMem(regScratch, int16(off), r, asm.DWord))
+		f.free(r)
+	case VarThread:
+		key := f.tvarKey(v.ID)
+		f.dynStore("dt_tvars", key, f.g.tvarSize, r, t)
+	default:
+		f.fail(n, "cannot assign to %s", v.Name)
+	}
+}
+
+// copyInto copies a by-reference value src to dst (both consumed).
+func (f *fn) copyInto(dst, src asm.Register, t *Type) {
+	if t.Kind == TString {
+		f.call(asm.FnProbeReadKernelStr, reg(dst), imm(int64(f.g.opts.StrSize+1)), reg(src))
+		return
+	}
+	f.call(asm.FnProbeReadKernel, reg(dst), imm(int64(t.Size)), reg(src))
+}
+
+// dynStore writes a dynamic variable: delete on zero, else update with
+// the value staged in scratch; a failed update counts a drop.
+func (f *fn) dynStore(m string, key, valSize uint32, r asm.Register, t *Type) {
+	val := f.tmp(valSize)
+	done := f.label("dsdone")
+	if t.byRef() {
+		p := f.alloc()
+		f.scratchPtr(p, val)
+		f.copyInto(p, r, t)
+	} else {
+		upd := f.label("dsupd")
+		f.emit(asm.JNE.Imm(r, 0, upd))
+		f.free(r)
+		f.call(asm.FnMapDeleteElem, mapOp(m), scr(key))
+		f.emit(asm.Ja.Label(done))
+		f.mark(upd)
+		f.used[r] = true
+		f.emit(asm.StoreMem(regScratch, int16(val), r, asm.DWord))
+		f.free(r)
+	}
+	f.call(asm.FnMapUpdateElem, mapOp(m), scr(key), scr(val), imm(0))
+	f.emit(asm.JEq.Imm(asm.R0, 0, done))
+	f.bumpCounter(CPUDynVarDrops)
+	f.mark(done)
+}
+
+// assocKeyBuf builds the key of an associative array element in scratch.
+func (f *fn) assocKeyBuf(e *syntax.IndexExpr, v *Var) uint32 {
+	size := f.g.assocKey
+	key := f.tmp(size)
+	for i := uint32(0); i < size; i += 8 {
+		f.emit(asm.StoreImm(regScratch, int16(key+i), 0, asm.DWord))
+	}
+	f.emit(asm.StoreImm(regScratch, int16(key), int64(v.ID), asm.DWord))
+	if v.Kind == VarTAssoc {
+		f.call(asm.FnGetCurrentPidTgid)
+		f.emit(asm.Mov.Reg32(asm.R0, asm.R0), asm.StoreMem(regScratch, int16(key+8), asm.R0, asm.DWord))
+	}
+	f.tuple(e.Index, v.Keys, key+assocHeaderSize)
+	return key
+}
+
+// tuple stores the values of keys at scratch offset off, each item
+// keySize bytes (integers widened to 8 bytes, strings by value). The
+// area must already be zeroed so that keys compare equal bytewise.
+func (f *fn) tuple(keys []syntax.Expr, types []*Type, off uint32) uint32 {
+	for i, k := range keys {
+		kt := f.typeOf(k)
+		if i < len(types) && types[i] != nil {
+			kt = types[i]
+		}
+		r := f.expr(k)
+		if kt.byRef() {
+			p := f.alloc()
+			f.scratchPtr(p, off)
+			f.copyInto(p, r, kt)
+		} else {
+			f.convert(r, f.typeOf(k), kt)
+			f.emit(asm.StoreMem(regScratch, int16(off), r, asm.DWord))
+			f.free(r)
+		}
+		off += f.g.keySize(kt)
+	}
+	return off
+}
+
+func (f *fn) assocLoad(e *syntax.IndexExpr, v *Var) asm.Register {
+	key := f.assocKeyBuf(e, v)
+	f.call(asm.FnMapLookupElem, mapOp("dt_assoc"), scr(key))
+	return f.dynResult(v.Type)
+}
+
+// lvalue describes an assignable place.
+type lvalue struct {
+	v   *Var
+	idx *syntax.IndexExpr // associative element
+	key uint32            // its key, built once
+}
+
+func (f *fn) lvalueOf(e syntax.Expr) lvalue {
+	for {
+		p, ok := e.(*syntax.ParenExpr)
+		if !ok {
+			break
+		}
+		e = p.X
+	}
+	if ix, ok := e.(*syntax.IndexExpr); ok {
+		if v := f.g.info.VarOf(ix.X); v != nil && (v.Kind == VarAssoc || v.Kind == VarTAssoc) {
+			return lvalue{v: v, idx: ix, key: f.assocKeyBuf(ix, v)}
+		}
+	}
+	v := f.g.info.VarOf(e)
+	if v == nil {
+		f.fail(e, "invalid assignment target")
+	}
+	return lvalue{v: v}
+}
+
+func (f *fn) loadL(e syntax.Expr, lv lvalue) asm.Register {
+	if lv.idx != nil {
+		f.call(asm.FnMapLookupElem, mapOp("dt_assoc"), scr(lv.key))
+		return f.dynResult(lv.v.Type)
+	}
+	return f.loadVar(e, lv.v)
+}
+
+func (f *fn) storeL(n syntax.Node, lv lvalue, r asm.Register, vt *Type) {
+	if lv.idx != nil {
+		t := lv.v.Type
+		if !t.byRef() {
+			f.convert(r, vt, t)
+		}
+		f.dynStore("dt_assoc", lv.key, f.g.assocValue, r, t)
+		return
+	}
+	f.storeVar(n, lv.v, r, vt)
+}
+
+// assign compiles = and the compound assignments; the value of the
+// expression is the stored value.
+func (f *fn) assign(e *syntax.AssignExpr) asm.Register {
+	lv := f.lvalueOf(e.X)
+	t := lv.v.Type
+	if t == nil {
+		t = TypeLong
+	}
+	vt := f.typeOf(e.Y)
+	var r asm.Register
+	if e.Op == syntax.ASSIGN {
+		r = f.expr(e.Y)
+	} else {
+		x := f.loadL(e.X, lv)
+		y := f.expr(e.Y)
+		f.arithOp(e, compoundOp(e.Op), x, y, t, vt, t)
+		f.free(y)
+		r, vt = x, t
+	}
+	if t.byRef() {
+		// The value of a string assignment is the source.
+		keepR := f.alloc()
+		f.emit(asm.Mov.Reg(keepR, r))
+		f.storeL(e, lv, r, vt)
+		return keepR
+	}
+	f.convert(r, vt, t)
+	out := f.alloc()
+	f.emit(asm.Mov.Reg(out, r))
+	f.storeL(e, lv, r, t)
+	return out
+}
+
+func compoundOp(op syntax.Token) syntax.Token {
+	switch op {
+	case syntax.ADDASS:
+		return syntax.ADD
+	case syntax.SUBASS:
+		return syntax.SUB
+	case syntax.MULASS:
+		return syntax.MUL
+	case syntax.QUOASS:
+		return syntax.QUO
+	case syntax.REMASS:
+		return syntax.REM
+	case syntax.ANDASS:
+		return syntax.AND
+	case syntax.ORASS:
+		return syntax.OR
+	case syntax.XORASS:
+		return syntax.XOR
+	case syntax.SHLASS:
+		return syntax.SHL
+	case syntax.SHRASS:
+		return syntax.SHR
+	}
+	return op
+}
+
+// incdec compiles ++x, --x, x++ and x--.
+func (f *fn) incdec(e syntax.Expr, op syntax.Token, post bool) asm.Register {
+	lv := f.lvalueOf(e)
+	t := lv.v.Type
+	if t == nil {
+		t = TypeLong
+	}
+	x := f.loadL(e, lv)
+	old := f.alloc()
+	f.emit(asm.Mov.Reg(old, x))
+	step := int32(1)
+	if t.Kind == TPointer && t.Elem != nil && t.Elem.Size > 0 {
+		step = int32(t.Elem.Size)
+	}
+	if op == syntax.DEC {
+		step = -step
+	}
+	f.emit(asm.Add.Imm(x, step))
+	f.normalize(x, t)
+	nw := f.alloc()
+	f.emit(asm.Mov.Reg(nw, x))
+	f.storeL(e, lv, x, t)
+	if post {
+		f.free(nw)
+		return old
+	}
+	f.free(old)
+	return nw
+}
+
+// builtin loads a builtin variable.
+func (f *fn) builtin(e syntax.Expr, v *Var) asm.Register {
+	ms := int16(f.g.layout.MState)
+	r := f.alloc()
+	switch v.Name {
+	case "arg0", "arg1", "arg2", "arg3", "arg4", "arg5", "arg6", "arg7", "arg8", "arg9":
+		f.emit(asm.LoadMem(r, regScratch, ms+msArgs+8*int16(v.Name[3]-'0'), asm.DWord))
+	case "id", "probeid":
+		f.emit(asm.LoadMem(r, regScratch, ms+msPrid, asm.Word))
+	case "epid":
+		f.emit(asm.LoadMem(r, regScratch, ms+msEpid, asm.Word))
+	case "timestamp", "vtimestamp":
+		l := f.label("ts")
+		f.emit(asm.LoadMem(r, regScratch, ms+msTimestamp, asm.DWord), asm.JNE.Imm(r, 0, l))
+		f.free(r)
+		f.call(asm.FnKtimeGetNs)
+		f.emit(asm.StoreMem(regScratch, ms+msTimestamp, asm.R0, asm.DWord))
+		f.used[r] = true
+		f.emit(asm.Mov.Reg(r, asm.R0))
+		f.mark(l)
+	case "walltimestamp":
+		f.free(r)
+		f.call(asm.FnKtimeGetTaiNs)
+		// TAI runs 37 s ahead of UTC since 2017.
+		r = f.result()
+		f.emit(asm.LoadImm(asm.R0, 37_000_000_000, asm.DWord), asm.Sub.Reg(r, asm.R0))
+	case "pid", "tid", "ppid":
+		f.free(r)
+		f.call(asm.FnGetCurrentPidTgid)
+		r = f.result()
+		if v.Name == "tid" {
+			f.emit(asm.Mov.Reg32(r, r))
+		} else {
+			f.emit(asm.RSh.Imm(r, 32))
+		}
+	case "uid", "gid":
+		f.free(r)
+		f.call(asm.FnGetCurrentUidGid)
+		r = f.result()
+		if v.Name == "uid" {
+			f.emit(asm.Mov.Reg32(r, r))
+		} else {
+			f.emit(asm.RSh.Imm(r, 32))
+		}
+	case "cpu":
+		f.free(r)
+		f.call(asm.FnGetSmpProcessorId)
+		r = f.result()
+	case "curthread":
+		f.free(r)
+		f.call(asm.FnGetCurrentTask)
+		r = f.result()
+	case "execname":
+		f.free(r)
+		off := f.tmp(f.g.strBuf())
+		f.call(asm.FnGetCurrentComm, scr(off), imm(16))
+		r = f.alloc()
+		f.scratchPtr(r, off)
+	case "errno", "ipl", "stackdepth", "ustackdepth", "uregs":
+		f.emit(asm.Mov.Imm(r, 0))
+	case "probeprov", "probemod", "probefunc", "probename":
+		f.free(r)
+		r = f.probeName(v.Name)
+	default:
+		f.fail(e, "builtin variable %s is not supported yet", v.Name)
+	}
+	f.normalize(r, v.Type)
+	return r
+}
+
+// builtinArgs compiles args[i] as mstate arg i.
+func (f *fn) builtinArgs(e *syntax.IndexExpr) (asm.Register, bool) {
+	v := f.g.info.VarOf(e.X)
+	if v == nil || v.Kind != VarBuiltin || v.Name != "args" {
+		return 0, false
+	}
+	i, ok := f.constant(e.Index[0])
+	if !ok || i < 0 || i > 9 {
+		f.fail(e, "args[] index must be a constant from 0 to 9")
+	}
+	r := f.alloc()
+	f.emit(asm.LoadMem(r, regScratch, int16(f.g.layout.MState)+msArgs+8*int16(i), asm.DWord))
+	f.normalize(r, f.typeOf(e))
+	return r, true
+}
+
+// probeName returns the probe's provider/module/function/name string,
+// which the loader stores per probe id in dt_probes.
+func (f *fn) probeName(name string) asm.Register {
+	ms := int16(f.g.layout.MState)
+	key := f.tmp(8)
+	f.emit(asm.LoadMem(asm.R0, regScratch, ms+msPrid, asm.Word), asm.StoreMem(regScratch, int16(key), asm.R0, asm.Word))
+	f.call(asm.FnMapLookupElem, mapOp("dt_probes"), scr(key))
+	r := f.alloc()
+	found, done := f.label("pn"), f.label("pnend")
+	f.emit(asm.JNE.Imm(asm.R0, 0, found))
+	f.emptyStr(r)
+	f.emit(asm.Ja.Label(done))
+	f.mark(found)
+	var off int32
+	switch name {
+	case "probemod":
+		off = probeNameSize
+	case "probefunc":
+		off = 2 * probeNameSize
+	case "probename":
+		off = 3 * probeNameSize
+	}
+	f.emit(asm.Mov.Reg(r, asm.R0), asm.Add.Imm(r, off))
+	f.mark(done)
+	return r
+}
+
+// probeNameSize is the size of each of the four NUL-terminated names in
+// a dt_probes value (provider, module, function, name).
+const probeNameSize = 64
