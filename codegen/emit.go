@@ -72,8 +72,8 @@ type fn struct {
 	tempBase, temp uint32
 
 	// The record being assembled (nil when none is open).
-	rec    *RecordSpec
-	segs   []*RecordSpec
+	rec  *RecordSpec
+	segs []*RecordSpec
 	// pendingMark is a label made by pendLabel for markPending.
 	pendingMark string
 }
@@ -252,19 +252,19 @@ func (f *fn) scratchPtr(r asm.Register, off uint32) {
 
 // Fault codes, as DTrace numbers them (DTRACEFLT_*).
 const (
-	FaultBadAddr    = 1
-	FaultBadAlign   = 2
-	FaultIllOp      = 3
-	FaultDivZero    = 4
-	FaultNoScratch  = 5
-	FaultKPriv      = 6
-	FaultUPriv      = 7
-	FaultTupOflow   = 8
-	FaultBadStack   = 9
-	FaultBadSize    = 10
-	FaultBadIndex   = 11
-	FaultTooDeep    = 12
-	FaultLibrary    = 1000
+	FaultBadAddr   = 1
+	FaultBadAlign  = 2
+	FaultIllOp     = 3
+	FaultDivZero   = 4
+	FaultNoScratch = 5
+	FaultKPriv     = 6
+	FaultUPriv     = 7
+	FaultTupOflow  = 8
+	FaultBadStack  = 9
+	FaultBadSize   = 10
+	FaultBadIndex  = 11
+	FaultTooDeep   = 12
+	FaultLibrary   = 1000
 )
 
 // fault emits the code taken when a check fails: it records the fault

@@ -141,36 +141,36 @@ type Action int
 // Actions. Data actions store their value at Offset; library actions with
 // arguments are followed by NArgs ActArg items holding them.
 const (
-	ActNone      Action = iota
-	ActArg              // an argument of the preceding action
-	ActTrace            // trace(x): print the value per Kind
-	ActPrintf           // printf(fmt, args...): FormatID, NArgs args
-	ActPrinta           // printa([fmt,] @a): FormatID (-1), AggID; the consumer prints the aggregation
-	ActPrint            // print(x): value per Kind with type name
-	ActTracemem         // tracemem(addr, size): Size raw bytes
-	ActExit             // exit(n): an int32 status; dt_state is set too
-	ActStack            // stack(): placeholder (Size bytes of zero PCs)
-	ActUStack           // ustack(): placeholder
-	ActClear            // clear(@a)
-	ActTrunc            // trunc(@a[, n]): NArgs = 0 or 1
-	ActNormalize        // normalize(@a, n): 1 arg
-	ActDenormalize      // denormalize(@a)
-	ActSetopt           // setopt(name[, value]): FormatID indexes the name; NArgs = 0 or 1 (string arg)
-	ActCommit           // commit(id): u64 speculation id
-	ActDiscard          // discard(id): u64 speculation id
-	ActSpeculate        // speculate(id): records of the clause go to id (also in the header)
-	ActPrintm           // printm/ raw memory
-	ActSystem           // system(fmt, args...): destructive
-	ActRaise            // raise(sig): destructive
-	ActFtruncate        // ftruncate()
-	ActFreopen          // freopen(fmt, args...)
-	ActSym              // sym(addr)/func(addr): u64 kernel address
-	ActUSym             // usym/ufunc/uaddr: u64 user address
-	ActMod              // mod(addr)
-	ActUMod             // umod(addr)
-	ActBreakpoint       // breakpoint()
-	ActPanic            // panic()
-	ActStop             // stop()
+	ActNone        Action = iota
+	ActArg                // an argument of the preceding action
+	ActTrace              // trace(x): print the value per Kind
+	ActPrintf             // printf(fmt, args...): FormatID, NArgs args
+	ActPrinta             // printa([fmt,] @a): FormatID (-1), AggID; the consumer prints the aggregation
+	ActPrint              // print(x): value per Kind with type name
+	ActTracemem           // tracemem(addr, size): Size raw bytes
+	ActExit               // exit(n): an int32 status; dt_state is set too
+	ActStack              // stack(): placeholder (Size bytes of zero PCs)
+	ActUStack             // ustack(): placeholder
+	ActClear              // clear(@a)
+	ActTrunc              // trunc(@a[, n]): NArgs = 0 or 1
+	ActNormalize          // normalize(@a, n): 1 arg
+	ActDenormalize        // denormalize(@a)
+	ActSetopt             // setopt(name[, value]): FormatID indexes the name; NArgs = 0 or 1 (string arg)
+	ActCommit             // commit(id): u64 speculation id
+	ActDiscard            // discard(id): u64 speculation id
+	ActSpeculate          // speculate(id): records of the clause go to id (also in the header)
+	ActPrintm             // printm/ raw memory
+	ActSystem             // system(fmt, args...): destructive
+	ActRaise              // raise(sig): destructive
+	ActFtruncate          // ftruncate()
+	ActFreopen            // freopen(fmt, args...)
+	ActSym                // sym(addr)/func(addr): u64 kernel address
+	ActUSym               // usym/ufunc/uaddr: u64 user address
+	ActMod                // mod(addr)
+	ActUMod               // umod(addr)
+	ActBreakpoint         // breakpoint()
+	ActPanic              // panic()
+	ActStop               // stop()
 )
 
 // ValueKind tells how to decode a record item.
