@@ -210,6 +210,12 @@ func (o *Objects) Attach() error {
 // BPF_PROG_TEST_RUN; args become arg0..arg9 (missing ones are 0). A probe
 // without enabled clauses is not an error: it has nothing to run.
 func (o *Objects) Run(probeID uint32, args []uint64) error {
+	return o.RunOn(probeID, -1, args)
+}
+
+// RunOn is Run on a given CPU (BPF_F_TEST_RUN_ON_CPU); cpu < 0 runs on
+// the CPU the calling thread is on.
+func (o *Objects) RunOn(probeID uint32, cpu int, args []uint64) error {
 	lp := o.progs[probeID]
 	if lp == nil {
 		return nil
@@ -219,11 +225,18 @@ func (o *Objects) Run(probeID uint32, args []uint64) error {
 	}
 	var ctx [provider.NumArgs]uint64
 	copy(ctx[:], args)
-	if _, err := lp.prog.Run(&ebpf.RunOptions{Context: ctx[:]}); err != nil {
+	ro := &ebpf.RunOptions{Context: ctx[:]}
+	if cpu >= 0 {
+		ro.CPU, ro.Flags = uint32(cpu), testRunOnCPU
+	}
+	if _, err := lp.prog.Run(ro); err != nil {
 		return fmt.Errorf("run %s: %w", lp.pp.Probe, err)
 	}
 	return nil
 }
+
+// testRunOnCPU is BPF_F_TEST_RUN_ON_CPU.
+const testRunOnCPU = 1
 
 // Has reports whether the probe has a program (has enabled clauses).
 func (o *Objects) Has(probeID uint32) bool { return o.progs[probeID] != nil }

@@ -171,10 +171,14 @@ func TestBeginEndRun(t *testing.T) {
 	if err := o.Attach(); err != nil {
 		t.Fatal(err)
 	}
-	if err := o.Run(1, []uint64{7, 8}); err != nil {
+	ncpu, _ := ebpf.PossibleCPU()
+	if err := o.RunOn(1, ncpu-1, []uint64{7, 8}); err != nil {
 		t.Fatal(err)
 	}
 	got := readAll(t, rd, 200*time.Millisecond)
+	if len(got) > 0 && got[0].cpu != ncpu-1 {
+		t.Errorf("BEGIN ran on CPU %d, want %d", got[0].cpu, ncpu-1)
+	}
 	want := []record{{epid: 1, prid: 1, arg0: 7, arg1: 8}, {epid: 2, prid: 1, arg0: 7, arg1: 8}}
 	if len(got) != 2 || got[0].epid != want[0].epid || got[1].epid != want[1].epid ||
 		got[0].prid != 1 || got[1].arg0 != 7 || got[1].arg1 != 8 {
