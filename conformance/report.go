@@ -41,8 +41,8 @@ func LoadExpectedFailures(path string) (ExpectedFailures, error) {
 }
 
 // UpdateExpectedFailures returns the list that makes results green: every
-// failing test, keeping the old reason of tests already listed. Listed tests
-// that were not run this time (filtered out, or skipped) stay listed.
+// failing test with today's reason. Listed tests that were not run this time
+// (filtered out, or skipped) stay listed with their old reason.
 func UpdateExpectedFailures(old ExpectedFailures, results []*Result) ExpectedFailures {
 	nw := ExpectedFailures{}
 	ran := map[string]bool{}
@@ -53,11 +53,7 @@ func UpdateExpectedFailures(old ExpectedFailures, results []*Result) ExpectedFai
 		if r.Status != Fail {
 			continue
 		}
-		if reason, ok := old[r.Test.Name]; ok && reason != "" {
-			nw[r.Test.Name] = reason
-		} else {
-			nw[r.Test.Name] = r.Reason
-		}
+		nw[r.Test.Name] = r.Reason
 	}
 	for name, reason := range old {
 		if !ran[name] {
