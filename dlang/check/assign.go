@@ -43,11 +43,14 @@ func (c *checker) assign(e *syntax.AssignExpr) TypeAndValue {
 		return c.aggAssign(e, agg)
 	}
 	c.fresh = nil
-	x := c.exprx(e.X, e.Op == syntax.ASSIGN)
+	x := c.exprx(e.X, true)
 	fresh := c.fresh
 	c.fresh = nil
 	if x.Type == nil && fresh == nil {
 		return bad
+	}
+	if fresh != nil && e.Op != syntax.ASSIGN {
+		return c.fail(e.X.Pos(), D_VAR_UNDEF, "%s has not yet been declared or assigned", exprName(e.X))
 	}
 	y := c.expr(e.Y)
 	if y.Type == nil {

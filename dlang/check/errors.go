@@ -19,9 +19,10 @@ type Error struct {
 }
 
 // Error formats the error as dtrace does after "failed to compile
-// script X: ": "line N: msg" (or just msg when there is no line).
+// script X: ": "line N: msg", or just msg when there is no line or the
+// source has no file name (-n text, which dtrace reports without a line).
 func (e *Error) Error() string {
-	if e.Position.Line > 0 {
+	if e.Position.Line > 0 && e.Position.Filename != "" {
 		return fmt.Sprintf("line %d: %s", e.Position.Line, e.Msg)
 	}
 	return e.Msg

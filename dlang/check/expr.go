@@ -665,7 +665,15 @@ func b2i(b bool) int64 {
 
 // incdec checks ++ and -- in both positions.
 func (c *checker) incdec(e syntax.Expr, op syntax.Token, xe syntax.Expr) TypeAndValue {
-	x := c.expr(xe)
+	// ++ and -- may create a scalar variable, of type int64_t.
+	c.fresh = nil
+	x := c.exprx(xe, true)
+	if v := c.fresh; v != nil && v.Keys == nil {
+		c.fresh = nil
+		v.Type, v.Size = types.Int64, 8
+		x = c.record(xe, TypeAndValue{Type: v.Type, Lvalue: true}, c.flags[xe])
+	}
+	c.fresh = nil
 	if x.Type == nil {
 		return bad
 	}

@@ -1,0 +1,242 @@
+package check
+
+import (
+	"bufio"
+	"flag"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"testing"
+
+	"github.com/dtrace-go/dtrace/dlang/syntax"
+)
+
+// corpusDir is the conformance corpus's unittest directory.
+const corpusDir = "/work/shared/conformance/dtrace-utils/test/unittest"
+
+var updateCorpus = flag.Bool("update-corpus", false, "rewrite testdata/corpus_pass.txt with the tests that pass now")
+
+// corpusCase is one corpus program and what the checker must say about it.
+type corpusCase struct {
+	rel      string // test/unittest/dir/name.d
+	path     string
+	wantTag  string // "" for a tst.*.d that must check cleanly
+	wantMsg  string // expected first error "[TAG] line N: msg" from the .r, if any
+	conf     *Config
+	skipWhy  string
+	noLibDep bool
+}
+
+// runtestOpts returns the @@runtest-opts words of a test and of the
+// test.options files above it.
+func runtestOpts(path string, src []byte) []string {
+	var opts []string
+	grab := func(text string) {
+		for _, line := range strings.Split(text, "\n") {
+			if i := strings.Index(line, "@@runtest-opts:"); i >= 0 {
+				rest := line[i+len("@@runtest-opts:"):]
+				rest, _, _ = strings.Cut(rest, "*/")
+				opts = append(opts, strings.Fields(rest)...)
+			}
+		}
+	}
+	for dir := filepath.Dir(path); strings.HasPrefix(dir, corpusDir); dir = filepath.Dir(dir) {
+		if b, err := os.ReadFile(filepath.Join(dir, "test.options")); err == nil {
+			grab(string(b))
+		}
+	}
+	grab(string(src))
+	return opts
+}
+
+// expectedError extracts the compile error line of an expected output.
+func expectedError(r string) string {
+	_, after, ok := strings.Cut(r, ": failed to compile script ")
+	if !ok {
+		return ""
+	}
+	_, msg, ok := strings.Cut(after, ".d: ")
+	if !ok {
+		return ""
+	}
+	return strings.TrimRight(msg, "\n")
+}
+
+func loadCorpus(t *testing.T) []*corpusCase {
+	if _, err := os.Stat(corpusDir); err != nil {
+		t.Skip("conformance corpus not present")
+	}
+	var cases []*corpusCase
+	files, _ := filepath.Glob(filepath.Join(corpusDir, "*", "*.d"))
+	more, _ := filepath.Glob(filepath.Join(corpusDir, "*", "*", "*.d"))
+	files = append(files, more...)
+	sort.Strings(files)
+	for _, path := range files {
+		base := filepath.Base(path)
+		rel := "test/unittest/" + strings.TrimPrefix(path, corpusDir+"/")
+		cc := &corpusCase{rel: rel, path: path, conf: &Config{MacroArgs: []string{rel}}}
+		switch {
+		case strings.HasPrefix(base, "err.D_"):
+			cc.wantTag = strings.SplitN(strings.TrimPrefix(base, "err."), ".", 2)[0]
+		case strings.HasPrefix(base, "tst."):
+		default:
+			continue
+		}
+		src, err := os.ReadFile(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		rfile := strings.TrimSuffix(path, ".d") + ".r"
+		if b, err := os.ReadFile(strings.TrimSuffix(path, ".d") + ".x86_64.r"); err == nil {
+			rfile, _ = filepath.Abs(rfile)
+			cc.wantMsg = expectedError(string(b))
+		} else if b, err := os.ReadFile(rfile); err == nil {
+			cc.wantMsg = expectedError(string(b))
+			if cc.wantTag == "" && cc.wantMsg != "" {
+				continue // a tst whose expected output is a compile error
+			}
+		}
+		if strings.Contains(string(src), "@@skip") {
+			cc.skipWhy = "@@skip"
+		}
+		for _, o := range runtestOpts(path, src) {
+			switch {
+			case o == "-C" || strings.HasPrefix(o, "-I") || strings.HasPrefix(o, "-D"):
+				cc.skipWhy = "needs cpp"
+			case o == "-w":
+				cc.conf.Destructive = true
+			case o == "-xdefaultargs" || o == "defaultargs":
+				cc.conf.DefaultArgs = true
+			case strings.HasPrefix(o, "-xstrsize="):
+				cc.conf.StrSize = parseSize(strings.TrimPrefix(o, "-xstrsize="))
+			case strings.HasPrefix(o, "-"):
+			default:
+				if o != "-x" {
+					cc.conf.MacroArgs = append(cc.conf.MacroArgs, o)
+				}
+			}
+		}
+		if !strings.HasPrefix(cc.rel, "test/unittest/") {
+			continue
+		}
+		cases = append(cases, cc)
+	}
+	return cases
+}
+
+func parseSize(s string) int64 {
+	var n int64
+	for _, r := range s {
+		if r < '0' || r > '9' {
+			break
+		}
+		n = n*10 + int64(r-'0')
+	}
+	return n
+}
+
+// runCase parses and checks one corpus program. It returns the first error
+// as "[TAG] line N: msg" ("" if none) and whether parsing failed.
+func runCase(cc *corpusCase) (got string, parseErr bool) {
+	src, _ := os.ReadFile(cc.path)
+	fset := syntax.NewFileSet()
+	prog, err := syntax.Parse(fset, cc.rel, src, 0)
+	if err != nil {
+		if l, ok := err.(syntax.ErrorList); ok && len(l) > 0 {
+			return "[" + l[0].Tag + "] " + l[0].Error(), true
+		}
+		return err.Error(), true
+	}
+	_, err = Check(fset, []*syntax.Program{prog}, cc.conf)
+	if err != nil {
+		return err.(ErrorList)[0].Tagged(), false
+	}
+	return "", false
+}
+
+// tagOf returns the tag of "[TAG] ...".
+func tagOf(s string) string {
+	if !strings.HasPrefix(s, "[") {
+		return ""
+	}
+	return s[1:strings.Index(s, "]")]
+}
+
+// TestCorpus checks the corpus programs: an err.D_TAG program must fail
+// with D_TAG (and the message of its .r when there is one), a tst program
+// must check cleanly. testdata/corpus_pass.txt lists the programs that
+// pass today; any of them failing fails the test. Run with -v for a
+// summary of the others, -update-corpus to rewrite the list.
+func TestCorpus(t *testing.T) {
+	cases := loadCorpus(t)
+	want := map[string]bool{}
+	if f, err := os.Open("testdata/corpus_pass.txt"); err == nil {
+		sc := bufio.NewScanner(f)
+		for sc.Scan() {
+			if l := strings.TrimSpace(sc.Text()); l != "" && !strings.HasPrefix(l, "#") {
+				want[l] = true
+			}
+		}
+		f.Close()
+	}
+	var passing []string
+	stats := map[string][2]int{}
+	mismatch := map[string]int{}
+	for _, cc := range cases {
+		if cc.skipWhy != "" {
+			continue
+		}
+		got, parseErr := runCase(cc)
+		kind := "tst"
+		ok := false
+		if cc.wantTag != "" {
+			kind = "err"
+			ok = tagOf(got) == cc.wantTag
+			if ok && cc.wantMsg != "" && !parseErr {
+				ok = got == cc.wantMsg
+			}
+			if parseErr && cc.wantTag != "D_SYNTAX" && tagOf(got) != cc.wantTag {
+				mismatch["parse error instead"]++
+			}
+		} else {
+			ok = got == ""
+		}
+		s := stats[kind]
+		if ok {
+			s[0]++
+			passing = append(passing, cc.rel)
+		} else {
+			s[1]++
+			if want[cc.rel] {
+				t.Errorf("%s: regression: got %q, want tag %q msg %q", cc.rel, got, cc.wantTag, cc.wantMsg)
+			} else if testing.Verbose() {
+				t.Logf("FAIL %s: got %q want %q %q", cc.rel, got, cc.wantTag, cc.wantMsg)
+			}
+			if cc.wantTag != "" {
+				mismatch[cc.wantTag+" <- "+tagOf(got)]++
+			}
+		}
+		stats[kind] = s
+	}
+	t.Logf("err: %d pass, %d fail; tst: %d pass, %d fail", stats["err"][0], stats["err"][1], stats["tst"][0], stats["tst"][1])
+	if testing.Verbose() {
+		var keys []string
+		for k := range mismatch {
+			keys = append(keys, k)
+		}
+		sort.Strings(keys)
+		for _, k := range keys {
+			t.Logf("mismatch %-40s %d", k, mismatch[k])
+		}
+	}
+	if *updateCorpus {
+		if err := os.MkdirAll("testdata", 0o755); err != nil {
+			t.Fatal(err)
+		}
+		out := "# Corpus programs the checker handles today (go test -run TestCorpus -update-corpus).\n" + strings.Join(passing, "\n") + "\n"
+		if err := os.WriteFile("testdata/corpus_pass.txt", []byte(out), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
