@@ -106,3 +106,5 @@ func diff(t *testing.T, name, got, want string) {
 		t.Errorf("%s: got\n%s\nwant\n%s", name, got, want)
 	}
 }
+
+func formatChar(c byte) format.Value { return format.Int{Bits: uint64(c), Size: 1, Signed: true} }

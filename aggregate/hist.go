@@ -15,21 +15,23 @@ func histHeader(b *strings.Builder) {
 	fmt.Fprintf(b, "\n%16s %41s %-9s\n", "value", "------------- Distribution -------------", "count")
 }
 
-// barDepth is dt_print_quantline's bar length: round(|val| * len / total).
-func barDepth(val int64, length int, total *big.Int) int {
+// barDepth is dt_print_quantline's bar length, (|val| * len) / total
+// rounded, computed in x87 long double precision like dtrace.
+func barDepth(val int64, length int, total *big.Float) int {
 	if total.Sign() == 0 {
 		return 0
 	}
-	a := new(big.Int).SetInt64(val)
-	a.Abs(a)
-	a.Mul(a, big.NewInt(int64(2*length)))
-	a.Add(a, total)
-	a.Quo(a, new(big.Int).Mul(total, big.NewInt(2)))
-	return int(a.Int64())
+	f := longDouble().SetInt64(val)
+	f.Abs(f)
+	f.Mul(f, longDouble().SetInt64(int64(length)))
+	f.Quo(f, total)
+	f.Add(f, longDouble().SetFloat64(0.5))
+	d, _ := f.Int64()
+	return int(d)
 }
 
 // quantLine writes one histogram row after its label (dt_print_quantline).
-func quantLine(b *strings.Builder, val int64, normal uint64, total *big.Int, positives, negatives bool) {
+func quantLine(b *strings.Builder, val int64, normal uint64, total *big.Float, positives, negatives bool) {
 	n := int64(uint64(val) / normal)
 	length := 40
 	if !negatives {
@@ -56,14 +58,15 @@ func quantLine(b *strings.Builder, val int64, normal uint64, total *big.Int, pos
 	}
 }
 
-// signs returns the sum of |data[i]| and the signs present in first..last.
-func signs(data []int64, first, last int) (*big.Int, bool, bool) {
-	total := new(big.Int)
+// signs returns the sum of |data[i]| (in long double, as dtrace adds
+// them) and the signs present in first..last.
+func signs(data []int64, first, last int) (*big.Float, bool, bool) {
+	total := longDouble()
 	pos, neg := false, false
 	for i := first; i <= last; i++ {
 		pos = pos || data[i] > 0
 		neg = neg || data[i] < 0
-		v := new(big.Int).SetInt64(data[i])
+		v := longDouble().SetInt64(data[i])
 		total.Add(total, v.Abs(v))
 	}
 	return total, pos, neg

@@ -27,7 +27,7 @@ type SortOptions struct {
 type valKey struct {
 	i    int64      // count, sum, min, max, avg
 	u    uint64     // stddev
-	f    *big.Float // quantizations: sum of bucket value times count
+	f    *big.Float // quantizations: sum of bucket value times count (long double)
 	zero int64      // quantizations: the count at zero breaks ties
 }
 
@@ -87,7 +87,12 @@ func (d *Desc) valKey(e *Entry) valKey {
 	return valKey{i: d.Scalar(data)}
 }
 
-func newFloat() *big.Float { return new(big.Float).SetPrec(256) }
+// longDouble returns a zero with the 64-bit mantissa of the x87 long
+// double dtrace computes sort keys and bars in; every operation on it
+// rounds to nearest even as the FPU does, so ties come out as in dtrace.
+func longDouble() *big.Float { return new(big.Float).SetPrec(64) }
+
+func newFloat() *big.Float { return longDouble() }
 
 func mulFloat(a float64, n int64) *big.Float {
 	x := newFloat().SetFloat64(a)
