@@ -278,7 +278,11 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 
 	eng, err := openEngine(c.opts, cfg)
 	if err != nil {
-		c.errorf("failed to initialize dtrace: %v", err)
+		if strings.HasPrefix(err.Error(), "failed to initialize dtrace") {
+			c.errorf("%v", err) // already worded by the library
+		} else {
+			c.errorf("failed to initialize dtrace: %v", err)
+		}
 		return exitError
 	}
 	defer eng.Close()
