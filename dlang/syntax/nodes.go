@@ -163,6 +163,11 @@ type DeclSpecs struct {
 	Class StorageClass
 	Quals int // Const | Volatile | Restrict
 	Type  TypeSpec
+	// Attrs holds basic-type keywords written together with a struct,
+	// union, enum or named type (`unsigned struct s`, `long string`),
+	// which dtrace rejects; the checker reports them (D_DECL_SIGNINT,
+	// D_DECL_LONGINT, D_DECL_COMBO). nil in valid programs.
+	Attrs []string
 }
 
 // TypeSpec is the type specifier: *BasicType, *NamedType, *StructType,
@@ -269,7 +274,10 @@ type ArrayDecl struct {
 	Span
 	Len  Expr        // C array length, nil for [] or for an associative array
 	Keys []*TypeName // associative array key types, nil for a C array
-	Elem DeclType
+	// Variadic is set when the key list ends with "..." (an error the
+	// checker reports as D_DECL_PROTO_VARARGS).
+	Variadic bool
+	Elem     DeclType
 }
 
 // FuncDecl is a parameter list `(params)` applied to Elem (the result).

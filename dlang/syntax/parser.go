@@ -31,6 +31,11 @@ type Config struct {
 	// set, a reference to an undefined one is reported as dtrace's lexer
 	// does (D_MACRO_UNDEF); nil leaves the check to the checker.
 	MacroArg func(n int) bool
+	// Directive, if set, is called for each #pragma, #error and #ident
+	// line when it is scanned, which is when dtrace acts on them; a
+	// non-empty tag stops the parse with that error, reported at the
+	// directive's line.
+	Directive func(d *PragmaDecl) (tag, msg string)
 }
 
 // Parse parses one D program (a -s script) and returns its tree. On a
@@ -56,8 +61,10 @@ func (c *Config) Parse(fset *FileSet, filename string, src []byte) (prog *Progra
 	p.s.pspec = c.Mode&PSpec != 0
 	p.s.isType = p.isType
 	p.s.macroDefined = c.MacroArg
+	p.s.checkDirective = c.Directive
 	p.typedefs = map[string]bool{}
 	p.idents = map[string]bool{}
+	p.tags = map[string]bool{}
 	prog = &Program{File: p.file, Span: Span{p.file.Pos(0), p.file.Pos(len(src))}}
 	defer func() {
 		if r := recover(); r != nil {
@@ -99,6 +106,8 @@ type parser struct {
 	// inlines and enumerators, and names dtrace's lexer guessed to be
 	// variables (its pcb_idents).
 	idents map[string]bool
+
+	tags map[string]bool // struct, union and enum tags defined so far
 
 	souType     bool // after struct, union or enum: the next name is a tag
 	declHasType bool // a named type specifier was seen in this declaration
@@ -190,9 +199,15 @@ func (p *parser) classify() {
 	t.tok = TNAME
 }
 
-// isType reports whether name is a type name.
+// isType reports whether name is a type name. The program's own types
+// and D's builtin ones can also be named in the D module's scope, as
+// D`name.
 func (p *parser) isType(name string) bool {
-	return builtinTypes[name] || p.typedefs[name] ||
+	base := name
+	if mod, n := splitScope(name); mod == "D" {
+		base = n
+	}
+	return builtinTypes[base] || p.typedefs[base] ||
 		p.cfg.IsTypeName != nil && p.cfg.IsTypeName(name)
 }
 
@@ -465,6 +480,9 @@ func (p *parser) parseDeclSpecs(withClass bool) *DeclSpecs {
 			if !withClass {
 				return p.endSpecs(ds)
 			}
+			if ds.Class != NoClass {
+				p.errorAt(p.offset(t.pos), "D_DECL_CLASS", "only one storage class allowed in a declaration")
+			}
 			ds.Class = map[Token]StorageClass{AUTO: Auto, REGISTER: Register,
 				STATIC: Static, EXTERN: Extern, TYPEDEF: Typedef, SELF: Self, THIS: This}[t.tok]
 			if t.tok == TYPEDEF {
@@ -477,46 +495,46 @@ func (p *parser) parseDeclSpecs(withClass bool) *DeclSpecs {
 		case RESTRICT:
 			ds.Quals |= Restrict
 		case VOID, CHAR, INT_KW, FLOAT_KW, DOUBLE, SHORT, LONG, SIGNED, UNSIGNED:
-			if ds.Type != nil && basic == nil {
-				p.errorAt(p.offset(t.pos), "D_DECL_COMBO", "invalid type combination")
+			switch t.tok {
+			case VOID, CHAR, INT_KW, FLOAT_KW, DOUBLE:
+				// Two type names in one declaration (char int).
+				if p.declHasType {
+					p.errorAt(p.offset(t.pos), "D_DECL_COMBO", "invalid type combination")
+				}
 			}
-			if basic == nil {
-				basic = &BasicType{Span: Span{From: t.pos}}
+			switch {
+			case basic != nil:
+				basic.Words = append(basic.Words, t.lit)
+				basic.To = t.end
+			case ds.Type != nil:
+				ds.Attrs = append(ds.Attrs, t.lit)
+			default:
+				basic = &BasicType{Span: Span{t.pos, t.end}, Words: []string{t.lit}}
 				ds.Type = basic
 			}
-			basic.Words = append(basic.Words, t.lit)
-			basic.To = t.end
 			switch t.tok {
 			case VOID, CHAR, INT_KW, FLOAT_KW, DOUBLE:
 				p.declHasType = true
 			}
 		case STRING_KW, TNAME:
-			if ds.Type != nil {
-				if t.tok == TNAME {
-					// dtrace's lexer would have made this a name.
-					p.tok.tok = IDENT
-					return p.endSpecs(ds)
-				}
-				p.errorAt(p.offset(t.pos), "D_DECL_COMBO", "invalid type combination")
+			if ds.Type != nil && basic == nil || p.declHasType {
+				// A second type name is the declared name: dtrace's
+				// lexer would have returned it as an identifier.
+				p.tok.tok = IDENT
+				return p.endSpecs(ds)
 			}
 			mod, name := splitScope(t.lit)
-			ds.Type = &NamedType{Span: Span{t.pos, t.end}, Module: mod, Name: name}
+			p.setNamedSpec(ds, &basic, &NamedType{Span: Span{t.pos, t.end}, Module: mod, Name: name})
 			p.declHasType = true
 		case STRUCT, UNION:
-			if ds.Type != nil {
-				p.errorAt(p.offset(t.pos), "D_DECL_COMBO", "invalid type combination")
-			}
-			ds.Type = p.parseStruct()
-			p.declHasType = true
-			ds.To = ds.Type.End()
+			st := p.parseStruct()
+			p.setNamedSpec(ds, &basic, st)
+			ds.To = st.End()
 			continue
 		case ENUM:
-			if ds.Type != nil {
-				p.errorAt(p.offset(t.pos), "D_DECL_COMBO", "invalid type combination")
-			}
-			ds.Type = p.parseEnum()
-			p.declHasType = true
-			ds.To = ds.Type.End()
+			et := p.parseEnum()
+			p.setNamedSpec(ds, &basic, et)
+			ds.To = et.End()
 			continue
 		default:
 			return p.endSpecs(ds)
@@ -524,6 +542,18 @@ func (p *parser) parseDeclSpecs(withClass bool) *DeclSpecs {
 		ds.To = t.end
 		p.next()
 	}
+}
+
+// setNamedSpec makes t the type of ds; basic-type keywords seen before
+// move to Attrs.
+func (p *parser) setNamedSpec(ds *DeclSpecs, basic **BasicType, t TypeSpec) {
+	if *basic != nil {
+		ds.Attrs = append(ds.Attrs, (*basic).Words...)
+		*basic = nil
+	} else if ds.Type != nil {
+		p.errorAt(p.offset(t.Pos()), "D_DECL_COMBO", "invalid type combination")
+	}
+	ds.Type = t
 }
 
 func (p *parser) endSpecs(ds *DeclSpecs) *DeclSpecs {
@@ -541,14 +571,55 @@ func splitScope(s string) (module, name string) {
 	return "", s
 }
 
+// scopeState is the part of the parser's state that dtrace keeps per
+// declaration scope: struct bodies, parameter lists and array dimensions
+// each open a scope.
+type scopeState struct {
+	declHasType, inTypedef bool
+}
+
+// openScope saves the declaration state and starts a fresh one. Callers
+// open the scope before scanning past the token that opens it, as
+// dtrace's grammar does.
+func (p *parser) openScope() scopeState {
+	s := scopeState{p.declHasType, p.inTypedef}
+	p.declHasType, p.inTypedef = false, false
+	return s
+}
+
+func (p *parser) closeScope(s scopeState) {
+	p.declHasType, p.inTypedef = s.declHasType, s.inTypedef
+}
+
+// defineTag records the definition of a struct, union or enum tag; dtrace
+// refuses to define one twice.
+func (p *parser) defineTag(kind, module, tag string, pos Pos) {
+	if tag == "" {
+		return
+	}
+	n := kind + " " + tag
+	if module != "" {
+		n = kind + " " + module + "`" + tag
+	}
+	if p.tags[n] {
+		p.errorAt(p.offset(pos), "D_DECL_TYPERED", "type redeclared: "+n)
+	}
+	p.tags[n] = true
+}
+
 // parseStruct parses `struct tag`, `struct [tag] { members }` and the
 // same with union.
 func (p *parser) parseStruct() *StructType {
 	st := &StructType{Span: Span{p.tok.pos, p.tok.end}, Union: p.tok.tok == UNION}
+	kind := "struct"
+	if st.Union {
+		kind = "union"
+	}
 	p.next()
 	if p.tok.tok == TNAME || p.tok.tok == IDENT {
 		st.Module, st.Tag = splitScope(p.tok.lit)
 		st.To = p.tok.end
+		p.declHasType = true
 		p.next()
 		if p.tok.tok != LBRACE {
 			return st
@@ -556,13 +627,12 @@ func (p *parser) parseStruct() *StructType {
 	} else if p.tok.tok != LBRACE {
 		p.syntaxError()
 	}
+	p.defineTag(kind, st.Module, st.Tag, p.tok.pos)
+	outer := p.openScope()
 	p.next()
 	st.Defined = true
 	st.Members = []*Field{}
-	saveHas, saveTypedef := p.declHasType, p.inTypedef
-	p.inTypedef = false
 	for {
-		p.declHasType = false
 		f := &Field{Span: Span{From: p.tok.pos}}
 		f.Specs = p.parseDeclSpecs(false)
 		for {
@@ -571,9 +641,6 @@ func (p *parser) parseStruct() *StructType {
 				d = &Declarator{Span: Span{p.tok.pos, p.tok.pos}}
 			} else {
 				d = p.parseDeclarator(nameRequired)
-				if d.Name != nil {
-					p.idents[d.Name.Name] = true
-				}
 			}
 			if p.tok.tok == COLON {
 				p.next()
@@ -587,13 +654,15 @@ func (p *parser) parseStruct() *StructType {
 			p.next()
 		}
 		f.To = p.tok.end
+		p.declHasType = false
 		p.want(SEMI)
 		st.Members = append(st.Members, f)
 		if p.tok.tok == RBRACE {
 			break
 		}
 	}
-	p.declHasType, p.inTypedef = saveHas, saveTypedef
+	p.closeScope(outer)
+	p.declHasType = true
 	st.To = p.tok.end
 	p.next()
 	return st
@@ -606,6 +675,7 @@ func (p *parser) parseEnum() *EnumType {
 	if p.tok.tok == TNAME || p.tok.tok == IDENT {
 		et.Module, et.Tag = splitScope(p.tok.lit)
 		et.To = p.tok.end
+		p.declHasType = true
 		p.next()
 		if p.tok.tok != LBRACE {
 			return et
@@ -613,6 +683,8 @@ func (p *parser) parseEnum() *EnumType {
 	} else if p.tok.tok != LBRACE {
 		p.syntaxError()
 	}
+	p.defineTag("enum", et.Module, et.Tag, p.tok.pos)
+	outer := p.openScope()
 	p.next()
 	et.Defined = true
 	for {
@@ -620,8 +692,8 @@ func (p *parser) parseEnum() *EnumType {
 			p.syntaxError()
 		}
 		e := &Enumerator{Span: Span{p.tok.pos, p.tok.end}}
+		p.idents[p.tok.lit] = true
 		e.Name = p.ident()
-		p.idents[e.Name.Name] = true
 		if p.tok.tok == ASSIGN {
 			p.next()
 			e.Value = p.parseAssign()
@@ -634,7 +706,12 @@ func (p *parser) parseEnum() *EnumType {
 		p.next()
 	}
 	et.To = p.tok.end
-	p.want(RBRACE)
+	if p.tok.tok != RBRACE {
+		p.syntaxError()
+	}
+	p.closeScope(outer)
+	p.declHasType = true
+	p.next()
 	return et
 }
 
@@ -714,14 +791,17 @@ func (p *parser) parseDeclaratorInto(d *Declarator, naming int) derive {
 	case p.tok.tok == LPAREN:
 		// `(` starts a nested abstract declarator when a declarator can
 		// follow it, and a parameter list otherwise.
+		lparen := p.tok.pos
+		outer := p.openScope()
 		p.next()
 		switch p.tok.tok {
 		case MUL, LPAREN, LBRACK, IDENT:
+			p.closeScope(outer)
 			inner = p.parseDeclaratorInto(d, naming)
 			d.To = p.tok.end
 			p.want(RPAREN)
 		default:
-			f := p.parseParamsAfterParen()
+			f := p.finishParams(lparen, outer)
 			d.To = f.To
 			suffixes := p.parseSuffixes(d)
 			return p.compose(ptrs, append([]derive{func(e DeclType) DeclType {
@@ -764,14 +844,19 @@ func (p *parser) parseSuffixes(d *Declarator) []derive {
 		switch p.tok.tok {
 		case LBRACK:
 			a := &ArrayDecl{Span: Span{From: p.tok.pos}}
+			outer := p.openScope()
 			p.next()
-			saveHas := p.declHasType
-			p.declHasType = false
 			switch {
 			case p.tok.tok == RBRACK:
-			case p.isDeclStart():
+			case p.isDeclStart() || p.tok.tok == ELLIPSIS:
 				for {
+					if p.tok.tok == ELLIPSIS {
+						a.Variadic = true
+						p.next()
+						break
+					}
 					prm := p.parseParam()
+					p.declHasType = false
 					a.Keys = append(a.Keys, &TypeName{Span: prm.Span, Specs: prm.Specs, Decl: prm.Decl})
 					if p.tok.tok != COMMA {
 						break
@@ -781,14 +866,16 @@ func (p *parser) parseSuffixes(d *Declarator) []derive {
 			default:
 				a.Len = p.parseCond()
 			}
-			p.declHasType = saveHas
 			a.To = p.tok.end
 			d.To = a.To
-			p.want(RBRACK)
+			if p.tok.tok != RBRACK {
+				p.syntaxError()
+			}
+			p.closeScope(outer)
+			p.next()
 			out = append(out, func(e DeclType) DeclType { a.Elem = e; return a })
 		case LPAREN:
-			p.next()
-			f := p.parseParamsAfterParen()
+			f := p.parseParams()
 			d.To = f.To
 			out = append(out, func(e DeclType) DeclType { f.Elem = e; return f })
 		default:
@@ -797,12 +884,19 @@ func (p *parser) parseSuffixes(d *Declarator) []derive {
 	}
 }
 
-// parseParamsAfterParen parses a parameter list after its '(' up to and
-// including the ')'.
-func (p *parser) parseParamsAfterParen() *FuncDecl {
-	f := &FuncDecl{Span: Span{From: p.tok.pos}}
-	saveHas := p.declHasType
-	p.declHasType = false
+// parseParams parses a parameter list in parentheses. The current token
+// is the '('.
+func (p *parser) parseParams() *FuncDecl {
+	lparen := p.tok.pos
+	outer := p.openScope()
+	p.want(LPAREN)
+	return p.finishParams(lparen, outer)
+}
+
+// finishParams parses a parameter list after its '(' up to and including
+// the ')', then restores the declaration state outer.
+func (p *parser) finishParams(lparen Pos, outer scopeState) *FuncDecl {
+	f := &FuncDecl{Span: Span{From: lparen}}
 	if p.tok.tok != RPAREN {
 		for {
 			if p.tok.tok == ELLIPSIS {
@@ -811,26 +905,27 @@ func (p *parser) parseParamsAfterParen() *FuncDecl {
 				break
 			}
 			f.Params = append(f.Params, p.parseParam())
+			p.declHasType = false
 			if p.tok.tok != COMMA {
 				break
 			}
 			p.next()
 		}
 	}
-	p.declHasType = saveHas
 	f.To = p.tok.end
-	p.want(RPAREN)
+	if p.tok.tok != RPAREN {
+		p.syntaxError()
+	}
+	p.closeScope(outer)
+	p.next()
 	return f
 }
 
 // parseParam parses one parameter declaration.
 func (p *parser) parseParam() *Param {
 	prm := &Param{Span: Span{From: p.tok.pos}}
-	saveHas := p.declHasType
-	p.declHasType = false
 	prm.Specs = p.parseDeclSpecs(true)
 	prm.Decl = p.parseDeclarator(nameOptional)
-	p.declHasType = saveHas
 	prm.To = prm.Specs.End()
 	if prm.Decl.To > prm.To {
 		prm.To = prm.Decl.To
@@ -920,12 +1015,13 @@ func (p *parser) parseProvider() *ProviderDecl {
 			p.syntaxError()
 		}
 		pp.Name = p.ident()
-		p.want(LPAREN)
-		pp.Params = p.parseParamsAfterParen().Params
+		if p.tok.tok != LPAREN {
+			p.syntaxError()
+		}
+		pp.Params = p.parseParams().Params
 		if p.tok.tok == COLON {
 			p.next()
-			p.want(LPAREN)
-			pp.XArgs = p.parseParamsAfterParen().Params
+			pp.XArgs = p.parseParams().Params
 			if pp.XArgs == nil {
 				pp.XArgs = []*Param{}
 			}

@@ -91,6 +91,9 @@ type scanner struct {
 
 	// directives are the control lines seen so far, in order.
 	directives []*PragmaDecl
+	// checkDirective, if set, validates a control line when it is
+	// scanned, as dtrace acts on pragmas at once.
+	checkDirective func(*PragmaDecl) (tag, msg string)
 }
 
 func (s *scanner) init(file *File, src []byte, errh errorHandler) {
@@ -274,6 +277,14 @@ var outerKeywords = map[string]Token{
 	"unsigned": UNSIGNED, "void": VOID, "volatile": VOLATILE,
 }
 
+// typeKeywords are the keywords that name types; "int*x" at the outer
+// level starts a declaration with one of them.
+var typeKeywords = map[string]Token{
+	"char": CHAR, "double": DOUBLE, "float": FLOAT_KW, "int": INT_KW,
+	"long": LONG, "short": SHORT, "signed": SIGNED, "unsigned": UNSIGNED,
+	"void": VOID, "string": STRING_KW,
+}
+
 // keywords are the keywords of expression mode.
 var keywords = map[string]Token{
 	"auto": AUTO, "break": BREAK, "case": CASE, "char": CHAR,
@@ -329,6 +340,11 @@ func (s *scanner) scanOuter() token {
 		name := text
 		if i := strings.IndexByte(text, '*'); i > 0 {
 			name = text[:i]
+		}
+		if kw, ok := typeKeywords[name]; ok {
+			s.off = start + len(name)
+			s.mode = exprMode
+			return s.make(kw, start, s.off)
 		}
 		if s.isType(name) {
 			s.off = start + len(name)
@@ -888,6 +904,15 @@ func (s *scanner) controlLine() {
 			}
 			if kind == kindDir {
 				d.Words = d.Words[i:]
+			}
+			if kind == kindDCP && w.text == "option" && len(d.Words) == 3 && d.Words[2] == "pspec" {
+				// -xpspec takes effect for the rest of the text.
+				s.pspec = true
+			}
+			if s.checkDirective != nil {
+				if tag, msg := s.checkDirective(d); tag != "" {
+					s.errorf(lineOff-1, tag, "%s", msg)
+				}
 			}
 			s.directives = append(s.directives, d)
 			return
