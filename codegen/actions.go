@@ -115,12 +115,12 @@ func (f *fn) action(c *syntax.CallExpr, name string) bool {
 		keepR := f.alloc()
 		f.emit(asm.Mov.Reg(keepR, r))
 		f.recItem(f.storeReg(r, TypeInt, ActExit))
-		f.emit(asm.StoreImm(asm.R10, stackMisc, 0, asm.DWord))
+		f.emit(storeImm(asm.R10, stackMisc, 0, asm.DWord))
 		f.call(asm.FnMapLookupElem, mapOp("dt_state"), operand{kind: opStack, imm: stackMisc})
 		skip := f.label("nostate")
 		f.emit(asm.JEq.Imm(asm.R0, 0, skip),
 			asm.StoreMem(asm.R0, stateExitStatus, keepR, asm.Word),
-			asm.StoreImm(asm.R0, stateActivity, ActivityDraining, asm.Word))
+			storeImm(asm.R0, stateActivity, ActivityDraining, asm.Word))
 		f.mark(skip)
 		f.free(keepR)
 	case "stack", "ustack", "jstack":
@@ -198,7 +198,7 @@ func (f *fn) stack(c *syntax.CallExpr, name string) {
 	size := uint32(depth * 8)
 	off := f.recAlloc(size, 8)
 	for i := uint32(0); i < size; i += 8 {
-		f.emit(asm.StoreImm(regScratch, f.out(off+i), 0, asm.DWord))
+		f.emit(storeImm(regScratch, f.out(off+i), 0, asm.DWord))
 	}
 	flags := int64(0)
 	act := ActStack
@@ -219,7 +219,7 @@ func (f *fn) specRelease(id asm.Register) {
 	f.emit(asm.StoreMem(regScratch, int16(key), id, asm.Word))
 	f.free(id)
 	f.call(asm.FnMapLookupElem, mapOp("dt_spec"), scr(key))
-	f.emit(asm.JEq.Imm(asm.R0, 0, bad), asm.StoreImm(asm.R0, 0, 0, asm.DWord))
+	f.emit(asm.JEq.Imm(asm.R0, 0, bad), storeImm(asm.R0, 0, 0, asm.DWord))
 	f.mark(bad)
 	f.free(id)
 }
@@ -232,7 +232,7 @@ func (f *fn) speculation() asm.Register {
 	key := f.tmp(8)
 	for i := 1; i <= int(f.g.opts.NSpec) && i <= 16; i++ {
 		next := f.label("specnext")
-		f.emit(asm.StoreImm(regScratch, int16(key), int64(i), asm.Word))
+		f.emit(storeImm(regScratch, int16(key), int64(i), asm.Word))
 		f.call(asm.FnMapLookupElem, mapOp("dt_spec"), scr(key))
 		f.emit(asm.JEq.Imm(asm.R0, 0, next),
 			asm.Mov.Imm(d, 1),

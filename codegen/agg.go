@@ -110,7 +110,7 @@ func (f *fn) aggregate(as *syntax.AssignExpr, ag *syntax.AggExpr) {
 		if a.KeySize-i < 8 {
 			sz = asm.Word
 		}
-		f.emit(asm.StoreImm(regScratch, int16(key+i), 0, sz))
+		f.emit(storeImm(regScratch, int16(key+i), 0, sz))
 	}
 	f.tuple(ag.Keys, a.keyTypes, key)
 
@@ -134,7 +134,7 @@ func (f *fn) lookupOrInsert(m string, key uint32) asm.Register {
 	found := f.label("found")
 	f.call(asm.FnMapLookupElem, mapOp(m), scr(key))
 	f.emit(asm.JNE.Imm(asm.R0, 0, found))
-	f.emit(asm.StoreImm(asm.R10, stackMisc, 0, asm.DWord))
+	f.emit(storeImm(asm.R10, stackMisc, 0, asm.DWord))
 	f.call(asm.FnMapLookupElem, mapOp(zeroMap), operand{kind: opStack, imm: stackMisc})
 	f.emit(asm.JEq.Imm(asm.R0, 0, found))
 	z := f.result()

@@ -273,15 +273,21 @@ const (
 func (f *fn) fault(code int, illval asm.Register, hasIllval bool) {
 	ms := int16(f.g.layout.MState)
 	pc := f.pc()
-	f.emit(asm.StoreImm(regScratch, ms+msFault, int64(code), asm.DWord))
+	f.emit(storeImm(regScratch, ms+msFault, int64(code), asm.DWord))
 	if hasIllval {
 		f.emit(asm.StoreMem(regScratch, ms+msIllval, illval, asm.DWord))
 	} else {
-		f.emit(asm.StoreImm(regScratch, ms+msIllval, 0, asm.DWord))
+		f.emit(storeImm(regScratch, ms+msIllval, 0, asm.DWord))
 	}
-	f.emit(asm.StoreImm(regScratch, ms+msFaultPC, int64(pc), asm.DWord))
+	f.emit(storeImm(regScratch, ms+msFaultPC, int64(pc), asm.DWord))
 	if f.faultLabel == "" {
 		f.faultLabel = f.label("fault")
 	}
 	f.emit(asm.Ja.Label(f.faultLabel))
+}
+
+// storeImm is asm.StoreImm that also encodes 8-byte stores of a
+// sign-extended 32-bit immediate (asm.StoreImm refuses DWord).
+func storeImm(dst asm.Register, off int16, v int64, size asm.Size) asm.Instruction {
+	return asm.Instruction{OpCode: asm.StoreImmOp(size), Dst: dst, Offset: off, Constant: v}
 }

@@ -205,7 +205,7 @@ func (f *fn) stringLit(s string) asm.Register {
 	}
 	for i := 0; i < len(b); i += 4 {
 		v := int32(uint32(b[i]) | uint32(b[i+1])<<8 | uint32(b[i+2])<<16 | uint32(b[i+3])<<24)
-		f.emit(asm.StoreImm(regScratch, int16(off)+int16(i), int64(v), asm.Word))
+		f.emit(storeImm(regScratch, int16(off)+int16(i), int64(v), asm.Word))
 	}
 	r := f.alloc()
 	f.scratchPtr(r, off)
@@ -215,7 +215,7 @@ func (f *fn) stringLit(s string) asm.Register {
 // emptyStr returns a pointer to an empty string in scratch.
 func (f *fn) emptyStr(r asm.Register) {
 	off := f.tmp(8)
-	f.emit(asm.StoreImm(regScratch, int16(off), 0, asm.DWord))
+	f.emit(storeImm(regScratch, int16(off), 0, asm.DWord))
 	f.scratchPtr(r, off)
 }
 

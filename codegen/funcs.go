@@ -118,7 +118,7 @@ func (f *fn) strjoin(a, b asm.Register) asm.Register {
 	f.emit(asm.Mov.Imm(room, int32(size)), asm.Sub.Reg(room, n))
 	f.free(n)
 	f.call(asm.FnProbeReadKernelStr, reg(dst), reg(room), reg(b))
-	f.emit(asm.StoreImm(regScratch, int16(off+size-1), 0, asm.Byte))
+	f.emit(storeImm(regScratch, int16(off+size-1), 0, asm.Byte))
 	r := f.alloc()
 	f.scratchPtr(r, off)
 	return r
@@ -158,7 +158,7 @@ func (f *fn) lltostr(v asm.Register) asm.Register {
 	off := f.tmp(n)
 	// Digits are written backwards from the end of the buffer.
 	neg, p, d := f.alloc(), f.alloc(), f.alloc()
-	f.emit(asm.StoreImm(regScratch, int16(off+n-1), 0, asm.Byte))
+	f.emit(storeImm(regScratch, int16(off+n-1), 0, asm.Byte))
 	f.scratchPtr(p, off+n-1)
 	f.emit(asm.Mov.Imm(neg, 0))
 	pos := f.label("llpos")
@@ -187,7 +187,7 @@ func (f *fn) lltostr(v asm.Register) asm.Register {
 	}
 	f.free(v, d)
 	l := f.label("llnosign")
-	f.emit(asm.JEq.Imm(neg, 0, l), asm.Add.Imm(p, -1), asm.StoreImm(p, 0, '-', asm.Byte))
+	f.emit(asm.JEq.Imm(neg, 0, l), asm.Add.Imm(p, -1), storeImm(p, 0, '-', asm.Byte))
 	f.mark(l)
 	f.free(neg)
 	return p

@@ -168,7 +168,9 @@ func generate(prog *syntax.Program, info Info, opts Options, layout ScratchLayou
 		}
 		g.spec.Clauses = append(g.spec.Clauses, cs)
 	}
-	g.spec.Funcs = append(g.spec.Funcs, g.errorFunc())
+	if len(g.errorClauses) > 0 {
+		g.spec.Funcs = append(g.spec.Funcs, g.errorFunc())
+	}
 	g.declareMaps()
 	g.spec.GVarsSize = g.gvarEnd
 	return g, nil
@@ -247,9 +249,9 @@ func (f *fn) faultTail() {
 	f.used = map[asm.Register]bool{}
 	r := asm.R1
 	f.emit(
-		asm.StoreImm(regScratch, faultRecOff+0, int64(EPIDFault)-1<<32, asm.Word),
-		asm.StoreImm(regScratch, faultRecOff+4, 0, asm.Word),
-		asm.StoreImm(regScratch, faultRecOff+8, int64(f.clause), asm.Word),
+		storeImm(regScratch, faultRecOff+0, int64(EPIDFault)-1<<32, asm.Word),
+		storeImm(regScratch, faultRecOff+4, 0, asm.Word),
+		storeImm(regScratch, faultRecOff+8, int64(f.clause), asm.Word),
 		asm.LoadMem(r, regScratch, ms+msPrid, asm.Word),
 		asm.StoreMem(regScratch, faultRecOff+12, r, asm.Word),
 		asm.LoadMem(r, regScratch, ms+msFault, asm.DWord),
@@ -260,7 +262,7 @@ func (f *fn) faultTail() {
 		asm.StoreMem(regScratch, faultRecOff+32, r, asm.DWord),
 		asm.LoadMem(r, regScratch, ms+msEpid, asm.Word),
 		asm.StoreMem(regScratch, faultRecOff+40, r, asm.Word),
-		asm.StoreImm(regScratch, faultRecOff+44, 0, asm.Word),
+		storeImm(regScratch, faultRecOff+44, 0, asm.Word),
 	)
 	f.call(asm.FnPerfEventOutput, ctxOp(), mapOp("dt_buf"), imm(0xffffffff), scr(faultRecOff), imm(faultRecSize))
 	f.bumpCounter(CPUErrors)
@@ -277,7 +279,7 @@ func (f *fn) faultTail() {
 func (g *gen) errorFunc() asm.Instructions {
 	f := newFn(g, "dt_error")
 	ms := int16(g.layout.MState)
-	f.emit(asm.Mov.Reg(regCtx, asm.R1).WithSymbol("dt_error"))
+	f.emit(asm.Mov.Reg(regCtx, asm.R1).WithSymbol("dt_error").WithSource(asm.Comment("dt_error: run the ERROR clauses")))
 	f.emit(asm.Mov.Reg(regScratch, asm.R2))
 	r := asm.R1
 	f.emit(asm.LoadMem(r, regScratch, ms+msPrid, asm.Word), asm.StoreMem(regScratch, ms+msErrSave, r, asm.DWord))
@@ -287,7 +289,7 @@ func (g *gen) errorFunc() asm.Instructions {
 			asm.StoreMem(regScratch, ms+msErrSave+8+8*i, r, asm.DWord))
 	}
 	f.emit(
-		asm.StoreImm(regScratch, ms+msArgs, 0, asm.DWord),
+		storeImm(regScratch, ms+msArgs, 0, asm.DWord),
 		asm.LoadMem(r, regScratch, ms+msEpid, asm.Word),
 		asm.StoreMem(regScratch, ms+msArgs+8, r, asm.DWord),
 		asm.LoadMem(r, regScratch, faultRecOff+8, asm.Word),
@@ -298,10 +300,10 @@ func (g *gen) errorFunc() asm.Instructions {
 		asm.StoreMem(regScratch, ms+msArgs+32, r, asm.DWord),
 		asm.LoadMem(r, regScratch, ms+msIllval, asm.DWord),
 		asm.StoreMem(regScratch, ms+msArgs+40, r, asm.DWord),
-		asm.StoreImm(regScratch, ms+msPrid, 3, asm.Word),
+		storeImm(regScratch, ms+msPrid, 3, asm.Word),
 	)
 	for i, sym := range g.errorClauses {
-		f.emit(asm.StoreImm(regScratch, ms+msEpid, int64(g.errorEPIDs[i]), asm.Word),
+		f.emit(storeImm(regScratch, ms+msEpid, int64(g.errorEPIDs[i]), asm.Word),
 			asm.Mov.Reg(asm.R1, regCtx), asm.Mov.Reg(asm.R2, regScratch), asm.Call.Label(sym))
 	}
 	f.emit(asm.LoadMem(r, regScratch, ms+msErrSave, asm.DWord), asm.StoreMem(regScratch, ms+msPrid, r, asm.Word))
@@ -316,7 +318,7 @@ func (g *gen) errorFunc() asm.Instructions {
 
 // bumpCounter adds one to a u64 counter in dt_cpustate.
 func (f *fn) bumpCounter(off int16) {
-	f.emit(asm.StoreImm(asm.R10, stackMisc, 0, asm.DWord))
+	f.emit(storeImm(asm.R10, stackMisc, 0, asm.DWord))
 	f.call(asm.FnMapLookupElem, mapOp("dt_cpustate"), operand{kind: opStack, imm: stackMisc})
 	skip := f.label("nocpu")
 	r := f.alloc()

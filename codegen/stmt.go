@@ -133,8 +133,8 @@ func (f *fn) flush() {
 		asm.StoreMem(regScratch, f.out(0), r, asm.Word),
 		asm.LoadMem(r, regScratch, ms+msSpecid, asm.Word),
 		asm.StoreMem(regScratch, f.out(4), r, asm.Word),
-		asm.StoreImm(regScratch, f.out(8), int64(e.Index), asm.Word),
-		asm.StoreImm(regScratch, f.out(12), 0, asm.Word),
+		storeImm(regScratch, f.out(8), int64(e.Index), asm.Word),
+		storeImm(regScratch, f.out(12), 0, asm.Word),
 	)
 	f.free(r)
 	f.call(asm.FnPerfEventOutput, ctxOp(), mapOp("dt_buf"), imm(0xffffffff), scr(f.g.layout.Output), imm(int64(e.Size)))
@@ -154,7 +154,7 @@ func (f *fn) storeReg(r asm.Register, t *Type, action Action) Record {
 	case t.Kind == TString:
 		size := f.g.strBuf()
 		off := f.recAlloc(size, 1)
-		f.emit(asm.StoreImm(regScratch, f.out(off), 0, asm.Byte))
+		f.emit(storeImm(regScratch, f.out(off), 0, asm.Byte))
 		p := f.alloc()
 		f.scratchPtr(p, f.g.layout.Output+off)
 		f.copyInto(p, r, t)

@@ -11,7 +11,7 @@ import (
 
 // gvars returns a pointer to the dt_gvars value.
 func (f *fn) gvars() asm.Register {
-	f.emit(asm.StoreImm(asm.R10, stackMisc, 0, asm.DWord))
+	f.emit(storeImm(asm.R10, stackMisc, 0, asm.DWord))
 	f.call(asm.FnMapLookupElem, mapOp("dt_gvars"), operand{kind: opStack, imm: stackMisc})
 	f.emit(asm.JEq.Imm(asm.R0, 0, f.ret))
 	return f.result()
@@ -70,7 +70,7 @@ func (f *fn) dynResult(t *Type) asm.Register {
 	if t.byRef() {
 		off := f.tmp(max(8, t.Size))
 		for i := uint32(0); i < max(8, t.Size); i += 8 {
-			f.emit(asm.StoreImm(regScratch, int16(off+i), 0, asm.DWord))
+			f.emit(storeImm(regScratch, int16(off+i), 0, asm.DWord))
 		}
 		f.scratchPtr(r, off)
 	} else {
@@ -93,7 +93,7 @@ func (f *fn) tvarKey(id int) uint32 {
 	f.call(asm.FnGetCurrentPidTgid)
 	f.emit(asm.Mov.Reg32(asm.R0, asm.R0),
 		asm.StoreMem(regScratch, int16(key), asm.R0, asm.DWord),
-		asm.StoreImm(regScratch, int16(key+8), int64(id), asm.DWord))
+		storeImm(regScratch, int16(key+8), int64(id), asm.DWord))
 	return key
 }
 
@@ -176,9 +176,9 @@ func (f *fn) assocKeyBuf(e *syntax.IndexExpr, v *Var) uint32 {
 	size := f.g.assocKey
 	key := f.tmp(size)
 	for i := uint32(0); i < size; i += 8 {
-		f.emit(asm.StoreImm(regScratch, int16(key+i), 0, asm.DWord))
+		f.emit(storeImm(regScratch, int16(key+i), 0, asm.DWord))
 	}
-	f.emit(asm.StoreImm(regScratch, int16(key), int64(v.ID), asm.DWord))
+	f.emit(storeImm(regScratch, int16(key), int64(v.ID), asm.DWord))
 	if v.Kind == VarTAssoc {
 		f.call(asm.FnGetCurrentPidTgid)
 		f.emit(asm.Mov.Reg32(asm.R0, asm.R0), asm.StoreMem(regScratch, int16(key+8), asm.R0, asm.DWord))

@@ -1,0 +1,85 @@
+//go:build linux
+
+package codegen
+
+import (
+	"math/rand"
+	"testing"
+
+	"github.com/dtrace-go/dtrace/dlang/syntax"
+)
+
+// argVars returns arg0..arg9 as builtin variables.
+func argVars() []*Var {
+	var vs []*Var
+	for i := 0; i < 10; i++ {
+		vs = append(vs, &Var{Name: "arg" + string(rune('0'+i)), Kind: VarBuiltin, Type: TypeLong, ID: i})
+	}
+	return vs
+}
+
+// TestDiffIntegerExpressions compares generated code with the Go
+// evaluator on random integer expressions over random arguments.
+func TestDiffIntegerExpressions(t *testing.T) {
+	needBPF(t)
+	rnd := rand.New(rand.NewSource(1))
+	const rounds, perClause = 25, 40
+	for round := 0; round < rounds; round++ {
+		ti := newInfo()
+		args := argVars()
+		var argv []uint64
+		for i := 0; i < 10; i++ {
+			v := rnd.Uint64()
+			switch rnd.Intn(4) {
+			case 0:
+				v = uint64(rnd.Intn(5)) - 2
+			case 1:
+				v >>= uint(rnd.Intn(64))
+			}
+			argv = append(argv, v)
+		}
+		var exprs []syntax.Expr
+		var want []int64
+		for len(exprs) < perClause {
+			e := ti.randExpr(rnd, 4, args)
+			v, ok := ti.eval(e, argv)
+			if !ok {
+				continue // divides by zero: covered by the fault tests
+			}
+			exprs = append(exprs, e)
+			want = append(want, v)
+		}
+		var body []syntax.Stmt
+		for _, e := range exprs {
+			body = append(body, ti.stmt(ti.call("trace", TypeVoid, e)))
+		}
+		spec, err := GenerateProgram(program(ti.clause("BEGIN", nil, body...)), ti, Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		r := loadSpec(t, spec)
+		recs := r.fire(t, argv...)
+		if len(recs) != 1 || uint32(len(recs[0])) < spec.Clauses[0].RecordSize {
+			t.Fatalf("got %d records (%x), want 1 of %d bytes", len(recs), recs, spec.Clauses[0].RecordSize)
+		}
+		items := spec.Clauses[0].Records
+		for i, e := range exprs {
+			got := itemValue(recs[0], items[i])
+			if got != want[i] {
+				t.Errorf("round %d expr %d (%s): got %d (%#x), want %d (%#x)", round, i, ti.show(e), got, got, want[i], want[i])
+			}
+		}
+		r.close()
+	}
+}
+
+func TestDumpSmall(t *testing.T) {
+	ti := newInfo()
+	args := argVars()
+	e := ti.bin(syntax.ADD, ti.variable(args[0]), ti.lit(3, TypeInt))
+	spec, err := GenerateProgram(program(ti.clause("BEGIN", nil, ti.stmt(ti.call("trace", TypeVoid, e)))), ti, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("%v", wrapper(spec, 1)[:40])
+}

@@ -1,0 +1,296 @@
+package codegen
+
+import (
+	"fmt"
+	"math/rand"
+
+	"github.com/dtrace-go/dtrace/dlang/syntax"
+)
+
+// This file is the Go oracle of the differential tests: an evaluator of
+// D integer expressions with C semantics written independently of the
+// code generator, over Go's sized integer types.
+
+type integer interface {
+	~int8 | ~int16 | ~int32 | ~int64 | ~uint8 | ~uint16 | ~uint32 | ~uint64
+}
+
+// normTo converts v to the integer type t and back to int64 bits.
+func normTo(v int64, t *Type) int64 {
+	switch {
+	case t.Size == 1 && t.Signed:
+		return int64(int8(v))
+	case t.Size == 1:
+		return int64(uint8(v))
+	case t.Size == 2 && t.Signed:
+		return int64(int16(v))
+	case t.Size == 2:
+		return int64(uint16(v))
+	case t.Size == 4 && t.Signed:
+		return int64(int32(v))
+	case t.Size == 4:
+		return int64(uint32(v))
+	}
+	return v
+}
+
+// usual is the common type of C's usual arithmetic conversions, written
+// out as the standard states it for LP64.
+func usual(a, b *Type) *Type {
+	rank := func(t *Type) (int, bool) {
+		if t.Size < 4 {
+			return 4, true // promoted to int
+		}
+		return int(t.Size), t.Signed
+	}
+	ra, sa := rank(a)
+	rb, sb := rank(b)
+	pick := func(size int, signed bool) *Type {
+		switch {
+		case size == 4 && signed:
+			return TypeInt
+		case size == 4:
+			return TypeUInt
+		case signed:
+			return TypeLong
+		}
+		return TypeULong
+	}
+	switch {
+	case ra == rb && sa == sb:
+		return pick(ra, sa)
+	case ra == rb:
+		return pick(ra, false)
+	case ra > rb:
+		return pick(ra, sa)
+	}
+	return pick(rb, sb)
+}
+
+func arithT[T integer](op syntax.Token, a, b T) (T, bool) {
+	switch op {
+	case syntax.ADD:
+		return a + b, true
+	case syntax.SUB:
+		return a - b, true
+	case syntax.MUL:
+		return a * b, true
+	case syntax.QUO:
+		if b == 0 {
+			return 0, false
+		}
+		return a / b, true
+	case syntax.REM:
+		if b == 0 {
+			return 0, false
+		}
+		return a % b, true
+	case syntax.AND:
+		return a & b, true
+	case syntax.OR:
+		return a | b, true
+	case syntax.XOR:
+		return a ^ b, true
+	case syntax.SHL:
+		return a << uint64(b), true
+	case syntax.SHR:
+		return a >> uint64(b), true
+	}
+	panic("op")
+}
+
+func cmpT[T integer](op syntax.Token, a, b T) bool {
+	switch op {
+	case syntax.EQL:
+		return a == b
+	case syntax.NEQ:
+		return a != b
+	case syntax.LSS:
+		return a < b
+	case syntax.GTR:
+		return a > b
+	case syntax.LEQ:
+		return a <= b
+	}
+	return a >= b
+}
+
+func b2i(b bool) int64 {
+	if b {
+		return 1
+	}
+	return 0
+}
+
+// doArith applies op in type t to a and b (already converted to t).
+func doArith(op syntax.Token, t *Type, a, b int64) (int64, bool) {
+	var r int64
+	var ok bool
+	switch {
+	case t.Size == 4 && t.Signed:
+		var x int32
+		x, ok = arithT(op, int32(a), int32(b))
+		r = int64(x)
+	case t.Size == 4:
+		var x uint32
+		x, ok = arithT(op, uint32(a), uint32(b))
+		r = int64(x)
+	case t.Signed:
+		r, ok = arithT(op, a, b)
+	default:
+		var x uint64
+		x, ok = arithT(op, uint64(a), uint64(b))
+		r = int64(x)
+	}
+	return r, ok
+}
+
+func doCmp(op syntax.Token, t *Type, a, b int64) int64 {
+	switch {
+	case t.Size == 4 && t.Signed:
+		return b2i(cmpT(op, int32(a), int32(b)))
+	case t.Size == 4:
+		return b2i(cmpT(op, uint32(a), uint32(b)))
+	case t.Signed:
+		return b2i(cmpT(op, a, b))
+	}
+	return b2i(cmpT(op, uint64(a), uint64(b)))
+}
+
+// eval computes e; ok is false on division by zero.
+func (ti *tinfo) eval(e syntax.Expr, args []uint64) (int64, bool) {
+	t := ti.types[e]
+	switch e := e.(type) {
+	case *syntax.IntLit:
+		return normTo(int64(e.Value), t), true
+	case *syntax.ParenExpr:
+		return ti.eval(e.X, args)
+	case *syntax.Ident:
+		v := ti.vars[e]
+		return normTo(int64(args[v.Name[3]-'0']), t), true
+	case *syntax.CastExpr:
+		x, ok := ti.eval(e.X, args)
+		return normTo(x, t), ok
+	case *syntax.UnaryExpr:
+		x, ok := ti.eval(e.X, args)
+		x = normTo(x, t)
+		switch e.Op {
+		case syntax.SUB:
+			r, _ := doArith(syntax.SUB, t, 0, x)
+			return r, ok
+		case syntax.BNEG:
+			r, _ := doArith(syntax.XOR, t, x, -1)
+			return r, ok
+		case syntax.NOT:
+			return b2i(x == 0), ok
+		}
+		return x, ok
+	case *syntax.CondExpr:
+		c, ok := ti.eval(e.Cond, args)
+		if !ok {
+			return 0, false
+		}
+		var x int64
+		if c != 0 {
+			x, ok = ti.eval(e.X, args)
+		} else {
+			x, ok = ti.eval(e.Y, args)
+		}
+		return normTo(x, t), ok
+	case *syntax.BinaryExpr:
+		x, ok1 := ti.eval(e.X, args)
+		switch e.Op {
+		case syntax.LAND:
+			if !ok1 || x == 0 {
+				return 0, ok1
+			}
+			y, ok2 := ti.eval(e.Y, args)
+			return b2i(y != 0), ok2
+		case syntax.LOR:
+			if !ok1 || x != 0 {
+				return 1, ok1
+			}
+			y, ok2 := ti.eval(e.Y, args)
+			return b2i(y != 0), ok2
+		}
+		y, ok2 := ti.eval(e.Y, args)
+		if !ok1 || !ok2 {
+			return 0, false
+		}
+		tx, ty := ti.types[e.X], ti.types[e.Y]
+		switch e.Op {
+		case syntax.LXOR:
+			return b2i((x != 0) != (y != 0)), true
+		case syntax.EQL, syntax.NEQ, syntax.LSS, syntax.GTR, syntax.LEQ, syntax.GEQ:
+			ct := usual(tx, ty)
+			return doCmp(e.Op, ct, normTo(x, ct), normTo(y, ct)), true
+		case syntax.SHL, syntax.SHR:
+			r, ok := doArith(e.Op, t, normTo(x, t), y)
+			return normTo(r, t), ok
+		}
+		ct := usual(tx, ty)
+		r, ok := doArith(e.Op, ct, normTo(x, ct), normTo(y, ct))
+		return normTo(r, t), ok
+	}
+	panic(fmt.Sprintf("eval %T", e))
+}
+
+var intTypes = []*Type{TypeChar, TypeUChar, TypeShort, TypeUShort, TypeInt, TypeUInt, TypeLong, TypeULong}
+
+// randExpr builds a random integer expression over arg0..arg9.
+func (ti *tinfo) randExpr(rnd *rand.Rand, depth int, args []*Var) syntax.Expr {
+	if depth == 0 || rnd.Intn(4) == 0 {
+		t := intTypes[rnd.Intn(len(intTypes))]
+		if rnd.Intn(2) == 0 {
+			return ti.lit(int64(rnd.Uint64())>>uint(rnd.Intn(64)), t)
+		}
+		return ti.cast(t, ti.variable(args[rnd.Intn(len(args))]))
+	}
+	x := ti.randExpr(rnd, depth-1, args)
+	switch rnd.Intn(10) {
+	case 0:
+		ops := []syntax.Token{syntax.SUB, syntax.BNEG, syntax.NOT, syntax.ADD}
+		return ti.un(ops[rnd.Intn(len(ops))], x)
+	case 1:
+		return ti.cast(intTypes[rnd.Intn(len(intTypes))], x)
+	case 2:
+		return ti.cond(ti.randExpr(rnd, depth-1, args), x, ti.randExpr(rnd, depth-1, args))
+	case 3:
+		// Shift counts stay within the promoted width (no undefined shifts).
+		w := promote(ti.types[x]).Size * 8
+		ops := []syntax.Token{syntax.SHL, syntax.SHR}
+		return ti.bin(ops[rnd.Intn(2)], x, ti.lit(int64(rnd.Intn(int(w))), TypeInt))
+	}
+	ops := []syntax.Token{syntax.ADD, syntax.SUB, syntax.MUL, syntax.QUO, syntax.REM, syntax.AND, syntax.OR,
+		syntax.XOR, syntax.EQL, syntax.NEQ, syntax.LSS, syntax.GTR, syntax.LEQ, syntax.GEQ,
+		syntax.LAND, syntax.LOR, syntax.LXOR}
+	return ti.paren(ti.bin(ops[rnd.Intn(len(ops))], x, ti.randExpr(rnd, depth-1, args)))
+}
+
+var opNames = map[syntax.Token]string{
+	syntax.ADD: "+", syntax.SUB: "-", syntax.MUL: "*", syntax.QUO: "/", syntax.REM: "%",
+	syntax.AND: "&", syntax.OR: "|", syntax.XOR: "^", syntax.SHL: "<<", syntax.SHR: ">>",
+	syntax.LAND: "&&", syntax.LOR: "||", syntax.LXOR: "^^", syntax.NOT: "!", syntax.BNEG: "~",
+	syntax.EQL: "==", syntax.NEQ: "!=", syntax.LSS: "<", syntax.GTR: ">", syntax.LEQ: "<=", syntax.GEQ: ">=",
+}
+
+// show prints an expression in D syntax with its types.
+func (ti *tinfo) show(e syntax.Expr) string {
+	switch e := e.(type) {
+	case *syntax.IntLit:
+		return fmt.Sprintf("(%s)%d", ti.types[e].Name, int64(e.Value))
+	case *syntax.Ident:
+		return e.Name
+	case *syntax.ParenExpr:
+		return "(" + ti.show(e.X) + ")"
+	case *syntax.CastExpr:
+		return fmt.Sprintf("(%s)%s", ti.types[e].Name, ti.show(e.X))
+	case *syntax.UnaryExpr:
+		return opNames[e.Op] + ti.show(e.X)
+	case *syntax.BinaryExpr:
+		return ti.show(e.X) + " " + opNames[e.Op] + " " + ti.show(e.Y)
+	case *syntax.CondExpr:
+		return ti.show(e.Cond) + " ? " + ti.show(e.X) + " : " + ti.show(e.Y)
+	}
+	return fmt.Sprintf("%T", e)
+}

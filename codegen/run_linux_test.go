@@ -1,0 +1,203 @@
+//go:build linux
+
+package codegen
+
+import (
+	"encoding/binary"
+	"errors"
+	"os"
+	"testing"
+	"time"
+
+	"github.com/cilium/ebpf"
+	"github.com/cilium/ebpf/asm"
+	"github.com/cilium/ebpf/perf"
+)
+
+// This file runs generated clauses in the kernel: a tiny raw-tracepoint
+// wrapper program plays the loader's part (scratch lookup, mstate from the
+// context, a call per clause) and BPF_PROG_TEST_RUN fires it.
+
+type runner struct {
+	spec *Spec
+	maps map[string]*ebpf.Map
+	prog *ebpf.Program
+	rd   *perf.Reader
+}
+
+func needBPF(t testing.TB) {
+	t.Helper()
+	if os.Geteuid() != 0 {
+		t.Skip("needs root for BPF")
+	}
+}
+
+// wrapper builds the probe program for clauses (all of them when nil).
+func wrapper(spec *Spec, prid uint32) asm.Instructions {
+	ms := int16(spec.Layout.MState)
+	insns := asm.Instructions{
+		asm.Mov.Reg(asm.R6, asm.R1).WithSymbol("test_probe").WithSource(asm.Comment("test probe")),
+		asm.FnGetSmpProcessorId.Call(),
+		asm.StoreMem(asm.R10, -4, asm.R0, asm.Word),
+		asm.LoadMapPtr(asm.R1, 0).WithReference("dt_scratch"),
+		asm.Mov.Reg(asm.R2, asm.R10),
+		asm.Add.Imm(asm.R2, -4),
+		asm.FnMapLookupElem.Call(),
+		asm.JNE.Imm(asm.R0, 0, "test_have"),
+		asm.Return(),
+		asm.Mov.Reg(asm.R7, asm.R0).WithSymbol("test_have"),
+	}
+	for i := int16(0); i < 10; i++ {
+		insns = append(insns, asm.LoadMem(asm.R0, asm.R6, 8*i, asm.DWord), asm.StoreMem(asm.R7, ms+msArgs+8*i, asm.R0, asm.DWord))
+	}
+	insns = append(insns,
+		storeImm(asm.R7, ms+msPrid, int64(prid), asm.Word),
+		storeImm(asm.R7, ms+msFault, 0, asm.DWord),
+		storeImm(asm.R7, ms+msIllval, 0, asm.DWord),
+		storeImm(asm.R7, ms+msTimestamp, 0, asm.DWord),
+		storeImm(asm.R7, ms+msSpecid, 0, asm.DWord),
+	)
+	for _, c := range spec.Clauses {
+		if c.IsError && prid != 3 {
+			continue
+		}
+		insns = append(insns,
+			storeImm(asm.R7, ms+msEpid, int64(c.EPID), asm.Word),
+			asm.Mov.Reg(asm.R1, asm.R6), asm.Mov.Reg(asm.R2, asm.R7), asm.Call.Label(c.Symbol))
+	}
+	insns = append(insns, asm.Mov.Imm(asm.R0, 0), asm.Return())
+	for _, c := range spec.Clauses {
+		insns = append(insns, c.Insns...)
+	}
+	for _, f := range spec.Funcs {
+		insns = append(insns, f...)
+	}
+	return insns
+}
+
+func loadSpec(t testing.TB, spec *Spec) *runner {
+	t.Helper()
+	needBPF(t)
+	ncpu, err := ebpf.PossibleCPU()
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := &runner{spec: spec, maps: map[string]*ebpf.Map{}}
+	t.Cleanup(r.close)
+	for _, ms := range spec.Maps {
+		es := &ebpf.MapSpec{Name: ms.Name, KeySize: ms.KeySize, ValueSize: ms.ValueSize, MaxEntries: ms.MaxEntries}
+		switch ms.Kind {
+		case MapArray:
+			es.Type = ebpf.Array
+		case MapPerCPUArray:
+			es.Type = ebpf.PerCPUArray
+		case MapHash:
+			es.Type = ebpf.Hash
+		case MapPerCPUHash:
+			es.Type = ebpf.PerCPUHash
+		case MapPerfEventArray:
+			es.Type = ebpf.PerfEventArray
+			es.KeySize, es.ValueSize = 4, 4
+		}
+		if es.MaxEntries == 0 {
+			es.MaxEntries = uint32(ncpu)
+		}
+		m, err := ebpf.NewMap(es)
+		if err != nil {
+			t.Fatalf("map %s: %v", ms.Name, err)
+		}
+		r.maps[ms.Name] = m
+	}
+	insns := wrapper(spec, 1)
+	for name, m := range r.maps {
+		if err := insns.AssociateMap(name, m); err != nil && !errors.Is(err, asm.ErrUnreferencedSymbol) {
+			t.Fatalf("associate %s: %v", name, err)
+		}
+	}
+	prog, err := ebpf.NewProgramWithOptions(&ebpf.ProgramSpec{
+		Type: ebpf.RawTracepoint, Instructions: insns, License: "GPL",
+	}, ebpf.ProgramOptions{LogLevel: ebpf.LogLevelBranch, LogSizeStart: 1 << 20})
+	if err != nil {
+		var ve *ebpf.VerifierError
+		if errors.As(err, &ve) {
+			t.Fatalf("load: %+v\n%v", ve, insns)
+		}
+		t.Fatalf("load: %v", err)
+	}
+	r.prog = prog
+	rd, err := perf.NewReader(r.maps["dt_buf"], 16*os.Getpagesize())
+	if err != nil {
+		t.Fatal(err)
+	}
+	r.rd = rd
+	return r
+}
+
+func (r *runner) close() {
+	if r.rd != nil {
+		r.rd.Close()
+	}
+	if r.prog != nil {
+		r.prog.Close()
+	}
+	for _, m := range r.maps {
+		m.Close()
+	}
+}
+
+// fire test-runs the program with the given arguments and returns the
+// records it emitted.
+func (r *runner) fire(t testing.TB, args ...uint64) [][]byte {
+	t.Helper()
+	ctx := make([]uint64, 10)
+	copy(ctx, args)
+	if _, err := r.prog.Run(&ebpf.RunOptions{Context: ctx}); err != nil {
+		t.Fatalf("run: %v", err)
+	}
+	var recs [][]byte
+	for {
+		r.rd.SetDeadline(time.Now().Add(20 * time.Millisecond))
+		rec, err := r.rd.Read()
+		if err != nil {
+			break
+		}
+		if rec.LostSamples != 0 {
+			t.Fatalf("lost %d samples", rec.LostSamples)
+		}
+		recs = append(recs, rec.RawSample)
+	}
+	return recs
+}
+
+func u32(b []byte, off uint32) uint32 { return binary.LittleEndian.Uint32(b[off:]) }
+func u64(b []byte, off uint32) uint64 { return binary.LittleEndian.Uint64(b[off:]) }
+
+// itemValue decodes an integer record item.
+func itemValue(b []byte, it Record) int64 {
+	var u uint64
+	switch it.Size {
+	case 1:
+		u = uint64(b[it.Offset])
+	case 2:
+		u = uint64(binary.LittleEndian.Uint16(b[it.Offset:]))
+	case 4:
+		u = uint64(u32(b, it.Offset))
+	default:
+		u = u64(b, it.Offset)
+	}
+	if it.Kind == KindSigned {
+		sh := 64 - 8*it.Size
+		return int64(u<<sh) >> sh
+	}
+	return int64(u)
+}
+
+func itemString(b []byte, it Record) string {
+	s := b[it.Offset : it.Offset+it.Size]
+	for i, c := range s {
+		if c == 0 {
+			return string(s[:i])
+		}
+	}
+	return string(s)
+}
