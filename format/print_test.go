@@ -3,6 +3,7 @@ package format
 import (
 	"strings"
 	"testing"
+	"time"
 )
 
 // The expected strings of TestConversions come from glibc's printf with
@@ -288,5 +289,50 @@ func TestPrintaAggCursor(t *testing.T) {
 	}
 	if err := (&Printer{}).Printf(&b, f, nil); err == nil {
 		t.Errorf("printf with %%@ and no results: want error")
+	}
+}
+
+// printf/tst.precs.d, tst.widths.d, tst.widths1.d
+func TestPrintfPrecsWidths(t *testing.T) {
+	hello := String("hello")
+	var calls []printfCall
+	for i := 0; i <= 5; i++ {
+		calls = append(calls, printfCall{"%." + itoa(i) + "s\n", []Value{hello}})
+	}
+	for x := 0; x <= 5; x++ {
+		calls = append(calls, printfCall{"%.*s\n", []Value{I32(int32(x)), hello}})
+	}
+	for i := 0; i <= 5; i++ {
+		calls = append(calls, printfCall{"%" + itoa(i) + "d\n", []Value{I32(1)}})
+	}
+	for x := 0; x <= 5; x++ {
+		calls = append(calls, printfCall{"%*d\n", []Value{I32(int32(x)), I32(1)}})
+	}
+	for x := 0; x <= 5; x++ {
+		calls = append(calls, printfCall{"%?d\n", []Value{I64(int64(x))}})
+	}
+	got := printfAll(t, &Printer{}, calls)
+	want := "hello\nh\nhe\nhel\nhell\nhello\n" + "hello\nh\nhe\nhel\nhell\nhello\n" +
+		"1\n1\n 1\n  1\n   1\n    1\n" + "1\n1\n 1\n  1\n   1\n    1\n"
+	for x := 0; x <= 5; x++ {
+		want += "               " + itoa(x) + "\n"
+	}
+	if got != want {
+		t.Errorf("got\n%s\nwant\n%s", got, want)
+	}
+}
+
+func TestPrintfTime(t *testing.T) {
+	p := &Printer{Location: time.UTC}
+	// 2006-01-01 00:00:00 UTC in nanoseconds.
+	ns := uint64(time.Date(2006, 1, 1, 0, 0, 0, 0, time.UTC).UnixNano())
+	got := printfAll(t, p, []printfCall{
+		{"%Y|", []Value{U64(ns)}},
+		{"%-22Y|", []Value{U64(ns + 3e9)}},
+		{"%T", []Value{U64(ns)}},
+	})
+	want := "2006 Jan  1 00:00:00|2006 Jan  1 00:00:03  |Sun, 01 Jan 2005 00:00:00 UTC"
+	if got != want {
+		t.Errorf("got %q want %q", got, want)
 	}
 }
