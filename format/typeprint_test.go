@@ -2,6 +2,7 @@ package format
 
 import (
 	"encoding/binary"
+	"os"
 	"strings"
 	"testing"
 )
@@ -126,5 +127,60 @@ func TestPrintTypeScalarAndEmpty(t *testing.T) {
 	want := "0x10 = *\n" + indentLines("(struct foo) {", "}")
 	if b.String() != want {
 		t.Errorf("got\n%q\nwant\n%q", b.String(), want)
+	}
+}
+
+// print/tst.print.local.zeroed.d
+func TestPrintTypeZeroed(t *testing.T) {
+	st := testStruct()
+	st.Members[5].Type.Enum = []EnumConst{{"FIRSTVAL", 1}, {"SECONDVAL", 2}, {"THIRDVAL", 3}}
+	data := make([]byte, 48)
+	copy(data[4:], "\x00est\x00")
+	data[40] = 1
+	data[44] = 1
+	var b strings.Builder
+	if err := (&Printer{}).PrintType(&b, 0x10, st, data, 0); err != nil {
+		t.Fatal(err)
+	}
+	want := "0x10 = *\n" + indentLines("(struct test_struct) {", "|.b = (char [5]) [", "|],", "|.g = (bool)1,", "|.h = (enum eh)FIRSTVAL,", "}")
+	if b.String() != want {
+		t.Errorf("got\n%s\nwant\n%s", b.String(), want)
+	}
+}
+
+// print/tst.print.local.trunc2.d: eight nested structs under shrinking
+// printsize values, compared with the corpus.
+func TestPrintTypeNested(t *testing.T) {
+	want, err := os.ReadFile("../../shared/conformance/dtrace-utils/test/unittest/print/tst.print.local.trunc2.r")
+	if err != nil {
+		t.Skipf("conformance corpus not available: %v", err)
+	}
+	ll := &TypeInfo{Kind: TypeInt, Name: "long long", Size: 8, Signed: true}
+	var typ *TypeInfo
+	for depth := 7; depth >= 0; depth-- {
+		name := "struct "
+		if depth == 0 {
+			name = "struct test_struct"
+		}
+		members := []Member{{"x", 0, ll}}
+		if typ != nil {
+			members = append(members, Member{string(rune('a' + depth)), 64, typ})
+		}
+		typ = &TypeInfo{Kind: TypeStruct, Name: name, Size: 8 * (8 - depth), Members: members}
+	}
+	data := make([]byte, 64)
+	for i := 0; i < 8; i++ {
+		binary.LittleEndian.PutUint64(data[8*i:], uint64(1111111111111111*(i+1)))
+	}
+	var b strings.Builder
+	p := &Printer{}
+	for _, size := range []int{90, 64, 56, 48, 40, 32} {
+		if err := p.PrintType(&b, 0x1000, typ, data, size); err != nil {
+			t.Fatal(err)
+		}
+	}
+	got := strings.ReplaceAll(b.String(), "0x1000", "{ptr}") + "\n"
+	if got != string(want) {
+		t.Errorf("got\n%s\nwant\n%s", got, want)
 	}
 }
