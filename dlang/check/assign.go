@@ -8,7 +8,7 @@ import (
 // argCompat is dtrace's dt_node_is_argcompat: may a value of y's type be
 // passed or assigned where lt is expected?
 func (c *checker) argCompat(lt types.Type, ye syntax.Expr, y TypeAndValue) bool {
-	if types.IsInteger(lt) && types.IsInteger(y.Type) {
+	if isInt(lt) && isInt(y.Type) {
 		return true
 	}
 	if isStrCompat(lt) && isStrCompat(y.Type) {
@@ -102,7 +102,7 @@ func (c *checker) assign(e *syntax.AssignExpr) TypeAndValue {
 		}
 	case syntax.ADDASS, syntax.SUBASS:
 		xp := isPtrLike(x.Type) && !isVoidFuncPtr(x.Type)
-		if !(types.IsInteger(x.Type) && types.IsInteger(y.Type)) && !(xp && types.IsInteger(y.Type)) {
+		if !(isInt(x.Type) && isInt(y.Type)) && !(xp && isInt(y.Type)) {
 			if isVoidFuncPtr(x.Type) {
 				return c.fail(e.Pos(), D_OP_VFPTR, "operator %s requires left-hand scalar operand of known size", opstr(e.Op))
 			}
@@ -110,11 +110,11 @@ func (c *checker) assign(e *syntax.AssignExpr) TypeAndValue {
 				types.TypeString(x.Type), opstr(e.Op), types.TypeString(y.Type))
 		}
 	case syntax.MULASS, syntax.QUOASS:
-		if !types.IsInteger(x.Type) || !types.IsInteger(y.Type) {
+		if !isInt(x.Type) || !isInt(y.Type) {
 			return c.fail(e.Pos(), D_OP_ARITH, "operator %s requires operands of arithmetic type", opstr(e.Op))
 		}
 	default:
-		if !types.IsInteger(x.Type) || !types.IsInteger(y.Type) {
+		if !isInt(x.Type) || !isInt(y.Type) {
 			return c.fail(e.Pos(), D_OP_INT, "operator %s requires operands of integral type", opstr(e.Op))
 		}
 	}
@@ -218,6 +218,11 @@ func (c *checker) index(e *syntax.IndexExpr, lhs bool) TypeAndValue {
 		elem = u.Elem
 	case *types.String:
 		elem = types.Char
+	case *types.Special:
+		if u.K != types.KindOpaque {
+			return c.fail(e.Pos(), D_ARR_BADREF, "cannot access %s as an associative array", exprName(e.X))
+		}
+		elem = u
 	default:
 		return c.fail(e.Pos(), D_ARR_BADREF, "cannot access %s as an associative array", exprName(e.X))
 	}
@@ -228,7 +233,7 @@ func (c *checker) index(e *syntax.IndexExpr, lhs bool) TypeAndValue {
 	if i.Type == nil {
 		return bad
 	}
-	if !types.IsInteger(i.Type) {
+	if !isInt(i.Type) {
 		return c.fail(e.Pos(), D_OP_INCOMPAT, "operands have incompatible types: \"%s\" + \"%s\"", types.TypeString(a.Type), types.TypeString(i.Type))
 	}
 	if arr, ok := types.Underlying(a.Type).(*types.Array); ok && i.Value != nil && arr.Len > 1 && uint64(i.Value.Int) >= uint64(arr.Len) {
@@ -348,7 +353,7 @@ func (c *checker) builtinIndex(e *syntax.IndexExpr, x *syntax.Ident, b *Builtin)
 	if i.Type == nil {
 		return bad
 	}
-	if i.Value == nil || i.Value.IsStr || !types.IsInteger(i.Type) {
+	if i.Value == nil || i.Value.IsStr || !isInt(i.Type) {
 		return c.fail(e.Pos(), D_PROTO_ARG, "%s[ ] argument #1 is incompatible with prototype:\n\tprototype: %s\n\t argument: %s", x.Name, "integer constant", types.TypeString(i.Type))
 	}
 	n := i.Value.Int

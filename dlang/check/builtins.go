@@ -204,19 +204,13 @@ func (c *checker) protoType(s string) types.Type {
 		s = strings.TrimSpace(s[:len(s)-1])
 		stars++
 	}
-	var quals types.Qual
-	if strings.HasPrefix(s, "const ") {
-		quals = types.Const
-		s = s[len("const "):]
-	}
+	// dtrace prints prototypes without qualifiers ("char *").
+	s = strings.TrimPrefix(s, "const ")
 	var t types.Type
 	if m, name, ok := strings.Cut(s, "`"); ok && m == "vmlinux" {
 		t = c.kernelType(name)
 	} else if t = c.lookupType("", s); t == nil {
 		t = c.kernelType(s)
-	}
-	if quals != 0 {
-		t = &types.Qualified{Quals: quals, Type: t}
 	}
 	for ; stars > 0; stars-- {
 		t = types.NewPointer(t)

@@ -46,7 +46,7 @@ func (c *checker) checkSig(pos syntax.Pos, name string, s *sig, args []syntax.Ex
 		}
 		if !c.argCompat(pt, args[i], tvs[i]) {
 			c.errorf(pos, D_PROTO_ARG, "%s( ) argument #%d is incompatible with prototype:\n\tprototype: %s\n\t%9s: %s",
-				name, i+1, s.names[i], "argument", types.TypeString(tvs[i].Type))
+				name, i+1, types.TypeString(pt), "argument", types.TypeString(tvs[i].Type))
 			return false
 		}
 	}
@@ -110,10 +110,18 @@ func (c *checker) call(e *syntax.CallExpr, stmt bool) TypeAndValue {
 		return c.fail(e.Pos(), D_FUNC_UNDEF, "undefined function name: %s", id.Name)
 	}
 	fn := fi.fn
-	if fn.Kind == AggFunc {
-		return c.fail(e.Pos(), D_FUNC_IDKIND, "aggregating function '%s' may not be referenced as a function", id.Name)
-	}
 	c.info.Calls[e] = fn
+	if fn.Kind == AggFunc {
+		// Only `@x = f(...)` may call an aggregating function; elsewhere
+		// dtrace finds out when it generates code for the statement.
+		if _, ok := c.args(e.Args); !ok {
+			return bad
+		}
+		if stmt {
+			return c.fail(e.Pos(), D_CG_EXPR, "aggregating function %s( ) may not be called from a D expression (D program context required)", fn.Name)
+		}
+		return c.record(e, TypeAndValue{Type: types.Void}, exprFlags{aggCall: true})
+	}
 	tvs, ok := c.args(e.Args)
 	if !ok {
 		return bad
@@ -197,7 +205,7 @@ func (c *checker) special(e *syntax.CallExpr, fn *Func, tvs []TypeAndValue) bool
 // checks after the prototype.
 func (c *checker) specialAfter(e *syntax.CallExpr, fn *Func, tvs []TypeAndValue) bool {
 	constArg := func(i int) (int64, bool) {
-		if i >= len(tvs) || tvs[i].Value == nil || tvs[i].Value.IsStr || !types.IsInteger(tvs[i].Type) {
+		if i >= len(tvs) || tvs[i].Value == nil || tvs[i].Value.IsStr || !isInt(tvs[i].Type) {
 			return 0, false
 		}
 		return tvs[i].Value.Int, true
@@ -224,7 +232,7 @@ func (c *checker) specialAfter(e *syntax.CallExpr, fn *Func, tvs []TypeAndValue)
 			}
 		}
 	case "tracemem":
-		if !types.IsInteger(tvs[0].Type) && !isPtrLike(tvs[0].Type) {
+		if !isInt(tvs[0].Type) && !isPtrLike(tvs[0].Type) {
 			c.errorf(e.Pos(), D_TRACEMEM_ADDR, "tracemem( ) argument #1 is incompatible with prototype:\n\tprototype: pointer or integer\n\t argument: %s", types.TypeString(tvs[0].Type))
 			return false
 		}
@@ -233,8 +241,13 @@ func (c *checker) specialAfter(e *syntax.CallExpr, fn *Func, tvs []TypeAndValue)
 			return false
 		}
 	case "alloca":
-		if v, ok := constArg(0); ok && c.conf.ScratchSize > 0 && uint64(v) > uint64(c.conf.ScratchSize-8) {
-			c.errorf(e.Pos(), D_ALLOCA_SIZE, "alloca(%d) size larger than scratchsize %d", uint64(v), c.conf.ScratchSize-8)
+		if v, ok := constArg(0); ok && c.scratchSize > 0 && uint64(v) > uint64(c.scratchSize-8) {
+			c.errorf(e.Pos(), D_ALLOCA_SIZE, "alloca(%d) size larger than scratchsize %d", uint64(v), c.scratchSize-8)
+			return false
+		}
+	case "copyin":
+		if v, ok := constArg(1); ok && c.scratchSize > 0 && uint64(v) > uint64(c.scratchSize-8) {
+			c.errorf(e.Pos(), D_ALLOCA_SIZE, "copyin(%d) size larger than scratchsize %d", uint64(v), c.scratchSize-8)
 			return false
 		}
 	case "printf":
@@ -264,6 +277,10 @@ func (c *checker) formatError(pos syntax.Pos, err error) {
 	}
 	c.errorf(pos, D_PRINTF_ARG_TYPE, "%s", err.Error())
 }
+
+// quantArgMax is the argument count of the quantizing functions with
+// their optional increment.
+var quantArgMax = map[string]int{"quantize": 2, "lquantize": 5, "llquantize": 6}
 
 // aggFuncs are the aggregating functions whose argument #1 must be scalar.
 var scalarAgg = map[string]bool{"avg": true, "sum": true, "min": true, "max": true, "stddev": true,
@@ -337,7 +354,15 @@ func (c *checker) aggAssign(e *syntax.AssignExpr, ae *syntax.AggExpr) TypeAndVal
 	if !c.checkSig(call.Pos(), fn.Name, fi.sig, call.Args, tvs) {
 		return bad
 	}
-	if scalarAgg[fn.Name] && len(tvs) > 0 && !types.IsScalar(tvs[0].Type) {
+	if argmax, ok := quantArgMax[fn.Name]; ok && len(tvs) >= argmax {
+		if !isScalar(tvs[argmax-1].Type) {
+			return c.fail(call.Pos(), D_PROTO_ARG, "%s( ) increment value (argument #%d) must be of scalar type", fn.Name, argmax)
+		}
+		if len(tvs) > argmax {
+			return c.fail(call.Args[argmax].Pos(), D_PROTO_LEN, "%s( ) prototype mismatch: %d args passed, at most %d expected", fn.Name, len(tvs), argmax)
+		}
+	}
+	if scalarAgg[fn.Name] && len(tvs) > 0 && !isScalar(tvs[0].Type) {
 		return c.fail(call.Pos(), D_AGG_SCALAR, "%s( ) argument #1 must be of scalar type", fn.Name)
 	}
 	params, ok := c.quantParams(call, fn.Name, tvs, a)
@@ -368,7 +393,7 @@ func (c *checker) aggAssign(e *syntax.AssignExpr, ae *syntax.AggExpr) TypeAndVal
 // and returns them.
 func (c *checker) quantParams(call *syntax.CallExpr, name string, tvs []TypeAndValue, prev *Agg) ([]int64, bool) {
 	constArg := func(i int) (int64, bool) {
-		if i >= len(tvs) || tvs[i].Value == nil || tvs[i].Value.IsStr || !types.IsInteger(tvs[i].Type) {
+		if i >= len(tvs) || tvs[i].Value == nil || tvs[i].Value.IsStr || !isInt(tvs[i].Type) {
 			return 0, false
 		}
 		return tvs[i].Value.Int, true
@@ -426,7 +451,7 @@ func (c *checker) quantParams(call *syntax.CallExpr, name string, tvs []TypeAndV
 			case ob != base:
 				c.errorf(pos, D_LQUANT_MATCHBASE, "lquantize( ) base (argument #1) doesn't match previous declaration: expected %d, found %d", ob, base)
 				return nil, false
-			case levels != onlevels:
+			case ob+onlevels*os != lim:
 				c.errorf(pos, D_LQUANT_MATCHLIM, "lquantize( ) limit (argument #2) doesn't match previous declaration: expected %d, found %d", ob+onlevels*os, lim)
 				return nil, false
 			case os != step:

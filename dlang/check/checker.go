@@ -38,6 +38,8 @@ type checker struct {
 
 	xlParam   *Var // a translator's input parameter while checking it
 	xlParamOn bool
+
+	scratchSize int64 // the scratchsize option, 0 if unknown
 }
 
 func newChecker(fset *syntax.FileSet, conf *Config) *checker {
@@ -64,6 +66,7 @@ func newChecker(fset *syntax.FileSet, conf *Config) *checker {
 		usedArgs:   make([]bool, len(conf.MacroArgs)),
 	}
 	c.strType = c.dScope.Lookup("string").(*types.String)
+	c.scratchSize = conf.ScratchSize
 	c.initBuiltins()
 	c.inlines["NULL"] = &Inline{Name: "NULL", Type: types.Long, Value: &syntax.IntLit{Text: "0"}}
 	c.info.Types[c.inlines["NULL"].Value] = TypeAndValue{Type: types.Int, Value: intConst(0)}

@@ -110,6 +110,8 @@ func loadCorpus(t *testing.T) []*corpusCase {
 				cc.conf.DefaultArgs = true
 			case strings.HasPrefix(o, "-xstrsize="):
 				cc.conf.StrSize = parseSize(strings.TrimPrefix(o, "-xstrsize="))
+			case strings.HasPrefix(o, "$"):
+				cc.conf.MacroArgs = append(cc.conf.MacroArgs, "1234")
 			case strings.HasPrefix(o, "-"):
 			default:
 				if o != "-x" {

@@ -250,7 +250,7 @@ func (c *checker) structType(st *syntax.StructType) types.Type {
 				if tv.Type == nil {
 					return s
 				}
-				if tv.Value == nil || tv.Value.IsStr || !types.IsInteger(tv.Type) || tv.Value.Int <= 0 {
+				if tv.Value == nil || tv.Value.IsStr || !isInt(tv.Type) || tv.Value.Int <= 0 {
 					c.errorf(d.BitField.Pos(), D_DECL_BFCONST, "positive integral constant expression expected as bit-field size")
 					return s
 				}
@@ -331,7 +331,7 @@ func (c *checker) enumType(et *syntax.EnumType) types.Type {
 			if tv.Type == nil {
 				return e
 			}
-			if tv.Value == nil || tv.Value.IsStr || !types.IsInteger(tv.Type) {
+			if tv.Value == nil || tv.Value.IsStr || !isInt(tv.Type) {
 				c.errorf(v.Value.Pos(), D_DECL_ENCONST, "enumerator '%s' must be assigned to an integral constant expression", name)
 				return e
 			}
@@ -433,8 +433,8 @@ func (c *checker) arrayLen(e syntax.Expr) (int64, bool) {
 	if tv.Type == nil {
 		return 0, false
 	}
-	if tv.Value == nil || tv.Value.IsStr || !types.IsInteger(tv.Type) || tv.Value.Int <= 0 {
-		if tv.Value != nil && !tv.Value.IsStr && types.IsInteger(tv.Type) && tv.Value.Int < 0 && !types.IsSigned(tv.Type) {
+	if tv.Value == nil || tv.Value.IsStr || !isInt(tv.Type) || tv.Value.Int <= 0 {
+		if tv.Value != nil && !tv.Value.IsStr && isInt(tv.Type) && tv.Value.Int < 0 && !types.IsSigned(tv.Type) {
 			c.errorf(e.Pos(), D_DECL_ARRBIG, "array dimension too big")
 			return 0, false
 		}

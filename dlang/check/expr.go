@@ -13,6 +13,7 @@ type exprFlags struct {
 	bitfield bool
 	isVar    bool // a D variable or aggregation node (for & and [])
 	action   bool // a call of a void action
+	aggCall  bool // a call of an aggregating function outside @x = f()
 }
 
 // opstr returns the operator as dtrace prints it in messages.
@@ -180,7 +181,7 @@ func (c *checker) exprx(e syntax.Expr, lhs bool) TypeAndValue {
 		if x.Type == nil {
 			return bad
 		}
-		if !types.IsScalar(x.Type) && !types.IsStringLike(x.Type) {
+		if !isScalar(x.Type) && !types.IsStringLike(x.Type) {
 			return c.fail(e.Pos(), D_STRINGOF_TYPE, "cannot apply stringof to a value of type %s", types.TypeString(x.Type))
 		}
 		return c.record(e, TypeAndValue{Type: c.strType, Value: strValue(x)}, exprFlags{})
@@ -559,14 +560,14 @@ func (c *checker) cast(e *syntax.CastExpr) TypeAndValue {
 	}
 	switch {
 	case types.IsVoid(t):
-	case types.IsScalar(t) && (types.IsScalar(x.Type) || types.IsStringLike(x.Type) || types.IsArray(x.Type)):
-	case types.IsString(t) && (types.IsScalar(x.Type) || types.IsStringLike(x.Type)):
+	case isScalar(t) && (isScalar(x.Type) || types.IsStringLike(x.Type) || types.IsArray(x.Type)):
+	case types.IsString(t) && (isScalar(x.Type) || types.IsStringLike(x.Type)):
 	case types.Identical(t, x.Type):
 	default:
 		return c.fail(e.Pos(), D_CAST_INVAL, "invalid cast expression: \"%s\" to \"%s\"", types.TypeString(x.Type), types.TypeString(t))
 	}
 	tv := TypeAndValue{Type: t}
-	if x.Value != nil && !x.Value.IsStr && types.IsInteger(t) {
+	if x.Value != nil && !x.Value.IsStr && isInt(t) {
 		tv.Value = intConst(normalize(x.Value.Int, t))
 	} else if x.Value != nil && x.Value.IsStr && types.IsString(t) {
 		tv.Value = x.Value
@@ -604,7 +605,7 @@ func (c *checker) unary(e *syntax.UnaryExpr) TypeAndValue {
 		}
 		return c.record(e, TypeAndValue{Type: t, Lvalue: !types.IsArray(t)}, exprFlags{writable: fl.writable})
 	case syntax.ADD, syntax.SUB:
-		if !types.IsInteger(x.Type) {
+		if !isInt(x.Type) {
 			return c.fail(e.Pos(), D_OP_ARITH, "operator %s requires an operand of arithmetic type", opstr(e.Op))
 		}
 		tv := TypeAndValue{Type: x.Type}
@@ -617,7 +618,7 @@ func (c *checker) unary(e *syntax.UnaryExpr) TypeAndValue {
 		}
 		return c.record(e, tv, exprFlags{})
 	case syntax.BNEG:
-		if !types.IsInteger(x.Type) {
+		if !isInt(x.Type) {
 			return c.fail(e.Pos(), D_OP_INT, "operator %s requires an operand of integral type", opstr(e.Op))
 		}
 		tv := TypeAndValue{Type: x.Type}
@@ -626,7 +627,7 @@ func (c *checker) unary(e *syntax.UnaryExpr) TypeAndValue {
 		}
 		return c.record(e, tv, exprFlags{})
 	case syntax.NOT:
-		if !types.IsScalar(x.Type) {
+		if !isScalar(x.Type) {
 			return c.fail(e.Pos(), D_OP_SCALAR, "operator %s requires an operand of scalar type", opstr(e.Op))
 		}
 		tv := TypeAndValue{Type: types.Int}
@@ -678,7 +679,7 @@ func (c *checker) incdec(e syntax.Expr, op syntax.Token, xe syntax.Expr) TypeAnd
 		return bad
 	}
 	fl := c.flags[xe]
-	if !types.IsScalar(x.Type) {
+	if !isScalar(x.Type) {
 		return c.fail(e.Pos(), D_OP_SCALAR, "operator %s requires operand of scalar type", opstr(op))
 	}
 	if p, ok := types.Underlying(x.Type).(*types.Pointer); ok && (types.IsVoid(p.Elem) || p.Elem.Size() == 0) {
@@ -725,7 +726,7 @@ func (c *checker) binary(e *syntax.BinaryExpr) TypeAndValue {
 	var t types.Type
 	switch op {
 	case syntax.AND, syntax.OR, syntax.XOR, syntax.SHL, syntax.SHR, syntax.REM:
-		if !types.IsInteger(x.Type) || !types.IsInteger(y.Type) {
+		if !isInt(x.Type) || !isInt(y.Type) {
 			return c.fail(e.Pos(), D_OP_INT, "operator %s requires operands of integral type", opstr(op))
 		}
 		if op == syntax.SHL || op == syntax.SHR {
@@ -734,19 +735,19 @@ func (c *checker) binary(e *syntax.BinaryExpr) TypeAndValue {
 			t = types.ArithResult(x.Type, y.Type)
 		}
 	case syntax.MUL, syntax.QUO:
-		if !types.IsInteger(x.Type) || !types.IsInteger(y.Type) {
+		if !isInt(x.Type) || !isInt(y.Type) {
 			return c.fail(e.Pos(), D_OP_ARITH, "operator %s requires operands of arithmetic type", opstr(op))
 		}
 		t = types.ArithResult(x.Type, y.Type)
 	case syntax.LAND, syntax.LOR, syntax.LXOR:
-		if !types.IsScalar(x.Type) || !types.IsScalar(y.Type) {
+		if !isScalar(x.Type) || !isScalar(y.Type) {
 			return c.fail(e.Pos(), D_OP_SCALAR, "operator %s requires operands of scalar type", opstr(op))
 		}
 		t = types.Int
 	case syntax.LSS, syntax.GTR, syntax.LEQ, syntax.GEQ, syntax.EQL, syntax.NEQ:
 		switch {
 		case types.Identical(x.Type, y.Type) && types.Underlying(x.Type).Kind() != types.KindDyn:
-		case types.IsInteger(x.Type) && types.IsInteger(y.Type):
+		case isInt(x.Type) && isInt(y.Type):
 		case isStrCompat(x.Type) && isStrCompat(y.Type) && (types.IsString(x.Type) || types.IsString(y.Type)):
 		case c.ptrCompat(e.X, x, e.Y, y):
 		default:
@@ -756,7 +757,7 @@ func (c *checker) binary(e *syntax.BinaryExpr) TypeAndValue {
 	case syntax.ADD, syntax.SUB:
 		xp := types.IsString(x.Type) || (isPtrLike(x.Type) && !isVoidFuncPtr(x.Type))
 		yp := types.IsString(y.Type) || (isPtrLike(y.Type) && !isVoidFuncPtr(y.Type))
-		xi, yi := types.IsInteger(x.Type), types.IsInteger(y.Type)
+		xi, yi := isInt(x.Type), isInt(y.Type)
 		switch {
 		case xi && yi:
 			t = types.ArithResult(x.Type, y.Type)
@@ -804,6 +805,29 @@ func isCompare(op syntax.Token) bool {
 	return false
 }
 
+// isOpaque reports a kernel type known only by name (no kernel type
+// information): the checker accepts what it cannot verify.
+func isOpaque(t types.Type) bool {
+	if t == nil {
+		return false
+	}
+	if types.Underlying(t).Kind() == types.KindOpaque {
+		return true
+	}
+	if p, ok := types.Underlying(t).(*types.Pointer); ok {
+		return types.Underlying(p.Elem).Kind() == types.KindOpaque
+	}
+	return false
+}
+
+// isInt is types.IsInteger, accepting opaque kernel types.
+func isInt(t types.Type) bool {
+	return types.IsInteger(t) || t != nil && types.Underlying(t).Kind() == types.KindOpaque
+}
+
+// isScalar is types.IsScalar, accepting opaque kernel types.
+func isScalar(t types.Type) bool { return types.IsScalar(t) || isOpaque(t) }
+
 // isStrCompat is dtrace's dt_node_is_strcompat plus string itself.
 func isStrCompat(t types.Type) bool { return types.IsStringLike(t) }
 
@@ -826,13 +850,19 @@ func (c *checker) ptrCompat(xe syntax.Expr, x TypeAndValue, ye syntax.Expr, y Ty
 	if types.Underlying(x.Type).Kind() == types.KindDyn || types.Underlying(y.Type).Kind() == types.KindDyn {
 		return false
 	}
-	xi, yi := types.IsInteger(x.Type), types.IsInteger(y.Type)
+	xi, yi := isInt(x.Type), isInt(y.Type)
 	if xi && yi {
 		return false
 	}
 	isZero := func(e syntax.Expr, tv TypeAndValue) bool {
-		_, lit := unparen(e).(*syntax.IntLit)
-		return lit && tv.Value != nil && tv.Value.Int == 0
+		lit := false
+		switch u := unparen(e).(type) {
+		case *syntax.IntLit:
+			lit = true
+		case *syntax.Ident:
+			_, lit = c.info.Uses[u].(*Inline)
+		}
+		return lit && tv.Value != nil && !tv.Value.IsStr && tv.Value.Int == 0
 	}
 	if xi && !isZero(xe, x) || yi && !isZero(ye, y) {
 		return false
@@ -844,11 +874,19 @@ func (c *checker) ptrCompat(xe syntax.Expr, x TypeAndValue, ye syntax.Expr, y Ty
 	if yi {
 		yt = xt
 	}
-	if !isPtrLike(xt) || !isPtrLike(yt) {
+	if !isPtrLike(xt) && !types.IsString(xt) || !isPtrLike(yt) && !types.IsString(yt) {
 		return false
 	}
-	xe2, ye2 := types.Elem(xt), types.Elem(yt)
+	xe2, ye2 := elemOf(xt), elemOf(yt)
 	return types.IsVoid(xe2) || types.IsVoid(ye2) || types.Identical(xe2, ye2)
+}
+
+// elemOf is types.Elem, with D strings as arrays of char.
+func elemOf(t types.Type) types.Type {
+	if types.IsString(t) {
+		return types.Char
+	}
+	return types.Elem(t)
 }
 
 // foldBinary evaluates a binary operator on constants. err is set for a
@@ -876,22 +914,22 @@ func foldBinary(op syntax.Token, x, y TypeAndValue, t types.Type) (*Const, bool,
 		}
 		return nil, false, ""
 	}
-	if !types.IsInteger(t) {
+	if !isInt(t) {
 		return nil, false, ""
 	}
 	a, b := x.Value.Int, y.Value.Int
 	// Comparisons use the operands' common type.
 	ct := t
 	if isCompare(op) || op == syntax.LAND || op == syntax.LOR || op == syntax.LXOR {
-		if types.IsInteger(x.Type) && types.IsInteger(y.Type) {
+		if isInt(x.Type) && isInt(y.Type) {
 			ct = types.ArithResult(x.Type, y.Type)
 		}
 	}
 	unsigned := !types.IsSigned(ct)
-	if types.IsInteger(x.Type) {
+	if isInt(x.Type) {
 		a = normalize(a, ct)
 	}
-	if types.IsInteger(y.Type) {
+	if isInt(y.Type) {
 		b = normalize(b, ct)
 	}
 	var v int64
@@ -978,7 +1016,7 @@ func (c *checker) cond(e *syntax.CondExpr) TypeAndValue {
 	if cv.Type == nil {
 		return bad
 	}
-	if !types.IsScalar(cv.Type) {
+	if !isScalar(cv.Type) {
 		return c.fail(e.Pos(), D_OP_SCALAR, "operator ?: expression must be of scalar type")
 	}
 	x := c.expr(e.X)
@@ -994,7 +1032,7 @@ func (c *checker) cond(e *syntax.CondExpr) TypeAndValue {
 	}
 	var t types.Type
 	switch {
-	case types.IsInteger(x.Type) && types.IsInteger(y.Type):
+	case isInt(x.Type) && isInt(y.Type):
 		t = types.ArithResult(x.Type, y.Type)
 	case isStrCompat(x.Type) && isStrCompat(y.Type) && (types.IsString(x.Type) || types.IsString(y.Type)):
 		t = c.strType
@@ -1002,7 +1040,7 @@ func (c *checker) cond(e *syntax.CondExpr) TypeAndValue {
 		t = x.Type
 	case c.ptrCompat(e.X, x, e.Y, y):
 		t = x.Type
-		if types.IsInteger(t) || types.IsVoid(types.Elem(t)) {
+		if isInt(t) || types.IsVoid(types.Elem(t)) {
 			t = y.Type
 		}
 	default:
@@ -1027,6 +1065,10 @@ func (c *checker) member(e *syntax.MemberExpr) TypeAndValue {
 	}
 	op := "."
 	t := x.Type
+	if isOpaque(t) || isOpaque(types.Elem(t)) {
+		// No kernel types: members of kernel structs are unknown.
+		return c.record(e, TypeAndValue{Type: c.kernelType("<unknown>"), Lvalue: true}, exprFlags{writable: true})
+	}
 	if e.Arrow {
 		op = "->"
 		p, ok := types.Underlying(t).(*types.Pointer)

@@ -166,7 +166,7 @@ func (c *checker) probeClause(d *syntax.ProbeClause) {
 		if tv.Type == nil {
 			return
 		}
-		if !types.IsScalar(tv.Type) && !types.IsStringLike(tv.Type) {
+		if !isScalar(tv.Type) && !types.IsStringLike(tv.Type) {
 			c.errorf(d.Pred.Pos(), D_PRED_SCALAR, "predicate result must be of scalar type")
 			return
 		}
@@ -208,7 +208,7 @@ func (c *checker) stmt(s syntax.Stmt) {
 			c.errorf(s.Cond.Pos(), D_OP_ACT, "action cannot be used in a conditional context")
 			return
 		}
-		if !types.IsScalar(tv.Type) && !types.IsStringLike(tv.Type) {
+		if !isScalar(tv.Type) && !types.IsStringLike(tv.Type) {
 			c.errorf(s.Cond.Pos(), D_OP_SCALAR, "operator ?: expression must be of scalar type")
 			return
 		}
@@ -406,6 +406,11 @@ func (c *checker) inline(d *syntax.InlineDecl) {
 		prev = "scalar "
 	case c.builtins[name] != nil:
 		prev = "scalar "
+		if c.builtins[name].Array {
+			prev = "array "
+		}
+	case c.funcs[name] != nil:
+		prev = map[FuncKind]string{Subroutine: "function ", Action: "action function ", AggFunc: "aggregating function "}[c.funcs[name].fn.Kind]
 	}
 	if prev != "" {
 		c.errorf(d.Pos(), D_DECL_IDRED, "identifier redefined: %s\n\t current: inline definition\n\tprevious: %s", name, prev)
@@ -420,7 +425,7 @@ func (c *checker) inline(d *syntax.InlineDecl) {
 		return
 	}
 	in := &Inline{Name: name, Type: t, Value: d.Value, Pos: d.Pos()}
-	if tv.Value != nil && types.IsInteger(t) && !tv.Value.IsStr {
+	if tv.Value != nil && isInt(t) && !tv.Value.IsStr {
 		c.info.Types[d.Value] = TypeAndValue{Type: tv.Type, Value: intConst(normalize(tv.Value.Int, t))}
 	}
 	c.inlines[name] = in
@@ -510,6 +515,11 @@ func (c *checker) pragma(d *syntax.PragmaDecl) {
 						c.errorf(d.Pos(), D_PRAGMA_OPTSET, "failed to set option '%s': %s", name, err.Error())
 					}
 					return
+				}
+			}
+			if name == "scratchsize" {
+				if n, err := strconv.ParseInt(val, 0, 64); err == nil && n > 0 {
+					c.scratchSize = n
 				}
 			}
 			if name == "strsize" {
