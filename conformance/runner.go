@@ -209,7 +209,7 @@ func runOne(ctx context.Context, cfg *Config, t *Test) *Result {
 		path, _ := cfg.Triggers.Lookup(name)
 		args := strings.Fields(t.Trigger)[1:]
 		if strings.Contains(t.RuntestOpts, "$_pid") {
-			trig, err = startTrigger(path, args, t.TriggerTiming)
+			trig, err = startTrigger(path, args, t.TriggerTiming, filepath.Join(cfg.Root, t.Path))
 			if err != nil {
 				r.Status, r.Reason = Fail, "starting trigger: "+err.Error()
 				return r
@@ -233,7 +233,9 @@ func runOne(ctx context.Context, cfg *Config, t *Test) *Result {
 	}
 	cmd := exec.Command(cfg.DTrace, args...)
 	cmd.Dir = cfg.Root
-	cmd.Env = append(os.Environ(), "_DTRACE_TESTING=t", "LANGUAGE=C", "DTRACE_OPT_CPPARGS="+cppArgs)
+	// _test names the test for triggers, as runtest.sh exports it.
+	cmd.Env = append(os.Environ(), "_DTRACE_TESTING=t", "LANGUAGE=C", "DTRACE_OPT_CPPARGS="+cppArgs,
+		"_test="+filepath.Join(cfg.Root, t.Path))
 	var stdout, stderr limitedBuffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
@@ -275,7 +277,7 @@ func runOne(ctx context.Context, cfg *Config, t *Test) *Result {
 // startTrigger starts a trigger for a $_pid test. Unless the timing is
 // "before", it waits (1 s, or the given seconds) and then execs the
 // program, so that its pid is known before dtrace starts but it runs after.
-func startTrigger(path string, args []string, timing string) (*exec.Cmd, error) {
+func startTrigger(path string, args []string, timing, testPath string) (*exec.Cmd, error) {
 	delay := "1"
 	switch t := strings.TrimSpace(timing); {
 	case t == "before":
@@ -292,6 +294,7 @@ func startTrigger(path string, args []string, timing string) (*exec.Cmd, error) 
 	} else {
 		cmd = exec.Command("/bin/sh", append([]string{"-c", `sleep ` + delay + `; exec "$0" "$@"`, path}, args...)...)
 	}
+	cmd.Env = append(os.Environ(), "_test="+testPath)
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	if err := cmd.Start(); err != nil {
 		return nil, err

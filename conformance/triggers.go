@@ -3,6 +3,7 @@ package conformance
 import (
 	"fmt"
 	"os"
+	"os/exec"
 	"os/signal"
 	"path/filepath"
 	"strconv"
@@ -20,9 +21,11 @@ import (
 //     by NewTriggers), so the process's execname is the trigger's name.
 //     Programs that call TriggerMain first (cmd/dtconform, the conformance
 //     test) can serve as triggers.
+//   - C triggers: conformance/triggers/NAME.c, compiled by NewTriggers
+//     with the system C compiler (frame pointers, no optimization), for
+//     programs whose symbols, stacks or USDT probes tests look at.
 //   - External triggers: executables found in the directories listed in
-//     the DTRACE_TRIGGERS environment variable (colon-separated), for
-//     programs that must be C (USDT probes, pid-provider targets).
+//     the DTRACE_TRIGGERS environment variable (colon-separated).
 //
 // A test whose trigger is in neither is skipped with the trigger's name.
 
@@ -32,10 +35,13 @@ const TriggersEnv = "DTRACE_TRIGGERS"
 // goTriggers maps a trigger name to its Go implementation; the function
 // gets the trigger's arguments and returns the exit status.
 var goTriggers = map[string]func(args []string) int{
-	"longsleep":       longSleep,
-	"delaydie":        delayDie,
-	"periodic_output": periodicOutput,
-	"bogus-ioctl":     bogusIoctl,
+	"longsleep":        longSleep,
+	"delaydie":         delayDie,
+	"periodic_output":  periodicOutput,
+	"bogus-ioctl":      bogusIoctl,
+	"open":             openDevNull,
+	"readwholedir":     readWholeDir,
+	"syscall-tst-args": mmapLoop,
 }
 
 // TriggerMain runs a Go trigger and exits when the program was started
@@ -49,19 +55,43 @@ func TriggerMain() {
 
 // TriggerSet resolves trigger names to executables.
 type TriggerSet struct {
-	dir      string // symlinks to the Go triggers
+	dir      string // symlinks to the Go triggers, built C triggers
+	built    map[string]bool
 	external []string
+	// BuildErrors lists C triggers that failed to compile, by name.
+	BuildErrors map[string]error
 }
 
+// cFlags keep every frame and symbol of a C trigger where tests expect it.
+var cFlags = []string{"-O0", "-g", "-fno-omit-frame-pointer", "-fno-inline", "-fno-optimize-sibling-calls"}
+
 // NewTriggers makes a directory under tmp with one symlink per Go trigger
-// pointing at exe (a binary that calls TriggerMain), and adds the
-// directories of DTRACE_TRIGGERS.
-func NewTriggers(tmp, exe string) (*TriggerSet, error) {
-	ts := &TriggerSet{dir: filepath.Join(tmp, "triggers")}
-	if exe != "" {
-		if err := os.MkdirAll(ts.dir, 0o755); err != nil {
-			return nil, err
+// pointing at exe (a binary that calls TriggerMain; "" for none), compiles
+// the C triggers in csrc ("" for none) into it, and adds the directories of
+// DTRACE_TRIGGERS.
+func NewTriggers(tmp, exe, csrc string) (*TriggerSet, error) {
+	ts := &TriggerSet{dir: filepath.Join(tmp, "triggers"), built: map[string]bool{}, BuildErrors: map[string]error{}}
+	if err := os.MkdirAll(ts.dir, 0o755); err != nil {
+		return nil, err
+	}
+	if csrc != "" {
+		srcs, _ := filepath.Glob(filepath.Join(csrc, "*.c"))
+		cc, ccErr := exec.LookPath("cc")
+		for _, src := range srcs {
+			name := strings.TrimSuffix(filepath.Base(src), ".c")
+			if ccErr != nil {
+				ts.BuildErrors[name] = ccErr
+				continue
+			}
+			args := append(append([]string{}, cFlags...), "-o", filepath.Join(ts.dir, name), src)
+			if out, err := exec.Command(cc, args...).CombinedOutput(); err != nil {
+				ts.BuildErrors[name] = fmt.Errorf("%v: %s", err, out)
+				continue
+			}
+			ts.built[name] = true
 		}
+	}
+	if exe != "" {
 		for name := range goTriggers {
 			link := filepath.Join(ts.dir, name)
 			_ = os.Remove(link)
@@ -69,8 +99,6 @@ func NewTriggers(tmp, exe string) (*TriggerSet, error) {
 				return nil, err
 			}
 		}
-	} else {
-		ts.dir = ""
 	}
 	for _, d := range filepath.SplitList(os.Getenv(TriggersEnv)) {
 		if d != "" {
@@ -91,8 +119,13 @@ func (ts *TriggerSet) Lookup(name string) (string, bool) {
 			return p, true
 		}
 	}
-	if _, ok := goTriggers[name]; ok && ts.dir != "" {
+	if ts.built[name] {
 		return filepath.Join(ts.dir, name), true
+	}
+	if _, err := os.Lstat(filepath.Join(ts.dir, name)); err == nil {
+		if _, ok := goTriggers[name]; ok {
+			return filepath.Join(ts.dir, name), true
+		}
 	}
 	return "", false
 }
@@ -143,6 +176,64 @@ func bogusIoctl([]string) int {
 		_, _, _ = unix.Syscall(unix.SYS_IOCTL, ^uintptr(0), ^uintptr(0), 0)
 		time.Sleep(100 * time.Microsecond)
 	}
+}
+
+// openDevNull opens /dev/null once, for tests of open(2) probes.
+func openDevNull([]string) int {
+	fd, err := unix.Open("/dev/null", unix.O_RDONLY, 0)
+	if err != nil {
+		return 1
+	}
+	unix.Close(fd)
+	return 0
+}
+
+// mmapLoop calls mmap(NULL, 1, 2, 3, -1, 0x12345678) forever: arguments a
+// syscall test can recognize.
+func mmapLoop([]string) int {
+	for {
+		_, _, _ = unix.Syscall6(unix.SYS_MMAP, 0, 1, 2, 3, ^uintptr(0), 0x12345678)
+	}
+}
+
+// readWholeDir reads every regular .d file of the running test's directory
+// ($_test names the test) in name order, 4096 bytes at a time, copying each
+// chunk to a temporary file, so that read and write sizes are reproducible.
+func readWholeDir([]string) int {
+	dir := filepath.Dir(os.Getenv("_test"))
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "%v\n", err)
+		return 1
+	}
+	tmp, err := os.CreateTemp("", "readwholedir")
+	if err != nil {
+		return 1
+	}
+	defer os.Remove(tmp.Name())
+	defer tmp.Close()
+	buf := make([]byte, 4096)
+	for _, e := range entries { // ReadDir sorts by name
+		if !strings.HasSuffix(e.Name(), ".d") || !e.Type().IsRegular() {
+			continue
+		}
+		f, err := os.Open(filepath.Join(dir, e.Name()))
+		if err != nil {
+			fmt.Fprintf(os.Stderr, "Cannot open %s: %v\n", e.Name(), err)
+			return 1
+		}
+		for {
+			n, err := f.Read(buf)
+			if n > 0 {
+				_, _ = tmp.Write(buf[:n])
+			}
+			if err != nil {
+				break
+			}
+		}
+		f.Close()
+	}
+	return 0
 }
 
 func bogusIoctlFds() int {

@@ -11,7 +11,7 @@ func TestGoTriggers(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ts, err := NewTriggers(t.TempDir(), exe)
+	ts, err := NewTriggers(t.TempDir(), exe, "triggers")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -19,8 +19,13 @@ func TestGoTriggers(t *testing.T) {
 	if !ok {
 		t.Fatal("delaydie not registered")
 	}
-	if _, ok := ts.Lookup("pid-tst-args1"); ok {
+	if _, ok := ts.Lookup("no-such-trigger"); ok {
 		t.Error("an unwritten trigger was found")
+	}
+	if _, err := exec.LookPath("cc"); err == nil {
+		if _, ok := ts.Lookup("pid-tst-args1"); !ok {
+			t.Errorf("C trigger pid-tst-args1 not built: %v", ts.BuildErrors["pid-tst-args1"])
+		}
 	}
 	tests := []struct {
 		env  string

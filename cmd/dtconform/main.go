@@ -90,12 +90,15 @@ func run(args []string, stdout, stderr io.Writer) int {
 	}
 	defer os.RemoveAll(tmp)
 	exe, _ := os.Executable()
-	triggers, err := conformance.NewTriggers(tmp, exe)
+	triggers, err := conformance.NewTriggers(tmp, exe, filepath.Join(repo, "conformance", "triggers"))
 	if err != nil {
 		fmt.Fprintln(stderr, "dtconform:", err)
 		return 2
 	}
 
+	for name, err := range triggers.BuildErrors {
+		fmt.Fprintf(stderr, "dtconform: trigger %s not built: %v\n", name, err)
+	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	cfg := conformance.Config{
