@@ -421,6 +421,13 @@ func (p *Printer) SymString(s Sym) string {
 		return p.modString(s.Addr)
 	case UserMod:
 		return p.umodString(s.PID, s.Addr)
+	case UserSym:
+		// usym()/ufunc() print the symbol without its offset.
+		if p.Sym != nil && s.PID > 0 {
+			if obj, fn, _, ok := p.Sym.UserSym(s.PID, s.Addr); ok && fn != "" {
+				return path.Base(obj) + "`" + fn
+			}
+		}
 	}
 	return p.uaddrString(s.PID, s.Addr)
 }

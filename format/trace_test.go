@@ -98,6 +98,8 @@ func TestKey(t *testing.T) {
 		{Sym{Addr: 0xffffffff82000010, Kind: KernelSym}, "  vmlinux`ksys_write" + strings.Repeat(" ", 32)},
 		{Sym{Addr: 0xffffffff82000010, Kind: KernelMod}, "  vmlinux" + strings.Repeat(" ", 43)},
 		{Sym{Addr: 0x401000, PID: 42, Kind: UserSym}, "  prog`main" + strings.Repeat(" ", 41)},
+		{Sym{Addr: 0x401010, PID: 42, Kind: UserSym}, "  prog`main" + strings.Repeat(" ", 41)},
+		{Sym{Addr: 0x401010, PID: 0, Kind: UserSym}, "  0x401010" + strings.Repeat(" ", 42)},
 		{Sym{Addr: 0x401010, PID: 42, Kind: UserAddr}, "  prog`main+0x10" + strings.Repeat(" ", 36)},
 		{Sym{Addr: 0x401010, PID: 42, Kind: UserMod}, "  prog" + strings.Repeat(" ", 46)},
 		{Sym{Addr: 0x9999, PID: 42, Kind: UserMod}, "  0x9999" + strings.Repeat(" ", 44)},
