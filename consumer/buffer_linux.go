@@ -11,6 +11,7 @@ import (
 	"unsafe"
 
 	"github.com/cilium/ebpf"
+	"github.com/cilium/ebpf/asm"
 	"golang.org/x/sys/unix"
 
 	"github.com/dtrace-go/dtrace/internal/kernel"
@@ -24,6 +25,8 @@ type Buffers struct {
 	epfd     int
 	wakeFD   int
 	pageSize int
+
+	marker *ebpf.Program // lazily loaded by Sync
 
 	mu     sync.Mutex // serializes Poll, Drain, Flush, Close
 	closed bool
@@ -170,7 +173,8 @@ func (b *Buffers) RingSize() int {
 
 // Poll waits until a buffer is half full, Wake is called or timeout
 // passes (the switchrate), then drains every buffer as Drain does. A
-// negative timeout waits without limit.
+// negative timeout waits without limit. Only one goroutine may Poll at a
+// time.
 func (b *Buffers) Poll(timeout time.Duration, fn Handler) error {
 	ms := -1
 	if timeout >= 0 {
@@ -190,6 +194,61 @@ func (b *Buffers) Poll(timeout time.Duration, fn Handler) error {
 	var v [8]byte
 	unix.Read(b.wakeFD, v[:]) // reset; EAGAIN when not woken
 	return b.Drain(fn)
+}
+
+// Sync drains the buffers, then makes the kernel report records it lost
+// since the last one it could store (it does so only in front of the next
+// record that fits) by sending an EPID-0 marker on every CPU, and drains
+// again. Call it before the last Drops at exit so that no drop goes
+// unreported. Records with EPID 0 are never delivered.
+func (b *Buffers) Sync(fn Handler) error {
+	if err := b.Drain(fn); err != nil {
+		return err
+	}
+	b.mu.Lock()
+	if b.closed {
+		b.mu.Unlock()
+		return os.ErrClosed
+	}
+	if b.marker == nil {
+		p, err := markerProgram(b.array)
+		if err != nil {
+			b.mu.Unlock()
+			return fmt.Errorf("buffers: sync: %w", err)
+		}
+		b.marker = p
+	}
+	for _, c := range b.cpus {
+		if c == nil {
+			continue
+		}
+		ctx := make([]uint64, 1)
+		_, err := b.marker.Run(&ebpf.RunOptions{Context: ctx, CPU: uint32(c.cpu), Flags: 1 /* BPF_F_TEST_RUN_ON_CPU */})
+		if err != nil {
+			b.mu.Unlock()
+			return fmt.Errorf("buffers: sync CPU %d: %w", c.cpu, err)
+		}
+	}
+	b.mu.Unlock()
+	return b.Drain(fn)
+}
+
+// markerProgram sends an 8-byte record {epid 0, 0} to the current CPU's
+// buffer.
+func markerProgram(array *ebpf.Map) (*ebpf.Program, error) {
+	insns := asm.Instructions{
+		asm.StoreImm(asm.RFP, -8, 0, asm.Word),
+		asm.StoreImm(asm.RFP, -4, 0, asm.Word),
+		asm.LoadMapPtr(asm.R2, array.FD()),
+		asm.LoadImm(asm.R3, 0xffffffff, asm.DWord), // BPF_F_CURRENT_CPU
+		asm.Mov.Reg(asm.R4, asm.RFP),
+		asm.Add.Imm(asm.R4, -8),
+		asm.Mov.Imm(asm.R5, 8),
+		asm.FnPerfEventOutput.Call(),
+		asm.Mov.Imm(asm.R0, 0),
+		asm.Return(),
+	}
+	return ebpf.NewProgram(&ebpf.ProgramSpec{Name: "dt_sync", Type: ebpf.RawTracepoint, Instructions: insns, License: "GPL"})
 }
 
 // Wake makes a Poll in progress return at once.
@@ -252,7 +311,11 @@ func (b *Buffers) drainCPU(c *cpuBuf, fn Handler) error {
 			if 4+n > len(body) {
 				n = len(body) - 4
 			}
-			if err := b.deliver(c, body[4:4+n], fn); err != nil {
+			rec := body[4 : 4+n]
+			if len(rec) >= 8 && binary.LittleEndian.Uint32(rec) == 0 {
+				continue // EPID 0: a Sync marker
+			}
+			if err := b.deliver(c, rec, fn); err != nil {
 				return err
 			}
 		}
@@ -392,6 +455,9 @@ func (b *Buffers) Close() error {
 		unix.Close(c.fd)
 	}
 	b.cpus = nil
+	if b.marker != nil {
+		b.marker.Close()
+	}
 	if b.array != nil {
 		b.array.Close()
 	}
