@@ -1,0 +1,171 @@
+package dtrace
+
+import (
+	"errors"
+	"fmt"
+
+	"github.com/dtrace-go/dtrace/dlang/check"
+	"github.com/dtrace-go/dtrace/dlang/syntax"
+	"github.com/dtrace-go/dtrace/provider"
+)
+
+// Program is one compiled source. All programs of a Handle share one
+// set of variables and aggregations, as in dtrace, and are generated and
+// loaded together when tracing starts.
+type Program struct {
+	Source Source
+	ast    *syntax.Program
+	// Matches is the number of distinct probes the program's clauses
+	// enable.
+	Matches int
+	// Probes lists the expanded description of each clause, in order.
+	Probes []string
+}
+
+// Compile parses and checks one source. Pragmas update the handle's
+// options. The program is enabled by Exec.
+func (h *Handle) Compile(src Source) (*Program, error) {
+	if h.started {
+		return nil, errors.New("cannot compile after tracing has started")
+	}
+	if src.MacroArgs != nil {
+		h.macroArgs = src.MacroArgs
+	}
+	ast, err := h.parse(src)
+	if err != nil {
+		return nil, &SourceError{Source: src, Err: err}
+	}
+	progs := append(append([]*syntax.Program(nil), h.asts...), ast)
+	info, err := check.Check(h.fset, progs, h.checkConfig())
+	if err != nil {
+		return nil, &SourceError{Source: src, Err: h.compileError(err)}
+	}
+	p := &Program{Source: src, ast: ast}
+	seen := map[uint32]bool{}
+	for _, cl := range info.Clauses {
+		if !h.inProgram(cl, ast) {
+			continue
+		}
+		for i, d := range cl.Probes {
+			p.Probes = append(p.Probes, d)
+			probes, err := h.match(d)
+			if err != nil {
+				return nil, &SourceError{Source: src, Err: err}
+			}
+			if len(probes) == 0 && !h.opts.ZDefs {
+				line := 0
+				if i < len(cl.Decl.Descs) {
+					line = h.fset.Position(cl.Decl.Descs[i].Pos()).Line
+				}
+				return nil, &SourceError{Source: src, Err: &CompileError{
+					Tag: "D_PDESC_ZERO", Line: line, ShowTags: h.opts.ErrTags,
+					Msg: fmt.Sprintf("probe description %s does not match any probes", fullDesc(d)),
+				}}
+			}
+			for _, pr := range probes {
+				if !seen[pr.ID] {
+					seen[pr.ID] = true
+					p.Matches++
+				}
+			}
+		}
+	}
+	h.asts = progs
+	h.info = info
+	return p, nil
+}
+
+// inProgram reports whether clause cl was written in ast.
+func (h *Handle) inProgram(cl *check.Clause, ast *syntax.Program) bool {
+	for _, d := range ast.Decls {
+		if d == syntax.Decl(cl.Decl) {
+			return true
+		}
+	}
+	return false
+}
+
+// match returns the probes a description names.
+func (h *Handle) match(desc string) ([]*provider.Probe, error) {
+	d, err := provider.ParseDesc(desc)
+	if err != nil {
+		return nil, err
+	}
+	return h.reg.Match(d)
+}
+
+// fullDesc writes a description with all four fields, as dtrace's
+// messages show it (":::BEGIN" for "BEGIN").
+func fullDesc(desc string) string {
+	d, err := provider.ParseDesc(desc)
+	if err != nil {
+		return desc
+	}
+	return d.String()
+}
+
+// checkConfig gives the checker what it needs from the handle.
+func (h *Handle) checkConfig() *check.Config {
+	return &check.Config{
+		MacroArgs:   h.macroArgs,
+		Macros:      h.macros,
+		StrSize:     h.opts.StrSize,
+		DefaultArgs: h.opts.DefaultArgs,
+		Destructive: h.opts.Destructive,
+		ScratchSize: h.opts.ScratchSize,
+		Format:      checkFormat(h.macros["target"] != 0),
+		Pragma: func(name, value string) error {
+			return h.opts.SetPragma(name, value, value != "")
+		},
+	}
+}
+
+// compileError turns a checker or parser error list into the error
+// dtrace reports: the first one.
+func (h *Handle) compileError(err error) error {
+	var cl check.ErrorList
+	if errors.As(err, &cl) && len(cl) > 0 {
+		e := cl[0]
+		return &CompileError{Tag: e.Tag.String(), Line: e.Position.Line, Msg: e.Msg, ShowTags: h.opts.ErrTags}
+	}
+	var sl syntax.ErrorList
+	if errors.As(err, &sl) && len(sl) > 0 {
+		e := sl[0]
+		return &CompileError{Tag: e.Tag, Line: e.Pos.Line, Msg: e.Msg, ShowTags: h.opts.ErrTags}
+	}
+	return err
+}
+
+// parse parses one source in the way its kind asks for.
+func (h *Handle) parse(src Source) (*syntax.Program, error) {
+	cfg := &syntax.Config{}
+	text := src.Text
+	switch src.Kind {
+	case SpecProgram:
+	case SpecName:
+		cfg.Mode = syntax.BareDescs | syntax.PSpec
+	default:
+		// -P, -m, -f and -i name one field of a description.
+		cfg.Mode = syntax.BareDescs | syntax.PSpec
+		text = specText(src)
+	}
+	prog, err := cfg.Parse(h.fset, src.Name, []byte(text))
+	if err != nil {
+		return nil, h.compileError(err)
+	}
+	return prog, nil
+}
+
+// specText makes a probe description of a -P, -m, -f or -i argument.
+func specText(src Source) string {
+	t := src.Text
+	switch src.Kind {
+	case SpecProvider:
+		return t + ":::"
+	case SpecModule:
+		return t + "::"
+	case SpecFunction:
+		return t + ":"
+	}
+	return t
+}

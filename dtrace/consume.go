@@ -1,0 +1,540 @@
+//go:build linux
+
+package dtrace
+
+import (
+	"bytes"
+	"encoding/binary"
+	"fmt"
+	"io"
+	"strings"
+
+	"github.com/dtrace-go/dtrace/aggregate"
+	"github.com/dtrace-go/dtrace/codegen"
+	"github.com/dtrace-go/dtrace/format"
+	"github.com/dtrace-go/dtrace/loader"
+	"github.com/dtrace-go/dtrace/provider"
+)
+
+// Record header offsets (codegen/doc.go).
+const (
+	hdrEPID    = 0
+	hdrSpecID  = 4
+	hdrSegment = 8
+	hdrSize    = 16
+)
+
+// Fault record offsets after the header (codegen/doc.go).
+const (
+	faultProbe  = 16 // u64 probe id
+	faultClause = 24 // u64 clause index
+	faultPC     = 32 // u64 BPF pc, or -1
+	faultCode   = 40 // u64 fault code
+	faultAddr   = 48 // u64 illegal value
+)
+
+// Fault codes, as DTrace numbers them (DTRACEFLT_*).
+var faultNames = map[uint64]string{
+	1:  "invalid address",
+	2:  "invalid alignment",
+	3:  "illegal operation",
+	4:  "divide-by-zero",
+	5:  "out of scratch space",
+	6:  "invalid kernel access",
+	7:  "invalid user access",
+	8:  "tuple stack overflow",
+	9:  "bad stack",
+	10: "invalid size",
+	11: "index out of bounds",
+	12: "library-level fault",
+}
+
+// consumerState decodes records and runs the library side of actions.
+type consumerState struct {
+	h    *Handle
+	out  io.Writer
+	fmt  *format.Printer
+	aggp *aggregate.Printer
+	aggs []*aggregate.Agg
+	// formats caches parsed format strings by id.
+	formats map[int]*format.Format
+	// specs holds speculated records until commit or discard.
+	specs map[uint32][]specRecord
+	err   error
+	// heading is set once the default output's heading was printed.
+	heading bool
+}
+
+type specRecord struct {
+	cpu  int
+	data []byte
+}
+
+func newConsumerState(h *Handle) *consumerState {
+	c := &consumerState{
+		h:       h,
+		formats: map[int]*format.Format{},
+		specs:   map[uint32][]specRecord{},
+	}
+	c.fmt = &format.Printer{
+		StrSize:  int(h.opts.StrSize),
+		RawBytes: h.opts.RawBytes,
+	}
+	c.aggp = &aggregate.Printer{Fmt: c.fmt, Sort: aggregate.SortOptions{
+		Key:    h.opts.AggSortKey,
+		Rev:    h.opts.AggSortRev,
+		KeyPos: int(max(h.opts.AggSortKeyPos, 0)),
+		Pos:    int(max(h.opts.AggSortPos, 0)),
+	}}
+	for _, a := range h.spec.Aggs {
+		d := a.Desc
+		c.aggs = append(c.aggs, aggregate.New(&d))
+	}
+	return c
+}
+
+// record handles one record from a CPU's buffer.
+func (c *consumerState) record(cpu int, data []byte) error {
+	if len(data) < hdrSize {
+		return nil
+	}
+	epid := binary.LittleEndian.Uint32(data[hdrEPID:])
+	if epid == codegen.EPIDFault {
+		return c.fault(data)
+	}
+	if spec := binary.LittleEndian.Uint32(data[hdrSpecID:]); spec != 0 {
+		// Held until commit() or discard().
+		c.specs[spec] = append(c.specs[spec], specRecord{cpu, bytes.Clone(data)})
+		return nil
+	}
+	return c.process(cpu, data)
+}
+
+// process prints one (non-speculative or committed) record.
+func (c *consumerState) process(cpu int, data []byte) error {
+	epid := binary.LittleEndian.Uint32(data[hdrEPID:])
+	ep, ok := c.h.objs.Plan().EPID(epid)
+	if !ok {
+		return fmt.Errorf("record with unknown EPID %d", epid)
+	}
+	cl := c.h.spec.Clauses[ep.Clause]
+	seg := binary.LittleEndian.Uint32(data[hdrSegment:])
+	var rs *codegen.RecordSpec
+	for _, s := range cl.Segments {
+		if s.Index == seg {
+			rs = s
+			break
+		}
+	}
+	if rs == nil {
+		return fmt.Errorf("record with unknown segment %d of clause %d", seg, ep.Clause)
+	}
+	probe := c.h.reg.Probe(ep.ProbeID)
+	quiet := c.h.opts.Quiet
+	recording := dataRecording(rs.Records)
+	var b bytes.Buffer
+	if recording && !quiet && rs.First {
+		c.probeLine(&b, cpu, probe)
+	}
+	recs := rs.Records
+	for i := 0; i < len(recs); i++ {
+		r := recs[i]
+		if int(r.Offset+r.Size) > len(data) {
+			return fmt.Errorf("record item beyond record end")
+		}
+		args := recs[i+1 : min(i+1+r.NArgs, len(recs))]
+		i += r.NArgs
+		if err := c.action(&b, cpu, data, r, args); err != nil {
+			return err
+		}
+	}
+	if recording && !quiet {
+		b.WriteByte('\n')
+	}
+	_, err := c.out.Write(b.Bytes())
+	return err
+}
+
+// dataRecording reports whether a record prints anything (a clause with
+// only commit/discard does not print the probe line).
+func dataRecording(recs []codegen.Record) bool {
+	if len(recs) == 0 {
+		return true
+	}
+	for _, r := range recs {
+		switch r.Action {
+		case codegen.ActCommit, codegen.ActDiscard, codegen.ActArg:
+		default:
+			return true
+		}
+	}
+	return false
+}
+
+// probeLine prints the default output's heading (once) and the probe
+// column of a record.
+func (c *consumerState) probeLine(b *bytes.Buffer, cpu int, p *provider.Probe) {
+	testing := c.h.conf.Testing
+	if !c.heading {
+		c.heading = true
+		if testing {
+			fmt.Fprintf(b, "%32s\n", "FUNCTION:NAME")
+		} else {
+			fmt.Fprintf(b, "%3s %6s %32s\n", "CPU", "ID", "FUNCTION:NAME")
+		}
+	}
+	name := ":"
+	id := uint32(0)
+	if p != nil {
+		name = p.Function + ":" + p.Name
+		id = p.ID
+	}
+	if testing {
+		fmt.Fprintf(b, "%32s ", name)
+	} else {
+		fmt.Fprintf(b, "%3d %6d %32s ", cpu, id, name)
+	}
+}
+
+// value decodes one record item.
+func value(data []byte, r codegen.Record) format.Value {
+	buf := data[r.Offset : r.Offset+r.Size]
+	switch r.Kind {
+	case codegen.KindSigned, codegen.KindUnsigned:
+		var v uint64
+		switch r.Size {
+		case 1:
+			v = uint64(buf[0])
+		case 2:
+			v = uint64(binary.LittleEndian.Uint16(buf))
+		case 4:
+			v = uint64(binary.LittleEndian.Uint32(buf))
+		default:
+			v = binary.LittleEndian.Uint64(buf)
+		}
+		return format.Int{Bits: v, Size: int(r.Size), Signed: r.Kind == codegen.KindSigned}
+	case codegen.KindString:
+		if i := bytes.IndexByte(buf, 0); i >= 0 {
+			buf = buf[:i]
+		}
+		return format.String(buf)
+	case codegen.KindStack:
+		var pcs []uint64
+		for i := 0; i+8 <= len(buf); i += 8 {
+			pc := binary.LittleEndian.Uint64(buf[i:])
+			if pc == 0 {
+				break
+			}
+			pcs = append(pcs, pc)
+		}
+		return format.Stack{PCs: pcs}
+	}
+	return format.Bytes{Data: bytes.Clone(buf)}
+}
+
+func u64(data []byte, off uint32) uint64 {
+	if int(off)+8 > len(data) {
+		return 0
+	}
+	return binary.LittleEndian.Uint64(data[off:])
+}
+
+// format returns the parsed format string id.
+func (c *consumerState) format(id int) (*format.Format, error) {
+	if f, ok := c.formats[id]; ok {
+		return f, nil
+	}
+	if id < 0 || id >= len(c.h.spec.Formats) {
+		return nil, fmt.Errorf("bad format id %d", id)
+	}
+	f, err := format.Parse(c.h.spec.Formats[id])
+	if err != nil {
+		return nil, err
+	}
+	c.formats[id] = f
+	return f, nil
+}
+
+// action runs one record item.
+func (c *consumerState) action(b *bytes.Buffer, cpu int, data []byte, r codegen.Record, args []codegen.Record) error {
+	quiet := c.h.opts.Quiet
+	switch r.Action {
+	case codegen.ActTrace:
+		return c.fmt.Trace(b, value(data, r), quiet)
+	case codegen.ActPrint:
+		return c.fmt.Trace(b, value(data, r), quiet)
+	case codegen.ActTracemem:
+		return format.Tracemem(b, data[r.Offset:r.Offset+r.Size])
+	case codegen.ActPrintf:
+		f, err := c.format(r.FormatID)
+		if err != nil {
+			return err
+		}
+		vals := make([]format.Value, len(args))
+		for i, a := range args {
+			vals[i] = value(data, a)
+		}
+		return c.fmt.Printf(b, f, vals)
+	case codegen.ActExit:
+		c.h.status = int(int32(binary.LittleEndian.Uint32(data[r.Offset:])))
+	case codegen.ActStack, codegen.ActUStack:
+		return c.fmt.PrintStack(b, value(data, r).(format.Stack))
+	case codegen.ActPrinta:
+		return c.printa(b, r, data, args)
+	case codegen.ActClear:
+		return c.clear(r.AggID)
+	case codegen.ActTrunc:
+		n := int64(0)
+		if len(args) > 0 {
+			n = int64(u64(data, args[0].Offset))
+		}
+		return c.trunc(r.AggID, n)
+	case codegen.ActNormalize:
+		if r.AggID >= 0 && r.AggID < len(c.aggs) && len(args) > 0 {
+			c.aggs[r.AggID].Normalize(u64(data, args[0].Offset))
+		}
+	case codegen.ActDenormalize:
+		if r.AggID >= 0 && r.AggID < len(c.aggs) {
+			c.aggs[r.AggID].Denormalize()
+		}
+	case codegen.ActSetopt:
+		name := ""
+		if r.FormatID >= 0 && r.FormatID < len(c.h.spec.Formats) {
+			name = c.h.spec.Formats[r.FormatID]
+		}
+		val := ""
+		if len(args) > 0 {
+			if s, ok := value(data, args[0]).(format.String); ok {
+				val = string(s)
+			}
+		}
+		c.setopt(name, val, len(args) > 0)
+	case codegen.ActCommit, codegen.ActDiscard:
+		id := uint32(u64(data, r.Offset))
+		recs := c.specs[id]
+		delete(c.specs, id)
+		if r.Action == codegen.ActCommit {
+			// Flush what was printed so far so that committed output
+			// follows it.
+			if _, err := c.out.Write(b.Bytes()); err != nil {
+				return err
+			}
+			b.Reset()
+			for _, sr := range recs {
+				if err := c.process(sr.cpu, sr.data); err != nil {
+					return err
+				}
+			}
+		}
+	case codegen.ActSym, codegen.ActMod, codegen.ActUSym, codegen.ActUMod:
+		kind := map[codegen.Action]format.SymKind{codegen.ActSym: format.KernelSym, codegen.ActMod: format.KernelMod,
+			codegen.ActUSym: format.UserSym, codegen.ActUMod: format.UserMod}[r.Action]
+		s := format.Sym{Addr: u64(data, r.Offset), Kind: kind}
+		if quiet {
+			b.WriteString(c.fmt.SymString(s))
+		} else {
+			fmt.Fprintf(b, " %-50s", c.fmt.SymString(s))
+		}
+	}
+	return nil
+}
+
+// setopt applies setopt() as dtrace does: bad options give a warning.
+func (c *consumerState) setopt(name, val string, hasVal bool) {
+	if err := c.h.opts.CheckSetopt(name, val, hasVal); err != nil {
+		fmt.Fprintf(c.h.conf.Stderr, "dtrace: couldn't set option \"%s\" to \"%s\": %v\n", name, val, err)
+		return
+	}
+	if hasVal {
+		_ = c.h.opts.SetValue(name, val)
+	} else {
+		_ = c.h.opts.Set(name, "")
+	}
+	c.aggp.Sort = aggregate.SortOptions{
+		Key:    c.h.opts.AggSortKey,
+		Rev:    c.h.opts.AggSortRev,
+		KeyPos: int(max(c.h.opts.AggSortKeyPos, 0)),
+		Pos:    int(max(c.h.opts.AggSortPos, 0)),
+	}
+	c.h.opts.Quiet = c.h.opts.Quiet || (name == "quiet" && (!hasVal || val != "0"))
+}
+
+// fault prints a fault record as dtrace's default error handler does.
+func (c *consumerState) fault(data []byte) error {
+	prid := uint32(u64(data, faultProbe))
+	clause := u64(data, faultClause)
+	pc := int64(u64(data, faultPC))
+	code := u64(data, faultCode)
+	addr := u64(data, faultAddr)
+	name := faultNames[code]
+	if name == "" {
+		name = "unknown fault"
+	}
+	details := ""
+	switch code {
+	case 1:
+		if int64(addr) != -1 {
+			details = fmt.Sprintf(" (0x%x)", addr)
+		}
+	case 2, 9, 10:
+		details = fmt.Sprintf(" (0x%x)", addr)
+	case 11:
+		details = fmt.Sprintf(" (%d)", int64(addr))
+	}
+	where := ""
+	if pc != -1 {
+		where = fmt.Sprintf(" at BPF pc %d", pc)
+	}
+	pdesc := "::::"
+	if p := c.h.reg.Probe(prid); p != nil {
+		pdesc = p.String()
+	}
+	_, err := fmt.Fprintf(c.h.conf.Stderr, "dtrace: error in dt_clause_%d for probe ID %d (%s): %s%s%s\n",
+		clause, prid, pdesc, name, details, where)
+	return err
+}
+
+// reportDrops prints the drop counts the kernel side accumulated.
+func (c *consumerState) reportDrops() {}
+
+// printAggregations prints, at exit, the aggregations printa() did not.
+func (c *consumerState) printAggregations(w io.Writer) error {
+	for i := range c.aggs {
+		if err := c.snapshot(i); err != nil {
+			return err
+		}
+	}
+	return c.aggp.PrintAll(w, c.aggs)
+}
+
+// printa prints an aggregation now, from a fresh snapshot.
+func (c *consumerState) printa(b *bytes.Buffer, r codegen.Record, data []byte, args []codegen.Record) error {
+	ids := []int{r.AggID}
+	for _, a := range args {
+		if a.AggID >= 0 {
+			ids = append(ids, a.AggID)
+		}
+	}
+	var aggs []*aggregate.Agg
+	for _, id := range ids {
+		if id < 0 || id >= len(c.aggs) {
+			return fmt.Errorf("printa of unknown aggregation %d", id)
+		}
+		if err := c.snapshot(id); err != nil {
+			return err
+		}
+		aggs = append(aggs, c.aggs[id])
+	}
+	var f *format.Format
+	if r.FormatID >= 0 {
+		var err error
+		if f, err = c.format(r.FormatID); err != nil {
+			return err
+		}
+	}
+	return c.aggp.Printa(b, f, aggs...)
+}
+
+// snapshot reads aggregation id from its per-CPU map into c.aggs[id].
+func (c *consumerState) snapshot(id int) error {
+	as := c.h.spec.Aggs[id]
+	a := c.aggs[id]
+	m := c.h.objs.Map(as.Map)
+	if m == nil {
+		return fmt.Errorf("no map for aggregation %s", as.Name)
+	}
+	a.BeginSnapshot()
+	key := make([]byte, m.KeySize())
+	var vals [][]byte
+	it := m.Iterate()
+	for it.Next(&key, &vals) {
+		kv := decodeKey(key, as.Keys)
+		for _, v := range vals {
+			slots := make([]int64, len(v)/8)
+			for i := range slots {
+				slots[i] = int64(binary.LittleEndian.Uint64(v[i*8:]))
+			}
+			a.Add(kv, slots)
+		}
+	}
+	return it.Err()
+}
+
+// decodeKey turns a map key into the tuple of values.
+func decodeKey(key []byte, recs []codegen.Record) []format.Value {
+	out := make([]format.Value, 0, len(recs))
+	for _, r := range recs {
+		out = append(out, value(key, r))
+	}
+	return out
+}
+
+// clear zeroes an aggregation's values in the kernel.
+func (c *consumerState) clear(id int) error {
+	if id < 0 || id >= len(c.aggs) {
+		return nil
+	}
+	m := c.h.objs.Map(c.h.spec.Aggs[id].Map)
+	key := make([]byte, m.KeySize())
+	var keys [][]byte
+	var vals [][]byte
+	it := m.Iterate()
+	for it.Next(&key, &vals) {
+		keys = append(keys, bytes.Clone(key))
+	}
+	for _, k := range keys {
+		var cur [][]byte
+		if err := m.Lookup(k, &cur); err != nil {
+			continue
+		}
+		for i := range cur {
+			clear(cur[i])
+		}
+		_ = m.Update(k, cur, 0)
+	}
+	c.aggs[id].Clear()
+	return nil
+}
+
+// trunc keeps the top n entries (bottom -n; none for 0).
+func (c *consumerState) trunc(id int, n int64) error {
+	if id < 0 || id >= len(c.aggs) {
+		return nil
+	}
+	if err := c.snapshot(id); err != nil {
+		return err
+	}
+	as := c.h.spec.Aggs[id]
+	m := c.h.objs.Map(as.Map)
+	gone := c.aggs[id].Trunc(n)
+	if len(gone) == 0 {
+		return nil
+	}
+	want := map[string]bool{}
+	for _, e := range gone {
+		want[keyText(e.Key)] = true
+	}
+	key := make([]byte, m.KeySize())
+	var vals [][]byte
+	var del [][]byte
+	it := m.Iterate()
+	for it.Next(&key, &vals) {
+		if want[keyText(decodeKey(key, as.Keys))] {
+			del = append(del, bytes.Clone(key))
+		}
+	}
+	for _, k := range del {
+		_ = m.Delete(k)
+	}
+	return nil
+}
+
+func keyText(k []format.Value) string {
+	var b strings.Builder
+	for _, v := range k {
+		fmt.Fprintf(&b, "%#v|", v)
+	}
+	return b.String()
+}
+
+var _ = loader.ActivityActive

@@ -1,0 +1,45 @@
+package dtrace
+
+import (
+	"fmt"
+	"strings"
+)
+
+// CompileError is a compile-time error in dtrace's words: an optional
+// D_* tag (shown with -xerrtags), a line number and a message. Its Error
+// method gives the text after "failed to compile script NAME: ".
+type CompileError struct {
+	Tag      string // D_SYNTAX, D_IDENT_UNDEF, ...
+	Line     int    // 0 when the error has no line
+	Msg      string
+	ShowTags bool // -xerrtags
+}
+
+func (e *CompileError) Error() string {
+	var b strings.Builder
+	if e.ShowTags && e.Tag != "" {
+		fmt.Fprintf(&b, "[%s] ", e.Tag)
+	}
+	if e.Line > 0 {
+		fmt.Fprintf(&b, "line %d: ", e.Line)
+	}
+	b.WriteString(e.Msg)
+	return b.String()
+}
+
+// SourceError wraps an error with the source it came from, so that the
+// command can say "failed to compile script x.d: ..." or "invalid probe
+// specifier ...: ...".
+type SourceError struct {
+	Source Source
+	Err    error
+}
+
+func (e *SourceError) Error() string {
+	if e.Source.IsScript() {
+		return fmt.Sprintf("failed to compile script %s: %v", e.Source.Name, e.Err)
+	}
+	return fmt.Sprintf("invalid probe specifier %s: %v", e.Source.Name, e.Err)
+}
+
+func (e *SourceError) Unwrap() error { return e.Err }

@@ -1,0 +1,332 @@
+//go:build linux
+
+package dtrace
+
+import (
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"sort"
+	"syscall"
+	"time"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/cilium/ebpf"
+
+	"github.com/dtrace-go/dtrace/codegen"
+	"github.com/dtrace-go/dtrace/consumer"
+	"github.com/dtrace-go/dtrace/dlang/check"
+	"github.com/dtrace-go/dtrace/dlang/syntax"
+	"github.com/dtrace-go/dtrace/internal/kernel"
+	"github.com/dtrace-go/dtrace/loader"
+	"github.com/dtrace-go/dtrace/provider"
+	dtraceprov "github.com/dtrace-go/dtrace/provider/dtrace"
+	"github.com/dtrace-go/dtrace/provider/profile"
+)
+
+// Probe ids of the dtrace provider, fixed by docs/ARCHITECTURE.md.
+const (
+	probeBegin uint32 = 1
+	probeEnd   uint32 = 2
+	probeError uint32 = 3
+)
+
+// Names and offsets fixed by docs/ARCHITECTURE.md.
+const (
+	bufMap        = "dt_buf"
+	stateMap      = "dt_state"
+	stateActivity = 0
+)
+
+// Config carries what the caller knows that the library needs besides
+// options.
+type Config struct {
+	// MacroArgs are $0, $1, ... as strings.
+	MacroArgs []string
+	// Macros are the named macro variables ($target, $pid, ...).
+	Macros map[string]int64
+	// Target is the pid of the -c or -p process ($target), or 0.
+	Target int
+	// Testing selects the _DTRACE_TESTING output form.
+	Testing bool
+	// Stderr receives run-time error and drop messages.
+	Stderr io.Writer
+}
+
+// Handle is one dtrace session: its options, probes, programs and kernel
+// objects. It is not safe for concurrent use.
+type Handle struct {
+	opts *Options
+	conf Config
+
+	reg       *provider.Registry
+	fset      *syntax.FileSet
+	asts      []*syntax.Program
+	info      *check.Info
+	macroArgs []string
+	macros    map[string]int64
+
+	spec *codegen.Spec
+	objs *loader.Objects
+	bufs *consumer.Buffers
+	cons *consumerState
+
+	started  bool
+	stopping bool // END has run
+	done     bool
+	status   int
+}
+
+// Open checks privileges and returns a handle with the providers of this
+// system.
+func Open(opts *Options, conf Config) (*Handle, error) {
+	if err := kernel.CheckPrivileges(); err != nil {
+		return nil, err
+	}
+	if conf.Stderr == nil {
+		conf.Stderr = os.Stderr
+	}
+	h := &Handle{
+		opts:      opts,
+		conf:      conf,
+		fset:      syntax.NewFileSet(),
+		macroArgs: conf.MacroArgs,
+		macros:    builtinMacros(conf),
+		reg:       provider.NewRegistry(dtraceprov.New(), profile.New()),
+	}
+	// Make BEGIN, END and ERROR ids 1, 2 and 3.
+	if _, err := h.reg.Match(provider.Desc{Provider: "dtrace"}); err != nil {
+		return nil, err
+	}
+	return h, nil
+}
+
+// Registry returns the handle's providers, for listing.
+func (h *Handle) Registry() *provider.Registry { return h.reg }
+
+// Go generates code for every compiled program, loads and attaches it,
+// opens the principal buffers and fires BEGIN.
+func (h *Handle) Go() error {
+	if h.started {
+		return errors.New("tracing already started")
+	}
+	h.started = true
+	if h.info == nil {
+		return errors.New("no program compiled")
+	}
+	spec, err := codegen.Generate(h.info, h.codegenOptions())
+	if err != nil {
+		return err
+	}
+	h.spec = spec
+	plan, err := loader.NewPlan(spec, h.reg, loader.PlanOptions{ZeroMatches: true})
+	if err != nil {
+		return err
+	}
+	objs, err := loader.Load(spec, plan, loader.Options{})
+	if err != nil {
+		return err
+	}
+	h.objs = objs
+	policy, err := consumer.ParsePolicy(h.opts.BufPolicy)
+	if err != nil {
+		return err
+	}
+	bufs, err := consumer.OpenBuffers(objs.Map(bufMap), consumer.BufferOptions{
+		Size:   int(h.opts.BufSize),
+		Policy: policy,
+	})
+	if err != nil {
+		return err
+	}
+	h.bufs = bufs
+	h.cons = newConsumerState(h)
+	if err := objs.Attach(); err != nil {
+		return err
+	}
+	if objs.Has(probeBegin) {
+		if err := objs.Run(probeBegin, nil); err != nil {
+			return fmt.Errorf("BEGIN: %w", err)
+		}
+	} else if err := h.setActivity(loader.ActivityActive); err != nil {
+		return err
+	}
+	return nil
+}
+
+// Work consumes what the buffers hold, waiting up to one switchrate for
+// data, and writes output to w. It reports done once exit() was called
+// or Stop ran and everything has been consumed.
+func (h *Handle) Work(w io.Writer) (bool, error) {
+	if h.done {
+		return true, nil
+	}
+	h.cons.out = w
+	wait := time.Duration(h.opts.SwitchRate)
+	if wait <= 0 || wait > time.Second {
+		wait = time.Second
+	}
+	if err := h.bufs.Poll(wait, h.cons.record); err != nil {
+		return false, err
+	}
+	if err := h.cons.err; err != nil {
+		return false, err
+	}
+	act, err := h.activity()
+	if err != nil {
+		return false, err
+	}
+	if act >= loader.ActivityDraining && !h.stopping {
+		if err := h.runEnd(); err != nil {
+			return false, err
+		}
+	}
+	if h.stopping {
+		if err := h.bufs.Drain(h.cons.record); err != nil {
+			return false, err
+		}
+		h.cons.reportDrops()
+		if err := h.cons.printAggregations(w); err != nil {
+			return false, err
+		}
+		h.done = true
+	}
+	return h.done, h.cons.err
+}
+
+// Stop ends tracing: it fires END. Work must then be called until done.
+func (h *Handle) Stop() error {
+	if !h.started || h.stopping {
+		return nil
+	}
+	return h.runEnd()
+}
+
+// runEnd moves to DRAINING, detaches the probes and fires END.
+func (h *Handle) runEnd() error {
+	h.stopping = true
+	act, err := h.activity()
+	if err != nil {
+		return err
+	}
+	if act != loader.ActivityDraining {
+		if err := h.setActivity(loader.ActivityDraining); err != nil {
+			return err
+		}
+	}
+	// Records of probes that fired before END must come first.
+	if err := h.bufs.Drain(h.cons.record); err != nil {
+		return err
+	}
+	if h.objs.Has(probeEnd) {
+		if err := h.objs.Run(probeEnd, nil); err != nil {
+			return fmt.Errorf("END: %w", err)
+		}
+	}
+	return nil
+}
+
+// ExitStatus is the value given to exit(), or 0.
+func (h *Handle) ExitStatus() int { return h.status }
+
+// Close releases every kernel object.
+func (h *Handle) Close() error {
+	var errs []error
+	if h.bufs != nil {
+		errs = append(errs, h.bufs.Close())
+	}
+	if h.objs != nil {
+		errs = append(errs, h.objs.Close())
+	}
+	return errors.Join(errs...)
+}
+
+// activity reads dt_state's activity word.
+func (h *Handle) activity() (uint32, error) {
+	m := h.objs.Map(stateMap)
+	if m == nil {
+		return 0, errors.New("no state map")
+	}
+	var key uint32
+	val := make([]byte, m.ValueSize())
+	if err := m.Lookup(&key, &val); err != nil {
+		return 0, err
+	}
+	return binary.LittleEndian.Uint32(val[stateActivity:]), nil
+}
+
+// setActivity writes dt_state's activity word.
+func (h *Handle) setActivity(act uint32) error {
+	m := h.objs.Map(stateMap)
+	if m == nil {
+		return errors.New("no state map")
+	}
+	var key uint32
+	val := make([]byte, m.ValueSize())
+	if err := m.Lookup(&key, &val); err != nil {
+		return err
+	}
+	binary.LittleEndian.PutUint32(val[stateActivity:], act)
+	return m.Update(&key, val, ebpf.UpdateExist)
+}
+
+// codegenOptions passes the options that shape generated code.
+func (h *Handle) codegenOptions() codegen.Options {
+	return codegen.Options{
+		StrSize:     uint32(h.opts.StrSize),
+		NSpec:       uint32(max(h.opts.NSpec, 0)),
+		Destructive: h.opts.Destructive,
+	}
+}
+
+// builtinMacros gives the named macro variables: $pid and friends of the
+// dtrace process, $target of the traced one.
+func builtinMacros(conf Config) map[string]int64 {
+	m := map[string]int64{
+		"pid":  int64(os.Getpid()),
+		"ppid": int64(os.Getppid()),
+		"uid":  int64(os.Getuid()),
+		"gid":  int64(os.Getgid()),
+	}
+	if pgid, err := syscall.Getpgid(0); err == nil {
+		m["pgid"] = int64(pgid)
+	}
+	if sid, err := unix.Getsid(0); err == nil {
+		m["sid"] = int64(sid)
+	}
+	m["projid"], m["taskid"] = 0, 0
+	if conf.Target != 0 {
+		m["target"] = int64(conf.Target)
+	}
+	for k, v := range conf.Macros {
+		m[k] = v
+	}
+	return m
+}
+
+// List returns the probes a program's descriptions match, or every probe
+// when p is nil, in id order.
+func (h *Handle) List(p *Program) ([]*provider.Probe, error) {
+	if p == nil {
+		return h.reg.List()
+	}
+	seen := map[uint32]bool{}
+	var out []*provider.Probe
+	for _, d := range p.Probes {
+		ps, err := h.match(d)
+		if err != nil {
+			return nil, err
+		}
+		for _, q := range ps {
+			if !seen[q.ID] {
+				seen[q.ID] = true
+				out = append(out, q)
+			}
+		}
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].ID < out[j].ID })
+	return out, nil
+}
