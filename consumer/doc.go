@@ -15,6 +15,11 @@
 // user-space ring of bufsize bytes per CPU that keeps the newest ones, and
 // are delivered only by Flush (at exit or on a snapshot).
 //
+// The kernel reports lost records only in front of the next record that
+// fits, so at exit the library calls Sync, which sends an EPID-0 marker on
+// every CPU (never delivered) and drains once more, before the last
+// Drops.
+//
 // Decoding records by EPID belongs to the library; this package delivers
 // bytes. A sample's bytes may carry up to 7 bytes of padding after the
 // record, which the EPID's layout makes harmless.
