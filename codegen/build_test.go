@@ -32,6 +32,8 @@ func (ti *tinfo) VarOf(e syntax.Expr) *Var                 { return ti.vars[e] }
 func (ti *tinfo) AggOf(e *syntax.AggExpr) *AggInfo         { return ti.aggs[e] }
 func (ti *tinfo) TypeOfName(t *syntax.TypeName) *Type      { return ti.names[t] }
 func (ti *tinfo) ConstOf(e syntax.Expr) (int64, bool)      { v, ok := ti.consts[e]; return v, ok }
+func (ti *tinfo) StrConstOf(e syntax.Expr) (string, bool)  { return "", false }
+func (ti *tinfo) Expand(e syntax.Expr) syntax.Expr         { return nil }
 func (ti *tinfo) span() syntax.Span                        { ti.pos++; return syntax.Span{From: ti.pos, To: ti.pos} }
 func (ti *tinfo) typed(e syntax.Expr, t *Type) syntax.Expr { ti.types[e] = t; return e }
 

@@ -102,6 +102,14 @@ func (f *fn) expr(e syntax.Expr) asm.Register {
 	save := f.pos
 	f.pos = e.Pos()
 	defer func() { f.pos = save }()
+	if x := f.g.info.Expand(e); x != nil {
+		r := f.expr(x)
+		f.convert(r, f.typeOf(x), f.typeOf(e))
+		return r
+	}
+	if s, ok := f.g.info.StrConstOf(e); ok {
+		return f.stringLit(s)
+	}
 	if v, ok := f.constant(e); ok {
 		r := f.alloc()
 		f.movImm(r, v)

@@ -100,9 +100,31 @@ func align8(n uint32) uint32 { return (n + 7) &^ 7 }
 
 func (g *gen) useMap(name string) { g.maps[name] = true }
 
+// Clause is one probe clause to compile.
+type Clause struct {
+	Decl *syntax.ProbeClause
+	// Probes are the descriptions after macro expansion.
+	Probes []string
+}
+
 // GenerateProgram compiles the clauses of prog, resolved by info, into a
 // Spec. Generate (in check.go) adapts the checker's results to Info.
 func GenerateProgram(prog *syntax.Program, info Info, opts Options) (spec *Spec, err error) {
+	var cl []Clause
+	for _, d := range prog.Decls {
+		if c, ok := d.(*syntax.ProbeClause); ok {
+			var probes []string
+			for _, pd := range c.Descs {
+				probes = append(probes, pd.Text)
+			}
+			cl = append(cl, Clause{Decl: c, Probes: probes})
+		}
+	}
+	return GenerateClauses(cl, info, opts)
+}
+
+// GenerateClauses compiles clauses, resolved by info, into a Spec.
+func GenerateClauses(prog []Clause, info Info, opts Options) (spec *Spec, err error) {
 	opts.defaults()
 	// Pass 1 measures records and temporaries with a provisional layout;
 	// pass 2 generates with the final offsets.
@@ -130,7 +152,7 @@ type positioned struct {
 func (e *positioned) Error() string { return e.Err.Error() }
 func (e *positioned) Unwrap() error { return e.Err }
 
-func generate(prog *syntax.Program, info Info, opts Options, layout ScratchLayout) (g *gen, err error) {
+func generate(clauses []Clause, info Info, opts Options, layout ScratchLayout) (g *gen, err error) {
 	g = &gen{
 		info:     info,
 		opts:     opts,
@@ -148,13 +170,7 @@ func generate(prog *syntax.Program, info Info, opts Options, layout ScratchLayou
 	g.tvarSize = 8
 	g.assocKey = assocHeaderSize + 8
 	g.assocValue = 8
-	var clauses []*syntax.ProbeClause
-	for _, d := range prog.Decls {
-		if c, ok := d.(*syntax.ProbeClause); ok {
-			clauses = append(clauses, c)
-		}
-	}
-	g.scanVars(prog)
+	g.scanVars(clauses)
 	for i, c := range clauses {
 		if isErrorClause(c) {
 			g.errorClauses = append(g.errorClauses, clauseSym(i))
@@ -178,9 +194,9 @@ func generate(prog *syntax.Program, info Info, opts Options, layout ScratchLayou
 
 func clauseSym(i int) string { return fmt.Sprintf("dt_clause_%d", i) }
 
-func isErrorClause(c *syntax.ProbeClause) bool {
-	for _, d := range c.Descs {
-		switch d.Text {
+func isErrorClause(c Clause) bool {
+	for _, d := range c.Probes {
+		switch d {
 		case "ERROR", "dtrace:::ERROR", ":::ERROR", "::ERROR":
 			return true
 		}
@@ -189,11 +205,12 @@ func isErrorClause(c *syntax.ProbeClause) bool {
 }
 
 // clause compiles one clause into a function.
-func (g *gen) clause(i int, c *syntax.ProbeClause) (cs *ClauseSpec, err error) {
+func (g *gen) clause(i int, cl Clause) (cs *ClauseSpec, err error) {
+	c := cl.Decl
 	sym := clauseSym(i)
 	f := newFn(g, sym)
 	f.clause = i
-	f.isError = isErrorClause(c)
+	f.isError = isErrorClause(cl)
 	f.tempBase = g.layout.Temps + g.thisEnd
 	f.temp = f.tempBase
 	defer func() {
@@ -231,9 +248,7 @@ func (g *gen) clause(i int, c *syntax.ProbeClause) (cs *ClauseSpec, err error) {
 		f.faultTail()
 	}
 	cs = &ClauseSpec{Index: i, Symbol: sym, Insns: f.insns, EPID: uint32(i + 1), Segments: f.segs, IsError: f.isError}
-	for _, d := range c.Descs {
-		cs.Probes = append(cs.Probes, d.Text)
-	}
+	cs.Probes = cl.Probes
 	if len(f.segs) > 0 {
 		cs.Records, cs.RecordSize = f.segs[0].Records, f.segs[0].Size
 	}
@@ -366,19 +381,33 @@ func (s *Spec) finishLayout() {
 }
 
 // scanVars assigns storage to variables in a deterministic order.
-func (g *gen) scanVars(prog *syntax.Program) {
+func (g *gen) scanVars(clauses []Clause) {
 	var vars []*Var
 	seen := map[*Var]bool{}
-	walk(prog, func(n syntax.Node) {
+	for _, c := range clauses {
+		g.scanNode(c.Decl, &vars, seen)
+	}
+	g.assignVars(vars)
+}
+
+func (g *gen) scanNode(n syntax.Node, vars *[]*Var, seen map[*Var]bool) {
+	walk(n, func(n syntax.Node) {
 		e, ok := n.(syntax.Expr)
 		if !ok {
 			return
 		}
 		if v := g.info.VarOf(e); v != nil && !seen[v] {
 			seen[v] = true
-			vars = append(vars, v)
+			*vars = append(*vars, v)
+		}
+		if x := g.info.Expand(e); x != nil {
+			g.scanNode(x, vars, seen)
 		}
 	})
+}
+
+// assignVars gives variables their storage.
+func (g *gen) assignVars(vars []*Var) {
 	sort.SliceStable(vars, func(i, j int) bool {
 		if vars[i].Kind != vars[j].Kind {
 			return vars[i].Kind < vars[j].Kind

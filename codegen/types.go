@@ -106,6 +106,7 @@ const (
 	VarAssoc                  // global associative array in dt_assoc
 	VarTAssoc                 // thread-local associative array (self->a[k])
 	VarConst                  // a constant (enumerator, inline of constant)
+	VarSymbol                 // a kernel variable at address Value
 )
 
 // Var is a resolved variable.
@@ -149,4 +150,10 @@ type Info interface {
 	AggOf(e *syntax.AggExpr) *AggInfo
 	// TypeOfName resolves a type written in a cast or sizeof.
 	TypeOfName(t *syntax.TypeName) *Type
+	// StrConstOf returns the value of a constant string expression (a
+	// literal, a $$1 macro argument, a string inline).
+	StrConstOf(e syntax.Expr) (string, bool)
+	// Expand returns the expression an identifier stands for when it
+	// names a non-constant inline, else nil.
+	Expand(e syntax.Expr) syntax.Expr
 }

@@ -54,6 +54,10 @@ func (f *fn) loadVar(e syntax.Expr, v *Var) asm.Register {
 		return f.dynResult(t)
 	case VarBuiltin:
 		return f.builtin(e, v)
+	case VarSymbol:
+		r := f.alloc()
+		f.movImm(r, v.Value)
+		return f.loadScalar(r, t, false)
 	case VarAssoc, VarTAssoc:
 		f.fail(e, "associative array %s used without a key", v.Name)
 	}

@@ -1,0 +1,175 @@
+package codegen
+
+import (
+	"github.com/dtrace-go/dtrace/dlang/check"
+	"github.com/dtrace-go/dtrace/dlang/syntax"
+	"github.com/dtrace-go/dtrace/dlang/types"
+)
+
+// Generate compiles a checked program into a Spec.
+func Generate(info *check.Info, opts Options) (*Spec, error) {
+	if opts.StrSize == 0 && info.StrSize > 0 {
+		opts.StrSize = uint32(info.StrSize)
+	}
+	opts.defaults()
+	a := &checkInfo{info: info, strsize: opts.StrSize, types: map[types.Type]*Type{}, vars: map[any]*Var{}, aggs: map[*check.Agg]*AggInfo{}}
+	var cl []Clause
+	for _, c := range info.Clauses {
+		cl = append(cl, Clause{Decl: c.Decl, Probes: c.Probes})
+	}
+	return GenerateClauses(cl, a, opts)
+}
+
+// checkInfo adapts check.Info to Info.
+type checkInfo struct {
+	info    *check.Info
+	strsize uint32
+	types   map[types.Type]*Type
+	vars    map[any]*Var
+	aggs    map[*check.Agg]*AggInfo
+}
+
+func (a *checkInfo) TypeOf(e syntax.Expr) *Type {
+	tv, ok := a.info.Types[e]
+	if !ok || tv.Type == nil {
+		return nil
+	}
+	return a.conv(tv.Type)
+}
+
+func (a *checkInfo) ConstOf(e syntax.Expr) (int64, bool) {
+	tv, ok := a.info.Types[e]
+	if !ok || tv.Value == nil || tv.Value.IsStr {
+		return 0, false
+	}
+	return tv.Value.Int, true
+}
+
+func (a *checkInfo) StrConstOf(e syntax.Expr) (string, bool) {
+	tv, ok := a.info.Types[e]
+	if !ok || tv.Value == nil || !tv.Value.IsStr {
+		return "", false
+	}
+	return tv.Value.Str, true
+}
+
+func (a *checkInfo) Expand(e syntax.Expr) syntax.Expr {
+	if in, ok := a.info.Uses[e].(*check.Inline); ok {
+		return in.Value
+	}
+	return nil
+}
+
+func (a *checkInfo) TypeOfName(*syntax.TypeName) *Type { return nil }
+
+func (a *checkInfo) VarOf(e syntax.Expr) *Var {
+	obj, ok := a.info.Uses[e]
+	if !ok {
+		return nil
+	}
+	if v, ok := a.vars[obj]; ok {
+		return v
+	}
+	var v *Var
+	switch o := obj.(type) {
+	case *check.Var:
+		v = &Var{Name: o.Name, ID: o.ID, Type: a.conv(o.Type)}
+		assoc := o.Keys != nil
+		switch {
+		case o.Kind == check.GlobalVar && assoc:
+			v.Kind = VarAssoc
+		case o.Kind == check.GlobalVar:
+			v.Kind = VarGlobal
+		case o.Kind == check.ThreadVar && assoc:
+			v.Kind = VarTAssoc
+		case o.Kind == check.ThreadVar:
+			v.Kind = VarThread
+		default:
+			v.Kind = VarClause
+		}
+		for _, k := range o.Keys {
+			v.Keys = append(v.Keys, a.conv(k))
+		}
+	case *check.Builtin:
+		v = &Var{Name: o.Name, Kind: VarBuiltin, Type: a.conv(o.Type)}
+	case *check.EnumConst:
+		v = &Var{Name: o.Name, Kind: VarConst, Value: o.Value, Type: TypeInt}
+	case *check.Symbol:
+		v = &Var{Name: o.Name, Kind: VarSymbol, Value: int64(o.Addr), Type: a.conv(o.Type)}
+	default:
+		return nil
+	}
+	a.vars[obj] = v
+	return v
+}
+
+func (a *checkInfo) AggOf(e *syntax.AggExpr) *AggInfo {
+	ag, ok := a.info.Uses[e].(*check.Agg)
+	if !ok {
+		return nil
+	}
+	if ai, ok := a.aggs[ag]; ok {
+		return ai
+	}
+	ai := &AggInfo{ID: ag.ID, Name: ag.Name, Func: ag.Func, Params: ag.Params}
+	for _, k := range ag.Keys {
+		ai.Keys = append(ai.Keys, a.conv(k))
+	}
+	a.aggs[ag] = ai
+	return ai
+}
+
+// conv translates a checker type to codegen's layout view.
+func (a *checkInfo) conv(t types.Type) *Type {
+	if t == nil {
+		return nil
+	}
+	if c, ok := a.types[t]; ok {
+		return c
+	}
+	c := &Type{Name: t.String()}
+	a.types[t] = c
+	u := types.Underlying(t)
+	switch u := u.(type) {
+	case *types.Basic:
+		switch u.K {
+		case types.KindInt:
+			c.Kind, c.Size, c.Signed = TInt, uint32(u.Bytes), u.Signed
+		case types.KindVoid:
+			c.Kind = TVoid
+		default:
+			// Floating-point values are carried as raw 64-bit patterns.
+			c.Kind, c.Size = TInt, uint32(u.Bytes)
+		}
+	case *types.Enum:
+		c.Kind, c.Size, c.Signed = TInt, uint32(u.Size()), true
+	case *types.Pointer:
+		c.Kind, c.Size, c.Elem = TPointer, 8, a.conv(u.Elem)
+	case *types.Array:
+		c.Kind, c.Size, c.Len, c.Elem = TArray, uint32(u.Size()), uint32(u.Len), a.conv(u.Elem)
+	case *types.String:
+		c.Kind, c.Size = TString, a.strsize
+	case *types.Struct:
+		c.Kind, c.Size = TStruct, uint32(u.Size())
+		for _, fl := range u.Fields {
+			nf := Field{Name: fl.Name, Type: a.conv(fl.Type), Offset: uint32(fl.Offset / 8)}
+			if fl.Bits != 0 {
+				// Bit-fields are loaded from the byte holding their first
+				// bit.
+				nf.BitSize = uint32(fl.Bits)
+				nf.BitOff = uint32(fl.Offset % 8)
+			}
+			c.Fields = append(c.Fields, nf)
+		}
+	default:
+		switch u.Kind() {
+		case types.KindStack, types.KindSymaddr, types.KindUsymaddr:
+			c.Kind, c.Size = TInt, 8
+		case types.KindFunc:
+			c.Kind, c.Size = TFunc, 8
+		default:
+			c.Kind, c.Size, c.Signed = TInt, 8, true
+		}
+	}
+	return c
+}

@@ -1,0 +1,99 @@
+// Package codegen compiles checked D clauses to eBPF (cilium/ebpf/asm)
+// and describes everything the loader and the consumer need in a
+// deterministic Spec.
+//
+// # Entry points
+//
+//	spec, err := codegen.Generate(info, codegen.Options{StrSize: 256})
+//
+// Generate adapts dlang/check's Info; GenerateClauses and GenerateProgram
+// take codegen's own Info interface (types.go), which tests implement
+// directly. Errors carry a D source position (*positioned, via errors.As
+// on an error with a Pos field).
+//
+// # Functions
+//
+// Each clause is a BPF function dt_clause_N (N = clause index) called as
+// dt_clause_N(R1 = ctx, R2 = &dt_scratch[cpu]); it returns 0. Inside,
+// R6 = ctx and R7 = scratch; R8, R9 and R1..R5 are expression
+// temporaries, saved on the stack around helper calls; the frame uses at
+// most 160 bytes (stack layout in emit.go). Spec.Funcs holds dt_error
+// when the program has ERROR clauses. Every function's first instruction
+// carries a source annotation (the kernel wants line info for every
+// function once any instruction has it).
+//
+// # Scratch (dt_scratch value, per CPU)
+//
+//	0    mstate (256 bytes; ARCHITECTURE.md), plus:
+//	     120 u64 fault pc; 128 u64 saved prid, 136..183 saved arg0..arg5,
+//	     184 u64 saved epid (dt_error)
+//	256  fault record being built (48 bytes)
+//	512  Layout.Output: the data record being built
+//	Layout.Temps: this-> variables (fixed offsets), then per-statement
+//	     temporaries (strings, tuples, keys, values) up to Layout.Size
+//
+// # Records
+//
+// Every data record starts with a 16-byte header:
+//
+//	0  u32 epid     from mstate.epid (the loader's EPID of probe+clause)
+//	4  u32 specid   mstate.specid (0 unless speculate() ran)
+//	8  u32 segment  index into ClauseSpec.Segments
+//	12 u32 0
+//
+// then the items of ClauseSpec.Segments[segment].Records at their
+// offsets. A clause emits one record per run of data actions; an
+// if/else holding data actions closes the current record, and each
+// branch emits its own. Items: ActTrace/ActPrint/ActExit/... hold one
+// value; ActPrintf/ActPrinta/ActSetopt/ActTrunc/... are followed by NArgs
+// ActArg items. Integers are stored with their type's size (Kind
+// KindSigned/KindUnsigned), strings as strsize+1 bytes NUL-terminated
+// (KindString), structs and tracemem as raw bytes (KindBytes), stacks as
+// u64 PCs (KindStack). printa's ActArg items carry AggID and size 0.
+//
+// exit(n) writes an ActExit item (int32) and also sets dt_state:
+// exit_status = n, activity = DRAINING.
+//
+// # Fault records
+//
+// EPID EPIDFault (0xFFFFFF01), 48 bytes:
+//
+//	0  u32 EPIDFault   4  u32 0
+//	8  u32 clause index  12 u32 probe id
+//	16 u64 fault code (DTRACEFLT_*: 1 bad address, 4 divide-by-zero,
+//	       11 bad index, ...)
+//	24 u64 illval (the address or value)
+//	32 u64 pc (instruction index within the clause function)
+//	40 u32 epid of the faulting clause   44 u32 0
+//
+// After the record the clause calls dt_error (unless it is itself an
+// ERROR clause), which runs the ERROR clauses with arg1 = epid, arg2 =
+// clause index, arg3 = pc, arg4 = fault code, arg5 = illval and prid 3,
+// then restores mstate; the faulting clause returns 0 and later clauses
+// on the probe still run. The fault also counts in dt_cpustate errors.
+//
+// # Maps
+//
+//	dt_buf       perf event array (records)
+//	dt_scratch   array, one entry per CPU, Layout.Size bytes
+//	dt_state     array[1]: u32 activity, u32 exit_status (16 bytes)
+//	dt_cpustate  per-CPU array[1], u64 counters: 0 dynamic variable drops,
+//	             8 aggregation drops, 16 speculation drops, 24 speculation
+//	             busy, 32 speculation unavailable, 40 errors
+//	dt_gvars     array[1]: global scalars and strings at fixed offsets
+//	dt_tvars     hash: key {u64 tid, u64 var id}, value the largest
+//	             thread-local (0/absent = unset; storing 0 deletes)
+//	dt_assoc     hash: key {u64 var id, u64 tid (0 for global arrays),
+//	             tuple}, tuple items 8 bytes for integers (widened by the
+//	             key type's sign) and strsize+1 rounded to 8 for strings,
+//	             zero-padded to the largest key
+//	dt_spec      array[nspec+1]: u64 busy flag per speculation id (id 0
+//	             unused); speculation() claims one, commit/discard free it
+//	dt_zero      array[1] of zeros: initial aggregation values
+//	dt_probes    hash: prid -> 4 x 64-byte NUL-terminated names
+//	             (provider, module, function, name), filled by the loader,
+//	             for probeprov/probemod/probefunc/probename
+//	dt_agg_N     per-CPU hash per aggregation: key = the encoded key
+//	             tuple (as dt_assoc's tuple, or a u32 0 when there are no
+//	             keys), value = package aggregate's slot layout
+package codegen

@@ -1,0 +1,175 @@
+//go:build linux
+
+package codegen
+
+import (
+	"fmt"
+	"strings"
+	"testing"
+
+	"github.com/dtrace-go/dtrace/dlang/check"
+	"github.com/dtrace-go/dtrace/dlang/syntax"
+	"github.com/dtrace-go/dtrace/format"
+)
+
+// compileD runs the front end and the generator on src.
+func compileD(t testing.TB, src string, opts Options) *Spec {
+	t.Helper()
+	fset := syntax.NewFileSet()
+	prog, err := syntax.Parse(fset, "test.d", []byte(src), 0)
+	if err != nil {
+		t.Fatalf("parse: %v", err)
+	}
+	info, err := check.Check(fset, []*syntax.Program{prog}, &check.Config{})
+	if err != nil {
+		t.Fatalf("check: %v", err)
+	}
+	spec, err := Generate(info, opts)
+	if err != nil {
+		t.Fatalf("generate: %v", err)
+	}
+	return spec
+}
+
+// render decodes records into text the way a consumer would, in a
+// compact form: printf output as formatted, other items as name(value).
+func render(t testing.TB, spec *Spec, recs [][]byte) string {
+	t.Helper()
+	var b strings.Builder
+	for _, rec := range recs {
+		epid := u32(rec, 0)
+		if epid == EPIDFault {
+			fmt.Fprintf(&b, "fault(clause %d, probe %d, code %d, illval %#x)\n", u32(rec, 8), u32(rec, 12), u64(rec, 16), u64(rec, 24))
+			continue
+		}
+		var cs *ClauseSpec
+		for _, c := range spec.Clauses {
+			if c.EPID == epid {
+				cs = c
+			}
+		}
+		if cs == nil {
+			t.Fatalf("record with unknown EPID %d", epid)
+		}
+		seg := cs.Segments[u32(rec, 8)]
+		items := seg.Records
+		for i := 0; i < len(items); i++ {
+			it := items[i]
+			switch it.Action {
+			case ActPrintf:
+				f, err := format.Parse(spec.Formats[it.FormatID])
+				if err != nil {
+					t.Fatal(err)
+				}
+				var args []format.Value
+				for _, a := range items[i+1 : i+1+it.NArgs] {
+					args = append(args, value(rec, a))
+				}
+				i += it.NArgs
+				if err := f.Print(&b, args); err != nil {
+					t.Fatal(err)
+				}
+			case ActTrace:
+				fmt.Fprintf(&b, "trace(%v)\n", show(value(rec, it)))
+			case ActExit:
+				fmt.Fprintf(&b, "exit(%d)\n", itemValue(rec, it))
+			default:
+				fmt.Fprintf(&b, "action%d", it.Action)
+				for _, a := range items[i+1 : i+1+it.NArgs] {
+					fmt.Fprintf(&b, " %v", show(value(rec, a)))
+				}
+				i += it.NArgs
+				b.WriteString("\n")
+			}
+		}
+	}
+	return b.String()
+}
+
+func value(rec []byte, it Record) format.Value {
+	switch it.Kind {
+	case KindString:
+		return format.String(itemString(rec, it))
+	case KindSigned, KindUnsigned:
+		return format.Int{Bits: uint64(itemValue(rec, it)), Size: int(it.Size), Signed: it.Kind == KindSigned}
+	}
+	return format.Bytes{Data: rec[it.Offset : it.Offset+it.Size]}
+}
+
+func show(v format.Value) string {
+	switch v := v.(type) {
+	case format.String:
+		return fmt.Sprintf("%q", string(v))
+	case format.Int:
+		if v.Signed {
+			return fmt.Sprint(int64(v.Bits))
+		}
+		return fmt.Sprint(v.Bits)
+	}
+	return fmt.Sprint(v)
+}
+
+var e2eTests = []struct {
+	name  string
+	src   string
+	args  []uint64
+	fires int
+	want  string
+}{
+	{name: "trace", src: `BEGIN { trace(1 + 2); trace("hi"); trace((char)300); }`,
+		want: "trace(3)\ntrace(\"hi\")\ntrace(44)\n"},
+	{name: "printf", src: `BEGIN { printf("%d %s %x|\n", -5, "str", 255); }`,
+		want: "-5 str ff|\n"},
+	{name: "args", args: []uint64{7, 1 << 40}, src: `BEGIN { printf("%d %d\n", arg0 * 3, arg1 >> 40); }`,
+		want: "21 1\n"},
+	{name: "globals", fires: 3, src: `int n, x; BEGIN { n++; x += 10; printf("%d %d\n", n, x); }`,
+		want: "1 10\n2 20\n3 30\n"},
+	{name: "predicate", fires: 4, src: `BEGIN /i++ & 1/ { printf("odd %d\n", i); }`,
+		want: "odd 2\nodd 4\n"},
+	{name: "if-else", fires: 3, src: `BEGIN { i++; if (i == 2) { printf("two\n"); } else { printf("not %d\n", i); } }`,
+		want: "not 1\ntwo\nnot 3\n"},
+	{name: "ternary-logic", src: `BEGIN { a = 0; printf("%d %d %d %d\n", a ? 1 : 2, a || 3, a && (1/a), 1 ^^ 1); }`,
+		want: "2 1 0 0\n"},
+	{name: "strings", src: `BEGIN { s = "abc"; t = strjoin(s, "def"); printf("%s %d %d %d\n", t, strlen(t), s == "abc", s < "abd"); }`,
+		want: "abcdef 6 1 1\n"},
+	{name: "this", src: `BEGIN { this->x = 5; this->s = "q"; printf("%d %s\n", this->x * 2, this->s); }`,
+		want: "10 q\n"},
+	{name: "self", fires: 2, src: `self int n; BEGIN { self->n += 2; printf("%d\n", self->n); }`,
+		want: "2\n4\n"},
+	{name: "self-delete", fires: 2, src: `self int n; BEGIN { printf("%d\n", self->n); self->n = self->n ? 0 : 9; }`,
+		want: "0\n9\n"},
+	{name: "assoc", fires: 2, src: `int a[string, int]; BEGIN { a["x", 1]++; a["y", 2] += 5; printf("%d %d %d\n", a["x", 1], a["y", 2], a["x", 2]); }`,
+		want: "1 5 0\n2 10 0\n"},
+	{name: "assoc-string-value", src: `BEGIN { names[1] = "one"; names[2] = "two"; printf("%s %s [%s]\n", names[2], names[1], names[3]); }`,
+		want: "two one []\n"},
+	{name: "divzero", src: `BEGIN { x = 0; printf("before\n"); y = 1 / x; printf("never\n"); } BEGIN { printf("next clause\n"); }`,
+		want: "fault(clause 0, probe 1, code 4, illval 0x0)\nnext clause\n"},
+	{name: "badaddr", src: `BEGIN { trace(*(int *)8); }`,
+		want: "fault(clause 0, probe 1, code 1, illval 0x8)\n"},
+	{name: "exit", src: `BEGIN { exit(3); }`,
+		want: "exit(3)\n"},
+	{name: "lltostr-case", src: `BEGIN { printf("%s %s %s\n", lltostr(-1234), lltostr(0), lltostr(-9223372036854775807 - 1)); }`,
+		want: "-1234 0 -9223372036854775808\n"},
+	{name: "string-compare-vars", src: `BEGIN { a = "abc"; b = "abd"; printf("%d %d %d\n", a == b, a != b, b > a); }`,
+		want: "0 1 1\n"},
+	{name: "casts-and-sizeof", src: `BEGIN { printf("%d %d %d %u\n", sizeof(int), (int)0x1ffffffff, (short)-1, (unsigned char)-1); }`,
+		want: "4 -1 -1 255\n"},
+}
+
+func TestEndToEnd(t *testing.T) {
+	needBPF(t)
+	for _, tt := range e2eTests {
+		t.Run(tt.name, func(t *testing.T) {
+			spec := compileD(t, tt.src, Options{})
+			r := loadSpec(t, spec)
+			fires := max(tt.fires, 1)
+			var out string
+			for i := 0; i < fires; i++ {
+				out += render(t, spec, r.fire(t, tt.args...))
+			}
+			if out != tt.want {
+				t.Errorf("got\n%s\nwant\n%s", out, tt.want)
+			}
+		})
+	}
+}
