@@ -38,7 +38,7 @@ func (c *checker) argCompat(lt types.Type, ye syntax.Expr, y TypeAndValue) bool 
 func (c *checker) assign(e *syntax.AssignExpr) TypeAndValue {
 	if agg, ok := unparen(e.X).(*syntax.AggExpr); ok {
 		if e.Op != syntax.ASSIGN {
-			return c.fail(e.Pos(), D_OP_LVAL, "operator %s requires modifiable lvalue as an operand", opstr(e.Op))
+			return c.fail(c.after(e), D_OP_LVAL, "operator %s requires modifiable lvalue as an operand", opstr(e.Op))
 		}
 		return c.aggAssign(e, agg)
 	}
@@ -50,19 +50,19 @@ func (c *checker) assign(e *syntax.AssignExpr) TypeAndValue {
 		return bad
 	}
 	if fresh != nil && e.Op != syntax.ASSIGN {
-		return c.fail(e.X.Pos(), D_VAR_UNDEF, "%s has not yet been declared or assigned", exprName(e.X))
+		return c.fail(c.after(e.X), D_VAR_UNDEF, "%s has not yet been declared or assigned", exprName(e.X))
 	}
 	y := c.expr(e.Y)
 	if y.Type == nil {
 		return bad
 	}
 	if c.flags[e.Y].action {
-		return c.fail(e.Pos(), D_OP_ACT, "operator %s operands cannot be actions", opstr(e.Op))
+		return c.fail(c.after(e), D_OP_ACT, "operator %s operands cannot be actions", opstr(e.Op))
 	}
 	if fresh != nil {
 		t := y.Type
 		if types.IsVoid(t) {
-			return c.fail(e.Pos(), D_OP_INCOMPAT, "operands have incompatible types: \"%s\" %s \"%s\"", "void", opstr(e.Op), "void")
+			return c.fail(c.after(e), D_OP_INCOMPAT, "operands have incompatible types: \"%s\" %s \"%s\"", "void", opstr(e.Op), "void")
 		}
 		if types.IsCharArray(t) || types.IsString(t) || (y.Value != nil && y.Value.IsStr) {
 			t = c.strType
@@ -76,16 +76,16 @@ func (c *checker) assign(e *syntax.AssignExpr) TypeAndValue {
 	}
 	fl := c.flags[e.X]
 	if !x.Lvalue {
-		return c.fail(e.Pos(), D_OP_LVAL, "operator %s requires modifiable lvalue as an operand", opstr(e.Op))
+		return c.fail(c.after(e), D_OP_LVAL, "operator %s requires modifiable lvalue as an operand", opstr(e.Op))
 	}
 	if !fl.writable {
-		return c.fail(e.Pos(), D_OP_WRITE, "operator %s can only be applied to a writable variable", opstr(e.Op))
+		return c.fail(c.after(e), D_OP_WRITE, "operator %s can only be applied to a writable variable", opstr(e.Op))
 	}
 	switch e.Op {
 	case syntax.ASSIGN:
 		if !types.IsString(x.Type) {
 			if k := types.Underlying(x.Type).Kind(); k == types.KindArray || k == types.KindFunc {
-				return c.fail(e.Pos(), D_OP_ARRFUN, "operator %s may not be applied to operand of type \"%s\"", opstr(e.Op), types.TypeString(x.Type))
+				return c.fail(c.after(e), D_OP_ARRFUN, "operator %s may not be applied to operand of type \"%s\"", opstr(e.Op), types.TypeString(x.Type))
 			}
 		}
 		if !c.argCompat(x.Type, e.Y, y) {
@@ -96,7 +96,7 @@ func (c *checker) assign(e *syntax.AssignExpr) TypeAndValue {
 				}
 			}
 			if !zero {
-				return c.fail(e.Pos(), D_OP_INCOMPAT, "operands have incompatible types: \"%s\" %s \"%s\"",
+				return c.fail(c.after(e), D_OP_INCOMPAT, "operands have incompatible types: \"%s\" %s \"%s\"",
 					types.TypeString(x.Type), opstr(e.Op), types.TypeString(y.Type))
 			}
 		}
@@ -104,22 +104,22 @@ func (c *checker) assign(e *syntax.AssignExpr) TypeAndValue {
 		xp := isPtrLike(x.Type) && !isVoidFuncPtr(x.Type)
 		if !(isInt(x.Type) && isInt(y.Type)) && !(xp && isInt(y.Type)) {
 			if isVoidFuncPtr(x.Type) {
-				return c.fail(e.Pos(), D_OP_VFPTR, "operator %s requires left-hand scalar operand of known size", opstr(e.Op))
+				return c.fail(c.after(e), D_OP_VFPTR, "operator %s requires left-hand scalar operand of known size", opstr(e.Op))
 			}
-			return c.fail(e.Pos(), D_OP_INCOMPAT, "operands have incompatible types: \"%s\" %s \"%s\"",
+			return c.fail(c.after(e), D_OP_INCOMPAT, "operands have incompatible types: \"%s\" %s \"%s\"",
 				types.TypeString(x.Type), opstr(e.Op), types.TypeString(y.Type))
 		}
 	case syntax.MULASS, syntax.QUOASS:
 		if !isInt(x.Type) || !isInt(y.Type) {
-			return c.fail(e.Pos(), D_OP_ARITH, "operator %s requires operands of arithmetic type", opstr(e.Op))
+			return c.fail(c.after(e), D_OP_ARITH, "operator %s requires operands of arithmetic type", opstr(e.Op))
 		}
 	default:
 		if !isInt(x.Type) || !isInt(y.Type) {
-			return c.fail(e.Pos(), D_OP_INT, "operator %s requires operands of integral type", opstr(e.Op))
+			return c.fail(c.after(e), D_OP_INT, "operator %s requires operands of integral type", opstr(e.Op))
 		}
 	}
 	if (e.Op == syntax.QUOASS || e.Op == syntax.REMASS) && y.Value != nil && !y.Value.IsStr && y.Value.Int == 0 {
-		return c.fail(e.Pos(), D_DIV_ZERO, "expression contains division by zero")
+		return c.fail(c.after(e), D_DIV_ZERO, "expression contains division by zero")
 	}
 	return c.record(e, TypeAndValue{Type: x.Type}, exprFlags{})
 }
@@ -162,7 +162,7 @@ func (c *checker) index(e *syntax.IndexExpr, lhs bool) TypeAndValue {
 			break
 		}
 		if !lhs {
-			return c.fail(x.Pos(), D_IDENT_UNDEF, "failed to resolve %s: Unknown variable name", x.Name)
+			return c.fail(c.after(x), D_IDENT_UNDEF, "failed to resolve %s: Unknown variable name", x.Name)
 		}
 		keys, ok := c.keyTypes(e)
 		if !ok {
@@ -187,10 +187,10 @@ func (c *checker) index(e *syntax.IndexExpr, lhs bool) TypeAndValue {
 			break
 		}
 		if kind == LocalVar {
-			return c.fail(e.Pos(), D_ARR_LOCAL, "local variables may not be used as associative arrays: %s", x.Name.Name)
+			return c.fail(c.last(e), D_ARR_LOCAL, "local variables may not be used as associative arrays: %s", x.Name.Name)
 		}
 		if !lhs {
-			return c.fail(x.Pos(), D_VAR_UNDEF, "%s%s has not yet been declared or assigned", prefix, x.Name.Name)
+			return c.fail(c.after(x), D_VAR_UNDEF, "%s%s has not yet been declared or assigned", prefix, x.Name.Name)
 		}
 		keys, ok2 := c.keyTypes(e)
 		if !ok2 {
@@ -203,7 +203,7 @@ func (c *checker) index(e *syntax.IndexExpr, lhs bool) TypeAndValue {
 		c.record(x, TypeAndValue{Type: types.Dyn}, exprFlags{isVar: true, writable: true})
 		return c.record(e, TypeAndValue{Lvalue: true}, exprFlags{writable: true})
 	case *syntax.AggExpr:
-		return c.fail(e.Pos(), D_AGG_MDIM, "improper attempt to reference @%s as a multi-dimensional array", x.Name)
+		return c.fail(c.last(e), D_AGG_MDIM, "improper attempt to reference @%s as a multi-dimensional array", x.Name)
 	}
 	// A C array or pointer.
 	a := c.expr(e.X)
@@ -220,27 +220,27 @@ func (c *checker) index(e *syntax.IndexExpr, lhs bool) TypeAndValue {
 		elem = types.Char
 	case *types.Special:
 		if u.K != types.KindOpaque {
-			return c.fail(e.Pos(), D_ARR_BADREF, "cannot access %s as an associative array", exprName(e.X))
+			return c.fail(c.last(e), D_ARR_BADREF, "cannot access %s as an associative array", exprName(e.X))
 		}
 		elem = u
 	default:
-		return c.fail(e.Pos(), D_ARR_BADREF, "cannot access %s as an associative array", exprName(e.X))
+		return c.fail(c.last(e), D_ARR_BADREF, "cannot access %s as an associative array", exprName(e.X))
 	}
 	if len(e.Index) != 1 {
-		return c.fail(e.Pos(), D_ARR_BADREF, "cannot access %s as an associative array", exprName(e.X))
+		return c.fail(c.last(e), D_ARR_BADREF, "cannot access %s as an associative array", exprName(e.X))
 	}
 	i := c.expr(e.Index[0])
 	if i.Type == nil {
 		return bad
 	}
 	if !isInt(i.Type) {
-		return c.fail(e.Pos(), D_OP_INCOMPAT, "operands have incompatible types: \"%s\" + \"%s\"", types.TypeString(a.Type), types.TypeString(i.Type))
+		return c.fail(c.last(e), D_OP_INCOMPAT, "operands have incompatible types: \"%s\" + \"%s\"", types.TypeString(a.Type), types.TypeString(i.Type))
 	}
 	if arr, ok := types.Underlying(a.Type).(*types.Array); ok && i.Value != nil && arr.Len > 1 && uint64(i.Value.Int) >= uint64(arr.Len) {
-		return c.fail(e.Pos(), D_ARR_BOUNDS, "index outside array bounds: %d, max is %d", uint64(i.Value.Int), arr.Len)
+		return c.fail(c.last(e), D_ARR_BOUNDS, "index outside array bounds: %d, max is %d", uint64(i.Value.Int), arr.Len)
 	}
 	if types.IsVoid(elem) {
-		return c.fail(e.Pos(), D_DEREF_VOID, "cannot dereference pointer to void")
+		return c.fail(c.last(e), D_DEREF_VOID, "cannot dereference pointer to void")
 	}
 	return c.record(e, TypeAndValue{Type: elem, Lvalue: !types.IsArray(elem)}, exprFlags{writable: c.flags[e.X].writable || types.IsPointer(a.Type)})
 }
@@ -285,11 +285,11 @@ func (c *checker) keyTypes(e *syntax.IndexExpr) ([]types.Type, bool) {
 func (c *checker) keyOK(k syntax.Expr, tv TypeAndValue, i int, kind string) bool {
 	switch types.Underlying(tv.Type).Kind() {
 	case types.KindVoid, types.KindDyn, types.KindFunc, types.KindAgg:
-		c.errorf(k.Pos(), D_KEY_TYPE, "%s expression may not be used as %s index: key #%d", types.TypeString(tv.Type), kind, i+1)
+		c.errorf(c.after(k), D_KEY_TYPE, "%s expression may not be used as %s index: key #%d", types.TypeString(tv.Type), kind, i+1)
 		return false
 	}
 	if c.flags[k].action {
-		c.errorf(k.Pos(), D_KEY_TYPE, "%s expression may not be used as %s index: key #%d", types.TypeString(tv.Type), kind, i+1)
+		c.errorf(c.after(k), D_KEY_TYPE, "%s expression may not be used as %s index: key #%d", types.TypeString(tv.Type), kind, i+1)
 		return false
 	}
 	return true
@@ -299,11 +299,11 @@ func (c *checker) keyOK(k syntax.Expr, tv TypeAndValue, i int, kind string) bool
 func (c *checker) assocRef(e *syntax.IndexExpr, x syntax.Expr, v *Var) TypeAndValue {
 	c.use(x, v)
 	c.record(x, TypeAndValue{Type: types.Dyn}, exprFlags{isVar: true, writable: true})
-	if !c.checkKeys(e.Pos(), exprName(x)+"[ ]", "", e.Index, v.Keys, "associative array") {
+	if !c.checkKeys(c.last(e), exprName(x)+"[ ]", "", e.Index, v.Keys, "associative array") {
 		return bad
 	}
 	if v.Type == nil {
-		return c.fail(e.Pos(), D_VAR_UNDEF, "%s has not yet been declared or assigned", exprName(x))
+		return c.fail(c.last(e), D_VAR_UNDEF, "%s has not yet been declared or assigned", exprName(x))
 	}
 	return c.record(e, TypeAndValue{Type: v.Type, Lvalue: true}, exprFlags{writable: true, isVar: true})
 }
@@ -347,36 +347,36 @@ func (c *checker) builtinIndex(e *syntax.IndexExpr, x *syntax.Ident, b *Builtin)
 		if len(e.Index) == 1 {
 			s = " "
 		}
-		return c.fail(e.Pos(), D_PROTO_LEN, "%s[ ] prototype mismatch: %d arg%spassed, 1 expected", x.Name, len(e.Index), s)
+		return c.fail(c.last(e), D_PROTO_LEN, "%s[ ] prototype mismatch: %d arg%spassed, 1 expected", x.Name, len(e.Index), s)
 	}
 	i := c.expr(e.Index[0])
 	if i.Type == nil {
 		return bad
 	}
 	if i.Value == nil || i.Value.IsStr || !isInt(i.Type) {
-		return c.fail(e.Pos(), D_PROTO_ARG, "%s[ ] argument #1 is incompatible with prototype:\n\tprototype: %s\n\t argument: %s", x.Name, "integer constant", types.TypeString(i.Type))
+		return c.fail(c.last(e), D_PROTO_ARG, "%s[ ] argument #1 is incompatible with prototype:\n\tprototype: %s\n\t argument: %s", x.Name, "integer constant", types.TypeString(i.Type))
 	}
 	n := i.Value.Int
 	if x.Name == "uregs" {
 		if n < 0 || n > 33 {
-			return c.fail(e.Pos(), D_UNKNOWN, "uregs[]: index out of bounds (%d)", n)
+			return c.fail(c.last(e), D_UNKNOWN, "uregs[]: index out of bounds (%d)", n)
 		}
 		return c.record(e, TypeAndValue{Type: types.Uint64}, exprFlags{})
 	}
 	if c.clause == nil {
-		return c.fail(e.Pos(), D_ARGS_NONE, "%s[ ] may not be referenced outside of a probe clause", x.Name)
+		return c.fail(c.last(e), D_ARGS_NONE, "%s[ ] may not be referenced outside of a probe clause", x.Name)
 	}
 	t := types.Type(types.Int64)
 	if c.conf.ProbeArgs != nil && len(c.clause.Probes) > 0 {
 		if args := c.conf.ProbeArgs(c.clause.Probes[0]); args != nil {
 			if n < 0 || n >= int64(len(args)) {
-				return c.fail(e.Pos(), D_ARGS_IDX, "index %d is out of range for %s %s[ ]", n, c.clause.Probes[0], x.Name)
+				return c.fail(c.last(e), D_ARGS_IDX, "index %d is out of range for %s %s[ ]", n, c.clause.Probes[0], x.Name)
 			}
 			t = args[n]
 		}
 	}
 	if n < 0 {
-		return c.fail(e.Pos(), D_ARGS_IDX, "index %d is out of range for %s %s[ ]", n, c.clause.Probes[0], x.Name)
+		return c.fail(c.last(e), D_ARGS_IDX, "index %d is out of range for %s %s[ ]", n, c.clause.Probes[0], x.Name)
 	}
 	return c.record(e, TypeAndValue{Type: t}, exprFlags{})
 }

@@ -74,7 +74,7 @@ func (c *checker) aggRef(e *syntax.AggExpr) TypeAndValue {
 		c.clauseAgg(a)
 	}
 	if len(e.Keys) > 0 {
-		return c.fail(e.Pos(), D_AGG_NULL, "expression has null effect: @%s", e.Name)
+		return c.fail(c.after(e), D_AGG_NULL, "expression has null effect: @%s", e.Name)
 	}
 	return c.record(e, TypeAndValue{Type: types.Agg}, exprFlags{isVar: true})
 }
@@ -97,17 +97,17 @@ func (c *checker) call(e *syntax.CallExpr, stmt bool) TypeAndValue {
 	id, ok := unparen(e.Fun).(*syntax.Ident)
 	if !ok {
 		c.expr(e.Fun)
-		return c.fail(e.Pos(), D_FUNC_IDENT, "function designator is not of function type")
+		return c.fail(c.last(e), D_FUNC_IDENT, "function designator is not of function type")
 	}
 	fi, ok := c.funcs[id.Name]
 	if !ok || id.Scoped {
 		if _, isVar := c.globals[id.Name]; isVar {
-			return c.fail(e.Pos(), D_FUNC_IDKIND, "scalar '%s' may not be referenced as a function", id.Name)
+			return c.fail(c.last(e), D_FUNC_IDKIND, "scalar '%s' may not be referenced as a function", id.Name)
 		}
 		if _, isB := c.builtins[id.Name]; isB {
-			return c.fail(e.Pos(), D_FUNC_IDKIND, "scalar '%s' may not be referenced as a function", id.Name)
+			return c.fail(c.last(e), D_FUNC_IDKIND, "scalar '%s' may not be referenced as a function", id.Name)
 		}
-		return c.fail(e.Pos(), D_FUNC_UNDEF, "undefined function name: %s", id.Name)
+		return c.fail(c.last(e), D_FUNC_UNDEF, "undefined function name: %s", id.Name)
 	}
 	fn := fi.fn
 	c.info.Calls[e] = fn
@@ -118,7 +118,7 @@ func (c *checker) call(e *syntax.CallExpr, stmt bool) TypeAndValue {
 			return bad
 		}
 		if stmt {
-			return c.fail(e.Pos(), D_CG_EXPR, "aggregating function %s( ) may not be called from a D expression (D program context required)", fn.Name)
+			return c.fail(c.last(e), D_CG_EXPR, "aggregating function %s( ) may not be called from a D expression (D program context required)", fn.Name)
 		}
 		return c.record(e, TypeAndValue{Type: types.Void}, exprFlags{aggCall: true})
 	}
@@ -129,7 +129,7 @@ func (c *checker) call(e *syntax.CallExpr, stmt bool) TypeAndValue {
 	if !c.special(e, fn, tvs) {
 		return bad
 	}
-	if !c.checkSig(e.Pos(), fn.Name, fi.sig, e.Args, tvs) {
+	if !c.checkSig(c.last(e), fn.Name, fi.sig, e.Args, tvs) {
 		return bad
 	}
 	if !c.specialAfter(e, fn, tvs) {
@@ -146,7 +146,7 @@ func (c *checker) call(e *syntax.CallExpr, stmt bool) TypeAndValue {
 		if fn.Kind == Action && !stmt && types.IsVoid(fn.Result) {
 			// An action in an expression: dtrace reports it from the
 			// enclosing operator; nothing to record here.
-		} else if !c.actionOrder(e.Pos(), fi.act) {
+		} else if !c.actionOrder(c.stmtPos(e), fi.act) {
 			return bad
 		}
 	}
@@ -162,24 +162,24 @@ func (c *checker) special(e *syntax.CallExpr, fn *Func, tvs []TypeAndValue) bool
 	switch fn.Name {
 	case "trace":
 		if len(tvs) == 1 && types.IsVoid(tvs[0].Type) {
-			c.errorf(e.Pos(), D_TRACE_VOID, "trace( ) may not be applied to a void expression")
+			c.errorf(c.last(e), D_TRACE_VOID, "trace( ) may not be applied to a void expression")
 			return false
 		}
 		if len(tvs) == 1 && types.Underlying(tvs[0].Type).Kind() == types.KindDyn {
-			c.errorf(e.Pos(), D_TRACE_DYN, "trace( ) may not be applied to a dynamic expression")
+			c.errorf(c.last(e), D_TRACE_DYN, "trace( ) may not be applied to a dynamic expression")
 			return false
 		}
 	case "clear", "trunc", "normalize", "denormalize":
 		tag := map[string]Tag{"clear": D_CLEAR_AGGARG, "trunc": D_TRUNC_AGGARG, "normalize": D_NORMALIZE_AGGARG, "denormalize": D_NORMALIZE_AGGARG}[fn.Name]
 		if len(tvs) >= 1 {
 			if _, ok := unparen(e.Args[0]).(*syntax.AggExpr); !ok {
-				c.errorf(e.Pos(), tag, "%s( ) argument #1 is incompatible with prototype:\n\tprototype: aggregation\n\t argument: %s", fn.Name, types.TypeString(tvs[0].Type))
+				c.errorf(c.last(e), tag, "%s( ) argument #1 is incompatible with prototype:\n\tprototype: aggregation\n\t argument: %s", fn.Name, types.TypeString(tvs[0].Type))
 				return false
 			}
 		}
 	case "printa":
 		if len(tvs) == 0 {
-			c.errorf(e.Pos(), D_PRINTA_PROTO, "printa( ) prototype mismatch: 0 args passed, 1 expected")
+			c.errorf(c.last(e), D_PRINTA_PROTO, "printa( ) prototype mismatch: 0 args passed, 1 expected")
 			return false
 		}
 		start := 0
@@ -187,12 +187,12 @@ func (c *checker) special(e *syntax.CallExpr, fn *Func, tvs []TypeAndValue) bool
 			start = 1
 		}
 		if start == 1 && len(tvs) == 1 {
-			c.errorf(e.Pos(), D_PRINTA_PROTO, "printa( ) prototype mismatch: 1 args passed, 2 expected")
+			c.errorf(c.last(e), D_PRINTA_PROTO, "printa( ) prototype mismatch: 1 args passed, 2 expected")
 			return false
 		}
 		for i := start; i < len(tvs); i++ {
 			if _, ok := unparen(e.Args[i]).(*syntax.AggExpr); !ok {
-				c.errorf(e.Pos(), D_PRINTA_AGGARG, "printa( ) argument #%d is incompatible with prototype:\n\tprototype: aggregation\n\t argument: %s", i+1, types.TypeString(tvs[i].Type))
+				c.errorf(c.last(e), D_PRINTA_AGGARG, "printa( ) argument #%d is incompatible with prototype:\n\tprototype: aggregation\n\t argument: %s", i+1, types.TypeString(tvs[i].Type))
 				return false
 			}
 		}
@@ -214,45 +214,45 @@ func (c *checker) specialAfter(e *syntax.CallExpr, fn *Func, tvs []TypeAndValue)
 	case "stack":
 		if len(tvs) == 1 {
 			if v, ok := constArg(0); !ok || v <= 0 {
-				c.errorf(e.Pos(), D_STACK_SIZE, "stack( ) argument #1 must be a non-zero positive integer constant")
+				c.errorf(c.last(e), D_STACK_SIZE, "stack( ) argument #1 must be a non-zero positive integer constant")
 				return false
 			}
 		}
 	case "ustack", "jstack":
 		if len(tvs) >= 1 {
 			if v, ok := constArg(0); !ok || v <= 0 {
-				c.errorf(e.Pos(), D_USTACK_FRAMES, "%s( ) argument #1 must be a non-zero positive integer constant", fn.Name)
+				c.errorf(c.last(e), D_USTACK_FRAMES, "%s( ) argument #1 must be a non-zero positive integer constant", fn.Name)
 				return false
 			}
 		}
 		if len(tvs) >= 2 {
 			if v, ok := constArg(1); !ok || v < 0 {
-				c.errorf(e.Pos(), D_USTACK_STRSIZE, "%s( ) argument #2 must be a positive integer constant", fn.Name)
+				c.errorf(c.last(e), D_USTACK_STRSIZE, "%s( ) argument #2 must be a positive integer constant", fn.Name)
 				return false
 			}
 		}
 	case "tracemem":
 		if !isInt(tvs[0].Type) && !isPtrLike(tvs[0].Type) {
-			c.errorf(e.Pos(), D_TRACEMEM_ADDR, "tracemem( ) argument #1 is incompatible with prototype:\n\tprototype: pointer or integer\n\t argument: %s", types.TypeString(tvs[0].Type))
+			c.errorf(c.last(e), D_TRACEMEM_ADDR, "tracemem( ) argument #1 is incompatible with prototype:\n\tprototype: pointer or integer\n\t argument: %s", types.TypeString(tvs[0].Type))
 			return false
 		}
 		if v, ok := constArg(1); !ok || v <= 0 {
-			c.errorf(e.Pos(), D_TRACEMEM_SIZE, "tracemem( ) argument #2 must be a non-zero positive integral constant expression")
+			c.errorf(c.last(e), D_TRACEMEM_SIZE, "tracemem( ) argument #2 must be a non-zero positive integral constant expression")
 			return false
 		}
 	case "alloca":
 		if v, ok := constArg(0); ok && c.scratchSize > 0 && uint64(v) > uint64(c.scratchSize-8) {
-			c.errorf(e.Pos(), D_ALLOCA_SIZE, "alloca(%d) size larger than scratchsize %d", uint64(v), c.scratchSize-8)
+			c.errorf(c.last(e), D_ALLOCA_SIZE, "alloca(%d) size larger than scratchsize %d", uint64(v), c.scratchSize-8)
 			return false
 		}
 	case "copyin":
 		if v, ok := constArg(1); ok && c.scratchSize > 0 && uint64(v) > uint64(c.scratchSize-8) {
-			c.errorf(e.Pos(), D_ALLOCA_SIZE, "copyin(%d) size larger than scratchsize %d", uint64(v), c.scratchSize-8)
+			c.errorf(c.last(e), D_ALLOCA_SIZE, "copyin(%d) size larger than scratchsize %d", uint64(v), c.scratchSize-8)
 			return false
 		}
 	case "printf":
 		if len(tvs) > 0 && (tvs[0].Value == nil || !tvs[0].Value.IsStr) {
-			c.errorf(e.Pos(), D_PRINTF_ARG_FMT, "printf( ) argument #1 is incompatible with prototype:\n\tprototype: string constant\n\t argument: %s", types.TypeString(tvs[0].Type))
+			c.errorf(c.last(e), D_PRINTF_ARG_FMT, "printf( ) argument #1 is incompatible with prototype:\n\tprototype: string constant\n\t argument: %s", types.TypeString(tvs[0].Type))
 			return false
 		}
 		if c.conf.Format != nil {
@@ -261,7 +261,7 @@ func (c *checker) specialAfter(e *syntax.CallExpr, fn *Func, tvs []TypeAndValue)
 				argTypes[i] = tvs[i+1].Type
 			}
 			if err := c.conf.Format(fn.Name, tvs[0].Value.Str, argTypes); err != nil {
-				c.formatError(e.Pos(), err)
+				c.formatError(c.last(e), err)
 				return false
 			}
 		}
@@ -298,7 +298,7 @@ func (c *checker) aggAssign(e *syntax.AssignExpr, ae *syntax.AggExpr) TypeAndVal
 	if fi == nil || fi.fn.Kind != AggFunc {
 		if fi == nil && call != nil {
 			if id, ok2 := unparen(call.Fun).(*syntax.Ident); ok2 {
-				return c.fail(e.Pos(), D_FUNC_UNDEF, "undefined function name: %s", id.Name)
+				return c.fail(c.after(e), D_FUNC_UNDEF, "undefined function name: %s", id.Name)
 			}
 		}
 		if fi == nil && call == nil {
@@ -306,7 +306,7 @@ func (c *checker) aggAssign(e *syntax.AssignExpr, ae *syntax.AggExpr) TypeAndVal
 				return bad
 			}
 		}
-		return c.fail(e.Pos(), D_AGG_FUNC, "@%s must be assigned the result of an aggregating function", ae.Name)
+		return c.fail(c.after(e), D_AGG_FUNC, "@%s must be assigned the result of an aggregating function", ae.Name)
 	}
 	fn := fi.fn
 	a := c.aggs[ae.Name]
@@ -315,13 +315,13 @@ func (c *checker) aggAssign(e *syntax.AssignExpr, ae *syntax.AggExpr) TypeAndVal
 		if c.fset != nil {
 			line = c.fset.Position(a.Pos).Line
 		}
-		return c.fail(e.Pos(), D_AGG_REDEF, "aggregation redefined: @%s\n\t current: @%s = %s( )\n\tprevious: @%s = %s( ) : line %d",
+		return c.fail(c.after(e), D_AGG_REDEF, "aggregation redefined: @%s\n\t current: @%s = %s( )\n\tprevious: @%s = %s( ) : line %d",
 			ae.Name, ae.Name, fn.Name, ae.Name, a.Func, line)
 	}
 	// Keys.
 	var keys []types.Type
 	if a != nil && a.Keys != nil {
-		if !c.checkKeys(ae.Pos(), "@"+ae.Name+"[ ]", "", ae.Keys, a.Keys, "aggregation") {
+		if !c.checkKeys(c.after(ae), "@"+ae.Name+"[ ]", "", ae.Keys, a.Keys, "aggregation") {
 			return bad
 		}
 		keys = a.Keys
@@ -341,7 +341,7 @@ func (c *checker) aggAssign(e *syntax.AssignExpr, ae *syntax.AggExpr) TypeAndVal
 			keys = append(keys, t)
 		}
 		if a != nil && len(keys) > 0 && a.Keys == nil && a.ID >= 0 && len(a.Keys) != len(keys) {
-			if !c.checkKeys(ae.Pos(), "@"+ae.Name+"[ ]", "", ae.Keys, a.Keys, "aggregation") {
+			if !c.checkKeys(c.after(ae), "@"+ae.Name+"[ ]", "", ae.Keys, a.Keys, "aggregation") {
 				return bad
 			}
 		}
@@ -351,19 +351,19 @@ func (c *checker) aggAssign(e *syntax.AssignExpr, ae *syntax.AggExpr) TypeAndVal
 	if !ok {
 		return bad
 	}
-	if !c.checkSig(call.Pos(), fn.Name, fi.sig, call.Args, tvs) {
+	if !c.checkSig(c.last(call), fn.Name, fi.sig, call.Args, tvs) {
 		return bad
 	}
 	if argmax, ok := quantArgMax[fn.Name]; ok && len(tvs) >= argmax {
 		if !isScalar(tvs[argmax-1].Type) {
-			return c.fail(call.Pos(), D_PROTO_ARG, "%s( ) increment value (argument #%d) must be of scalar type", fn.Name, argmax)
+			return c.fail(c.last(call), D_PROTO_ARG, "%s( ) increment value (argument #%d) must be of scalar type", fn.Name, argmax)
 		}
 		if len(tvs) > argmax {
-			return c.fail(call.Args[argmax].Pos(), D_PROTO_LEN, "%s( ) prototype mismatch: %d args passed, at most %d expected", fn.Name, len(tvs), argmax)
+			return c.fail(c.after(call.Args[argmax]), D_PROTO_LEN, "%s( ) prototype mismatch: %d args passed, at most %d expected", fn.Name, len(tvs), argmax)
 		}
 	}
 	if scalarAgg[fn.Name] && len(tvs) > 0 && !isScalar(tvs[0].Type) {
-		return c.fail(call.Pos(), D_AGG_SCALAR, "%s( ) argument #1 must be of scalar type", fn.Name)
+		return c.fail(c.last(call), D_AGG_SCALAR, "%s( ) argument #1 must be of scalar type", fn.Name)
 	}
 	params, ok := c.quantParams(call, fn.Name, tvs, a)
 	if !ok {
@@ -383,7 +383,7 @@ func (c *checker) aggAssign(e *syntax.AssignExpr, ae *syntax.AggExpr) TypeAndVal
 	c.info.Uses[ae] = a
 	c.record(ae, TypeAndValue{Type: types.Agg}, exprFlags{isVar: true})
 	c.clauseAgg(a)
-	if !c.aggOrder(e.Pos()) {
+	if !c.aggOrder(c.stmtPos(e)) {
 		return bad
 	}
 	return c.record(e, TypeAndValue{Type: types.Void}, exprFlags{})
@@ -398,7 +398,7 @@ func (c *checker) quantParams(call *syntax.CallExpr, name string, tvs []TypeAndV
 		}
 		return tvs[i].Value.Int, true
 	}
-	pos := call.Pos()
+	pos := c.last(call)
 	switch name {
 	case "lquantize":
 		base, ok := constArg(1)

@@ -40,6 +40,18 @@ type checker struct {
 	xlParamOn bool
 
 	scratchSize int64 // the scratchsize option, 0 if unknown
+	srcCache    map[string][]byte
+	curStmt     syntax.Stmt // the expression statement being checked
+	predEnd     syntax.Pos  // the closing slash of the predicate being checked
+}
+
+// stmtPos is where dtrace reports errors about a statement's action: its
+// last token.
+func (c *checker) stmtPos(n syntax.Node) syntax.Pos {
+	if c.curStmt != nil {
+		return c.last(c.curStmt)
+	}
+	return c.last(n)
 }
 
 func newChecker(fset *syntax.FileSet, conf *Config) *checker {
@@ -95,4 +107,89 @@ func (c *checker) finish() {
 			}
 		}
 	}
+}
+
+// after returns where dtrace reports an error about node n. dtrace's
+// lexer has usually read one token past a construct when the parser
+// builds its node, and errors quote that line; so the position is the
+// start of the first token after n. Without Config.Source it is n's own
+// position.
+func (c *checker) after(n syntax.Node) syntax.Pos {
+	if c.conf.Source == nil || c.fset == nil {
+		return n.Pos()
+	}
+	end := n.End()
+	f := c.fset.File(end)
+	if f == nil {
+		return n.Pos()
+	}
+	src := c.source(f.Name())
+	off := f.Offset(end)
+	if src == nil || off < 0 || off > len(src) {
+		return n.Pos()
+	}
+	p := c.skipSpace(f, src, off)
+	if p == c.predEnd && p.IsValid() {
+		p = c.skipSpace(f, src, f.Offset(p)+1)
+	}
+	return p
+}
+
+// skipSpace returns the position of the first byte at or after off that
+// is not white space or inside a comment.
+func (c *checker) skipSpace(f *syntax.File, src []byte, off int) syntax.Pos {
+	for off < len(src) {
+		switch {
+		case src[off] == ' ' || src[off] == '\t' || src[off] == '\n' || src[off] == '\r' || src[off] == '\f' || src[off] == '\v':
+			off++
+		case off+1 < len(src) && src[off] == '/' && src[off+1] == '*':
+			i := indexFrom(src, off+2, "*/")
+			if i < 0 {
+				off = len(src)
+			} else {
+				off = i + 2
+			}
+		case off+1 < len(src) && src[off] == '/' && src[off+1] == '/':
+			i := indexFrom(src, off, "\n")
+			if i < 0 {
+				off = len(src)
+			} else {
+				off = i
+			}
+		default:
+			return f.Pos(off)
+		}
+	}
+	return f.Pos(len(src))
+}
+
+// last returns the position of n's last byte, where dtrace reports
+// errors about constructs it reduces without reading further (a clause
+// after its closing brace, a declaration after its semicolon).
+func (c *checker) last(n syntax.Node) syntax.Pos {
+	if n.End() > n.Pos() {
+		return n.End() - 1
+	}
+	return n.Pos()
+}
+
+func (c *checker) source(name string) []byte {
+	if b, ok := c.srcCache[name]; ok {
+		return b
+	}
+	b := c.conf.Source(name)
+	if c.srcCache == nil {
+		c.srcCache = map[string][]byte{}
+	}
+	c.srcCache[name] = b
+	return b
+}
+
+func indexFrom(b []byte, from int, s string) int {
+	for i := from; i+len(s) <= len(b); i++ {
+		if string(b[i:i+len(s)]) == s {
+			return i
+		}
+	}
+	return -1
 }

@@ -150,6 +150,7 @@ func runCase(cc *corpusCase) (got string, parseErr bool) {
 		}
 		return err.Error(), true
 	}
+	cc.conf.Source = func(string) []byte { return src }
 	_, err = Check(fset, []*syntax.Program{prog}, cc.conf)
 	if err != nil {
 		return err.(ErrorList)[0].Tagged(), false

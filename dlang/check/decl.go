@@ -82,7 +82,7 @@ func (c *checker) specType(ds *syntax.DeclSpecs) types.Type {
 			if ts.Module != "" {
 				name = ts.Module + "`" + ts.Name
 			}
-			c.errorf(ts.Pos(), D_UNKNOWN, "failed to resolve type %s: Unknown type name", name)
+			c.errorf(c.after(ts), D_UNKNOWN, "failed to resolve type %s: Unknown type name", name)
 			return nil
 		}
 	case *syntax.StructType:
@@ -109,13 +109,13 @@ func (c *checker) basicType(bt *syntax.BasicType) types.Type {
 		}
 		switch {
 		case name == "char" && attr&(daShort|daLong|daLongLong) != 0:
-			c.errorf(bt.Pos(), D_DECL_CHARATTR, "invalid type declaration: short and long may not be used with char type")
+			c.errorf(c.after(bt), D_DECL_CHARATTR, "invalid type declaration: short and long may not be used with char type")
 		case name == "void" && attr != 0:
-			c.errorf(bt.Pos(), D_DECL_VOIDATTR, "invalid type declaration: attributes may not be used with void type")
+			c.errorf(c.after(bt), D_DECL_VOIDATTR, "invalid type declaration: attributes may not be used with void type")
 		case kind != types.KindInt && attr&(daSigned|daUnsigned) != 0:
-			c.errorf(bt.Pos(), D_DECL_SIGNINT, "invalid type declaration: signed and unsigned may only be used with integer type")
+			c.errorf(c.after(bt), D_DECL_SIGNINT, "invalid type declaration: signed and unsigned may only be used with integer type")
 		case kind != types.KindInt && kind != types.KindFloat && attr&(daLong|daLongLong) != 0:
-			c.errorf(bt.Pos(), D_DECL_LONGINT, "invalid type declaration: long and long long may only be used with integer or floating-point type")
+			c.errorf(c.after(bt), D_DECL_LONGINT, "invalid type declaration: long and long long may only be used with integer or floating-point type")
 		default:
 			return true
 		}
@@ -137,7 +137,7 @@ func (c *checker) basicType(bt *syntax.BasicType) types.Type {
 			}
 		default:
 			if name != "" {
-				c.errorf(bt.Pos(), D_DECL_COMBO, "invalid type combination")
+				c.errorf(c.after(bt), D_DECL_COMBO, "invalid type combination")
 				return nil
 			}
 			name = w
@@ -180,7 +180,7 @@ func (c *checker) basicType(bt *syntax.BasicType) types.Type {
 	if t := c.cScope.Lookup(strings.TrimSpace(full)); t != nil {
 		return t
 	}
-	c.errorf(bt.Pos(), D_UNKNOWN, "failed to resolve type %s: Unknown type name", full)
+	c.errorf(c.after(bt), D_UNKNOWN, "failed to resolve type %s: Unknown type name", full)
 	return nil
 }
 
@@ -199,7 +199,7 @@ func (c *checker) structType(st *syntax.StructType) types.Type {
 			if c.conf.Kernel == nil {
 				return c.kernelType(key)
 			}
-			c.errorf(st.Pos(), D_UNKNOWN, "failed to resolve type %s`%s: Unknown type name", st.Module, key)
+			c.errorf(c.after(st), D_UNKNOWN, "failed to resolve type %s`%s: Unknown type name", st.Module, key)
 			return nil
 		}
 		s := &types.Struct{Union: st.Union, Tag: st.Tag, Module: "D"}
@@ -210,7 +210,7 @@ func (c *checker) structType(st *syntax.StructType) types.Type {
 	if st.Tag != "" {
 		if old, ok := c.info.Scope.Lookup(key).(*types.Struct); ok {
 			if old.Complete {
-				c.errorf(st.Pos(), D_DECL_TYPERED, "type redeclared: %s", key)
+				c.errorf(c.after(st), D_DECL_TYPERED, "type redeclared: %s", key)
 				return old
 			}
 			s = old
@@ -237,11 +237,11 @@ func (c *checker) structType(st *syntax.StructType) types.Type {
 				return s
 			}
 			if types.IsVoid(mt) {
-				c.errorf(d.Pos(), D_DECL_VOIDOBJ, "cannot have void member: %s", name)
+				c.errorf(c.after(d), D_DECL_VOIDOBJ, "cannot have void member: %s", name)
 				return s
 			}
 			if c.incomplete(mt) {
-				c.errorf(d.Pos(), D_DECL_INCOMPLETE, "incomplete struct/union/enum %s: %s", types.TypeString(mt), name)
+				c.errorf(c.after(d), D_DECL_INCOMPLETE, "incomplete struct/union/enum %s: %s", types.TypeString(mt), name)
 				return s
 			}
 			bits := 0
@@ -251,23 +251,23 @@ func (c *checker) structType(st *syntax.StructType) types.Type {
 					return s
 				}
 				if tv.Value == nil || tv.Value.IsStr || !isInt(tv.Type) || tv.Value.Int <= 0 {
-					c.errorf(d.BitField.Pos(), D_DECL_BFCONST, "positive integral constant expression expected as bit-field size")
+					c.errorf(c.after(d.BitField), D_DECL_BFCONST, "positive integral constant expression expected as bit-field size")
 					return s
 				}
 				b, ok := types.Underlying(mt).(*types.Basic)
 				if !ok || b.K != types.KindInt {
-					c.errorf(d.Pos(), D_DECL_BFTYPE, "invalid type for bit-field: %s", name)
+					c.errorf(c.after(d), D_DECL_BFTYPE, "invalid type for bit-field: %s", name)
 					return s
 				}
 				if tv.Value.Int > b.Bytes*8 {
-					c.errorf(d.Pos(), D_DECL_BFSIZE, "bit-field too big for type: %s", name)
+					c.errorf(c.after(d), D_DECL_BFSIZE, "bit-field too big for type: %s", name)
 					return s
 				}
 				bits = int(tv.Value.Int)
 				mt = types.BitField(b, bits)
 			}
 			if !s.AddField(name, mt, bits) {
-				c.errorf(d.Pos(), D_UNKNOWN, "failed to define member '%s': Duplicate member or variable name", name)
+				c.errorf(c.after(d), D_UNKNOWN, "failed to define member '%s': Duplicate member or variable name", name)
 				return s
 			}
 		}
@@ -307,7 +307,7 @@ func (c *checker) enumType(et *syntax.EnumType) types.Type {
 	if et.Tag != "" {
 		if old, ok := c.info.Scope.Lookup(key).(*types.Enum); ok {
 			if old.Complete {
-				c.errorf(et.Pos(), D_DECL_TYPERED, "type redeclared: %s", key)
+				c.errorf(c.after(et), D_DECL_TYPERED, "type redeclared: %s", key)
 				return old
 			}
 			e = old
@@ -323,7 +323,7 @@ func (c *checker) enumType(et *syntax.EnumType) types.Type {
 	for _, v := range et.Values {
 		name := v.Name.Name
 		if v.Name.Scoped || v.Name.Module != "" {
-			c.errorf(v.Pos(), D_DECL_SCOPE, "D scoping operator may not be used in an enumerator name (%s)", name)
+			c.errorf(c.after(v), D_DECL_SCOPE, "D scoping operator may not be used in an enumerator name (%s)", name)
 			return e
 		}
 		if v.Value != nil {
@@ -332,7 +332,7 @@ func (c *checker) enumType(et *syntax.EnumType) types.Type {
 				return e
 			}
 			if tv.Value == nil || tv.Value.IsStr || !isInt(tv.Type) {
-				c.errorf(v.Value.Pos(), D_DECL_ENCONST, "enumerator '%s' must be assigned to an integral constant expression", name)
+				c.errorf(c.after(v.Value), D_DECL_ENCONST, "enumerator '%s' must be assigned to an integral constant expression", name)
 				return e
 			}
 			next = tv.Value.Int
@@ -341,15 +341,15 @@ func (c *checker) enumType(et *syntax.EnumType) types.Type {
 			}
 		}
 		if next > 0x7fffffff || next < -0x80000000 {
-			c.errorf(v.Pos(), D_DECL_ENOFLOW, "enumerator '%s' value overflows INT_MAX (%d)", name, 0x7fffffff)
+			c.errorf(c.after(v), D_DECL_ENOFLOW, "enumerator '%s' value overflows INT_MAX (%d)", name, 0x7fffffff)
 			return e
 		}
 		if _, dup := c.enumConsts[name]; dup {
-			c.errorf(v.Pos(), D_UNKNOWN, "failed to define enumerator '%s': Duplicate member or variable name", name)
+			c.errorf(c.after(v), D_UNKNOWN, "failed to define enumerator '%s': Duplicate member or variable name", name)
 			return e
 		}
 		if _, dup := e.Lookup(name); dup {
-			c.errorf(v.Pos(), D_UNKNOWN, "failed to define enumerator '%s': Duplicate member or variable name", name)
+			c.errorf(c.after(v), D_UNKNOWN, "failed to define enumerator '%s': Duplicate member or variable name", name)
 			return e
 		}
 		e.Values = append(e.Values, types.Enumerator{Name: name, Value: next})
@@ -374,7 +374,7 @@ func (c *checker) derive(base types.Type, dt syntax.DeclType, name string) types
 		return c.derive(t, d.Elem, name)
 	case *syntax.ArrayDecl:
 		if d.Keys != nil {
-			c.errorf(d.Pos(), D_DECL_DYNOBJ, "cannot declare array of associative arrays")
+			c.errorf(c.after(d), D_DECL_DYNOBJ, "cannot declare array of associative arrays")
 			return nil
 		}
 		elem := c.derive(base, d.Elem, name)
@@ -382,7 +382,7 @@ func (c *checker) derive(base types.Type, dt syntax.DeclType, name string) types
 			return nil
 		}
 		if d.Len == nil {
-			c.errorf(d.Pos(), D_DECL_ARRNULL, "array declaration requires array dimension or tuple signature: %s", name)
+			c.errorf(c.after(d), D_DECL_ARRNULL, "array declaration requires array dimension or tuple signature: %s", name)
 			return nil
 		}
 		n, ok := c.arrayLen(d.Len)
@@ -390,7 +390,7 @@ func (c *checker) derive(base types.Type, dt syntax.DeclType, name string) types
 			return nil
 		}
 		if types.IsVoid(elem) {
-			c.errorf(d.Pos(), D_DECL_VOIDOBJ, "cannot declare array of void")
+			c.errorf(c.after(d), D_DECL_VOIDOBJ, "cannot declare array of void")
 			return nil
 		}
 		return &types.Array{Elem: elem, Len: n}
@@ -415,7 +415,7 @@ func (c *checker) derive(base types.Type, dt syntax.DeclType, name string) types
 			}
 			if types.IsVoid(pt) && pd == nil {
 				if len(d.Params) != 1 {
-					c.errorf(p.Pos(), D_DECL_PROTO_VOID, "void must be sole parameter")
+					c.errorf(c.after(p), D_DECL_PROTO_VOID, "void must be sole parameter")
 					return nil
 				}
 				continue
@@ -435,14 +435,14 @@ func (c *checker) arrayLen(e syntax.Expr) (int64, bool) {
 	}
 	if tv.Value == nil || tv.Value.IsStr || !isInt(tv.Type) || tv.Value.Int <= 0 {
 		if tv.Value != nil && !tv.Value.IsStr && isInt(tv.Type) && tv.Value.Int < 0 && !types.IsSigned(tv.Type) {
-			c.errorf(e.Pos(), D_DECL_ARRBIG, "array dimension too big")
+			c.errorf(c.after(e), D_DECL_ARRBIG, "array dimension too big")
 			return 0, false
 		}
-		c.errorf(e.Pos(), D_DECL_ARRSUB, "positive integral constant expression or tuple signature expected as array declaration subscript")
+		c.errorf(c.after(e), D_DECL_ARRSUB, "positive integral constant expression or tuple signature expected as array declaration subscript")
 		return 0, false
 	}
 	if tv.Value.Int > 0x7fffffff {
-		c.errorf(e.Pos(), D_DECL_ARRBIG, "array dimension too big")
+		c.errorf(c.after(e), D_DECL_ARRBIG, "array dimension too big")
 		return 0, false
 	}
 	return tv.Value.Int, true

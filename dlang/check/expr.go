@@ -182,7 +182,7 @@ func (c *checker) exprx(e syntax.Expr, lhs bool) TypeAndValue {
 			return bad
 		}
 		if !isScalar(x.Type) && !types.IsStringLike(x.Type) {
-			return c.fail(e.Pos(), D_STRINGOF_TYPE, "cannot apply stringof to a value of type %s", types.TypeString(x.Type))
+			return c.fail(c.last(e), D_STRINGOF_TYPE, "cannot apply stringof to a value of type %s", types.TypeString(x.Type))
 		}
 		return c.record(e, TypeAndValue{Type: c.strType, Value: strValue(x)}, exprFlags{})
 	case *syntax.OffsetofExpr:
@@ -196,7 +196,7 @@ func (c *checker) exprx(e syntax.Expr, lhs bool) TypeAndValue {
 	case *syntax.MemberExpr:
 		return c.member(e)
 	}
-	return c.fail(e.Pos(), D_UNKNOWN, "internal error -- unexpected expression %T", e)
+	return c.fail(c.after(e), D_UNKNOWN, "internal error -- unexpected expression %T", e)
 }
 
 // strValue keeps a constant string through stringof.
@@ -390,11 +390,11 @@ func (c *checker) scopedVar(e *syntax.ScopedVar, lhs bool) TypeAndValue {
 	name := e.Name.Name
 	v, ok := tab[name]
 	if ok && v.Keys != nil {
-		return c.fail(e.Pos(), D_IDENT_BADREF, "array '%s%s' may not be referenced as scalar", prefix, name)
+		return c.fail(c.last(e), D_IDENT_BADREF, "array '%s%s' may not be referenced as scalar", prefix, name)
 	}
 	if !ok {
 		if !lhs {
-			return c.fail(e.Pos(), D_VAR_UNDEF, "%s%s has not yet been declared or assigned", prefix, name)
+			return c.fail(c.last(e), D_VAR_UNDEF, "%s%s has not yet been declared or assigned", prefix, name)
 		}
 		v = c.newVar(name, kind, nil, nil, e.Pos())
 		tab[name] = v
@@ -402,7 +402,7 @@ func (c *checker) scopedVar(e *syntax.ScopedVar, lhs bool) TypeAndValue {
 	} else if v.Type == nil && lhs {
 		c.fresh = v
 	} else if v.Type == nil {
-		return c.fail(e.Pos(), D_VAR_UNDEF, "%s%s has not yet been declared or assigned", prefix, name)
+		return c.fail(c.last(e), D_VAR_UNDEF, "%s%s has not yet been declared or assigned", prefix, name)
 	}
 	c.use(e, v)
 	return c.record(e, TypeAndValue{Type: v.Type, Lvalue: true}, exprFlags{writable: true, isVar: true})
@@ -486,7 +486,7 @@ func (c *checker) sizeof(e *syntax.SizeofExpr) TypeAndValue {
 	} else {
 		if id, ok := unparen(e.X).(*syntax.Ident); ok && !id.Scoped {
 			if v, ok := c.globals[id.Name]; ok && v.Keys != nil {
-				return c.fail(e.X.Pos(), D_IDENT_BADREF, "array '%s' may not be referenced as scalar", id.Name)
+				return c.fail(c.after(e.X), D_IDENT_BADREF, "array '%s' may not be referenced as scalar", id.Name)
 			}
 		}
 		x := c.expr(e.X)
@@ -494,7 +494,7 @@ func (c *checker) sizeof(e *syntax.SizeofExpr) TypeAndValue {
 			return bad
 		}
 		if c.flags[e.X].bitfield {
-			return c.fail(e.Pos(), D_SIZEOF_BITFIELD, "cannot apply sizeof to a bit-field")
+			return c.fail(c.last(e), D_SIZEOF_BITFIELD, "cannot apply sizeof to a bit-field")
 		}
 		t = x.Type
 		if x.Value != nil && x.Value.IsStr {
@@ -503,7 +503,7 @@ func (c *checker) sizeof(e *syntax.SizeofExpr) TypeAndValue {
 		}
 	}
 	if t.Size() == 0 {
-		return c.fail(e.Pos(), D_SIZEOF_TYPE, "cannot apply sizeof to an operand of unknown size")
+		return c.fail(c.last(e), D_SIZEOF_TYPE, "cannot apply sizeof to an operand of unknown size")
 	}
 	return c.record(e, TypeAndValue{Type: types.SizeT, Value: intConst(t.Size())}, exprFlags{})
 }
@@ -526,22 +526,22 @@ func (c *checker) offsetof(e *syntax.OffsetofExpr) TypeAndValue {
 	}
 	s, ok := types.Underlying(t).(*types.Struct)
 	if !ok {
-		return c.fail(e.Pos(), D_OFFSETOF_TYPE, "offsetof operand must be a struct or union type")
+		return c.fail(c.last(e), D_OFFSETOF_TYPE, "offsetof operand must be a struct or union type")
 	}
 	var off int64
 	for i, m := range e.Member {
 		f, o, ok := s.Field(m.Name)
 		if !ok {
-			return c.fail(m.Pos(), D_UNKNOWN, "failed to determine offset of %s: Member name not found", m.Name)
+			return c.fail(c.after(m), D_UNKNOWN, "failed to determine offset of %s: Member name not found", m.Name)
 		}
 		if f.Bits > 0 {
-			return c.fail(m.Pos(), D_OFFSETOF_BITFIELD, "cannot take offset of a bit-field: %s", m.Name)
+			return c.fail(c.after(m), D_OFFSETOF_BITFIELD, "cannot take offset of a bit-field: %s", m.Name)
 		}
 		off += o
 		if i < len(e.Member)-1 {
 			s, ok = types.Underlying(f.Type).(*types.Struct)
 			if !ok {
-				return c.fail(m.Pos(), D_OFFSETOF_TYPE, "offsetof operand must be a struct or union type")
+				return c.fail(c.after(m), D_OFFSETOF_TYPE, "offsetof operand must be a struct or union type")
 			}
 		}
 	}
@@ -564,7 +564,7 @@ func (c *checker) cast(e *syntax.CastExpr) TypeAndValue {
 	case types.IsString(t) && (isScalar(x.Type) || types.IsStringLike(x.Type)):
 	case types.Identical(t, x.Type):
 	default:
-		return c.fail(e.Pos(), D_CAST_INVAL, "invalid cast expression: \"%s\" to \"%s\"", types.TypeString(x.Type), types.TypeString(t))
+		return c.fail(c.after(e), D_CAST_INVAL, "invalid cast expression: \"%s\" to \"%s\"", types.TypeString(x.Type), types.TypeString(t))
 	}
 	tv := TypeAndValue{Type: t}
 	if x.Value != nil && !x.Value.IsStr && isInt(t) {
@@ -595,18 +595,18 @@ func (c *checker) unary(e *syntax.UnaryExpr) TypeAndValue {
 		case *types.Array:
 			t = u.Elem
 		default:
-			return c.fail(e.Pos(), D_DEREF_NONPTR, "cannot dereference non-pointer type")
+			return c.fail(c.after(e), D_DEREF_NONPTR, "cannot dereference non-pointer type")
 		}
 		if types.IsVoid(t) {
-			return c.fail(e.Pos(), D_DEREF_VOID, "cannot dereference pointer to void")
+			return c.fail(c.after(e), D_DEREF_VOID, "cannot dereference pointer to void")
 		}
 		if types.Underlying(t).Kind() == types.KindFunc {
-			return c.fail(e.Pos(), D_DEREF_FUNC, "cannot dereference pointer to function")
+			return c.fail(c.after(e), D_DEREF_FUNC, "cannot dereference pointer to function")
 		}
 		return c.record(e, TypeAndValue{Type: t, Lvalue: !types.IsArray(t)}, exprFlags{writable: fl.writable})
 	case syntax.ADD, syntax.SUB:
 		if !isInt(x.Type) {
-			return c.fail(e.Pos(), D_OP_ARITH, "operator %s requires an operand of arithmetic type", opstr(e.Op))
+			return c.fail(c.after(e), D_OP_ARITH, "operator %s requires an operand of arithmetic type", opstr(e.Op))
 		}
 		tv := TypeAndValue{Type: x.Type}
 		if x.Value != nil {
@@ -619,7 +619,7 @@ func (c *checker) unary(e *syntax.UnaryExpr) TypeAndValue {
 		return c.record(e, tv, exprFlags{})
 	case syntax.BNEG:
 		if !isInt(x.Type) {
-			return c.fail(e.Pos(), D_OP_INT, "operator %s requires an operand of integral type", opstr(e.Op))
+			return c.fail(c.after(e), D_OP_INT, "operator %s requires an operand of integral type", opstr(e.Op))
 		}
 		tv := TypeAndValue{Type: x.Type}
 		if x.Value != nil {
@@ -628,7 +628,7 @@ func (c *checker) unary(e *syntax.UnaryExpr) TypeAndValue {
 		return c.record(e, tv, exprFlags{})
 	case syntax.NOT:
 		if !isScalar(x.Type) {
-			return c.fail(e.Pos(), D_OP_SCALAR, "operator %s requires an operand of scalar type", opstr(e.Op))
+			return c.fail(c.after(e), D_OP_SCALAR, "operator %s requires an operand of scalar type", opstr(e.Op))
 		}
 		tv := TypeAndValue{Type: types.Int}
 		if x.Value != nil && !x.Value.IsStr {
@@ -637,16 +637,16 @@ func (c *checker) unary(e *syntax.UnaryExpr) TypeAndValue {
 		return c.record(e, tv, exprFlags{})
 	case syntax.AND:
 		if fl.isVar {
-			return c.fail(e.Pos(), D_ADDROF_VAR, "cannot take address of dynamic variable")
+			return c.fail(c.after(e), D_ADDROF_VAR, "cannot take address of dynamic variable")
 		}
 		if types.Underlying(x.Type).Kind() == types.KindDyn {
-			return c.fail(e.Pos(), D_ADDROF_VAR, "cannot take address of dynamic object")
+			return c.fail(c.after(e), D_ADDROF_VAR, "cannot take address of dynamic object")
 		}
 		if !x.Lvalue {
-			return c.fail(e.Pos(), D_ADDROF_LVAL, "unacceptable operand for unary & operator")
+			return c.fail(c.after(e), D_ADDROF_LVAL, "unacceptable operand for unary & operator")
 		}
 		if fl.bitfield {
-			return c.fail(e.Pos(), D_ADDROF_BITFIELD, "cannot take address of bit-field")
+			return c.fail(c.after(e), D_ADDROF_BITFIELD, "cannot take address of bit-field")
 		}
 		return c.record(e, TypeAndValue{Type: types.NewPointer(x.Type)}, exprFlags{})
 	case syntax.SIZEOF:
@@ -654,7 +654,7 @@ func (c *checker) unary(e *syntax.UnaryExpr) TypeAndValue {
 	case syntax.STRINGOF:
 		return c.exprx(&syntax.StringofExpr{Span: e.Span, X: e.X}, false)
 	}
-	return c.fail(e.Pos(), D_UNKNOWN, "invalid unary op %s", opstr(e.Op))
+	return c.fail(c.after(e), D_UNKNOWN, "invalid unary op %s", opstr(e.Op))
 }
 
 func b2i(b bool) int64 {
@@ -666,6 +666,10 @@ func b2i(b bool) int64 {
 
 // incdec checks ++ and -- in both positions.
 func (c *checker) incdec(e syntax.Expr, op syntax.Token, xe syntax.Expr) TypeAndValue {
+	pos := c.after(e)
+	if _, ok := e.(*syntax.PostfixExpr); ok {
+		pos = c.last(e)
+	}
 	// ++ and -- may create a scalar variable, of type int64_t.
 	c.fresh = nil
 	x := c.exprx(xe, true)
@@ -680,16 +684,16 @@ func (c *checker) incdec(e syntax.Expr, op syntax.Token, xe syntax.Expr) TypeAnd
 	}
 	fl := c.flags[xe]
 	if !isScalar(x.Type) {
-		return c.fail(e.Pos(), D_OP_SCALAR, "operator %s requires operand of scalar type", opstr(op))
+		return c.fail(pos, D_OP_SCALAR, "operator %s requires operand of scalar type", opstr(op))
 	}
 	if p, ok := types.Underlying(x.Type).(*types.Pointer); ok && (types.IsVoid(p.Elem) || p.Elem.Size() == 0) {
-		return c.fail(e.Pos(), D_OP_VFPTR, "operator %s requires an operand of known size", opstr(op))
+		return c.fail(pos, D_OP_VFPTR, "operator %s requires an operand of known size", opstr(op))
 	}
 	if !x.Lvalue {
-		return c.fail(e.Pos(), D_OP_LVAL, "operator %s requires modifiable lvalue as an operand", opstr(op))
+		return c.fail(pos, D_OP_LVAL, "operator %s requires modifiable lvalue as an operand", opstr(op))
 	}
 	if !fl.writable {
-		return c.fail(e.Pos(), D_OP_WRITE, "operator %s can only be applied to a writable variable", opstr(op))
+		return c.fail(pos, D_OP_WRITE, "operator %s can only be applied to a writable variable", opstr(op))
 	}
 	return c.record(e, TypeAndValue{Type: x.Type}, exprFlags{})
 }
@@ -717,17 +721,17 @@ func (c *checker) binary(e *syntax.BinaryExpr) TypeAndValue {
 		return bad
 	}
 	if op != syntax.COMMA && (c.flags[e.X].action || c.flags[e.Y].action) {
-		return c.fail(e.Pos(), D_OP_ACT, "operator %s operands cannot be actions", opstr(op))
+		return c.fail(c.after(e), D_OP_ACT, "operator %s operands cannot be actions", opstr(op))
 	}
 	incompat := func() TypeAndValue {
-		return c.fail(e.Pos(), D_OP_INCOMPAT, "operands have incompatible types: \"%s\" %s \"%s\"",
+		return c.fail(c.after(e), D_OP_INCOMPAT, "operands have incompatible types: \"%s\" %s \"%s\"",
 			types.TypeString(x.Type), opstr(op), types.TypeString(y.Type))
 	}
 	var t types.Type
 	switch op {
 	case syntax.AND, syntax.OR, syntax.XOR, syntax.SHL, syntax.SHR, syntax.REM:
 		if !isInt(x.Type) || !isInt(y.Type) {
-			return c.fail(e.Pos(), D_OP_INT, "operator %s requires operands of integral type", opstr(op))
+			return c.fail(c.after(e), D_OP_INT, "operator %s requires operands of integral type", opstr(op))
 		}
 		if op == syntax.SHL || op == syntax.SHR {
 			t = x.Type
@@ -736,12 +740,12 @@ func (c *checker) binary(e *syntax.BinaryExpr) TypeAndValue {
 		}
 	case syntax.MUL, syntax.QUO:
 		if !isInt(x.Type) || !isInt(y.Type) {
-			return c.fail(e.Pos(), D_OP_ARITH, "operator %s requires operands of arithmetic type", opstr(op))
+			return c.fail(c.after(e), D_OP_ARITH, "operator %s requires operands of arithmetic type", opstr(op))
 		}
 		t = types.ArithResult(x.Type, y.Type)
 	case syntax.LAND, syntax.LOR, syntax.LXOR:
 		if !isScalar(x.Type) || !isScalar(y.Type) {
-			return c.fail(e.Pos(), D_OP_SCALAR, "operator %s requires operands of scalar type", opstr(op))
+			return c.fail(c.after(e), D_OP_SCALAR, "operator %s requires operands of scalar type", opstr(op))
 		}
 		t = types.Int
 	case syntax.LSS, syntax.GTR, syntax.LEQ, syntax.GEQ, syntax.EQL, syntax.NEQ:
@@ -765,7 +769,7 @@ func (c *checker) binary(e *syntax.BinaryExpr) TypeAndValue {
 			t = x.Type
 			if a, ok := types.Underlying(x.Type).(*types.Array); ok {
 				if y.Value != nil && a.Len > 1 && uint64(y.Value.Int) >= uint64(a.Len) && !c.flags[e.X].isVar {
-					return c.fail(e.Pos(), D_ARR_BOUNDS, "index outside array bounds: %d, max is %d", uint64(y.Value.Int), a.Len)
+					return c.fail(c.after(e), D_ARR_BOUNDS, "index outside array bounds: %d, max is %d", uint64(y.Value.Int), a.Len)
 				}
 				t = types.NewPointer(a.Elem)
 			}
@@ -782,13 +786,13 @@ func (c *checker) binary(e *syntax.BinaryExpr) TypeAndValue {
 	case syntax.COMMA:
 		return c.record(e, TypeAndValue{Type: y.Type, Value: y.Value}, c.flags[e.Y])
 	default:
-		return c.fail(e.Pos(), D_UNKNOWN, "invalid binary op %s", opstr(op))
+		return c.fail(c.after(e), D_UNKNOWN, "invalid binary op %s", opstr(op))
 	}
 	tv := TypeAndValue{Type: t}
 	if x.Value != nil && y.Value != nil {
 		v, ok, err := foldBinary(op, x, y, t)
 		if err != "" {
-			return c.fail(e.Pos(), D_DIV_ZERO, "%s", err)
+			return c.fail(c.after(e), D_DIV_ZERO, "%s", err)
 		}
 		if ok {
 			tv.Value = v
@@ -1017,7 +1021,7 @@ func (c *checker) cond(e *syntax.CondExpr) TypeAndValue {
 		return bad
 	}
 	if !isScalar(cv.Type) {
-		return c.fail(e.Pos(), D_OP_SCALAR, "operator ?: expression must be of scalar type")
+		return c.fail(c.after(e), D_OP_SCALAR, "operator ?: expression must be of scalar type")
 	}
 	x := c.expr(e.X)
 	if x.Type == nil {
@@ -1028,7 +1032,7 @@ func (c *checker) cond(e *syntax.CondExpr) TypeAndValue {
 		return bad
 	}
 	if c.flags[e.X].action || c.flags[e.Y].action {
-		return c.fail(e.Pos(), D_OP_ACT, "action cannot be used in a conditional context")
+		return c.fail(c.after(e), D_OP_ACT, "action cannot be used in a conditional context")
 	}
 	var t types.Type
 	switch {
@@ -1044,7 +1048,7 @@ func (c *checker) cond(e *syntax.CondExpr) TypeAndValue {
 			t = y.Type
 		}
 	default:
-		return c.fail(e.Pos(), D_OP_INCOMPAT, "operator ?: operands must have compatible types")
+		return c.fail(c.after(e), D_OP_INCOMPAT, "operator ?: operands must have compatible types")
 	}
 	tv := TypeAndValue{Type: t}
 	if cv.Value != nil && x.Value != nil && y.Value != nil && !cv.Value.IsStr {
@@ -1073,7 +1077,7 @@ func (c *checker) member(e *syntax.MemberExpr) TypeAndValue {
 		op = "->"
 		p, ok := types.Underlying(t).(*types.Pointer)
 		if !ok {
-			return c.fail(e.Pos(), D_OP_PTR, "operator %s must be applied to a pointer", op)
+			return c.fail(c.last(e), D_OP_PTR, "operator %s must be applied to a pointer", op)
 		}
 		t = p.Elem
 	}
@@ -1085,20 +1089,20 @@ func (c *checker) member(e *syntax.MemberExpr) TypeAndValue {
 			return c.record(e, TypeAndValue{Type: types.Int64, Lvalue: true}, exprFlags{})
 		}
 		if e.Arrow {
-			return c.fail(e.Pos(), D_OP_SOU, "operator -> cannot be applied to pointer to type \"%s\"; must be applied to a struct or union pointer", types.TypeString(t))
+			return c.fail(c.last(e), D_OP_SOU, "operator -> cannot be applied to pointer to type \"%s\"; must be applied to a struct or union pointer", types.TypeString(t))
 		}
-		return c.fail(e.Pos(), D_OP_SOU, "operator %s cannot be applied to type \"%s\"; must be applied to a struct or union", op, types.TypeString(t))
+		return c.fail(c.last(e), D_OP_SOU, "operator %s cannot be applied to type \"%s\"; must be applied to a struct or union", op, types.TypeString(t))
 	}
 	if !s.Complete {
 		kw := "struct"
 		if s.Union {
 			kw = "union"
 		}
-		return c.fail(e.Pos(), D_OP_INCOMPLETE, "operator %s cannot be applied to a forward declaration: no %s definition is available", op, kw)
+		return c.fail(c.last(e), D_OP_INCOMPLETE, "operator %s cannot be applied to a forward declaration: no %s definition is available", op, kw)
 	}
 	f, off, ok := s.Field(e.Name.Name)
 	if !ok {
-		return c.fail(e.Name.Pos(), D_TYPE_MEMBER, "%s is not a member of %s", e.Name.Name, types.TypeString(t))
+		return c.fail(c.after(e.Name), D_TYPE_MEMBER, "%s is not a member of %s", e.Name.Name, types.TypeString(t))
 	}
 	c.info.Members[e] = &Member{Struct: s, Field: f, Offset: off}
 	lv := !types.IsArray(f.Type) || types.IsString(f.Type)
@@ -1140,5 +1144,5 @@ func (c *checker) xlate(e *syntax.XlateExpr) TypeAndValue {
 			return c.record(e, TypeAndValue{Type: t}, exprFlags{})
 		}
 	}
-	return c.fail(e.Pos(), D_XLATE_NONE, "cannot translate from \"%s\" to \"%s\"", types.TypeString(x.Type), types.TypeString(t))
+	return c.fail(c.last(e), D_XLATE_NONE, "cannot translate from \"%s\" to \"%s\"", types.TypeString(x.Type), types.TypeString(t))
 }

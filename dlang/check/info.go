@@ -36,6 +36,10 @@ type Config struct {
 	// checked. An *Error result keeps its tag; other errors become
 	// D_PRINTF_ARG_TYPE.
 	Format func(fn, format string, args []types.Type) error
+	// Source returns the text of a file of the FileSet (nil if unknown).
+	// With it, errors are placed where dtrace reports them: on the line of
+	// the token after the offending construct. nil: at the construct.
+	Source func(filename string) []byte
 	// Pragma receives `#pragma D option name=value` (value "" for a bare
 	// option name). An error becomes D_PRAGMA_OPTSET with its text. nil:
 	// options pragmas are accepted and ignored.

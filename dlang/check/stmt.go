@@ -162,12 +162,15 @@ func (c *checker) probeClause(d *syntax.ProbeClause) {
 	c.clsFlags = 0
 	defer func() { c.clause = nil }()
 	if d.Pred != nil {
+		// The lexer reads past the closing slash of a predicate.
+		c.predEnd = c.after(d.Pred)
 		tv := c.expr(d.Pred)
+		c.predEnd = syntax.NoPos
 		if tv.Type == nil {
 			return
 		}
 		if !isScalar(tv.Type) && !types.IsStringLike(tv.Type) {
-			c.errorf(d.Pred.Pos(), D_PRED_SCALAR, "predicate result must be of scalar type")
+			c.errorf(c.last(d), D_PRED_SCALAR, "predicate result must be of scalar type")
 			return
 		}
 	}
@@ -186,6 +189,10 @@ func (c *checker) stmts(list []syntax.Stmt) {
 }
 
 func (c *checker) stmt(s syntax.Stmt) {
+	if _, ok := s.(*syntax.ExprStmt); ok {
+		c.curStmt = s
+		defer func() { c.curStmt = nil }()
+	}
 	switch s := s.(type) {
 	case *syntax.ExprStmt:
 		switch x := unparen(s.X).(type) {
@@ -240,7 +247,7 @@ func (c *checker) declaration(d *syntax.Declaration, inClause bool) {
 	}
 	switch ds.Class {
 	case syntax.Auto, syntax.Register, syntax.Static:
-		c.errorf(d.Pos(), D_DECL_BADCLASS, "specified storage class not appropriate in D")
+		c.errorf(c.last(d), D_DECL_BADCLASS, "specified storage class not appropriate in D")
 		return
 	}
 	base := c.specType(ds)
@@ -252,7 +259,7 @@ func (c *checker) declaration(d *syntax.Declaration, inClause bool) {
 		case *syntax.StructType, *syntax.EnumType:
 			return
 		}
-		c.errorf(d.Pos(), D_DECL_USELESS, "useless declaration")
+		c.errorf(c.last(d), D_DECL_USELESS, "useless declaration")
 		return
 	}
 	for _, dr := range d.Decls {
@@ -265,12 +272,12 @@ func (c *checker) declaration(d *syntax.Declaration, inClause bool) {
 
 func (c *checker) declarator(d *syntax.Declaration, ds *syntax.DeclSpecs, base types.Type, dr *syntax.Declarator) {
 	if dr.Name == nil {
-		c.errorf(dr.Pos(), D_DECL_USELESS, "useless declaration")
+		c.errorf(c.after(dr), D_DECL_USELESS, "useless declaration")
 		return
 	}
 	name := dr.Name.Name
 	if dr.Name.Scoped || dr.Name.Module != "" {
-		c.errorf(dr.Pos(), D_DECL_SCOPE, "D scoping operator may not be used in a declaration name (%s)", name)
+		c.errorf(c.after(dr), D_DECL_SCOPE, "D scoping operator may not be used in a declaration name (%s)", name)
 		return
 	}
 	// An associative array: the outermost derivation has key types.
@@ -283,7 +290,7 @@ func (c *checker) declarator(d *syntax.Declaration, ds *syntax.DeclSpecs, base t
 				return
 			}
 			if k.Specs != nil && k.Specs.Class != syntax.NoClass {
-				c.errorf(k.Pos(), D_DECL_PARMCLASS, "inappropriate storage class for function or associative array parameter")
+				c.errorf(c.after(k), D_DECL_PARMCLASS, "inappropriate storage class for function or associative array parameter")
 				return
 			}
 			keys = append(keys, kt)
@@ -296,7 +303,7 @@ func (c *checker) declarator(d *syntax.Declaration, ds *syntax.DeclSpecs, base t
 	}
 	if ds.Class == syntax.Typedef {
 		if old := c.info.Scope.Lookup(name); old != nil || c.dScope.Lookup(name) != nil || c.cScope.Lookup(name) != nil {
-			c.errorf(dr.Pos(), D_DECL_IDRED, "typedef redeclared: %s", name)
+			c.errorf(c.after(dr), D_DECL_IDRED, "typedef redeclared: %s", name)
 			return
 		}
 		c.info.Scope.Insert(name, &types.Typedef{Name: name, Module: "D", Type: t})
@@ -307,15 +314,15 @@ func (c *checker) declarator(d *syntax.Declaration, ds *syntax.DeclSpecs, base t
 		return
 	}
 	if types.IsVoid(t) {
-		c.errorf(dr.Pos(), D_DECL_VOIDOBJ, "cannot have void object: %s", name)
+		c.errorf(c.after(dr), D_DECL_VOIDOBJ, "cannot have void object: %s", name)
 		return
 	}
 	if c.incomplete(t) {
-		c.errorf(dr.Pos(), D_DECL_INCOMPLETE, "incomplete struct/union/enum %s: %s", types.TypeString(t), name)
+		c.errorf(c.after(dr), D_DECL_INCOMPLETE, "incomplete struct/union/enum %s: %s", types.TypeString(t), name)
 		return
 	}
 	if _, ok := c.builtins[name]; ok && ds.Class != syntax.Self && ds.Class != syntax.This {
-		c.errorf(dr.Pos(), D_DECL_IDRED, "built-in identifier redeclared: %s", name)
+		c.errorf(c.after(dr), D_DECL_IDRED, "built-in identifier redeclared: %s", name)
 		return
 	}
 	if ds.Class == syntax.Extern {
@@ -329,24 +336,24 @@ func (c *checker) declarator(d *syntax.Declaration, ds *syntax.DeclSpecs, base t
 	case syntax.This:
 		tab, kind = c.locals, LocalVar
 		if keys != nil {
-			c.errorf(dr.Pos(), D_DECL_LOCASSC, "associative arrays may not be declared as local variables: %s", name)
+			c.errorf(c.after(dr), D_DECL_LOCASSC, "associative arrays may not be declared as local variables: %s", name)
 			return
 		}
 	}
 	if old, ok := tab[name]; ok {
 		if old.Type != nil && (!types.Identical(old.Type, t) || (old.Keys == nil) != (keys == nil)) {
-			c.errorf(dr.Pos(), D_DECL_IDRED, "identifier redeclared: %s\n\t current: %s %s\n\tprevious: %s %s",
+			c.errorf(c.after(dr), D_DECL_IDRED, "identifier redeclared: %s\n\t current: %s %s\n\tprevious: %s %s",
 				name, kindWord(keys), types.TypeString(t), idKindName(old), types.TypeString(old.Type))
 			return
 		}
 		if keys != nil && len(keys) != len(old.Keys) {
-			c.errorf(dr.Pos(), D_DECL_IDRED, "identifier redeclared: %s\n\t current: %s of %s, tuple length %d\n\tprevious: %s of %s, tuple length %d",
+			c.errorf(c.after(dr), D_DECL_IDRED, "identifier redeclared: %s\n\t current: %s of %s, tuple length %d\n\tprevious: %s of %s, tuple length %d",
 				name, "array", types.TypeString(t), len(keys), "array", types.TypeString(old.Type), len(old.Keys))
 			return
 		}
 		for i := range keys {
 			if !types.Identical(keys[i], old.Keys[i]) {
-				c.errorf(dr.Pos(), D_DECL_IDRED, "identifier redeclared: %s\n\t current: %s, key #%d of type %s\n\tprevious: %s, key #%d of type %s",
+				c.errorf(c.after(dr), D_DECL_IDRED, "identifier redeclared: %s\n\t current: %s, key #%d of type %s\n\tprevious: %s, key #%d of type %s",
 					name, "array", i+1, types.TypeString(keys[i]), "array", i+1, types.TypeString(old.Keys[i]))
 				return
 			}
@@ -358,7 +365,7 @@ func (c *checker) declarator(d *syntax.Declaration, ds *syntax.DeclSpecs, base t
 	}
 	if kind == GlobalVar {
 		if _, ok := c.inlines[name]; ok {
-			c.errorf(dr.Pos(), D_DECL_IDRED, "identifier redeclared: %s", name)
+			c.errorf(c.after(dr), D_DECL_IDRED, "identifier redeclared: %s", name)
 			return
 		}
 	}
@@ -378,11 +385,11 @@ func kindWord(keys []types.Type) string {
 // inline checks `inline T name = expr;`.
 func (c *checker) inline(d *syntax.InlineDecl) {
 	if d.Specs != nil && d.Specs.Class != syntax.NoClass {
-		c.errorf(d.Pos(), D_DECL_BADCLASS, "specified storage class not appropriate for inline declaration")
+		c.errorf(c.last(d), D_DECL_BADCLASS, "specified storage class not appropriate for inline declaration")
 		return
 	}
 	if d.Decl == nil || d.Decl.Name == nil {
-		c.errorf(d.Pos(), D_DECL_USELESS, "inline declaration requires a name")
+		c.errorf(c.last(d), D_DECL_USELESS, "inline declaration requires a name")
 		return
 	}
 	name := d.Decl.Name.Name
@@ -395,7 +402,7 @@ func (c *checker) inline(d *syntax.InlineDecl) {
 		return
 	}
 	if types.IsVoid(t) {
-		c.errorf(d.Pos(), D_DECL_VOIDOBJ, "cannot declare void inline: %s", name)
+		c.errorf(c.last(d), D_DECL_VOIDOBJ, "cannot declare void inline: %s", name)
 		return
 	}
 	prev := ""
@@ -413,7 +420,7 @@ func (c *checker) inline(d *syntax.InlineDecl) {
 		prev = map[FuncKind]string{Subroutine: "function ", Action: "action function ", AggFunc: "aggregating function "}[c.funcs[name].fn.Kind]
 	}
 	if prev != "" {
-		c.errorf(d.Pos(), D_DECL_IDRED, "identifier redefined: %s\n\t current: inline definition\n\tprevious: %s", name, prev)
+		c.errorf(c.last(d), D_DECL_IDRED, "identifier redefined: %s\n\t current: inline definition\n\tprevious: %s", name, prev)
 		return
 	}
 	tv := c.expr(d.Value)
@@ -421,7 +428,7 @@ func (c *checker) inline(d *syntax.InlineDecl) {
 		return
 	}
 	if !c.argCompat(t, d.Value, tv) {
-		c.errorf(d.Pos(), D_OP_INCOMPAT, "inline %s definition uses incompatible types: \"%s\" = \"%s\"", name, types.TypeString(t), types.TypeString(tv.Type))
+		c.errorf(c.last(d), D_OP_INCOMPAT, "inline %s definition uses incompatible types: \"%s\" = \"%s\"", name, types.TypeString(t), types.TypeString(tv.Type))
 		return
 	}
 	in := &Inline{Name: name, Type: t, Value: d.Value, Pos: d.Pos()}
@@ -444,16 +451,16 @@ func (c *checker) translator(d *syntax.TranslatorDecl) {
 	}
 	s, ok := types.Underlying(out).(*types.Struct)
 	if !ok {
-		c.errorf(d.Pos(), D_XLATE_SOU, "translator output type must be a struct or union")
+		c.errorf(c.last(d), D_XLATE_SOU, "translator output type must be a struct or union")
 		return
 	}
 	if !s.Complete {
-		c.errorf(d.Pos(), D_XLATE_SOU, "incomplete struct/union/enum %s", types.TypeString(out))
+		c.errorf(c.last(d), D_XLATE_SOU, "incomplete struct/union/enum %s", types.TypeString(out))
 		return
 	}
 	for _, tr := range c.info.Translators {
 		if types.Identical(tr.Out, out) && types.Identical(tr.In, in) {
-			c.errorf(d.Pos(), D_XLATE_REDECL, "translator from %s to %s has already been declared", types.TypeString(in), types.TypeString(out))
+			c.errorf(c.last(d), D_XLATE_REDECL, "translator from %s to %s has already been declared", types.TypeString(in), types.TypeString(out))
 			return
 		}
 	}
@@ -468,7 +475,7 @@ func (c *checker) translator(d *syntax.TranslatorDecl) {
 	for _, m := range d.Members {
 		f, _, ok := s.Field(m.Name.Name)
 		if !ok {
-			c.errorf(m.Pos(), D_XLATE_MEMB, "translator member %s is not a member of %s", m.Name.Name, types.TypeString(out))
+			c.errorf(c.after(m), D_XLATE_MEMB, "translator member %s is not a member of %s", m.Name.Name, types.TypeString(out))
 			return
 		}
 		tv := c.expr(m.Value)
@@ -476,7 +483,7 @@ func (c *checker) translator(d *syntax.TranslatorDecl) {
 			return
 		}
 		if !c.argCompat(f.Type, m.Value, tv) {
-			c.errorf(m.Pos(), D_XLATE_INCOMPAT, "translator member %s definition uses incompatible types: \"%s\" = \"%s\"", m.Name.Name, types.TypeString(f.Type), types.TypeString(tv.Type))
+			c.errorf(c.after(m), D_XLATE_INCOMPAT, "translator member %s definition uses incompatible types: \"%s\" = \"%s\"", m.Name.Name, types.TypeString(f.Type), types.TypeString(tv.Type))
 			return
 		}
 		tr.Member[m.Name.Name] = m
