@@ -149,13 +149,11 @@ func (p printer) node(n Node) {
 				p.printf(" ")
 			}
 			p.node(s)
-			if _, ok := s.(*ExprStmt); ok {
-				p.printf(";")
-			}
 		}
 		p.printf("}")
 	case *ExprStmt:
 		p.node(n.X)
+		p.printf(";")
 	case *EmptyStmt:
 		p.printf(";")
 	case *DeclStmt:
@@ -442,7 +440,13 @@ func (p printer) derivation(t DeclType) string {
 				if i > 0 {
 					b.WriteString(",")
 				}
+				if k.Decl != nil && k.Decl.Name != nil {
+					b.WriteString(k.Decl.Name.Name + " ")
+				}
 				b.WriteString(p.typeName(k))
+			}
+			if d.Variadic {
+				b.WriteString(",...")
 			}
 			b.WriteString("]")
 			t = d.Elem

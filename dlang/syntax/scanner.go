@@ -862,7 +862,7 @@ func (s *scanner) controlLine() {
 				file = s.file.Name()
 			}
 		}
-		s.file.AddLineInfo(lineOff, file, int(args[0].val)+delta)
+		s.file.AddLineInfo(lineOff, file, int(int32(args[0].val))+delta) // a C int, as in dtrace
 	}
 	if words[0].isInt {
 		setLine("line", words, 0)
