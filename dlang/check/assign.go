@@ -106,6 +106,9 @@ func (c *checker) assign(e *syntax.AssignExpr) TypeAndValue {
 			if isVoidFuncPtr(x.Type) {
 				return c.fail(c.after(e), D_OP_VFPTR, "operator %s requires left-hand scalar operand of known size", opstr(e.Op))
 			}
+			if isVoidFuncPtr(y.Type) {
+				return c.fail(c.after(e), D_OP_VFPTR, "operator %s requires left-hand scalar operand of known size", opstr(e.Op))
+			}
 			return c.fail(c.after(e), D_OP_INCOMPAT, "operands have incompatible types: \"%s\" %s \"%s\"",
 				types.TypeString(x.Type), opstr(e.Op), types.TypeString(y.Type))
 		}
@@ -224,10 +227,10 @@ func (c *checker) index(e *syntax.IndexExpr, lhs bool) TypeAndValue {
 		}
 		elem = u
 	default:
-		return c.fail(c.last(e), D_ARR_BADREF, "cannot access %s as an associative array", exprName(e.X))
+		return c.fail(c.last(e), D_ARR_BADREF, "cannot access %s as an associative array", c.nodeName(e.X))
 	}
 	if len(e.Index) != 1 {
-		return c.fail(c.last(e), D_ARR_BADREF, "cannot access %s as an associative array", exprName(e.X))
+		return c.fail(c.last(e), D_ARR_BADREF, "cannot access %s as an associative array", c.nodeName(e.X))
 	}
 	i := c.expr(e.Index[0])
 	if i.Type == nil {
@@ -243,6 +246,20 @@ func (c *checker) index(e *syntax.IndexExpr, lhs bool) TypeAndValue {
 		return c.fail(c.last(e), D_DEREF_VOID, "cannot dereference pointer to void")
 	}
 	return c.record(e, TypeAndValue{Type: elem, Lvalue: !types.IsArray(elem)}, exprFlags{writable: c.flags[e.X].writable || types.IsPointer(a.Type)})
+}
+
+// nodeName names an expression as dtrace's dt_node_name does.
+func (c *checker) nodeName(e syntax.Expr) string {
+	switch o := c.info.Uses[unparen(e)].(type) {
+	case *Var:
+		if o.Keys != nil {
+			return "associative array " + exprName(e)
+		}
+		return "scalar " + exprName(e)
+	case *Builtin:
+		return "scalar " + o.Name
+	}
+	return exprName(e)
 }
 
 // exprName names an expression in messages the way dtrace does for

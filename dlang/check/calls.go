@@ -241,13 +241,13 @@ func (c *checker) specialAfter(e *syntax.CallExpr, fn *Func, tvs []TypeAndValue)
 			return false
 		}
 	case "alloca":
-		if v, ok := constArg(0); ok && c.scratchSize > 0 && uint64(v) > uint64(c.scratchSize-8) {
-			c.errorf(c.last(e), D_ALLOCA_SIZE, "alloca(%d) size larger than scratchsize %d", uint64(v), c.scratchSize-8)
+		if v, ok := constArg(0); ok && c.scratchSize > 0 && uint64(v) > uint64(c.scratchSize) {
+			c.errorf(c.last(e), D_ALLOCA_SIZE, "alloca(%d) size larger than scratchsize %d", uint64(v), c.scratchSize)
 			return false
 		}
 	case "copyin":
-		if v, ok := constArg(1); ok && c.scratchSize > 0 && uint64(v) > uint64(c.scratchSize-8) {
-			c.errorf(c.last(e), D_ALLOCA_SIZE, "copyin(%d) size larger than scratchsize %d", uint64(v), c.scratchSize-8)
+		if v, ok := constArg(1); ok && c.scratchSize > 0 && uint64(v) > uint64(c.scratchSize) {
+			c.errorf(c.last(e), D_ALLOCA_SIZE, "copyin(%d) size larger than scratchsize %d", uint64(v), c.scratchSize)
 			return false
 		}
 	case "printf":

@@ -17,7 +17,7 @@ func Check(fset *syntax.FileSet, progs []*syntax.Program, conf *Config) (*Info, 
 	for _, p := range progs {
 		c.program(p)
 	}
-	c.finish()
+	c.finish(progs)
 	return c.info, c.errs.Err()
 }
 

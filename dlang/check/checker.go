@@ -95,8 +95,22 @@ func (c *checker) errorf(pos syntax.Pos, tag Tag, format string, args ...any) {
 }
 
 // finish applies the whole-program checks.
-func (c *checker) finish() {
+func (c *checker) finish(progs []*syntax.Program) {
 	if len(c.errs) > 0 {
+		return
+	}
+	empty := true
+	var last *syntax.Program
+	for _, p := range progs {
+		if p != nil {
+			last = p
+			if len(p.Decls) > 0 {
+				empty = false
+			}
+		}
+	}
+	if empty && last != nil {
+		c.errorf(last.End(), D_EMPTY, "empty D program translation unit")
 		return
 	}
 	if !c.conf.DefaultArgs {

@@ -236,7 +236,7 @@ func (c *checker) structType(st *syntax.StructType) types.Type {
 			if mt == nil {
 				return s
 			}
-			if types.IsVoid(mt) {
+			if types.IsVoid(mt) || types.Underlying(mt).Kind() == types.KindFunc {
 				c.errorf(c.after(d), D_DECL_VOIDOBJ, "cannot have void member: %s", name)
 				return s
 			}
@@ -256,6 +256,9 @@ func (c *checker) structType(st *syntax.StructType) types.Type {
 				}
 				b, ok := types.Underlying(mt).(*types.Basic)
 				if !ok || b.K != types.KindInt {
+					if name == "" {
+						name = "(anon)"
+					}
 					c.errorf(c.after(d), D_DECL_BFTYPE, "invalid type for bit-field: %s", name)
 					return s
 				}
@@ -344,8 +347,12 @@ func (c *checker) enumType(et *syntax.EnumType) types.Type {
 			c.errorf(c.after(v), D_DECL_ENOFLOW, "enumerator '%s' value overflows INT_MAX (%d)", name, 0x7fffffff)
 			return e
 		}
-		if _, dup := c.enumConsts[name]; dup {
+		if _, dup := e.Lookup(name); dup {
 			c.errorf(c.after(v), D_UNKNOWN, "failed to define enumerator '%s': Duplicate member or variable name", name)
+			return e
+		}
+		if _, dup := c.enumConsts[name]; dup {
+			c.errorf(c.after(v), D_DECL_IDRED, "identifier redeclared: %s", name)
 			return e
 		}
 		if _, dup := e.Lookup(name); dup {
@@ -400,7 +407,11 @@ func (c *checker) derive(base types.Type, dt syntax.DeclType, name string) types
 			return nil
 		}
 		f := &types.Func{Result: res, Variadic: d.Variadic}
-		for _, p := range d.Params {
+		for i, p := range d.Params {
+			if p.Specs != nil && p.Specs.Class != syntax.NoClass {
+				c.errorf(c.after(p), D_DECL_PARMCLASS, "inappropriate storage class for function or associative array parameter")
+				return nil
+			}
 			pt := c.specType(p.Specs)
 			if pt == nil {
 				return nil
@@ -414,7 +425,11 @@ func (c *checker) derive(base types.Type, dt syntax.DeclType, name string) types
 				return nil
 			}
 			if types.IsVoid(pt) && pd == nil {
-				if len(d.Params) != 1 {
+				if p.Decl != nil && p.Decl.Name != nil {
+					c.errorf(c.after(p), D_DECL_PROTO_NAME, "void parameter may not have a name: %s", p.Decl.Name.Name)
+					return nil
+				}
+				if len(d.Params) != 1 || i != 0 {
 					c.errorf(c.after(p), D_DECL_PROTO_VOID, "void must be sole parameter")
 					return nil
 				}

@@ -2,6 +2,7 @@ package check
 
 import (
 	"strconv"
+	"strings"
 
 	"github.com/dtrace-go/dtrace/dlang/syntax"
 	"github.com/dtrace-go/dtrace/dlang/types"
@@ -217,51 +218,41 @@ func (c *checker) intLit(e *syntax.IntLit) TypeAndValue {
 	if e.IsChar {
 		return c.record(e, TypeAndValue{Type: types.Char, Value: intConst(normalize(int64(e.Value), types.Char))}, exprFlags{})
 	}
-	cands := []struct {
-		t      *types.Basic
-		max    uint64
-		suffix string
+	// dtrace's rule: the suffix picks the first candidate (u: +1, each
+	// l: +2) in int, unsigned int, long, unsigned long, long long,
+	// unsigned long long; decimal constants and u suffixes skip every
+	// other one, keeping the signedness.
+	ints := []struct {
+		t   *types.Basic
+		max uint64
 	}{
-		{types.Int, 0x7fffffff, ""},
-		{types.UnsignedInt, 0xffffffff, "u"},
-		{types.Long, 0x7fffffffffffffff, "l"},
-		{types.UnsignedLong, 0xffffffffffffffff, "ul lu"},
-		{types.LongLong, 0x7fffffffffffffff, "ll"},
-		{types.UnsignedLongLong, 0xffffffffffffffff, "ull llu"},
+		{types.Int, 0x7fffffff},
+		{types.UnsignedInt, 0xffffffff},
+		{types.Long, 0x7fffffffffffffff},
+		{types.UnsignedLong, 0xffffffffffffffff},
+		{types.LongLong, 0x7fffffffffffffff},
+		{types.UnsignedLongLong, 0xffffffffffffffff},
 	}
-	suffixOK := func(s, have string) bool {
-		if have == "" {
-			return true
+	i := 0
+	for _, r := range e.Suffix {
+		switch r {
+		case 'u':
+			i++
+		case 'l':
+			i += 2
 		}
-		for _, w := range splitWords(s) {
-			if w == have {
-				return true
-			}
-		}
-		return false
 	}
-	for _, k := range cands {
-		if e.Value <= k.max && suffixOK(k.suffix, e.Suffix) {
-			return c.record(e, TypeAndValue{Type: k.t, Value: intConst(int64(e.Value))}, exprFlags{})
+	decimal := !strings.HasPrefix(e.Text, "0") || e.Text == "0"
+	step := 1
+	if decimal || strings.HasPrefix(e.Suffix, "u") {
+		step = 2
+	}
+	for ; i < len(ints); i += step {
+		if e.Value <= ints[i].max {
+			return c.record(e, TypeAndValue{Type: ints[i].t, Value: intConst(int64(e.Value))}, exprFlags{})
 		}
 	}
 	return c.fail(e.Pos(), D_INT_OFLOW, "integer constant 0x%x cannot be represented in any built-in integral type", e.Value)
-}
-
-func splitWords(s string) []string {
-	var out []string
-	w := ""
-	for _, r := range s + " " {
-		if r == ' ' {
-			if w != "" {
-				out = append(out, w)
-			}
-			w = ""
-			continue
-		}
-		w += string(r)
-	}
-	return out
 }
 
 // ident resolves a plain identifier.
@@ -282,14 +273,14 @@ func (c *checker) ident(e *syntax.Ident, lhs bool) TypeAndValue {
 			c.fresh = v
 		}
 		if v.Keys != nil {
-			return c.fail(e.Pos(), D_IDENT_BADREF, "array '%s' may not be referenced as scalar", name)
+			return c.fail(e.Pos(), D_IDENT_BADREF, "associative array '%s' may not be referenced as scalar", name)
 		}
 		c.use(e, v)
 		return c.record(e, TypeAndValue{Type: v.Type, Lvalue: true}, exprFlags{writable: true, isVar: true})
 	}
 	if b, ok := c.builtins[name]; ok {
 		if b.Array {
-			return c.fail(e.Pos(), D_IDENT_BADREF, "array '%s' may not be referenced as scalar", name)
+			return c.fail(e.Pos(), D_IDENT_BADREF, "associative array '%s' may not be referenced as scalar", name)
 		}
 		if lhs {
 			c.info.Uses[e] = b
@@ -390,7 +381,7 @@ func (c *checker) scopedVar(e *syntax.ScopedVar, lhs bool) TypeAndValue {
 	name := e.Name.Name
 	v, ok := tab[name]
 	if ok && v.Keys != nil {
-		return c.fail(c.last(e), D_IDENT_BADREF, "array '%s%s' may not be referenced as scalar", prefix, name)
+		return c.fail(c.last(e), D_IDENT_BADREF, "associative array '%s%s' may not be referenced as scalar", prefix, name)
 	}
 	if !ok {
 		if !lhs {
@@ -486,7 +477,7 @@ func (c *checker) sizeof(e *syntax.SizeofExpr) TypeAndValue {
 	} else {
 		if id, ok := unparen(e.X).(*syntax.Ident); ok && !id.Scoped {
 			if v, ok := c.globals[id.Name]; ok && v.Keys != nil {
-				return c.fail(c.after(e.X), D_IDENT_BADREF, "array '%s' may not be referenced as scalar", id.Name)
+				return c.fail(c.after(e.X), D_IDENT_BADREF, "associative array '%s' may not be referenced as scalar", id.Name)
 			}
 		}
 		x := c.expr(e.X)
@@ -525,7 +516,7 @@ func (c *checker) offsetof(e *syntax.OffsetofExpr) TypeAndValue {
 		return bad
 	}
 	s, ok := types.Underlying(t).(*types.Struct)
-	if !ok {
+	if !ok || !s.Complete {
 		return c.fail(c.last(e), D_OFFSETOF_TYPE, "offsetof operand must be a struct or union type")
 	}
 	var off int64
@@ -1098,7 +1089,7 @@ func (c *checker) member(e *syntax.MemberExpr) TypeAndValue {
 		if s.Union {
 			kw = "union"
 		}
-		return c.fail(c.last(e), D_OP_INCOMPLETE, "operator %s cannot be applied to a forward declaration: no %s definition is available", op, kw)
+		return c.fail(c.last(e), D_OP_INCOMPLETE, "operator %s cannot be applied to a forward declaration: no %s %s definition is available", op, kw, s.Tag)
 	}
 	f, off, ok := s.Field(e.Name.Name)
 	if !ok {

@@ -277,16 +277,20 @@ func (c *checker) declarator(d *syntax.Declaration, ds *syntax.DeclSpecs, base t
 	}
 	name := dr.Name.Name
 	if dr.Name.Scoped || dr.Name.Module != "" {
-		c.errorf(c.after(dr), D_DECL_SCOPE, "D scoping operator may not be used in a declaration name (%s)", name)
+		c.errorf(c.after(dr), D_DECL_SCOPE, "D scoping operator may not be used in a declaration name (%s`%s)", dr.Name.Module, name)
 		return
 	}
 	// An associative array: the outermost derivation has key types.
 	var keys []types.Type
 	dt := dr.Type
 	if ad, ok := dt.(*syntax.ArrayDecl); ok && ad.Keys != nil {
-		for _, k := range ad.Keys {
+		for i, k := range ad.Keys {
 			kt := c.typeName(k)
 			if kt == nil {
+				return
+			}
+			if types.IsVoid(kt) {
+				c.errorf(c.after(k), D_DECL_PROTO_TYPE, "array prototype may not use parameter of type void: (anonymous), parameter #%d", i+1)
 				return
 			}
 			if k.Specs != nil && k.Specs.Class != syntax.NoClass {
@@ -491,6 +495,20 @@ func (c *checker) translator(d *syntax.TranslatorDecl) {
 	c.info.Translators = append(c.info.Translators, tr)
 }
 
+// pragmaText rebuilds the text of #pragma error as dtrace prints it:
+// each token (strings without their quotes) followed by a space.
+func pragmaText(words []string) string {
+	var b strings.Builder
+	for _, w := range words {
+		if len(w) >= 2 && w[0] == '"' && w[len(w)-1] == '"' {
+			w = w[1 : len(w)-1]
+		}
+		b.WriteString(w)
+		b.WriteByte(' ')
+	}
+	return b.String()
+}
+
 // pragma handles #pragma lines.
 func (c *checker) pragma(d *syntax.PragmaDecl) {
 	w := d.Words
@@ -537,13 +555,13 @@ func (c *checker) pragma(d *syntax.PragmaDecl) {
 			}
 		case "attributes", "binding", "depends_on", "ident", "line", "error":
 			if w[1] == "error" {
-				c.errorf(d.Pos(), D_PRAGERR, "#%s: %s", "error", strings.Join(w[2:], " "))
+				c.errorf(d.Pos(), D_PRAGERR, "#%s: %s", "error", pragmaText(w[2:]))
 			}
 		default:
 			c.errorf(d.Pos(), D_PRAGMA_INVAL, "invalid D pragma: %s", w[1])
 		}
 	case "error":
-		c.errorf(d.Pos(), D_PRAGERR, "#%s: %s", "error", strings.Join(w[1:], " "))
+		c.errorf(d.Pos(), D_PRAGERR, "#%s: %s", "error", pragmaText(w[1:]))
 	case "ident", "line", "once":
 	default:
 		// Unknown non-D pragmas are ignored, as in C.

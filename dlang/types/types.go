@@ -276,8 +276,10 @@ func (s *Struct) String() string {
 	if s.Union {
 		kw = "union"
 	}
-	if s.Tag == "" {
-		return kw + " <anon>"
+	if !s.Complete {
+		// A forward declaration prints as a struct whatever its kind, as
+		// dtrace's type containers do.
+		kw = "struct"
 	}
 	return kw + " " + s.Tag
 }
@@ -371,9 +373,6 @@ func (e *Enum) Align() int64 { return e.Size() }
 
 // String implements Type.
 func (e *Enum) String() string {
-	if e.Tag == "" {
-		return "enum <anon>"
-	}
 	return "enum " + e.Tag
 }
 
