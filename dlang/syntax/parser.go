@@ -27,6 +27,11 @@ type Config struct {
 	// parser itself knows D's builtin type names and the typedefs the
 	// program declares. nil means none.
 	IsTypeName func(name string) bool
+	// IsIdent reports whether a name is a global identifier defined
+	// outside the program, such as an inline of dtrace's D library
+	// (curpsinfo, EPERM). It only changes the text syntax errors quote,
+	// as in dtrace. nil means none.
+	IsIdent func(name string) bool
 	// MacroArg reports whether the macro argument $n is defined. When
 	// set, a reference to an undefined one is reported as dtrace's lexer
 	// does (D_MACRO_UNDEF); nil leaves the check to the checker.
@@ -165,7 +170,7 @@ func (p *parser) classify() {
 		t.tok = TNAME
 		return
 	}
-	if p.idents[name] || builtinIdents[name] {
+	if p.idents[name] || builtinIdents[name] || p.cfg.IsIdent != nil && p.cfg.IsIdent(name) {
 		return
 	}
 	// dtrace peeks at the next bytes: a name followed by ++, --, [, =,

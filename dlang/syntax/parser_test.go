@@ -151,6 +151,17 @@ var errorTests = []struct {
 	{"enum e { A, };", `D_SYNTAX line 1: syntax error near "}"`},
 	{"BEGIN { x + 1 = 2 }", `D_SYNTAX line 1: syntax error near "="`},
 	{"BEGIN { } ;", `D_SYNTAX line 1: syntax error near ";"`},
+	{"BEGIN { x = 1 'a'; }", `D_SYNTAX line 1: syntax error near "'a"`},
+	{"BEGIN { x = 1 y; }", `D_SYNTAX line 1: syntax error near "y; }"`},
+	{"BEGIN { x = a /; }", `D_SYNTAX line 1: syntax error near "/; }"`},
+	{"BEGIN { x = a / ; }", `D_SYNTAX line 1: syntax error near "/"`},
+	{"BEGIN { x = sizeof(int)y; }", `D_SYNTAX line 1: syntax error near "y; }"`},
+	{"BEGIN /x/ { }\nBEGIN / / { }", `D_SYNTAX line 2: syntax error near "/"`},
+	{"BEGIN { a = b ? c : d = 1 }", `D_SYNTAX line 1: syntax error near "="`},
+	{"BEGIN { a = (int)b = 1 }", `D_SYNTAX line 1: syntax error near "="`},
+	{"BEGIN { a[] = 1 }", `D_SYNTAX line 1: syntax error near "]"`},
+	{"BEGIN { inline int x = 1; }", `D_SYNTAX line 1: syntax error near "inline"`},
+	{"BEGIN (", `D_SYNTAX line 1: syntax error near "("`},
 	{"BEGIN { x = 1 } }", `D_SYNTAX line 1: syntax error near "}"`},
 }
 

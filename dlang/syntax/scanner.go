@@ -41,6 +41,8 @@ type token struct {
 	epred bool
 	// member marks an identifier scanned in memberMode.
 	member bool
+	// near, if set, replaces lit in "syntax error near" messages.
+	near string
 
 	val      uint64 // INT
 	suffix   string // INT, lower-cased
@@ -56,6 +58,9 @@ func (t *token) nearText(clobbered bool) string {
 	}
 	if clobbered {
 		return t.tail
+	}
+	if t.near != "" {
+		return t.near
 	}
 	return t.lit
 }
@@ -706,6 +711,12 @@ func (s *scanner) scanChar() token {
 		s.errorf(s.off, "D_CHR_OFLOW", "character constant is too long")
 	}
 	t := s.make(INT, start, s.off)
+	// dtrace's lexer overwrites the closing quote and unescapes the text
+	// in place, so its errors quote the quote and the bytes.
+	t.near = "'" + b
+	if i := strings.IndexByte(t.near, '\n'); i >= 0 {
+		t.near = t.near[:i]
+	}
 	for i := 0; i < len(b); i++ {
 		t.val = t.val<<8 | uint64(b[i])
 	}
