@@ -82,11 +82,45 @@ func (d *Desc) NSlots() int {
 
 // llqPerSide is the number of log-linear bins on each side of zero.
 func (d *Desc) llqPerSide() int {
+	if !d.llqValid() {
+		return 0
+	}
 	sf := int(d.Steps) / int(d.Factor)
 	return (int(d.Hmag) - int(d.Lmag) + 1) * (int(d.Steps) - sf)
 }
 
 func (d *Desc) llqBins() int { return 2*d.llqPerSide() + 3 }
+
+// llqValid reports whether the llquantize parameters are usable; the
+// checker rejects the others, this only keeps bad input from panicking.
+func (d *Desc) llqValid() bool {
+	f, steps := uint64(d.Factor), uint64(d.Steps)
+	if f < 2 || steps == 0 || d.Hmag < d.Lmag {
+		return false
+	}
+	// factor^(hmag+1) must fit in 64 bits.
+	p := uint64(1)
+	for i := 0; i <= int(d.Hmag); i++ {
+		hi, lo := mul64(p, f)
+		if hi != 0 {
+			return false
+		}
+		p = lo
+	}
+	switch {
+	case steps < f:
+		return f%steps == 0
+	case steps > f:
+		if steps%f != 0 {
+			return false
+		}
+		if d.Lmag == 0 {
+			return (f*f)%steps == 0
+		}
+		return ipow(f, uint64(d.Lmag)+1)%steps == 0
+	}
+	return true
+}
 
 // llqZero is the index of the llquantize underflow bin (|v| < factor^lmag).
 func (d *Desc) llqZero() int { return 1 + d.llqPerSide() }
@@ -147,6 +181,9 @@ func LquantizeBucket(v int64, base int32, levels, step uint16) int {
 func LlquantizeBucket(v int64, factor, lmag, hmag, steps uint16) int {
 	d := Desc{Factor: factor, Lmag: lmag, Hmag: hmag, Steps: steps}
 	under := d.llqZero()
+	if !d.llqValid() {
+		return under
+	}
 	tmp := uint64(v)
 	if v < 0 {
 		tmp = uint64(-v)
@@ -194,6 +231,9 @@ func ipow(b, e uint64) uint64 {
 // (and increment incr for the quantizing functions) to a per-CPU value.
 // It is the reference for the code codegen emits.
 func (d *Desc) Update(slots []int64, v, incr int64) {
+	if len(slots) < d.NSlots() {
+		return
+	}
 	switch d.Func {
 	case Count:
 		slots[0]++

@@ -101,6 +101,9 @@ func (d *Desc) Histogram(data []int64, normal uint64) string {
 	if normal == 0 {
 		normal = 1
 	}
+	if n := d.NSlots(); len(data) < n {
+		data = append(append([]int64(nil), data...), make([]int64, n-len(data))...)
+	}
 	var b strings.Builder
 	switch d.Func {
 	case Quantize:
@@ -118,7 +121,7 @@ func (d *Desc) Histogram(data []int64, normal uint64) string {
 		levels := int(d.Levels)
 		first, last, ok := trimRange(data)
 		if !ok {
-			first, last = 0, 2
+			first, last = 0, min(2, len(data)-1)
 		}
 		total, pos, neg := signs(data, first, last)
 		histHeader(&b)
@@ -135,7 +138,9 @@ func (d *Desc) Histogram(data []int64, normal uint64) string {
 			quantLine(&b, data[i], normal, total, pos, neg)
 		}
 	case Llquantize:
-		d.llqHistogram(&b, data, normal)
+		if d.llqValid() {
+			d.llqHistogram(&b, data, normal)
+		}
 	}
 	return b.String()
 }

@@ -79,6 +79,9 @@ func (d *Desc) valKey(e *Entry) valKey {
 		}
 		return valKey{f: sum, zero: zero}
 	case Llquantize:
+		if !d.llqValid() {
+			return valKey{f: newFloat()}
+		}
 		return valKey{f: d.llqSum(data), zero: data[d.llqZero()]}
 	}
 	if e.filler {

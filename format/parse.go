@@ -199,7 +199,7 @@ func Parse(s string) (*Format, error) {
 				}
 				v := 0
 				for p < len(s) && s[p] >= '0' && s[p] <= '9' {
-					v = v*10 + int(s[p]-'0')
+					v = int(int32(v*10 + int(s[p]-'0'))) // C int arithmetic
 					p++
 				}
 				p--

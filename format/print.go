@@ -11,6 +11,10 @@ import (
 // DefaultStackIndent is dtrace's default indentation of stack frames.
 const DefaultStackIndent = 14
 
+// maxField bounds field widths and precisions (glibc would fail beyond
+// INT_MAX; we stop much earlier rather than allocate gigabytes).
+const maxField = 1 << 16
+
 // Printer holds what output formatting needs beyond the values: symbol
 // lookup and the options that change the text. The zero Printer prints
 // addresses in hex and uses dtrace's defaults.
@@ -125,6 +129,9 @@ func (p *Printer) format(w io.Writer, f *Format, args, results []Value, printa b
 		if prec > 0 {
 			s.prec = prec
 		}
+		// Bound what a hostile format or value can make us allocate.
+		s.width = min(s.width, maxField)
+		s.prec = min(s.prec, maxField)
 		if c.info.print == pStack {
 			// dtrace indents the frames by the width of a left-aligned
 			// %k and drops the width from each frame's format.
@@ -137,6 +144,7 @@ func (p *Printer) format(w io.Writer, f *Format, args, results []Value, printa b
 			if c.Flags&FlagLeft != 0 {
 				s.width = 0
 			}
+			indent = min(indent, maxField)
 			st, _ := v.(Stack)
 			p.writeStack(&b, st, indent, &s)
 			continue
