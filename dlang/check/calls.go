@@ -111,48 +111,56 @@ func (c *checker) call(e *syntax.CallExpr, stmt bool) TypeAndValue {
 	}
 	fn := fi.fn
 	c.info.Calls[e] = fn
-	if fn.Kind == AggFunc {
-		// Only `@x = f(...)` may call an aggregating function; elsewhere
-		// dtrace finds out when it generates code for the statement.
-		if _, ok := c.args(e.Args); !ok {
-			return bad
-		}
-		if stmt {
-			return c.fail(c.last(e), D_CG_EXPR, "aggregating function %s( ) may not be called from a D expression (D program context required)", fn.Name)
-		}
-		return c.record(e, TypeAndValue{Type: types.Void}, exprFlags{aggCall: true})
+	// Some rules dtrace applies while generating code, after the whole
+	// clause has been checked: they are deferred to the end of the clause,
+	// in the order dtrace would meet them. An action statement records its
+	// own checks before those of its arguments.
+	slot := -1
+	if stmt {
+		slot = c.reserve()
 	}
 	tvs, ok := c.args(e.Args)
 	if !ok {
 		return bad
 	}
-	if !c.special(e, fn, tvs) {
-		return bad
+	if fn.Kind == AggFunc {
+		// Only `@x = f(...)` may call an aggregating function.
+		c.defer1(slot, func() bool {
+			c.errorf(c.last(e), D_CG_EXPR, "aggregating function %s( ) may not be called from a D expression (D program context required)", fn.Name)
+			return false
+		})
+		return c.record(e, TypeAndValue{Type: types.Void}, exprFlags{aggCall: true})
 	}
 	if !c.checkSig(c.last(e), fn.Name, fi.sig, e.Args, tvs) {
 		return bad
 	}
-	if !c.specialAfter(e, fn, tvs) {
-		return bad
-	}
-	if fn.Destructive && !c.conf.Destructive && c.clause != nil {
+	if fn.Destructive && c.clause != nil {
 		c.clause.Destructive = true
+	}
+	if fn.Name == "speculate" && c.clause != nil {
+		c.clause.Speculative = true
 	}
 	fl := exprFlags{}
 	if fn.Kind == Action && types.IsVoid(fn.Result) {
 		fl.action = true
 	}
-	if c.clause != nil && (fn.Kind == Action || fi.act == actDestruct) {
-		if fn.Kind == Action && !stmt && types.IsVoid(fn.Result) {
-			// An action in an expression: dtrace reports it from the
-			// enclosing operator; nothing to record here.
-		} else if !c.actionOrder(c.stmtPos(e), fi.act) {
-			return bad
+	order := c.clause != nil && (stmt && fn.Kind == Action || fi.act == actDestruct)
+	pos := c.stmtPos(e)
+	c.defer1(slot, func() bool {
+		if order && !c.actionOrder(pos, fi.act) {
+			return false
 		}
-	}
-	if fn.Name == "speculate" && c.clause != nil {
-		c.clause.Speculative = true
-	}
+		if !c.special(e, fn, tvs) || !c.specialAfter(e, fn, tvs) {
+			return false
+		}
+		switch fn.Name {
+		case "printf", "system", "freopen":
+			return c.checkPrintf(e, fn, tvs)
+		case "printa":
+			return c.checkPrinta(e, tvs)
+		}
+		return true
+	})
 	return c.record(e, TypeAndValue{Type: fn.Result}, fl)
 }
 
@@ -177,26 +185,6 @@ func (c *checker) special(e *syntax.CallExpr, fn *Func, tvs []TypeAndValue) bool
 				return false
 			}
 		}
-	case "printa":
-		if len(tvs) == 0 {
-			c.errorf(c.last(e), D_PRINTA_PROTO, "printa( ) prototype mismatch: 0 args passed, 1 expected")
-			return false
-		}
-		start := 0
-		if tvs[0].Value != nil && tvs[0].Value.IsStr {
-			start = 1
-		}
-		if start == 1 && len(tvs) == 1 {
-			c.errorf(c.last(e), D_PRINTA_PROTO, "printa( ) prototype mismatch: 1 args passed, 2 expected")
-			return false
-		}
-		for i := start; i < len(tvs); i++ {
-			if _, ok := unparen(e.Args[i]).(*syntax.AggExpr); !ok {
-				c.errorf(c.last(e), D_PRINTA_AGGARG, "printa( ) argument #%d is incompatible with prototype:\n\tprototype: aggregation\n\t argument: %s", i+1, types.TypeString(tvs[i].Type))
-				return false
-			}
-		}
-		return true
 	}
 	return true
 }
@@ -250,32 +238,8 @@ func (c *checker) specialAfter(e *syntax.CallExpr, fn *Func, tvs []TypeAndValue)
 			c.errorf(c.last(e), D_ALLOCA_SIZE, "copyin(%d) size larger than scratchsize %d", uint64(v), c.scratchSize)
 			return false
 		}
-	case "printf":
-		if len(tvs) > 0 && (tvs[0].Value == nil || !tvs[0].Value.IsStr) {
-			c.errorf(c.last(e), D_PRINTF_ARG_FMT, "printf( ) argument #1 is incompatible with prototype:\n\tprototype: string constant\n\t argument: %s", types.TypeString(tvs[0].Type))
-			return false
-		}
-		if c.conf.Format != nil {
-			argTypes := make([]types.Type, len(tvs)-1)
-			for i := range argTypes {
-				argTypes[i] = tvs[i+1].Type
-			}
-			if err := c.conf.Format(fn.Name, tvs[0].Value.Str, argTypes); err != nil {
-				c.formatError(c.last(e), err)
-				return false
-			}
-		}
 	}
 	return true
-}
-
-// formatError reports an error from Config.Format.
-func (c *checker) formatError(pos syntax.Pos, err error) {
-	if fe, ok := err.(*Error); ok {
-		c.errorf(pos, fe.Tag, "%s", fe.Msg)
-		return
-	}
-	c.errorf(pos, D_PRINTF_ARG_TYPE, "%s", err.Error())
 }
 
 // quantArgMax is the argument count of the quantizing functions with
@@ -354,23 +318,8 @@ func (c *checker) aggAssign(e *syntax.AssignExpr, ae *syntax.AggExpr) TypeAndVal
 	if !c.checkSig(c.last(call), fn.Name, fi.sig, call.Args, tvs) {
 		return bad
 	}
-	if argmax, ok := quantArgMax[fn.Name]; ok && len(tvs) >= argmax {
-		if !isScalar(tvs[argmax-1].Type) {
-			return c.fail(c.last(call), D_PROTO_ARG, "%s( ) increment value (argument #%d) must be of scalar type", fn.Name, argmax)
-		}
-		if len(tvs) > argmax {
-			return c.fail(c.after(call.Args[argmax]), D_PROTO_LEN, "%s( ) prototype mismatch: %d args passed, at most %d expected", fn.Name, len(tvs), argmax)
-		}
-	}
-	if scalarAgg[fn.Name] && len(tvs) > 0 && !isScalar(tvs[0].Type) {
-		return c.fail(c.last(call), D_AGG_SCALAR, "%s( ) argument #1 must be of scalar type", fn.Name)
-	}
-	params, ok := c.quantParams(call, fn.Name, tvs, a)
-	if !ok {
-		return bad
-	}
 	if a == nil {
-		a = &Agg{Name: ae.Name, ID: len(c.info.Aggs), Func: fn.Name, Keys: keys, Pos: e.Pos(), Params: params}
+		a = &Agg{Name: ae.Name, ID: len(c.info.Aggs), Func: fn.Name, Keys: keys, Pos: e.Pos()}
 		if a.Keys == nil {
 			a.Keys = []types.Type{}
 		}
@@ -383,9 +332,38 @@ func (c *checker) aggAssign(e *syntax.AssignExpr, ae *syntax.AggExpr) TypeAndVal
 	c.info.Uses[ae] = a
 	c.record(ae, TypeAndValue{Type: types.Agg}, exprFlags{isVar: true})
 	c.clauseAgg(a)
-	if !c.aggOrder(c.stmtPos(e)) {
-		return bad
-	}
+	pos := c.stmtPos(e)
+	c.defer1(-1, func() bool {
+		if !c.aggOrder(pos) {
+			return false
+		}
+		if scalarAgg[fn.Name] && len(tvs) > 0 && !isScalar(tvs[0].Type) {
+			c.errorf(c.last(call), D_AGG_SCALAR, "%s( ) argument #1 must be of scalar type", fn.Name)
+			return false
+		}
+		var prev *Agg
+		if a.Params != nil {
+			prev = a
+		}
+		params, ok := c.quantParams(call, fn.Name, tvs, prev)
+		if !ok {
+			return false
+		}
+		if argmax, ok := quantArgMax[fn.Name]; ok && len(tvs) >= argmax {
+			if !isScalar(tvs[argmax-1].Type) {
+				c.errorf(c.last(call), D_PROTO_ARG, "%s( ) increment value (argument #%d) must be of scalar type", fn.Name, argmax)
+				return false
+			}
+			if len(tvs) > argmax {
+				c.errorf(c.after(call.Args[argmax]), D_PROTO_LEN, "%s( ) prototype mismatch: %d args passed, at most %d expected", fn.Name, len(tvs), argmax)
+				return false
+			}
+		}
+		if a.Params == nil {
+			a.Params = params
+		}
+		return true
+	})
 	return c.record(e, TypeAndValue{Type: types.Void}, exprFlags{})
 }
 

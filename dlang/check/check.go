@@ -3,6 +3,7 @@ package check
 import (
 	"github.com/dtrace-go/dtrace/dlang/syntax"
 	"github.com/dtrace-go/dtrace/dlang/types"
+	"github.com/dtrace-go/dtrace/format"
 )
 
 // Check checks the programs (which share one namespace, as the -s and -n
@@ -29,6 +30,7 @@ func newInfo(strsize int64) *Info {
 		Calls:   map[*syntax.CallExpr]*Func{},
 		Members: map[*syntax.MemberExpr]*Member{},
 		Xlates:  map[*syntax.XlateExpr]*Translator{},
+		Formats: map[*syntax.CallExpr]*format.Format{},
 		StrSize: strsize,
 		Scope:   types.NewScope("D"),
 	}

@@ -41,8 +41,9 @@ type checker struct {
 
 	scratchSize int64 // the scratchsize option, 0 if unknown
 	srcCache    map[string][]byte
-	curStmt     syntax.Stmt // the expression statement being checked
-	predEnd     syntax.Pos  // the closing slash of the predicate being checked
+	deferred    []func() bool // checks dtrace makes while generating code
+	curStmt     syntax.Stmt   // the expression statement being checked
+	predEnd     syntax.Pos    // the closing slash of the predicate being checked
 }
 
 // stmtPos is where dtrace reports errors about a statement's action: its
@@ -206,4 +207,34 @@ func indexFrom(b []byte, from int, s string) int {
 		}
 	}
 	return -1
+}
+
+// reserve returns a slot in the deferred checks, for a check that must run
+// before those recorded while checking its operands.
+func (c *checker) reserve() int {
+	c.deferred = append(c.deferred, nil)
+	return len(c.deferred) - 1
+}
+
+// defer1 records a deferred check in slot, or at the end if slot < 0.
+func (c *checker) defer1(slot int, f func() bool) {
+	if slot >= 0 {
+		c.deferred[slot] = f
+		return
+	}
+	c.deferred = append(c.deferred, f)
+}
+
+// runDeferred runs the deferred checks of a clause until one fails.
+func (c *checker) runDeferred() {
+	d := c.deferred
+	c.deferred = nil
+	if len(c.errs) > 0 {
+		return
+	}
+	for _, f := range d {
+		if f != nil && !f() {
+			return
+		}
+	}
 }

@@ -3,6 +3,7 @@ package check
 import (
 	"github.com/dtrace-go/dtrace/dlang/syntax"
 	"github.com/dtrace-go/dtrace/dlang/types"
+	"github.com/dtrace-go/dtrace/format"
 )
 
 // Config holds what checking needs from outside the program text.
@@ -31,11 +32,6 @@ type Config struct {
 	// ScratchSize is the scratchsize option, for alloca() limits (0: no
 	// limit checked).
 	ScratchSize int64
-	// Format checks a printf-like format against the argument types
-	// (fn is "printf", "printa", "system", "freopen"); nil: formats are not
-	// checked. An *Error result keeps its tag; other errors become
-	// D_PRINTF_ARG_TYPE.
-	Format func(fn, format string, args []types.Type) error
 	// Source returns the text of a file of the FileSet (nil if unknown).
 	// With it, errors are placed where dtrace reports them: on the line of
 	// the token after the offending construct. nil: at the construct.
@@ -73,6 +69,9 @@ type Info struct {
 	Calls map[*syntax.CallExpr]*Func
 	// Members maps each x.m and x->m to the member it selects.
 	Members map[*syntax.MemberExpr]*Member
+	// Formats maps printf, printa, system and freopen calls with a
+	// constant format string to the parsed format.
+	Formats map[*syntax.CallExpr]*format.Format
 	// Xlates maps each xlate<T>(x) to the translator it applies.
 	Xlates map[*syntax.XlateExpr]*Translator
 	// Vars lists every global, thread-local and clause-local variable, in

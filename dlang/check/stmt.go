@@ -99,6 +99,13 @@ func (c *checker) program(p *syntax.Program) {
 			c.translator(d)
 		case *syntax.PragmaDecl:
 			c.pragma(d)
+		}
+		if _, ok := d.(*syntax.ProbeClause); !ok {
+			// Checks deferred outside clauses belong to code that is
+			// generated where it is used (inlines, translators).
+			c.deferred = nil
+		}
+		switch d.(type) {
 		case *syntax.ProviderDecl:
 			// Provider definitions matter only to -h and -G.
 		}
@@ -160,7 +167,11 @@ func (c *checker) probeClause(d *syntax.ProbeClause) {
 	}
 	c.clause = cl
 	c.clsFlags = 0
-	defer func() { c.clause = nil }()
+	c.deferred = nil
+	defer func() {
+		c.runDeferred()
+		c.clause = nil
+	}()
 	if d.Pred != nil {
 		// The lexer reads past the closing slash of a predicate.
 		c.predEnd = c.after(d.Pred)
@@ -200,7 +211,14 @@ func (c *checker) stmt(s syntax.Stmt) {
 			c.call(x, true)
 			return
 		case *syntax.AggExpr:
-			c.errorf(x.Pos(), D_AGG_NULL, "expression has null effect: @%s", x.Name)
+			if _, ok := c.aggs[x.Name]; !ok {
+				c.errorf(x.Pos(), D_IDENT_UNDEF, "failed to resolve @%s: Unknown variable name", x.Name)
+				return
+			}
+			c.defer1(-1, func() bool {
+				c.errorf(c.last(s), D_AGG_NULL, "expression has null effect: @%s", x.Name)
+				return false
+			})
 			return
 		}
 		c.expr(s.X)
