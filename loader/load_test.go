@@ -110,12 +110,17 @@ func load(t *testing.T, spec *codegen.Spec) (*Objects, *perf.Reader) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { o.Close() })
+	return o, reader(t, o)
+}
+
+func reader(t *testing.T, o *Objects) *perf.Reader {
+	t.Helper()
 	rd, err := perf.NewReader(o.Map("dt_buf"), 4*os.Getpagesize())
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { rd.Close() })
-	return o, rd
+	return rd
 }
 
 // readAll returns the records available within d.

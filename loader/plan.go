@@ -178,7 +178,8 @@ func (p *Plan) Instructions(spec *codegen.Spec, pp *ProbePlan) (asm.Instructions
 		asm.Return(),
 		asm.Mov.Reg(asm.R7, asm.R0).WithSymbol(symHaveScratch),
 	}
-	insns = append(insns, pp.Probe.Owner.Prologue(pp.Probe, ms)...)
+	prologue := pp.Probe.Owner.Prologue(pp.Probe, ms)
+	insns = append(insns, prologue...)
 	insns = append(insns,
 		asm.StoreImm(asm.R7, ms+provider.MStatePrid, int64(pp.Probe.ID), asm.Word),
 		provider.StoreImmDW(asm.R7, ms+provider.MStateFault, 0),
@@ -226,6 +227,10 @@ func (p *Plan) Instructions(spec *codegen.Spec, pp *ProbePlan) (asm.Instructions
 		done = asm.Mov.Imm(asm.R0, 0)
 	}
 	insns = append(insns, done, asm.Return())
+	if references(prologue, provider.SkipLabel) {
+		// Only when used: the verifier refuses unreachable instructions.
+		insns = append(insns, asm.Mov.Imm(asm.R0, 0).WithSymbol(provider.SkipLabel), asm.Return())
+	}
 
 	funcs := map[string]asm.Instructions{}
 	for _, f := range spec.Funcs {
@@ -296,6 +301,15 @@ func activity(p *provider.Probe) (runsIn uint32, advance bool) {
 func hasMap(spec *codegen.Spec, name string) bool {
 	for _, m := range spec.Maps {
 		if m.Name == name {
+			return true
+		}
+	}
+	return false
+}
+
+func references(insns asm.Instructions, sym string) bool {
+	for _, ins := range insns {
+		if ins.Reference() == sym {
 			return true
 		}
 	}

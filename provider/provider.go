@@ -56,13 +56,20 @@ type Provider interface {
 	// this CPU's scratch area, whose machine state begins at offset
 	// mstate. The prologue writes the probe arguments (arg0..arg9, zero
 	// where the probe has fewer) and may clobber R0-R5 and R8-R9 but
-	// must keep R6 and R7. It must not exit.
+	// must keep R6 and R7. It must not exit; to end a firing that is not
+	// for this probe (a shared tracepoint, another process), it jumps to
+	// SkipLabel. Labels it defines must be unique in the program: prefix
+	// them with "dt_<provider>_".
 	Prologue(p *Probe, mstate int16) asm.Instructions
 	// Attach attaches a loaded program to the probe; closing the result
 	// detaches it. Everything is fd-based, so a killed process leaves
 	// nothing behind.
 	Attach(p *Probe, prog *ebpf.Program) (io.Closer, error)
 }
+
+// SkipLabel is the label a prologue jumps to when the firing is not for
+// its probe: the program then returns without running any clause.
+const SkipLabel = "dt_probe_skip"
 
 // Machine-state offsets shared by the prologues (docs/ARCHITECTURE.md).
 const (
