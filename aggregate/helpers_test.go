@@ -3,6 +3,7 @@ package aggregate
 import (
 	"os"
 	"path/filepath"
+	"sort"
 	"strings"
 	"testing"
 
@@ -108,3 +109,17 @@ func diff(t *testing.T, name, got, want string) {
 }
 
 func formatChar(c byte) format.Value { return format.Int{Bits: uint64(c), Size: 1, Signed: true} }
+
+// diffSorted compares as the corpus harness does for tests without
+// @@nosort: line by line after sorting both sides.
+func diffSorted(t *testing.T, name, got, want string) {
+	t.Helper()
+	sortLines := func(s string) string {
+		lines := strings.Split(s, "\n")
+		sort.Strings(lines)
+		return strings.Join(lines, "\n")
+	}
+	if sortLines(got) != sortLines(want) {
+		t.Errorf("%s (sorted lines): got\n%s\nwant\n%s", name, got, want)
+	}
+}
