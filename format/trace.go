@@ -26,7 +26,12 @@ func (p *Printer) Trace(w io.Writer, v Value, quiet bool) error {
 	case String:
 		switch {
 		case p.RawBytes:
-			out = RawBytes([]byte(x))
+			// The whole string record: strsize bytes and the NUL.
+			d := []byte(cString(x))
+			if n := p.strSize() + 1; len(d) < n {
+				d = append(d, make([]byte, n-len(d))...)
+			}
+			out = RawBytes(d)
 		case quiet:
 			out = cString(x)
 		default:
@@ -180,10 +185,7 @@ func (p *Printer) Key(v Value) string {
 		}
 		return fmt.Sprintf(" %16d", int64(x.Bits))
 	case String:
-		size := p.StrSize
-		if size <= 0 {
-			size = 256
-		}
+		size := p.strSize()
 		d := []byte(cString(x))
 		if len(d) < size {
 			d = append(d, make([]byte, size-len(d))...)
@@ -203,4 +205,11 @@ func (p *Printer) Key(v Value) string {
 		return fmt.Sprintf(" %16v", x.V)
 	}
 	return ""
+}
+
+func (p *Printer) strSize() int {
+	if p.StrSize > 0 {
+		return p.StrSize
+	}
+	return 256
 }

@@ -68,6 +68,22 @@ func TestTracemem(t *testing.T) {
 	}
 }
 
+// codegen/tst.str_store_var.d: rawbytes dumps whole string records.
+func TestTraceRawString(t *testing.T) {
+	var b strings.Builder
+	p := &Printer{RawBytes: true, StrSize: 6}
+	for _, s := range []String{"abcdef", "2"} {
+		if err := p.Trace(&b, s, true); err != nil {
+			t.Fatal(err)
+		}
+	}
+	want := traceHeader + "         0: 61 62 63 64 65 66 00                             abcdef.\n" +
+		traceHeader + "         0: 32 00 00 00 00 00 00                             2......\n"
+	if b.String() != want {
+		t.Errorf("got\n%s\nwant\n%s", b.String(), want)
+	}
+}
+
 func TestRawBytesRows(t *testing.T) {
 	data := make([]byte, 20)
 	for i := range data {
