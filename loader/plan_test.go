@@ -39,3 +39,27 @@ func TestPlan(t *testing.T) {
 		}
 	}
 }
+
+func TestWriteListing(t *testing.T) {
+	spec := testSpec(
+		&codegen.ClauseSpec{Probes: []string{"BEGIN", "tick-1s"}, EPID: 1, Insns: emitClause("dt_clause_0")},
+	)
+	plan, err := NewPlan(spec, newRegistry(), PlanOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var b strings.Builder
+	if err := WriteListing(&b, spec, plan); err != nil {
+		t.Fatal(err)
+	}
+	out := b.String()
+	for _, want := range []string{
+		"Probe 1 dtrace:::BEGIN (RawTracepoint, test run,",
+		"Probe 17 profile:::tick-1s (PerfEvent, attached,",
+		"dt_probe_17:", "dt_clause_0:", "LoadMapPtr dst: r1 fd: 0 <dt_scratch>",
+	} {
+		if !strings.Contains(out, want) {
+			t.Errorf("listing lacks %q:\n%s", want, out)
+		}
+	}
+}
