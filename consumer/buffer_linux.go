@@ -375,11 +375,12 @@ func (b *Buffers) deliver(c *cpuBuf, rec []byte, fn Handler) error {
 	return fn(c.cpu, rec)
 }
 
-// Flush drains the kernel rings and, in ring policy, delivers the
-// records kept in the user-space rings, CPU by CPU, and empties them. In
-// the other policies it is Drain.
+// Flush is what the library calls at exit (and for a ring snapshot):
+// it syncs (see Sync: drain, make pending losses known, drain again) and,
+// in ring policy, delivers the records kept in the user-space rings, CPU
+// by CPU, and empties them. Drops after Flush are complete.
 func (b *Buffers) Flush(fn Handler) error {
-	if err := b.Drain(fn); err != nil {
+	if err := b.Sync(fn); err != nil {
 		return err
 	}
 	b.mu.Lock()

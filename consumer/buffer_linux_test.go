@@ -194,7 +194,7 @@ func TestSwitchDrops(t *testing.T) {
 	if d := b.Drops(); len(d) != 0 {
 		t.Fatalf("drops before Sync %+v", d)
 	}
-	if err := b.Sync(collect(t, &out)); err != nil {
+	if err := b.Flush(collect(t, &out)); err != nil {
 		t.Fatal(err)
 	}
 	if len(out) != 4 {

@@ -16,9 +16,9 @@
 // are delivered only by Flush (at exit or on a snapshot).
 //
 // The kernel reports lost records only in front of the next record that
-// fits, so at exit the library calls Sync, which sends an EPID-0 marker on
-// every CPU (never delivered) and drains once more, before the last
-// Drops.
+// fits, so at exit the library calls Flush, which drains, sends an EPID-0
+// marker on every CPU (never delivered), drains once more and, in ring
+// policy, delivers the kept records; the Drops after it are complete.
 //
 // Decoding records by EPID belongs to the library; this package delivers
 // bytes. A sample's bytes may carry up to 7 bytes of padding after the
