@@ -1,6 +1,7 @@
 package syntax
 
 import (
+	"bytes"
 	"fmt"
 	"strings"
 )
@@ -142,7 +143,7 @@ func (s *scanner) atLineStart(off int) bool { return off == 0 || s.src[off-1] ==
 
 // lineEnd returns the offset of the newline ending the line holding off.
 func (s *scanner) lineEnd(off int) int {
-	if i := strings.IndexByte(string(s.src[off:]), '\n'); i >= 0 {
+	if i := bytes.IndexByte(s.src[off:], '\n'); i >= 0 {
 		return off + i
 	}
 	return len(s.src)
@@ -212,12 +213,16 @@ func (s *scanner) next() token {
 // make returns a token of kind tok spanning src[start:end].
 func (s *scanner) make(tok Token, start, end int) token {
 	return token{
-		tok:  tok,
-		pos:  s.file.Pos(start),
-		end:  s.file.Pos(end),
-		lit:  string(s.src[start:end]),
-		tail: string(s.src[start:max(end, s.lineEnd(start))]),
+		tok: tok,
+		pos: s.file.Pos(start),
+		end: s.file.Pos(end),
+		lit: string(s.src[start:end]),
 	}
+}
+
+// tailFrom returns the text from start to the end of its line.
+func (s *scanner) tailFrom(start int) string {
+	return string(s.src[start:s.lineEnd(start)])
 }
 
 // comment skips a /* */ comment (dt_lex.l's S1).
@@ -474,7 +479,7 @@ func (s *scanner) predicateEnd(t *token) {
 	}
 	if i == s.off {
 		// The lookahead left the following text attached to yytext.
-		t.lit = t.tail
+		t.lit = s.tailFrom(s.off - 1)
 	}
 }
 
@@ -487,6 +492,7 @@ func (s *scanner) scanIdent(start, end int) token {
 		return s.make(kw, start, end)
 	}
 	t := s.make(IDENT, start, end)
+	t.tail = s.tailFrom(start)
 	i := end
 	for i < len(s.src) && isSpace(s.src[i]) {
 		i++
@@ -727,7 +733,7 @@ func (s *scanner) scanChar() token {
 // unescape converts C escape sequences as dtrace's stresc2chr does, and
 // also \' and \? as in C. An unknown escape keeps its backslash.
 func unescape(b []byte) string {
-	if strings.IndexByte(string(b), '\\') < 0 {
+	if bytes.IndexByte(b, '\\') < 0 {
 		return string(b)
 	}
 	out := make([]byte, 0, len(b))
