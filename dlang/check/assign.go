@@ -384,16 +384,21 @@ func (c *checker) builtinIndex(e *syntax.IndexExpr, x *syntax.Ident, b *Builtin)
 		return c.fail(c.last(e), D_ARGS_NONE, "%s[ ] may not be referenced outside of a probe clause", x.Name)
 	}
 	t := types.Type(types.Int64)
-	if c.conf.ProbeArgs != nil && len(c.clause.Probes) > 0 {
-		if args := c.conf.ProbeArgs(c.clause.Probes[0]); args != nil {
-			if n < 0 || n >= int64(len(args)) {
-				return c.fail(c.last(e), D_ARGS_IDX, "index %d is out of range for %s %s[ ]", n, c.clause.Probes[0], x.Name)
+	probe := ""
+	if len(c.clause.Probes) > 0 {
+		probe = c.clause.Probes[0]
+	}
+	if c.conf.ProbeArgs != nil && probe != "" {
+		if pi := c.conf.ProbeArgs(probe); pi != nil {
+			probe = pi.Name
+			if n < 0 || n >= int64(len(pi.Args)) {
+				return c.fail(c.last(e), D_ARGS_IDX, "index %d is out of range for %s %s[ ]", n, probe, x.Name)
 			}
-			t = args[n]
+			t = pi.Args[n]
 		}
 	}
 	if n < 0 {
-		return c.fail(c.last(e), D_ARGS_IDX, "index %d is out of range for %s %s[ ]", n, c.clause.Probes[0], x.Name)
+		return c.fail(c.last(e), D_ARGS_IDX, "index %d is out of range for %s %s[ ]", n, probe, x.Name)
 	}
 	return c.record(e, TypeAndValue{Type: t}, exprFlags{})
 }

@@ -173,7 +173,7 @@ func (c *checker) special(e *syntax.CallExpr, fn *Func, tvs []TypeAndValue) bool
 			c.errorf(c.last(e), D_TRACE_VOID, "trace( ) may not be applied to a void expression")
 			return false
 		}
-		if len(tvs) == 1 && types.Underlying(tvs[0].Type).Kind() == types.KindDyn {
+		if k := types.Underlying(tvs[0].Type).Kind(); len(tvs) == 1 && (k == types.KindDyn || k == types.KindAgg) {
 			c.errorf(c.last(e), D_TRACE_DYN, "trace( ) may not be applied to a dynamic expression")
 			return false
 		}

@@ -15,7 +15,8 @@ func Check(fset *syntax.FileSet, progs []*syntax.Program, conf *Config) (*Info, 
 		conf = &Config{}
 	}
 	c := newChecker(fset, conf)
-	for _, p := range progs {
+	for i, p := range progs {
+		c.progIndex = i
 		c.program(p)
 	}
 	c.finish(progs)

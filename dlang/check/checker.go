@@ -39,11 +39,13 @@ type checker struct {
 	xlParam   *Var // a translator's input parameter while checking it
 	xlParamOn bool
 
-	scratchSize int64 // the scratchsize option, 0 if unknown
-	srcCache    map[string][]byte
-	deferred    []func() bool // checks dtrace makes while generating code
-	curStmt     syntax.Stmt   // the expression statement being checked
-	predEnd     syntax.Pos    // the closing slash of the predicate being checked
+	scratchSize    int64 // the scratchsize option, 0 if unknown
+	srcCache       map[string][]byte
+	deferred       []func() bool // checks dtrace makes while generating code
+	progIndex      int           // index of the program being checked
+	pendingPragmas []pendingPragma
+	curStmt        syntax.Stmt // the expression statement being checked
+	predEnd        syntax.Pos  // the closing slash of the predicate being checked
 }
 
 // stmtPos is where dtrace reports errors about a statement's action: its
@@ -99,6 +101,12 @@ func (c *checker) errorf(pos syntax.Pos, tag Tag, format string, args ...any) {
 func (c *checker) finish(progs []*syntax.Program) {
 	if len(c.errs) > 0 {
 		return
+	}
+	for _, p := range c.pendingPragmas {
+		if c.globals[p.name] == nil && c.inlines[p.name] == nil {
+			c.errorf(p.pos, D_PRAGMA_UNUSED, "unused #pragma %s", "attributes")
+			return
+		}
 	}
 	empty := true
 	var last *syntax.Program

@@ -202,7 +202,7 @@ func (c *checker) structType(st *syntax.StructType) types.Type {
 			c.errorf(c.after(st), D_UNKNOWN, "failed to resolve type %s`%s: Unknown type name", st.Module, key)
 			return nil
 		}
-		s := &types.Struct{Union: st.Union, Tag: st.Tag, Module: "D"}
+		s := &types.Struct{Union: st.Union, Tag: st.Tag, Module: "D", Forward: true}
 		c.info.Scope.Insert(key, s)
 		return s
 	}
@@ -214,6 +214,7 @@ func (c *checker) structType(st *syntax.StructType) types.Type {
 				return old
 			}
 			s = old
+			s.Forward = false
 		}
 	}
 	if s == nil {

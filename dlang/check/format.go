@@ -84,7 +84,7 @@ func (c *checker) checkPrintf(e *syntax.CallExpr, fn *Func, tvs []TypeAndValue) 
 	}
 	src := tvs[0].Value.Str
 	if fn.Name == "freopen" {
-		if src == "\x7f" {
+		if src == "." {
 			c.errorf(pos, D_FREOPEN_INVALID, "%s( ) argument #1 cannot be \"%s\"", fn.Name, src)
 			return false
 		}
@@ -157,7 +157,7 @@ func (c *checker) checkPrinta(e *syntax.CallExpr, tvs []TypeAndValue) bool {
 			for k := range proto.Keys {
 				if !c.argCompat(proto.Keys[k], nil, TypeAndValue{Type: agg.Keys[k]}) {
 					c.errorf(pos, D_PRINTA_AGGPROTO, "printa( ): @%s[ ] key #%d is incompatible with @%s:\n%9s key #%d: %s\n%9s key #%d: %s",
-						agg.Name, k+1, proto.Name, "@"+proto.Name, k+1, types.TypeString(proto.Keys[k]), "@"+agg.Name, k+1, types.TypeString(agg.Keys[k]))
+						agg.Name, k+1, proto.Name, proto.Name, k+1, types.TypeString(proto.Keys[k]), agg.Name, k+1, types.TypeString(agg.Keys[k]))
 					return false
 				}
 			}

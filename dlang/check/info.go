@@ -26,9 +26,10 @@ type Config struct {
 	// Kernel looks up kernel types and symbols (nil: none; kernel types
 	// then become opaque placeholders and kernel symbols are undefined).
 	Kernel Kernel
-	// ProbeArgs returns the argument types (after translation) of the
-	// probes a description matches, for args[]; nil: unknown.
-	ProbeArgs func(desc string) []types.Type
+	// ProbeArgs describes the probes a description (macros expanded)
+	// matches, for args[]; a nil result or a nil ProbeArgs: unknown, and
+	// args[N] is then an int64_t.
+	ProbeArgs func(desc string) *ProbeInfo
 	// ScratchSize is the scratchsize option, for alloca() limits (0: no
 	// limit checked).
 	ScratchSize int64
@@ -36,10 +37,23 @@ type Config struct {
 	// With it, errors are placed where dtrace reports them: on the line of
 	// the token after the offending construct. nil: at the construct.
 	Source func(filename string) []byte
+	// LibraryPrograms is the number of leading programs that are D
+	// libraries (which may use #pragma D depends_on library).
+	LibraryPrograms int
 	// Pragma receives `#pragma D option name=value` (value "" for a bare
 	// option name). An error becomes D_PRAGMA_OPTSET with its text. nil:
 	// options pragmas are accepted and ignored.
 	Pragma func(name, value string) error
+}
+
+// ProbeInfo is what the checker needs to know about the probes a clause
+// is enabled on.
+type ProbeInfo struct {
+	// Name is the full name of the first matching probe,
+	// "provider:module:function:name", as dtrace quotes it in messages.
+	Name string
+	// Args are the types of args[0], args[1], ... (after translation).
+	Args []types.Type
 }
 
 // Kernel gives the checker the kernel's types and symbols.

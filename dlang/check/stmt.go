@@ -79,7 +79,10 @@ func (c *checker) aggOrder(pos syntax.Pos) bool {
 	return true
 }
 
-// program checks one program's declarations in order.
+// program checks one program. As in dtrace, whose parser processes
+// declarations, inlines, translators and pragmas as it reads them and
+// checks clauses only once the whole program is parsed, the declarations
+// come first and the clauses second.
 func (c *checker) program(p *syntax.Program) {
 	if p == nil {
 		return
@@ -90,7 +93,7 @@ func (c *checker) program(p *syntax.Program) {
 		}
 		switch d := d.(type) {
 		case *syntax.ProbeClause:
-			c.probeClause(d)
+			c.parseTimeChecks(d)
 		case *syntax.Declaration:
 			c.declaration(d, false)
 		case *syntax.InlineDecl:
@@ -99,15 +102,19 @@ func (c *checker) program(p *syntax.Program) {
 			c.translator(d)
 		case *syntax.PragmaDecl:
 			c.pragma(d)
-		}
-		if _, ok := d.(*syntax.ProbeClause); !ok {
-			// Checks deferred outside clauses belong to code that is
-			// generated where it is used (inlines, translators).
-			c.deferred = nil
-		}
-		switch d.(type) {
 		case *syntax.ProviderDecl:
 			// Provider definitions matter only to -h and -G.
+		}
+		// Checks deferred outside clauses belong to code generated where it
+		// is used (inlines, translators).
+		c.deferred = nil
+	}
+	for _, d := range p.Decls {
+		if len(c.errs) > 0 {
+			return
+		}
+		if d, ok := d.(*syntax.ProbeClause); ok {
+			c.probeClause(d)
 		}
 	}
 }
@@ -211,7 +218,7 @@ func (c *checker) stmt(s syntax.Stmt) {
 			c.call(x, true)
 			return
 		case *syntax.AggExpr:
-			if _, ok := c.aggs[x.Name]; !ok {
+			if _, ok := c.aggs[x.Name]; !ok && x.Keys == nil {
 				c.errorf(x.Pos(), D_IDENT_UNDEF, "failed to resolve @%s: Unknown variable name", x.Name)
 				return
 			}
@@ -513,6 +520,46 @@ func (c *checker) translator(d *syntax.TranslatorDecl) {
 	c.info.Translators = append(c.info.Translators, tr)
 }
 
+// stabilities and classes are the words of dtrace's attribute triples.
+var (
+	stabilities = []string{"Internal", "Private", "Obsolete", "External", "Unstable", "Evolving", "Stable", "Standard"}
+	depClasses  = []string{"Unknown", "CPU", "Platform", "Group", "ISA", "Common"}
+)
+
+func oneOf(w string, list []string) bool {
+	for _, s := range list {
+		if strings.EqualFold(s, w) {
+			return true
+		}
+	}
+	return false
+}
+
+// pragmaAttributes handles `#pragma D attributes name/data/class ident`.
+func (c *checker) pragmaAttributes(d *syntax.PragmaDecl, w []string) {
+	if len(w) < 2 {
+		c.errorf(d.Pos(), D_PRAGMA_MALFORM, "malformed #pragma %s <attributes> <ident>", "attributes")
+		return
+	}
+	parts := strings.Split(w[0], "/")
+	if len(parts) != 3 || !oneOf(parts[0], stabilities) || !oneOf(parts[1], stabilities) || !oneOf(parts[2], depClasses) {
+		c.errorf(d.Pos(), D_PRAGMA_INVAL, "invalid attributes specified by #pragma %s", "attributes")
+		return
+	}
+	name := w[1]
+	if name == "provider" || c.globals[name] != nil || c.inlines[name] != nil || c.builtins[name] != nil {
+		return
+	}
+	c.pendingPragmas = append(c.pendingPragmas, pendingPragma{name: name, pos: d.Pos()})
+}
+
+// pendingPragma is an attributes pragma naming an identifier not yet
+// declared.
+type pendingPragma struct {
+	name string
+	pos  syntax.Pos
+}
+
 // pragmaText rebuilds the text of #pragma error as dtrace prints it:
 // each token (strings without their quotes) followed by a space.
 func pragmaText(words []string) string {
@@ -571,7 +618,13 @@ func (c *checker) pragma(d *syntax.PragmaDecl) {
 					c.strType.Bytes = n
 				}
 			}
-		case "attributes", "binding", "depends_on", "ident", "line", "error":
+		case "attributes":
+			c.pragmaAttributes(d, w[2:])
+		case "depends_on":
+			if len(w) >= 3 && w[2] == "library" && c.progIndex >= c.conf.LibraryPrograms {
+				c.errorf(d.Pos(), D_PRAGMA_DEPEND, "main program may not explicitly depend on a library")
+			}
+		case "binding", "ident", "line", "error":
 			if w[1] == "error" {
 				c.errorf(d.Pos(), D_PRAGERR, "#%s: %s", "error", pragmaText(w[2:]))
 			}

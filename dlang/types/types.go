@@ -243,6 +243,10 @@ type Struct struct {
 	Bytes    int64
 	Align_   int64 // alignment; 0 means compute from the fields
 	Complete bool
+	// Forward marks a type known only from a reference (`struct foo`)
+	// whose definition has not started; dtrace prints such a forward
+	// declaration as "struct tag" whatever its kind.
+	Forward bool
 }
 
 // Kind implements Type.
@@ -276,9 +280,7 @@ func (s *Struct) String() string {
 	if s.Union {
 		kw = "union"
 	}
-	if !s.Complete {
-		// A forward declaration prints as a struct whatever its kind, as
-		// dtrace's type containers do.
+	if s.Forward {
 		kw = "struct"
 	}
 	return kw + " " + s.Tag
