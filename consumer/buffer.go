@@ -58,7 +58,8 @@ type BufferOptions struct {
 }
 
 // Handler receives one record of a CPU. data is only valid during the
-// call: copy what must be kept.
+// call: copy what must be kept. It runs with the buffers locked, so it
+// must not call methods of the Buffers it is reading.
 type Handler func(cpu int, data []byte) error
 
 // pagesFor rounds size up to a power-of-two number of pages (at least 1),
