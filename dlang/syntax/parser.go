@@ -314,15 +314,8 @@ func (p *parser) parseClause() *ProbeClause {
 		slash := p.tok
 		p.next()
 		if p.tok.tok != LBRACE {
-			// dtrace reports this at the predicate node's line: the
-			// closing slash for an operator, whose node it builds only
-			// once it has seen the slash.
-			off := p.offset(c.Pred.End()) - 1
-			switch c.Pred.(type) {
-			case *BinaryExpr, *AssignExpr, *CondExpr, *CastExpr:
-				off = p.offset(slash.pos)
-			}
-			p.errorAt(off, "D_SYNTAX", "expected actions { } following probe description and predicate")
+			p.errorAt(p.nodeLineOffset(c.Pred, slash.pos), "D_SYNTAX",
+				"expected actions { } following probe description and predicate")
 		}
 		c.Body = p.parseClauseBody()
 	default:
@@ -335,6 +328,21 @@ func (p *parser) parseClause() *ProbeClause {
 	}
 	c.To = c.Body.To
 	return c
+}
+
+// nodeLineOffset returns an offset on the line dtrace gives the node of
+// expression x, which is where its lexer was when the parser built the
+// node: at x's last token for nodes reduced without lookahead, at the
+// token after x (follow) for the others.
+func (p *parser) nodeLineOffset(x Expr, follow Pos) int {
+	switch x := x.(type) {
+	case *Ident, *IntLit, *StringLit, *MacroVar, *AggExpr, *ScopedVar,
+		*CallExpr, *IndexExpr, *MemberExpr, *PostfixExpr, *OffsetofExpr, *XlateExpr:
+		return p.offset(x.End()) - 1
+	case *ParenExpr:
+		return p.nodeLineOffset(x.X, x.End()-1)
+	}
+	return p.offset(follow)
 }
 
 // parseClauseBody parses a clause's `{ statements }`; the scanner goes

@@ -139,6 +139,9 @@ var errorTests = []struct {
 	{"#pragma D foo\n", `D_PRAGMA_INVAL line 1: invalid D pragma: foo`},
 	{"profile-1\n\texit(0);\n}", `D_SYNTAX line 1: expected predicate and/or actions following probe description`},
 	{"BEGIN\n/x/\n;", `D_SYNTAX line 2: expected actions { } following probe description and predicate`},
+	{"BEGIN\n/x\n== 1\n/\n;", `D_SYNTAX line 4: expected actions { } following probe description and predicate`},
+	{"BEGIN\n/(x\n== 1\n)\n/\n;", `D_SYNTAX line 4: expected actions { } following probe description and predicate`},
+	{"BEGIN\n/f(x,\n1)\n/\n;", `D_SYNTAX line 3: expected actions { } following probe description and predicate`},
 	{"BEGIN\n{\n\tint i = 0;\n}", `D_SYNTAX line 3: syntax error near "int"`},
 	{"int i = 0;", `D_SYNTAX line 1: syntax error near "="`},
 	// dtrace quotes the rest of the line after a name it peeked past.

@@ -795,7 +795,6 @@ func unescape(b []byte) string {
 var macroVars = map[string]bool{
 	"egid": true, "euid": true, "gid": true, "pid": true, "pgid": true,
 	"ppid": true, "sid": true, "target": true, "uid": true,
-	"projid": true, "taskid": true,
 }
 
 func isMacroVar(name string) bool { return macroVars[name] }
