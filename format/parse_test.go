@@ -17,6 +17,14 @@ func TestParseErrors(t *testing.T) {
 		{"%.*.*d", "format conversion #1 has more than one '.' specified"},
 		{"%5%", "format conversion #1 cannot be combined with other format flags: %%"},
 		{"%", "format conversion #1 name expected before end of format string"},
+		// actions/printf/err.D_SYNTAX.*.r
+		{"%*1$d", "format conversion #1 uses unsupported positional format (%n$)"},
+		{"%.*1$d", "format conversion #1 uses unsupported positional format (%n$)"},
+		{"%.**d", "format conversion #1 has more than one '*' specified for the output precision"},
+		{"%-%", "format conversion #1 cannot be combined with other format flags: %%"},
+		{"%*", "format conversion #1 name expected before end of format string"},
+		{"%.*", "format conversion #1 name expected before end of format string"},
+		{"%z", "format conversion #1 is undefined: %z"},
 	}
 	for _, tt := range tests {
 		_, err := Parse(tt.in)
@@ -127,6 +135,19 @@ func TestValidate(t *testing.T) {
 		{"%p", []ArgType{tStack}, printa, "D_PRINTF_ARG_TYPE",
 			"printa( ) argument #2 is incompatible with conversion #1 prototype:\n\tconversion: %p\n\t prototype: pointer or integer\n\t  argument: stack"},
 		{"", nil, printf, "D_PRINTF_FMT_EMPTY", "printf( ) format string is empty"},
+		// actions/printf/err.*.r
+		{"%.*d", []ArgType{tInt}, printf, "D_PRINTF_ARG_PROTO",
+			"printf( ) prototype mismatch: conversion #1 (%d) is missing a corresponding value argument"},
+		{"%d %d %d %d %d", []ArgType{tInt, tInt, tInt}, printf, "D_PRINTF_ARG_PROTO",
+			"printf( ) prototype mismatch: conversion #4 (%d) is missing a corresponding value argument"},
+		{"%*.*d", []ArgType{tInt, tInt, tString}, printf, "D_PRINTF_ARG_TYPE",
+			"printf( ) argument #4 is incompatible with conversion #1 prototype:\n\tconversion: %d\n\t prototype: char, short, int, long, or long long\n\t  argument: string"},
+		{"%*.*d", []ArgType{tInt}, printf, "D_PRINTF_DYN_PROTO",
+			"printf( ) prototype mismatch: conversion #1 (%d) is missing a corresponding \".*\" argument"},
+		{"%*.*d", nil, printf, "D_PRINTF_DYN_PROTO",
+			"printf( ) prototype mismatch: conversion #1 (%d) is missing a corresponding \"*\" argument"},
+		{"%*.*d", []ArgType{tString, tString, tInt}, printf, "D_PRINTF_DYN_TYPE",
+			"printf( ) argument #2 is incompatible with conversion #1 prototype:\n\tconversion: % * d\n\t prototype: int\n\t  argument: string"},
 		{"%hd", []ArgType{tInt}, printf, "D_PRINTF_ARG_TYPE",
 			"printf( ) argument #2 is incompatible with conversion #1 prototype:\n\tconversion: %hd\n\t prototype: short\n\t  argument: int"},
 		{"%Y", []ArgType{tInt}, printf, "D_PRINTF_ARG_TYPE",

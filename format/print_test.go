@@ -336,3 +336,23 @@ func TestPrintfTime(t *testing.T) {
 		t.Errorf("got %q want %q", got, want)
 	}
 }
+
+// actions/printf/tst.conv_T.r and tst.conv_Y.r (run with TZ=US/Pacific).
+func TestPrintfTimeZone(t *testing.T) {
+	loc, err := time.LoadLocation("America/Los_Angeles")
+	if err != nil {
+		t.Skipf("no time zone data: %v", err)
+	}
+	p := &Printer{Location: loc}
+	var y, tt []printfCall
+	for _, sec := range []uint64{0, 1062609821, 2147483647} {
+		y = append(y, printfCall{"%Y\n", []Value{U64(sec * 1e9)}})
+		tt = append(tt, printfCall{"%T\n", []Value{U64(sec * 1e9)}})
+	}
+	if got, want := printfAll(t, p, y), "1969 Dec 31 16:00:00\n2003 Sep  3 10:23:41\n2038 Jan 18 19:14:07\n"; got != want {
+		t.Errorf("%%Y: got %q want %q", got, want)
+	}
+	if got, want := printfAll(t, p, tt), "Wed, 31 Dec 1970 16:00:00 PST\nWed, 03 Sep 2003 10:23:41 PDT\nMon, 18 Jan 2038 19:14:07 PST\n"; got != want {
+		t.Errorf("%%T: got %q want %q", got, want)
+	}
+}
