@@ -140,8 +140,11 @@ func (p *parser) syntaxError() {
 	if p.tok.tok == EOF {
 		p.errorAt(p.offset(p.tok.pos), "D_SYNTAX", "syntax error near end of input")
 	}
-	p.errorAt(p.offset(p.tok.pos), "D_SYNTAX",
-		fmt.Sprintf("syntax error near \"%s\"", p.tok.nearText(p.clobbered)))
+	off := p.offset(p.tok.pos)
+	if p.tok.lineAfter {
+		off = p.tok.lineOff
+	}
+	p.errorAt(off, "D_SYNTAX", fmt.Sprintf("syntax error near \"%s\"", p.tok.nearText(p.clobbered)))
 }
 
 // next advances to the next token, classifying identifiers as dtrace's

@@ -158,6 +158,7 @@ var errorTests = []struct {
 	{"BEGIN { x = 1 y; }", `D_SYNTAX line 1: syntax error near "y; }"`},
 	{"BEGIN { x = a /; }", `D_SYNTAX line 1: syntax error near "/; }"`},
 	{"BEGIN { x = a / ; }", `D_SYNTAX line 1: syntax error near "/"`},
+	{"BEGIN { x = a /\n\n; }", `D_SYNTAX line 3: syntax error near "/"`},
 	{"BEGIN { x = sizeof(int)y; }", `D_SYNTAX line 1: syntax error near "y; }"`},
 	{"BEGIN /x/ { }\nBEGIN / / { }", `D_SYNTAX line 2: syntax error near "/"`},
 	{"BEGIN { a = b ? c : d = 1 }", `D_SYNTAX line 1: syntax error near "="`},

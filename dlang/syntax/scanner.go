@@ -44,6 +44,12 @@ type token struct {
 	member bool
 	// near, if set, replaces lit in "syntax error near" messages.
 	near string
+	// lineAfter is set for "/" in expression mode: dtrace's lexer
+	// consumed the blanks after it, newlines included, so an error at
+	// this token is reported on the line of the next non-blank byte, at
+	// offset lineOff.
+	lineAfter bool
+	lineOff   int
 
 	val      uint64 // INT
 	suffix   string // INT, lower-cased
@@ -468,6 +474,7 @@ func (s *scanner) predicateEnd(t *token) {
 		i++
 	}
 	c := s.peekc(i)
+	t.lineAfter, t.lineOff = true, i
 	if c == 0 || c == ';' || c == '{' || c == '/' {
 		if s.parens != 0 {
 			s.errorf(i, "D_SYNTAX", "closing ) expected in predicate before /")
