@@ -23,6 +23,7 @@ const (
 
 var funcNames = [...]string{"", "count", "sum", "min", "max", "avg", "stddev", "quantize", "lquantize", "llquantize"}
 
+// String returns the function's D name ("lquantize").
 func (f Func) String() string {
 	if f > 0 && int(f) < len(funcNames) {
 		return funcNames[f]

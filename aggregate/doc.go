@@ -41,8 +41,10 @@
 //
 // To snapshot an aggregation, call Agg.BeginSnapshot, then Agg.Add with
 // every key and every CPU's slots. Keys are decoded into format.Value
-// tuples; the consumer reduces sym() and usym() keys to the start of
-// their symbol first, as dtrace does, so that they aggregate per symbol.
+// tuples; the consumer passes each key value through
+// format.Printer.ReduceKey first, which moves sym()/usym() addresses to
+// the start of their symbol and mod()/umod() addresses to their module,
+// as dtrace does, so that they aggregate per symbol or module.
 // clear() is Agg.Clear plus zeroing the kernel's values; trunc() is
 // Agg.Trunc plus deleting the returned entries' keys from the kernel map;
 // normalize() and denormalize() only change Agg.Normal.

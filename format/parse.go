@@ -50,6 +50,7 @@ type Error struct {
 	Msg string
 }
 
+// Error returns the message.
 func (e *Error) Error() string { return e.Msg }
 
 func errorf(tag, f string, args ...any) *Error {
