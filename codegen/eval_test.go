@@ -122,42 +122,12 @@ func b2i(b bool) int64 {
 	return 0
 }
 
-// doArith applies op in type t to a and b (already converted to t).
-func doArith(op syntax.Token, t *Type, a, b int64) (int64, bool) {
-	var r int64
-	var ok bool
-	switch {
-	case t.Size == 4 && t.Signed:
-		var x int32
-		x, ok = arithT(op, int32(a), int32(b))
-		r = int64(x)
-	case t.Size == 4:
-		var x uint32
-		x, ok = arithT(op, uint32(a), uint32(b))
-		r = int64(x)
-	case t.Signed:
-		r, ok = arithT(op, a, b)
-	default:
-		var x uint64
-		x, ok = arithT(op, uint64(a), uint64(b))
-		r = int64(x)
-	}
-	return r, ok
-}
-
-func doCmp(op syntax.Token, t *Type, a, b int64) int64 {
-	switch {
-	case t.Size == 4 && t.Signed:
-		return b2i(cmpT(op, int32(a), int32(b)))
-	case t.Size == 4:
-		return b2i(cmpT(op, uint32(a), uint32(b)))
-	case t.Signed:
-		return b2i(cmpT(op, a, b))
-	}
-	return b2i(cmpT(op, uint64(a), uint64(b)))
-}
-
-// eval computes e; ok is false on division by zero.
+// eval computes e as DTrace does: every value is a 64-bit register,
+// extended by its type where it is loaded (literals, variables, casts);
+// operators work on the full 64 bits and never truncate; the result type
+// picks signed or unsigned division, modulus and right shift, and the
+// operand types pick signed or unsigned comparison. ok is false on
+// division by zero.
 func (ti *tinfo) eval(e syntax.Expr, args []uint64) (int64, bool) {
 	t := ti.types[e]
 	switch e := e.(type) {
@@ -173,14 +143,11 @@ func (ti *tinfo) eval(e syntax.Expr, args []uint64) (int64, bool) {
 		return normTo(x, t), ok
 	case *syntax.UnaryExpr:
 		x, ok := ti.eval(e.X, args)
-		x = normTo(x, t)
 		switch e.Op {
 		case syntax.SUB:
-			r, _ := doArith(syntax.SUB, t, 0, x)
-			return r, ok
+			return -x, ok
 		case syntax.BNEG:
-			r, _ := doArith(syntax.XOR, t, x, -1)
-			return r, ok
+			return ^x, ok
 		case syntax.NOT:
 			return b2i(x == 0), ok
 		}
@@ -190,13 +157,10 @@ func (ti *tinfo) eval(e syntax.Expr, args []uint64) (int64, bool) {
 		if !ok {
 			return 0, false
 		}
-		var x int64
 		if c != 0 {
-			x, ok = ti.eval(e.X, args)
-		} else {
-			x, ok = ti.eval(e.Y, args)
+			return ti.eval(e.X, args)
 		}
-		return normTo(x, t), ok
+		return ti.eval(e.Y, args)
 	case *syntax.BinaryExpr:
 		x, ok1 := ti.eval(e.X, args)
 		switch e.Op {
@@ -222,15 +186,37 @@ func (ti *tinfo) eval(e syntax.Expr, args []uint64) (int64, bool) {
 		case syntax.LXOR:
 			return b2i((x != 0) != (y != 0)), true
 		case syntax.EQL, syntax.NEQ, syntax.LSS, syntax.GTR, syntax.LEQ, syntax.GEQ:
-			ct := usual(tx, ty)
-			return doCmp(e.Op, ct, normTo(x, ct), normTo(y, ct)), true
-		case syntax.SHL, syntax.SHR:
-			r, ok := doArith(e.Op, t, normTo(x, t), y)
-			return normTo(r, t), ok
+			if usual(tx, ty).Signed {
+				return b2i(cmpT(e.Op, x, y)), true
+			}
+			return b2i(cmpT(e.Op, uint64(x), uint64(y))), true
+		case syntax.REM:
+			if y == 0 {
+				return 0, false
+			}
+			if !t.Signed {
+				return int64(uint64(x) % uint64(y)), true
+			}
+			// DTrace: the remainder of the magnitudes, negative when
+			// exactly one operand is.
+			ax, ay := uint64(x), uint64(y)
+			if x < 0 {
+				ax = -ax
+			}
+			if y < 0 {
+				ay = -ay
+			}
+			r := int64(ax % ay)
+			if (x < 0) != (y < 0) {
+				r = -r
+			}
+			return r, true
 		}
-		ct := usual(tx, ty)
-		r, ok := doArith(e.Op, ct, normTo(x, ct), normTo(y, ct))
-		return normTo(r, t), ok
+		if t.Signed {
+			return arithT(e.Op, x, y)
+		}
+		r, ok := arithT(e.Op, uint64(x), uint64(y))
+		return int64(r), ok
 	}
 	panic(fmt.Sprintf("eval %T", e))
 }

@@ -322,19 +322,13 @@ func (f *fn) unary(e *syntax.UnaryExpr) asm.Register {
 	switch e.Op {
 	case syntax.SUB:
 		r := f.expr(e.X)
-		f.convert(r, f.typeOf(e.X), t)
 		f.emit(asm.Neg.Imm(r, 0))
-		f.normalize(r, t)
 		return r
 	case syntax.ADD:
-		r := f.expr(e.X)
-		f.convert(r, f.typeOf(e.X), t)
-		return r
+		return f.expr(e.X)
 	case syntax.BNEG:
 		r := f.expr(e.X)
-		f.convert(r, f.typeOf(e.X), t)
 		f.emit(asm.Xor.Imm(r, -1))
-		f.normalize(r, t)
 		return r
 	case syntax.NOT:
 		r := f.cond(e.X)
@@ -460,15 +454,10 @@ func (f *fn) arithOp(n syntax.Node, op syntax.Token, x, y asm.Register, tx, ty, 
 		f.ptrArith(n, op, x, y, tx, ty, t)
 		return
 	}
-	ct := t
-	if op == syntax.SHL || op == syntax.SHR {
-		ct = promote(tx)
-		f.convert(x, tx, ct)
-	} else {
-		ct = arith(tx, ty)
-		f.convert(x, tx, ct)
-		f.convert(y, ty, ct)
-	}
+	// As in DTrace, arithmetic runs on the 64-bit register values as
+	// loaded (sign- or zero-extended by their types); only casts, stores
+	// and records truncate. The result type picks signed or unsigned
+	// division, modulus and right shift.
 	var alu asm.ALUOp
 	switch op {
 	case syntax.ADD:
@@ -483,12 +472,13 @@ func (f *fn) arithOp(n syntax.Node, op syntax.Token, x, y asm.Register, tx, ty, 
 		f.fault(FaultDivZero, 0, false)
 		f.mark(ok)
 		switch {
-		case op == syntax.QUO && ct.Signed:
+		case op == syntax.QUO && t.Signed:
 			alu = asm.SDiv
 		case op == syntax.QUO:
 			alu = asm.Div
-		case ct.Signed:
-			alu = asm.SMod
+		case t.Signed:
+			f.signedMod(x, y)
+			return
 		default:
 			alu = asm.Mod
 		}
@@ -501,7 +491,7 @@ func (f *fn) arithOp(n syntax.Node, op syntax.Token, x, y asm.Register, tx, ty, 
 	case syntax.SHL:
 		alu = asm.LSh
 	case syntax.SHR:
-		if ct.Signed {
+		if t.Signed {
 			alu = asm.ArSh
 		} else {
 			alu = asm.RSh
@@ -510,7 +500,21 @@ func (f *fn) arithOp(n syntax.Node, op syntax.Token, x, y asm.Register, tx, ty, 
 		f.fail(n, "operator %v is not supported", op)
 	}
 	f.emit(alu.Reg(x, y))
-	f.normalize(x, t)
+}
+
+// signedMod computes x %= y the way DTrace's BPF code does: the
+// remainder of the magnitudes, negated when exactly one operand is
+// negative (so 19 % -5 is -4, unlike C).
+func (f *fn) signedMod(x, y asm.Register) {
+	neg := f.alloc()
+	l1, l2, l3 := f.label("smx"), f.label("smy"), f.label("smr")
+	f.emit(asm.Mov.Imm(neg, 0), asm.JSGE.Imm(x, 0, l1), asm.Neg.Imm(x, 0), asm.Xor.Imm(neg, 1))
+	f.mark(l1)
+	f.emit(asm.JSGE.Imm(y, 0, l2), asm.Neg.Imm(y, 0), asm.Xor.Imm(neg, 1))
+	f.mark(l2)
+	f.emit(asm.Mod.Reg(x, y), asm.JEq.Imm(neg, 0, l3), asm.Neg.Imm(x, 0))
+	f.mark(l3)
+	f.free(neg)
 }
 
 func (f *fn) ptrArith(n syntax.Node, op syntax.Token, x, y asm.Register, tx, ty, t *Type) {
@@ -559,10 +563,9 @@ func (f *fn) compare(e *syntax.BinaryExpr) asm.Register {
 		f.emit(asm.Mov.Imm(y, 0))
 		signed = true
 	} else if tx.Kind == TInt && ty.Kind == TInt {
-		ct := arith(tx, ty)
-		f.convert(x, tx, ct)
-		f.convert(y, ty, ct)
-		signed = ct.Signed
+		// Values compare as they are in registers; the usual arithmetic
+		// conversions only choose signed or unsigned comparison.
+		signed = arith(tx, ty).Signed
 	}
 	var j asm.JumpOp
 	switch e.Op {
@@ -600,19 +603,16 @@ func (f *fn) compare(e *syntax.BinaryExpr) asm.Register {
 }
 
 func (f *fn) ternary(e *syntax.CondExpr) asm.Register {
-	t := f.typeOf(e)
 	c := f.cond(e.Cond)
 	d := f.alloc()
 	els, end := f.label("else"), f.label("fi")
 	f.emit(asm.JEq.Imm(c, 0, els))
 	f.free(c)
 	x := f.expr(e.X)
-	f.convert(x, f.typeOf(e.X), t)
 	f.emit(asm.Mov.Reg(d, x), asm.Ja.Label(end))
 	f.free(x)
 	f.mark(els)
 	y := f.expr(e.Y)
-	f.convert(y, f.typeOf(e.Y), t)
 	f.emit(asm.Mov.Reg(d, y))
 	f.free(y)
 	f.mark(end)
