@@ -47,3 +47,23 @@ func TestHasGlob(t *testing.T) {
 		}
 	}
 }
+
+// FuzzMatch checks that no pattern panics or loops, and that a pattern
+// without metacharacters matches exactly itself.
+func FuzzMatch(f *testing.F) {
+	for _, s := range []string{"*", "a?c", "[a-z]*", "[!x]", "\\", "[", "**a**"} {
+		f.Add(s, "abc")
+	}
+	f.Fuzz(func(t *testing.T, pattern, s string) {
+		got := Match(pattern, s)
+		if pattern != "" && !HasGlob(pattern) && got != (pattern == s) {
+			t.Fatalf("Match(%q, %q) = %v", pattern, s, got)
+		}
+		// A parsed description prints back in four fields that parse to it.
+		if d, err := ParseDesc(pattern); err == nil {
+			if d2, err := ParseDesc(d.String()); err != nil || d2 != d {
+				t.Fatalf("ParseDesc(%q).String() = %q does not round-trip", pattern, d.String())
+			}
+		}
+	})
+}
