@@ -51,6 +51,9 @@ type BufferOptions struct {
 	Size int
 	// Policy is the bufpolicy option.
 	Policy Policy
+	// Reserve is kept free under the fill policy for the records of the
+	// END probe (see Buffers.Ending), as dtrace reserves room for END.
+	Reserve int
 	// Charge returns how many bytes a record counts against Size for the
 	// fill and ring policies; nil charges its length. The library can
 	// charge what DTrace would (its records are laid out differently).

@@ -30,6 +30,7 @@ type Buffers struct {
 
 	mu     sync.Mutex // serializes Poll, Drain, Flush, Close
 	closed bool
+	ending bool        // fill: END records may use the reserve
 	gone   atomic.Bool // closed, for Wake without the lock
 	events []unix.EpollEvent
 }
@@ -346,12 +347,13 @@ func (c *cpuBuf) view(off uint64, n int) []byte {
 func (b *Buffers) deliver(c *cpuBuf, rec []byte, fn Handler) error {
 	switch b.opts.Policy {
 	case PolicyFill:
-		if c.full {
-			c.dropped++
-			return nil
+		// Until Ending, Reserve bytes stay free for the END records.
+		limit := b.opts.Size - b.opts.Reserve
+		if b.ending {
+			limit = b.opts.Size
 		}
 		charge := b.opts.Charge(rec)
-		if c.charged+charge > b.opts.Size {
+		if (c.full && !b.ending) || c.charged+charge > limit {
 			c.full = true
 			c.dropped++
 			return nil
@@ -419,6 +421,15 @@ func (b *Buffers) Drops() []Drop {
 		}
 	}
 	return out
+}
+
+// Ending tells the buffers that what follows are the END probe's records:
+// under the fill policy they may use the Reserve. Drain the buffers
+// before calling it, so that earlier records are charged as before.
+func (b *Buffers) Ending() {
+	b.mu.Lock()
+	b.ending = true
+	b.mu.Unlock()
 }
 
 // Filled reports whether a CPU's buffer filled up under the fill policy;

@@ -227,6 +227,34 @@ func TestFill(t *testing.T) {
 	}
 }
 
+func TestFillReserveForEnd(t *testing.T) {
+	e := newEmitter(t)
+	b := open(t, e, BufferOptions{Size: 100, Reserve: 40, Policy: PolicyFill, Charge: func([]byte) int { return 30 }})
+	for i := 0; i < 4; i++ { // 2 fit below the reserve
+		e.emit(t, 0, 16, uint64(i))
+	}
+	var out []got
+	if err := b.Drain(collect(t, &out)); err != nil {
+		t.Fatal(err)
+	}
+	if len(out) != 2 || !b.Filled() {
+		t.Fatalf("before END: %+v filled %v", out, b.Filled())
+	}
+	b.Ending()
+	for i := 10; i < 13; i++ { // one END record fits in the reserve
+		e.emit(t, 0, 16, uint64(i))
+	}
+	if err := b.Flush(collect(t, &out)); err != nil {
+		t.Fatal(err)
+	}
+	if len(out) != 3 || out[2].seq != 10 {
+		t.Fatalf("after END: %+v, want records 0, 1, 10", out)
+	}
+	if d := b.Drops(); len(d) != 1 || d[0].Count != 4 {
+		t.Fatalf("drops %+v, want 4", d)
+	}
+}
+
 func TestRing(t *testing.T) {
 	e := newEmitter(t)
 	b := open(t, e, BufferOptions{Size: 100, Policy: PolicyRing, Charge: func([]byte) int { return 30 }})
