@@ -11,7 +11,8 @@
 // in between is a drop. fill: records are delivered until the bytes
 // charged on a CPU would exceed bufsize; from then on that CPU is full,
 // its records are dropped and Filled reports it, so that the library can
-// stop tracing as dtrace does. ring: records are read continuously into a
+// stop tracing as dtrace does; Reserve bytes stay free for the END records
+// (after Ending). ring: records are read continuously into a
 // user-space ring of bufsize bytes per CPU that keeps the newest ones, and
 // are delivered only by Flush (at exit or on a snapshot).
 //
