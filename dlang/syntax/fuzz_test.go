@@ -3,6 +3,7 @@ package syntax
 import (
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 )
 
@@ -39,6 +40,9 @@ func FuzzParse(f *testing.F) {
 			t.Fatalf("error %T %v", err, err)
 		}
 		for _, e := range list {
+			if strings.HasPrefix(e.Msg, "internal error") {
+				t.Fatalf("%q: %s", src, e.Msg)
+			}
 			if e.Msg == "" || e.Tag == "" {
 				t.Fatalf("empty error %+v", e)
 			}

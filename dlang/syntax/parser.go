@@ -74,7 +74,13 @@ func (c *Config) Parse(fset *FileSet, filename string, src []byte) (prog *Progra
 	defer func() {
 		if r := recover(); r != nil {
 			if _, ok := r.(bailout); !ok {
-				panic(r)
+				// A bug here must not take dtrace down with it: report
+				// it as dtrace reports its own internal errors.
+				p.errors = append(p.errors, &Error{
+					Pos: p.file.Position(p.tok.pos),
+					Msg: fmt.Sprintf("internal error -- parser: %v", r),
+					Tag: "D_UNKNOWN",
+				})
 			}
 		}
 		p.flushDirectives(Pos(1 << 62))
