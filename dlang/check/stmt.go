@@ -187,7 +187,7 @@ func (c *checker) probeClause(d *syntax.ProbeClause) {
 		if tv.Type == nil {
 			return
 		}
-		if !isScalar(tv.Type) && !types.IsStringLike(tv.Type) {
+		if !isScalar(tv.Type) {
 			c.errorf(c.last(d), D_PRED_SCALAR, "predicate result must be of scalar type")
 			return
 		}

@@ -1,0 +1,207 @@
+package check
+
+import (
+	"regexp"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/dtrace-go/dtrace/dlang/syntax"
+	"github.com/dtrace-go/dtrace/dlang/types"
+)
+
+// checkSrc parses and checks src as the script "t.d".
+func checkSrc(t *testing.T, src string, conf *Config) (*Info, error) {
+	t.Helper()
+	fset := syntax.NewFileSet()
+	prog, err := syntax.Parse(fset, "t.d", []byte(src), 0)
+	if err != nil {
+		t.Fatalf("parse: %v\n%s", err, src)
+	}
+	if conf == nil {
+		conf = &Config{}
+	}
+	conf.Source = func(string) []byte { return []byte(src) }
+	return Check(fset, []*syntax.Program{prog}, conf)
+}
+
+var errorComment = regexp.MustCompile(`/\* ERROR (D_[A-Z_]+) "([^"]*)"( line [0-9]+)? \*/`)
+
+// TestErrors checks programs whose first error is written inline as
+// /* ERROR D_TAG "message part" */ on the line dtrace reports it (or with
+// "line N" after the message).
+func TestErrors(t *testing.T) {
+	tests := []string{
+		`BEGIN { trace(x); /* ERROR D_IDENT_UNDEF "failed to resolve x: Unknown variable name" */ }`,
+		`BEGIN { trace(self->x); /* ERROR D_VAR_UNDEF "self->x has not yet been declared or assigned" */ }`,
+		`BEGIN { x = 1 / 0; /* ERROR D_DIV_ZERO "expression contains division by zero" */ }`,
+		`BEGIN { x = 1 % (2 - 2); /* ERROR D_DIV_ZERO "division by zero" */ }`,
+		`BEGIN { trace(); /* ERROR D_PROTO_LEN "trace( ) prototype mismatch: 0 args passed, 1 expected" */ }`,
+		`BEGIN { ustack(1, 2, 3); /* ERROR D_PROTO_LEN "ustack( ) prototype mismatch: 3 args passed, at most 2 expected" */ }`,
+		`BEGIN { printf(); /* ERROR D_PROTO_LEN "printf( ) prototype mismatch: 0 args passed, at least 1 expected" */ }`,
+		"BEGIN { progenyof(\"a\"); /* ERROR D_PROTO_ARG \"progenyof( ) argument #1 is incompatible with prototype:\n\tprototype: pid_t\n\t argument: string\" */ }",
+		`BEGIN { substr(1, 2); /* ERROR D_PROTO_ARG "prototype: char *" */ }`,
+		`BEGIN { x = "a" + "b"; /* ERROR D_OP_INCOMPAT "operands have incompatible types: " */ }`,
+		`BEGIN { x = "a" * 2; /* ERROR D_OP_ARITH "operator * requires operands of arithmetic type" */ }`,
+		`BEGIN { x = ~"a"; /* ERROR D_OP_INT "operator ~ requires an operand of integral type" */ }`,
+		`BEGIN { x = *arg0; /* ERROR D_DEREF_NONPTR "cannot dereference non-pointer type" */ }`,
+		`BEGIN { x = 1; y = &x; /* ERROR D_ADDROF_VAR "cannot take address of dynamic variable" */ }`,
+		`BEGIN { arg0 = 1; /* ERROR D_OP_WRITE "operator = can only be applied to a writable variable" */ }`,
+		`BEGIN { 1 = 2; /* ERROR D_OP_LVAL "operator = requires modifiable lvalue as an operand" */ }`,
+		`BEGIN { trace(sizeof (void)); /* ERROR D_SIZEOF_TYPE "cannot apply sizeof to an operand of unknown size" */ }`,
+		`BEGIN { @a = count(); @a = sum(1); /* ERROR D_AGG_REDEF "aggregation redefined: @a" */ }`,
+		`BEGIN { @a = sum("x"); /* ERROR D_AGG_SCALAR "sum( ) argument #1 must be of scalar type" */ }`,
+		`BEGIN { @a = 1; /* ERROR D_AGG_FUNC "@a must be assigned the result of an aggregating function" */ }`,
+		`BEGIN { @a = lquantize(1, 10, 0); /* ERROR D_LQUANT_MISMATCH "lquantize( ) base (argument #1) must be less than limit (argument #2)" */ }`,
+		`BEGIN { @a = llquantize(1, 1, 0, 1, 1); /* ERROR D_LLQUANT_FACTORVAL "greater than or equal to 2" */ }`,
+		`BEGIN { speculate(1); @a = count(); /* ERROR D_AGG_SPEC "aggregating actions may not follow speculate( )" */ }`,
+		`BEGIN { trace(1); speculate(1); /* ERROR D_SPEC_DREC "speculate( ) may not follow data-recording action(s)" */ }`,
+		`BEGIN { speculate(1); exit(0); /* ERROR D_EXIT_SPEC "exit( ) may not follow speculate( )" */ }`,
+		`BEGIN { commit(1); trace(1); /* ERROR D_DREC_COMM "data-recording actions may not follow commit( )" */ }`,
+		`BEGIN { x[1] = 1; x[1, 2] = 2; /* ERROR D_PROTO_LEN "x[ ] prototype mismatch: 2 keys passed, 1 expected" */ }`,
+		"BEGIN { x[1] = 1; x[\"a\"] = 2; /* ERROR D_PROTO_ARG \"x[ ] key #1 is incompatible with prototype:\n\tprototype: int\n\t      key: string\" */ }",
+		`BEGIN { printf("%d\n", "a"); /* ERROR D_PRINTF_ARG_TYPE "printf( ) argument #2 is incompatible with conversion #1 prototype" */ }`,
+		`BEGIN { printf("%d %d\n", 1); /* ERROR D_PRINTF_ARG_PROTO "conversion #2 (%d) is missing a corresponding value argument" */ }`,
+		`BEGIN { printa(@nope); /* ERROR D_PRINTA_AGGBAD "undefined aggregation: @nope" */ }`,
+		`BEGIN { trace(stringof(trace(1))); /* ERROR D_STRINGOF_TYPE "cannot apply stringof to a value of type void" */ }`,
+		`int x; int x[int]; /* ERROR D_DECL_IDRED "identifier redeclared: x" */`,
+		`struct s { int a; int a; /* ERROR D_UNKNOWN "failed to define member 'a': Duplicate member or variable name" */ };`,
+		`struct s { int a : 0; /* ERROR D_DECL_BFCONST "positive integral constant expression expected as bit-field size" */ };`,
+		`struct s { int a : 33; /* ERROR D_DECL_BFSIZE "bit-field too big for type: a" */ };`,
+		`struct s p; /* ERROR D_DECL_INCOMPLETE "incomplete struct/union/enum struct s: p" */`,
+		`void v; /* ERROR D_DECL_VOIDOBJ "cannot have void object: v" */`,
+		"enum e { A = 2147483648\n/* ERROR D_DECL_ENOFLOW \"enumerator 'A' value overflows INT_MAX (2147483647)\" */ };",
+		`BEGIN { trace(offsetof(int, a)); /* ERROR D_OFFSETOF_TYPE "offsetof operand must be a struct or union type" */ }`,
+		`struct s { int a; }; BEGIN { trace(((struct s *)0)->b); /* ERROR D_TYPE_MEMBER "b is not a member of struct s" */ }`,
+		`struct s { int a[5]; } v; BEGIN { trace(v.a[5]); /* ERROR D_ARR_BOUNDS "index outside array bounds: 5, max is 5" */ }`,
+		`BEGIN { trace($1); /* ERROR D_MACRO_UNDEF "macro argument $1 is not defined" */ }`,
+		`BEGIN /"a"/ { trace(1); } /* ERROR D_PRED_SCALAR "predicate result must be of scalar type" */`,
+		"/* ERROR D_PRAGMA_OPTSET \"failed to set option 'nosuchoption': Invalid option name\" line 2 */\n#pragma D option nosuchoption\nBEGIN {}",
+		`BEGIN { trace(args[0]); /* ERROR D_ARGS_IDX "index 0 is out of range for dtrace:::BEGIN args[ ]" */ }`,
+		`inline int rand = 1; /* ERROR D_DECL_IDRED "identifier redefined: rand" */`,
+		`BEGIN { avg(1); /* ERROR D_CG_EXPR "aggregating function avg( ) may not be called from a D expression" */ }`,
+		`BEGIN { x = (long char)1; /* ERROR D_DECL_CHARATTR "short and long may not be used with char type" */ }`,
+		`BEGIN { x = xlate<struct nope *>(arg0); /* ERROR D_XLATE_NONE "cannot translate from" */ }`,
+	}
+	for _, src := range tests {
+		m := errorComment.FindStringSubmatchIndex(src)
+		if m == nil {
+			t.Fatalf("no ERROR comment in %q", src)
+		}
+		tag, msg := src[m[2]:m[3]], src[m[4]:m[5]]
+		line := 1 + strings.Count(src[:m[0]], "\n")
+		if m[6] >= 0 {
+			// An explicit line, for errors on lines a comment cannot share.
+			line, _ = strconv.Atoi(src[m[6]+len(" line ") : m[7]])
+		}
+		conf := &Config{
+			ProbeArgs: func(string) *ProbeInfo { return &ProbeInfo{Name: "dtrace:::BEGIN", Args: []types.Type{}} },
+			Pragma: func(name, value string) error {
+				return errString("Invalid option name")
+			},
+		}
+		_, err := checkSrc(t, src, conf)
+		if err == nil {
+			t.Errorf("%q: no error, want %s", src, tag)
+			continue
+		}
+		e := err.(ErrorList)[0]
+		if e.Tag.String() != tag || !strings.Contains(e.Msg, msg) || e.Position.Line != line {
+			t.Errorf("%q:\n got %s (line %d)\nwant [%s] line %d: ...%s...", src, e.Tagged(), e.Position.Line, tag, line, msg)
+		}
+	}
+}
+
+type errString string
+
+func (e errString) Error() string { return string(e) }
+
+// TestValid checks programs that must have no error.
+func TestValid(t *testing.T) {
+	tests := []string{
+		`BEGIN { x = 1; y = x + 2; trace(y); }`,
+		`BEGIN { self->x = timestamp; } END /self->x/ { trace(timestamp - self->x); }`,
+		`BEGIN { this->s = "abc"; trace(strlen(this->s)); }`,
+		`BEGIN { a["x", 1] = 2; trace(a["y", 3]); a["x", 1] = 0; }`,
+		`BEGIN { @[execname, pid] = count(); @q = quantize(1); @l = lquantize(1, 0, 100, 10); printa(@); printa("%s %d %@d\n", @); clear(@); trunc(@q, 1); normalize(@l, 2); }`,
+		`struct s { int a; char b[4]; struct s *next; } v; BEGIN { v.a = 1; trace(v.b[2]); trace(v.next->a); trace(sizeof (struct s)); }`,
+		`enum e { A, B = 5, C }; BEGIN { x = C; trace(x == B); trace(x == A); }`,
+		`typedef unsigned long long u64; u64 g; BEGIN { g = 1; trace(g); }`,
+		`inline int N = 3 + 4; BEGIN { trace(N * 2); }`,
+		`BEGIN { trace(execname == "bash" ? 1 : 2); trace(probefunc); printf("%s %d %x\n", execname, pid, arg0); }`,
+		`BEGIN { x++; ++self->y; trace(x); trace(self->y); }`,
+		`BEGIN { trace(strjoin("a", "b")); trace(substr("abc", 1)); trace(index("abc", "b")); trace(basename("/a/b")); }`,
+		`BEGIN { speculate(speculation()); trace(1); } END { commit(1); }`,
+		`BEGIN { p = (char *)alloca(10); p[0] = 1; trace(p[0]); }`,
+		`BEGIN { trace(stringof(1)); trace((string)"x"); }`,
+		`BEGIN /pid != 0 && tid > 0 || !arg1/ { trace(curthread); exit(0); }`,
+		`this int t; BEGIN { this->t = 1; trace(this->t); }`,
+		`BEGIN { trace(NULL); x = (int *)NULL; trace(x == NULL); }`,
+	}
+	for _, src := range tests {
+		if _, err := checkSrc(t, src, nil); err != nil {
+			t.Errorf("%q: %v", src, err.(ErrorList)[0].Tagged())
+		}
+	}
+}
+
+// TestInfo checks what the code generator reads from Info.
+func TestInfo(t *testing.T) {
+	src := `int g;
+BEGIN /g == 0/ { g = 2 * 3 + 1; self->t = timestamp; this->l = "s"; @c[execname] = count(); @l = lquantize(arg0, 0, 10, 2); printf("%d\n", g); }
+END { self->t = 0; trace(sizeof (int)); }`
+	fset := syntax.NewFileSet()
+	prog, err := syntax.Parse(fset, "t.d", []byte(src), 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	info, err := Check(fset, []*syntax.Program{prog}, &Config{StrSize: 64})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(info.Clauses) != 2 || info.Clauses[0].Probes[0] != "BEGIN" {
+		t.Fatalf("clauses: %+v", info.Clauses)
+	}
+	kinds := map[string]VarKind{}
+	for _, v := range info.Vars {
+		kinds[v.Name] = v.Kind
+	}
+	if kinds["g"] != GlobalVar || kinds["t"] != ThreadVar || kinds["l"] != LocalVar {
+		t.Errorf("vars: %v", kinds)
+	}
+	if len(info.Aggs) != 2 || info.Aggs[0].Func != "count" || len(info.Aggs[0].Keys) != 1 ||
+		info.Aggs[1].Func != "lquantize" || len(info.Aggs[1].Params) != 3 || info.Aggs[1].Params[2] != 2 {
+		t.Errorf("aggs: %+v %+v", info.Aggs[0], info.Aggs[1])
+	}
+	// Constant folding and types.
+	found := 0
+	for e, tv := range info.Types {
+		switch e := e.(type) {
+		case *syntax.BinaryExpr:
+			if e.Op == syntax.ADD && tv.Value != nil {
+				found++
+				if tv.Value.Int != 7 || tv.Type != types.Int {
+					t.Errorf("2*3+1 = %+v", tv)
+				}
+			}
+		case *syntax.SizeofExpr:
+			found++
+			if tv.Value == nil || tv.Value.Int != 4 {
+				t.Errorf("sizeof(int) = %+v", tv)
+			}
+		case *syntax.ScopedVar:
+			if e.Name.Name == "l" && !types.IsString(tv.Type) {
+				t.Errorf("this->l: %v", tv.Type)
+			}
+		}
+	}
+	if found != 2 {
+		t.Errorf("found %d folded expressions", found)
+	}
+	if len(info.Formats) != 1 || info.StrSize != 64 {
+		t.Errorf("formats %d, strsize %d", len(info.Formats), info.StrSize)
+	}
+	if len(info.Clauses[0].Locals) != 1 || len(info.Clauses[0].Aggs) != 2 {
+		t.Errorf("clause 0 uses: %+v", info.Clauses[0])
+	}
+}
