@@ -143,8 +143,7 @@ func (p *Printer) PrintAll(w io.Writer, aggs []*Agg) error {
 	items := makeItems(aggs, true)
 	sortItems(items, p.Sort)
 	var b strings.Builder
-	for i := range items {
-		it := &items[i]
+	for _, it := range items {
 		p.keysText(&b, it.e.Key)
 		b.WriteString(it.agg.Datum(it.e))
 		b.WriteByte('\n')

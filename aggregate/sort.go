@@ -4,7 +4,7 @@ import (
 	"bytes"
 	"encoding/binary"
 	"math/big"
-	"sort"
+	"slices"
 	"strings"
 
 	"github.com/dtrace-go/dtrace/format"
@@ -47,7 +47,9 @@ func (d *Desc) valKey(e *Entry) valKey {
 	case Quantize:
 		sum := newFloat()
 		for i, c := range data {
-			sum.Add(sum, mulFloat(float64(QuantizeBucketValue(i)), c))
+			if c != 0 { // adding an exact zero changes nothing
+				sum.Add(sum, mulFloat(float64(QuantizeBucketValue(i)), c))
+			}
 		}
 		return valKey{f: sum, zero: data[QuantizeZero]}
 	case Lquantize:
@@ -246,14 +248,14 @@ type item struct {
 	vk  valKey
 }
 
-func makeItems(aggs []*Agg, skipPrinted bool) []item {
-	var items []item
+func makeItems(aggs []*Agg, skipPrinted bool) []*item {
+	var items []*item
 	for _, a := range aggs {
 		if skipPrinted && a.Printed {
 			continue
 		}
 		for _, e := range a.entries {
-			items = append(items, item{a, e, a.Desc.valKey(e)})
+			items = append(items, &item{a, e, a.Desc.valKey(e)})
 		}
 	}
 	return items
@@ -275,14 +277,16 @@ func itemCmp(x, y *item, o SortOptions) int {
 	return c
 }
 
-func sortItems(items []item, o SortOptions) {
-	sort.SliceStable(items, func(i, j int) bool { return itemCmp(&items[i], &items[j], o) < 0 })
+// sortItems sorts by a total order (keys are unique within an
+// aggregation), so an unstable sort is deterministic.
+func sortItems(items []*item, o SortOptions) {
+	slices.SortFunc(items, func(x, y *item) int { return itemCmp(x, y, o) })
 }
 
 func sortEntries(es []*Entry, a *Agg, o SortOptions) {
-	items := make([]item, len(es))
+	items := make([]*item, len(es))
 	for i, e := range es {
-		items[i] = item{a, e, a.Desc.valKey(e)}
+		items[i] = &item{a, e, a.Desc.valKey(e)}
 	}
 	sortItems(items, o)
 	for i := range items {
@@ -334,26 +338,25 @@ func Join(aggs []*Agg, o SortOptions) []Bundle {
 	if len(items) == 0 {
 		return nil
 	}
-	sort.SliceStable(items, func(i, j int) bool {
-		x, y := &items[i], &items[j]
+	slices.SortFunc(items, func(x, y *item) int {
 		if c := keyCmp(x.e.Key, y.e.Key, o.KeyPos); c != 0 {
-			return c < 0
+			return c
 		}
-		return x.agg.Desc.ID < y.agg.Desc.ID
+		return cmp3(x.agg.Desc.ID, y.agg.Desc.ID)
 	})
 	type bundle struct {
 		key   []format.Value
 		slots []*item
 	}
-	var bundles []bundle
+	var bundles []*bundle
 	for start := 0; start < len(items); {
 		end := start + 1
 		for end < len(items) && keyCmp(items[end].e.Key, items[start].e.Key, o.KeyPos) == 0 {
 			end++
 		}
-		bd := bundle{key: items[start].e.Key, slots: make([]*item, n)}
+		bd := &bundle{key: items[start].e.Key, slots: make([]*item, n)}
 		for k := start; k < end; k++ {
-			bd.slots[first[items[k].agg]] = &items[k]
+			bd.slots[first[items[k].agg]] = items[k]
 		}
 		for i := 0; i < n; i++ {
 			if f := first[aggs[rot[i]]]; f != i {
@@ -379,22 +382,21 @@ func Join(aggs []*Agg, o SortOptions) []Bundle {
 	if o.Rev {
 		sign = -1
 	}
-	sort.SliceStable(bundles, func(i, j int) bool {
-		x, y := &bundles[i], &bundles[j]
+	slices.SortFunc(bundles, func(x, y *bundle) int {
 		if o.Key {
 			if c := keyCmp(x.key, y.key, o.KeyPos); c != 0 {
-				return sign*c < 0
+				return sign * c
 			}
 		}
 		for k := 0; k < n; k++ {
 			if c := valCmp(&x.slots[k].vk, &y.slots[k].vk); c != 0 {
-				return sign*c < 0
+				return sign * c
 			}
 		}
 		if o.Key {
-			return false
+			return 0
 		}
-		return sign*keyCmp(x.key, y.key, o.KeyPos) < 0
+		return sign * keyCmp(x.key, y.key, o.KeyPos)
 	})
 	out := make([]Bundle, len(bundles))
 	for i, bd := range bundles {

@@ -125,6 +125,16 @@ func Tracemem(w io.Writer, data []byte) error {
 	return err
 }
 
+// printable reports whether PrintBytes would take every byte of s as text.
+func printable(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; !isprint(c) && !isspace(c) && c != '\b' && c != '\a' {
+			return false
+		}
+	}
+	return true
+}
+
 // isprint and isspace are the C locale's classes.
 func isprint(c byte) bool { return c >= ' ' && c <= '~' }
 func isspace(c byte) bool { return c == ' ' || (c >= '\t' && c <= '\r') }
@@ -185,8 +195,13 @@ func (p *Printer) Key(v Value) string {
 		}
 		return fmt.Sprintf(" %16d", int64(x.Bits))
 	case String:
+		cs := cString(x)
+		if cs != "" && printable(cs) {
+			// What PrintBytes makes of it, without building the record.
+			return fmt.Sprintf("  %-50s", cs)
+		}
 		size := p.strSize()
-		d := []byte(cString(x))
+		d := []byte(cs)
 		if len(d) < size {
 			d = append(d, make([]byte, size-len(d))...)
 		}
