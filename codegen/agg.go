@@ -97,12 +97,13 @@ func (f *fn) aggregate(as *syntax.AssignExpr, ag *syntax.AggExpr) {
 		f.convert(v, f.typeOf(call.Args[0]), TypeLong)
 		haveV = true
 	}
-	incr = f.alloc()
-	f.emit(asm.Mov.Imm(incr, 1))
-	if i := 1 + nparams; (d.Func == aggregate.Quantize || nparams > 0) && len(call.Args) > i {
-		f.free(incr)
+	quant := d.Func == aggregate.Quantize || nparams > 0
+	if i := 1 + nparams; quant && len(call.Args) > i {
 		incr = f.expr(call.Args[i])
 		f.convert(incr, f.typeOf(call.Args[i]), TypeLong)
+	} else if quant {
+		incr = f.alloc()
+		f.emit(asm.Mov.Imm(incr, 1))
 	}
 	key := f.tmp(a.KeySize)
 	for i := uint32(0); i < a.KeySize; i += 8 {
@@ -121,7 +122,10 @@ func (f *fn) aggregate(as *syntax.AssignExpr, ag *syntax.AggExpr) {
 	f.emit(asm.JEq.Imm(p, 0, done))
 	f.aggUpdate(d, p, v, incr)
 	f.mark(done)
-	f.free(p, incr)
+	f.free(p)
+	if quant {
+		f.free(incr)
+	}
 	if haveV {
 		f.free(v)
 	}

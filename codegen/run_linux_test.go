@@ -156,7 +156,8 @@ func (r *runner) fire(t testing.TB, args ...uint64) [][]byte {
 	}
 	var recs [][]byte
 	for {
-		r.rd.SetDeadline(time.Now().Add(20 * time.Millisecond))
+		// BPF_PROG_TEST_RUN has written the records when Run returns.
+		r.rd.SetDeadline(time.Now())
 		rec, err := r.rd.Read()
 		if err != nil {
 			break
