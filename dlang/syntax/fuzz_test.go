@@ -21,17 +21,36 @@ func FuzzParse(f *testing.F) {
 	}
 	f.Add([]byte("BEGIN { x = (int)1; }"), uint8(1))
 	f.Add([]byte("#pragma D option quiet\n# 3 \"x\"\nint*x"), uint8(2))
+	f.Add([]byte("a + (int)b[1]->c"), uint8(8))
+	f.Add([]byte("struct foo *(*)[4]"), uint8(16))
 	f.Fuzz(func(t *testing.T, src []byte, mode uint8) {
 		fset := NewFileSet()
 		cfg := &Config{Mode: Mode(mode) & (BareDescs | PSpec)}
 		if mode&4 != 0 {
 			cfg.IsTypeName = func(n string) bool { return len(n)%2 == 0 }
 		}
-		prog, err := cfg.Parse(fset, "f.d", src)
-		if prog == nil {
-			t.Fatal("nil program")
+		var err error
+		switch {
+		case mode&8 != 0:
+			var x Expr
+			x, err = cfg.ParseExpr(fset, "f.d", src)
+			if err == nil {
+				_ = String(x)
+			}
+		case mode&16 != 0:
+			var tn *TypeName
+			tn, err = cfg.ParseType(fset, "f.d", src)
+			if err == nil {
+				_ = String(tn)
+			}
+		default:
+			var prog *Program
+			prog, err = cfg.Parse(fset, "f.d", src)
+			if prog == nil {
+				t.Fatal("nil program")
+			}
+			_ = String(prog)
 		}
-		_ = String(prog)
 		if err == nil {
 			return
 		}

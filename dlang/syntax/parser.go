@@ -60,6 +60,54 @@ func ParseProbeSpec(fset *FileSet, filename string, src []byte, mode Mode) (*Pro
 
 // Parse parses src as Parse does, with c's settings.
 func (c *Config) Parse(fset *FileSet, filename string, src []byte) (prog *Program, err error) {
+	p := c.newParser(fset, filename, src)
+	prog = &Program{File: p.file, Span: Span{p.file.Pos(0), p.file.Pos(len(src))}}
+	defer func() {
+		p.flushDirectives(Pos(1 << 62))
+		prog.Decls = p.decls
+	}()
+	defer p.finish(&err) // runs first: recover must be called by the deferred function itself
+	p.next()
+	for p.tok.tok != EOF {
+		p.addDecl(p.parseExternal())
+	}
+	return prog, nil
+}
+
+// ParseType parses a type name given as text, such as a provider's
+// argument type "struct task_struct *" or a -xtype option, as dtrace's
+// type context (DT_CTX_DTYPE) does: every name is a type name.
+func (c *Config) ParseType(fset *FileSet, filename string, src []byte) (tn *TypeName, err error) {
+	p := c.newParser(fset, filename, src)
+	p.typeContext = true
+	p.lenientEOF = true
+	p.s.mode = exprMode
+	defer p.finish(&err)
+	p.next()
+	tn = p.parseTypeName()
+	if p.tok.tok != EOF {
+		p.syntaxError()
+	}
+	return tn, nil
+}
+
+// ParseExpr parses a D expression given as text (dtrace's expression
+// context, DT_CTX_DEXPR).
+func (c *Config) ParseExpr(fset *FileSet, filename string, src []byte) (x Expr, err error) {
+	p := c.newParser(fset, filename, src)
+	p.s.mode = exprMode
+	p.lenientEOF = true
+	defer p.finish(&err)
+	p.next()
+	x = p.parseExpr()
+	if p.tok.tok != EOF {
+		p.syntaxError()
+	}
+	return x, nil
+}
+
+// newParser returns a parser of src with c's settings.
+func (c *Config) newParser(fset *FileSet, filename string, src []byte) *parser {
 	p := &parser{cfg: c}
 	p.file = fset.AddFile(filename, len(src))
 	p.s.init(p.file, src, p.scanError)
@@ -70,31 +118,27 @@ func (c *Config) Parse(fset *FileSet, filename string, src []byte) (prog *Progra
 	p.typedefs = map[string]bool{}
 	p.idents = map[string]bool{}
 	p.tags = map[string]bool{}
-	prog = &Program{File: p.file, Span: Span{p.file.Pos(0), p.file.Pos(len(src))}}
-	defer func() {
-		if r := recover(); r != nil {
-			if _, ok := r.(bailout); !ok {
-				// A bug here must not take dtrace down with it: report
-				// it as dtrace reports its own internal errors.
-				p.errors = append(p.errors, &Error{
-					Pos: p.file.Position(p.tok.pos),
-					Msg: fmt.Sprintf("internal error -- parser: %v", r),
-					Tag: "D_UNKNOWN",
-				})
-			}
+	return p
+}
+
+// finish ends a parse: it stops the unwinding of an error and sets *err
+// to the errors found.
+func (p *parser) finish(err *error) {
+	if r := recover(); r != nil {
+		if _, ok := r.(bailout); !ok {
+			// A bug here must not take dtrace down with it: report it as
+			// dtrace reports its own internal errors.
+			p.errors = append(p.errors, &Error{
+				Pos: p.file.Position(p.tok.pos),
+				Msg: fmt.Sprintf("internal error -- parser: %v", r),
+				Tag: "D_UNKNOWN",
+			})
 		}
-		p.flushDirectives(Pos(1 << 62))
-		prog.Decls = p.decls
-		if len(p.errors) > 0 {
-			p.errors.Sort()
-			err = p.errors
-		}
-	}()
-	p.next()
-	for p.tok.tok != EOF {
-		p.addDecl(p.parseExternal())
 	}
-	return prog, nil
+	if len(p.errors) > 0 {
+		p.errors.Sort()
+		*err = p.errors
+	}
 }
 
 // bailout is the panic value that unwinds the parser after an error.
@@ -124,6 +168,10 @@ type parser struct {
 	declHasType bool // a named type specifier was seen in this declaration
 	inTypedef   bool // parsing a typedef declaration
 	xlatorInput bool // between < and > of a translator's input
+	typeContext bool // parsing a type name given as text: names are types
+	// lenientEOF turns off dtrace's error for a name it peeked past at
+	// the end of input; ParseExpr and ParseType text often ends so.
+	lenientEOF bool
 }
 
 // scanError is the scanner's error handler.
@@ -174,7 +222,7 @@ func (p *parser) next() {
 func (p *parser) classify() {
 	t := &p.tok
 	name := t.lit
-	if p.souType {
+	if p.souType || p.typeContext {
 		p.souType = false
 		t.tok = TNAME
 		return
@@ -199,7 +247,7 @@ func (p *parser) classify() {
 	case '>':
 		ident = p.xlatorInput
 	case 0:
-		p.s.nulAtEOF = true
+		p.s.nulAtEOF = !p.lenientEOF
 	}
 	if ident {
 		if !p.inTypedef {

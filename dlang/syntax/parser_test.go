@@ -297,3 +297,43 @@ func TestScanner(t *testing.T) {
 		}
 	}
 }
+
+// TestParseType checks type names given as text, where every name is a
+// type name.
+func TestParseType(t *testing.T) {
+	for _, tt := range []struct{ src, want string }{
+		{"struct task_struct *", "*struct task_struct"},
+		{"char *", "*char"},
+		{"unsigned long long", "unsigned long long"},
+		{"vmlinux`foo_t **", "**vmlinux`foo_t"},
+		{"int [4]", "[4]int"},
+		{"void (*)(int)", "*func(int)void"},
+		{"bar", "bar"},
+	} {
+		tn, err := (&Config{}).ParseType(NewFileSet(), "", []byte(tt.src))
+		if err != nil {
+			t.Errorf("%q: %v", tt.src, err)
+			continue
+		}
+		if got := String(tn); got != tt.want {
+			t.Errorf("%q: got %s, want %s", tt.src, got, tt.want)
+		}
+	}
+	if _, err := (&Config{}).ParseType(NewFileSet(), "", []byte("int x")); err == nil {
+		t.Error("int x: no error")
+	}
+}
+
+// TestParseExpr checks expressions given as text.
+func TestParseExpr(t *testing.T) {
+	x, err := (&Config{}).ParseExpr(NewFileSet(), "", []byte("a + b * (char)c"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, want := String(x), "(+ a (* b (cast char c)))"; got != want {
+		t.Errorf("got %s, want %s", got, want)
+	}
+	if _, err := (&Config{}).ParseExpr(NewFileSet(), "", []byte("a +")); err == nil {
+		t.Error("a +: no error")
+	}
+}
