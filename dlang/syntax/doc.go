@@ -61,6 +61,18 @@
 // how dtrace words them; the caller adds "dtrace: failed to compile
 // script x.d: " and, under -xerrtags, "[TAG] ".
 //
+// # Entry points
+//
+// Parse reads a script (-s); ParseProbeSpec reads -n text, where a clause
+// may be bare descriptions and descriptions are never type names;
+// Config.Parse does either with hooks for kernel type names
+// (IsTypeName), library identifiers (IsIdent), macro arguments
+// (MacroArg) and pragmas (Directive). Config.ParseType and
+// Config.ParseExpr read a type name or an expression given as text, such
+// as a provider's argument types. Beyond dtrace-utils, clause bodies may
+// hold if/else statements (illumos D): `if (c) stmt-or-block [else
+// stmt-or-block]`.
+//
 // Semantic checks are the checker's, except where dtrace makes them while
 // parsing and their order against syntax errors shows: macro variables
 // ($foo undefined), macro arguments when Config.MacroArg is set, and
