@@ -439,65 +439,73 @@ func (c *checker) quantParams(call *syntax.CallExpr, name string, tvs []TypeAndV
 		}
 		return []int64{base, lim, step}, true
 	case "llquantize":
+		argPos := func(i int) syntax.Pos { return c.after(call.Args[i]) }
 		factor, ok := constArg(1)
 		if !ok {
-			c.errorf(pos, D_LLQUANT_FACTORTYPE, "llquantize( ) argument #1 must be an integer constant")
+			c.errorf(argPos(1), D_LLQUANT_FACTORTYPE, "llquantize( ) argument #1 must be an integer constant")
 			return nil, false
 		}
-		if factor < 2 || factor > 0xffff {
-			c.errorf(pos, D_LLQUANT_FACTORVAL, "llquantize( ) argument #1 must be an unsigned 16-bit quantity greater than or equal to 2")
+		if uint64(factor) > 0xffff || factor < 2 {
+			c.errorf(argPos(1), D_LLQUANT_FACTORVAL, "llquantize( ) argument #1 must be an unsigned 16-bit quantity greater than or equal to 2")
 			return nil, false
 		}
 		low, ok := constArg(2)
 		if !ok {
-			c.errorf(pos, D_LLQUANT_LMAGTYPE, "llquantize( ) argument #2 must be an integer constant")
+			c.errorf(argPos(2), D_LLQUANT_LMAGTYPE, "llquantize( ) argument #2 must be an integer constant")
 			return nil, false
 		}
-		if low < 0 || low > 0xffff {
-			c.errorf(pos, D_LLQUANT_LMAGVAL, "llquantize( ) argument #2 must be an unsigned 16-bit quantity")
+		if uint64(low) > 0xffff {
+			c.errorf(argPos(2), D_LLQUANT_LMAGVAL, "llquantize( ) argument #2 must be an unsigned 16-bit quantity")
 			return nil, false
 		}
 		high, ok := constArg(3)
 		if !ok {
-			c.errorf(pos, D_LLQUANT_HMAGTYPE, "llquantize( ) argument #3 must be an integer constant")
+			c.errorf(argPos(3), D_LLQUANT_HMAGTYPE, "llquantize( ) argument #3 must be an integer constant")
 			return nil, false
 		}
-		if high < 0 || high > 0xffff {
-			c.errorf(pos, D_LLQUANT_HMAGVAL, "llquantize( ) argument #3 must be an unsigned 16-bit quantity")
+		if uint64(high) > 0xffff {
+			c.errorf(argPos(3), D_LLQUANT_HMAGVAL, "llquantize( ) argument #3 must be an unsigned 16-bit quantity")
 			return nil, false
 		}
 		if high < low {
-			c.errorf(pos, D_LLQUANT_HMAGVAL, "llquantize( ) argument #3 (high magnitude) must be at least argument #2 (low magnitude)")
+			c.errorf(argPos(3), D_LLQUANT_HMAGVAL, "llquantize( ) argument #3 (high magnitude) must be at least argument #2 (low magnitude)")
 			return nil, false
 		}
 		if pow(factor, high+1) == 0 {
-			c.errorf(pos, D_LLQUANT_HMAGVAL, "llquantize( ) argument #3 (high magnitude) will cause overflow of 64 bits")
+			c.errorf(argPos(3), D_LLQUANT_HMAGVAL, "llquantize( ) argument #3 (high magnitude) will cause overflow of 64 bits")
 			return nil, false
 		}
 		steps, ok := constArg(4)
 		if !ok || steps <= 0 {
-			c.errorf(pos, D_LLQUANT_STEPTYPE, "llquantize( ) argument #4 must be a non-zero positive integer constant")
+			c.errorf(argPos(4), D_LLQUANT_STEPTYPE, "llquantize( ) argument #4 must be a non-zero positive integer constant")
 			return nil, false
 		}
 		if steps > 0xffff {
-			c.errorf(pos, D_LLQUANT_STEPVAL, "llquantize( ) argument #4 must be an unsigned 16-bit quantity")
+			c.errorf(argPos(4), D_LLQUANT_STEPVAL, "llquantize( ) argument #4 must be an unsigned 16-bit quantity")
+			return nil, false
+		}
+		if steps < factor && factor%steps != 0 {
+			c.errorf(argPos(1), D_LLQUANT_STEPVAL, "llquantize() argument #4 (steps) must evenly divide argument #1 (factor) when steps<factor")
 			return nil, false
 		}
 		if steps > factor {
 			if steps%factor != 0 {
-				c.errorf(pos, D_LLQUANT_STEPVAL, "llquantize() argument #4 (steps) must be a multiple of argument #1 (factor) when steps>factor")
+				c.errorf(argPos(1), D_LLQUANT_STEPVAL, "llquantize() argument #4 (steps) must be a multiple of argument #1 (factor) when steps>factor")
 				return nil, false
 			}
-			if (factor*factor)%steps != 0 {
-				c.errorf(pos, D_LLQUANT_STEPVAL, "llquantize() argument #4 (steps) must evenly divide the square of argument #1 (factor) when steps>factor and lmag (argument #2) is 0")
+			if low == 0 {
+				if (factor*factor)%steps != 0 {
+					c.errorf(argPos(1), D_LLQUANT_STEPVAL, "llquantize() argument #4 (steps) must evenly divide the square of argument #1 (factor) when steps>factor and lmag==0")
+					return nil, false
+				}
+			} else if p := pow(factor, low+1); p == 0 || p%uint64(steps) != 0 {
+				c.errorf(argPos(1), D_LLQUANT_STEPVAL, "llquantize() argument #4 (steps) must evenly divide pow(argument #1 (factor), lmag (argument #2) + 1) when steps>factor and lmag>0")
 				return nil, false
 			}
-		} else if factor%steps != 0 {
-			c.errorf(pos, D_LLQUANT_STEPVAL, "llquantize() argument #4 (steps) must evenly divide argument #1 (factor) when steps<factor")
-			return nil, false
 		}
 		if prev != nil && len(prev.Params) == 4 {
 			p := prev.Params
+			pos := c.after(call)
 			switch {
 			case p[0] != factor:
 				c.errorf(pos, D_LLQUANT_MATCHFACTOR, "llquantize() factor (argument #1) doesn't match previous declaration: expected %d, found %d", p[0], factor)

@@ -122,7 +122,7 @@ func (c *checker) finish(progs []*syntax.Program) {
 		c.errorf(last.End(), D_EMPTY, "empty D program translation unit")
 		return
 	}
-	if !c.conf.DefaultArgs {
+	if !c.conf.DefaultArgs && !c.conf.ArgRef {
 		for i := len(c.usedArgs) - 1; i >= 1; i-- {
 			if !c.usedArgs[i] {
 				c.errorf(syntax.NoPos, D_MACRO_UNUSED, "extraneous argument '%s' ($%d is not referenced)", c.conf.MacroArgs[i], i)

@@ -101,13 +101,36 @@ func loadCorpus(t *testing.T) []*corpusCase {
 		if strings.Contains(string(src), "@@skip") {
 			cc.skipWhy = "@@skip"
 		}
-		for _, o := range runtestOpts(path, src) {
+		if cc.wantTag == "" && strings.Contains(string(src), "@@xfail") {
+			cc.skipWhy = "@@xfail"
+		}
+		opts := runtestOpts(path, src)
+		for i := 0; i < len(opts); i++ {
+			o := opts[i]
+			switch o {
+			case "-c", "-p":
+				cc.conf.Macros = map[string]int64{"target": 1234}
+				i++
+				continue
+			case "-o", "-b", "-s", "-n", "-P", "-m", "-f", "-i", "-L", "-X", "-U":
+				i++
+				continue
+			case "-x":
+				if i+1 < len(opts) {
+					o = "-x" + opts[i+1]
+					i++
+				}
+			case "-V", "-h", "-G", "-l", "-e":
+				cc.skipWhy = "not a compile of the program"
+			}
 			switch {
+			case o == "-xargref":
+				cc.conf.ArgRef = true
 			case o == "-C" || strings.HasPrefix(o, "-I") || strings.HasPrefix(o, "-D"):
 				cc.skipWhy = "needs cpp"
 			case o == "-w":
 				cc.conf.Destructive = true
-			case o == "-xdefaultargs" || o == "defaultargs":
+			case o == "-xdefaultargs":
 				cc.conf.DefaultArgs = true
 			case strings.HasPrefix(o, "-xstrsize="):
 				cc.conf.StrSize = parseSize(strings.TrimPrefix(o, "-xstrsize="))

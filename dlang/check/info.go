@@ -20,6 +20,9 @@ type Config struct {
 	StrSize int64
 	// DefaultArgs (-xdefaultargs) makes unset $N macro arguments 0 (or "").
 	DefaultArgs bool
+	// ArgRef (-xargref) permits macro arguments that the program does
+	// not reference (otherwise D_MACRO_UNUSED).
+	ArgRef bool
 	// Destructive (-w) permits destructive actions; without it they are
 	// D_ACT_DESTR... rejected as dtrace does.
 	Destructive bool

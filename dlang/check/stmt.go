@@ -173,28 +173,60 @@ func (c *checker) probeClause(d *syntax.ProbeClause) {
 		cl.Probes = append(cl.Probes, s)
 	}
 	c.clause = cl
-	c.clsFlags = 0
-	c.deferred = nil
-	defer func() {
-		c.runDeferred()
-		c.clause = nil
-	}()
-	if d.Pred != nil {
+	defer func() { c.clause = nil }()
+	// dtrace checks the actions first and the predicate second, unless the
+	// actions refer to something undefined: then it starts over with the
+	// predicate first (a variable may be created by the predicate). What
+	// the first attempt created stays. Code is generated for the predicate
+	// first, so its deferred checks run first.
+	nerr := len(c.errs)
+	var predDeferred, bodyDeferred []func() bool
+	body := func() {
+		c.clsFlags = 0
+		c.deferred = nil
+		if d.Body != nil {
+			c.stmts(d.Body.List)
+		}
+		bodyDeferred = c.deferred
+	}
+	pred := func() bool {
+		if d.Pred == nil {
+			return true
+		}
+		c.deferred = nil
 		// The lexer reads past the closing slash of a predicate.
 		c.predEnd = c.after(d.Pred)
 		tv := c.expr(d.Pred)
 		c.predEnd = syntax.NoPos
+		predDeferred = c.deferred
 		if tv.Type == nil {
-			return
+			return false
 		}
 		if !isScalar(tv.Type) {
 			c.errorf(c.last(d), D_PRED_SCALAR, "predicate result must be of scalar type")
+			return false
+		}
+		return true
+	}
+	body()
+	if len(c.errs) > nerr {
+		if d.Pred == nil || (c.errs[nerr].Tag != D_IDENT_UNDEF && c.errs[nerr].Tag != D_VAR_UNDEF) {
 			return
 		}
+		c.errs = c.errs[:nerr]
+		if !pred() {
+			return
+		}
+		body()
+	} else if !pred() {
+		return
 	}
-	if d.Body != nil {
-		c.stmts(d.Body.List)
+	if len(c.errs) > nerr {
+		return
 	}
+	c.clsFlags = 0
+	c.deferred = append(predDeferred, bodyDeferred...)
+	c.runDeferred()
 }
 
 func (c *checker) stmts(list []syntax.Stmt) {
