@@ -149,6 +149,18 @@ func (c *checker) index(e *syntax.IndexExpr, lhs bool) TypeAndValue {
 		if v, ok := c.globals[x.Name]; ok && v.Keys != nil {
 			return c.assocRef(e, x, v)
 		}
+		if in, ok := c.inlines[x.Name]; ok && in.Params != nil {
+			c.info.Uses[x] = in
+			c.record(x, TypeAndValue{Type: types.Dyn}, exprFlags{})
+			keys := make([]types.Type, len(in.Params))
+			for i, p := range in.Params {
+				keys[i] = p.Type
+			}
+			if !c.checkKeys(c.last(e), x.Name+"[ ]", "", e.Index, keys, "inline") {
+				return bad
+			}
+			return c.record(e, TypeAndValue{Type: in.Type}, exprFlags{})
+		}
 		if _, ok := c.globals[x.Name]; ok {
 			break
 		}

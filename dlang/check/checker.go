@@ -27,7 +27,7 @@ type checker struct {
 	inlines    map[string]*Inline
 	enumConsts map[string]*EnumConst
 	externs    map[string]types.Type
-	nvars      [3]int
+	nvars      [4]int
 	usedArgs   []bool
 
 	flags map[syntax.Expr]exprFlags
@@ -36,8 +36,8 @@ type checker struct {
 	clsFlags int
 	fresh    *Var // a variable created by the left side of an assignment
 
-	xlParam   *Var // a translator's input parameter while checking it
-	xlParamOn bool
+	params     map[string]*Var // parameters in scope (inline, translator)
+	openArrays bool            // [] is allowed (extern declarations)
 
 	scratchSize    int64 // the scratchsize option, 0 if unknown
 	srcCache       map[string][]byte

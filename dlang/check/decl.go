@@ -389,6 +389,9 @@ func (c *checker) derive(base types.Type, dt syntax.DeclType, name string) types
 		if elem == nil {
 			return nil
 		}
+		if d.Len == nil && c.openArrays {
+			return &types.Array{Elem: elem}
+		}
 		if d.Len == nil {
 			c.errorf(c.after(d), D_DECL_ARRNULL, "array declaration requires array dimension or tuple signature: %s", name)
 			return nil

@@ -261,9 +261,9 @@ func (c *checker) ident(e *syntax.Ident, lhs bool) TypeAndValue {
 		return c.symbol(e)
 	}
 	name := e.Name
-	if c.xlParamOn && name == c.xlParam.Name {
-		c.info.Uses[e] = c.xlParam
-		return c.record(e, TypeAndValue{Type: c.xlParam.Type}, exprFlags{})
+	if p, ok := c.params[name]; ok {
+		c.info.Uses[e] = p
+		return c.record(e, TypeAndValue{Type: p.Type}, exprFlags{})
 	}
 	if v, ok := c.globals[name]; ok {
 		if v.Type == nil && !lhs {

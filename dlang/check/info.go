@@ -139,6 +139,7 @@ const (
 	GlobalVar VarKind = iota // x, a[k]
 	ThreadVar                // self->x, self->a[k]
 	LocalVar                 // this->x
+	ParamVar                 // a parameter of an inline or a translator's input
 )
 
 // Var is a D variable: global, thread-local or clause-local, scalar or
@@ -193,12 +194,16 @@ type EnumConst struct {
 }
 
 // Inline is an inline definition (`inline int X = expr;`). References
-// expand to Value, already checked (its types are in Info.Types).
+// expand to Value, already checked (its types are in Info.Types). An
+// inline with parameters (`inline int f[int a, int b] = a + b;`) is used
+// as f[x, y]: Value refers to Params (ParamVar variables) which the
+// reference binds to its index expressions.
 type Inline struct {
-	Name  string
-	Type  types.Type
-	Value syntax.Expr
-	Pos   syntax.Pos
+	Name   string
+	Type   types.Type
+	Value  syntax.Expr
+	Params []*Var
+	Pos    syntax.Pos
 }
 
 // Macro is a macro variable reference ($1, $$1, $target, ...). Its value is

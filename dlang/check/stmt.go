@@ -358,7 +358,9 @@ func (c *checker) declarator(d *syntax.Declaration, ds *syntax.DeclSpecs, base t
 		}
 		dt = ad.Elem
 	}
+	c.openArrays = ds.Class == syntax.Extern
 	t := c.derive(base, dt, name)
+	c.openArrays = false
 	if t == nil {
 		return
 	}
@@ -458,7 +460,27 @@ func (c *checker) inline(d *syntax.InlineDecl) {
 	if base == nil {
 		return
 	}
-	t := c.derive(base, d.Decl.Type, name)
+	dt := d.Decl.Type
+	var params []*Var
+	if ad, ok := dt.(*syntax.ArrayDecl); ok && ad.Keys != nil {
+		c.params = map[string]*Var{}
+		defer func() { c.params = nil }()
+		for i, k := range ad.Keys {
+			kt := c.typeName(k)
+			if kt == nil {
+				return
+			}
+			if k.Decl == nil || k.Decl.Name == nil {
+				c.errorf(c.after(k), D_DECL_PROTO_NAME, "parameter declaration requires a name: parameter #%d", i+1)
+				return
+			}
+			p := &Var{Name: k.Decl.Name.Name, Kind: ParamVar, ID: i, Type: kt, Size: kt.Size(), Pos: k.Pos()}
+			params = append(params, p)
+			c.params[p.Name] = p
+		}
+		dt = ad.Elem
+	}
+	t := c.derive(base, dt, name)
 	if t == nil {
 		return
 	}
@@ -492,7 +514,7 @@ func (c *checker) inline(d *syntax.InlineDecl) {
 		c.errorf(c.last(d), D_OP_INCOMPAT, "inline %s definition uses incompatible types: \"%s\" = \"%s\"", name, types.TypeString(t), types.TypeString(tv.Type))
 		return
 	}
-	in := &Inline{Name: name, Type: t, Value: d.Value, Pos: d.Pos()}
+	in := &Inline{Name: name, Type: t, Value: d.Value, Params: params, Pos: d.Pos()}
 	if tv.Value != nil && isInt(t) && !tv.Value.IsStr {
 		c.info.Types[d.Value] = TypeAndValue{Type: tv.Type, Value: intConst(normalize(tv.Value.Int, t))}
 	}
@@ -530,9 +552,8 @@ func (c *checker) translator(d *syntax.TranslatorDecl) {
 		tr.Param = d.Param.Name
 	}
 	// The input parameter is visible as a variable while checking members.
-	saved, had := c.xlParam, c.xlParamOn
-	c.xlParam, c.xlParamOn = &Var{Name: tr.Param, Kind: LocalVar, ID: -1, Type: in, Size: in.Size()}, true
-	defer func() { c.xlParam, c.xlParamOn = saved, had }()
+	c.params = map[string]*Var{tr.Param: {Name: tr.Param, Kind: ParamVar, Type: in, Size: in.Size(), Pos: d.Pos()}}
+	defer func() { c.params = nil }()
 	for _, m := range d.Members {
 		f, _, ok := s.Field(m.Name.Name)
 		if !ok {
