@@ -157,9 +157,13 @@ const (
 // Instructions builds the complete program of one planned probe: the
 // common prologue (R6 = ctx, R7 = &dt_scratch[cpu]), the provider's
 // prologue, the probe id and cleared fault/timestamp/speculation fields
-// of mstate, a call to each enabled clause with its EPID in mstate.epid,
-// "r0 = 0; exit", then the clause functions and every Spec.Funcs entry
-// they reach. Map references are left by name; Load resolves them.
+// of mstate; then, for each enabled clause in program order, the activity
+// check (when the Spec declares dt_state: skip the remaining clauses
+// unless dt_state.activity is the one the probe runs in), the clause's
+// EPID in mstate.epid and the call; then "r0 = 0; exit" (BEGIN and END
+// first increment the activity), the SkipLabel exit if the prologue uses
+// it, the clause functions and every Spec.Funcs entry they reach. Map
+// references are left by name; Load resolves them.
 func (p *Plan) Instructions(spec *codegen.Spec, pp *ProbePlan) (asm.Instructions, error) {
 	if spec.Layout.MState > 0x7fff-256 {
 		return nil, fmt.Errorf("mstate offset %d too large", spec.Layout.MState)
