@@ -172,6 +172,8 @@ type parser struct {
 	// lenientEOF turns off dtrace's error for a name it peeked past at
 	// the end of input; ParseExpr and ParseType text often ends so.
 	lenientEOF bool
+
+	depth int // recursion depth, see nest
 }
 
 // scanError is the scanner's error handler.
@@ -297,6 +299,21 @@ func (p *parser) flushDirectives(end Pos) {
 		p.decls = append(p.decls, p.s.directives[i])
 	}
 	p.s.directives = p.s.directives[i:]
+}
+
+// maxNesting bounds the parser's recursion, as yacc's stack bounds
+// dtrace's (YYMAXDEPTH), so that deeply nested input is an error rather
+// than a stack overflow.
+const maxNesting = 10000
+
+// nest counts one level of recursion and returns the function that
+// uncounts it.
+func (p *parser) nest() func() {
+	if p.depth++; p.depth > maxNesting {
+		p.errorAt(p.offset(p.tok.pos), "D_SYNTAX",
+			fmt.Sprintf("memory exhausted near \"%s\"", p.tok.nearText(p.clobbered)))
+	}
+	return func() { p.depth-- }
 }
 
 // ---------------------------------------------------------------------------
@@ -448,6 +465,7 @@ func (p *parser) parseStmtList() []Stmt {
 // parseIf parses `if (cond) stmt [else stmt]`, where each stmt is a
 // block or one statement.
 func (p *parser) parseIf() *IfStmt {
+	defer p.nest()()
 	s := &IfStmt{Span: Span{From: p.tok.pos}}
 	p.next()
 	p.want(LPAREN)
@@ -680,6 +698,7 @@ func (p *parser) defineTag(kind, module, tag string, pos Pos) {
 // parseStruct parses `struct tag`, `struct [tag] { members }` and the
 // same with union.
 func (p *parser) parseStruct() *StructType {
+	defer p.nest()()
 	st := &StructType{Span: Span{p.tok.pos, p.tok.end}, Union: p.tok.tok == UNION}
 	kind := "struct"
 	if st.Union {
@@ -824,6 +843,7 @@ func (p *parser) parseDeclarator(naming int) *Declarator {
 // parseDeclaratorInto parses `pointers direct-declarator` into d and
 // returns the derivation it denotes.
 func (p *parser) parseDeclaratorInto(d *Declarator, naming int) derive {
+	defer p.nest()()
 	// Pointers: `* const * p` is a pointer to a const pointer; the
 	// pointer written last is the outermost.
 	var ptrs []ptrInfo
@@ -1140,6 +1160,7 @@ func isUnaryForm(x Expr) bool {
 
 // parseAssign parses an assignment expression (right associative).
 func (p *parser) parseAssign() Expr {
+	defer p.nest()()
 	x := p.parseCond()
 	if isAssignOp(p.tok.tok) {
 		if !isUnaryForm(x) {
@@ -1155,6 +1176,7 @@ func (p *parser) parseAssign() Expr {
 
 // parseCond parses a conditional expression.
 func (p *parser) parseCond() Expr {
+	defer p.nest()()
 	c := p.parseBinary(1)
 	if p.tok.tok != QUEST {
 		return c
@@ -1213,6 +1235,7 @@ func (p *parser) parseBinary(prec int) Expr {
 
 // parseCast parses a cast expression.
 func (p *parser) parseCast() Expr {
+	defer p.nest()()
 	if p.tok.tok != LPAREN {
 		return p.parseUnary()
 	}
@@ -1237,6 +1260,7 @@ func (p *parser) parseParenRest(lparen Pos) Expr {
 
 // parseUnary parses a unary expression.
 func (p *parser) parseUnary() Expr {
+	defer p.nest()()
 	t := p.tok
 	switch t.tok {
 	case INC, DEC:

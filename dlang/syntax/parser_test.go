@@ -337,3 +337,20 @@ func TestParseExpr(t *testing.T) {
 		t.Error("a +: no error")
 	}
 }
+
+// TestDeepNesting checks that deep nesting is an error, not a crash.
+func TestDeepNesting(t *testing.T) {
+	for _, src := range []string{
+		"BEGIN { x = " + strings.Repeat("(", 20000) + "1" + strings.Repeat(")", 20000) + " }",
+		"BEGIN { x = " + strings.Repeat("-", 20000) + "1 }",
+		"int " + strings.Repeat("(", 20000) + "x" + strings.Repeat(")", 20000) + ";",
+		"BEGIN { " + strings.Repeat("if (1) ", 20000) + "x = 1; }",
+		"BEGIN { " + strings.Repeat("x = ", 20000) + "1; }",
+		"BEGIN { x = " + strings.Repeat("a ? b : ", 20000) + "1; }",
+	} {
+		_, err := Parse(NewFileSet(), "t.d", []byte(src), 0)
+		if err == nil || !strings.Contains(err.Error(), "memory exhausted") {
+			t.Errorf("%.20q...: got %v", src, err)
+		}
+	}
+}

@@ -33,10 +33,10 @@ type token struct {
 	// ([\f\n\r\t\v ]) and the byte after that (0 at end of input), which
 	// dtrace's lexer peeks at to tell variables from type names.
 	next0, next1 byte
-	// tail is the text from the token's start to the end of its line.
-	// dtrace quotes it instead of the token in "syntax error near" when
-	// its lexer's lookahead clobbered the token text.
-	tail string
+	// tail is the text from the token's start to the end of its line
+	// (not copied). dtrace quotes it instead of the token in "syntax
+	// error near" when its lexer's lookahead clobbered the token text.
+	tail []byte
 	// epred marks a "/" that closes a predicate: the next non-blank byte
 	// is ";", "{", "/" or the end of input.
 	epred bool
@@ -64,7 +64,7 @@ func (t *token) nearText(clobbered bool) string {
 		return ""
 	}
 	if clobbered {
-		return t.tail
+		return string(t.tail)
 	}
 	if t.near != "" {
 		return t.near
@@ -103,6 +103,8 @@ type scanner struct {
 
 	// directives are the control lines seen so far, in order.
 	directives []*PragmaDecl
+	// lineFrom and lineTo cache lineEnd's last answer.
+	lineFrom, lineTo int
 	// checkDirective, if set, validates a control line when it is
 	// scanned, as dtrace acts on pragmas at once.
 	checkDirective func(*PragmaDecl) (tag, msg string)
@@ -148,11 +150,17 @@ func isPspecChar(c byte) bool { return isPspecStart(c) || isDigit(c) || c == '`'
 func (s *scanner) atLineStart(off int) bool { return off == 0 || s.src[off-1] == '\n' }
 
 // lineEnd returns the offset of the newline ending the line holding off.
+// It remembers the last answer: most calls ask about the same line.
 func (s *scanner) lineEnd(off int) int {
-	if i := bytes.IndexByte(s.src[off:], '\n'); i >= 0 {
-		return off + i
+	if off >= s.lineFrom && off <= s.lineTo && s.lineTo > 0 {
+		return s.lineTo
 	}
-	return len(s.src)
+	end := len(s.src)
+	if i := bytes.IndexByte(s.src[off:], '\n'); i >= 0 {
+		end = off + i
+	}
+	s.lineFrom, s.lineTo = off, end
+	return end
 }
 
 // next scans the next token in the current mode.
@@ -227,8 +235,8 @@ func (s *scanner) make(tok Token, start, end int) token {
 }
 
 // tailFrom returns the text from start to the end of its line.
-func (s *scanner) tailFrom(start int) string {
-	return string(s.src[start:s.lineEnd(start)])
+func (s *scanner) tailFrom(start int) []byte {
+	return s.src[start:s.lineEnd(start):s.lineEnd(start)]
 }
 
 // comment skips a /* */ comment (dt_lex.l's S1).
@@ -486,7 +494,7 @@ func (s *scanner) predicateEnd(t *token) {
 	}
 	if i == s.off {
 		// The lookahead left the following text attached to yytext.
-		t.lit = s.tailFrom(s.off - 1)
+		t.lit = string(s.tailFrom(s.off - 1))
 	}
 }
 
