@@ -333,7 +333,7 @@ func (s *scanner) scanOuter() token {
 	c := s.src[start]
 	switch {
 	case isDigit(c):
-		return s.scanNumber()
+		return s.scanNumber(false)
 	case c == '{':
 		s.braces++
 		s.off++
@@ -427,9 +427,9 @@ func (s *scanner) scanExpr() token {
 		if end := s.identEnd(start); end > 0 {
 			return s.scanIdent(start, end)
 		}
-		return s.scanNumber()
+		return s.scanNumber(true)
 	case c == '.' && isDigit(s.peekc(start+1)):
-		return s.scanNumber()
+		return s.scanNumber(true)
 	case isLetter(c) || c == '`':
 		return s.scanIdent(start, s.identEnd(start))
 	}
@@ -561,33 +561,39 @@ func (s *scanner) scanMacro() token {
 	return t
 }
 
-// scanNumber scans an integer (RGX_INT) or rejects a floating-point
-// constant (RGX_FP), whichever match is longer.
-func (s *scanner) scanNumber() token {
-	start := s.off
-	// RGX_INT
-	intEnd := start
-	hex := false
+// intMatch matches RGX_INT at start: it returns the end of the digits,
+// the end of the match with its suffix, and whether it is hexadecimal.
+func (s *scanner) intMatch(start int) (digitsEnd, end int, hex bool) {
+	end = start
 	if s.src[start] == '0' && (s.peekc(start+1) == 'x' || s.peekc(start+1) == 'X') && isHex(s.peekc(start+2)) {
 		hex = true
-		intEnd = start + 2
-		for intEnd < len(s.src) && isHex(s.src[intEnd]) {
-			intEnd++
+		end = start + 2
+		for end < len(s.src) && isHex(s.src[end]) {
+			end++
 		}
 	} else {
-		for intEnd < len(s.src) && isDigit(s.src[intEnd]) {
-			intEnd++
+		for end < len(s.src) && isDigit(s.src[end]) {
+			end++
 		}
 	}
-	digitsEnd := intEnd
-	if c := s.peekc(intEnd); c == 'u' || c == 'U' {
-		intEnd++
+	digitsEnd = end
+	if c := s.peekc(end); c == 'u' || c == 'U' {
+		end++
 	}
 	for k := 0; k < 2; k++ {
-		if c := s.peekc(intEnd); c == 'l' || c == 'L' {
-			intEnd++
+		if c := s.peekc(end); c == 'l' || c == 'L' {
+			end++
 		}
 	}
+	return digitsEnd, end, hex
+}
+
+// scanNumber scans an integer (RGX_INT) or, if fp is set, rejects a
+// floating-point constant (RGX_FP) when that match is longer; only
+// expression mode knows floating-point constants.
+func (s *scanner) scanNumber(fp bool) token {
+	start := s.off
+	digitsEnd, intEnd, hex := s.intMatch(start)
 	// RGX_FP
 	fpEnd := start
 	for fpEnd < len(s.src) && isDigit(s.src[fpEnd]) {
@@ -623,7 +629,7 @@ func (s *scanner) scanNumber() token {
 			fpEnd++
 		}
 	}
-	if fpEnd > intEnd {
+	if fp && fpEnd > intEnd {
 		s.off = fpEnd
 		s.errorf(fpEnd, "D_SYNTAX", "floating-point constants are not permitted")
 	}
@@ -858,14 +864,11 @@ func (s *scanner) controlLine() {
 		for end < len(s.src) && !isBlank(s.src[end]) && s.src[end] != '\n' && s.src[end] != '"' {
 			end++
 		}
-		if isDigit(c) {
-			save := s.off
-			t := s.scanNumber()
-			if s.off == end {
-				words = append(words, word{text: t.lit, isInt: true, val: t.val})
-				continue
-			}
-			s.off = save
+		if _, e, _ := s.intMatch(start); isDigit(c) && e == end {
+			// The word is an integer (RGX_INT wins a tie with words).
+			t := s.scanNumber(false)
+			words = append(words, word{text: t.lit, isInt: true, val: t.val})
+			continue
 		}
 		s.off = end
 		words = append(words, word{text: string(s.src[start:end])})
