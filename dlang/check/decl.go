@@ -479,5 +479,8 @@ func (c *checker) typeName(tn *syntax.TypeName) types.Type {
 	if tn.Decl != nil {
 		t = c.derive(t, tn.Decl.Type, "")
 	}
+	if t != nil {
+		c.info.TypeNames[tn] = t
+	}
 	return t
 }

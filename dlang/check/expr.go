@@ -1095,13 +1095,42 @@ func (c *checker) member(e *syntax.MemberExpr) TypeAndValue {
 	if !ok {
 		return c.fail(c.after(e.Name), D_TYPE_MEMBER, "%s is not a member of %s", e.Name.Name, types.TypeString(t))
 	}
-	c.info.Members[e] = &Member{Struct: s, Field: f, Offset: off}
+	tr := c.xlatorOf(e.X)
+	if tr != nil && tr.Member[e.Name.Name] == nil {
+		return c.fail(c.last(e), D_XLATE_NOCONV, "translator does not define conversion for member: %s", e.Name.Name)
+	}
+	c.info.Members[e] = &Member{Struct: s, Field: f, Offset: off, Xlator: tr}
 	lv := !types.IsArray(f.Type) || types.IsString(f.Type)
 	fl := exprFlags{writable: c.flags[e.X].writable && !e.Arrow, bitfield: f.Bits > 0}
 	if e.Arrow {
 		fl.writable = true // a pointer target is writable storage
 	}
 	return c.record(e, TypeAndValue{Type: f.Type, Lvalue: lv}, fl)
+}
+
+// xlatorOf returns the translator that produces the value of e, if e is a
+// translation or an inline defined as one.
+func (c *checker) xlatorOf(e syntax.Expr) *Translator {
+	for i := 0; i < 8; i++ {
+		switch x := unparen(e).(type) {
+		case *syntax.XlateExpr:
+			return c.info.Xlates[x]
+		case *syntax.UnaryExpr:
+			if x.Op != syntax.MUL {
+				return nil
+			}
+			e = x.X
+		case *syntax.Ident:
+			in, ok := c.info.Uses[x].(*Inline)
+			if !ok {
+				return nil
+			}
+			e = in.Value
+		default:
+			return nil
+		}
+	}
+	return nil
 }
 
 // xlate checks xlate<T>(x).

@@ -89,6 +89,9 @@ type Info struct {
 	// Formats maps printf, printa, system and freopen calls with a
 	// constant format string to the parsed format.
 	Formats map[*syntax.CallExpr]*format.Format
+	// TypeNames gives the type of every type name written in an
+	// expression (casts, sizeof, offsetof, xlate).
+	TypeNames map[*syntax.TypeName]types.Type
 	// Xlates maps each xlate<T>(x) to the translator it applies.
 	Xlates map[*syntax.XlateExpr]*Translator
 	// Vars lists every global, thread-local and clause-local variable, in
@@ -250,6 +253,11 @@ type Member struct {
 	// Offset is the member's offset in bits from the start of the
 	// outermost struct being selected from (anonymous members included).
 	Offset int64
+	// Xlator is set when the operand is a translated value (xlate<T>(x),
+	// or an inline defined as one): the member's value is then
+	// Xlator.Member[name].Value with the translator's parameter bound to
+	// the xlate operand.
+	Xlator *Translator
 }
 
 // Translator is a translator declaration.
