@@ -201,7 +201,9 @@ func (o *Objects) Attach() error {
 		if err != nil {
 			return fmt.Errorf("attach %s: %w", pp.Probe, err)
 		}
-		o.attach = append(o.attach, c)
+		if c != nil {
+			o.attach = append(o.attach, c)
+		}
 	}
 	return nil
 }
