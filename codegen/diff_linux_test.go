@@ -3,6 +3,7 @@
 package codegen
 
 import (
+	"fmt"
 	"math/rand"
 	"testing"
 
@@ -39,7 +40,7 @@ func TestDiffIntegerExpressions(t *testing.T) {
 			argv = append(argv, v)
 		}
 		var exprs []syntax.Expr
-		var want []int64
+		var want, raw []int64
 		for len(exprs) < perClause {
 			e := ti.randExpr(rnd, 4, args)
 			v, ok := ti.eval(e, argv)
@@ -49,10 +50,23 @@ func TestDiffIntegerExpressions(t *testing.T) {
 			exprs = append(exprs, e)
 			// trace() records the value with its type's size.
 			want = append(want, normTo(v, ti.types[e]))
+			raw = append(raw, v)
 		}
 		var body []syntax.Stmt
-		for _, e := range exprs {
-			body = append(body, ti.stmt(ti.call("trace", TypeVoid, e)))
+		for i, e := range exprs {
+			if i%2 == 0 {
+				body = append(body, ti.stmt(ti.call("trace", TypeVoid, e)))
+				continue
+			}
+			// Store into a variable of another type, then read it back
+			// widened: stores must truncate and re-extend.
+			vt := intTypes[rnd.Intn(len(intTypes))]
+			kinds := []VarKind{VarGlobal, VarThread, VarClause}
+			v := &Var{Name: fmt.Sprintf("v%d", i), Kind: kinds[rnd.Intn(3)], ID: i, Type: vt}
+			body = append(body, ti.stmt(ti.assign(syntax.ASSIGN, ti.variable(v), e)))
+			x := ti.cast(TypeLong, ti.variable(v))
+			body = append(body, ti.stmt(ti.call("trace", TypeVoid, x)))
+			want[i] = normTo(raw[i], vt)
 		}
 		spec, err := GenerateProgram(program(ti.clause("BEGIN", nil, body...)), ti, Options{})
 		if err != nil {

@@ -180,9 +180,11 @@ func (f *fn) expr(e syntax.Expr) asm.Register {
 	return 0
 }
 
-// convert changes a value of type from to type to in place.
+// convert changes a value to type to in place: casts, stores and keys
+// truncate and re-extend, since arithmetic leaves 64-bit results even in
+// narrower types.
 func (f *fn) convert(r asm.Register, from, to *Type) {
-	if to.Kind == TInt && (from.Kind != TInt || from.Size > to.Size || from.Signed != to.Signed || from.Size < to.Size) {
+	if to.Kind == TInt {
 		f.normalize(r, to)
 	}
 }
