@@ -1049,6 +1049,7 @@ func (p *parser) parseInline() *InlineDecl {
 	p.want(ASSIGN)
 	d.Value = p.parseAssign()
 	d.Decl.Init = d.Value
+	d.Decl.To = d.Value.End()
 	if d.Decl.Name != nil {
 		p.idents[d.Decl.Name.Name] = true
 	}
