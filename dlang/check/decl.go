@@ -375,11 +375,16 @@ func (c *checker) derive(base types.Type, dt syntax.DeclType, name string) types
 	case nil:
 		return base
 	case *syntax.PointerDecl:
-		var t types.Type = types.NewPointer(base)
+		// `*` applies to what the rest of the declarator derives.
+		elem := c.derive(base, d.Elem, name)
+		if elem == nil {
+			return nil
+		}
+		var t types.Type = types.NewPointer(elem)
 		if d.Quals != 0 {
 			t = &types.Qualified{Quals: types.Qual(d.Quals), Type: t}
 		}
-		return c.derive(t, d.Elem, name)
+		return t
 	case *syntax.ArrayDecl:
 		if d.Keys != nil {
 			c.errorf(c.after(d), D_DECL_DYNOBJ, "cannot declare array of associative arrays")
