@@ -135,7 +135,10 @@ func TestCorpus(t *testing.T) {
 			mode |= PSpec
 		}
 		cfg := &Config{Mode: mode, IsTypeName: corpusTypeName}
-		_, perr := cfg.Parse(fset, "test/unittest/"+rel, src)
+		prog, perr := cfg.Parse(fset, "test/unittest/"+rel, src)
+		if perr == nil {
+			checkSpans(t, rel, prog)
+		}
 		var got *Error
 		if perr != nil {
 			got = perr.(ErrorList)[0]

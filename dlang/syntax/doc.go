@@ -69,7 +69,8 @@
 // (IsTypeName), library identifiers (IsIdent), macro arguments
 // (MacroArg) and pragmas (Directive). Config.ParseType and
 // Config.ParseExpr read a type name or an expression given as text, such
-// as a provider's argument types. Beyond dtrace-utils, clause bodies may
+// as a provider's argument types. Inspect walks a tree; Fprint and String
+// give the stable text form tests compare. Beyond dtrace-utils, clause bodies may
 // hold if/else statements (illumos D): `if (c) stmt-or-block [else
 // stmt-or-block]`.
 //

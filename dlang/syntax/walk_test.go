@@ -17,28 +17,35 @@ func TestInspect(t *testing.T) {
 		if err != nil {
 			t.Fatalf("%q: %v", tt.src, err)
 		}
-		base, end := prog.File.Pos(0), prog.File.Pos(prog.File.Size())
-		var walk func(n, parent Node)
-		walk = func(n, parent Node) {
-			if !n.Pos().IsValid() || n.Pos() < base || n.End() > end || n.End() < n.Pos() {
-				t.Errorf("%q: %T %s has span %d..%d outside %d..%d", tt.src, n, String(n), n.Pos(), n.End(), base, end)
-			}
-			// Directives may sit inside a clause's span but are not
-			// its children; the program's span is the whole file.
-			// Derivations (*a[2]) are chained, not nested, in the text.
-			_, chained := parent.(DeclType)
-			if _, ok := parent.(*Program); !ok && parent != nil && !chained {
-				if n.Pos() < parent.Pos() || n.End() > parent.End() {
-					t.Errorf("%q: %T %s (%d..%d) not inside %T %s (%d..%d)", tt.src,
-						n, String(n), n.Pos(), n.End(), parent, String(parent), parent.Pos(), parent.End())
-				}
-			}
-			for _, c := range children(n) {
-				walk(c, n)
+		checkSpans(t, tt.src, prog)
+	}
+}
+
+// checkSpans checks that every node of prog has a valid span inside the
+// file, nested in its parent's.
+func checkSpans(t *testing.T, name string, prog *Program) {
+	t.Helper()
+	base, end := prog.File.Pos(0), prog.File.Pos(prog.File.Size())
+	var walk func(n, parent Node)
+	walk = func(n, parent Node) {
+		if !n.Pos().IsValid() || n.Pos() < base || n.End() > end || n.End() < n.Pos() {
+			t.Errorf("%s: %T %s has span %d..%d outside %d..%d", name, n, String(n), n.Pos(), n.End(), base, end)
+		}
+		// Directives may sit inside a clause's span but are not its
+		// children; the program's span is the whole file; derivations
+		// (*a[2]) are chained, not nested, in the text.
+		_, chained := parent.(DeclType)
+		if _, ok := parent.(*Program); !ok && parent != nil && !chained {
+			if n.Pos() < parent.Pos() || n.End() > parent.End() {
+				t.Errorf("%s: %T %s (%d..%d) not inside %T %s (%d..%d)", name,
+					n, String(n), n.Pos(), n.End(), parent, String(parent), parent.Pos(), parent.End())
 			}
 		}
-		walk(prog, nil)
+		for _, c := range children(n) {
+			walk(c, n)
+		}
 	}
+	walk(prog, nil)
 }
 
 // TestInspectCount checks that Inspect reaches every identifier once.
