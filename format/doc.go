@@ -32,9 +32,18 @@
 // ("%3d %6d %32s " or, with _DTRACE_TESTING, "%32s ") and the newline
 // that ends each record when not quiet.
 //
-// Aggregation keys print with Printer.Key outside formats; the aggregate
-// package uses Printer.Printa for printa() formats and passes histograms
-// as Verbatim values, which any conversion prints unchanged.
+// Aggregation keys print with Printer.Key outside formats; before a key
+// is merged the consumer passes its values through Printer.ReduceKey
+// (sym/usym to the symbol start, mod/umod to the module start when the
+// Symbolizer also implements ModuleBaser). The aggregate package uses
+// Printer.Printa for printa() formats and passes histograms as Verbatim
+// values, which any conversion prints unchanged.
+//
+// Symbols: a Sym prints outside formats (trace(), keys) as "  %-50s" of
+// SymString: sym()/func() and usym()/ufunc() without offset, uaddr() with
+// it, mod()/umod() as the module's base name; unknown addresses in hex.
+// With the rawbytes option Trace dumps every value in hex, strings as
+// their whole strsize+1 byte record.
 //
 // A printf conversion follows the value rather than the D type where
 // dtrace's record action would: %d of an unsigned value prints unsigned,
