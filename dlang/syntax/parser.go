@@ -524,7 +524,7 @@ func (p *parser) endTopLevel() Pos {
 // parseDeclaration parses a top-level declaration.
 func (p *parser) parseDeclaration() *Declaration {
 	d := &Declaration{Span: Span{From: p.tok.pos}}
-	d.Specs = p.parseDeclSpecs(true)
+	d.Specs = p.parseDeclSpecs(classD)
 	p.inTypedef = d.Specs.Class == Typedef
 	if p.tok.tok != SEMI {
 		for {
@@ -556,16 +556,23 @@ func (p *parser) declare(specs *DeclSpecs, d *Declarator) {
 	p.idents[d.Name.Name] = true
 }
 
-// parseDeclSpecs parses declaration specifiers. withClass allows storage
-// classes and D's self and this.
-func (p *parser) parseDeclSpecs(withClass bool) *DeclSpecs {
+// What storage classes a list of declaration specifiers may hold.
+const (
+	classNone     = iota // type names and struct members
+	classC             // parameters: C's storage classes
+	classD             // declarations: C's and D's self and this
+)
+
+// parseDeclSpecs parses declaration specifiers; classes says which
+// storage classes may appear.
+func (p *parser) parseDeclSpecs(classes int) *DeclSpecs {
 	ds := &DeclSpecs{Span: Span{From: p.tok.pos, To: p.tok.pos}}
 	var basic *BasicType
 	for {
 		t := p.tok
 		switch t.tok {
 		case AUTO, REGISTER, STATIC, EXTERN, TYPEDEF, SELF, THIS:
-			if !withClass {
+			if classes == classNone || classes == classC && (t.tok == SELF || t.tok == THIS) {
 				return p.endSpecs(ds)
 			}
 			if ds.Class != NoClass {
@@ -723,7 +730,7 @@ func (p *parser) parseStruct() *StructType {
 	st.Members = []*Field{}
 	for {
 		f := &Field{Span: Span{From: p.tok.pos}}
-		f.Specs = p.parseDeclSpecs(false)
+		f.Specs = p.parseDeclSpecs(classNone)
 		for {
 			var d *Declarator
 			if p.tok.tok == COLON {
@@ -1014,7 +1021,7 @@ func (p *parser) finishParams(lparen Pos, outer scopeState) *FuncDecl {
 // parseParam parses one parameter declaration.
 func (p *parser) parseParam() *Param {
 	prm := &Param{Span: Span{From: p.tok.pos}}
-	prm.Specs = p.parseDeclSpecs(true)
+	prm.Specs = p.parseDeclSpecs(classC)
 	prm.Decl = p.parseDeclarator(nameOptional)
 	prm.To = prm.Specs.End()
 	if prm.Decl.To > prm.To {
@@ -1029,7 +1036,7 @@ func (p *parser) parseTypeName() *TypeName {
 	tn := &TypeName{Span: Span{From: p.tok.pos}}
 	saveHas := p.declHasType
 	p.declHasType = false
-	tn.Specs = p.parseDeclSpecs(false)
+	tn.Specs = p.parseDeclSpecs(classNone)
 	tn.To = tn.Specs.End()
 	if d := p.parseDeclarator(nameForbidden); d.Type != nil {
 		tn.Decl = d
@@ -1043,7 +1050,7 @@ func (p *parser) parseTypeName() *TypeName {
 func (p *parser) parseInline() *InlineDecl {
 	d := &InlineDecl{Span: Span{From: p.tok.pos}}
 	p.next()
-	d.Specs = p.parseDeclSpecs(true)
+	d.Specs = p.parseDeclSpecs(classD)
 	d.Decl = p.parseDeclarator(nameRequired)
 	p.declHasType = false
 	p.want(ASSIGN)

@@ -166,6 +166,8 @@ var errorTests = []struct {
 	{"BEGIN { a[] = 1 }", `D_SYNTAX line 1: syntax error near "]"`},
 	{"BEGIN { inline int x = 1; }", `D_SYNTAX line 1: syntax error near "inline"`},
 	{"BEGIN (", `D_SYNTAX line 1: syntax error near "("`},
+	{"int f(self int x);", `D_SYNTAX line 1: syntax error near "self"`},
+	{"BEGIN { x = (static int)y; }", `D_SYNTAX line 1: syntax error near "static"`},
 	{"BEGIN { x = 1 } }", `D_SYNTAX line 1: syntax error near "}"`},
 }
 
