@@ -558,9 +558,9 @@ func (p *parser) declare(specs *DeclSpecs, d *Declarator) {
 
 // What storage classes a list of declaration specifiers may hold.
 const (
-	classNone     = iota // type names and struct members
-	classC             // parameters: C's storage classes
-	classD             // declarations: C's and D's self and this
+	classNone = iota // type names and struct members
+	classC           // parameters: C's storage classes
+	classD           // declarations: C's and D's self and this
 )
 
 // parseDeclSpecs parses declaration specifiers; classes says which
