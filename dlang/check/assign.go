@@ -59,6 +59,9 @@ func (c *checker) assign(e *syntax.AssignExpr) TypeAndValue {
 	if c.flags[e.Y].action {
 		return c.fail(c.after(e), D_OP_ACT, "operator %s operands cannot be actions", opstr(e.Op))
 	}
+	if e.Op == syntax.ASSIGN && !c.allocaAssign(e, y) {
+		return bad
+	}
 	if fresh != nil {
 		t := y.Type
 		if types.IsVoid(t) {
@@ -125,6 +128,30 @@ func (c *checker) assign(e *syntax.AssignExpr) TypeAndValue {
 		return c.fail(c.after(e), D_DIV_ZERO, "expression contains division by zero")
 	}
 	return c.record(e, TypeAndValue{Type: x.Type}, exprFlags{})
+}
+
+// allocaAssign applies dtrace's rules on variables that hold alloca()
+// pointers: a variable holds either alloca pointers or other pointers,
+// never both, and a ?: mixing them may not be assigned.
+func (c *checker) allocaAssign(e *syntax.AssignExpr, y TypeAndValue) bool {
+	if c.flags[e.Y].mixed {
+		c.errorf(c.after(e), D_ALLOCA_INCOMPAT, "ternary conditional with alloca and non-alloca branches cannot be assigned to a variable")
+		return false
+	}
+	v, ok := c.info.Uses[unparen(e.X)].(*Var)
+	if !ok || !isPtrLike(y.Type) {
+		return true
+	}
+	if y.Alloca && !v.Alloca && c.nonAlloca[v] || !y.Alloca && v.Alloca {
+		c.errorf(c.after(e), D_ALLOCA_INCOMPAT, "%s: cannot reuse the same identifier for both alloca and non-alloca allocations", v.Name)
+		return false
+	}
+	if y.Alloca {
+		v.Alloca = true
+	} else {
+		c.nonAlloca[v] = true
+	}
+	return true
 }
 
 // baseVar returns the variable node under an index expression.
@@ -257,7 +284,7 @@ func (c *checker) index(e *syntax.IndexExpr, lhs bool) TypeAndValue {
 	if types.IsVoid(elem) {
 		return c.fail(c.last(e), D_DEREF_VOID, "cannot dereference pointer to void")
 	}
-	return c.record(e, TypeAndValue{Type: elem, Lvalue: !types.IsArray(elem)}, exprFlags{writable: c.flags[e.X].writable || types.IsPointer(a.Type)})
+	return c.record(e, TypeAndValue{Type: elem, Lvalue: !types.IsArray(elem)}, exprFlags{writable: c.flags[e.X].writable || types.IsPointer(a.Type), inAlloca: a.Alloca})
 }
 
 // nodeName names an expression as dtrace's dt_node_name does.

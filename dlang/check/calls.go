@@ -161,7 +161,7 @@ func (c *checker) call(e *syntax.CallExpr, stmt bool) TypeAndValue {
 		}
 		return true
 	})
-	return c.record(e, TypeAndValue{Type: fn.Result}, fl)
+	return c.record(e, TypeAndValue{Type: fn.Result, Alloca: fn.Name == "alloca" || fn.Name == "copyin"}, fl)
 }
 
 // special applies the argument rules of individual functions that come
@@ -218,6 +218,25 @@ func (c *checker) specialAfter(e *syntax.CallExpr, fn *Func, tvs []TypeAndValue)
 				c.errorf(c.last(e), D_USTACK_STRSIZE, "%s( ) argument #2 must be a positive integer constant", fn.Name)
 				return false
 			}
+		}
+	case "bcopy", "copyinto":
+		i := 1
+		if fn.Name == "copyinto" {
+			i = 2
+		}
+		if !tvs[i].Alloca {
+			c.errorf(c.after(e.Args[i]), D_PROTO_ARG, "%s( ) argument #%d is incompatible with prototype:\n\tprototype: alloca pointer\n\t argument: non-alloca pointer", fn.Name, i+1)
+			return false
+		}
+	case "inet_ntoa6":
+		if len(tvs) > 1 && tvs[1].Value == nil {
+			c.errorf(c.after(e.Args[1]), D_PROTO_ARG, "inet_ntoa6( ) argument #2 must be an integer constant")
+			return false
+		}
+	case "print":
+		if p, ok := types.Underlying(tvs[0].Type).(*types.Pointer); ok && p.Elem.Size() == 0 && !isOpaque(p) {
+			c.errorf(c.after(e.Args[0]), D_PRINT_SIZE, "print( ) argument #1 reference has type '%s' with size 0; cannot print( ) it.", types.TypeString(p.Elem))
+			return false
 		}
 	case "tracemem":
 		if !isInt(tvs[0].Type) && !isPtrLike(tvs[0].Type) {

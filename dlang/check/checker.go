@@ -30,7 +30,8 @@ type checker struct {
 	nvars      [4]int
 	usedArgs   []bool
 
-	flags map[syntax.Expr]exprFlags
+	flags     map[syntax.Expr]exprFlags
+	nonAlloca map[*Var]bool // variables assigned pointers that are not alloca
 
 	clause   *Clause // the clause being checked, nil outside clauses
 	clsFlags int
@@ -78,6 +79,7 @@ func newChecker(fset *syntax.FileSet, conf *Config) *checker {
 		enumConsts: map[string]*EnumConst{},
 		externs:    map[string]types.Type{},
 		flags:      map[syntax.Expr]exprFlags{},
+		nonAlloca:  map[*Var]bool{},
 		usedArgs:   make([]bool, len(conf.MacroArgs)),
 	}
 	c.strType = c.dScope.Lookup("string").(*types.String)

@@ -15,6 +15,8 @@ type exprFlags struct {
 	isVar    bool // a D variable or aggregation node (for & and [])
 	action   bool // a call of a void action
 	aggCall  bool // a call of an aggregating function outside @x = f()
+	inAlloca bool // an lvalue in alloca()ed memory (so &x is an alloca pointer)
+	mixed    bool // a ?: with alloca and non-alloca pointer branches
 }
 
 // opstr returns the operator as dtrace prints it in messages.
@@ -103,6 +105,9 @@ var bad = TypeAndValue{}
 
 // record stores tv for e and returns it.
 func (c *checker) record(e syntax.Expr, tv TypeAndValue, fl exprFlags) TypeAndValue {
+	if v, ok := c.info.Uses[e].(*Var); ok && v.Alloca {
+		tv.Alloca = true
+	}
 	c.info.Types[e] = tv
 	c.flags[e] = fl
 	return tv
@@ -557,7 +562,7 @@ func (c *checker) cast(e *syntax.CastExpr) TypeAndValue {
 	default:
 		return c.fail(c.after(e), D_CAST_INVAL, "invalid cast expression: \"%s\" to \"%s\"", types.TypeString(x.Type), types.TypeString(t))
 	}
-	tv := TypeAndValue{Type: t}
+	tv := TypeAndValue{Type: t, Alloca: x.Alloca}
 	if x.Value != nil && !x.Value.IsStr && isInt(t) {
 		tv.Value = intConst(normalize(x.Value.Int, t))
 	} else if x.Value != nil && x.Value.IsStr && types.IsString(t) {
@@ -594,7 +599,7 @@ func (c *checker) unary(e *syntax.UnaryExpr) TypeAndValue {
 		if types.Underlying(t).Kind() == types.KindFunc {
 			return c.fail(c.after(e), D_DEREF_FUNC, "cannot dereference pointer to function")
 		}
-		return c.record(e, TypeAndValue{Type: t, Lvalue: !types.IsArray(t)}, exprFlags{writable: fl.writable})
+		return c.record(e, TypeAndValue{Type: t, Lvalue: !types.IsArray(t)}, exprFlags{writable: fl.writable, inAlloca: x.Alloca})
 	case syntax.ADD, syntax.SUB:
 		if !isInt(x.Type) {
 			return c.fail(c.after(e), D_OP_ARITH, "operator %s requires an operand of arithmetic type", opstr(e.Op))
@@ -639,7 +644,7 @@ func (c *checker) unary(e *syntax.UnaryExpr) TypeAndValue {
 		if fl.bitfield {
 			return c.fail(c.after(e), D_ADDROF_BITFIELD, "cannot take address of bit-field")
 		}
-		return c.record(e, TypeAndValue{Type: types.NewPointer(x.Type)}, exprFlags{})
+		return c.record(e, TypeAndValue{Type: types.NewPointer(x.Type), Alloca: fl.inAlloca}, exprFlags{})
 	case syntax.SIZEOF:
 		return c.sizeof(&syntax.SizeofExpr{Span: e.Span, X: e.X})
 	case syntax.STRINGOF:
@@ -780,6 +785,9 @@ func (c *checker) binary(e *syntax.BinaryExpr) TypeAndValue {
 		return c.fail(c.after(e), D_UNKNOWN, "invalid binary op %s", opstr(op))
 	}
 	tv := TypeAndValue{Type: t}
+	if (op == syntax.ADD || op == syntax.SUB) && isPtrLike(t) {
+		tv.Alloca = x.Alloca || y.Alloca
+	}
 	if x.Value != nil && y.Value != nil {
 		v, ok, err := foldBinary(op, x, y, t)
 		if err != "" {
@@ -1041,7 +1049,8 @@ func (c *checker) cond(e *syntax.CondExpr) TypeAndValue {
 	default:
 		return c.fail(c.after(e), D_OP_INCOMPAT, "operator ?: operands must have compatible types")
 	}
-	tv := TypeAndValue{Type: t}
+	tv := TypeAndValue{Type: t, Alloca: x.Alloca && y.Alloca}
+	fl := exprFlags{mixed: isPtrLike(t) && x.Alloca != y.Alloca}
 	if cv.Value != nil && x.Value != nil && y.Value != nil && !cv.Value.IsStr {
 		if cv.Value.Int != 0 {
 			tv.Value = x.Value
@@ -1049,7 +1058,7 @@ func (c *checker) cond(e *syntax.CondExpr) TypeAndValue {
 			tv.Value = y.Value
 		}
 	}
-	return c.record(e, tv, exprFlags{})
+	return c.record(e, tv, fl)
 }
 
 // member checks x.m and x->m.
@@ -1101,7 +1110,8 @@ func (c *checker) member(e *syntax.MemberExpr) TypeAndValue {
 	}
 	c.info.Members[e] = &Member{Struct: s, Field: f, Offset: off, Xlator: tr}
 	lv := !types.IsArray(f.Type) || types.IsString(f.Type)
-	fl := exprFlags{writable: c.flags[e.X].writable && !e.Arrow, bitfield: f.Bits > 0}
+	fl := exprFlags{writable: c.flags[e.X].writable && !e.Arrow, bitfield: f.Bits > 0,
+		inAlloca: e.Arrow && x.Alloca || !e.Arrow && c.flags[e.X].inAlloca}
 	if e.Arrow {
 		fl.writable = true // a pointer target is writable storage
 	}

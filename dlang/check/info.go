@@ -117,6 +117,10 @@ type TypeAndValue struct {
 	// Lvalue reports whether the expression designates storage that may be
 	// assigned (a variable, *p, a member of an lvalue, a[i]).
 	Lvalue bool
+	// Alloca reports a pointer into alloca()ed scratch memory (from
+	// alloca() or copyin(), through casts, pointer arithmetic and
+	// variables that hold such pointers).
+	Alloca bool
 }
 
 // Const is a constant value: an integer (Int holds its bits; interpret
@@ -161,6 +165,9 @@ type Var struct {
 	Pos syntax.Pos
 	// Declared reports an explicit declaration (`int x;`, `self int x;`).
 	Declared bool
+	// Alloca reports a variable that holds pointers into alloca()ed
+	// scratch memory.
+	Alloca bool
 }
 
 // Builtin is a builtin variable: arg0..arg9, args, execname, pid,
