@@ -1069,8 +1069,10 @@ func (p *parser) parseTranslator() *TranslatorDecl {
 	d := &TranslatorDecl{Span: Span{From: p.tok.pos}}
 	p.next()
 	d.Out = p.parseTypeName()
-	p.want(LSS)
+	// dtrace enters its translator-input state before it scans the
+	// token after '<'.
 	p.xlatorInput = true
+	p.want(LSS)
 	d.In = p.parseTypeName()
 	if p.tok.tok != IDENT {
 		p.syntaxError()
