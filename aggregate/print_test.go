@@ -274,3 +274,28 @@ func TestMultiTupleCompat(t *testing.T) {
 	got := printa(t, p, "%10s %10d %10s %@10d %@10d\n", one.snap(), two.snap()) + "\n"
 	diff(t, "multiaggs/tst.tuplecompat", got, corpus(t, "multiaggs/tst.tuplecompat.r"))
 }
+
+// printa/tst.tuple.d, tst.manyval.d, tst.fmt.d and tst.stack.d (an empty
+// kernel stack, as in BEGIN).
+func TestPrintaTuples(t *testing.T) {
+	f := newFire(&Desc{ID: 1, Func: Count})
+	f.on(0, k(i32(1), i32(2), i32(3), i32(4), i32(5)), 0, 1)
+	a := f.snap()
+	p := &Printer{}
+	got := "\n"
+	for _, fm := range []string{"%@u: -\n", "%@u: %d\n", "%@u: %d %d\n", "%@u: %d %d %d\n", "%@u: %d %d %d %d\n", "%@u: %d %d %d %d %d\n"} {
+		got += printa(t, p, fm, a)
+	}
+	diff(t, "printa/tst.tuple", got+"\n", corpus(t, "printa/tst.tuple.r"))
+
+	c := newFire(&Desc{ID: 1, Func: Count})
+	c.on(0, nil, 0, 1)
+	diff(t, "printa/tst.manyval", printa(t, p, "%@u %@u %@u %@u %@u %@u %@u\n", c.snap())+"\n", corpus(t, "printa/tst.manyval.r"))
+	diff(t, "printa/tst.fmt", printa(t, p, "%@u", c.agg)+"\n", corpus(t, "printa/tst.fmt.r"))
+
+	s := newFire(&Desc{ID: 1, Func: Count})
+	s.on(0, k(format.Stack{}), 0, 1)
+	sa := s.snap()
+	got = printa(t, p, "%k\n", sa) + printa(t, p, "%-20k\n", sa) + printa(t, p, "%60k\n", sa) + "\n"
+	diff(t, "printa/tst.stack", got, corpus(t, "printa/tst.stack.r"))
+}
