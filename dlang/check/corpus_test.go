@@ -177,7 +177,8 @@ func parseSize(s string) int64 {
 func runCase(cc *corpusCase) (got string, parseErr bool) {
 	src, _ := os.ReadFile(cc.path)
 	fset := syntax.NewFileSet()
-	prog, err := syntax.Parse(fset, cc.rel, src, 0)
+	pc := &syntax.Config{IsTypeName: KernelTypeNames(cc.conf.Kernel)}
+	prog, err := pc.Parse(fset, cc.rel, src)
 	if err != nil {
 		if l, ok := err.(syntax.ErrorList); ok && len(l) > 0 {
 			return "[" + l[0].Tag + "] " + l[0].Error(), true

@@ -1,6 +1,8 @@
 package check
 
 import (
+	"strings"
+
 	"github.com/dtrace-go/dtrace/dlang/syntax"
 	"github.com/dtrace-go/dtrace/dlang/types"
 	"github.com/dtrace-go/dtrace/format"
@@ -304,3 +306,20 @@ func (*EnumConst) object() {}
 func (*Inline) object()    {}
 func (*Macro) object()     {}
 func (*Symbol) object()    {}
+
+// KernelTypeNames returns a function for syntax.Config.IsTypeName that
+// reports the typedef names (possibly module`name) the kernel defines, so
+// that the parser reads them as type names, as dtrace's lexer does.
+func KernelTypeNames(k Kernel) func(name string) bool {
+	return func(name string) bool {
+		if k == nil {
+			return false
+		}
+		module, n, ok := strings.Cut(name, "`")
+		if !ok {
+			module, n = "", name
+		}
+		_, isTypedef := k.LookupType(module, n).(*types.Typedef)
+		return isTypedef
+	}
+}
