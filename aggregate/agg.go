@@ -13,6 +13,9 @@ import (
 type Entry struct {
 	Key  []format.Value
 	Data []int64
+	// CPUData holds each CPU's value when the aggregation keeps them
+	// (Agg.PerCPU, the aggpercpu option).
+	CPUData map[int][]int64
 	// filler marks the zero entry a multi-aggregation printa() uses for
 	// an aggregation without this key; dtrace prints it as zero.
 	filler bool
@@ -26,6 +29,9 @@ type Agg struct {
 	// Normal is the normalize() factor; 0 or 1 means none.
 	Normal  uint64
 	Printed bool
+	// PerCPU keeps every CPU's value besides the merged one (aggpercpu);
+	// fill it with AddCPU.
+	PerCPU  bool
 	entries []*Entry
 	index   map[string]*Entry
 }
@@ -93,11 +99,32 @@ func (d *Desc) Merge(dst, src []int64) {
 	}
 }
 
+// AddCPU is Add for the value of CPU cpu; with PerCPU set the entry
+// also keeps that CPU's value for printing.
+func (a *Agg) AddCPU(key []format.Value, cpu int, slots []int64) *Entry {
+	e := a.Add(key, slots)
+	if a.PerCPU {
+		if e.CPUData == nil {
+			e.CPUData = map[int][]int64{}
+		}
+		d := e.CPUData[cpu]
+		if d == nil {
+			d = make([]int64, a.Desc.NSlots())
+			e.CPUData[cpu] = d
+		}
+		a.Desc.Merge(d, slots)
+	}
+	return e
+}
+
 // BeginSnapshot zeroes every entry's value and keeps the keys, before
 // the consumer re-reads all CPUs' values from the kernel.
 func (a *Agg) BeginSnapshot() {
 	for _, e := range a.entries {
 		clear(e.Data)
+		for _, d := range e.CPUData {
+			clear(d)
+		}
 	}
 }
 

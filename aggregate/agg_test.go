@@ -256,3 +256,29 @@ func TestClear(t *testing.T) {
 	got += "Final aggregation data:\n" + printa(t, p, "", f.snap()) + "\n"
 	diff(t, "tst.clear", got, corpus(t, "aggs/tst.clear.r"))
 }
+
+func TestPerCPU(t *testing.T) {
+	a := New(&Desc{ID: 1, Func: Sum})
+	a.PerCPU = true
+	a.AddCPU(k(i32(7)), 0, []int64{5})
+	a.AddCPU(k(i32(7)), 2, []int64{3})
+	var b strings.Builder
+	if err := (&Printer{CPUs: []int{0, 1, 2}}).PrintAll(&b, []*Agg{a}); err != nil {
+		t.Fatal(err)
+	}
+	want := "        7                8\n    [CPU 0]                5\n    [CPU 1]                0\n    [CPU 2]                3\n"
+	if b.String() != want {
+		t.Errorf("got %q want %q", b.String(), want)
+	}
+	m := New(&Desc{ID: 2, Func: Min})
+	m.PerCPU = true
+	m.AddCPU(nil, 1, []int64{-4, 1})
+	b.Reset()
+	if err := (&Printer{CPUs: []int{0, 1}}).PrintAll(&b, []*Agg{m}); err != nil {
+		t.Fatal(err)
+	}
+	want = "               -4\n    [CPU 0] 9223372036854775807\n    [CPU 1]               -4\n"
+	if b.String() != want {
+		t.Errorf("got %q want %q", b.String(), want)
+	}
+}

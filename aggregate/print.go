@@ -15,6 +15,9 @@ type Printer struct {
 	Fmt *format.Printer
 	// Sort holds the aggsort* options in effect.
 	Sort SortOptions
+	// CPUs lists the CPU ids printed for aggregations kept per CPU
+	// (aggpercpu), in order.
+	CPUs []int
 }
 
 func (p *Printer) fmt() *format.Printer {
@@ -99,6 +102,7 @@ func (p *Printer) Printa(w io.Writer, f *format.Format, aggs ...*Agg) error {
 			if f == nil {
 				p.keysText(&b, e.Key)
 				b.WriteString(a.Datum(e))
+				p.perCPU(&b, a, e)
 				b.WriteByte('\n')
 				continue
 			}
@@ -113,6 +117,7 @@ func (p *Printer) Printa(w io.Writer, f *format.Format, aggs ...*Agg) error {
 				p.keysText(&b, bd.Key)
 				for i, e := range bd.Entries {
 					b.WriteString(aggs[i].Datum(e))
+					p.perCPU(&b, aggs[i], e)
 				}
 				b.WriteByte('\n')
 				continue
@@ -146,8 +151,25 @@ func (p *Printer) PrintAll(w io.Writer, aggs []*Agg) error {
 	for _, it := range items {
 		p.keysText(&b, it.e.Key)
 		b.WriteString(it.agg.Datum(it.e))
+		p.perCPU(&b, it.agg, it.e)
 		b.WriteByte('\n')
 	}
 	_, err := io.WriteString(w, b.String())
 	return err
+}
+
+// perCPU writes each CPU's value after the merged one, as dtrace does
+// with aggpercpu: "\n    [CPU n]" and the value.
+func (p *Printer) perCPU(b *strings.Builder, a *Agg, e *Entry) {
+	if !a.PerCPU {
+		return
+	}
+	for _, cpu := range p.CPUs {
+		d := e.CPUData[cpu]
+		if d == nil {
+			d = make([]int64, a.Desc.NSlots())
+		}
+		fmt.Fprintf(b, "\n    [CPU %d]", cpu)
+		b.WriteString(a.Datum(&Entry{Key: e.Key, Data: d, filler: e.filler}))
+	}
 }
