@@ -45,7 +45,9 @@
 // format.Printer.ReduceKey first, which moves sym()/usym() addresses to
 // the start of their symbol and mod()/umod() addresses to their module,
 // as dtrace does, so that they aggregate per symbol or module.
-// clear() is Agg.Clear plus zeroing the kernel's values; trunc() is
+// With the aggpercpu option set Agg.PerCPU and use Agg.AddCPU instead of
+// Add; Printer.CPUs then lists the CPUs whose values print under each
+// merged value. clear() is Agg.Clear plus zeroing the kernel's values; trunc() is
 // Agg.Trunc plus deleting the returned entries' keys from the kernel map;
 // normalize() and denormalize() only change Agg.Normal.
 //
