@@ -422,7 +422,8 @@ func (c *checker) builtinIndex(e *syntax.IndexExpr, x *syntax.Ident, b *Builtin)
 	if c.clause == nil {
 		return c.fail(c.last(e), D_ARGS_NONE, "%s[ ] may not be referenced outside of a probe clause", x.Name)
 	}
-	t := types.Type(types.Int64)
+	// Without probe information the argument types are unknown.
+	t := c.kernelType("<unknown>")
 	probe := ""
 	if len(c.clause.Probes) > 0 {
 		probe = c.clause.Probes[0]

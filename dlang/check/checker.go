@@ -84,6 +84,7 @@ func newChecker(fset *syntax.FileSet, conf *Config) *checker {
 	}
 	c.strType = c.dScope.Lookup("string").(*types.String)
 	c.scratchSize = conf.ScratchSize
+	c.defaultArgs, c.argRef = conf.DefaultArgs, conf.ArgRef
 	c.initBuiltins()
 	c.inlines["NULL"] = &Inline{Name: "NULL", Type: types.Long, Value: &syntax.IntLit{Text: "0"}}
 	c.info.Types[c.inlines["NULL"].Value] = TypeAndValue{Type: types.Int, Value: intConst(0)}
@@ -124,7 +125,7 @@ func (c *checker) finish(progs []*syntax.Program) {
 		c.errorf(last.End(), D_EMPTY, "empty D program translation unit")
 		return
 	}
-	if !c.conf.DefaultArgs && !c.conf.ArgRef {
+	if !c.defaultArgs && !c.argRef {
 		for i := len(c.usedArgs) - 1; i >= 1; i-- {
 			if !c.usedArgs[i] {
 				c.errorf(syntax.NoPos, D_MACRO_UNUSED, "extraneous argument '%s' ($%d is not referenced)", c.conf.MacroArgs[i], i)

@@ -418,7 +418,7 @@ func (c *checker) macroVar(e *syntax.MacroVar) TypeAndValue {
 			}
 			return c.macroValue(e, s)
 		}
-		if c.conf.DefaultArgs {
+		if c.defaultArgs {
 			if e.Quoted {
 				return c.record(e, TypeAndValue{Type: c.strType, Value: &Const{IsStr: true}}, exprFlags{})
 			}

@@ -99,6 +99,11 @@ func (c *checker) checkPrintf(e *syntax.CallExpr, fn *Func, tvs []TypeAndValue) 
 	args := make([]format.ArgType, len(tvs)-1)
 	for i := range args {
 		args[i] = argType(tvs[i+1].Type)
+		if isOpaque(tvs[i+1].Type) {
+			// Unknown kernel types: the conversions cannot be checked.
+			c.info.Formats[e] = f
+			return true
+		}
 	}
 	if err := f.Validate(args, format.ValidateOptions{Func: fn.Name, ArgOffset: 1, ExactLen: true, Target: c.hasTarget()}); err != nil {
 		return c.formatErr(pos, err)

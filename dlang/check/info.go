@@ -33,7 +33,8 @@ type Config struct {
 	Kernel Kernel
 	// ProbeArgs describes the probes a description (macros expanded)
 	// matches, for args[]; a nil result or a nil ProbeArgs: unknown, and
-	// args[N] is then an int64_t.
+	// args[N] then has an opaque type that the checker accepts anywhere
+	// (codegen treats it as a 64-bit integer).
 	ProbeArgs func(desc string) *ProbeInfo
 	// ScratchSize is the scratchsize option, for alloca() limits (0: no
 	// limit checked).

@@ -143,7 +143,7 @@ func (c *checker) expandDesc(pd *syntax.ProbeDesc) (string, bool) {
 					c.usedArgs[n] = true
 				}
 				b.WriteString(c.conf.MacroArgs[n])
-			case c.conf.DefaultArgs:
+			case c.defaultArgs:
 			default:
 				c.errorf(pd.Pos(), D_MACRO_UNDEF, "macro argument $%s is not defined", name)
 				return "", false
@@ -659,6 +659,12 @@ func (c *checker) pragma(d *syntax.PragmaDecl) {
 					}
 					return
 				}
+			}
+			switch name {
+			case "defaultargs":
+				c.defaultArgs = true
+			case "argref":
+				c.argRef = true
 			}
 			if name == "scratchsize" {
 				if n, err := strconv.ParseInt(val, 0, 64); err == nil && n > 0 {
