@@ -41,6 +41,8 @@ type checker struct {
 	openArrays bool            // [] is allowed (extern declarations)
 
 	scratchSize    int64 // the scratchsize option, 0 if unknown
+	defaultArgs    bool  // the defaultargs option (Config or pragma)
+	argRef         bool  // the argref option
 	srcCache       map[string][]byte
 	deferred       []func() bool // checks dtrace makes while generating code
 	progIndex      int           // index of the program being checked
