@@ -30,6 +30,7 @@ type checker struct {
 	nvars      [4]int
 	usedArgs   []bool
 
+	descs     map[*syntax.ProbeClause][]string // expanded probe descriptions
 	flags     map[syntax.Expr]exprFlags
 	nonAlloca map[*Var]bool // variables assigned pointers that are not alloca
 
@@ -82,6 +83,7 @@ func newChecker(fset *syntax.FileSet, conf *Config) *checker {
 		externs:    map[string]types.Type{},
 		flags:      map[syntax.Expr]exprFlags{},
 		nonAlloca:  map[*Var]bool{},
+		descs:      map[*syntax.ProbeClause][]string{},
 		usedArgs:   make([]bool, len(conf.MacroArgs)),
 	}
 	c.strType = c.dScope.Lookup("string").(*types.String)

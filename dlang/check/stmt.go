@@ -93,7 +93,22 @@ func (c *checker) program(p *syntax.Program) {
 		}
 		switch d := d.(type) {
 		case *syntax.ProbeClause:
-			c.parseTimeChecks(d)
+			// dtrace's lexer expands macros in probe descriptions and its
+			// parser checks them as it reads them.
+			for _, pd := range d.Descs {
+				s, ok := c.expandDesc(pd)
+				if !ok {
+					break
+				}
+				if strings.Count(s, ":") > 3 {
+					c.errorf(pd.Pos(), D_PDESC_INVAL, "invalid probe description \"%s\": Overspecified probe description", s)
+					break
+				}
+				c.descs[d] = append(c.descs[d], s)
+			}
+			if len(c.errs) == 0 {
+				c.parseTimeChecks(d)
+			}
 		case *syntax.Declaration:
 			c.declaration(d, false)
 		case *syntax.InlineDecl:
@@ -165,13 +180,7 @@ func (c *checker) expandDesc(pd *syntax.ProbeDesc) (string, bool) {
 func (c *checker) probeClause(d *syntax.ProbeClause) {
 	cl := &Clause{Index: len(c.info.Clauses), Decl: d, Pred: d.Pred, Body: d.Body}
 	c.info.Clauses = append(c.info.Clauses, cl)
-	for _, pd := range d.Descs {
-		s, ok := c.expandDesc(pd)
-		if !ok {
-			return
-		}
-		cl.Probes = append(cl.Probes, s)
-	}
+	cl.Probes = c.descs[d]
 	c.clause = cl
 	defer func() { c.clause = nil }()
 	// dtrace checks the actions first and the predicate second, unless the
