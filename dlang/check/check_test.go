@@ -205,3 +205,67 @@ END { self->t = 0; trace(sizeof (int)); }`
 		t.Errorf("clause 0 uses: %+v", info.Clauses[0])
 	}
 }
+
+// fakeKernel is a Kernel with a few types and one symbol.
+type fakeKernel struct{ task *types.Struct }
+
+func newFakeKernel() *fakeKernel {
+	task := &types.Struct{Tag: "task_struct", Module: "vmlinux", Complete: true}
+	task.AddField("pid", types.Pid, 0)
+	task.AddField("comm", &types.Array{Elem: types.Char, Len: 16}, 0)
+	task.AddField("parent", types.NewPointer(task), 0)
+	return &fakeKernel{task: task}
+}
+
+func (k *fakeKernel) LookupType(module, name string) types.Type {
+	switch name {
+	case "struct task_struct":
+		return k.task
+	case "u32":
+		return &types.Typedef{Name: "u32", Module: "vmlinux", Type: types.UnsignedInt}
+	}
+	return nil
+}
+
+func (k *fakeKernel) LookupSymbol(module, name string) (*Symbol, bool) {
+	if name == "jiffies" {
+		return &Symbol{Module: "vmlinux", Name: name, Addr: 0xffffffff81000000, Type: types.UnsignedLong}, true
+	}
+	return nil, false
+}
+
+// TestKernel checks kernel types and symbols through Config.Kernel.
+func TestKernel(t *testing.T) {
+	k := newFakeKernel()
+	src := "BEGIN { trace(curthread->parent->pid); trace(`jiffies + 1); x = (struct task_struct *)arg0; trace(x->comm); trace(sizeof (struct vmlinux`task_struct)); }"
+	fset := syntax.NewFileSet()
+	prog, err := (&syntax.Config{IsTypeName: KernelTypeNames(k)}).Parse(fset, "t.d", []byte(src))
+	if err != nil {
+		t.Fatal(err)
+	}
+	info, err := Check(fset, []*syntax.Program{prog}, &Config{Kernel: k})
+	if err != nil {
+		t.Fatal(err.(ErrorList)[0].Tagged())
+	}
+	var sawSym, sawPid bool
+	for _, o := range info.Uses {
+		if s, ok := o.(*Symbol); ok && s.Name == "jiffies" {
+			sawSym = true
+		}
+	}
+	for e, m := range info.Members {
+		if m.Field.Name == "pid" && info.Types[e].Type == types.Pid {
+			sawPid = true
+		}
+	}
+	if !sawSym || !sawPid {
+		t.Errorf("symbol %v, pid member %v", sawSym, sawPid)
+	}
+	if !KernelTypeNames(k)("u32") || KernelTypeNames(k)("task_struct") {
+		t.Error("KernelTypeNames")
+	}
+	_, err = checkSrc(t, "BEGIN { trace(curthread->nosuch); }", &Config{Kernel: k})
+	if err == nil || err.(ErrorList)[0].Msg != "nosuch is not a member of struct task_struct" {
+		t.Errorf("got %v", err)
+	}
+}
