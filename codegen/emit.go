@@ -35,6 +35,8 @@ const (
 	stackArgBase = -88
 	// stackMisc is free for short sequences (e.g. a key on the stack).
 	stackMisc = -136
+	// stackLoopCtx is the context of bpf_loop callbacks (16 bytes).
+	stackLoopCtx = -160
 	// stackSize is the frame size a function uses.
 	stackSize = 160
 )
@@ -156,6 +158,7 @@ const (
 	opMap                   // a map pointer by name
 	opCtx                   // the program context
 	opKeep                  // a pool register, not freed
+	opFunc                  // a pointer to the BPF function named name
 )
 
 func reg(r asm.Register) operand  { return operand{kind: opReg, reg: r} }
@@ -214,6 +217,8 @@ func (f *fn) callInsn(h asm.BuiltinFunc, sym string, args ...operand) {
 			f.g.useMap(a.name)
 		case opCtx:
 			f.emit(asm.Mov.Reg(dst, regCtx))
+		case opFunc:
+			f.emit(asm.Instruction{OpCode: asm.LoadImmOp(asm.DWord), Dst: dst, Src: asm.PseudoFunc, Constant: -1}.WithReference(a.name))
 		}
 	}
 	if sym != "" {

@@ -88,6 +88,9 @@ type gen struct {
 	tempMax uint32 // highest scratch offset used by temporaries
 	recMax  uint32 // largest record
 
+	// strA and strB are fixed scratch buffers for string comparisons.
+	strA, strB uint32
+
 	errorClauses []string
 	errorEPIDs   []uint32
 	srcText      func(syntax.Pos) string
@@ -171,6 +174,9 @@ func generate(clauses []Clause, info Info, opts Options, layout ScratchLayout) (
 	g.assocKey = assocHeaderSize + 8
 	g.assocValue = 8
 	g.scanVars(clauses)
+	g.strA = layout.Temps + g.thisEnd
+	g.strB = g.strA + g.strBuf()
+	g.tempMax = max(g.tempMax, g.strB+g.strBuf())
 	for i, c := range clauses {
 		if isErrorClause(c) {
 			g.errorClauses = append(g.errorClauses, clauseSym(i))
@@ -187,6 +193,7 @@ func generate(clauses []Clause, info Info, opts Options, layout ScratchLayout) (
 	if len(g.errorClauses) > 0 {
 		g.spec.Funcs = append(g.spec.Funcs, g.errorFunc())
 	}
+
 	g.declareMaps()
 	g.spec.GVarsSize = g.gvarEnd
 	return g, nil
@@ -211,7 +218,7 @@ func (g *gen) clause(i int, cl Clause) (cs *ClauseSpec, err error) {
 	f := newFn(g, sym)
 	f.clause = i
 	f.isError = isErrorClause(cl)
-	f.tempBase = g.layout.Temps + g.thisEnd
+	f.tempBase = g.strB + g.strBuf()
 	f.temp = f.tempBase
 	defer func() {
 		if r := recover(); r != nil {

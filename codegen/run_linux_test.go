@@ -58,9 +58,6 @@ func wrapper(spec *Spec, prid uint32) asm.Instructions {
 		storeImm(asm.R7, ms+msSpecid, 0, asm.DWord),
 	)
 	for _, c := range spec.Clauses {
-		if c.IsError && prid != 3 {
-			continue
-		}
 		insns = append(insns,
 			storeImm(asm.R7, ms+msEpid, int64(c.EPID), asm.Word),
 			asm.Mov.Reg(asm.R1, asm.R6), asm.Mov.Reg(asm.R2, asm.R7), asm.Call.Label(c.Symbol))
@@ -69,8 +66,18 @@ func wrapper(spec *Spec, prid uint32) asm.Instructions {
 	for _, c := range spec.Clauses {
 		insns = append(insns, c.Insns...)
 	}
+	// Shared functions go in only when referenced: the kernel rejects
+	// unreachable code.
+	refs := map[string]bool{}
+	for _, ins := range insns {
+		if ins.IsFunctionReference() && ins.Reference() != "" {
+			refs[ins.Reference()] = true
+		}
+	}
 	for _, f := range spec.Funcs {
-		insns = append(insns, f...)
+		if refs[f[0].Symbol()] {
+			insns = append(insns, f...)
+		}
 	}
 	return insns
 }
@@ -116,7 +123,7 @@ func loadSpec(t testing.TB, spec *Spec) *runner {
 	}
 	prog, err := ebpf.NewProgramWithOptions(&ebpf.ProgramSpec{
 		Type: ebpf.RawTracepoint, Instructions: insns, License: "GPL",
-	}, ebpf.ProgramOptions{LogLevel: ebpf.LogLevelBranch, LogSizeStart: 1 << 20})
+	}, ebpf.ProgramOptions{LogLevel: ebpf.LogLevelBranch | ebpf.LogLevelStats, LogSizeStart: 1 << 29})
 	if err != nil {
 		var ve *ebpf.VerifierError
 		if errors.As(err, &ve) {
