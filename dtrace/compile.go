@@ -113,7 +113,6 @@ func (h *Handle) checkConfig() *check.Config {
 		DefaultArgs: h.opts.DefaultArgs,
 		Destructive: h.opts.Destructive,
 		ScratchSize: h.opts.ScratchSize,
-		Format:      checkFormat(h.macros["target"] != 0),
 		Pragma: func(name, value string) error {
 			return h.opts.SetPragma(name, value, value != "")
 		},

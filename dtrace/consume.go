@@ -11,6 +11,7 @@ import (
 
 	"github.com/dtrace-go/dtrace/aggregate"
 	"github.com/dtrace-go/dtrace/codegen"
+	"github.com/dtrace-go/dtrace/consumer"
 	"github.com/dtrace-go/dtrace/format"
 	"github.com/dtrace-go/dtrace/loader"
 	"github.com/dtrace-go/dtrace/provider"
@@ -24,13 +25,13 @@ const (
 	hdrSize    = 16
 )
 
-// Fault record offsets after the header (codegen/doc.go).
+// Fault record offsets (codegen's faultTail).
 const (
-	faultProbe  = 16 // u64 probe id
-	faultClause = 24 // u64 clause index
+	faultClause = 8  // u32 clause index
+	faultProbe  = 12 // u32 probe id
+	faultCode   = 16 // u64 fault code
+	faultAddr   = 24 // u64 illegal value
 	faultPC     = 32 // u64 BPF pc, or -1
-	faultCode   = 40 // u64 fault code
-	faultAddr   = 48 // u64 illegal value
 )
 
 // Fault codes, as DTrace numbers them (DTRACEFLT_*).
@@ -56,11 +57,16 @@ type consumerState struct {
 	fmt  *format.Printer
 	aggp *aggregate.Printer
 	aggs []*aggregate.Agg
+	// keySizes holds, per aggregation, the D size of each integer key:
+	// keys are stored 8 bytes wide but print as their type.
+	keySizes [][]int
 	// formats caches parsed format strings by id.
 	formats map[int]*format.Format
 	// specs holds speculated records until commit or discard.
 	specs map[uint32][]specRecord
 	err   error
+	// dropsSeen holds the drop counters already reported.
+	dropsSeen map[int]uint64
 	// heading is set once the default output's heading was printed.
 	heading bool
 }
@@ -89,6 +95,13 @@ func newConsumerState(h *Handle) *consumerState {
 	for _, a := range h.spec.Aggs {
 		d := a.Desc
 		c.aggs = append(c.aggs, aggregate.New(&d))
+		var sizes []int
+		if a.ID < len(h.info.Aggs) {
+			for _, kt := range h.info.Aggs[a.ID].Keys {
+				sizes = append(sizes, int(kt.Size()))
+			}
+		}
+		c.keySizes = append(c.keySizes, sizes)
 	}
 	return c
 }
@@ -329,12 +342,7 @@ func (c *consumerState) action(b *bytes.Buffer, cpu int, data []byte, r codegen.
 	case codegen.ActSym, codegen.ActMod, codegen.ActUSym, codegen.ActUMod:
 		kind := map[codegen.Action]format.SymKind{codegen.ActSym: format.KernelSym, codegen.ActMod: format.KernelMod,
 			codegen.ActUSym: format.UserSym, codegen.ActUMod: format.UserMod}[r.Action]
-		s := format.Sym{Addr: u64(data, r.Offset), Kind: kind}
-		if quiet {
-			b.WriteString(c.fmt.SymString(s))
-		} else {
-			fmt.Fprintf(b, " %-50s", c.fmt.SymString(s))
-		}
+		return c.fmt.Trace(b, format.Sym{Addr: u64(data, r.Offset), Kind: kind}, quiet)
 	}
 	return nil
 }
@@ -361,8 +369,8 @@ func (c *consumerState) setopt(name, val string, hasVal bool) {
 
 // fault prints a fault record as dtrace's default error handler does.
 func (c *consumerState) fault(data []byte) error {
-	prid := uint32(u64(data, faultProbe))
-	clause := u64(data, faultClause)
+	prid := binary.LittleEndian.Uint32(data[faultProbe:])
+	clause := binary.LittleEndian.Uint32(data[faultClause:])
 	pc := int64(u64(data, faultPC))
 	code := u64(data, faultCode)
 	addr := u64(data, faultAddr)
@@ -394,10 +402,86 @@ func (c *consumerState) fault(data []byte) error {
 	return err
 }
 
-// reportDrops prints the drop counts the kernel side accumulated.
-func (c *consumerState) reportDrops() {}
+// Counters in dt_cpustate (codegen's CPU* offsets) with dtrace's words
+// for them, in the order dtrace reports them.
+var statusDrops = []struct {
+	off       int
+	tag, what string
+	suffix    string
+}{
+	{codegen.CPUDynVarDrops, "DTRACEDROP_DYNAMIC", "dynamic variable drop", ""},
+	{codegen.CPUSpecDrops, "DTRACEDROP_SPEC", "speculative drop", ""},
+	{codegen.CPUSpecBusy, "DTRACEDROP_SPECBUSY", "failed speculation", " (available buffer(s) still busy)"},
+	{codegen.CPUSpecUnavail, "DTRACEDROP_SPECUNAVAIL", "failed speculation", " (no speculative buffer available)"},
+}
 
-// printAggregations prints, at exit, the aggregations printa() did not.
+// reportDrops prints the drops counted since the last report: principal
+// buffer losses per CPU, aggregation drops per CPU and the global
+// counters of dt_cpustate.
+func (c *consumerState) reportDrops() {
+	tags := c.h.opts.DropTags
+	for _, d := range c.h.bufs.Drops() {
+		fmt.Fprintf(c.h.conf.Stderr, "dtrace: %s\n", d.Message(tags))
+	}
+	m := c.h.objs.Map("dt_cpustate")
+	if m == nil {
+		return
+	}
+	var key uint32
+	var per [][]byte
+	if err := m.Lookup(&key, &per); err != nil {
+		return
+	}
+	if c.dropsSeen == nil {
+		c.dropsSeen = map[int]uint64{}
+	}
+	for cpu, v := range per {
+		n := u64(v, codegen.CPUAggDrops)
+		k := -1 - cpu
+		if n > c.dropsSeen[k] {
+			d := consumer.Drop{CPU: cpu, Kind: consumer.DropAggregation, Count: n - c.dropsSeen[k]}
+			fmt.Fprintf(c.h.conf.Stderr, "dtrace: %s\n", d.Message(tags))
+			c.dropsSeen[k] = n
+		}
+	}
+	for _, sd := range statusDrops {
+		var total uint64
+		for _, v := range per {
+			total += u64(v, uint32(sd.off))
+		}
+		old := c.dropsSeen[sd.off]
+		if total <= old {
+			continue
+		}
+		c.dropsSeen[sd.off] = total
+		n := total - old
+		msg := ""
+		if tags {
+			msg = "[" + sd.tag + "] "
+		}
+		plural := ""
+		if n > 1 {
+			plural = "s"
+		}
+		msg += fmt.Sprintf("%d %s%s%s", n, sd.what, plural, sd.suffix)
+		if len(msg) > 79 {
+			// dtrace builds the message in an 80-byte buffer; the cut
+			// message then gets the error text of the last errno.
+			msg = msg[:79] + ": No such process"
+		}
+		fmt.Fprintf(c.h.conf.Stderr, "dtrace: %s\n", msg)
+	}
+}
+
+// PrintAggregations prints, at exit, the aggregations printa() did not.
+// dtrace(1M) calls it after its final newline.
+func (h *Handle) PrintAggregations(w io.Writer) error {
+	if h.cons == nil {
+		return nil
+	}
+	return h.cons.printAggregations(w)
+}
+
 func (c *consumerState) printAggregations(w io.Writer) error {
 	for i := range c.aggs {
 		if err := c.snapshot(i); err != nil {
@@ -409,11 +493,14 @@ func (c *consumerState) printAggregations(w io.Writer) error {
 
 // printa prints an aggregation now, from a fresh snapshot.
 func (c *consumerState) printa(b *bytes.Buffer, r codegen.Record, data []byte, args []codegen.Record) error {
-	ids := []int{r.AggID}
+	var ids []int
 	for _, a := range args {
 		if a.AggID >= 0 {
 			ids = append(ids, a.AggID)
 		}
+	}
+	if len(ids) == 0 {
+		ids = []int{r.AggID}
 	}
 	var aggs []*aggregate.Agg
 	for _, id := range ids {
@@ -448,7 +535,7 @@ func (c *consumerState) snapshot(id int) error {
 	var vals [][]byte
 	it := m.Iterate()
 	for it.Next(&key, &vals) {
-		kv := decodeKey(key, as.Keys)
+		kv := c.decodeKey(id, key)
 		for _, v := range vals {
 			slots := make([]int64, len(v)/8)
 			for i := range slots {
@@ -460,11 +547,18 @@ func (c *consumerState) snapshot(id int) error {
 	return it.Err()
 }
 
-// decodeKey turns a map key into the tuple of values.
-func decodeKey(key []byte, recs []codegen.Record) []format.Value {
+// decodeKey turns aggregation id's map key into the tuple of values.
+func (c *consumerState) decodeKey(id int, key []byte) []format.Value {
+	recs := c.h.spec.Aggs[id].Keys
+	sizes := c.keySizes[id]
 	out := make([]format.Value, 0, len(recs))
-	for _, r := range recs {
-		out = append(out, value(key, r))
+	for i, r := range recs {
+		v := value(key, r)
+		if iv, ok := v.(format.Int); ok && i < len(sizes) && sizes[i] > 0 && sizes[i] < iv.Size {
+			iv.Size = sizes[i]
+			v = iv
+		}
+		out = append(out, c.fmt.ReduceKey(v))
 	}
 	return out
 }
@@ -519,7 +613,7 @@ func (c *consumerState) trunc(id int, n int64) error {
 	var del [][]byte
 	it := m.Iterate()
 	for it.Next(&key, &vals) {
-		if want[keyText(decodeKey(key, as.Keys))] {
+		if want[keyText(c.decodeKey(id, key))] {
 			del = append(del, bytes.Clone(key))
 		}
 	}

@@ -179,20 +179,19 @@ func (h *Handle) Work(w io.Writer) (bool, error) {
 	if err != nil {
 		return false, err
 	}
-	if act >= loader.ActivityDraining && !h.stopping {
+	if (act >= loader.ActivityDraining || h.bufs.Filled()) && !h.stopping {
 		if err := h.runEnd(); err != nil {
 			return false, err
 		}
 	}
 	if h.stopping {
-		if err := h.bufs.Drain(h.cons.record); err != nil {
+		if err := h.bufs.Flush(h.cons.record); err != nil {
 			return false, err
 		}
 		h.cons.reportDrops()
-		if err := h.cons.printAggregations(w); err != nil {
-			return false, err
-		}
 		h.done = true
+	} else {
+		h.cons.reportDrops()
 	}
 	return h.done, h.cons.err
 }
@@ -221,6 +220,7 @@ func (h *Handle) runEnd() error {
 	if err := h.bufs.Drain(h.cons.record); err != nil {
 		return err
 	}
+	h.bufs.Ending()
 	if h.objs.Has(probeEnd) {
 		if err := h.objs.Run(probeEnd, nil); err != nil {
 			return fmt.Errorf("END: %w", err)

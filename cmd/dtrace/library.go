@@ -90,3 +90,5 @@ func (e *libEngine) ExitStatus() int                { return e.h.ExitStatus() }
 func (e *libEngine) Close() error                   { return e.h.Close() }
 
 var _ = strings.TrimSpace
+
+func (e *libEngine) PrintAggregations(w io.Writer) error { return e.h.PrintAggregations(w) }

@@ -513,7 +513,20 @@ func (c *cmdline) consume(eng engine, out io.Writer, sigs <-chan os.Signal, vict
 		}
 	}
 	fmt.Fprintln(out)
+	// Then the aggregations that printa() did not print.
+	if ap, ok := eng.(aggPrinter); ok {
+		if err := ap.PrintAggregations(out); err != nil {
+			c.errorf("failed to print aggregations: %v", err)
+			return exitError
+		}
+	}
 	return eng.ExitStatus()
+}
+
+// aggPrinter is the optional engine method that prints aggregations at
+// exit, after dtrace's final newline.
+type aggPrinter interface {
+	PrintAggregations(w io.Writer) error
 }
 
 func allExited(victims []*victim) bool {
