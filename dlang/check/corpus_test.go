@@ -26,7 +26,6 @@ type corpusCase struct {
 	wantMsg  string // expected first error "[TAG] line N: msg" from the .r, if any
 	conf     *Config
 	skipWhy  string
-	noLibDep bool
 }
 
 // runtestOpts returns the @@runtest-opts words of a test and of the
@@ -90,7 +89,6 @@ func loadCorpus(t *testing.T) []*corpusCase {
 		}
 		rfile := strings.TrimSuffix(path, ".d") + ".r"
 		if b, err := os.ReadFile(strings.TrimSuffix(path, ".d") + ".x86_64.r"); err == nil {
-			rfile, _ = filepath.Abs(rfile)
 			cc.wantMsg = expectedError(string(b))
 		} else if b, err := os.ReadFile(rfile); err == nil {
 			cc.wantMsg = expectedError(string(b))
