@@ -20,12 +20,12 @@ var updateCorpus = flag.Bool("update-corpus", false, "rewrite testdata/corpus_pa
 
 // corpusCase is one corpus program and what the checker must say about it.
 type corpusCase struct {
-	rel      string // test/unittest/dir/name.d
-	path     string
-	wantTag  string // "" for a tst.*.d that must check cleanly
-	wantMsg  string // expected first error "[TAG] line N: msg" from the .r, if any
-	conf     *Config
-	skipWhy  string
+	rel     string // test/unittest/dir/name.d
+	path    string
+	wantTag string // "" for a tst.*.d that must check cleanly
+	wantMsg string // expected first error "[TAG] line N: msg" from the .r, if any
+	conf    *Config
+	skipWhy string
 }
 
 // runtestOpts returns the @@runtest-opts words of a test and of the
