@@ -421,6 +421,16 @@ func (c *checker) derive(base types.Type, dt syntax.DeclType, name string) types
 				c.errorf(c.after(p), D_DECL_PARMCLASS, "inappropriate storage class for function or associative array parameter")
 				return nil
 			}
+			if p.Decl != nil {
+				if ad, ok := p.Decl.Type.(*syntax.ArrayDecl); ok && ad.Keys != nil {
+					pname := "(anonymous)"
+					if p.Decl.Name != nil {
+						pname = p.Decl.Name.Name
+					}
+					c.errorf(c.after(p), D_DECL_PROTO_TYPE, "function prototype may not use parameter of type dynamic variable: %s, parameter #%d", pname, i+1)
+					return nil
+				}
+			}
 			pt := c.specType(p.Specs)
 			if pt == nil {
 				return nil

@@ -554,6 +554,9 @@ func (c *checker) cast(e *syntax.CastExpr) TypeAndValue {
 	if x.Type == nil {
 		return bad
 	}
+	if xl, ok := unparen(e.X).(*syntax.XlateExpr); ok && types.IsPointer(c.info.Types[xl].Type) {
+		return c.fail(c.after(e), D_CAST_INVAL, "invalid cast expression: \"pointer to translated data\" to \"%s\"", types.TypeString(t))
+	}
 	switch {
 	case types.IsVoid(t):
 	case isScalar(t) && (isScalar(x.Type) || types.IsStringLike(x.Type) || types.IsArray(x.Type)):
