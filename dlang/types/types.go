@@ -90,6 +90,7 @@ const (
 	Restrict
 )
 
+// String returns the qualifiers as C writes them ("const volatile").
 func (q Qual) String() string {
 	var w []string
 	if q&Const != 0 {
