@@ -269,3 +269,73 @@ func TestKernel(t *testing.T) {
 		t.Errorf("got %v", err)
 	}
 }
+
+// TestExprTypes checks the type (and constant value) given to expressions.
+func TestExprTypes(t *testing.T) {
+	tests := []struct {
+		expr, typ string
+		val       string // "" when not constant
+	}{
+		{"1", "int", "1"},
+		{"0xffffffff", "unsigned int", "4294967295"},
+		{"4294967295", "long", "4294967295"},
+		{"1u", "unsigned int", "1"},
+		{"1ul", "unsigned long", "1"},
+		{"'a'", "char", "97"},
+		{"-1 + 2u", "unsigned int", "1"},
+		{"1 << 40", "int", "1099511627776"}, // dtrace folds in 64 bits
+		{"1L << 40", "long", "1099511627776"},
+		{"7 / 2", "int", "3"},
+		{"-7 % 3", "int", "-1"},
+		{"10 > 3 && 2 < 1", "int", "0"},
+		{"(char)300", "char", "44"},
+		{"(unsigned char)-1", "unsigned char", "255"},
+		{"sizeof (long)", "size_t", "8"},
+		{"sizeof (\"abc\")", "size_t", "4"},
+		{"\"abc\"", "string", "abc"},
+		{"timestamp", "uint64_t", ""},
+		{"arg0 + 1", "int64_t", ""},
+		{"pid", "pid_t", ""},
+		{"timestamp - 1", "uint64_t", ""},
+		{"execname", "string", ""},
+		{"execname == \"x\"", "int", ""},
+		{"strlen(\"ab\")", "size_t", ""},
+		{"arg0 ? \"a\" : \"b\"", "string", ""},
+		{"(char *)0 + 1", "char *", ""},
+		{"(int *)8 - (int *)0", "ptrdiff_t", ""},
+		{"stack()", "stack", ""},
+		{"sym(arg0)", "_symaddr", ""},
+		{"NULL", "long", "0"},
+		{"!5", "int", "0"},
+		{"~0u", "unsigned int", "18446744073709551615"},
+		{"-1u", "unsigned int", "4294967295"},
+		{"(int)4294967296", "int", "0"},
+		{"(long)-1", "long", "-1"},
+		{"1 ? 2 : 3L", "long", "2"},
+	}
+	for _, tt := range tests {
+		src := "BEGIN { x = " + tt.expr + "; }"
+		info, err := checkSrc(t, src, nil)
+		if err != nil {
+			t.Errorf("%s: %v", tt.expr, err.(ErrorList)[0].Tagged())
+			continue
+		}
+		st := info.Clauses[0].Body.List[0].(*syntax.ExprStmt)
+		rhs := st.X.(*syntax.AssignExpr).Y
+		tv := info.Types[rhs]
+		val := ""
+		if tv.Value != nil {
+			if tv.Value.IsStr {
+				val = tv.Value.Str
+			} else {
+				val = strconv.FormatInt(tv.Value.Int, 10)
+				if !types.IsSigned(tv.Type) {
+					val = strconv.FormatUint(uint64(tv.Value.Int), 10)
+				}
+			}
+		}
+		if got := types.TypeString(tv.Type); got != tt.typ || val != tt.val {
+			t.Errorf("%s: %s %q, want %s %q", tt.expr, got, val, tt.typ, tt.val)
+		}
+	}
+}

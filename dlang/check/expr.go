@@ -122,6 +122,24 @@ func (c *checker) fail(pos syntax.Pos, tag Tag, format string, args ...any) Type
 
 func intConst(v int64) *Const { return &Const{Int: v} }
 
+// castConst converts a constant of type from to type to as dtrace's
+// parser does: only a narrowing cast or a change of signedness at the same
+// size truncates or extends the 64-bit value.
+func castConst(v int64, from, to types.Type) int64 {
+	src, dst := from.Size(), to.Size()
+	if dst <= 0 || dst >= 8 {
+		return v
+	}
+	srcSigned, dstSigned := types.IsSigned(from), types.IsSigned(to)
+	switch {
+	case dst > src && (dstSigned || !srcSigned):
+		return v
+	case dst == src && dstSigned == srcSigned:
+		return v
+	}
+	return normalize(v, to)
+}
+
 // normalize truncates v to the size of t and sign-extends it if t is signed.
 func normalize(v int64, t types.Type) int64 {
 	n := t.Size()
@@ -567,7 +585,7 @@ func (c *checker) cast(e *syntax.CastExpr) TypeAndValue {
 	}
 	tv := TypeAndValue{Type: t, Alloca: x.Alloca}
 	if x.Value != nil && !x.Value.IsStr && isInt(t) {
-		tv.Value = intConst(normalize(x.Value.Int, t))
+		tv.Value = intConst(castConst(x.Value.Int, x.Type, t))
 	} else if x.Value != nil && x.Value.IsStr && types.IsString(t) {
 		tv.Value = x.Value
 	}
@@ -613,7 +631,11 @@ func (c *checker) unary(e *syntax.UnaryExpr) TypeAndValue {
 			if e.Op == syntax.SUB {
 				v = -v
 			}
-			tv.Value = intConst(normalize(v, x.Type))
+			if e.Op == syntax.SUB && !types.IsSigned(x.Type) {
+				// dtrace truncates a negated unsigned constant to its size.
+				v = normalize(v, x.Type)
+			}
+			tv.Value = intConst(v)
 		}
 		return c.record(e, tv, exprFlags{})
 	case syntax.BNEG:
@@ -622,7 +644,7 @@ func (c *checker) unary(e *syntax.UnaryExpr) TypeAndValue {
 		}
 		tv := TypeAndValue{Type: x.Type}
 		if x.Value != nil {
-			tv.Value = intConst(normalize(^x.Value.Int, x.Type))
+			tv.Value = intConst(^x.Value.Int)
 		}
 		return c.record(e, tv, exprFlags{})
 	case syntax.NOT:
@@ -931,13 +953,9 @@ func foldBinary(op syntax.Token, x, y TypeAndValue, t types.Type) (*Const, bool,
 			ct = types.ArithResult(x.Type, y.Type)
 		}
 	}
+	// dtrace folds in 64 bits without truncating to the result type
+	// (dt_node_op2); signedness picks the division and comparison.
 	unsigned := !types.IsSigned(ct)
-	if isInt(x.Type) {
-		a = normalize(a, ct)
-	}
-	if isInt(y.Type) {
-		b = normalize(b, ct)
-	}
 	var v int64
 	switch op {
 	case syntax.ADD:
@@ -1013,7 +1031,7 @@ func foldBinary(op syntax.Token, x, y TypeAndValue, t types.Type) (*Const, bool,
 	default:
 		return nil, false, ""
 	}
-	return intConst(normalize(v, t)), true, ""
+	return intConst(v), true, ""
 }
 
 // cond checks c ? x : y.

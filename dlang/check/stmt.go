@@ -525,7 +525,7 @@ func (c *checker) inline(d *syntax.InlineDecl) {
 	}
 	in := &Inline{Name: name, Type: t, Value: d.Value, Params: params, Pos: d.Pos()}
 	if tv.Value != nil && isInt(t) && !tv.Value.IsStr {
-		c.info.Types[d.Value] = TypeAndValue{Type: tv.Type, Value: intConst(normalize(tv.Value.Int, t))}
+		c.info.Types[d.Value] = TypeAndValue{Type: tv.Type, Value: intConst(castConst(tv.Value.Int, tv.Type, t))}
 	}
 	c.inlines[name] = in
 	c.info.Defs[d.Decl] = in
