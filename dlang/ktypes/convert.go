@@ -1,0 +1,228 @@
+package ktypes
+
+import (
+	"github.com/cilium/ebpf/btf"
+
+	"github.com/dtrace-go/dtrace/dlang/types"
+)
+
+// converter turns the BTF types of one module into dlang/types values.
+// Every BTF type is converted once: struct, union and enum types have
+// identity in dlang/types, so the cache keeps `struct task_struct` the
+// same value wherever it is reached from.
+type converter struct {
+	module string
+	spec   *btf.Spec
+	cache  map[btf.Type]types.Type
+	// complete caches the resolution of forward declarations by name
+	// ("struct x", "union x"); a nil value records that none exists.
+	complete map[string]btf.Type
+}
+
+func newConverter(module string, spec *btf.Spec) *converter {
+	return &converter{module: module, spec: spec, cache: map[btf.Type]types.Type{}, complete: map[string]btf.Type{}}
+}
+
+// The C intrinsic types under the names BTF gives them (DWARF's
+// spelling), mapped to the checker's values so that kernel integers are
+// the very types a D program writes.
+var btfInts = map[string]*types.Basic{
+	"char":                   types.Char,
+	"signed char":            types.SignedChar,
+	"unsigned char":          types.UnsignedChar,
+	"short int":              types.Short,
+	"short":                  types.Short,
+	"short unsigned int":     types.UnsignedShort,
+	"unsigned short":         types.UnsignedShort,
+	"int":                    types.Int,
+	"unsigned int":           types.UnsignedInt,
+	"long int":               types.Long,
+	"long":                   types.Long,
+	"long unsigned int":      types.UnsignedLong,
+	"unsigned long":          types.UnsignedLong,
+	"long long int":          types.LongLong,
+	"long long":              types.LongLong,
+	"long long unsigned int": types.UnsignedLongLong,
+	"unsigned long long":     types.UnsignedLongLong,
+	"_Bool":                  types.Bool,
+}
+
+// convert returns the dlang type of t.
+func (c *converter) convert(t btf.Type) types.Type {
+	if r, ok := c.cache[t]; ok {
+		return r
+	}
+	var r types.Type
+	switch t := t.(type) {
+	case *btf.Void:
+		r = types.Void
+	case *btf.Int:
+		r = intType(t)
+	case *btf.Float:
+		switch t.Size {
+		case 4:
+			r = types.Float
+		case 8:
+			r = types.Double
+		default:
+			r = types.LongDouble
+		}
+	case *btf.Pointer:
+		// The pointer goes into the cache before its target is converted,
+		// which ends the recursion of self-referencing structs.
+		p := &types.Pointer{}
+		c.cache[t] = p
+		p.Elem = c.convert(t.Target)
+		return p
+	case *btf.Array:
+		r = &types.Array{Elem: c.convert(t.Type), Len: int64(t.Nelems)}
+	case *btf.Struct:
+		return c.structType(t, t.Name, t.Size, t.Members, false)
+	case *btf.Union:
+		return c.structType(t, t.Name, t.Size, t.Members, true)
+	case *btf.Enum:
+		e := &types.Enum{Tag: t.Name, Module: c.module, Bytes: int64(t.Size), Complete: len(t.Values) > 0}
+		for _, v := range t.Values {
+			// BTF has sign-extended signed values already.
+			e.Values = append(e.Values, types.Enumerator{Name: v.Name, Value: int64(v.Value)})
+		}
+		r = e
+	case *btf.Fwd:
+		if def := c.definition(t); def != nil {
+			r = c.convert(def)
+		} else {
+			r = &types.Struct{Union: t.Kind == btf.FwdUnion, Tag: t.Name, Module: c.module, Forward: true}
+		}
+	case *btf.Typedef:
+		td := &types.Typedef{Name: t.Name, Module: c.module}
+		c.cache[t] = td
+		td.Type = c.convert(t.Type)
+		return td
+	case *btf.Const:
+		r = c.qualify(types.Const, t.Type)
+	case *btf.Volatile:
+		r = c.qualify(types.Volatile, t.Type)
+	case *btf.Restrict:
+		r = c.qualify(types.Restrict, t.Type)
+	case *btf.TypeTag:
+		// Type tags (__user, __rcu, __percpu) mean nothing to D.
+		r = c.convert(t.Type)
+	case *btf.FuncProto:
+		f := &types.Func{}
+		c.cache[t] = f
+		f.Result = c.convert(t.Return)
+		for i, p := range t.Params {
+			// BTF marks "..." as a last parameter of type void.
+			if _, void := p.Type.(*btf.Void); void && i == len(t.Params)-1 {
+				f.Variadic = true
+				break
+			}
+			f.Params = append(f.Params, c.convert(p.Type))
+		}
+		return f
+	case *btf.Func:
+		r = c.convert(t.Type)
+	case *btf.Var:
+		r = c.convert(t.Type)
+	default:
+		// Datasec and declaration tags are not types of values.
+		r = types.NewOpaque(t.TypeName())
+	}
+	c.cache[t] = r
+	return r
+}
+
+// intType maps a BTF integer to the C intrinsic of that name, or else to
+// one of its size and signedness.
+func intType(t *btf.Int) types.Type {
+	if b, ok := btfInts[t.Name]; ok && b.Bytes == int64(t.Size) {
+		return b
+	}
+	signed := t.Encoding&btf.Signed != 0
+	switch {
+	case t.Encoding&btf.Bool != 0:
+		return types.Bool
+	case t.Size == 1 && t.Encoding&btf.Char != 0:
+		return types.Char
+	case t.Size == 1 && signed:
+		return types.SignedChar
+	case t.Size == 1:
+		return types.UnsignedChar
+	case t.Size == 2 && signed:
+		return types.Short
+	case t.Size == 2:
+		return types.UnsignedShort
+	case t.Size == 4 && signed:
+		return types.Int
+	case t.Size == 4:
+		return types.UnsignedInt
+	case t.Size == 8 && signed:
+		return types.Long
+	case t.Size == 8:
+		return types.UnsignedLong
+	}
+	// __int128 and other sizes D has no name for: keep BTF's.
+	return &types.Basic{K: types.KindInt, Name: t.Name, Bytes: int64(t.Size), Signed: signed}
+}
+
+// qualify returns inner with quals, merging directly nested qualifiers
+// (BTF writes `const volatile int` as two nodes).
+func (c *converter) qualify(q types.Qual, inner btf.Type) types.Type {
+	it := c.convert(inner)
+	if iq, ok := it.(*types.Qualified); ok {
+		return &types.Qualified{Quals: q | iq.Quals, Type: iq.Type}
+	}
+	return &types.Qualified{Quals: q, Type: it}
+}
+
+// structType converts a struct or union. Members are converted after the
+// struct is cached, so that pointers back to it end the recursion.
+func (c *converter) structType(t btf.Type, name string, size uint32, members []btf.Member, union bool) types.Type {
+	s := &types.Struct{Union: union, Tag: name, Module: c.module, Bytes: int64(size), Complete: true}
+	c.cache[t] = s
+	s.Fields = make([]*types.Field, 0, len(members))
+	for _, m := range members {
+		ft := c.convert(m.Type)
+		bits := int(m.BitfieldSize)
+		if bits > 0 {
+			// The checker types a bit-field as an integer of the
+			// smallest size that holds it, as dtrace does.
+			if b, ok := types.Underlying(ft).(*types.Basic); ok && b.K == types.KindInt {
+				ft = types.BitField(b, bits)
+			}
+		}
+		s.Fields = append(s.Fields, &types.Field{Name: m.Name, Type: ft, Offset: int64(m.Offset), Bits: bits})
+	}
+	return s
+}
+
+// definition finds the complete struct or union a forward declaration
+// names, or nil.
+func (c *converter) definition(f *btf.Fwd) btf.Type {
+	key := "struct " + f.Name
+	if f.Kind == btf.FwdUnion {
+		key = "union " + f.Name
+	}
+	if def, ok := c.complete[key]; ok {
+		return def
+	}
+	var def btf.Type
+	all, _ := c.spec.AnyTypesByName(f.Name)
+	for _, t := range all {
+		switch t.(type) {
+		case *btf.Struct:
+			if f.Kind == btf.FwdStruct {
+				def = t
+			}
+		case *btf.Union:
+			if f.Kind == btf.FwdUnion {
+				def = t
+			}
+		}
+		if def != nil {
+			break
+		}
+	}
+	c.complete[key] = def
+	return def
+}

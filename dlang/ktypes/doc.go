@@ -1,0 +1,27 @@
+// Package ktypes gives the D checker the running kernel's types and
+// symbols: BTF types converted to dlang/types values, scoped as D scopes
+// them (module "vmlinux" for the kernel, a module's name for its own
+// BTF), and kernel symbols from /proc/kallsyms.
+//
+// Use:
+//
+//	k := ktypes.Open()                 // reads nothing yet
+//	conf := &check.Config{Kernel: k}   // struct task_struct, pid_t, `schedule
+//	pc := &syntax.Config{IsTypeName: k.IsTypeName}
+//
+// Start-up time matters to dtrace, so everything is lazy: the kernel's
+// BTF is mapped on the first type lookup (about 20ms), a type is
+// converted when a program names it, together with everything it reaches
+// (struct task_struct reaches some 6,000 types: about 30ms), and
+// /proc/kallsyms is read on the first symbol lookup (about 50ms of
+// kernel time on a kernel with 120,000 symbols) and searched per name.
+//
+// Following dtrace on BTF, a symbol's type is its variable's type in
+// BTF, which describes only per-CPU variables; every other symbol,
+// function or variable, is a uintptr_t. Kernels built without
+// CONFIG_KALLSYMS_ALL list only functions in /proc/kallsyms, so their
+// variables (`max_pfn, `linux_banner) are not found.
+//
+// Open reads the running kernel on Linux and nothing elsewhere; New
+// takes any Source, which is how tests build small kernels.
+package ktypes

@@ -1,0 +1,76 @@
+//go:build linux
+
+package ktypes
+
+import (
+	"errors"
+	"os"
+	"testing"
+
+	"github.com/dtrace-go/dtrace/dlang/types"
+)
+
+// openKernel returns the running kernel's types, skipping where the
+// kernel has no BTF.
+func openKernel(t *testing.T) *Types {
+	t.Helper()
+	if _, err := os.Stat("/sys/kernel/btf/vmlinux"); errors.Is(err, os.ErrNotExist) {
+		t.Skip("the kernel has no BTF (/sys/kernel/btf/vmlinux)")
+	}
+	k := Open()
+	if k.LookupType("", "struct task_struct") == nil {
+		t.Fatalf("no struct task_struct: %v", k.Err())
+	}
+	return k
+}
+
+func TestRunningKernel(t *testing.T) {
+	k := openKernel(t)
+	ts := k.LookupType("", "struct task_struct").(*types.Struct)
+	for member, want := range map[string]string{
+		"pid":         "pid_t",
+		"tgid":        "pid_t",
+		"comm":        "char [16]",
+		"real_parent": "struct task_struct *",
+	} {
+		f, _, ok := ts.Field(member)
+		if !ok {
+			t.Errorf("task_struct has no %s", member)
+			continue
+		}
+		if got := types.TypeString(f.Type); got != want {
+			t.Errorf("task_struct.%s is %s, want %s", member, got, want)
+		}
+	}
+	f, _, _ := ts.Field("real_parent")
+	if f.Type.(*types.Pointer).Elem != types.Type(ts) {
+		t.Error("task_struct.real_parent points to another struct task_struct")
+	}
+	for _, name := range []string{"u64", "pid_t", "vmlinux`u32", "gfp_t"} {
+		if !k.IsTypeName(name) {
+			t.Errorf("%s is not a type name", name)
+		}
+	}
+	if k.IsTypeName("task_struct") || k.IsTypeName("D`u64") {
+		t.Error("a struct tag or a D-scoped name is a kernel typedef name")
+	}
+	if u := types.Underlying(k.LookupType("vmlinux", "u64")); u != types.Type(types.UnsignedLongLong) {
+		t.Errorf("u64 is %v underneath, want unsigned long long", u)
+	}
+}
+
+func TestRunningKernelSymbols(t *testing.T) {
+	k := openKernel(t)
+	// Text symbols are always in /proc/kallsyms (data symbols only with
+	// CONFIG_KALLSYMS_ALL).
+	sym, ok := k.LookupSymbol("", "schedule")
+	if !ok {
+		t.Fatalf("no symbol schedule: %v", k.SymbolsErr())
+	}
+	if sym.Module != "vmlinux" || types.TypeString(sym.Type) != "uintptr_t" {
+		t.Errorf("schedule: %s`%s of type %s", sym.Module, sym.Name, types.TypeString(sym.Type))
+	}
+	if _, ok := k.LookupSymbol("", "no_such_symbol_here"); ok {
+		t.Error("found a symbol that does not exist")
+	}
+}
