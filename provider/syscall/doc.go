@@ -1,0 +1,21 @@
+// Package syscall is the syscall provider: syscall:vmlinux:NAME:entry and
+// syscall:vmlinux:NAME:return for every system call the running kernel
+// has a tracepoint for (syscalls:sys_enter_NAME and sys_exit_NAME in
+// tracefs), named and ordered as dtrace-utils does.
+//
+// Each probe's program is a TRACEPOINT program on its own syscall's
+// tracepoint, so a firing never has to be filtered: a clause on one
+// system call costs nothing on the others. The record a tracepoint program
+// receives is laid out as the event's format file says; the prologue
+// copies the fields from there.
+//
+// Arguments, as in DTrace:
+//   - entry: arg0..arg5 are the system call's arguments (as many as it
+//     takes; the rest are 0), args[] typed as the format file types them.
+//   - return: arg0 and arg1 both hold the return value; args[0] and
+//     args[1] are longs.
+//
+// errno: the prologue stores it in the machine state at MStateErrno (a
+// u64 at offset 120): on return probes -ret when the return value is a
+// negated error number (-4095..-1), otherwise 0; on entry probes 0.
+package syscall

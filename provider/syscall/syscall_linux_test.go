@@ -1,0 +1,287 @@
+package syscall_test
+
+import (
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/cilium/ebpf/asm"
+	"github.com/cilium/ebpf/perf"
+	"golang.org/x/sys/unix"
+
+	"github.com/dtrace-go/dtrace/codegen"
+	"github.com/dtrace-go/dtrace/loader"
+	"github.com/dtrace-go/dtrace/provider"
+	dtraceprov "github.com/dtrace-go/dtrace/provider/dtrace"
+	"github.com/dtrace-go/dtrace/provider/syscall"
+)
+
+const (
+	outOff  = 256 // Layout.Output of the test spec
+	recSize = 56  // epid, specid, prid, arg0, arg1, arg2, errno, pid
+)
+
+// recordClause is a hand-written clause that sends {epid, specid, prid,
+// arg0, arg1, arg2, errno} to dt_buf when the firing process is pid.
+func recordClause(sym string, pid int) asm.Instructions {
+	skip := sym + "_skip"
+	insns := asm.Instructions{
+		asm.Mov.Reg(asm.R6, asm.R1).WithSymbol(sym),
+		asm.Mov.Reg(asm.R7, asm.R2),
+		asm.FnGetCurrentPidTgid.Call(),
+		asm.RSh.Imm(asm.R0, 32),
+		asm.JNE.Imm(asm.R0, int32(pid), skip),
+		asm.LoadMem(asm.R0, asm.R7, provider.MStateEPID, asm.Word),
+		asm.StoreMem(asm.R7, outOff, asm.R0, asm.Word),
+		asm.StoreImm(asm.R7, outOff+4, 0, asm.Word),
+		asm.LoadMem(asm.R0, asm.R7, provider.MStatePrid, asm.Word),
+		asm.StoreMem(asm.R7, outOff+8, asm.R0, asm.DWord),
+	}
+	for i, off := range []int16{0, 8, 16, syscall.MStateErrno} {
+		insns = append(insns,
+			asm.LoadMem(asm.R0, asm.R7, off, asm.DWord),
+			asm.StoreMem(asm.R7, outOff+16+int16(8*i), asm.R0, asm.DWord))
+	}
+	return append(insns,
+		asm.Mov.Reg(asm.R1, asm.R6),
+		asm.LoadMapPtr(asm.R2, 0).WithReference("dt_buf"),
+		asm.LoadImm(asm.R3, 0xffffffff, asm.DWord),
+		asm.Mov.Reg(asm.R4, asm.R7),
+		asm.Add.Imm(asm.R4, outOff),
+		asm.Mov.Imm(asm.R5, recSize-8),
+		asm.FnPerfEventOutput.Call(),
+		asm.Mov.Imm(asm.R0, 0).WithSymbol(skip),
+		asm.Return(),
+	)
+}
+
+type record struct {
+	epid, prid             uint32
+	arg0, arg1, arg2, errn uint64
+}
+
+// The workload: waits for a byte on stdin, then calls getppid() argv[1]
+// times, writes 5 bytes to /dev/null and 1 byte to a bad descriptor.
+const workload = `
+#include <fcntl.h>
+#include <stdlib.h>
+#include <unistd.h>
+#include <sys/syscall.h>
+
+int main(int argc, char **argv) {
+	int i, n = atoi(argv[1]), fd;
+	char c;
+
+	if (read(0, &c, 1) != 1)
+		return 1;
+	for (i = 0; i < n; i++)
+		syscall(SYS_getppid);
+	fd = open("/dev/null", O_WRONLY);
+	write(fd, "hello", 5);
+	write(-1, "x", 1);
+	return 0;
+}
+`
+
+func buildWorkload(t *testing.T) string {
+	t.Helper()
+	cc, err := exec.LookPath("cc")
+	if err != nil {
+		t.Skip("no C compiler to build the workload")
+	}
+	dir := t.TempDir()
+	src := filepath.Join(dir, "w.c")
+	if err := os.WriteFile(src, []byte(workload), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	exe := filepath.Join(dir, "w")
+	if out, err := exec.Command(cc, "-O0", "-o", exe, src).CombinedOutput(); err != nil {
+		t.Fatalf("cc: %v\n%s", err, out)
+	}
+	return exe
+}
+
+func TestProbes(t *testing.T) {
+	pv := syscall.New()
+	reg := provider.NewRegistry(dtraceprov.New(), pv)
+	match := func(s string) []*provider.Probe {
+		t.Helper()
+		d, err := provider.ParseDesc(s)
+		if err != nil {
+			t.Fatal(err)
+		}
+		ps, err := reg.Match(d)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return ps
+	}
+	got := match("syscall::read:")
+	if len(got) != 2 || got[0].String() != "syscall:vmlinux:read:entry" || got[1].String() != "syscall:vmlinux:read:return" {
+		t.Fatalf("syscall::read: = %v", got)
+	}
+	if l := provider.ListLine(got[0]); !strings.HasSuffix(l, "   syscall           vmlinux                              read entry") {
+		t.Errorf("list line %q", l)
+	}
+	all := match("syscall:::")
+	entries := match("syscall:::entry")
+	if len(all) < 600 || len(entries)*2 != len(all) {
+		t.Errorf("%d probes, %d entries", len(all), len(entries))
+	}
+	for _, s := range []string{"syscall::?exit?:entry", "syscall::read:exit", "syscall:kernel::", "syscall::fight:"} {
+		if ps := match(s); len(ps) != 0 {
+			t.Errorf("%s matched %v", s, ps)
+		}
+	}
+	tests := []struct {
+		probe string
+		types []string
+	}{
+		{"syscall::write:entry", []string{"unsigned int", "const char *", "size_t"}},
+		{"syscall::write:return", []string{"long", "long"}},
+		{"syscall::getppid:entry", []string{}},
+		{"syscall::mmap:entry", []string{"unsigned long", "unsigned long", "unsigned long", "unsigned long", "unsigned long", "unsigned long"}},
+	}
+	for _, tt := range tests {
+		ps := match(tt.probe)
+		if len(ps) != 1 {
+			t.Fatalf("%s matched %v", tt.probe, ps)
+		}
+		types, err := pv.ArgTypes(ps[0])
+		if err != nil {
+			t.Fatal(err)
+		}
+		if fmt.Sprint(types) != fmt.Sprint(tt.types) {
+			t.Errorf("%s args = %q, want %q", tt.probe, types, tt.types)
+		}
+	}
+}
+
+// TestFire counts getppid() entries and returns of a real process and
+// checks write()'s arguments, return values and errno.
+func TestFire(t *testing.T) {
+	const n = 1000
+	exe := buildWorkload(t)
+	cmd := exec.Command(exe, fmt.Sprint(n))
+	stdin, err := cmd.StdinPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer cmd.Wait()
+	defer cmd.Process.Kill()
+	pid := cmd.Process.Pid
+
+	probes := []string{"syscall::getppid:entry", "syscall::getppid:return", "syscall::write:entry", "syscall::write:return"}
+	var clauses []*codegen.ClauseSpec
+	for i, p := range probes {
+		sym := fmt.Sprintf("dt_clause_%d", i)
+		clauses = append(clauses, &codegen.ClauseSpec{Index: i, Symbol: sym, Probes: []string{p}, EPID: uint32(i + 1), Insns: recordClause(sym, pid)})
+	}
+	spec := &codegen.Spec{
+		Maps: []codegen.MapSpec{
+			{Name: "dt_buf", Kind: codegen.MapPerfEventArray},
+			{Name: "dt_scratch", Kind: codegen.MapArray, KeySize: 4, ValueSize: 512},
+			{Name: "dt_state", Kind: codegen.MapArray, KeySize: 4, ValueSize: 8, MaxEntries: 1},
+		},
+		Clauses: clauses,
+		Layout:  codegen.ScratchLayout{Size: 512, MState: 0, Output: outOff},
+	}
+	reg := provider.NewRegistry(dtraceprov.New(), syscall.New())
+	plan, err := loader.NewPlan(spec, reg, loader.PlanOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	objs, err := loader.Load(spec, plan, loader.Options{})
+	if err != nil {
+		var ve *loader.VerifierError
+		if errors.As(err, &ve) {
+			t.Logf("verifier log:\n%s", strings.Join(ve.Log, "\n"))
+		}
+		t.Fatal(err)
+	}
+	defer objs.Close()
+	rd, err := perf.NewReader(objs.Map("dt_buf"), 64*os.Getpagesize())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rd.Close()
+	// Clauses run only while ACTIVE.
+	var state [8]byte
+	binary.LittleEndian.PutUint32(state[:], loader.ActivityActive)
+	if err := objs.Map("dt_state").Put(uint32(0), state); err != nil {
+		t.Fatal(err)
+	}
+	if err := objs.Attach(); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := io.WriteString(stdin, "g"); err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Wait(); err != nil {
+		t.Fatalf("workload: %v", err)
+	}
+
+	var recs []record
+	lost := uint64(0)
+	for {
+		rd.SetDeadline(time.Now().Add(300 * time.Millisecond))
+		r, err := rd.Read()
+		if errors.Is(err, os.ErrDeadlineExceeded) {
+			break
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		lost += r.LostSamples
+		s := r.RawSample
+		if len(s) < recSize-8 {
+			continue
+		}
+		le := binary.LittleEndian
+		recs = append(recs, record{epid: le.Uint32(s), prid: uint32(le.Uint64(s[8:])),
+			arg0: le.Uint64(s[16:]), arg1: le.Uint64(s[24:]), arg2: le.Uint64(s[32:]), errn: le.Uint64(s[40:])})
+	}
+	if lost != 0 {
+		t.Fatalf("%d records lost", lost)
+	}
+	byEPID := map[uint32][]record{}
+	for _, r := range recs {
+		byEPID[r.epid] = append(byEPID[r.epid], r)
+	}
+	if got := len(byEPID[1]); got != n {
+		t.Errorf("getppid entries = %d, want %d", got, n)
+	}
+	if got := len(byEPID[2]); got != n {
+		t.Errorf("getppid returns = %d, want %d", got, n)
+	}
+	ppid := uint64(os.Getpid())
+	for _, r := range byEPID[2] {
+		if r.arg0 != ppid || r.arg1 != ppid || r.errn != 0 {
+			t.Fatalf("getppid return %+v, want arg0 = arg1 = %d, errno 0", r, ppid)
+		}
+	}
+	// write(fd, "hello", 5) = 5; write(-1, "x", 1) = -EBADF.
+	w := byEPID[3]
+	if len(w) != 2 || w[0].arg0 < 3 || w[0].arg2 != 5 || w[0].arg1 == 0 || w[1].arg0 != 0xffffffff || w[1].arg2 != 1 {
+		t.Errorf("write entries = %+v", w)
+	}
+	ret := byEPID[4]
+	ebadf := uint64(unix.EBADF)
+	if len(ret) != 2 || ret[0].arg0 != 5 || ret[0].arg1 != 5 || ret[0].errn != 0 ||
+		int64(ret[1].arg0) != -int64(ebadf) || int64(ret[1].arg1) != -int64(ebadf) || ret[1].errn != ebadf {
+		t.Errorf("write returns = %+v", ret)
+	}
+	if len(w) > 0 && w[0].prid == ret[0].prid {
+		t.Errorf("entry and return share probe id %d", w[0].prid)
+	}
+}

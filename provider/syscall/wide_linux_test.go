@@ -1,0 +1,42 @@
+package syscall_test
+
+import (
+	"testing"
+	"time"
+
+	"github.com/dtrace-go/dtrace/codegen"
+	"github.com/dtrace-go/dtrace/loader"
+	"github.com/dtrace-go/dtrace/provider"
+	dtraceprov "github.com/dtrace-go/dtrace/provider/dtrace"
+	"github.com/dtrace-go/dtrace/provider/syscall"
+)
+
+// TestWideGlob loads and attaches a clause on every system call probe:
+// every tracepoint must accept its program.
+func TestWideGlob(t *testing.T) {
+	spec := &codegen.Spec{
+		Maps: []codegen.MapSpec{
+			{Name: "dt_buf", Kind: codegen.MapPerfEventArray},
+			{Name: "dt_scratch", Kind: codegen.MapArray, KeySize: 4, ValueSize: 512},
+			{Name: "dt_state", Kind: codegen.MapArray, KeySize: 4, ValueSize: 8, MaxEntries: 1},
+		},
+		Clauses: []*codegen.ClauseSpec{{Symbol: "dt_clause_0", Probes: []string{"syscall:::"}, EPID: 1, Insns: recordClause("dt_clause_0", 1)}},
+		Layout:  codegen.ScratchLayout{Size: 512, MState: 0, Output: outOff},
+	}
+	reg := provider.NewRegistry(dtraceprov.New(), syscall.New())
+	start := time.Now()
+	plan, err := loader.NewPlan(spec, reg, loader.PlanOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	objs, err := loader.Load(spec, plan, loader.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer objs.Close()
+	loaded := time.Since(start)
+	if err := objs.Attach(); err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("%d probes: loaded in %v, attached in %v", len(plan.Probes), loaded, time.Since(start)-loaded)
+}
