@@ -236,7 +236,7 @@ func (f *fn) speculation() asm.Register {
 		f.call(asm.FnMapLookupElem, mapOp("dt_spec"), scr(key))
 		f.emit(asm.JEq.Imm(asm.R0, 0, next),
 			asm.Mov.Imm(d, 1),
-			asm.FetchOr.Mem(asm.R0, d, asm.DWord, 0),
+			atomicMem(asm.FetchOr, asm.R0, d, asm.DWord, 0),
 			asm.JNE.Imm(d, 0, next),
 			asm.Mov.Imm(d, int32(i)),
 			asm.Ja.Label(done))

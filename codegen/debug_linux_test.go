@@ -22,3 +22,19 @@ func TestDebugFile(t *testing.T) {
 	r := loadSpec(t, spec)
 	t.Log(render(t, spec, r.fire(t)))
 }
+
+// TestDebugDump prints the instructions generated for $CODEGEN_DEBUG_FILE.
+func TestDebugDump(t *testing.T) {
+	name := os.Getenv("CODEGEN_DEBUG_FILE")
+	if name == "" {
+		t.Skip("set CODEGEN_DEBUG_FILE")
+	}
+	src, err := os.ReadFile(name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	spec := compileD(t, string(src), Options{})
+	for _, c := range spec.Clauses {
+		t.Logf("%v", c.Insns)
+	}
+}

@@ -296,3 +296,12 @@ func (f *fn) fault(code int, illval asm.Register, hasIllval bool) {
 func storeImm(dst asm.Register, off int16, v int64, size asm.Size) asm.Instruction {
 	return asm.Instruction{OpCode: asm.StoreImmOp(size), Dst: dst, Offset: off, Constant: v}
 }
+
+// atomicMem is op.Mem with the operation also in Constant: cilium/ebpf
+// v0.22.0 marshals the immediate before filling it in from the opcode, so
+// without this every atomic encodes as a plain atomic add.
+func atomicMem(op asm.AtomicOp, dst, src asm.Register, size asm.Size, off int16) asm.Instruction {
+	ins := op.Mem(dst, src, size, off)
+	ins.Constant = int64(op >> 8)
+	return ins
+}
