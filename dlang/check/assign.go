@@ -395,6 +395,23 @@ func (c *checker) checkKeys(pos syntax.Pos, name, _ string, idx []syntax.Expr, k
 	return true
 }
 
+// findXlator returns the translator from type in to type out (out may be
+// a pointer to the translator's output type, in a pointer to its input).
+func (c *checker) findXlator(in, out types.Type) *Translator {
+	if p, ok := types.Underlying(out).(*types.Pointer); ok {
+		out = p.Elem
+	}
+	for _, tr := range c.info.Translators {
+		if !types.Identical(tr.Out, out) {
+			continue
+		}
+		if types.Identical(tr.In, in) || types.IsPointer(tr.In) && types.IsPointer(in) && types.Identical(types.Elem(tr.In), types.Elem(in)) {
+			return tr
+		}
+	}
+	return nil
+}
+
 // builtinIndex checks args[N] and uregs[N].
 func (c *checker) builtinIndex(e *syntax.IndexExpr, x *syntax.Ident, b *Builtin) TypeAndValue {
 	c.info.Uses[x] = b
@@ -435,6 +452,17 @@ func (c *checker) builtinIndex(e *syntax.IndexExpr, x *syntax.Ident, b *Builtin)
 				return c.fail(c.last(e), D_ARGS_IDX, "index %d is out of range for %s %s[ ]", n, probe, x.Name)
 			}
 			t = pi.Args[n]
+			if n < int64(len(pi.XArgs)) && pi.XArgs[n] != "" {
+				xt := c.protoType(pi.XArgs[n])
+				if !types.Identical(xt, t) {
+					tr := c.findXlator(t, xt)
+					if tr == nil {
+						return c.fail(c.last(e), D_ARGS_XLATOR, "translator for %s[%d] from %s to %s is not defined", x.Name, n, types.TypeString(t), types.TypeString(xt))
+					}
+					c.info.ArgXlators[e] = tr
+					t = xt
+				}
+			}
 		}
 	}
 	if n < 0 {

@@ -25,15 +25,16 @@ func Check(fset *syntax.FileSet, progs []*syntax.Program, conf *Config) (*Info, 
 
 func newInfo(strsize int64) *Info {
 	return &Info{
-		Types:     map[syntax.Expr]TypeAndValue{},
-		Uses:      map[syntax.Expr]Object{},
-		Defs:      map[*syntax.Declarator]Object{},
-		Calls:     map[*syntax.CallExpr]*Func{},
-		Members:   map[*syntax.MemberExpr]*Member{},
-		Xlates:    map[*syntax.XlateExpr]*Translator{},
-		Formats:   map[*syntax.CallExpr]*format.Format{},
-		TypeNames: map[*syntax.TypeName]types.Type{},
-		StrSize:   strsize,
-		Scope:     types.NewScope("D"),
+		Types:      map[syntax.Expr]TypeAndValue{},
+		Uses:       map[syntax.Expr]Object{},
+		Defs:       map[*syntax.Declarator]Object{},
+		Calls:      map[*syntax.CallExpr]*Func{},
+		Members:    map[*syntax.MemberExpr]*Member{},
+		Xlates:     map[*syntax.XlateExpr]*Translator{},
+		Formats:    map[*syntax.CallExpr]*format.Format{},
+		TypeNames:  map[*syntax.TypeName]types.Type{},
+		ArgXlators: map[*syntax.IndexExpr]*Translator{},
+		StrSize:    strsize,
+		Scope:      types.NewScope("D"),
 	}
 }

@@ -339,3 +339,29 @@ func TestExprTypes(t *testing.T) {
 		}
 	}
 }
+
+// TestArgXlators checks translated probe arguments.
+func TestArgXlators(t *testing.T) {
+	k := newFakeKernel()
+	src := `struct info { int pid; int ppid; };
+translator struct info < struct task_struct *T > { pid = T->pid; };
+BEGIN { trace(args[0]->pid); }
+END { trace(args[0]->ppid); }`
+	conf := &Config{Kernel: k, ProbeArgs: func(d string) *ProbeInfo {
+		return &ProbeInfo{Name: "p:::" + d, Args: []types.Type{types.NewPointer(k.task)}, XArgs: []string{"struct info *"}}
+	}}
+	info, err := checkSrc(t, src, conf)
+	if err == nil {
+		t.Fatal("want D_XLATE_NOCONV for ppid")
+	}
+	if e := err.(ErrorList)[0]; e.Tag != D_XLATE_NOCONV || !strings.Contains(e.Msg, "ppid") {
+		t.Errorf("got %s", e.Tagged())
+	}
+	if len(info.ArgXlators) != 2 {
+		t.Errorf("%d ArgXlators recorded", len(info.ArgXlators))
+	}
+	_, err = checkSrc(t, "BEGIN { trace(args[0]->pid); }", conf)
+	if err == nil || err.(ErrorList)[0].Tag != D_ARGS_XLATOR {
+		t.Errorf("got %v, want D_ARGS_XLATOR", err)
+	}
+}

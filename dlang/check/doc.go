@@ -57,6 +57,7 @@
 //
 // Contract changes since the first version: Config.Format was removed
 // (formats are checked with package format); Config.ProbeArgs returns a
-// *ProbeInfo; Info gained Formats and TypeNames; Member gained Xlator;
+// *ProbeInfo (with translated argument types by name, XArgs); Info
+// gained Formats, TypeNames and ArgXlators; Member gained Xlator;
 // VarKind gained ParamVar; Inline gained Params.
 package check

@@ -1146,6 +1146,8 @@ func (c *checker) xlatorOf(e syntax.Expr) *Translator {
 		switch x := unparen(e).(type) {
 		case *syntax.XlateExpr:
 			return c.info.Xlates[x]
+		case *syntax.IndexExpr:
+			return c.info.ArgXlators[x]
 		case *syntax.UnaryExpr:
 			if x.Op != syntax.MUL {
 				return nil

@@ -58,8 +58,15 @@ type ProbeInfo struct {
 	// Name is the full name of the first matching probe,
 	// "provider:module:function:name", as dtrace quotes it in messages.
 	Name string
-	// Args are the types of args[0], args[1], ... (after translation).
+	// Args are the native types of args[0], args[1], ...: what the probe
+	// passes.
 	Args []types.Type
+	// XArgs, when not nil, holds for each argument the name of the type a
+	// D program sees ("psinfo_t *", "struct info *"), or "" when it is the
+	// native type. The checker resolves the names in the program's scope
+	// (D libraries included) and applies the translator from the native
+	// type, recorded in Info.ArgXlators.
+	XArgs []string
 }
 
 // Kernel gives the checker the kernel's types and symbols.
@@ -95,6 +102,9 @@ type Info struct {
 	// TypeNames gives the type of every type name written in an
 	// expression (casts, sizeof, offsetof, xlate).
 	TypeNames map[*syntax.TypeName]types.Type
+	// ArgXlators maps args[i] references whose probe argument is
+	// translated (ProbeInfo.Native) to the translator to apply.
+	ArgXlators map[*syntax.IndexExpr]*Translator
 	// Xlates maps each xlate<T>(x) to the translator it applies.
 	Xlates map[*syntax.XlateExpr]*Translator
 	// Vars lists every global, thread-local and clause-local variable, in
