@@ -216,8 +216,10 @@ func (p *Plan) Instructions(spec *codegen.Spec, pp *ProbePlan) (asm.Instructions
 				asm.LoadMem(asm.R0, asm.R8, 0, asm.Word),
 				asm.JNE.Imm(asm.R0, int32(runsIn), symDone))
 		}
+		// speculate() applies to the rest of its own clause only.
 		insns = append(insns,
 			asm.StoreImm(asm.R7, ms+provider.MStateEPID, int64(pp.EPIDs[i]), asm.Word),
+			provider.StoreImmDW(asm.R7, ms+provider.MStateSpecID, 0),
 			asm.Mov.Reg(asm.R1, asm.R6),
 			asm.Mov.Reg(asm.R2, asm.R7),
 			asm.Call.Label(c.Symbol),
@@ -240,6 +242,15 @@ func (p *Plan) Instructions(spec *codegen.Spec, pp *ProbePlan) (asm.Instructions
 	for _, f := range spec.Funcs {
 		if len(f) > 0 {
 			funcs[f[0].Symbol()] = f
+		}
+	}
+	// Clauses are reachable as functions too: dt_error calls the ERROR
+	// clauses from any probe's program.
+	for _, c := range spec.Clauses {
+		if len(c.Insns) > 0 {
+			if _, ok := funcs[c.Symbol]; !ok {
+				funcs[c.Symbol] = c.Insns
+			}
 		}
 	}
 	added := map[string]bool{}
