@@ -152,6 +152,12 @@ var e2eTests = []struct {
 		want: "-1234 0 -9223372036854775808\n"},
 	{name: "string-compare-vars", src: `BEGIN { a = "abc"; b = "abd"; printf("%d %d %d\n", a == b, a != b, b > a); }`,
 		want: "0 1 1\n"},
+	{name: "struct-members", src: `struct s { int a; char b; long c : 12; unsigned d : 3; int arr[4]; } g; this struct s t;
+BEGIN { g.a = 5; g.b = -1; g.c = -7; g.d = 9; g.arr[2] = 40; g.arr[1] += 2; this->t.a = g.a * 2;
+printf("%d %d %d %d %d %d %d %d\n", g.a, g.b, g.c, g.d, g.arr[2], g.arr[1], g.arr[0], this->t.a); }`,
+		want: "5 -1 -7 1 40 2 0 10\n"},
+	{name: "array-bounds", src: `int a[3]; BEGIN { i = 3; a[i] = 1; }`,
+		want: "fault(clause 0, probe 1, code 11, illval 0x3)\n"},
 	{name: "casts-and-sizeof", src: `BEGIN { printf("%d %d %d %u\n", sizeof(int), (int)0x1ffffffff, (short)-1, (unsigned char)-1); }`,
 		want: "4 -1 -1 255\n"},
 }

@@ -662,8 +662,8 @@ func (f *fn) member(e *syntax.MemberExpr) asm.Register {
 	return f.loadScalar(base, fl.Type, xt.User)
 }
 
-// bitfield extracts a bit-field member.
-func (f *fn) bitfield(base asm.Register, fl Field, inMem, user bool) asm.Register {
+// bitUnit is the smallest load that covers a bit-field.
+func bitUnit(fl Field) *Type {
 	nbytes := (fl.BitOff + fl.BitSize + 7) / 8
 	unit := &Type{Kind: TInt, Size: 8}
 	switch {
@@ -674,6 +674,12 @@ func (f *fn) bitfield(base asm.Register, fl Field, inMem, user bool) asm.Registe
 	case nbytes <= 4:
 		unit.Size = 4
 	}
+	return unit
+}
+
+// bitfield extracts a bit-field member.
+func (f *fn) bitfield(base asm.Register, fl Field, inMem, user bool) asm.Register {
+	unit := bitUnit(fl)
 	var v asm.Register
 	if inMem {
 		v = f.alloc()

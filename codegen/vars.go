@@ -226,6 +226,12 @@ type lvalue struct {
 	v   *Var
 	idx *syntax.IndexExpr // associative element
 	key uint32            // its key, built once
+	// mem is set for storage inside a struct or array variable: addr
+	// holds a pointer the verifier knows (a map value), field the member
+	// (BitSize != 0 for a bit-field) with v.Type its type.
+	mem   bool
+	addr  asm.Register
+	field Field
 }
 
 func (f *fn) lvalueOf(e syntax.Expr) lvalue {
@@ -243,12 +249,134 @@ func (f *fn) lvalueOf(e syntax.Expr) lvalue {
 	}
 	v := f.g.info.VarOf(e)
 	if v == nil {
+		switch e.(type) {
+		case *syntax.MemberExpr, *syntax.IndexExpr:
+			addr, fl := f.memAddr(e)
+			return lvalue{v: &Var{Name: "member", Type: fl.Type}, mem: true, addr: addr, field: fl}
+		}
 		f.fail(e, "invalid assignment target")
 	}
 	return lvalue{v: v}
 }
 
+// memAddr returns a verifier-known pointer to the storage of a member or
+// element of a struct or array variable (global or clause-local), and
+// the member it designates (Offset already applied).
+func (f *fn) memAddr(e syntax.Expr) (asm.Register, Field) {
+	for {
+		p, ok := e.(*syntax.ParenExpr)
+		if !ok {
+			break
+		}
+		e = p.X
+	}
+	switch x := e.(type) {
+	case *syntax.Ident, *syntax.ScopedVar:
+		v := f.g.info.VarOf(x)
+		if v != nil && v.Type.byRef() && (v.Kind == VarGlobal || v.Kind == VarClause) {
+			return f.loadVar(x, v), Field{Type: v.Type}
+		}
+	case *syntax.MemberExpr:
+		if !x.Arrow {
+			base, bf := f.memAddr(x.X)
+			fl, ok := bf.Type.field(x.Name.Name)
+			if !ok {
+				f.fail(x, "no member %s", x.Name.Name)
+			}
+			if fl.Offset != 0 {
+				f.emit(asm.Add.Imm(base, int32(fl.Offset)))
+			}
+			fl.Offset = 0
+			return base, fl
+		}
+	case *syntax.IndexExpr:
+		if v := f.g.info.VarOf(x.X); v == nil || (v.Kind != VarAssoc && v.Kind != VarTAssoc) {
+			base, bf := f.memAddr(x.X)
+			if bf.Type.Kind == TArray {
+				i := f.expr(x.Index[0])
+				ok, bad := f.label("idx"), f.label("badidx")
+				f.emit(asm.JGE.Imm(i, int32(bf.Type.Len), bad), asm.Ja.Label(ok))
+				f.mark(bad)
+				f.fault(FaultBadIndex, i, true)
+				f.mark(ok)
+				f.emit(asm.Mul.Imm(i, int32(bf.Type.Elem.Size)), asm.Add.Reg(base, i))
+				f.free(i)
+				return base, Field{Type: bf.Type.Elem}
+			}
+			f.free(base)
+		}
+	}
+	f.fail(e, "invalid assignment target")
+	return 0, Field{}
+}
+
+// loadMem reads the member lv designates.
+func (f *fn) loadMem(lv lvalue) asm.Register {
+	p := f.alloc()
+	f.emit(asm.Mov.Reg(p, lv.addr))
+	if lv.field.BitSize != 0 {
+		return f.bitfield(p, lv.field, true, false)
+	}
+	if lv.v.Type.byRef() {
+		return p
+	}
+	v := f.alloc()
+	f.loadField(v, p, 0, lv.v.Type)
+	f.free(p)
+	return v
+}
+
+// storeMem writes r (consumed) into the member lv designates and frees
+// the address.
+func (f *fn) storeMem(lv lvalue, r asm.Register, vt *Type) {
+	t := lv.v.Type
+	defer f.free(lv.addr)
+	if t.byRef() {
+		f.copyInto(lv.addr, r, t)
+		f.used[lv.addr] = true
+		return
+	}
+	fl := lv.field
+	if fl.BitSize != 0 {
+		unit := bitUnit(fl)
+		old := f.alloc()
+		f.loadField(old, lv.addr, 0, unit)
+		mask := (uint64(1)<<fl.BitSize - 1) << fl.BitOff
+		m := f.alloc()
+		f.movImm(m, int64(^mask))
+		f.emit(asm.And.Reg(old, m))
+		f.movImm(m, int64(uint64(1)<<fl.BitSize-1))
+		f.emit(asm.And.Reg(r, m), asm.LSh.Imm(r, int32(fl.BitOff)), asm.Or.Reg(old, r))
+		f.emit(asm.StoreMem(lv.addr, 0, old, sizeOf(unit.Size)))
+		f.free(old, m, r)
+		return
+	}
+	f.convert(r, vt, t)
+	size := t.Size
+	if t.Kind == TPointer {
+		size = 8
+	}
+	f.emit(asm.StoreMem(lv.addr, 0, r, sizeOf(size)))
+	f.free(r)
+}
+
+// sizeOf maps a byte count to a load/store size.
+func sizeOf(n uint32) asm.Size {
+	switch n {
+	case 1:
+		return asm.Byte
+	case 2:
+		return asm.Half
+	case 4:
+		return asm.Word
+	}
+	return asm.DWord
+}
+
 func (f *fn) loadL(e syntax.Expr, lv lvalue) asm.Register {
+	if lv.mem {
+		return f.loadMem(lv)
+	}
 	if lv.idx != nil {
 		f.call(asm.FnMapLookupElem, mapOp("dt_assoc"), scr(lv.key))
 		return f.dynResult(lv.v.Type)
@@ -257,6 +385,10 @@ func (f *fn) loadL(e syntax.Expr, lv lvalue) asm.Register {
 }
 
 func (f *fn) storeL(n syntax.Node, lv lvalue, r asm.Register, vt *Type) {
+	if lv.mem {
+		f.storeMem(lv, r, vt)
+		return
+	}
 	if lv.idx != nil {
 		t := lv.v.Type
 		if !t.byRef() {
