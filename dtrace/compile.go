@@ -3,7 +3,10 @@ package dtrace
 import (
 	"errors"
 	"fmt"
+	"io"
+	"strings"
 
+	"github.com/dtrace-go/dtrace/codegen"
 	"github.com/dtrace-go/dtrace/dlang/check"
 	"github.com/dtrace-go/dtrace/dlang/syntax"
 	"github.com/dtrace-go/dtrace/provider"
@@ -72,7 +75,52 @@ func (h *Handle) Compile(src Source) (*Program, error) {
 	}
 	h.asts = progs
 	h.info = info
+	if f := h.fset.File(ast.Pos()); f != nil {
+		h.lines[f] = strings.Split(src.Text, "\n")
+	}
+	if h.opts.Verbose {
+		// -S: show the generated code of the program's clauses.
+		if err := h.writeListing(h.conf.Stderr, ast); err != nil {
+			return nil, &SourceError{Source: src, Err: err}
+		}
+	}
 	return p, nil
+}
+
+// sourceLine renders a position as "line N: text" for annotated
+// listings (-S) and verifier errors.
+func (h *Handle) sourceLine(pos syntax.Pos) string {
+	f := h.fset.File(pos)
+	if f == nil {
+		return ""
+	}
+	line := f.Position(pos).Line
+	text := ""
+	if ls := h.lines[f]; line >= 1 && line <= len(ls) {
+		text = strings.TrimSpace(ls[line-1])
+	}
+	return fmt.Sprintf("line %d: %s", line, text)
+}
+
+// writeListing prints the BPF code of the clauses written in ast, each
+// instruction annotated with the D source it came from.
+func (h *Handle) writeListing(w io.Writer, ast *syntax.Program) error {
+	spec, err := codegen.Generate(h.info, h.codegenOptions())
+	if err != nil {
+		return err
+	}
+	for _, cs := range spec.Clauses {
+		if cs.Index >= len(h.info.Clauses) || !h.inProgram(h.info.Clauses[cs.Index], ast) {
+			continue
+		}
+		fmt.Fprintf(w, "\n%s (%s):\n%v", cs.Symbol, strings.Join(cs.Probes, ", "), cs.Insns)
+	}
+	for _, f := range spec.Funcs {
+		if len(f) > 0 {
+			fmt.Fprintf(w, "\n%s:\n%v", f[0].Symbol(), f)
+		}
+	}
+	return nil
 }
 
 // inProgram reports whether clause cl was written in ast.

@@ -68,6 +68,8 @@ type Handle struct {
 	info      *check.Info
 	macroArgs []string
 	macros    map[string]int64
+	// lines holds the text of each source, for annotated listings.
+	lines map[*syntax.File][]string
 
 	spec *codegen.Spec
 	objs *loader.Objects
@@ -96,6 +98,7 @@ func Open(opts *Options, conf Config) (*Handle, error) {
 		macroArgs: conf.MacroArgs,
 		macros:    builtinMacros(conf),
 		reg:       provider.NewRegistry(dtraceprov.New(), profile.New()),
+		lines:     map[*syntax.File][]string{},
 	}
 	// Make BEGIN, END and ERROR ids 1, 2 and 3.
 	if _, err := h.reg.Match(provider.Desc{Provider: "dtrace"}); err != nil {
@@ -279,6 +282,7 @@ func (h *Handle) codegenOptions() codegen.Options {
 		StrSize:     uint32(h.opts.StrSize),
 		NSpec:       uint32(max(h.opts.NSpec, 0)),
 		Destructive: h.opts.Destructive,
+		SourceText:  h.sourceLine,
 	}
 }
 
