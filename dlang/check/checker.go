@@ -115,19 +115,12 @@ func (c *checker) finish(progs []*syntax.Program) {
 			return
 		}
 	}
-	empty := true
-	var last *syntax.Program
-	for _, p := range progs {
-		if p != nil {
-			last = p
-			if len(p.Decls) > 0 {
-				empty = false
-			}
+	// An empty translation unit is an error (library files aside).
+	for i, p := range progs {
+		if i >= c.conf.LibraryPrograms && p != nil && len(p.Decls) == 0 {
+			c.errorf(p.End(), D_EMPTY, "empty D program translation unit")
+			return
 		}
-	}
-	if empty && last != nil {
-		c.errorf(last.End(), D_EMPTY, "empty D program translation unit")
-		return
 	}
 	if !c.defaultArgs && !c.argRef {
 		for i := len(c.usedArgs) - 1; i >= 1; i-- {

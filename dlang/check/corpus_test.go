@@ -183,8 +183,17 @@ func runCase(cc *corpusCase) (got string, parseErr bool) {
 		}
 		return err.Error(), true
 	}
+	var progs []*syntax.Program
+	for _, f := range Library() {
+		p, err := syntax.Parse(fset, f.Name, []byte(f.Text), 0)
+		if err != nil {
+			panic(err)
+		}
+		progs = append(progs, p)
+	}
+	cc.conf.LibraryPrograms = len(progs)
 	cc.conf.Source = func(string) []byte { return src }
-	_, err = Check(fset, []*syntax.Program{prog}, cc.conf)
+	_, err = Check(fset, append(progs, prog), cc.conf)
 	if err != nil {
 		return err.(ErrorList)[0].Tagged(), false
 	}
