@@ -1,0 +1,112 @@
+//go:build linux
+
+package main
+
+import (
+	"bytes"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+)
+
+// buildDtrace builds the command once per test binary run.
+func buildDtrace(t *testing.T) string {
+	t.Helper()
+	bin := filepath.Join(t.TempDir(), "dtrace")
+	out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput()
+	if err != nil {
+		t.Fatalf("go build: %v\n%s", err, out)
+	}
+	return bin
+}
+
+// TestUnprivileged runs dtrace as an unprivileged user: one clear line on
+// stderr and exit status 1.
+func TestUnprivileged(t *testing.T) {
+	if os.Getuid() != 0 {
+		t.Skip("needs root to switch to an unprivileged user")
+	}
+	bin := buildDtrace(t)
+	// The unprivileged user must be able to reach the binary.
+	for d := filepath.Dir(bin); d != os.TempDir() && d != "/"; d = filepath.Dir(d) {
+		if err := os.Chmod(d, 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	cmd := exec.Command(bin, "-n", "BEGIN { exit(0); }")
+	cmd.SysProcAttr = &syscall.SysProcAttr{Credential: &syscall.Credential{Uid: 65534, Gid: 65534}}
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	err := cmd.Run()
+	ee, ok := err.(*exec.ExitError)
+	if !ok || ee.ExitCode() != 1 {
+		t.Fatalf("exit: %v, want status 1; stderr %q", err, stderr.String())
+	}
+	want := "dtrace: failed to initialize dtrace: DTrace requires additional privileges\n"
+	if stderr.String() != want {
+		t.Errorf("stderr = %q, want %q", stderr.String(), want)
+	}
+	if stdout.Len() != 0 {
+		t.Errorf("stdout = %q, want nothing", stdout.String())
+	}
+}
+
+// TestEndToEnd runs small programs through the real kernel and checks
+// output and exit status.
+func TestEndToEnd(t *testing.T) {
+	if os.Getuid() != 0 {
+		t.Skip("needs root for BPF")
+	}
+	bin := buildDtrace(t)
+	tests := []struct {
+		name   string
+		args   []string
+		stdout string
+		status int
+	}{
+		{"printf", []string{"-qn", `BEGIN { printf("%d %s|%5x|\n", 6*7, "str", 255); exit(0); }`}, "42 str|   ff|\n\n", 0},
+		{"exit status", []string{"-qn", "BEGIN { exit(3); }"}, "\n", 3},
+		{"end after exit", []string{"-qn", `BEGIN { exit(0); } END { printf("end\n"); }`}, "end\n\n", 0},
+		{"count", []string{"-qn", "BEGIN { @ = count(); @ = count(); exit(0); }"}, "\n                2\n", 0},
+		{"keys sorted by value", []string{"-qn", `BEGIN { @[1] = sum(5); @[2] = sum(3); exit(0); }`},
+			"\n        2                3\n        1                5\n", 0},
+		{"tick", []string{"-qn", `tick-10ms /++i == 3/ { printf("third\n"); exit(0); }`}, "third\n\n", 0},
+		{"macro args", []string{"-qn", `BEGIN { printf("%d %s\n", $1, $$2); exit(0); }`, "7", "x"}, "7 x\n\n", 0},
+		{"thread-local", []string{"-qn", `BEGIN { self->x = 5; } BEGIN { printf("%d\n", self->x); exit(0); }`}, "5\n\n", 0},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			cmd := exec.Command(bin, tt.args...)
+			cmd.Env = append(os.Environ(), "_DTRACE_TESTING=")
+			cmd.Env = withoutTesting(cmd.Env)
+			var stdout, stderr bytes.Buffer
+			cmd.Stdout, cmd.Stderr = &stdout, &stderr
+			err := cmd.Run()
+			status := 0
+			if ee, ok := err.(*exec.ExitError); ok {
+				status = ee.ExitCode()
+			} else if err != nil {
+				t.Fatal(err)
+			}
+			if status != tt.status {
+				t.Errorf("status %d, want %d; stderr %q", status, tt.status, stderr.String())
+			}
+			if stdout.String() != tt.stdout {
+				t.Errorf("stdout %q, want %q; stderr %q", stdout.String(), tt.stdout, stderr.String())
+			}
+		})
+	}
+}
+
+func withoutTesting(env []string) []string {
+	var out []string
+	for _, e := range env {
+		if !strings.HasPrefix(e, "_DTRACE_TESTING=") {
+			out = append(out, e)
+		}
+	}
+	return out
+}
