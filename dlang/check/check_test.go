@@ -130,6 +130,7 @@ func TestValid(t *testing.T) {
 		`inline int N = 3 + 4; BEGIN { trace(N * 2); }`,
 		`BEGIN { trace(execname == "bash" ? 1 : 2); trace(probefunc); printf("%s %d %x\n", execname, pid, arg0); }`,
 		`BEGIN { x++; ++self->y; trace(x); trace(self->y); }`,
+		`BEGIN { a[probename]++; self->b[1]--; } END { trace(a["x"] > 0 ? 1 : 2); }`,
 		`BEGIN { trace(strjoin("a", "b")); trace(substr("abc", 1)); trace(index("abc", "b")); trace(basename("/a/b")); }`,
 		`BEGIN { speculate(speculation()); trace(1); } END { commit(1); }`,
 		`BEGIN { p = (char *)alloca(10); p[0] = 1; trace(p[0]); }`,

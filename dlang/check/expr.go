@@ -694,7 +694,7 @@ func (c *checker) incdec(e syntax.Expr, op syntax.Token, xe syntax.Expr) TypeAnd
 	// ++ and -- may create a scalar variable, of type int64_t.
 	c.fresh = nil
 	x := c.exprx(xe, true)
-	if v := c.fresh; v != nil && v.Keys == nil {
+	if v := c.fresh; v != nil {
 		c.fresh = nil
 		v.Type, v.Size = types.Int64, 8
 		x = c.record(xe, TypeAndValue{Type: v.Type, Lvalue: true}, c.flags[xe])
