@@ -12,11 +12,23 @@ import (
 )
 
 // Attach links the program to the probe's tracepoint through a perf
-// event; closing the result detaches it.
+// event, or a wide probe's to the raw sys_enter or sys_exit tracepoint;
+// closing the result detaches it.
 func (pv *Provider) Attach(p *provider.Probe, prog *ebpf.Program) (io.Closer, error) {
-	d, ok := p.Data.(probeData)
-	if !ok {
-		return nil, fmt.Errorf("syscall: probe %s was not made by this provider", p)
+	d, err := pv.data(p)
+	if err != nil {
+		return nil, err
+	}
+	if d.wide {
+		tp := "sys_exit"
+		if d.entry {
+			tp = "sys_enter"
+		}
+		l, err := link.AttachRawTracepoint(link.RawTracepointOptions{Name: tp, Program: prog})
+		if err != nil {
+			return nil, fmt.Errorf("attach %s to raw tracepoint %s: %w", p, tp, err)
+		}
+		return l, nil
 	}
 	// cilium/ebpf finds the event id in tracefs, which must be mounted.
 	if _, err := kernel.MountTracefs(); err != nil {

@@ -3,11 +3,19 @@
 // has a tracepoint for (syscalls:sys_enter_NAME and sys_exit_NAME in
 // tracefs), named and ordered as dtrace-utils does.
 //
-// Each probe's program is a TRACEPOINT program on its own syscall's
+// A probe's program is a TRACEPOINT program on its own system call's
 // tracepoint, so a firing never has to be filtered: a clause on one
 // system call costs nothing on the others. The record a tracepoint program
 // receives is laid out as the event's format file says; the prologue
-// copies the fields from there.
+// copies the fields from there. Detaching such a program waits for an RCU
+// grace period, though, one tracepoint after the other: for the probes of
+// a description that matches more than WideThreshold of them
+// (syscall:::entry), the programs are RAW_TRACEPOINT programs on the
+// raw_syscalls sys_enter and sys_exit tracepoints instead, which attach
+// and detach at once; their prologue compares the system call number with
+// the probe's (from a table, amd64 only) and reads the arguments from the
+// saved user registers. (Such probes also see the system calls of 32-bit
+// compat tasks, under their 64-bit names.)
 //
 // Arguments, as in DTrace:
 //   - entry: arg0..arg5 are the system call's arguments (as many as it

@@ -36,6 +36,15 @@ const (
 	exitPrefix  = "sys_exit_"
 )
 
+// WideThreshold is the number of probes above which one description makes
+// its probes wide: they then run on the raw sys_enter and sys_exit
+// tracepoints, filtered by system call number, instead of on each system
+// call's own tracepoint. Detaching a program from a syscalls tracepoint
+// waits for an RCU grace period (some 70 ms, one after the other), which
+// made dtrace -n syscall::: take most of a minute to exit; raw tracepoints
+// detach at once but run every probe's program on every system call.
+const WideThreshold = 8
+
 // Provider is the syscall provider. It reads the list of system calls from
 // tracefs once, on first use.
 type Provider struct {
@@ -46,16 +55,25 @@ type Provider struct {
 
 	mu      sync.Mutex
 	formats map[string]*tracefs.Format // by event name
+	states  map[string]*probeData      // by event name
 }
 
-// probeData is what a probe made by this provider carries.
+// probeData is what a probe made by this provider carries. Probes of the
+// same name share one, so that a description seen after the registry
+// interned a probe can still make it wide.
 type probeData struct {
 	event string // the tracepoint, sys_enter_NAME or sys_exit_NAME
 	entry bool
+	nr    int32 // system call number, -1 if unknown
+
+	wide   bool // run on the raw tracepoint
+	frozen bool // the mode was used: it may no longer change
 }
 
 // New returns the syscall provider.
-func New() *Provider { return &Provider{formats: map[string]*tracefs.Format{}} }
+func New() *Provider {
+	return &Provider{formats: map[string]*tracefs.Format{}, states: map[string]*probeData{}}
+}
 
 // Name returns "syscall".
 func (*Provider) Name() string { return Name }
@@ -100,33 +118,76 @@ func (pv *Provider) load() {
 // entry before return.
 func (pv *Provider) Probes(d provider.Desc) ([]*provider.Probe, error) {
 	pv.load()
+	pv.mu.Lock()
+	defer pv.mu.Unlock()
 	var out []*provider.Probe
+	add := func(fn, name, event string, entry bool) {
+		st := pv.states[event]
+		if st == nil {
+			nr, ok := sysnums[fn]
+			if !ok {
+				nr = -1
+			}
+			st = &probeData{event: event, entry: entry, nr: nr}
+			pv.states[event] = st
+		}
+		out = append(out, &provider.Probe{Provider: Name, Module: Module, Function: fn, Name: name, Data: st})
+	}
 	for _, fn := range pv.funcs {
 		h := pv.has[fn]
 		if h[0] && d.MatchesIn(Module, fn, Entry) {
-			out = append(out, &provider.Probe{Provider: Name, Module: Module, Function: fn, Name: Entry,
-				Data: probeData{event: enterPrefix + fn, entry: true}})
+			add(fn, Entry, enterPrefix+fn, true)
 		}
 		if h[1] && d.MatchesIn(Module, fn, Return) {
-			out = append(out, &provider.Probe{Provider: Name, Module: Module, Function: fn, Name: Return,
-				Data: probeData{event: exitPrefix + fn}})
+			add(fn, Return, exitPrefix+fn, false)
+		}
+	}
+	// The registry lists every probe with an empty description to number
+	// them; that is not a request to trace them all.
+	if len(out) > WideThreshold && d != (provider.Desc{}) {
+		for _, p := range out {
+			if st := p.Data.(*probeData); !st.frozen && st.nr >= 0 {
+				st.wide = true
+			}
 		}
 	}
 	return out, nil
 }
 
-// Program says: a tracepoint program.
-func (*Provider) Program(*provider.Probe) provider.ProgramKind {
+// KnownNumber reports whether the provider knows the number of a system
+// call, which a wide probe needs.
+func KnownNumber(name string) bool {
+	_, ok := sysnums[name]
+	return ok
+}
+
+// data returns the probe's state and fixes its mode.
+func (pv *Provider) data(p *provider.Probe) (*probeData, error) {
+	st, ok := p.Data.(*probeData)
+	if !ok {
+		return nil, fmt.Errorf("syscall: probe %s was not made by this provider", p)
+	}
+	pv.mu.Lock()
+	st.frozen = true
+	pv.mu.Unlock()
+	return st, nil
+}
+
+// Program says: a tracepoint program, or a raw tracepoint program for a
+// wide probe.
+func (pv *Provider) Program(p *provider.Probe) provider.ProgramKind {
+	if st, err := pv.data(p); err == nil && st.wide {
+		return provider.ProgramKind{Type: ebpf.RawTracepoint}
+	}
 	return provider.ProgramKind{Type: ebpf.TracePoint}
 }
 
 // format returns the (cached) format of a probe's tracepoint.
-func (pv *Provider) format(p *provider.Probe) (*tracefs.Format, probeData, error) {
-	d, ok := p.Data.(probeData)
-	if !ok {
-		return nil, d, fmt.Errorf("syscall: probe %s was not made by this provider", p)
+func (pv *Provider) format(p *provider.Probe) (*tracefs.Format, *probeData, error) {
+	d, err := pv.data(p)
+	if err != nil {
+		return nil, nil, err
 	}
-	pv.load()
 	pv.mu.Lock()
 	defer pv.mu.Unlock()
 	if f := pv.formats[d.event]; f != nil {
@@ -181,10 +242,16 @@ func (pv *Provider) ArgTypes(p *provider.Probe) ([]string, error) {
 }
 
 // Prologue copies the arguments from the tracepoint record (R6) into the
-// machine state and sets errno.
+// machine state and sets errno. A wide probe's prologue first skips the
+// firings of other system calls and reads the arguments from the saved
+// user registers.
 func (pv *Provider) Prologue(p *provider.Probe, mstate int16) asm.Instructions {
-	var fields []tracefs.Field
 	f, d, err := pv.format(p)
+	if d == nil {
+		// Not our probe: never run its clauses.
+		return asm.Instructions{asm.Mov.Imm(asm.R0, 0), asm.JEq.Imm(asm.R0, 0, provider.SkipLabel)}
+	}
+	var fields []tracefs.Field
 	if err == nil {
 		fields = argFields(f)
 	} else {
@@ -203,11 +270,22 @@ func (pv *Provider) Prologue(p *provider.Probe, mstate int16) asm.Instructions {
 	errno := mstate + MStateErrno
 	var insns asm.Instructions
 	if !d.entry {
-		ret := tracefs.Field{Offset: 16, Size: 8, Signed: true}
-		if len(fields) > 0 {
-			ret = fields[0]
+		if d.wide {
+			// The raw sys_exit tracepoint gets (regs, ret); the system
+			// call number is regs->orig_ax. arg9 is the temporary.
+			insns = append(insns, readRegs(arg(9), 8, regsOrigAX)...)
+			insns = append(insns,
+				asm.LoadMem(asm.R0, asm.R7, arg(9), asm.DWord),
+				asm.JNE.Imm(asm.R0, d.nr, provider.SkipLabel),
+				asm.LoadMem(asm.R0, asm.R6, 8, asm.DWord),
+			)
+		} else {
+			ret := tracefs.Field{Offset: 16, Size: 8, Signed: true}
+			if len(fields) > 0 {
+				ret = fields[0]
+			}
+			insns = append(insns, load(asm.R0, ret)...)
 		}
-		insns = append(insns, load(asm.R0, ret)...)
 		insns = append(insns,
 			asm.StoreMem(asm.R7, arg(0), asm.R0, asm.DWord),
 			asm.StoreMem(asm.R7, arg(1), asm.R0, asm.DWord),
@@ -225,6 +303,27 @@ func (pv *Provider) Prologue(p *provider.Probe, mstate int16) asm.Instructions {
 			asm.Mov.Imm(asm.R0, 0).WithSymbol("dt_syscall_errno_done"),
 		)
 	}
+	if d.wide {
+		// The raw sys_enter tracepoint gets (regs, id). Read the block
+		// of argument registers into arg[0..7], then move each argument
+		// to its place through registers R0-R5.
+		insns = append(insns,
+			asm.LoadMem(asm.R0, asm.R6, 8, asm.DWord),
+			asm.JNE.Imm(asm.R0, d.nr, provider.SkipLabel),
+		)
+		insns = append(insns, readRegs(arg(0), regsBlock, regsArgs)...)
+		n := min(len(fields), 6)
+		for i := 0; i < n; i++ {
+			insns = append(insns, asm.LoadMem(asm.Register(i), asm.R7, arg(int(argSlots[i])), asm.DWord))
+		}
+		for i := 0; i < n; i++ {
+			insns = append(insns, asm.StoreMem(asm.R7, arg(i), asm.Register(i), asm.DWord))
+		}
+		for i := n; i < provider.NumArgs; i++ {
+			insns = append(insns, provider.StoreImmDW(asm.R7, arg(i), 0))
+		}
+		return append(insns, provider.StoreImmDW(asm.R7, errno, 0))
+	}
 	for i := 0; i < provider.NumArgs; i++ {
 		if i < len(fields) {
 			insns = append(insns, load(asm.R0, fields[i])...)
@@ -234,6 +333,21 @@ func (pv *Provider) Prologue(p *provider.Probe, mstate int16) asm.Instructions {
 		}
 	}
 	return append(insns, provider.StoreImmDW(asm.R7, errno, 0))
+}
+
+// readRegs copies size bytes at offset off of the saved user registers
+// (the first argument of the raw syscall tracepoints) to the machine state
+// at dst, and skips the firing if they cannot be read.
+func readRegs(dst int16, size int32, off int32) asm.Instructions {
+	return asm.Instructions{
+		asm.Mov.Reg(asm.R1, asm.R7),
+		asm.Add.Imm(asm.R1, int32(dst)),
+		asm.Mov.Imm(asm.R2, size),
+		asm.LoadMem(asm.R3, asm.R6, 0, asm.DWord),
+		asm.Add.Imm(asm.R3, off),
+		asm.FnProbeReadKernel.Call(),
+		asm.JNE.Imm(asm.R0, 0, provider.SkipLabel),
+	}
 }
 
 // load reads a record field from the context into dst, widened to 64 bits

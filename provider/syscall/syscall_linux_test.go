@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/cilium/ebpf"
 	"github.com/cilium/ebpf/asm"
 	"github.com/cilium/ebpf/perf"
 	"golang.org/x/sys/unix"
@@ -165,10 +166,20 @@ func TestProbes(t *testing.T) {
 }
 
 // TestFire counts getppid() entries and returns of a real process and
-// checks write()'s arguments, return values and errno.
+// checks write()'s arguments, return values and errno, with probes on
+// their own tracepoints and with wide probes on the raw ones.
 func TestFire(t *testing.T) {
-	const n = 1000
 	exe := buildWorkload(t)
+	t.Run("narrow", func(t *testing.T) {
+		fire(t, exe, false, "syscall::getppid:entry", "syscall::getppid:return", "syscall::write:entry", "syscall::write:return")
+	})
+	t.Run("wide", func(t *testing.T) {
+		fire(t, exe, true, "syscall:::entry", "syscall:::return")
+	})
+}
+
+func fire(t *testing.T, exe string, wide bool, probes ...string) {
+	const n = 1000
 	cmd := exec.Command(exe, fmt.Sprint(n))
 	stdin, err := cmd.StdinPipe()
 	if err != nil {
@@ -181,7 +192,6 @@ func TestFire(t *testing.T) {
 	defer cmd.Process.Kill()
 	pid := cmd.Process.Pid
 
-	probes := []string{"syscall::getppid:entry", "syscall::getppid:return", "syscall::write:entry", "syscall::write:return"}
 	var clauses []*codegen.ClauseSpec
 	for i, p := range probes {
 		sym := fmt.Sprintf("dt_clause_%d", i)
@@ -196,7 +206,8 @@ func TestFire(t *testing.T) {
 		Clauses: clauses,
 		Layout:  codegen.ScratchLayout{Size: 512, MState: 0, Output: outOff},
 	}
-	reg := provider.NewRegistry(dtraceprov.New(), syscall.New())
+	pv := syscall.New()
+	reg := provider.NewRegistry(dtraceprov.New(), pv)
 	plan, err := loader.NewPlan(spec, reg, loader.PlanOptions{})
 	if err != nil {
 		t.Fatal(err)
@@ -210,6 +221,11 @@ func TestFire(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer objs.Close()
+	for _, pp := range plan.Probes {
+		if got := pv.Program(pp.Probe).Type == ebpf.RawTracepoint; got != wide {
+			t.Fatalf("probe %s: raw tracepoint %v, want %v", pp.Probe, got, wide)
+		}
+	}
 	rd, err := perf.NewReader(objs.Map("dt_buf"), 64*os.Getpagesize())
 	if err != nil {
 		t.Fatal(err)
@@ -231,7 +247,7 @@ func TestFire(t *testing.T) {
 		t.Fatalf("workload: %v", err)
 	}
 
-	var recs []record
+	byProbe := map[string][]record{}
 	lost := uint64(0)
 	for {
 		rd.SetDeadline(time.Now().Add(300 * time.Millisecond))
@@ -248,40 +264,46 @@ func TestFire(t *testing.T) {
 			continue
 		}
 		le := binary.LittleEndian
-		recs = append(recs, record{epid: le.Uint32(s), prid: uint32(le.Uint64(s[8:])),
-			arg0: le.Uint64(s[16:]), arg1: le.Uint64(s[24:]), arg2: le.Uint64(s[32:]), errn: le.Uint64(s[40:])})
+		rec := record{epid: le.Uint32(s), prid: uint32(le.Uint64(s[8:])),
+			arg0: le.Uint64(s[16:]), arg1: le.Uint64(s[24:]), arg2: le.Uint64(s[32:]), errn: le.Uint64(s[40:])}
+		p := reg.Probe(rec.prid)
+		if p == nil {
+			t.Fatalf("record of unknown probe %d", rec.prid)
+		}
+		byProbe[p.Function+":"+p.Name] = append(byProbe[p.Function+":"+p.Name], rec)
 	}
 	if lost != 0 {
 		t.Fatalf("%d records lost", lost)
 	}
-	byEPID := map[uint32][]record{}
-	for _, r := range recs {
-		byEPID[r.epid] = append(byEPID[r.epid], r)
-	}
-	if got := len(byEPID[1]); got != n {
+	if got := len(byProbe["getppid:entry"]); got != n {
 		t.Errorf("getppid entries = %d, want %d", got, n)
 	}
-	if got := len(byEPID[2]); got != n {
+	if got := len(byProbe["getppid:return"]); got != n {
 		t.Errorf("getppid returns = %d, want %d", got, n)
 	}
 	ppid := uint64(os.Getpid())
-	for _, r := range byEPID[2] {
+	for _, r := range byProbe["getppid:return"] {
 		if r.arg0 != ppid || r.arg1 != ppid || r.errn != 0 {
 			t.Fatalf("getppid return %+v, want arg0 = arg1 = %d, errno 0", r, ppid)
 		}
 	}
 	// write(fd, "hello", 5) = 5; write(-1, "x", 1) = -EBADF.
-	w := byEPID[3]
+	w := byProbe["write:entry"]
 	if len(w) != 2 || w[0].arg0 < 3 || w[0].arg2 != 5 || w[0].arg1 == 0 || w[1].arg0 != 0xffffffff || w[1].arg2 != 1 {
 		t.Errorf("write entries = %+v", w)
 	}
-	ret := byEPID[4]
+	ret := byProbe["write:return"]
 	ebadf := uint64(unix.EBADF)
 	if len(ret) != 2 || ret[0].arg0 != 5 || ret[0].arg1 != 5 || ret[0].errn != 0 ||
 		int64(ret[1].arg0) != -int64(ebadf) || int64(ret[1].arg1) != -int64(ebadf) || ret[1].errn != ebadf {
 		t.Errorf("write returns = %+v", ret)
 	}
-	if len(w) > 0 && w[0].prid == ret[0].prid {
-		t.Errorf("entry and return share probe id %d", w[0].prid)
+	if wide {
+		// The workload opened /dev/null: openat's arguments and result.
+		o := byProbe["openat:entry"]
+		or := byProbe["openat:return"]
+		if len(o) == 0 || len(or) != len(o) || int32(o[len(o)-1].arg0) != unix.AT_FDCWD || or[len(or)-1].arg0 != w[0].arg0 {
+			t.Errorf("openat entries %+v, returns %+v", o, or)
+		}
 	}
 }

@@ -1,6 +1,7 @@
 package syscall_test
 
 import (
+	"runtime"
 	"testing"
 	"time"
 
@@ -39,4 +40,27 @@ func TestWideGlob(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Logf("%d probes: loaded in %v, attached in %v", len(plan.Probes), loaded, time.Since(start)-loaded)
+}
+
+// TestSysnums checks that the table of system call numbers knows nearly
+// every system call the kernel has tracepoints for: the others fall back
+// to their own tracepoints in wide probe sets.
+func TestSysnums(t *testing.T) {
+	if runtime.GOARCH != "amd64" {
+		t.Skip("system call numbers are known on amd64 only")
+	}
+	reg := provider.NewRegistry(syscall.New())
+	all, err := reg.Match(provider.Desc{Provider: "syscall", Name: "entry"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var unknown []string
+	for _, p := range all {
+		if !syscall.KnownNumber(p.Function) {
+			unknown = append(unknown, p.Function)
+		}
+	}
+	if len(unknown) > 5 {
+		t.Errorf("%d of %d system calls without a number: %v", len(unknown), len(all), unknown)
+	}
 }

@@ -1,0 +1,16 @@
+//go:build !amd64
+
+package syscall
+
+// sysnums is empty where we do not know the system call numbers and the
+// layout of struct pt_regs: every probe then uses its own tracepoint.
+var sysnums map[string]int32
+
+// Unused without sysnums.
+const (
+	regsArgs   = 0
+	regsOrigAX = 0
+	regsBlock  = 0
+)
+
+var argSlots [6]int16
