@@ -287,3 +287,25 @@ func TestCorpus(t *testing.T) {
 		}
 	}
 }
+
+// TestCorpusMinimalConfig checks every corpus program with an empty
+// Config (no kernel, no probe information, no source text): the checker
+// must not panic, whatever it reports.
+func TestCorpusMinimalConfig(t *testing.T) {
+	for _, cc := range loadCorpus(t) {
+		src, _ := os.ReadFile(cc.path)
+		fset := syntax.NewFileSet()
+		prog, _ := syntax.Parse(fset, cc.rel, src, 0)
+		if prog == nil {
+			continue
+		}
+		func() {
+			defer func() {
+				if r := recover(); r != nil {
+					t.Errorf("%s: panic: %v", cc.rel, r)
+				}
+			}()
+			Check(fset, []*syntax.Program{prog}, &Config{})
+		}()
+	}
+}
