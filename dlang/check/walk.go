@@ -76,7 +76,9 @@ func walkStmts(list []syntax.Stmt, f func(syntax.Expr)) {
 
 // parseTimeChecks reports the errors dtrace's parser raises while it
 // builds a clause, before any clause is checked: a call of something that
-// is not a name (D_FUNC_IDENT).
+// is not a name (D_FUNC_IDENT) and a division by a constant zero
+// (D_DIV_ZERO). The parser builds nodes bottom-up, so the error of the
+// node that ends first is reported.
 func (c *checker) parseTimeChecks(d *syntax.ProbeClause) {
 	var exprs []syntax.Expr
 	collect := func(e syntax.Expr) { exprs = append(exprs, e) }
@@ -84,19 +86,89 @@ func (c *checker) parseTimeChecks(d *syntax.ProbeClause) {
 	if d.Body != nil {
 		walkStmts(d.Body.List, collect)
 	}
-	// Report the innermost, earliest-built call first, as the parser
-	// builds nodes bottom-up.
 	var bad syntax.Expr
+	var tag Tag
+	found := func(e syntax.Expr, t Tag) {
+		if bad == nil || e.End() < bad.End() {
+			bad, tag = e, t
+		}
+	}
 	for _, e := range exprs {
-		if call, ok := e.(*syntax.CallExpr); ok {
-			if _, ok := unparen(call.Fun).(*syntax.Ident); !ok {
-				if bad == nil || call.End() < bad.End() {
-					bad = call
+		switch e := e.(type) {
+		case *syntax.CallExpr:
+			if _, ok := unparen(e.Fun).(*syntax.Ident); !ok {
+				found(e, D_FUNC_IDENT)
+			}
+		case *syntax.BinaryExpr:
+			if e.Op == syntax.QUO || e.Op == syntax.REM {
+				if v, ok := literalValue(e.Y); ok && v == 0 {
+					found(e, D_DIV_ZERO)
+				}
+			}
+		case *syntax.AssignExpr:
+			if e.Op == syntax.QUOASS || e.Op == syntax.REMASS {
+				if v, ok := literalValue(e.Y); ok && v == 0 {
+					found(e, D_DIV_ZERO)
 				}
 			}
 		}
 	}
-	if bad != nil {
+	switch tag {
+	case D_FUNC_IDENT:
 		c.errorf(c.last(bad), D_FUNC_IDENT, "function designator is not of function type")
+	case D_DIV_ZERO:
+		c.errorf(c.after(bad), D_DIV_ZERO, "expression contains division by zero")
 	}
+}
+
+// literalValue folds an expression made of integer literals only, as
+// dtrace's parser does while it builds the tree.
+func literalValue(e syntax.Expr) (uint64, bool) {
+	switch e := e.(type) {
+	case *syntax.IntLit:
+		return e.Value, !e.Overflow
+	case *syntax.ParenExpr:
+		return literalValue(e.X)
+	case *syntax.UnaryExpr:
+		v, ok := literalValue(e.X)
+		if !ok {
+			return 0, false
+		}
+		switch e.Op {
+		case syntax.SUB:
+			return -v, true
+		case syntax.ADD:
+			return v, true
+		case syntax.BNEG:
+			return ^v, true
+		case syntax.NOT:
+			if v == 0 {
+				return 1, true
+			}
+			return 0, true
+		}
+	case *syntax.BinaryExpr:
+		x, ok1 := literalValue(e.X)
+		y, ok2 := literalValue(e.Y)
+		if !ok1 || !ok2 {
+			return 0, false
+		}
+		switch e.Op {
+		case syntax.ADD:
+			return x + y, true
+		case syntax.SUB:
+			return x - y, true
+		case syntax.MUL:
+			return x * y, true
+		case syntax.AND:
+			return x & y, true
+		case syntax.OR:
+			return x | y, true
+		case syntax.XOR:
+			return x ^ y, true
+		case syntax.SHL:
+			return x << (y & 63), true
+		}
+	}
+	return 0, false
 }
