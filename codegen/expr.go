@@ -102,6 +102,12 @@ func (f *fn) expr(e syntax.Expr) asm.Register {
 	save := f.pos
 	f.pos = e.Pos()
 	defer func() { f.pos = save }()
+	// An integer result cannot point into the temporaries its evaluation
+	// used, so they are free again afterwards.
+	if t := f.g.info.TypeOf(e); t != nil && t.Kind == TInt {
+		mark := f.temp
+		defer func() { f.temp = mark }()
+	}
 	if x := f.g.info.Expand(e); x != nil {
 		r := f.expr(x)
 		f.convert(r, f.typeOf(x), f.typeOf(e))
@@ -596,29 +602,34 @@ func (f *fn) compare(e *syntax.BinaryExpr) asm.Register {
 			j = asm.JSGE
 		}
 	}
-	d := f.alloc()
-	l := f.label("cmp")
-	f.emit(asm.Mov.Imm(d, 1), j.Reg(x, y, l), asm.Mov.Imm(d, 0))
-	f.mark(l)
-	f.free(x, y)
-	return d
+	// The result replaces x, so a comparison needs no third register.
+	t, end := f.label("cmpt"), f.label("cmp")
+	f.emit(j.Reg(x, y, t), asm.Mov.Imm(x, 0), asm.Ja.Label(end))
+	f.mark(t)
+	f.emit(asm.Mov.Imm(x, 1))
+	f.mark(end)
+	f.free(y)
+	return x
 }
 
 func (f *fn) ternary(e *syntax.CondExpr) asm.Register {
+	// Nested ?: chains must not hold a result register per level: the
+	// true branch ends with a move whose destination is patched once the
+	// false branch has picked its register (both paths are disjoint, so
+	// the register is free on the true path too).
 	c := f.cond(e.Cond)
-	d := f.alloc()
 	els, end := f.label("else"), f.label("fi")
 	f.emit(asm.JEq.Imm(c, 0, els))
 	f.free(c)
 	x := f.expr(e.X)
-	f.emit(asm.Mov.Reg(d, x), asm.Ja.Label(end))
+	patch := len(f.insns)
+	f.emit(asm.Mov.Reg(x, x), asm.Ja.Label(end))
 	f.free(x)
 	f.mark(els)
 	y := f.expr(e.Y)
-	f.emit(asm.Mov.Reg(d, y))
-	f.free(y)
+	f.insns[patch].Dst = y
 	f.mark(end)
-	return d
+	return y
 }
 
 // member compiles x.m and p->m.

@@ -135,7 +135,9 @@ func (f *fn) strcmp(x, y asm.Register) asm.Register {
 	}
 	f.call(asm.FnProbeReadKernelStr, scr(g.strA), imm(int64(g.opts.StrSize+1)), reg(x))
 	f.call(asm.FnProbeReadKernelStr, scr(g.strB), imm(int64(g.opts.StrSize+1)), reg(y))
-	i, d, a, b := f.alloc(), f.alloc(), f.alloc(), f.alloc()
+	// R0 is free between helper calls: it holds constants and the result.
+	d := asm.R0
+	i, a, b := f.alloc(), f.alloc(), f.alloc()
 	loop, done, diff := f.label("scloop"), f.label("scdone"), f.label("scdiff")
 	f.emit(asm.Mov.Imm(i, 0), asm.Mov.Imm(d, 0))
 	f.mark(loop)
@@ -157,7 +159,7 @@ func (f *fn) strcmp(x, y asm.Register) asm.Register {
 		asm.Mov.Imm(d, -1), asm.JLT.Reg(a, b, done), asm.Mov.Imm(d, 1))
 	f.mark(done)
 	f.free(i, a, b)
-	return d
+	return f.result()
 }
 
 // lltostr formats a signed 64-bit value in decimal.

@@ -34,6 +34,9 @@ const (
 	recHeaderSize = 16
 )
 
+// maxScratch bounds the scratch layout: offsets from R7 are 16-bit.
+const maxScratch = 32760
+
 // EPIDFault is the EPID of fault records (see doc.go for the layout).
 const EPIDFault = 0xFFFFFF01
 
@@ -142,6 +145,9 @@ func GenerateClauses(prog []Clause, info Info, opts Options) (spec *Spec, err er
 		return nil, err
 	}
 	g2.spec.Layout.Size = max(align8(g2.tempMax), temps)
+	if g2.spec.Layout.Size > maxScratch {
+		return nil, fmt.Errorf("program needs %d bytes of scratch space, more than the %d that generated code can address", g2.spec.Layout.Size, maxScratch)
+	}
 	g2.spec.finishLayout()
 	return g2.spec, nil
 }

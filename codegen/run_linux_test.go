@@ -6,6 +6,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"os"
+	"runtime"
 	"testing"
 	"time"
 
@@ -91,6 +92,9 @@ func loadSpec(t testing.TB, spec *Spec) *runner {
 	}
 	r := &runner{spec: spec, maps: map[string]*ebpf.Map{}}
 	t.Cleanup(r.close)
+	// Thread-local variables are keyed by thread id: stay on one thread.
+	runtime.LockOSThread()
+	t.Cleanup(runtime.UnlockOSThread)
 	for _, ms := range spec.Maps {
 		es := &ebpf.MapSpec{Name: ms.Name, KeySize: ms.KeySize, ValueSize: ms.ValueSize, MaxEntries: ms.MaxEntries}
 		switch ms.Kind {
