@@ -1,0 +1,177 @@
+/*
+ * io.d: the argument types of the io provider (buffers, devices and
+ * files) and the fds[] array of the current process's open files.
+ * (Part of the D library of github.com/dtrace-go/dtrace.)
+ */
+
+#pragma D depends_on module vmlinux
+#pragma D depends_on provider sched
+
+typedef char *caddr_t;
+
+/* An I/O request. */
+typedef struct bufinfo {
+	int b_flags;			/* B_* flags */
+	size_t b_bcount;		/* bytes to transfer */
+	caddr_t b_addr;			/* buffer address */
+	uint64_t b_lblkno;		/* logical block number */
+	uint64_t b_blkno;		/* block number on the device */
+	size_t b_resid;			/* bytes not transferred */
+	size_t b_bufsize;		/* buffer size */
+	caddr_t b_iodone;		/* completion routine */
+	int b_error;			/* error */
+	dev_t b_edev;			/* device */
+} bufinfo_t;
+
+/* b_flags */
+inline int B_BUSY = 0x000001;
+inline int B_DONE = 0x000002;
+inline int B_ERROR = 0x000004;
+inline int B_PAGEIO = 0x000010;
+inline int B_PHYS = 0x000020;
+inline int B_READ = 0x000040;
+inline int B_WRITE = 0x000100;
+inline int B_ASYNC = 0x000400;
+
+/* The kernel's request bits (linux/blk_types.h). */
+inline int BIO_USER_MAPPED = 6;		/* a bit number of bi_flags */
+inline int REQ_WRITE = 0x01;		/* bits of bi_opf */
+inline int REQ_SYNC = 0x800;
+
+/* A buffer head's direction is the write flag in arg1. */
+translator bufinfo_t < struct buffer_head *B > {
+	b_flags = (int)arg1 & 0x01 ? B_WRITE : B_READ;
+	b_addr = B->b_data;
+	b_bcount = B->b_size;
+	b_lblkno = B->b_blocknr;
+	b_blkno = B->b_blocknr;
+	b_resid = 0;
+	b_bufsize = B->b_size;
+	b_iodone = (caddr_t)B->b_end_io;
+	b_error = 0;
+	b_edev = B->b_bdev->bd_dev;
+};
+
+translator bufinfo_t < struct bio *B > {
+	b_flags = ((int)B->bi_opf & REQ_WRITE ? B_WRITE : B_READ) |
+	    ((int)B->bi_opf & REQ_SYNC ? 0 : B_ASYNC) |
+	    ((int)B->bi_flags & (1 << BIO_USER_MAPPED) ? B_PAGEIO : B_PHYS);
+	b_addr = 0;
+	b_bcount = B->bi_iter.bi_size;
+	b_lblkno = B->bi_iter.bi_sector;
+	b_blkno = B->bi_iter.bi_sector;
+	b_resid = 0;
+	b_bufsize = B->bi_iter.bi_size;
+	b_iodone = (caddr_t)B->bi_end_io;
+	b_error = 0;
+	b_edev = B->bi_bdev == NULL ? 0 : B->bi_bdev->bd_dev;
+};
+
+/* A device. */
+typedef struct devinfo {
+	int dev_major;			/* major number */
+	int dev_minor;			/* minor number */
+	int dev_instance;		/* instance */
+	string dev_name;		/* driver name */
+	string dev_statname;		/* name as iostat shows it */
+	string dev_pathname;		/* path of the device file */
+} devinfo_t;
+
+/* The partition number lives in the low byte of block_device.__bd_flags. */
+translator devinfo_t < struct buffer_head *B > {
+	dev_major = getmajor(B->b_bdev->bd_dev);
+	dev_minor = getminor(B->b_bdev->bd_dev);
+	dev_instance = 0;
+	dev_name = B->b_bdev->bd_disk->part0->bd_device.parent != NULL ?
+	    (B->b_bdev->bd_disk->part0->bd_device.parent->driver->name != NULL ?
+		stringof(B->b_bdev->bd_disk->part0->bd_device.parent->driver->name) :
+		"<none>") :
+	    B->b_bdev->bd_disk->part0->bd_device.driver->name != NULL ?
+		stringof(B->b_bdev->bd_disk->part0->bd_device.driver->name) :
+		"<none>";
+	dev_statname = (B->b_bdev->__bd_flags.counter & 255) == 0 ?
+	    stringof(B->b_bdev->bd_disk->disk_name) :
+	    strjoin(stringof(B->b_bdev->bd_disk->disk_name),
+		lltostr(B->b_bdev->__bd_flags.counter & 255));
+	dev_pathname = strjoin("/dev/",
+	    (B->b_bdev->__bd_flags.counter & 255) == 0 ?
+	    stringof(B->b_bdev->bd_disk->disk_name) :
+	    strjoin(stringof(B->b_bdev->bd_disk->disk_name),
+		lltostr(B->b_bdev->__bd_flags.counter & 255)));
+};
+
+/* A bio without a block device is NFS's. */
+translator devinfo_t < struct bio *B > {
+	dev_major = B->bi_bdev == NULL ? 0 : getmajor(B->bi_bdev->bd_dev);
+	dev_minor = B->bi_bdev == NULL ? 0 : getminor(B->bi_bdev->bd_dev);
+	dev_instance = 0;
+	dev_name = B->bi_bdev == NULL ? "nfs" :
+	    B->bi_bdev->bd_disk->part0->bd_device.parent != NULL &&
+	    B->bi_bdev->bd_disk->part0->bd_device.parent->driver != NULL ?
+	    stringof(B->bi_bdev->bd_disk->part0->bd_device.parent->driver->name) :
+	    "<none>";
+	dev_statname = B->bi_bdev == NULL ? "nfs" :
+	    (B->bi_bdev->__bd_flags.counter & 255) == 0 ?
+	    stringof(B->bi_bdev->bd_disk->disk_name) :
+	    strjoin(stringof(B->bi_bdev->bd_disk->disk_name),
+		lltostr(B->bi_bdev->__bd_flags.counter & 255));
+	dev_pathname = B->bi_bdev == NULL ? "<nfs>" : "<unknown>";
+};
+
+/* A file. */
+typedef struct fileinfo {
+	string fi_name;			/* base name */
+	string fi_dirname;		/* directory */
+	string fi_pathname;		/* full path */
+	loff_t fi_offset;		/* offset in the file */
+	string fi_fs;			/* file system type */
+	string fi_mount;		/* mount point */
+	int fi_oflags;			/* open(2) flags */
+} fileinfo_t;
+
+translator fileinfo_t < struct buffer_head *B > {
+	fi_name = "<unknown>";
+	fi_dirname = "<unknown>";
+	fi_pathname = "<unknown>";
+	fi_offset = 0;
+	fi_fs = "<unknown>";
+	fi_mount = "<unknown>";
+	fi_oflags = 0;
+};
+
+/* open(2) flags (fi_oflags), octal as in fcntl.h. */
+inline int O_ACCMODE = 0003;
+inline int O_RDONLY = 00;
+inline int O_WRONLY = 01;
+inline int O_RDWR = 02;
+inline int O_CREAT = 0100;
+inline int O_EXCL = 0200;
+inline int O_NOCTTY = 0400;
+inline int O_TRUNC = 01000;
+inline int O_APPEND = 02000;
+inline int O_NONBLOCK = 04000;
+inline int O_NDELAY = 04000;
+inline int O_DSYNC = 010000;
+inline int O_ASYNC = 020000;
+inline int O_DIRECTORY = 0200000;
+inline int O_NOFOLLOW = 0400000;
+inline int O_CLOEXEC = 02000000;
+inline int O_SYNC = 04010000;
+inline int O_FSYNC = 04010000;
+inline int O_RSYNC = 04010000;
+
+translator fileinfo_t < struct file *F > {
+	fi_name = F == NULL ? "<none>" : stringof(F->f_path.dentry->d_name.name);
+	fi_dirname = F == NULL ? "<none>" : dirname(d_path(&F->f_path));
+	fi_pathname = F == NULL ? "<none>" : d_path(&F->f_path);
+	fi_offset = F == NULL ? 0 : F->f_pos;
+	fi_fs = F == NULL ? "<none>" : stringof(F->f_path.mnt->mnt_sb->s_type->name);
+	fi_mount = F == NULL ? "<none>" : "<unknown>";
+	fi_oflags = F == NULL ? 0 : F->f_flags;
+};
+
+/* The open files of the current process, by descriptor. */
+inline fileinfo_t fds[int fd] = xlate <fileinfo_t> (
+    fd >= 0 && fd < curthread->files->fdt->max_fds ?
+    curthread->files->fdt->fd[fd] : NULL);
+#pragma D attributes Stable/Stable/Common fds

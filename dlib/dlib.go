@@ -1,0 +1,224 @@
+package dlib
+
+import (
+	"embed"
+	"errors"
+	"fmt"
+	"strings"
+
+	"github.com/dtrace-go/dtrace/dlang/check"
+	"github.com/dtrace-go/dtrace/dlang/syntax"
+)
+
+//go:embed d/*.d
+var files embed.FS
+
+// order lists the library's files so that each comes after the files it
+// depends on (#pragma D depends_on library).
+var order = []string{
+	"errno.d",
+	"signal.d",
+	"regs.d",
+	"unistd.d",
+	"sched.d",
+	"procfs.d",
+	"net.d",
+	"ip.d",
+	"tcp.d",
+	"udp.d",
+	"io.d",
+	"pcap.d",
+	"lockstat.d",
+}
+
+// Source is one file of the D library.
+type Source struct {
+	Name string // "procfs.d"
+	Text string
+}
+
+// Sources returns the library's files in dependency order.
+func Sources() []Source {
+	out := make([]Source, 0, len(order))
+	for _, name := range order {
+		b, err := files.ReadFile("d/" + name)
+		if err != nil {
+			panic("dlib: missing " + name) // the embed pattern and order disagree
+		}
+		out = append(out, Source{Name: name, Text: string(b)})
+	}
+	return out
+}
+
+// Library is the D library parsed and checked against one kernel.
+type Library struct {
+	// Programs are the files that checked, in dependency order: pass
+	// them before the user's programs, with check.Config.LibraryPrograms
+	// set to their number.
+	Programs []*syntax.Program
+	// Names are the names of Programs' files.
+	Names []string
+	// Dropped says why files were left out: a file that does not parse or
+	// check (its kernel lacks a type or member it uses), and the files
+	// that depend on it.
+	Dropped []error
+
+	typedefs   map[string]bool
+	idents     map[string]bool
+	isTypeName func(string) bool
+}
+
+// IsTypeName reports whether name is a typedef the library declares
+// (psinfo_t, cpuinfo_t, ...) or, through the function given to Load, a
+// kernel type name: what syntax.Config.IsTypeName of a user program
+// should be.
+func (l *Library) IsTypeName(name string) bool {
+	if l.typedefs[name] {
+		return true
+	}
+	return l.isTypeName != nil && l.isTypeName(name)
+}
+
+// IsIdent reports whether name is an identifier the library defines
+// (an inline such as curpsinfo or EPERM): what syntax.Config.IsIdent of
+// a user program should be.
+func (l *Library) IsIdent(name string) bool { return l.idents[name] }
+
+// Load parses the library's files into fset and checks them with conf
+// (its Kernel gives the kernel's types; LibraryPrograms is set here).
+// isTypeName reports kernel type names to the parser (nil: none). A file
+// that does not parse or check is left out, with the files that depend
+// on it, and Library.Dropped says why: a library written for one kernel
+// must not stop dtrace on another.
+func Load(fset *syntax.FileSet, conf *check.Config, isTypeName func(string) bool) *Library {
+	return load(fset, conf, isTypeName, Sources())
+}
+
+// load is Load of any set of sources.
+func load(fset *syntax.FileSet, conf *check.Config, isTypeName func(string) bool, srcs []Source) *Library {
+	l := &Library{typedefs: map[string]bool{}, idents: map[string]bool{}, isTypeName: isTypeName}
+	var deps [][]string
+	pc := &syntax.Config{IsTypeName: l.IsTypeName}
+	for _, src := range srcs {
+		prog, err := pc.Parse(fset, src.Name, []byte(src.Text))
+		if err != nil {
+			l.Dropped = append(l.Dropped, fmt.Errorf("%s: %w", src.Name, err))
+			continue
+		}
+		l.Programs = append(l.Programs, prog)
+		l.Names = append(l.Names, src.Name)
+		deps = append(deps, dependencies(prog))
+		// Later files and the user's programs see the names this one
+		// declares.
+		declared(prog, l.typedefs, l.idents)
+	}
+	c := *conf
+	for {
+		l.dropOrphans(&deps)
+		c.LibraryPrograms = len(l.Programs)
+		_, err := check.Check(fset, l.Programs, &c)
+		if err == nil {
+			break
+		}
+		i := l.culprit(fset, err)
+		if i < 0 {
+			// An error outside any file: nothing to drop, keep none.
+			l.Dropped = append(l.Dropped, fmt.Errorf("D library: %w", err))
+			l.Programs, l.Names, deps = nil, nil, nil
+			break
+		}
+		l.Dropped = append(l.Dropped, fmt.Errorf("%s: %w", l.Names[i], err))
+		l.remove(i, &deps)
+	}
+	// Names from dropped files must not make the parser read a user's
+	// identifier as a type.
+	l.typedefs, l.idents = map[string]bool{}, map[string]bool{}
+	for _, p := range l.Programs {
+		declared(p, l.typedefs, l.idents)
+	}
+	return l
+}
+
+// culprit returns the index of the program an error is in, or -1.
+func (l *Library) culprit(fset *syntax.FileSet, err error) int {
+	var list check.ErrorList
+	if !errors.As(err, &list) || len(list) == 0 {
+		return -1
+	}
+	for i, p := range l.Programs {
+		if p.Pos() <= list[0].Pos && list[0].Pos <= p.End() {
+			return i
+		}
+	}
+	return -1
+}
+
+// remove drops program i.
+func (l *Library) remove(i int, deps *[][]string) {
+	l.Programs = append(l.Programs[:i:i], l.Programs[i+1:]...)
+	l.Names = append(l.Names[:i:i], l.Names[i+1:]...)
+	*deps = append((*deps)[:i:i], (*deps)[i+1:]...)
+}
+
+// dropOrphans drops programs that depend on a library file no longer
+// loaded, until none does.
+func (l *Library) dropOrphans(deps *[][]string) {
+	for changed := true; changed; {
+		changed = false
+		have := map[string]bool{}
+		for _, n := range l.Names {
+			have[n] = true
+		}
+		for i := range l.Programs {
+			for _, d := range (*deps)[i] {
+				if !have[d] {
+					l.Dropped = append(l.Dropped, fmt.Errorf("%s: depends on library %s, which is not loaded", l.Names[i], d))
+					l.remove(i, deps)
+					changed = true
+					break
+				}
+			}
+			if changed {
+				break
+			}
+		}
+	}
+}
+
+// dependencies returns the library files a program names in
+// `#pragma D depends_on library X`.
+func dependencies(p *syntax.Program) []string {
+	var out []string
+	for _, d := range p.Decls {
+		pd, ok := d.(*syntax.PragmaDecl)
+		if !ok || pd.Directive != "pragma" || len(pd.Words) < 4 {
+			continue
+		}
+		if pd.Words[0] == "D" && pd.Words[1] == "depends_on" && pd.Words[2] == "library" {
+			out = append(out, strings.Trim(pd.Words[3], `"`))
+		}
+	}
+	return out
+}
+
+// declared adds the typedef names and the inline names a program
+// declares.
+func declared(p *syntax.Program, typedefs, idents map[string]bool) {
+	for _, d := range p.Decls {
+		switch d := d.(type) {
+		case *syntax.Declaration:
+			if d.Specs == nil || d.Specs.Class != syntax.Typedef {
+				continue
+			}
+			for _, dc := range d.Decls {
+				if dc.Name != nil {
+					typedefs[dc.Name.Name] = true
+				}
+			}
+		case *syntax.InlineDecl:
+			if d.Decl != nil && d.Decl.Name != nil {
+				idents[d.Decl.Name.Name] = true
+			}
+		}
+	}
+}

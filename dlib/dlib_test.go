@@ -1,0 +1,81 @@
+package dlib
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/dtrace-go/dtrace/dlang/check"
+	"github.com/dtrace-go/dtrace/dlang/syntax"
+)
+
+// Every file parses, and the order puts each after its dependencies.
+func TestSourcesParse(t *testing.T) {
+	seen := map[string]bool{}
+	fset := syntax.NewFileSet()
+	typedefs, idents := map[string]bool{}, map[string]bool{}
+	pc := &syntax.Config{IsTypeName: func(n string) bool { return typedefs[n] }}
+	for _, src := range Sources() {
+		// Kernel typedefs the files name: with no kernel at hand, every
+		// name the parser asks about that is not a library inline is one.
+		pc.IsTypeName = func(n string) bool { return typedefs[n] || kernelTypedefs[n] }
+		prog, err := pc.Parse(fset, src.Name, []byte(src.Text))
+		if err != nil {
+			t.Errorf("%s: %v", src.Name, err)
+			continue
+		}
+		for _, d := range dependencies(prog) {
+			if !seen[d] {
+				t.Errorf("%s depends on %s, which does not come before it", src.Name, d)
+			}
+		}
+		declared(prog, typedefs, idents)
+		seen[src.Name] = true
+	}
+	for _, name := range []string{"psinfo_t", "lwpsinfo_t", "cpuinfo_t", "ipinfo_t", "bufinfo_t", "fileinfo_t", "tcpsinfo_t"} {
+		if !typedefs[name] {
+			t.Errorf("the library does not declare type %s", name)
+		}
+	}
+	for _, name := range []string{"EPERM", "SIGKILL", "R_PC", "DTRACEFLT_BADADDR", "curpsinfo", "curlwpsinfo", "cpu", "ARPHRD_ETHER", "fds"} {
+		if !idents[name] {
+			t.Errorf("the library does not define %s", name)
+		}
+	}
+}
+
+// kernelTypedefs are the kernel typedefs the library's files use.
+var kernelTypedefs = map[string]bool{
+	"time64_t": true, "uid_t": true, "__be32": true, "dev_t": true, "loff_t": true,
+}
+
+// A file that does not check is dropped with the files that depend on
+// it; the others stay, and the names of dropped files are not type names.
+func TestLoadDrops(t *testing.T) {
+	srcs := []Source{
+		{"a.d", "inline int A = 1;\ntypedef struct a { int x; } a_t;\n"},
+		{"b.d", "typedef int b_t;\ninline int B = ((a_t *)0)->nosuch;\n"},
+		{"c.d", "#pragma D depends_on library b.d\ninline int C = 3;\n"},
+		{"d.d", "#pragma D depends_on library a.d\ninline a_t *D = (a_t *)0;\n"},
+		{"e.d", "inline int E = ;\n"},
+	}
+	lib := load(syntax.NewFileSet(), &check.Config{}, nil, srcs)
+	if got := strings.Join(lib.Names, " "); got != "a.d d.d" {
+		t.Errorf("loaded %s, want a.d d.d", got)
+	}
+	var why []string
+	for _, err := range lib.Dropped {
+		why = append(why, err.Error())
+	}
+	for _, want := range []string{"e.d: ", "b.d: ", "c.d: depends on library b.d"} {
+		found := false
+		for _, w := range why {
+			found = found || strings.HasPrefix(w, want)
+		}
+		if !found {
+			t.Errorf("no reason starting %q among %q", want, why)
+		}
+	}
+	if !lib.IsTypeName("a_t") || lib.IsTypeName("b_t") || !lib.IsIdent("D") || lib.IsIdent("B") {
+		t.Error("names of loaded and dropped files mixed up")
+	}
+}

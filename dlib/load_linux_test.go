@@ -1,0 +1,112 @@
+//go:build linux
+
+package dlib
+
+import (
+	"errors"
+	"os"
+	"strings"
+	"testing"
+
+	"github.com/dtrace-go/dtrace/dlang/check"
+	"github.com/dtrace-go/dtrace/dlang/ktypes"
+	"github.com/dtrace-go/dtrace/dlang/syntax"
+	"github.com/dtrace-go/dtrace/dlang/types"
+)
+
+func loadForKernel(t *testing.T) (*syntax.FileSet, *ktypes.Types, *Library) {
+	t.Helper()
+	if _, err := os.Stat("/sys/kernel/btf/vmlinux"); errors.Is(err, os.ErrNotExist) {
+		t.Skip("the kernel has no BTF (/sys/kernel/btf/vmlinux)")
+	}
+	fset := syntax.NewFileSet()
+	k := ktypes.Open()
+	lib := Load(fset, &check.Config{Kernel: k}, k.IsTypeName)
+	return fset, k, lib
+}
+
+// On the running kernel every file of the library checks.
+func TestLoadRunningKernel(t *testing.T) {
+	_, _, lib := loadForKernel(t)
+	for _, err := range lib.Dropped {
+		t.Error(err)
+	}
+	if len(lib.Programs) != len(order) {
+		t.Errorf("loaded %v, want all of %v", lib.Names, order)
+	}
+}
+
+// User programs see the library's types and inlines with the kernel's
+// types under them.
+func TestUserProgram(t *testing.T) {
+	fset, k, lib := loadForKernel(t)
+	src := `
+BEGIN
+{
+	trace(curpsinfo->pr_pid);
+	trace(curpsinfo->pr_fname);
+	trace(curlwpsinfo->pr_onpro);
+	trace(cpu);
+	trace(curcpu->cpu_id);
+	trace(EPERM + SIGKILL + R_PC + DTRACEFLT_BADADDR);
+	trace(fds[0].fi_pathname);
+	trace(xlate<psinfo_t *>(curthread)->pr_ppid);
+	trace(((psinfo_t *)0)->pr_uid);
+	trace((u64)curthread->pid);
+	trace(tcp_state_string[TCP_STATE_LISTEN]);
+	trace(cwd);
+}
+`
+	pc := &syntax.Config{IsTypeName: lib.IsTypeName, IsIdent: lib.IsIdent}
+	prog, err := pc.Parse(fset, "user.d", []byte(src))
+	if err != nil {
+		t.Fatal(err)
+	}
+	progs := append(lib.Programs[:len(lib.Programs):len(lib.Programs)], prog)
+	info, err := check.Check(fset, progs, &check.Config{Kernel: k, LibraryPrograms: len(lib.Programs)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The type of curpsinfo->pr_pid is the library's pid_t.
+	var found bool
+	for e, tv := range info.Types {
+		if m, ok := e.(*syntax.MemberExpr); ok && m.Name.Name == "pr_pid" {
+			found = true
+			if got := types.TypeString(tv.Type); got != "pid_t" {
+				t.Errorf("curpsinfo->pr_pid has type %s, want pid_t", got)
+			}
+		}
+	}
+	if !found {
+		t.Error("no type recorded for curpsinfo->pr_pid")
+	}
+}
+
+// A program may not depend on a library explicitly; the library may.
+func TestDependsOnLibrary(t *testing.T) {
+	fset, k, lib := loadForKernel(t)
+	pc := &syntax.Config{IsTypeName: lib.IsTypeName}
+	prog, err := pc.Parse(fset, "user.d", []byte("#pragma D depends_on library procfs.d\nBEGIN {}\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	progs := append(lib.Programs[:len(lib.Programs):len(lib.Programs)], prog)
+	_, err = check.Check(fset, progs, &check.Config{Kernel: k, LibraryPrograms: len(lib.Programs)})
+	if err == nil || !strings.Contains(err.Error(), "may not explicitly depend on a library") {
+		t.Errorf("got %v, want D_PRAGMA_DEPEND", err)
+	}
+}
+
+// Members the library's types do not have are errors.
+func TestUserProgramBadMember(t *testing.T) {
+	fset, k, lib := loadForKernel(t)
+	pc := &syntax.Config{IsTypeName: lib.IsTypeName, IsIdent: lib.IsIdent}
+	prog, err := pc.Parse(fset, "user.d", []byte("BEGIN { trace(curpsinfo->pr_nosuch); }\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	progs := append(lib.Programs[:len(lib.Programs):len(lib.Programs)], prog)
+	if _, err := check.Check(fset, progs, &check.Config{Kernel: k, LibraryPrograms: len(lib.Programs)}); err == nil {
+		t.Error("curpsinfo->pr_nosuch checked")
+	}
+}
