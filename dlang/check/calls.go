@@ -261,6 +261,17 @@ func (c *checker) specialAfter(e *syntax.CallExpr, fn *Func, tvs []TypeAndValue)
 	return true
 }
 
+// funcKindName names a kind of function as dtrace's messages do.
+func funcKindName(k FuncKind) string {
+	switch k {
+	case Action:
+		return "tracing function"
+	case AggFunc:
+		return "aggregating function"
+	}
+	return "function"
+}
+
 // quantArgMax is the argument count of the quantizing functions with
 // their optional increment.
 var quantArgMax = map[string]int{"quantize": 2, "lquantize": 5, "llquantize": 6}

@@ -324,8 +324,8 @@ func (c *checker) ident(e *syntax.Ident, lhs bool) TypeAndValue {
 		c.info.Uses[e] = ec
 		return c.record(e, TypeAndValue{Type: ec.Enum, Value: intConst(ec.Value)}, exprFlags{})
 	}
-	if _, ok := c.funcs[name]; ok {
-		return c.fail(e.Pos(), D_IDENT_BADREF, "function '%s' may not be referenced as scalar", name)
+	if fi, ok := c.funcs[name]; ok {
+		return c.fail(e.Pos(), D_IDENT_BADREF, "%s '%s' may not be referenced as scalar", funcKindName(fi.fn.Kind), name)
 	}
 	if t, ok := c.externs[name]; ok {
 		sym := &Symbol{Module: e.Module, Name: name, Type: t}

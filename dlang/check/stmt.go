@@ -509,7 +509,7 @@ func (c *checker) inline(d *syntax.InlineDecl) {
 			prev = "array "
 		}
 	case c.funcs[name] != nil:
-		prev = map[FuncKind]string{Subroutine: "function ", Action: "action function ", AggFunc: "aggregating function "}[c.funcs[name].fn.Kind]
+		prev = funcKindName(c.funcs[name].fn.Kind) + " "
 	}
 	if prev != "" {
 		c.errorf(c.last(d), D_DECL_IDRED, "identifier redefined: %s\n\t current: inline definition\n\tprevious: %s", name, prev)
