@@ -4,17 +4,14 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
-	"os/signal"
 	"path/filepath"
 	"strconv"
 	"strings"
 	"time"
-
-	"golang.org/x/sys/unix"
 )
 
 // Triggers are the workload programs tests name with @@trigger. The corpus
-// does not ship them; we write our own. Two kinds exist:
+// does not ship them; we write our own. Three kinds exist:
 //
 //   - Go triggers, registered in goTriggers: the harness binary itself runs
 //     them when started under the trigger's name (through a symlink made
@@ -23,11 +20,13 @@ import (
 //     test) can serve as triggers.
 //   - C triggers: conformance/triggers/NAME.c, compiled by NewTriggers
 //     with the system C compiler (frame pointers, no optimization), for
-//     programs whose symbols, stacks or USDT probes tests look at.
+//     programs whose symbols, stacks, USDT probes or exact sequence of
+//     system calls tests look at (a Go program makes system calls of its
+//     own, from several threads).
 //   - External triggers: executables found in the directories listed in
 //     the DTRACE_TRIGGERS environment variable (colon-separated).
 //
-// A test whose trigger is in neither is skipped with the trigger's name.
+// A test whose trigger is in none of them is skipped with the trigger's name.
 
 // TriggersEnv lists extra directories holding trigger executables.
 const TriggersEnv = "DTRACE_TRIGGERS"
@@ -35,13 +34,8 @@ const TriggersEnv = "DTRACE_TRIGGERS"
 // goTriggers maps a trigger name to its Go implementation; the function
 // gets the trigger's arguments and returns the exit status.
 var goTriggers = map[string]func(args []string) int{
-	"longsleep":        longSleep,
-	"delaydie":         delayDie,
-	"periodic_output":  periodicOutput,
-	"bogus-ioctl":      bogusIoctl,
-	"open":             openDevNull,
-	"readwholedir":     readWholeDir,
-	"syscall-tst-args": mmapLoop,
+	"longsleep": longSleep,
+	"delaydie":  delayDie,
 }
 
 // TriggerMain runs a Go trigger and exits when the program was started
@@ -146,115 +140,5 @@ func delayDie([]string) int {
 	}
 	ns, _ := strconv.ParseInt(strings.TrimSpace(d), 10, 64)
 	time.Sleep(time.Duration(ns))
-	return 0
-}
-
-// periodicOutput writes a numbered line to /dev/null every second.
-func periodicOutput([]string) int {
-	f, err := os.OpenFile("/dev/null", os.O_WRONLY|os.O_APPEND, 0)
-	if err != nil {
-		return 1
-	}
-	for i := 0; ; i++ {
-		fmt.Fprintf(f, "periodic output %04d\n", i)
-		time.Sleep(time.Second)
-	}
-}
-
-// bogusIoctl spins in ioctl(-1, -1, NULL) calls until SIGUSR1, then opens
-// /proc/self/mem in several modes and issues one bogus ioctl on each
-// descriptor, for tests that record fds[].
-func bogusIoctl([]string) int {
-	usr1 := make(chan os.Signal, 1)
-	signal.Notify(usr1, unix.SIGUSR1)
-	for {
-		select {
-		case <-usr1:
-			return bogusIoctlFds()
-		default:
-		}
-		_, _, _ = unix.Syscall(unix.SYS_IOCTL, ^uintptr(0), ^uintptr(0), 0)
-		time.Sleep(100 * time.Microsecond)
-	}
-}
-
-// openDevNull opens /dev/null once, for tests of open(2) probes.
-func openDevNull([]string) int {
-	fd, err := unix.Open("/dev/null", unix.O_RDONLY, 0)
-	if err != nil {
-		return 1
-	}
-	unix.Close(fd)
-	return 0
-}
-
-// mmapLoop calls mmap(NULL, 1, 2, 3, -1, 0x12345678) forever: arguments a
-// syscall test can recognize.
-func mmapLoop([]string) int {
-	for {
-		_, _, _ = unix.Syscall6(unix.SYS_MMAP, 0, 1, 2, 3, ^uintptr(0), 0x12345678)
-	}
-}
-
-// readWholeDir reads every regular .d file of the running test's directory
-// ($_test names the test) in name order, 4096 bytes at a time, copying each
-// chunk to a temporary file, so that read and write sizes are reproducible.
-func readWholeDir([]string) int {
-	dir := filepath.Dir(os.Getenv("_test"))
-	entries, err := os.ReadDir(dir)
-	if err != nil {
-		fmt.Fprintf(os.Stderr, "%v\n", err)
-		return 1
-	}
-	tmp, err := os.CreateTemp("", "readwholedir")
-	if err != nil {
-		return 1
-	}
-	defer os.Remove(tmp.Name())
-	defer tmp.Close()
-	buf := make([]byte, 4096)
-	for _, e := range entries { // ReadDir sorts by name
-		if !strings.HasSuffix(e.Name(), ".d") || !e.Type().IsRegular() {
-			continue
-		}
-		f, err := os.Open(filepath.Join(dir, e.Name()))
-		if err != nil {
-			fmt.Fprintf(os.Stderr, "Cannot open %s: %v\n", e.Name(), err)
-			return 1
-		}
-		for {
-			n, err := f.Read(buf)
-			if n > 0 {
-				_, _ = tmp.Write(buf[:n])
-			}
-			if err != nil {
-				break
-			}
-		}
-		f.Close()
-	}
-	return 0
-}
-
-func bogusIoctlFds() int {
-	const file = "/proc/self/mem"
-	var fds []int
-	for _, flags := range []int{
-		unix.O_RDONLY, unix.O_WRONLY, unix.O_RDWR,
-		unix.O_RDWR | unix.O_APPEND | unix.O_CREAT | unix.O_DSYNC | unix.O_LARGEFILE |
-			unix.O_NOCTTY | unix.O_NONBLOCK | unix.O_RSYNC | unix.O_SYNC | unix.O_TRUNC,
-		unix.O_RDWR,
-	} {
-		fd, err := unix.Open(file, flags, 0o666)
-		if err == nil {
-			fds = append(fds, fd)
-		}
-	}
-	if len(fds) > 0 {
-		_, _ = unix.Seek(fds[len(fds)-1], 123, 0)
-	}
-	for _, fd := range fds {
-		_, _, _ = unix.Syscall(unix.SYS_IOCTL, uintptr(fd), ^uintptr(0), 0)
-	}
 	return 0
 }

@@ -3,6 +3,8 @@ package conformance
 import (
 	"os"
 	"os/exec"
+	"path/filepath"
+	"strings"
 	"testing"
 )
 
@@ -23,8 +25,21 @@ func TestGoTriggers(t *testing.T) {
 		t.Error("an unwritten trigger was found")
 	}
 	if _, err := exec.LookPath("cc"); err == nil {
-		if _, ok := ts.Lookup("pid-tst-args1"); !ok {
-			t.Errorf("C trigger pid-tst-args1 not built: %v", ts.BuildErrors["pid-tst-args1"])
+		srcs, _ := filepath.Glob("triggers/*.c")
+		if len(srcs) < 20 {
+			t.Errorf("only %d C triggers", len(srcs))
+		}
+		for _, src := range srcs {
+			name := strings.TrimSuffix(filepath.Base(src), ".c")
+			if _, ok := ts.Lookup(name); !ok {
+				t.Errorf("C trigger %s not built: %v", name, ts.BuildErrors[name])
+			}
+		}
+		if p, ok := ts.Lookup("futex"); ok {
+			out, err := exec.Command(p, "2").Output()
+			if err != nil || strings.Count(string(out), "\n") != 4 || !strings.Contains(string(out), "Child ") {
+				t.Errorf("futex 2: %v, output %q", err, out)
+			}
 		}
 	}
 	tests := []struct {

@@ -1,0 +1,19 @@
+/*
+ * raise() test, as raise-tst-raise2: a SIGINT handler ends the bogus ioctl()
+ * loop, raised from ioctl entry this time; the program then exits.
+ */
+#include <signal.h>
+#include <stddef.h>
+#include <sys/ioctl.h>
+
+static volatile sig_atomic_t interrupted;
+
+static void on_int(int sig) { (void)sig; interrupted = 1; }
+
+int main(void)
+{
+	signal(SIGINT, on_int);
+	while (!interrupted)
+		ioctl(-1, -1, NULL);
+	return 0;
+}
