@@ -180,10 +180,20 @@ func (c *checker) special(e *syntax.CallExpr, fn *Func, tvs []TypeAndValue) bool
 	case "clear", "trunc", "normalize", "denormalize":
 		tag := map[string]Tag{"clear": D_CLEAR_AGGARG, "trunc": D_TRUNC_AGGARG, "normalize": D_NORMALIZE_AGGARG, "denormalize": D_NORMALIZE_AGGARG}[fn.Name]
 		if len(tvs) >= 1 {
-			if _, ok := unparen(e.Args[0]).(*syntax.AggExpr); !ok {
+			ae, ok := unparen(e.Args[0]).(*syntax.AggExpr)
+			if !ok {
 				c.errorf(c.last(e), tag, "%s( ) argument #1 is incompatible with prototype:\n\tprototype: aggregation\n\t argument: %s", fn.Name, types.TypeString(tvs[0].Type))
 				return false
 			}
+			if c.aggs[ae.Name] == nil {
+				bad := map[string]Tag{"clear": D_CLEAR_AGGBAD, "trunc": D_TRUNC_AGGBAD, "normalize": D_NORMALIZE_AGGBAD, "denormalize": D_NORMALIZE_AGGBAD}[fn.Name]
+				c.errorf(c.last(e), bad, "undefined aggregation: @%s", ae.Name)
+				return false
+			}
+		}
+		if fn.Name == "normalize" && len(tvs) >= 2 && !isScalar(tvs[1].Type) {
+			c.errorf(c.last(e), D_NORMALIZE_SCALAR, "%s( ) argument #2 must be of scalar type", fn.Name)
+			return false
 		}
 	}
 	return true
