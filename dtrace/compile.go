@@ -44,8 +44,9 @@ func (h *Handle) Compile(src Source) (*Program, error) {
 		return nil, &SourceError{Source: src, Err: h.compileError(err)}
 	}
 	p := &Program{Source: src, ast: ast}
-	seen := map[uint32]bool{}
 	for _, cl := range info.Clauses {
+		// dtrace counts enablings: each clause on each probe it names.
+		seen := map[uint32]bool{}
 		if !h.inProgram(cl, ast) {
 			continue
 		}

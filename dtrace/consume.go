@@ -65,6 +65,10 @@ type consumerState struct {
 	// specs holds speculated records until commit or discard.
 	specs map[uint32][]specRecord
 	err   error
+	// curClause and curProbe describe the record being processed, for
+	// library-level error messages.
+	curClause int
+	curProbe  *provider.Probe
 	// dropsSeen holds the drop counters already reported.
 	dropsSeen map[int]uint64
 	// heading is set once the default output's heading was printed.
@@ -143,6 +147,7 @@ func (c *consumerState) process(cpu int, data []byte) error {
 		return fmt.Errorf("record with unknown segment %d of clause %d", seg, ep.Clause)
 	}
 	probe := c.h.reg.Probe(ep.ProbeID)
+	c.curClause, c.curProbe = ep.Clause, probe
 	quiet := c.h.opts.Quiet
 	recording := dataRecording(rs.Records)
 	var b bytes.Buffer
@@ -347,10 +352,17 @@ func (c *consumerState) action(b *bytes.Buffer, cpu int, data []byte, r codegen.
 	return nil
 }
 
-// setopt applies setopt() as dtrace does: bad options give a warning.
+// setopt applies setopt() as dtrace does: a bad option is a
+// library-level error of the clause.
 func (c *consumerState) setopt(name, val string, hasVal bool) {
 	if err := c.h.opts.CheckSetopt(name, val, hasVal); err != nil {
-		fmt.Fprintf(c.h.conf.Stderr, "dtrace: couldn't set option \"%s\" to \"%s\": %v\n", name, val, err)
+		shown := val
+		if !hasVal {
+			shown = "1"
+		}
+		// dtrace's message ends in a newline and its error handler adds
+		// another.
+		c.liberr(fmt.Sprintf("couldn't set option \"%s\" to \"%s\": %v\n", name, shown, err))
 		return
 	}
 	if hasVal {
@@ -365,6 +377,16 @@ func (c *consumerState) setopt(name, val string, hasVal bool) {
 		Pos:    int(max(c.h.opts.AggSortPos, 0)),
 	}
 	c.h.opts.Quiet = c.h.opts.Quiet || (name == "quiet" && (!hasVal || val != "0"))
+}
+
+// liberr reports a library-level fault of the record being processed.
+func (c *consumerState) liberr(msg string) {
+	pdesc := ":::"
+	id := uint32(0)
+	if c.curProbe != nil {
+		pdesc, id = c.curProbe.String(), c.curProbe.ID
+	}
+	fmt.Fprintf(c.h.conf.Stderr, "dtrace: error in dt_clause_%d for probe ID %d (%s): %s\n", c.curClause, id, pdesc, msg)
 }
 
 // fault prints a fault record as dtrace's default error handler does.
