@@ -2,8 +2,10 @@ package check
 
 import (
 	"bufio"
+	"bytes"
 	"flag"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"sort"
 	"strings"
@@ -26,6 +28,7 @@ type corpusCase struct {
 	wantMsg string // expected first error "[TAG] line N: msg" from the .r, if any
 	conf    *Config
 	skipWhy string
+	cpp     bool // run through the C preprocessor first (-C)
 }
 
 // runtestOpts returns the @@runtest-opts words of a test and of the
@@ -121,11 +124,23 @@ func loadCorpus(t *testing.T) []*corpusCase {
 			case "-V", "-h", "-G", "-l", "-e":
 				cc.skipWhy = "not a compile of the program"
 			}
+			if len(o) > 2 && o[0] == '-' && o[1] != 'x' && strings.Trim(o[1:], "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ") == "" {
+				// A cluster of one-letter flags, like -qC.
+				if strings.Contains(o, "C") {
+					cc.cpp = true
+				}
+				if strings.Contains(o, "w") {
+					cc.conf.Destructive = true
+				}
+				continue
+			}
 			switch {
 			case o == "-xargref":
 				cc.conf.ArgRef = true
-			case o == "-C" || strings.HasPrefix(o, "-I") || strings.HasPrefix(o, "-D"):
-				cc.skipWhy = "needs cpp"
+			case o == "-C":
+				cc.cpp = true
+			case strings.HasPrefix(o, "-I") || strings.HasPrefix(o, "-D") || strings.HasPrefix(o, "-U"):
+				cc.skipWhy = "needs cpp options"
 			case o == "-w":
 				cc.conf.Destructive = true
 			case o == "-xdefaultargs":
@@ -174,6 +189,16 @@ func parseSize(s string) int64 {
 // as "[TAG] line N: msg" ("" if none) and whether parsing failed.
 func runCase(cc *corpusCase) (got string, parseErr bool) {
 	src, _ := os.ReadFile(cc.path)
+	if cc.cpp {
+		// As dtrace -C does; line markers keep the line numbers.
+		cmd := exec.Command("cpp", "-undef", "-D__linux__", "-D__x86_64__")
+		cmd.Stdin = bytes.NewReader(src)
+		out, err := cmd.Output()
+		if err != nil {
+			return "cpp failed: " + err.Error(), true
+		}
+		src = out
+	}
 	fset := syntax.NewFileSet()
 	pc := &syntax.Config{IsTypeName: KernelTypeNames(cc.conf.Kernel)}
 	prog, err := pc.Parse(fset, cc.rel, src)
@@ -232,6 +257,11 @@ func TestCorpus(t *testing.T) {
 	for _, cc := range cases {
 		if cc.skipWhy != "" {
 			continue
+		}
+		if cc.cpp {
+			if _, err := exec.LookPath("cpp"); err != nil {
+				continue
+			}
 		}
 		got, parseErr := runCase(cc)
 		kind := "tst"
