@@ -71,6 +71,10 @@ type consumerState struct {
 	curProbe  *provider.Probe
 	// dropsSeen holds the drop counters already reported.
 	dropsSeen map[int]uint64
+	// indent, lastProbe and lastClause track flowindent's call depth.
+	indent     int
+	lastProbe  uint32
+	lastClause int
 	// heading is set once the default output's heading was printed.
 	heading bool
 }
@@ -151,8 +155,9 @@ func (c *consumerState) process(cpu int, data []byte) error {
 	quiet := c.h.opts.Quiet
 	recording := dataRecording(rs.Records)
 	var b bytes.Buffer
-	if recording && !quiet && rs.First {
-		c.probeLine(&b, cpu, probe)
+	flow := c.h.opts.FlowIndent
+	if recording && rs.First && (flow || !quiet) {
+		c.probeLine(&b, cpu, probe, ep.Clause)
 	}
 	recs := rs.Records
 	for i := 0; i < len(recs); i++ {
@@ -190,28 +195,84 @@ func dataRecording(recs []codegen.Record) bool {
 }
 
 // probeLine prints the default output's heading (once) and the probe
-// column of a record.
-func (c *consumerState) probeLine(b *bytes.Buffer, cpu int, p *provider.Probe) {
+// column of a record: "CPU ID FUNCTION:NAME", or with flowindent the
+// function indented by call depth with "->" and "<-" marks (printed even
+// when quiet, as dtrace does).
+func (c *consumerState) probeLine(b *bytes.Buffer, cpu int, p *provider.Probe, clause int) {
 	testing := c.h.conf.Testing
+	flow := c.h.opts.FlowIndent
 	if !c.heading {
 		c.heading = true
-		if testing {
+		switch {
+		case flow && testing:
+			fmt.Fprintf(b, "%-41s\n", "FUNCTION")
+		case flow:
+			fmt.Fprintf(b, "%3s %-41s\n", "CPU", "FUNCTION")
+		case testing:
 			fmt.Fprintf(b, "%32s\n", "FUNCTION:NAME")
-		} else {
+		default:
 			fmt.Fprintf(b, "%3s %6s %32s\n", "CPU", "ID", "FUNCTION:NAME")
 		}
 	}
-	name := ":"
-	id := uint32(0)
+	var fn, name, prov string
+	var id uint32
 	if p != nil {
-		name = p.Function + ":" + p.Name
-		id = p.ID
+		fn, name, prov, id = p.Function, p.Name, p.Provider, p.ID
+	}
+	if !flow {
+		if testing {
+			fmt.Fprintf(b, "%32s ", fn+":"+name)
+		} else {
+			fmt.Fprintf(b, "%3d %6d %32s ", cpu, id, fn+":"+name)
+		}
+		return
+	}
+	kind, prefix := flowKind(prov, name)
+	if kind == flowEntry && clause != c.lastClause && id == c.lastProbe {
+		kind, prefix = flowNone, "| "
+	}
+	if kind == flowReturn && c.indent > 0 {
+		c.indent -= 2
+	}
+	col := strings.Repeat(" ", c.indent) + prefix + fn
+	if kind == flowNone {
+		col += ":" + name
 	}
 	if testing {
-		fmt.Fprintf(b, "%32s ", name)
+		fmt.Fprintf(b, "%-41s ", col)
 	} else {
-		fmt.Fprintf(b, "%3d %6d %32s ", cpu, id, name)
+		fmt.Fprintf(b, "%3d %-41s ", cpu, col)
 	}
+	if kind == flowEntry {
+		c.indent += 2
+	}
+	c.lastProbe, c.lastClause = id, clause
+}
+
+// Kinds of probes for flowindent.
+const (
+	flowNone = iota
+	flowEntry
+	flowReturn
+)
+
+// flowKind classifies a probe name: "entry" or "...-entry" enters,
+// "return" or "...-return" returns; syscalls use double arrows.
+func flowKind(prov, name string) (int, string) {
+	sys := prov == "syscall"
+	switch {
+	case name == "entry" || strings.HasSuffix(name, "-entry"):
+		if sys {
+			return flowEntry, " => "
+		}
+		return flowEntry, " -> "
+	case name == "return" || strings.HasSuffix(name, "-return"):
+		if sys {
+			return flowReturn, " <= "
+		}
+		return flowReturn, " <- "
+	}
+	return flowNone, "| "
 }
 
 // value decodes one record item.
@@ -376,7 +437,7 @@ func (c *consumerState) setopt(name, val string, hasVal bool) {
 		KeyPos: int(max(c.h.opts.AggSortKeyPos, 0)),
 		Pos:    int(max(c.h.opts.AggSortPos, 0)),
 	}
-	c.h.opts.Quiet = c.h.opts.Quiet || (name == "quiet" && (!hasVal || val != "0"))
+
 }
 
 // liberr reports a library-level fault of the record being processed.
