@@ -240,6 +240,9 @@ func tagOf(s string) string {
 // the list is not enforced); any of them failing fails the test. Run with -v for a
 // summary of the others, -update-corpus to rewrite the list.
 func TestCorpus(t *testing.T) {
+	if testing.Short() {
+		t.Skip("the corpus takes seconds")
+	}
 	cases := loadCorpus(t)
 	want := map[string]bool{}
 	if f, err := os.Open("testdata/corpus_pass.txt"); err == nil {
