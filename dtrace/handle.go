@@ -125,6 +125,9 @@ func (h *Handle) Go() error {
 		return err
 	}
 	h.spec = spec
+	if err := h.checkEnabling(); err != nil {
+		return err
+	}
 	plan, err := loader.NewPlan(spec, h.reg, loader.PlanOptions{ZeroMatches: true})
 	if err != nil {
 		return err
@@ -333,4 +336,55 @@ func (h *Handle) List(p *Program) ([]*provider.Probe, error) {
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].ID < out[j].ID })
 	return out, nil
+}
+
+// perfHeaderSize is the size of the header the kernel puts before each
+// record in a perf buffer.
+const perfHeaderSize = 8
+
+// Errors of enabling, in dtrace's words.
+var (
+	errDestructive = errors.New("Destructive actions not allowed")
+	errBufTooSmall = errors.New("Enabling exceeds size of buffer")
+	errEndTooBig   = errors.New("END enablings exceed size of principal buffer")
+)
+
+// checkEnabling refuses, as dtrace does when enabling, programs that need
+// -w, and buffers too small for the largest record (or, under the fill
+// policy, for what END records).
+func (h *Handle) checkEnabling() error {
+	if !h.opts.Destructive {
+		for _, cl := range h.info.Clauses {
+			if cl.Destructive {
+				return errDestructive
+			}
+		}
+	}
+	var maxRec, endRec uint32
+	hasError := false
+	for _, cs := range h.spec.Clauses {
+		var size uint32
+		for _, seg := range cs.Segments {
+			size += seg.Size
+			maxRec = max(maxRec, seg.Size)
+		}
+		if cs.IsError {
+			hasError = true
+		}
+		for _, d := range cs.Probes {
+			if fd := fullDesc(d); fd == "dtrace:::END" || fd == ":::END" {
+				endRec += size
+			}
+		}
+	}
+	if hasError {
+		maxRec = max(maxRec, codegen.FaultRecordSize)
+	}
+	if h.opts.BufPolicy == "fill" && endRec > 0 && h.opts.BufSize < int64(perfHeaderSize+endRec) {
+		return errEndTooBig
+	}
+	if h.opts.BufSize <= 0 || h.opts.BufSize < int64(perfHeaderSize+maxRec) {
+		return errBufTooSmall
+	}
+	return nil
 }

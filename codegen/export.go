@@ -1,0 +1,5 @@
+package codegen
+
+// FaultRecordSize is the size of a fault record in the principal buffer;
+// the library checks that bufsize can hold one when ERROR is enabled.
+const FaultRecordSize = faultRecSize
