@@ -231,6 +231,11 @@ func (c *checker) initBuiltins() {
 			}
 		} else {
 			v.Type = c.protoType(b.typ)
+			if isOpaque(v.Type) {
+				// Defined by a D library (cpuinfo_t) or the kernel:
+				// resolved again when used.
+				c.lateTypes[v] = b.typ
+			}
 		}
 		c.builtins[b.name] = v
 	}

@@ -31,6 +31,7 @@ type checker struct {
 	usedArgs   []bool
 
 	descs     map[*syntax.ProbeClause][]string // expanded probe descriptions
+	lateTypes map[*Builtin]string              // builtin types to resolve on use
 	flags     map[syntax.Expr]exprFlags
 	nonAlloca map[*Var]bool // variables assigned pointers that are not alloca
 
@@ -84,6 +85,7 @@ func newChecker(fset *syntax.FileSet, conf *Config) *checker {
 		flags:      map[syntax.Expr]exprFlags{},
 		nonAlloca:  map[*Var]bool{},
 		descs:      map[*syntax.ProbeClause][]string{},
+		lateTypes:  map[*Builtin]string{},
 		usedArgs:   make([]bool, len(conf.MacroArgs)),
 	}
 	c.strType = c.dScope.Lookup("string").(*types.String)

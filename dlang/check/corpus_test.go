@@ -200,14 +200,6 @@ func runCase(cc *corpusCase) (got string, parseErr bool) {
 		src = out
 	}
 	fset := syntax.NewFileSet()
-	pc := &syntax.Config{IsTypeName: KernelTypeNames(cc.conf.Kernel)}
-	prog, err := pc.Parse(fset, cc.rel, src)
-	if err != nil {
-		if l, ok := err.(syntax.ErrorList); ok && len(l) > 0 {
-			return "[" + l[0].Tag + "] " + l[0].Error(), true
-		}
-		return err.Error(), true
-	}
 	var progs []*syntax.Program
 	for _, f := range Library() {
 		p, err := syntax.Parse(fset, f.Name, []byte(f.Text), 0)
@@ -215,6 +207,14 @@ func runCase(cc *corpusCase) (got string, parseErr bool) {
 			panic(err)
 		}
 		progs = append(progs, p)
+	}
+	pc := &syntax.Config{IsTypeName: TypeNames(cc.conf.Kernel, progs)}
+	prog, err := pc.Parse(fset, cc.rel, src)
+	if err != nil {
+		if l, ok := err.(syntax.ErrorList); ok && len(l) > 0 {
+			return "[" + l[0].Tag + "] " + l[0].Error(), true
+		}
+		return err.Error(), true
 	}
 	cc.conf.LibraryPrograms = len(progs)
 	cc.conf.Source = func(string) []byte { return src }

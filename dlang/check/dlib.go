@@ -14,10 +14,10 @@ type LibraryFile struct {
 
 // Library returns the D library of constants for Linux on x86-64: fault
 // codes, signals, errno values, uregs[] indexes, address families and pcap
-// protocols. Parse each file and pass them to Check before the program,
-// with Config.LibraryPrograms set to their number. (Libraries with
-// translators over kernel types, procfs.d, sched.d, io.d, belong with the
-// kernel type support.)
+// protocols, and cpuinfo_t (curcpu) with cpu, pset, chip and lgrp. Parse
+// each file and pass them to Check before the program, with
+// Config.LibraryPrograms set to their number. (Libraries with translators
+// over kernel types, procfs.d, io.d, belong with the kernel type support.)
 func Library() []LibraryFile {
 	return []LibraryFile{
 		{"unistd.d", inlines(faults)},
@@ -26,8 +26,33 @@ func Library() []LibraryFile {
 		{"regs.d", inlines(regs)},
 		{"net.d", inlines(netConsts)},
 		{"pcap.d", inlines(pcapConsts)},
+		{"sched.d", schedLib},
 	}
 }
+
+// schedLib defines cpuinfo_t, the type of curcpu, and the inlines on it.
+// The layout is dtrace's: four id_t members.
+var schedLib = func() string {
+	var b strings.Builder
+	fields := []struct{ typ, member, inline string }{
+		{"processorid_t", "cpu_id", "cpu"},
+		{"psetid_t", "cpu_pset", "pset"},
+		{"chipid_t", "cpu_chip", "chip"},
+		{"lgrp_id_t", "cpu_lgrp", "lgrp"},
+	}
+	for _, f := range fields {
+		fmt.Fprintf(&b, "typedef id_t %s;\n", f.typ)
+	}
+	b.WriteString("typedef struct cpuinfo {\n")
+	for _, f := range fields {
+		fmt.Fprintf(&b, "\t%s %s;\n", f.typ, f.member)
+	}
+	b.WriteString("} cpuinfo_t;\ntypedef cpuinfo_t *cpuinfo_t_p;\n")
+	for _, f := range fields {
+		fmt.Fprintf(&b, "inline %s %s = curcpu->%s;\n", f.typ, f.inline, f.member)
+	}
+	return b.String()
+}()
 
 // namedConst is a D integer constant; alias names another constant.
 type namedConst struct {

@@ -302,6 +302,12 @@ func (c *checker) ident(e *syntax.Ident, lhs bool) TypeAndValue {
 		return c.record(e, TypeAndValue{Type: v.Type, Lvalue: true}, exprFlags{writable: true, isVar: true})
 	}
 	if b, ok := c.builtins[name]; ok {
+		if s, late := c.lateTypes[b]; late {
+			if t := c.protoType(s); !isOpaque(t) {
+				b.Type = t
+				delete(c.lateTypes, b)
+			}
+		}
 		if b.Array {
 			return c.fail(e.Pos(), D_IDENT_BADREF, "associative array '%s' may not be referenced as scalar", name)
 		}

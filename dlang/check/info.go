@@ -322,7 +322,31 @@ func (*Symbol) object()    {}
 // reports the typedef names (possibly module`name) the kernel defines, so
 // that the parser reads them as type names, as dtrace's lexer does.
 func KernelTypeNames(k Kernel) func(name string) bool {
+	return TypeNames(k, nil)
+}
+
+// TypeNames is KernelTypeNames that also knows the typedef names declared
+// by the given programs (the D library files, parsed first).
+func TypeNames(k Kernel, libs []*syntax.Program) func(name string) bool {
+	local := map[string]bool{}
+	for _, p := range libs {
+		if p == nil {
+			continue
+		}
+		for _, d := range p.Decls {
+			if d, ok := d.(*syntax.Declaration); ok && d.Specs != nil && d.Specs.Class == syntax.Typedef {
+				for _, dr := range d.Decls {
+					if dr.Name != nil {
+						local[dr.Name.Name] = true
+					}
+				}
+			}
+		}
+	}
 	return func(name string) bool {
+		if local[name] {
+			return true
+		}
 		if k == nil {
 			return false
 		}
