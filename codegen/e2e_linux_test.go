@@ -150,6 +150,11 @@ var e2eTests = []struct {
 		want: "exit(3)\n"},
 	{name: "lltostr-case", src: `BEGIN { printf("%s %s %s\n", lltostr(-1234), lltostr(0), lltostr(-9223372036854775807 - 1)); }`,
 		want: "-1234 0 -9223372036854775808\n"},
+	{name: "strchr-substr", src: `BEGIN { str = "fooeyfooeyfoo"; printf("[%s] [%s] [%s] %d\n", strchr(str, 'y'), strrchr(str, 'y'), strchr(str, 'z'), strchr(str, 'a') != NULL);
+printf("[%s] [%s] [%s] [%s] [%s] [%s]\n", substr("foobarbazbop", 3), substr("foobarbazbop", -10), substr("foobarbazbop", 300), substr("foobarbazbop", 4, 4), substr("foobarbazbop", 8, 20), substr("foobarbazbop", -3, -1)); }`,
+		want: "[yfooeyfoo] [yfoo] [] 0\n[barbazbop] [obarbazbop] [] [arba] [zbop] [bo]\n"},
+	{name: "assoc-struct", src: `struct { int index; string s; } command[int]; BEGIN { command[1].index = 7; command[1].s = "hey"; command[2].index = 9; printf("%d %s %d %d\n", command[1].index, command[1].s, command[2].index, command[3].index); }`,
+		want: "7 hey 9 0\n"},
 	{name: "string-compare-vars", src: `BEGIN { a = "abc"; b = "abd"; printf("%d %d %d\n", a == b, a != b, b > a); }`,
 		want: "0 1 1\n"},
 	{name: "struct-members", src: `struct s { int a; char b; long c : 12; unsigned d : 3; int arr[4]; } g; this struct s t;

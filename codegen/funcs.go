@@ -65,7 +65,27 @@ func (f *fn) callExpr(c *syntax.CallExpr) asm.Register {
 		f.need(c, 1, 1)
 		s := f.expr(c.Args[0])
 		return f.caseConv(s, id.Name == "toupper")
-	case "strtok", "substr", "index", "rindex", "strstr", "strchr", "strrchr", "basename", "dirname":
+	case "strchr", "strrchr":
+		f.need(c, 2, 2)
+		str := f.expr(c.Args[0])
+		ch := f.expr(c.Args[1])
+		f.normalize(ch, TypeUChar)
+		return f.strchr(str, ch, id.Name == "strrchr")
+	case "substr":
+		f.need(c, 2, 3)
+		str := f.expr(c.Args[0])
+		idx := f.expr(c.Args[1])
+		f.convert(idx, f.typeOf(c.Args[1]), TypeLong)
+		var n asm.Register
+		if len(c.Args) == 3 {
+			n = f.expr(c.Args[2])
+			f.convert(n, f.typeOf(c.Args[2]), TypeLong)
+		} else {
+			n = f.alloc()
+			f.movImm(n, int64(f.g.opts.StrSize))
+		}
+		return f.substr(str, idx, n)
+	case "strtok", "index", "rindex", "strstr", "basename", "dirname":
 		f.fail(c, "subroutine %s( ) is not supported yet", id.Name)
 	}
 	if f.action(c, id.Name) {
@@ -76,6 +96,93 @@ func (f *fn) callExpr(c *syntax.CallExpr) asm.Register {
 	}
 	f.fail(c, "subroutine %s( ) is not supported yet", id.Name)
 	return 0
+}
+
+// strchr returns a pointer to the first (last) c in s, in a copy of s,
+// or 0 when there is none. The position found goes through scratch
+// memory, whose contents the verifier does not track, so that the code
+// after the loop is verified once rather than once per position.
+func (f *fn) strchr(s, c asm.Register, last bool) asm.Register {
+	n := f.g.strBuf()
+	off := f.strCopy(s, n)
+	slot := f.tmp(8)
+	i, p, b := f.alloc(), f.alloc(), f.alloc()
+	loop, done, next := f.label("chloop"), f.label("chdone"), f.label("chnext")
+	f.emit(asm.Mov.Imm(i, 0), storeImm(regScratch, int16(slot), 0, asm.DWord))
+	f.mark(loop)
+	f.emit(asm.JGE.Imm(i, int32(n), done))
+	f.scratchPtr(p, off)
+	f.emit(asm.Add.Reg(p, i), asm.LoadMem(b, p, 0, asm.Byte), asm.JNE.Reg(b, c, next),
+		asm.Mov.Reg(p, i), asm.Add.Imm(p, 1), asm.StoreMem(regScratch, int16(slot), p, asm.DWord))
+	if !last {
+		f.emit(asm.Ja.Label(done))
+	}
+	f.mark(next)
+	f.emit(asm.JEq.Imm(b, 0, done), asm.Add.Imm(i, 1), asm.Ja.Label(loop))
+	f.mark(done)
+	f.free(i, p, b, c)
+	res := f.alloc()
+	none := f.label("chnone")
+	f.emit(asm.LoadMem(res, regScratch, int16(slot), asm.DWord),
+		asm.JEq.Imm(res, 0, none), asm.JGT.Imm(res, int32(n), f.pendLabel("chbad")))
+	q := f.alloc()
+	f.scratchPtr(q, off-1)
+	f.emit(asm.Add.Reg(q, res), asm.Mov.Reg(res, q), asm.Ja.Label(none))
+	f.free(q)
+	f.markPending()
+	f.emit(asm.Mov.Imm(res, 0))
+	f.mark(none)
+	return res
+}
+
+// substr implements substr(s, index, remaining) with dtrace's clamping
+// of a negative index, a negative length and the string size.
+func (f *fn) substr(s, idx, rem asm.Register) asm.Register {
+	size := int32(f.g.opts.StrSize)
+	n := f.g.strBuf()
+	src := f.strCopy(s, n)
+	ln := f.result()
+	l1 := f.label("ssl")
+	f.emit(asm.Sub.Imm(ln, 1), asm.JSGE.Imm(ln, 0, l1), asm.Mov.Imm(ln, 0))
+	f.mark(l1)
+	// if index < 0 { index += len; if index < 0 && index+rem > 0 { rem += index; index = 0 } }
+	nonneg, chk := f.label("ssnn"), f.label("sschk")
+	f.emit(asm.JSGE.Imm(idx, 0, nonneg), asm.Add.Reg(idx, ln), asm.JSGE.Imm(idx, 0, nonneg),
+		asm.Mov.Reg(asm.R0, idx), asm.Add.Reg(asm.R0, rem), asm.JSLE.Imm(asm.R0, 0, nonneg),
+		asm.Add.Reg(rem, idx), asm.Mov.Imm(idx, 0))
+	f.mark(nonneg)
+	// if index >= len || index < 0 { rem = 0 } else if rem < 0 { rem += len - index }
+	// else if index+rem > size { rem = size - index }
+	zero, copyL := f.label("sszero"), f.label("sscopy")
+	f.emit(asm.JSGE.Reg(idx, ln, zero), asm.JSLT.Imm(idx, 0, zero), asm.JSGE.Imm(rem, 0, chk),
+		asm.Add.Reg(rem, ln), asm.Sub.Reg(rem, idx), asm.Ja.Label(copyL))
+	f.mark(chk)
+	f.emit(asm.Mov.Reg(asm.R0, idx), asm.Add.Reg(asm.R0, rem), asm.JSLE.Imm(asm.R0, size, copyL),
+		asm.Mov.Imm(rem, size), asm.Sub.Reg(rem, idx), asm.Ja.Label(copyL))
+	f.mark(zero)
+	f.emit(asm.Mov.Imm(rem, 0))
+	f.mark(copyL)
+	f.free(ln)
+	// Bound both for the verifier: 0 <= index < strsize, 0 <= rem <= strsize.
+	okr, oki := f.label("ssokr"), f.label("ssoki")
+	f.emit(asm.JSGE.Imm(rem, 0, f.pendLabel("ssrp")), asm.Mov.Imm(rem, 0))
+	f.markPending()
+	f.emit(asm.JLE.Imm(rem, size, okr), asm.Mov.Imm(rem, size))
+	f.mark(okr)
+	f.emit(asm.JSGE.Imm(idx, 0, f.pendLabel("ssip")), asm.Mov.Imm(idx, 0))
+	f.markPending()
+	f.emit(asm.JLT.Imm(idx, size, oki), asm.Mov.Imm(idx, 0))
+	f.mark(oki)
+	dst := f.tmp(n)
+	f.emit(storeImm(regScratch, int16(dst), 0, asm.Byte))
+	p := f.alloc()
+	f.scratchPtr(p, src)
+	f.emit(asm.Add.Reg(p, idx), asm.Add.Imm(rem, 1))
+	f.free(idx)
+	f.call(asm.FnProbeReadKernelStr, scr(dst), reg(rem), reg(p))
+	r := f.alloc()
+	f.scratchPtr(r, dst)
+	return r
 }
 
 // strCopy copies string s (consumed) into a fresh scratch buffer of
@@ -195,6 +302,19 @@ func (f *fn) lltostr(v asm.Register) asm.Register {
 	for _, l := range ends {
 		f.mark(l)
 	}
+	// Launder the digit count through scratch memory so that the code
+	// after this is verified once, not once per possible length.
+	slot := f.tmp(8)
+	f.scratchPtr(d, off+n-1)
+	f.emit(asm.Sub.Reg(d, p), asm.StoreMem(regScratch, int16(slot), d, asm.DWord),
+		asm.LoadMem(d, regScratch, int16(slot), asm.DWord),
+		asm.JLE.Imm(d, 20, f.pendLabel("lllen")), asm.Mov.Imm(d, 20))
+	f.markPending()
+	// p = end - d, written as base + (20 - d): the verifier wants
+	// variable offsets to be non-negative.
+	f.emit(asm.Neg.Imm(d, 0), asm.Add.Imm(d, 20))
+	f.scratchPtr(p, off+n-1-20)
+	f.emit(asm.Add.Reg(p, d))
 	f.free(v, d)
 	l := f.label("llnosign")
 	f.emit(asm.JEq.Imm(neg, 0, l), asm.Add.Imm(p, -1), storeImm(p, 0, '-', asm.Byte))

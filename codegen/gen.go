@@ -26,7 +26,7 @@ const (
 // Fixed scratch areas before the record buffer.
 const (
 	faultRecOff  = 256 // the fault record is built here
-	faultRecSize = 48
+	faultRecSize = 56 // header and five 8-byte items, as dtrace's ERROR record
 	// OutputOffset is where records are assembled (Layout.Output).
 	OutputOffset = 512
 	// recHeaderSize is the record header: u32 epid, u32 specid, u32
@@ -87,6 +87,7 @@ type gen struct {
 	assocValue uint32 // dt_assoc value size
 
 	aggValueMax uint32 // largest aggregation value (dt_zero's size)
+	zeroSize    uint32 // other values created from dt_zero
 
 	tempMax uint32 // highest scratch offset used by temporaries
 	recMax  uint32 // largest record
@@ -249,7 +250,7 @@ func (g *gen) clause(i int, cl Clause) (cs *ClauseSpec, err error) {
 		f.emit(asm.JEq.Imm(r, 0, f.ret))
 		f.free(r)
 	}
-	if c.Body != nil {
+	if c.Body != nil && len(c.Body.List) > 0 {
 		f.block(c.Body.List)
 	} else {
 		f.defaultAction()
@@ -291,6 +292,7 @@ func (f *fn) faultTail() {
 		asm.LoadMem(r, regScratch, ms+msEpid, asm.Word),
 		asm.StoreMem(regScratch, faultRecOff+40, r, asm.Word),
 		storeImm(regScratch, faultRecOff+44, 0, asm.Word),
+		storeImm(regScratch, faultRecOff+48, 0, asm.DWord),
 	)
 	f.call(asm.FnPerfEventOutput, ctxOp(), mapOp("dt_buf"), imm(0xffffffff), scr(faultRecOff), imm(faultRecSize))
 	f.bumpCounter(CPUErrors)
@@ -372,7 +374,7 @@ func (g *gen) declareMaps() {
 		MapSpec{Name: "dt_spec", Kind: MapArray, KeySize: 4, ValueSize: specStateSize, MaxEntries: g.opts.NSpec + 1},
 	)
 	if g.maps[zeroMap] {
-		s.Maps = append(s.Maps, MapSpec{Name: zeroMap, Kind: MapArray, KeySize: 4, ValueSize: max(8, g.aggValueMax), MaxEntries: 1})
+		s.Maps = append(s.Maps, MapSpec{Name: zeroMap, Kind: MapArray, KeySize: 4, ValueSize: max(8, g.aggValueMax, g.zeroSize), MaxEntries: 1})
 	}
 	if g.maps["dt_probes"] {
 		s.Maps = append(s.Maps, MapSpec{Name: "dt_probes", Kind: MapHash, KeySize: 4, ValueSize: 4 * probeNameSize, MaxEntries: 4096})

@@ -290,6 +290,17 @@ func (f *fn) memAddr(e syntax.Expr) (asm.Register, Field) {
 			return base, fl
 		}
 	case *syntax.IndexExpr:
+		if v := f.g.info.VarOf(x.X); v != nil && (v.Kind == VarAssoc || v.Kind == VarTAssoc) && v.Type.byRef() {
+			// An element holding a struct or array is created (zeroed)
+			// by the first store into it.
+			key := f.assocKeyBuf(x, v)
+			f.g.zeroSize = max(f.g.zeroSize, f.g.assocValue)
+			p := f.lookupOrInsert("dt_assoc", key)
+			ok := f.label("assocok")
+			f.emit(asm.JNE.Imm(p, 0, ok), asm.Ja.Label(f.ret))
+			f.mark(ok)
+			return p, Field{Type: v.Type}
+		}
 		if v := f.g.info.VarOf(x.X); v == nil || (v.Kind != VarAssoc && v.Kind != VarTAssoc) {
 			base, bf := f.memAddr(x.X)
 			if bf.Type.Kind == TArray {
