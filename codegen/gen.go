@@ -26,7 +26,7 @@ const (
 // Fixed scratch areas before the record buffer.
 const (
 	faultRecOff  = 256 // the fault record is built here
-	faultRecSize = 56 // header and five 8-byte items, as dtrace's ERROR record
+	faultRecSize = 56  // header and five 8-byte items, as dtrace's ERROR record
 	// OutputOffset is where records are assembled (Layout.Output).
 	OutputOffset = 512
 	// recHeaderSize is the record header: u32 epid, u32 specid, u32
