@@ -36,7 +36,11 @@ func (f *fn) action(c *syntax.CallExpr, name string) bool {
 	switch name {
 	case "trace":
 		f.need(c, 1, 1)
-		f.recItem(f.storeValue(c.Args[0], ActTrace))
+		act := ActTrace
+		if a := symAction(c.Args[0]); a != ActNone {
+			act = a
+		}
+		f.recItem(f.storeValue(c.Args[0], act))
 	case "print":
 		f.need(c, 1, 1)
 		f.recItem(f.storeValue(c.Args[0], ActPrint))
@@ -174,6 +178,37 @@ func (f *fn) action(c *syntax.CallExpr, name string) bool {
 		return false
 	}
 	return true
+}
+
+// symAction tells which symbol action traces the result of sym(),
+// func(), mod(), usym(), ufunc(), umod() or uaddr().
+func symAction(e syntax.Expr) Action {
+	for {
+		p, ok := e.(*syntax.ParenExpr)
+		if !ok {
+			break
+		}
+		e = p.X
+	}
+	c, ok := e.(*syntax.CallExpr)
+	if !ok {
+		return ActNone
+	}
+	id, ok := c.Fun.(*syntax.Ident)
+	if !ok {
+		return ActNone
+	}
+	switch id.Name {
+	case "sym", "func":
+		return ActSym
+	case "mod":
+		return ActMod
+	case "usym", "ufunc", "uaddr":
+		return ActUSym
+	case "umod":
+		return ActUMod
+	}
+	return ActNone
 }
 
 // need checks the argument count (max -1: unbounded).

@@ -65,6 +65,11 @@ func (f *fn) callExpr(c *syntax.CallExpr) asm.Register {
 		f.need(c, 1, 1)
 		s := f.expr(c.Args[0])
 		return f.caseConv(s, id.Name == "toupper")
+	case "sym", "func", "mod", "usym", "ufunc", "umod", "uaddr":
+		// The value is the address; the consumer symbolizes it.
+		f.need(c, 1, 1)
+		r := f.expr(c.Args[0])
+		return r
 	case "strchr", "strrchr":
 		f.need(c, 2, 2)
 		str := f.expr(c.Args[0])
