@@ -70,7 +70,7 @@ func TestCorpus(t *testing.T) {
 	for name, err := range triggers.BuildErrors {
 		t.Logf("trigger %s not built: %v", name, err)
 	}
-	results := Run(t.Context(), Config{
+	cfg := Config{
 		Root:       root,
 		DTrace:     dtrace,
 		Workers:    2,
@@ -78,7 +78,11 @@ func TestCorpus(t *testing.T) {
 		Triggers:   triggers,
 		Arch:       arch,
 		FBT:        KernelHasFBT(),
-	}, tests)
+	}
+	results := Run(t.Context(), cfg, tests)
+	for _, name := range Retry(t.Context(), cfg, results, xf) {
+		t.Logf("flaky: %s failed, then passed on retry", name)
+	}
 
 	sum := Summarize(results, xf)
 	var b strings.Builder

@@ -136,3 +136,39 @@ esac
 		}
 	}
 }
+
+func TestRetry(t *testing.T) {
+	root := writeCorpus(t, map[string]string{
+		"test/unittest/x/tst.flaky.d":  "",
+		"test/unittest/x/tst.broken.d": "",
+		"test/unittest/x/tst.listed.d": "",
+	})
+	dir := t.TempDir()
+	fake := filepath.Join(dir, "dtrace")
+	// tst.flaky fails the first time only; the others always fail.
+	script := `#!/bin/sh
+while [ $# -gt 0 ]; do case "$1" in -s) shift; s="$1";; esac; shift; done
+case "$s" in
+*tst.flaky.d) [ -e ` + dir + `/seen ] && exit 0; touch ` + dir + `/seen; exit 1;;
+esac
+exit 1
+`
+	if err := os.WriteFile(fake, []byte(script), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	tests, err := Discover(root, "x86_64", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg := Config{Root: root, DTrace: fake, Workers: 1}
+	results := Run(t.Context(), cfg, tests)
+	xf := ExpectedFailures{"x/tst.listed": "known"}
+	flaky := Retry(t.Context(), cfg, results, xf)
+	if len(flaky) != 1 || flaky[0] != "x/tst.flaky" {
+		t.Errorf("flaky = %v", flaky)
+	}
+	s := Summarize(results, xf)
+	if s.Passed != 1 || len(s.Unexpected) != 1 || s.Unexpected[0].Test.Name != "x/tst.broken" {
+		t.Errorf("summary %+v", s)
+	}
+}

@@ -421,3 +421,31 @@ func Machine() string {
 	}
 	return b.String()
 }
+
+// Retry runs again, once, the failed tests that xf does not list, and
+// replaces their results: a test that passes the second time is reported
+// as a pass that needed a retry, so that a flaky test does not fail the
+// run but is still visible. It returns the names of those tests.
+func Retry(ctx context.Context, cfg Config, results []*Result, xf ExpectedFailures) []string {
+	var again []*Test
+	var idx []int
+	for i, r := range results {
+		if _, listed := xf[r.Test.Name]; r.Status == Fail && !listed {
+			again = append(again, r.Test)
+			idx = append(idx, i)
+		}
+	}
+	if len(again) == 0 {
+		return nil
+	}
+	cfg.Progress = nil
+	var flaky []string
+	for k, r := range Run(ctx, cfg, again) {
+		if r.Status == Pass {
+			r.Reason = strings.TrimPrefix(r.Reason+"; passed on retry (flaky)", "; ")
+			flaky = append(flaky, r.Test.Name)
+		}
+		results[idx[k]] = r
+	}
+	return flaky
+}

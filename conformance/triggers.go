@@ -5,8 +5,10 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 )
 
@@ -71,19 +73,32 @@ func NewTriggers(tmp, exe, csrc string) (*TriggerSet, error) {
 	if csrc != "" {
 		srcs, _ := filepath.Glob(filepath.Join(csrc, "*.c"))
 		cc, ccErr := exec.LookPath("cc")
+		var mu sync.Mutex
+		var wg sync.WaitGroup
+		sem := make(chan struct{}, runtime.NumCPU())
 		for _, src := range srcs {
 			name := strings.TrimSuffix(filepath.Base(src), ".c")
 			if ccErr != nil {
 				ts.BuildErrors[name] = ccErr
 				continue
 			}
-			args := append(append([]string{}, cFlags...), "-o", filepath.Join(ts.dir, name), src)
-			if out, err := exec.Command(cc, args...).CombinedOutput(); err != nil {
-				ts.BuildErrors[name] = fmt.Errorf("%v: %s", err, out)
-				continue
-			}
-			ts.built[name] = true
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				sem <- struct{}{}
+				defer func() { <-sem }()
+				args := append(append([]string{}, cFlags...), "-o", filepath.Join(ts.dir, name), src)
+				out, err := exec.Command(cc, args...).CombinedOutput()
+				mu.Lock()
+				defer mu.Unlock()
+				if err != nil {
+					ts.BuildErrors[name] = fmt.Errorf("%v: %s", err, out)
+					return
+				}
+				ts.built[name] = true
+			}()
 		}
+		wg.Wait()
 	}
 	if exe != "" {
 		for name := range goTriggers {
