@@ -67,7 +67,7 @@
 //	40 u32 epid of the faulting clause   44 u32 0
 //
 // After the record the clause calls dt_error (unless it is itself an
-// ERROR clause), which runs the ERROR clauses with arg1 = epid, arg2 =
+// ERROR clause), which runs the ERROR clauses with arg1 = probe id, arg2 =
 // clause index, arg3 = pc, arg4 = fault code, arg5 = illval and prid 3,
 // then restores mstate; the faulting clause returns 0 and later clauses
 // on the probe still run. The fault also counts in dt_cpustate errors.

@@ -184,3 +184,23 @@ func TestEndToEnd(t *testing.T) {
 		})
 	}
 }
+
+// TestErrorClause checks that a fault runs the ERROR clauses with
+// DTrace's arguments and that later clauses still run.
+func TestErrorClause(t *testing.T) {
+	needBPF(t)
+	spec := compileD(t, `
+ERROR { printf("error %d %d %d %d\n", arg1, arg2, arg4, arg5); }
+BEGIN { x = 0; y = 10 / x; }
+BEGIN { trace(*(int *)16); }
+BEGIN { printf("after\n"); }`, Options{})
+	r := loadSpec(t, spec)
+	out := render(t, spec, r.fire(t))
+	want := "error 0 0 0 0\n" + // the wrapper's direct call of clause 0
+		"fault(clause 1, probe 1, code 4, illval 0x0)\nerror 1 1 4 0\n" +
+		"fault(clause 2, probe 1, code 1, illval 0x10)\nerror 1 2 1 16\n" +
+		"after\n"
+	if out != want {
+		t.Errorf("got\n%s\nwant\n%s", out, want)
+	}
+}

@@ -303,9 +303,10 @@ func (f *fn) faultTail() {
 }
 
 // errorFunc builds dt_error(ctx, scratch): it saves the probe id and the
-// first six arguments, sets the ERROR probe's arguments (arg1 EPID, arg2
-// clause index, arg3 pc, arg4 fault code, arg5 illval), runs the ERROR
-// clauses and restores the saved state.
+// first six arguments, sets the ERROR probe's arguments (arg1 probe id of
+// the faulting probe, arg2 clause index, arg3 pc, arg4 fault code, arg5
+// illval, as the corpus expects), runs the ERROR clauses and restores
+// the saved state.
 func (g *gen) errorFunc() asm.Instructions {
 	f := newFn(g, "dt_error")
 	ms := int16(g.layout.MState)
@@ -320,7 +321,7 @@ func (g *gen) errorFunc() asm.Instructions {
 	}
 	f.emit(
 		storeImm(regScratch, ms+msArgs, 0, asm.DWord),
-		asm.LoadMem(r, regScratch, ms+msEpid, asm.Word),
+		asm.LoadMem(r, regScratch, ms+msPrid, asm.Word),
 		asm.StoreMem(regScratch, ms+msArgs+8, r, asm.DWord),
 		asm.LoadMem(r, regScratch, faultRecOff+8, asm.Word),
 		asm.StoreMem(regScratch, ms+msArgs+16, r, asm.DWord),
