@@ -242,7 +242,10 @@ func (g *gen) clause(i int, cl Clause) (cs *ClauseSpec, err error) {
 	}()
 	f.pos = c.Pos()
 	f.pend = sym
-	f.emit(asm.Mov.Reg(regCtx, asm.R1), asm.Mov.Reg(regScratch, asm.R2))
+	f.emit(asm.Mov.Reg(regCtx, asm.R1), asm.Mov.Reg(regScratch, asm.R2),
+		// A speculate() in an earlier clause of this firing must not
+		// leak into this clause's records.
+		storeImm(regScratch, int16(g.layout.MState)+msSpecid, 0, asm.DWord))
 	f.ret = f.label("ret")
 	if c.Pred != nil {
 		f.pos = c.Pred.Pos()
