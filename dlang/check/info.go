@@ -282,12 +282,15 @@ type Member struct {
 
 // Translator is a translator declaration.
 type Translator struct {
-	Out    types.Type // struct or union (or pointer target) produced
-	In     types.Type
-	Param  string
-	Decl   *syntax.TranslatorDecl
-	Member map[string]*syntax.XlateMember
-	ID     int
+	Out   types.Type // struct or union (or pointer target) produced
+	In    types.Type
+	Param string
+	// ParamVar is the input parameter as member expressions use it (Uses
+	// maps the parameter's identifiers to it); xlate binds it.
+	ParamVar *Var
+	Decl     *syntax.TranslatorDecl
+	Member   map[string]*syntax.XlateMember
+	ID       int
 }
 
 // Clause is one probe clause (an ECB) after checking.

@@ -561,7 +561,8 @@ func (c *checker) translator(d *syntax.TranslatorDecl) {
 		tr.Param = d.Param.Name
 	}
 	// The input parameter is visible as a variable while checking members.
-	c.params = map[string]*Var{tr.Param: {Name: tr.Param, Kind: ParamVar, Type: in, Size: in.Size(), Pos: d.Pos()}}
+	tr.ParamVar = &Var{Name: tr.Param, Kind: ParamVar, Type: in, Size: in.Size(), Pos: d.Pos()}
+	c.params = map[string]*Var{tr.Param: tr.ParamVar}
 	defer func() { c.params = nil }()
 	for _, m := range d.Members {
 		f, _, ok := s.Field(m.Name.Name)
