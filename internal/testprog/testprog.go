@@ -1,0 +1,54 @@
+// Package testprog builds the C programs that the user-level providers'
+// tests trace (work.c for the pid provider, usdt.c for USDT) with gcc.
+package testprog
+
+import (
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"testing"
+)
+
+// Dir returns the directory holding the C sources (testdata, which the
+// go tool leaves alone).
+func Dir() string {
+	_, file, _, _ := runtime.Caller(0)
+	return filepath.Join(filepath.Dir(file), "testdata")
+}
+
+// Build compiles the named sources (relative to Dir) with gcc and the
+// given flags into an executable in a temporary directory of t, and
+// returns its path. A machine without gcc fails the test: the providers
+// cannot be tested without their test programs.
+func Build(t testing.TB, name string, sources []string, flags ...string) string {
+	t.Helper()
+	out := filepath.Join(t.TempDir(), name)
+	args := append([]string{"-o", out}, flags...)
+	for _, s := range sources {
+		args = append(args, filepath.Join(Dir(), s))
+	}
+	cmd := exec.Command("gcc", args...)
+	if msg, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("%s: %v\n%s", cmd, err, msg)
+	}
+	return out
+}
+
+// BuildWork builds work.c.
+func BuildWork(t testing.TB, flags ...string) string {
+	return Build(t, "work", []string{"work.c"}, flags...)
+}
+
+// BuildUSDT builds usdt.c and usdt_sem.c.
+func BuildUSDT(t testing.TB, flags ...string) string {
+	return Build(t, "usdt", []string{"usdt.c", "usdt_sem.c"}, flags...)
+}
+
+// Sum returns what work prints for n: the sum of work(i) = 3i+1.
+func Sum(n int) int64 {
+	var s int64
+	for i := 0; i < n; i++ {
+		s += int64(3*i + 1)
+	}
+	return s
+}

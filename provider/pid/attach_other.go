@@ -1,0 +1,22 @@
+//go:build !linux
+
+package pid
+
+import (
+	"errors"
+	"io"
+
+	"github.com/cilium/ebpf"
+
+	"github.com/dtrace-go/dtrace/provider"
+)
+
+// Attach fails: uprobes are Linux's.
+func (*Provider) Attach(*provider.Probe, *ebpf.Program) (io.Closer, error) {
+	return nil, errors.New("pid provider: uprobes need Linux")
+}
+
+// AttachSites fails: uprobes are Linux's.
+func AttachSites([]Site, int, bool, *ebpf.Program) (io.Closer, error) {
+	return nil, errors.New("uprobes need Linux")
+}

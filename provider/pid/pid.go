@@ -1,0 +1,230 @@
+package pid
+
+import (
+	"fmt"
+	"runtime"
+	"strconv"
+	"strings"
+	"sync"
+
+	"github.com/cilium/ebpf"
+	"github.com/cilium/ebpf/asm"
+
+	"github.com/dtrace-go/dtrace/provider"
+	"github.com/dtrace-go/dtrace/symbol"
+)
+
+// Kind is the kind of a pid probe.
+type Kind int
+
+// The kinds of pid probes.
+const (
+	Entry Kind = iota
+	Return
+	Offset
+)
+
+// Site is one place a probe is attached: a file offset in an object.
+type Site struct {
+	// Path opens the object's file (the very inode the process maps).
+	Path string
+	// FileOffset is where the uprobe goes.
+	FileOffset uint64
+	// RefCtrOffset is the file offset of a USDT semaphore, or 0.
+	RefCtrOffset uint64
+	// Cookie is handed to the program through bpf_get_attach_cookie.
+	Cookie uint64
+}
+
+// Probe is the provider's private data of one pid probe.
+type Probe struct {
+	PID   int
+	Kind  Kind
+	Sites []Site
+}
+
+// Provider is the pid provider. It makes probes for any process a
+// description names; its own Name, "pid", is only the prefix.
+type Provider struct {
+	sym *symbol.Symbolizer
+
+	mu    sync.Mutex
+	procs map[int]*symbol.Process
+}
+
+// New returns the pid provider. Snapshots of the processes it probes go
+// to sym (which may be nil), so that the output layer resolves their
+// addresses after they exit.
+func New(sym *symbol.Symbolizer) *Provider {
+	return &Provider{sym: sym, procs: map[int]*symbol.Process{}}
+}
+
+// Name returns "pid".
+func (*Provider) Name() string { return "pid" }
+
+// Claims reports whether a description's provider field may name pid
+// probes: "pid" and a process id, or a glob (which matches the probes made
+// so far).
+func (pv *Provider) Claims(pattern string) bool {
+	if _, ok := ParsePID(pattern, "pid"); ok {
+		return true
+	}
+	return pattern == "" || provider.HasGlob(pattern)
+}
+
+// ParsePID splits a provider name such as "pid1234" into its process id,
+// given the prefix; it reports false for anything else.
+func ParsePID(name, prefix string) (int, bool) {
+	rest, ok := strings.CutPrefix(name, prefix)
+	if !ok || rest == "" || rest[0] == '0' {
+		return 0, false
+	}
+	for i := 0; i < len(rest); i++ {
+		if rest[i] < '0' || rest[i] > '9' {
+			return 0, false
+		}
+	}
+	pid, err := strconv.Atoi(rest)
+	if err != nil || pid <= 0 || pid > 1<<22 {
+		return 0, false
+	}
+	return pid, true
+}
+
+// Process returns the provider's snapshot of pid, taking it on first use.
+func (pv *Provider) Process(pid int) (*symbol.Process, error) {
+	pv.mu.Lock()
+	defer pv.mu.Unlock()
+	if p := pv.procs[pid]; p != nil {
+		return p, nil
+	}
+	var p *symbol.Process
+	var err error
+	if pv.sym != nil {
+		p, err = pv.sym.Snapshot(pid)
+	} else {
+		p, err = symbol.ReadProcess(pid)
+	}
+	if err != nil {
+		return nil, err
+	}
+	pv.procs[pid] = p
+	return p, nil
+}
+
+// ModuleMatches reports whether a description's module field names mod:
+// a glob matches the base name (or a.out for the executable); an exact
+// name matches the base name, the full path, a.out for the executable,
+// the soname, or the base name up to its first dot (libc for libc.so.6).
+func ModuleMatches(pattern string, mod *symbol.Module, soname string) bool {
+	if pattern == "" {
+		return true
+	}
+	if provider.HasGlob(pattern) {
+		return provider.Match(pattern, mod.Name) || mod.IsExe && provider.Match(pattern, "a.out")
+	}
+	switch {
+	case pattern == mod.Name, pattern == mod.Path, mod.IsExe && pattern == "a.out":
+		return true
+	case soname != "" && pattern == soname:
+		return true
+	case !strings.Contains(pattern, ".") && strings.HasPrefix(mod.Name, pattern+"."):
+		return true
+	}
+	return false
+}
+
+// Probes makes the probes d describes in the process its provider field
+// names. Descriptions without a process id make nothing: the Registry
+// then matches the probes made before.
+func (pv *Provider) Probes(d provider.Desc) ([]*provider.Probe, error) {
+	pid, ok := ParsePID(d.Provider, "pid")
+	if !ok {
+		return nil, nil
+	}
+	if ArchRegs() == nil {
+		return nil, fmt.Errorf("user probes are not supported on %s", runtime.GOARCH)
+	}
+	proc, err := pv.Process(pid)
+	if err != nil {
+		return nil, err
+	}
+	name := d.Name
+	var offset uint64
+	isOffset := false
+	if name != "" && !provider.HasGlob(name) && name != "entry" && name != "return" {
+		off, err := strconv.ParseUint(name, 16, 64)
+		if err != nil {
+			return nil, fmt.Errorf("'%s' is an invalid probe name", name)
+		}
+		offset, isOffset = off, true
+	}
+	prov := "pid" + strconv.Itoa(pid)
+	var out []*provider.Probe
+	for _, mod := range proc.Modules() {
+		openPath := proc.OpenPath(mod)
+		obj, err := symbol.LoadObject(openPath)
+		if err != nil || !ModuleMatches(d.Module, mod, obj.Soname) {
+			continue
+		}
+		// Functions of one name (static functions of several files) make
+		// one probe with a site each.
+		sites := map[string][]symbol.Func{}
+		var order []string
+		for _, f := range obj.Funcs() {
+			if !provider.Match(d.Function, f.Name) {
+				continue
+			}
+			if _, ok := sites[f.Name]; !ok {
+				order = append(order, f.Name)
+			}
+			sites[f.Name] = append(sites[f.Name], f)
+		}
+		for _, fn := range order {
+			mk := func(kind Kind, pname string, off uint64) {
+				p := &Probe{PID: pid, Kind: kind}
+				for _, f := range sites[fn] {
+					if kind == Offset && off >= f.Size {
+						continue
+					}
+					fo, ok := obj.FileOffset(f.Value + off)
+					if !ok {
+						continue
+					}
+					p.Sites = append(p.Sites, Site{Path: openPath, FileOffset: fo})
+				}
+				if len(p.Sites) > 0 {
+					out = append(out, &provider.Probe{Provider: prov, Module: mod.Name, Function: fn, Name: pname, Data: p})
+				}
+			}
+			if isOffset {
+				mk(Offset, name, offset)
+				continue
+			}
+			if provider.Match(name, "entry") {
+				mk(Entry, "entry", 0)
+			}
+			if provider.Match(name, "return") {
+				mk(Return, "return", 0)
+			}
+		}
+	}
+	return out, nil
+}
+
+// Program says: a uprobe program, whose type is the kprobe type.
+func (*Provider) Program(*provider.Probe) provider.ProgramKind {
+	return provider.ProgramKind{Type: ebpf.Kprobe}
+}
+
+// Prologue checks the process and fills the arguments from the registers
+// (and the stack) as the probe's kind wants them.
+func (*Provider) Prologue(p *provider.Probe, mstate int16) asm.Instructions {
+	d := p.Data.(*Probe)
+	regs := ArchRegs()
+	insns := CheckPID(d.PID)
+	if d.Kind == Return {
+		return append(insns, regs.ReturnArgs(mstate)...)
+	}
+	return append(insns, regs.EntryArgs(mstate)...)
+}

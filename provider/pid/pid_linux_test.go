@@ -1,0 +1,204 @@
+//go:build linux
+
+package pid_test
+
+import (
+	"bytes"
+	"io"
+	"os/exec"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/dtrace-go/dtrace/dtrace"
+	"github.com/dtrace-go/dtrace/internal/testprog"
+	"github.com/dtrace-go/dtrace/provider"
+	"github.com/dtrace-go/dtrace/provider/pid"
+	"github.com/dtrace-go/dtrace/symbol"
+)
+
+// named presents a provider under the name of one process's provider
+// (pid1234), which the Registry compares literally with a description.
+type named struct {
+	provider.Provider
+	name string
+}
+
+func (n named) Name() string { return n.name }
+
+// started is a test program blocked on its first read of stdin.
+type started struct {
+	cmd   *exec.Cmd
+	stdin io.WriteCloser
+	out   bytes.Buffer
+}
+
+func start(t *testing.T, path string, args ...string) *started {
+	t.Helper()
+	s := &started{cmd: exec.Command(path, args...)}
+	s.cmd.Stdout = &s.out
+	var err error
+	if s.stdin, err = s.cmd.StdinPipe(); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { s.cmd.Process.Kill(); s.cmd.Wait() })
+	// The process must have exec'd the program (not still be the forked
+	// Go child) when its mappings are read.
+	deadline := time.Now().Add(5 * time.Second)
+	for {
+		p, err := symbol.ReadProcess(s.cmd.Process.Pid)
+		if err == nil && p.Exe == path {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%s did not start", path)
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	return s
+}
+
+// release lets the program run and waits for it to exit.
+func (s *started) release(t *testing.T) {
+	t.Helper()
+	s.stdin.Write([]byte{'\n'})
+	s.stdin.Close()
+	if err := s.cmd.Wait(); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// trace compiles src with extra providers, runs it while run() runs, then
+// stops and returns the output.
+func trace(t *testing.T, target int, src string, run func(), provs ...provider.Provider) string {
+	t.Helper()
+	h, err := dtrace.Open(dtrace.NewOptions(), dtrace.Config{Target: target})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer h.Close()
+	for _, p := range provs {
+		h.Registry().Add(p)
+	}
+	if _, err := h.Compile(dtrace.Source{Name: "test", Text: src}); err != nil {
+		t.Fatal(err)
+	}
+	if err := h.Go(); err != nil {
+		t.Fatal(err)
+	}
+	run()
+	var out bytes.Buffer
+	// Work before Stop: the library writes records drained by Stop to the
+	// writer Work was given.
+	if _, err := h.Work(&out); err != nil {
+		t.Fatal(err)
+	}
+	if err := h.Stop(); err != nil {
+		t.Fatal(err)
+	}
+	for i := 0; i < 100; i++ {
+		done, err := h.Work(&out)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if done {
+			break
+		}
+	}
+	if err := h.PrintAggregations(&out); err != nil {
+		t.Fatal(err)
+	}
+	return out.String()
+}
+
+// aggValue returns the single value a keyless aggregation printed.
+func aggValue(t *testing.T, out string) int64 {
+	t.Helper()
+	v, err := strconv.ParseInt(strings.TrimSpace(out), 10, 64)
+	if err != nil {
+		t.Fatalf("output %q: %v", out, err)
+	}
+	return v
+}
+
+func TestEntryCountAndReturnSum(t *testing.T) {
+	prog := testprog.BuildWork(t, "-O2")
+	const n = 1000
+	for _, tc := range []struct {
+		clause string
+		want   int64
+	}{
+		{"pid$target:work:work:entry { @ = count(); }", n},
+		{"pid$target:work:work:return { @ = sum(arg1); }", testprog.Sum(n)},
+		{"pid$target::work:entry { @ = sum(arg0); }", int64(n * (n - 1) / 2)},
+		{"pid$target:work:w*k:return /arg0 == 0/ { @ = count(); }", n},
+	} {
+		t.Run(tc.clause, func(t *testing.T) {
+			p := start(t, prog, strconv.Itoa(n))
+			pv := named{pid.New(symbol.NewSymbolizer()), "pid" + strconv.Itoa(p.cmd.Process.Pid)}
+			out := trace(t, p.cmd.Process.Pid, tc.clause, func() { p.release(t) }, pv)
+			if got := aggValue(t, out); got != tc.want {
+				t.Errorf("got %d, want %d", got, tc.want)
+			}
+			if got := strings.TrimSpace(p.out.String()); got != strconv.FormatInt(testprog.Sum(n), 10) {
+				t.Errorf("program printed %q", got)
+			}
+		})
+	}
+}
+
+func TestTenArgs(t *testing.T) {
+	prog := testprog.BuildWork(t, "-O2")
+	p := start(t, prog, "3")
+	pv := named{pid.New(nil), "pid" + strconv.Itoa(p.cmd.Process.Pid)}
+	out := trace(t, p.cmd.Process.Pid,
+		`pid$target:work:args10:entry { printf("%d %d %d %d %d %d %d %d %d %d", arg0, arg1, arg2, arg3, arg4, arg5, arg6, arg7, arg8, arg9); }`,
+		func() { p.release(t) }, pv)
+	if !strings.Contains(out, "0 1 2 3 4 5 6 7 8 9") {
+		t.Errorf("output %q lacks the arguments 0..9", out)
+	}
+}
+
+// TestProbes asks the provider directly, as the Registry does once it
+// lets the provider resolve module aliases (a.out, libc).
+func TestProbes(t *testing.T) {
+	prog := testprog.BuildWork(t, "-O2")
+	p := start(t, prog, "1")
+	pidStr := strconv.Itoa(p.cmd.Process.Pid)
+	pv := pid.New(nil)
+	for _, tc := range []struct {
+		desc provider.Desc
+		want []string
+	}{
+		{provider.Desc{Provider: "pid" + pidStr, Module: "a.out", Function: "work"},
+			[]string{"pid" + pidStr + ":work:work:entry", "pid" + pidStr + ":work:work:return"}},
+		{provider.Desc{Provider: "pid" + pidStr, Module: "a.out", Function: "work", Name: "1"},
+			[]string{"pid" + pidStr + ":work:work:1"}},
+		{provider.Desc{Provider: "pid" + pidStr, Module: "libc", Function: "mallo?", Name: "entry"},
+			[]string{"pid" + pidStr + ":libc.so.6:malloc:entry"}},
+		{provider.Desc{Provider: "pid" + pidStr, Module: "libc.so.6", Function: "malloc", Name: "return"},
+			[]string{"pid" + pidStr + ":libc.so.6:malloc:return"}},
+		{provider.Desc{Provider: "pid" + pidStr, Module: "a.out", Function: "work", Name: "100000"}, nil},
+		{provider.Desc{Provider: "pid*", Function: "work"}, nil},
+	} {
+		probes, err := pv.Probes(tc.desc)
+		if err != nil {
+			t.Errorf("%s: %v", tc.desc, err)
+			continue
+		}
+		var got []string
+		for _, pr := range probes {
+			got = append(got, pr.String())
+		}
+		if strings.Join(got, " ") != strings.Join(tc.want, " ") {
+			t.Errorf("%s: got %q, want %q", tc.desc, got, tc.want)
+		}
+	}
+	if _, err := pv.Probes(provider.Desc{Provider: "pid" + pidStr, Function: "work", Name: "bogus"}); err == nil {
+		t.Error("probe name bogus: no error")
+	}
+}

@@ -1,0 +1,123 @@
+package pid
+
+import (
+	"runtime"
+	"strconv"
+
+	"github.com/cilium/ebpf/asm"
+
+	"github.com/dtrace-go/dtrace/provider"
+)
+
+// Regs gives the offsets of registers in the struct pt_regs a uprobe
+// program receives as context, for the running architecture.
+type Regs struct {
+	// Args are the integer argument registers of the calling convention.
+	Args []int16
+	// Ret is the return value register.
+	Ret int16
+	// SP and IP are the stack and instruction pointers.
+	SP, IP int16
+	// StackArg0 is the distance from SP at function entry to the first
+	// argument passed on the stack (past the return address on x86-64).
+	StackArg0 int16
+	// ByName maps register names of the assembler (without %) to their
+	// slot in pt_regs, for USDT argument specifications.
+	ByName map[string]int16
+}
+
+// The x86-64 struct pt_regs, in order: r15 r14 r13 r12 bp bx r11 r10 r9 r8
+// ax cx dx si di orig_ax ip cs flags sp ss.
+var amd64 = Regs{
+	Args:      []int16{112, 104, 96, 88, 72, 64},
+	Ret:       80,
+	SP:        152,
+	IP:        128,
+	StackArg0: 8,
+	ByName: map[string]int16{
+		"r15": 0, "r14": 8, "r13": 16, "r12": 24, "rbp": 32, "rbx": 40,
+		"r11": 48, "r10": 56, "r9": 64, "r8": 72, "rax": 80, "rcx": 88,
+		"rdx": 96, "rsi": 104, "rdi": 112, "rip": 128, "rsp": 152,
+	},
+}
+
+// The arm64 struct user_pt_regs: x0..x30, sp, pc, pstate.
+var arm64 = Regs{
+	Args:      []int16{0, 8, 16, 24, 32, 40, 48, 56},
+	Ret:       0,
+	SP:        248,
+	IP:        256,
+	StackArg0: 0,
+	ByName:    map[string]int16{"sp": 248, "pc": 256},
+}
+
+func init() {
+	for i := 0; i <= 30; i++ {
+		arm64.ByName["x"+strconv.Itoa(i)] = int16(8 * i)
+	}
+}
+
+// ArchRegs returns the register layout of the running architecture, or
+// nil where user probes are not supported.
+func ArchRegs() *Regs {
+	switch runtime.GOARCH {
+	case "amd64":
+		return &amd64
+	case "arm64":
+		return &arm64
+	}
+	return nil
+}
+
+// CheckPID returns instructions that jump to provider.SkipLabel unless the
+// firing thread belongs to process pid. They clobber R0-R5.
+func CheckPID(pid int) asm.Instructions {
+	return asm.Instructions{
+		asm.FnGetCurrentPidTgid.Call(),
+		asm.RSh.Imm(asm.R0, 32),
+		asm.JNE.Imm(asm.R0, int32(pid), provider.SkipLabel),
+	}
+}
+
+// EntryArgs returns instructions that fill arg0..arg9 of the machine state
+// from the argument registers and then from the stack, as a function sees
+// them on entry. They clobber R0-R5 and R8.
+func (r *Regs) EntryArgs(mstate int16) asm.Instructions {
+	var insns asm.Instructions
+	for i := 0; i < provider.NumArgs && i < len(r.Args); i++ {
+		insns = append(insns,
+			asm.LoadMem(asm.R0, asm.R6, r.Args[i], asm.DWord),
+			asm.StoreMem(asm.R7, mstate+provider.MStateArgs+int16(8*i), asm.R0, asm.DWord))
+	}
+	if len(r.Args) >= provider.NumArgs {
+		return insns
+	}
+	insns = append(insns, asm.LoadMem(asm.R8, asm.R6, r.SP, asm.DWord))
+	for i := len(r.Args); i < provider.NumArgs; i++ {
+		// bpf_probe_read_user zeroes the slot when the read faults.
+		insns = append(insns,
+			asm.Mov.Reg(asm.R1, asm.R7),
+			asm.Add.Imm(asm.R1, int32(mstate+provider.MStateArgs+int16(8*i))),
+			asm.Mov.Imm(asm.R2, 8),
+			asm.Mov.Reg(asm.R3, asm.R8),
+			asm.Add.Imm(asm.R3, int32(r.StackArg0+int16(8*(i-len(r.Args))))),
+			asm.FnProbeReadUser.Call(),
+		)
+	}
+	return insns
+}
+
+// ReturnArgs returns instructions that set arg0 to 0 (the offset of the
+// returning instruction, unknown to a uretprobe), arg1 to the return
+// value and the other arguments to 0.
+func (r *Regs) ReturnArgs(mstate int16) asm.Instructions {
+	insns := asm.Instructions{
+		provider.StoreImmDW(asm.R7, mstate+provider.MStateArgs, 0),
+		asm.LoadMem(asm.R0, asm.R6, r.Ret, asm.DWord),
+		asm.StoreMem(asm.R7, mstate+provider.MStateArgs+8, asm.R0, asm.DWord),
+	}
+	for i := 2; i < provider.NumArgs; i++ {
+		insns = append(insns, provider.StoreImmDW(asm.R7, mstate+provider.MStateArgs+int16(8*i), 0))
+	}
+	return insns
+}

@@ -1,0 +1,305 @@
+package symbol
+
+import (
+	"debug/elf"
+	"errors"
+	"fmt"
+	"os"
+	"sort"
+	"sync"
+	"syscall"
+)
+
+// Func is a function symbol of an ELF object. Value is its link-time
+// virtual address.
+type Func struct {
+	Name  string
+	Value uint64
+	Size  uint64
+	Bind  elf.SymBind
+}
+
+// Note is one ELF note: its owner name, type and descriptor.
+type Note struct {
+	Owner string
+	Type  uint32
+	Desc  []byte
+}
+
+// Section is what the providers need to know of an ELF section.
+type Section struct {
+	Name   string
+	Addr   uint64
+	Offset uint64
+	Size   uint64
+}
+
+// Object is one ELF file as the user-level providers and the symbolizer
+// see it: its function symbols sorted by address, its loadable segments
+// (to turn virtual addresses into file offsets and back) and its sections.
+// It is immutable once made and safe for concurrent use.
+type Object struct {
+	Path string
+	Type elf.Type
+	// Soname is the DT_SONAME of a shared library, or "".
+	Soname string
+
+	funcs    []Func // sorted by Value; aliases kept, best first
+	loads    []elf.ProgHeader
+	sections []Section
+	notes    map[string][]Note // by section name, read on demand
+	mu       sync.Mutex
+}
+
+// OpenObject reads the ELF file at path. It reads the symbol tables at
+// once, because every user of an Object needs them.
+func OpenObject(path string) (*Object, error) {
+	f, err := elf.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	o := &Object{Path: path, Type: f.Type, notes: map[string][]Note{}}
+	for _, p := range f.Progs {
+		if p.Type == elf.PT_LOAD {
+			o.loads = append(o.loads, p.ProgHeader)
+		}
+	}
+	for _, s := range f.Sections {
+		o.sections = append(o.sections, Section{Name: s.Name, Addr: s.Addr, Offset: s.Offset, Size: s.Size})
+	}
+	if libs, err := f.DynString(elf.DT_SONAME); err == nil && len(libs) > 0 {
+		o.Soname = libs[0]
+	}
+	seen := map[string]bool{}
+	add := func(syms []elf.Symbol) {
+		for _, s := range syms {
+			t := elf.ST_TYPE(s.Info)
+			if t != elf.STT_FUNC && t != elf.STT_GNU_IFUNC || s.Value == 0 || s.Name == "" {
+				continue
+			}
+			if s.Section == elf.SHN_UNDEF {
+				continue
+			}
+			// .dynsym repeats most of .symtab.
+			key := s.Name + "\x00" + fmt.Sprint(s.Value)
+			if seen[key] {
+				continue
+			}
+			seen[key] = true
+			o.funcs = append(o.funcs, Func{Name: s.Name, Value: s.Value, Size: s.Size, Bind: elf.ST_BIND(s.Info)})
+		}
+	}
+	if syms, err := f.Symbols(); err == nil {
+		add(syms)
+	} else if !errors.Is(err, elf.ErrNoSymbols) {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	if syms, err := f.DynamicSymbols(); err == nil {
+		add(syms)
+	} else if !errors.Is(err, elf.ErrNoSymbols) {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	sort.SliceStable(o.funcs, func(i, j int) bool {
+		a, b := o.funcs[i], o.funcs[j]
+		if a.Value != b.Value {
+			return a.Value < b.Value
+		}
+		// Of aliases, name the global one: malloc rather than __libc_malloc's
+		// local twin.
+		return bindRank(a.Bind) < bindRank(b.Bind)
+	})
+	return o, nil
+}
+
+func bindRank(b elf.SymBind) int {
+	switch b {
+	case elf.STB_GLOBAL:
+		return 0
+	case elf.STB_WEAK:
+		return 1
+	}
+	return 2
+}
+
+// Funcs returns the function symbols sorted by address. Callers must not
+// modify the slice.
+func (o *Object) Funcs() []Func { return o.funcs }
+
+// Lookup returns the function containing the link-time address vaddr.
+// A function with a size contains [Value, Value+Size); one without a size
+// (hand-written assembly) reaches to the next symbol.
+func (o *Object) Lookup(vaddr uint64) (Func, bool) {
+	i := sort.Search(len(o.funcs), func(i int) bool { return o.funcs[i].Value > vaddr })
+	if i == 0 {
+		return Func{}, false
+	}
+	at := o.funcs[i-1].Value
+	first := sort.Search(i, func(j int) bool { return o.funcs[j].Value >= at })
+	// The best-ranked alias that contains vaddr.
+	for j := first; j < i; j++ {
+		f := o.funcs[j]
+		if f.Size == 0 || vaddr < f.Value+f.Size {
+			return f, true
+		}
+	}
+	// vaddr is past the end of the functions starting here; an enclosing
+	// larger function may start earlier.
+	for j := first - 1; j >= 0 && first-j < 64; j-- {
+		f := o.funcs[j]
+		if vaddr < f.Value+f.Size {
+			return f, true
+		}
+	}
+	return Func{}, false
+}
+
+// Sections returns the object's sections.
+func (o *Object) Sections() []Section { return o.sections }
+
+// Section returns the named section.
+func (o *Object) Section(name string) (Section, bool) {
+	for _, s := range o.sections {
+		if s.Name == name {
+			return s, true
+		}
+	}
+	return Section{}, false
+}
+
+// FileOffset turns a link-time virtual address into an offset in the file,
+// as uprobes and ref_ctr_offset want them.
+func (o *Object) FileOffset(vaddr uint64) (uint64, bool) {
+	for _, p := range o.loads {
+		if p.Vaddr <= vaddr && vaddr < p.Vaddr+p.Filesz {
+			return vaddr - p.Vaddr + p.Off, true
+		}
+	}
+	// Semaphores of sys/sdt.h live in .probes, which is in a loaded
+	// segment; an address only in a section header still translates.
+	for _, s := range o.sections {
+		if s.Addr != 0 && s.Addr <= vaddr && vaddr < s.Addr+s.Size {
+			return vaddr - s.Addr + s.Offset, true
+		}
+	}
+	return 0, false
+}
+
+// Vaddr turns a file offset into the link-time virtual address it is
+// loaded at.
+func (o *Object) Vaddr(off uint64) (uint64, bool) {
+	for _, p := range o.loads {
+		if p.Off <= off && off < p.Off+p.Filesz {
+			return off - p.Off + p.Vaddr, true
+		}
+	}
+	return 0, false
+}
+
+// Notes returns the notes of the named section (".note.stapsdt"), nil
+// when there is no such section.
+func (o *Object) Notes(section string) ([]Note, error) {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	if n, ok := o.notes[section]; ok {
+		return n, nil
+	}
+	s, ok := o.Section(section)
+	if !ok {
+		o.notes[section] = nil
+		return nil, nil
+	}
+	f, err := os.Open(o.Path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	buf := make([]byte, s.Size)
+	if _, err := f.ReadAt(buf, int64(s.Offset)); err != nil {
+		return nil, fmt.Errorf("%s: %s: %w", o.Path, section, err)
+	}
+	notes, err := parseNotes(buf)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %s: %w", o.Path, section, err)
+	}
+	o.notes[section] = notes
+	return notes, nil
+}
+
+// parseNotes splits a note section: namesz, descsz, type (u32 each), then
+// name and descriptor, each padded to 4 bytes.
+func parseNotes(b []byte) ([]Note, error) {
+	var out []Note
+	for len(b) > 0 {
+		if len(b) < 12 {
+			return nil, errors.New("truncated note")
+		}
+		namesz := int(le32(b))
+		descsz := int(le32(b[4:]))
+		typ := le32(b[8:])
+		b = b[12:]
+		nameEnd := align4(namesz)
+		if namesz < 0 || descsz < 0 || nameEnd > len(b) || nameEnd+descsz > len(b) {
+			return nil, errors.New("truncated note")
+		}
+		name := string(b[:namesz])
+		if namesz > 0 && name[namesz-1] == 0 {
+			name = name[:namesz-1]
+		}
+		desc := b[nameEnd : nameEnd+descsz]
+		out = append(out, Note{Owner: name, Type: typ, Desc: desc})
+		next := nameEnd + align4(descsz)
+		if next > len(b) {
+			next = len(b)
+		}
+		b = b[next:]
+	}
+	return out, nil
+}
+
+func le32(b []byte) uint32 {
+	return uint32(b[0]) | uint32(b[1])<<8 | uint32(b[2])<<16 | uint32(b[3])<<24
+}
+
+func align4(n int) int { return (n + 3) &^ 3 }
+
+// fileKey identifies a file by device and inode, so that a library mapped
+// by many processes, or reached through several paths, is read once.
+type fileKey struct {
+	dev, ino uint64
+	mtime    int64
+	size     int64
+}
+
+var (
+	objMu    sync.Mutex
+	objCache = map[fileKey]*objEntry{}
+)
+
+type objEntry struct {
+	once sync.Once
+	obj  *Object
+	err  error
+}
+
+// LoadObject returns the Object for the file at path, from a cache keyed
+// by the file's identity.
+func LoadObject(path string) (*Object, error) {
+	fi, err := os.Stat(path)
+	if err != nil {
+		return nil, err
+	}
+	key := fileKey{mtime: fi.ModTime().UnixNano(), size: fi.Size()}
+	if st, ok := fi.Sys().(*syscall.Stat_t); ok {
+		key.dev, key.ino = uint64(st.Dev), st.Ino
+	}
+	objMu.Lock()
+	e := objCache[key]
+	if e == nil {
+		e = &objEntry{}
+		objCache[key] = e
+	}
+	objMu.Unlock()
+	e.once.Do(func() { e.obj, e.err = OpenObject(path) })
+	return e.obj, e.err
+}
