@@ -15,7 +15,7 @@ import (
 // event, or a wide probe's to the raw sys_enter or sys_exit tracepoint;
 // closing the result detaches it.
 func (pv *Provider) Attach(p *provider.Probe, prog *ebpf.Program) (io.Closer, error) {
-	d, err := pv.data(p)
+	d, err := pv.data(p, true)
 	if err != nil {
 		return nil, err
 	}

@@ -161,30 +161,33 @@ func KnownNumber(name string) bool {
 	return ok
 }
 
-// data returns the probe's state and fixes its mode.
-func (pv *Provider) data(p *provider.Probe) (*probeData, error) {
+// data returns the probe's state; with freeze, it also fixes the probe's
+// mode, once a program is being built for it.
+func (pv *Provider) data(p *provider.Probe, freeze bool) (*probeData, error) {
 	st, ok := p.Data.(*probeData)
 	if !ok {
 		return nil, fmt.Errorf("syscall: probe %s was not made by this provider", p)
 	}
-	pv.mu.Lock()
-	st.frozen = true
-	pv.mu.Unlock()
+	if freeze {
+		pv.mu.Lock()
+		st.frozen = true
+		pv.mu.Unlock()
+	}
 	return st, nil
 }
 
 // Program says: a tracepoint program, or a raw tracepoint program for a
 // wide probe.
 func (pv *Provider) Program(p *provider.Probe) provider.ProgramKind {
-	if st, err := pv.data(p); err == nil && st.wide {
+	if st, err := pv.data(p, true); err == nil && st.wide {
 		return provider.ProgramKind{Type: ebpf.RawTracepoint}
 	}
 	return provider.ProgramKind{Type: ebpf.TracePoint}
 }
 
 // format returns the (cached) format of a probe's tracepoint.
-func (pv *Provider) format(p *provider.Probe) (*tracefs.Format, *probeData, error) {
-	d, err := pv.data(p)
+func (pv *Provider) format(p *provider.Probe, freeze bool) (*tracefs.Format, *probeData, error) {
+	d, err := pv.data(p, freeze)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -222,7 +225,7 @@ func argFields(f *tracefs.Format) []tracefs.Field {
 // call's parameters on entry ("unsigned int", "const char *", ...), and
 // "long" twice on return.
 func (pv *Provider) ArgTypes(p *provider.Probe) ([]string, error) {
-	f, d, err := pv.format(p)
+	f, d, err := pv.format(p, false)
 	if err != nil {
 		return nil, err
 	}
@@ -246,7 +249,7 @@ func (pv *Provider) ArgTypes(p *provider.Probe) ([]string, error) {
 // firings of other system calls and reads the arguments from the saved
 // user registers.
 func (pv *Provider) Prologue(p *provider.Probe, mstate int16) asm.Instructions {
-	f, d, err := pv.format(p)
+	f, d, err := pv.format(p, true)
 	if d == nil {
 		// Not our probe: never run its clauses.
 		return asm.Instructions{asm.Mov.Imm(asm.R0, 0), asm.JEq.Imm(asm.R0, 0, provider.SkipLabel)}
