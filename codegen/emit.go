@@ -35,10 +35,12 @@ const (
 	stackArgBase = -88
 	// stackMisc is free for short sequences (e.g. a key on the stack).
 	stackMisc = -136
-	// stackLoopCtx is the context of bpf_loop callbacks (16 bytes).
-	stackLoopCtx = -160
+	// stackStash is the first of maxStash slots where values wait while
+	// a sibling subexpression is evaluated (see hold).
+	stackStash = -168
+	maxStash   = 8
 	// stackSize is the frame size a function uses.
-	stackSize = 160
+	stackSize = 160 + 8*maxStash
 )
 
 func spillSlot(r asm.Register) int16 { return int16(stackSpillBase - 8*int(r)) }
@@ -78,6 +80,8 @@ type fn struct {
 	segs []*RecordSpec
 	// pendingMark is a label made by pendLabel for markPending.
 	pendingMark string
+	// stashed counts the stack slots in use by hold.
+	stashed int
 }
 
 func newFn(g *gen, sym string) *fn {
@@ -134,6 +138,59 @@ func (f *fn) free(rs ...asm.Register) {
 	for _, r := range rs {
 		delete(f.used, r)
 	}
+}
+
+// nfree counts the free temporaries.
+func (f *fn) nfree() int {
+	n := 0
+	for _, r := range pool {
+		if !f.used[r] {
+			n++
+		}
+	}
+	return n
+}
+
+// held is a value kept either in a register or in a stack slot.
+type held struct {
+	reg  asm.Register
+	slot int // -1: in reg
+}
+
+// hold keeps r while the sibling subexpression next is compiled: unless
+// next is a leaf (a constant or a variable), r waits in a stack slot so
+// that deep expressions do not run out of temporaries.
+func (f *fn) hold(r asm.Register, next syntax.Expr) held {
+	if isLeaf(next) || f.stashed >= maxStash {
+		return held{reg: r, slot: -1}
+	}
+	k := f.stashed
+	f.stashed++
+	f.emit(asm.StoreMem(asm.R10, int16(stackStash-8*k), r, asm.DWord))
+	f.free(r)
+	return held{slot: k}
+}
+
+// isLeaf reports expressions that need at most one temporary.
+func isLeaf(e syntax.Expr) bool {
+	switch e := e.(type) {
+	case *syntax.ParenExpr:
+		return isLeaf(e.X)
+	case *syntax.IntLit, *syntax.StringLit, *syntax.Ident, *syntax.ScopedVar, *syntax.MacroVar:
+		return true
+	}
+	return false
+}
+
+// release returns a held value in a register.
+func (f *fn) release(h held) asm.Register {
+	if h.slot < 0 {
+		return h.reg
+	}
+	f.stashed--
+	r := f.alloc()
+	f.emit(asm.LoadMem(r, asm.R10, int16(stackStash-8*h.slot), asm.DWord))
+	return r
 }
 
 // errTooComplex is raised (as a panic caught by Generate) when an

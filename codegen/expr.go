@@ -430,8 +430,9 @@ func (f *fn) binary(e *syntax.BinaryExpr) asm.Register {
 		f.mark(end)
 		return d
 	case syntax.LXOR:
-		x := f.bool(e.X)
+		hx := f.hold(f.bool(e.X), e.Y)
 		y := f.bool(e.Y)
+		x := f.release(hx)
 		f.emit(asm.Xor.Reg(x, y))
 		f.free(y)
 		return x
@@ -439,8 +440,9 @@ func (f *fn) binary(e *syntax.BinaryExpr) asm.Register {
 		return f.compare(e)
 	}
 	tx, ty, t := f.typeOf(e.X), f.typeOf(e.Y), f.typeOf(e)
-	x := f.expr(e.X)
+	hx := f.hold(f.expr(e.X), e.Y)
 	y := f.expr(e.Y)
+	x := f.release(hx)
 	f.arithOp(e, e.Op, x, y, tx, ty, t)
 	f.free(y)
 	return x
@@ -561,8 +563,9 @@ func (f *fn) ptrArith(n syntax.Node, op syntax.Token, x, y asm.Register, tx, ty,
 // compare compiles a comparison of integers, pointers or strings.
 func (f *fn) compare(e *syntax.BinaryExpr) asm.Register {
 	tx, ty := f.typeOf(e.X), f.typeOf(e.Y)
-	x := f.expr(e.X)
+	hx := f.hold(f.expr(e.X), e.Y)
 	y := f.expr(e.Y)
+	x := f.release(hx)
 	signed := false
 	if tx.IsString() && ty.IsString() {
 		c := f.strcmp(x, y)

@@ -27,9 +27,9 @@ func (f *fn) callExpr(c *syntax.CallExpr) asm.Register {
 		return f.strlen(s)
 	case "strjoin":
 		f.need(c, 2, 2)
-		a := f.expr(c.Args[0])
+		ha := f.hold(f.expr(c.Args[0]), c.Args[1])
 		b := f.expr(c.Args[1])
-		return f.strjoin(a, b)
+		return f.strjoin(f.release(ha), b)
 	case "copyinstr":
 		f.need(c, 1, 2)
 		a := f.expr(c.Args[0])
@@ -72,8 +72,9 @@ func (f *fn) callExpr(c *syntax.CallExpr) asm.Register {
 		return r
 	case "strchr", "strrchr":
 		f.need(c, 2, 2)
-		str := f.expr(c.Args[0])
+		hs := f.hold(f.expr(c.Args[0]), c.Args[1])
 		ch := f.expr(c.Args[1])
+		str := f.release(hs)
 		f.normalize(ch, TypeUChar)
 		return f.strchr(str, ch, id.Name == "strrchr")
 	case "substr":

@@ -424,8 +424,9 @@ func (f *fn) assign(e *syntax.AssignExpr) asm.Register {
 	if e.Op == syntax.ASSIGN {
 		r = f.expr(e.Y)
 	} else {
-		x := f.loadL(e.X, lv)
+		hx := f.hold(f.loadL(e.X, lv), e.Y)
 		y := f.expr(e.Y)
+		x := f.release(hx)
 		f.arithOp(e, compoundOp(e.Op), x, y, t, vt, t)
 		f.free(y)
 		r, vt = x, t
