@@ -428,3 +428,22 @@ func TestLibrary(t *testing.T) {
 		t.Errorf("EWOULDBLOCK = %v", sum)
 	}
 }
+
+// TestProvider checks provider definitions.
+func TestProvider(t *testing.T) {
+	src := "provider app { probe start(int a, char *b) : (char *b, int a); probe done__now(); };"
+	info, err := checkSrc(t, src, nil)
+	if err != nil {
+		t.Fatal(err.(ErrorList)[0].Tagged())
+	}
+	if len(info.Providers) != 1 || len(info.Providers[0].Probes) != 2 {
+		t.Fatalf("providers: %+v", info.Providers)
+	}
+	p := info.Providers[0].Probes[0]
+	if len(p.Args) != 2 || !types.IsCharPointer(p.XArgs[0]) || p.XMap[0] != 1 || p.XMap[1] != 0 {
+		t.Errorf("probe start: %+v", p)
+	}
+	if q := info.Providers[0].Probes[1]; q.Name != "done-now" || len(q.Args) != 0 {
+		t.Errorf("probe done__now: %+v", q)
+	}
+}

@@ -32,6 +32,8 @@
 //     lquantize/llquantize parameters.
 //   - Info.Clauses: per clause, the expanded probe descriptions, predicate,
 //     body, and the variables and aggregations it uses.
+//   - Info.Providers: provider definitions with native and translated
+//     argument types (USDT, -h, -G).
 //
 // Types follow dtrace: arg0..arg9 are int64_t, timestamp is uint64_t,
 // comparisons and logical operators are int, integer constants take the
@@ -58,6 +60,7 @@
 // Contract changes since the first version: Config.Format was removed
 // (formats are checked with package format); Config.ProbeArgs returns a
 // *ProbeInfo (with translated argument types by name, XArgs); Info
-// gained Formats, TypeNames and ArgXlators; Member gained Xlator;
+// gained Formats, TypeNames, ArgXlators and Providers; Member gained
+// Xlator; Translator gained ParamVar;
 // VarKind gained ParamVar; Inline gained Params.
 package check

@@ -116,6 +116,8 @@ type Info struct {
 	Translators []*Translator
 	// Clauses lists the probe clauses in program order.
 	Clauses []*Clause
+	// Providers lists the provider definitions (for USDT, -h and -G).
+	Providers []*Provider
 	// StrSize is the effective string size.
 	StrSize int64
 	// Scope holds the types the program declared (module "D").
@@ -291,6 +293,25 @@ type Translator struct {
 	Decl     *syntax.TranslatorDecl
 	Member   map[string]*syntax.XlateMember
 	ID       int
+}
+
+// Provider is a provider definition: `provider p { probe x(int, char *); };`.
+type Provider struct {
+	Name   string
+	Probes []*ProviderProbe
+	Decl   *syntax.ProviderDecl
+}
+
+// ProviderProbe is one probe of a provider definition.
+type ProviderProbe struct {
+	Name string
+	// Args are the native argument types (what the program passes).
+	Args []types.Type
+	// XArgs are the argument types D programs see, and XMap[i] is the
+	// native argument that args[i] comes from. Without a translated
+	// prototype XArgs equals Args and XMap is the identity.
+	XArgs []types.Type
+	XMap  []int
 }
 
 // Clause is one probe clause (an ECB) after checking.

@@ -118,7 +118,7 @@ func (c *checker) program(p *syntax.Program) {
 		case *syntax.PragmaDecl:
 			c.pragma(d)
 		case *syntax.ProviderDecl:
-			// Provider definitions matter only to -h and -G.
+			c.provider(d)
 		}
 		// Checks deferred outside clauses belong to code generated where it
 		// is used (inlines, translators).
@@ -529,6 +529,72 @@ func (c *checker) inline(d *syntax.InlineDecl) {
 	}
 	c.inlines[name] = in
 	c.info.Defs[d.Decl] = in
+}
+
+// provider records a provider definition. dtrace names USDT probes with
+// "__" in the definition as "-" at run time (foo__bar is foo-bar).
+func (c *checker) provider(d *syntax.ProviderDecl) {
+	if d.Name == nil {
+		return
+	}
+	p := &Provider{Name: d.Name.Name, Decl: d}
+	params := func(ps []*syntax.Param) ([]types.Type, []string, bool) {
+		var ts []types.Type
+		var names []string
+		for _, prm := range ps {
+			t := c.specType(prm.Specs)
+			if t == nil {
+				return nil, nil, false
+			}
+			name := ""
+			if prm.Decl != nil {
+				t = c.derive(t, prm.Decl.Type, "")
+				if t == nil {
+					return nil, nil, false
+				}
+				if prm.Decl.Name != nil {
+					name = prm.Decl.Name.Name
+				}
+			}
+			if types.IsVoid(t) && len(ps) == 1 {
+				break
+			}
+			ts = append(ts, t)
+			names = append(names, name)
+		}
+		return ts, names, true
+	}
+	for _, pr := range d.Probes {
+		if pr.Name == nil {
+			continue
+		}
+		args, names, ok := params(pr.Params)
+		if !ok {
+			return
+		}
+		probe := &ProviderProbe{Name: strings.ReplaceAll(pr.Name.Name, "__", "-"), Args: args, XArgs: args}
+		for i := range args {
+			probe.XMap = append(probe.XMap, i)
+		}
+		if pr.XArgs != nil {
+			xargs, xnames, ok := params(pr.XArgs)
+			if !ok {
+				return
+			}
+			probe.XArgs, probe.XMap = xargs, nil
+			for i, xn := range xnames {
+				m := i
+				for j, n := range names {
+					if xn != "" && n == xn {
+						m = j
+					}
+				}
+				probe.XMap = append(probe.XMap, m)
+			}
+		}
+		p.Probes = append(p.Probes, probe)
+	}
+	c.info.Providers = append(c.info.Providers, p)
 }
 
 // translator checks a translator declaration.
