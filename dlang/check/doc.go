@@ -15,9 +15,11 @@
 // Results live in side tables of Info keyed by AST nodes (see go/types):
 //
 //   - Info.Types: type and constant value of every expression. Constants are
-//     folded (integers by C's rules as dtrace applies them, sizeof,
-//     offsetof, enumerators, macro arguments, string literals, inline
-//     values); a constant division by zero is D_DIV_ZERO.
+//     folded as dtrace's parser folds them (64-bit values, not truncated
+//     to the nominal type except by narrowing casts and negated unsigned
+//     constants; sizeof, offsetof, enumerators, macro arguments, string
+//     literals, inline values); a constant division by zero is D_DIV_ZERO.
+//     TypeAndValue.Alloca marks pointers into alloca()ed scratch memory.
 //   - Info.Uses: what each Ident, ScopedVar, AggExpr and MacroVar names.
 //     An *Inline use expands to Inline.Value; an inline with parameters
 //     is used as f[x, y] and binds Inline.Params (ParamVar) to the index
@@ -52,8 +54,11 @@
 // stack sizes, lquantize parameters, ...) run after the clause is checked.
 // Checking stops at the first error, as dtrace does.
 //
-// D library files (errno.d, signal.d, procfs.d, ...) are programs like
-// any other: pass them first and set Config.LibraryPrograms.
+// D library files are programs like any other: pass them first and set
+// Config.LibraryPrograms. Library() gives the constant libraries
+// (signals, errno, uregs indexes, fault codes, cpuinfo_t and cpu...);
+// TypeNames tells the parser their typedef names and the kernel's.
+// Config.Source lets errors land on the lines dtrace reports.
 //
 // Record layouts are computed by codegen from these tables.
 //
@@ -61,6 +66,6 @@
 // (formats are checked with package format); Config.ProbeArgs returns a
 // *ProbeInfo (with translated argument types by name, XArgs); Info
 // gained Formats, TypeNames, ArgXlators and Providers; Member gained
-// Xlator; Translator gained ParamVar;
-// VarKind gained ParamVar; Inline gained Params.
+// Xlator; Translator gained ParamVar; VarKind gained ParamVar; Inline
+// gained Params; TypeAndValue and Var gained Alloca.
 package check
