@@ -727,6 +727,22 @@ func (f *fn) index(e *syntax.IndexExpr) asm.Register {
 		return v
 	}
 	switch bt.Kind {
+	case TString:
+		// s[i] reads a character; beyond the string size it faults.
+		hb := f.hold(f.expr(e.X), e.Index[0])
+		i := f.expr(e.Index[0])
+		base := f.release(hb)
+		ok, bad := f.label("sidx"), f.label("sbad")
+		f.emit(asm.JGE.Imm(i, int32(f.g.opts.StrSize), bad), asm.Ja.Label(ok))
+		f.mark(bad)
+		f.fault(FaultBadIndex, i, true)
+		f.mark(ok)
+		f.emit(asm.Add.Reg(base, i))
+		f.free(i)
+		v := f.alloc()
+		f.loadField(v, base, 0, TypeChar)
+		f.free(base)
+		return v
 	case TPointer:
 		p := f.addrOf(e)
 		return f.loadScalar(p, t, bt.User)
