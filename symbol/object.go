@@ -44,7 +44,8 @@ type Object struct {
 	// Soname is the DT_SONAME of a shared library, or "".
 	Soname string
 
-	funcs    []Func // sorted by Value; aliases kept, best first
+	funcs    []Func            // sorted by Value; aliases kept, best first
+	data     map[string]uint64 // data symbols (STT_OBJECT) by name
 	loads    []elf.ProgHeader
 	sections []Section
 	notes    map[string][]Note // by section name, read on demand
@@ -59,7 +60,7 @@ func OpenObject(path string) (*Object, error) {
 		return nil, err
 	}
 	defer f.Close()
-	o := &Object{Path: path, Type: f.Type, notes: map[string][]Note{}}
+	o := &Object{Path: path, Type: f.Type, notes: map[string][]Note{}, data: map[string]uint64{}}
 	for _, p := range f.Progs {
 		if p.Type == elf.PT_LOAD {
 			o.loads = append(o.loads, p.ProgHeader)
@@ -75,6 +76,12 @@ func OpenObject(path string) (*Object, error) {
 	add := func(syms []elf.Symbol) {
 		for _, s := range syms {
 			t := elf.ST_TYPE(s.Info)
+			if t == elf.STT_OBJECT && s.Section != elf.SHN_UNDEF && s.Name != "" {
+				if _, ok := o.data[s.Name]; !ok {
+					o.data[s.Name] = s.Value
+				}
+				continue
+			}
 			if t != elf.STT_FUNC && t != elf.STT_GNU_IFUNC || s.Value == 0 || s.Name == "" {
 				continue
 			}
@@ -152,6 +159,20 @@ func (o *Object) Lookup(vaddr uint64) (Func, bool) {
 		}
 	}
 	return Func{}, false
+}
+
+// SymbolValue returns the link-time address of a data or function
+// symbol.
+func (o *Object) SymbolValue(name string) (uint64, bool) {
+	if v, ok := o.data[name]; ok {
+		return v, true
+	}
+	for _, f := range o.funcs {
+		if f.Name == name {
+			return f.Value, true
+		}
+	}
+	return 0, false
 }
 
 // Sections returns the object's sections.
@@ -302,4 +323,24 @@ func LoadObject(path string) (*Object, error) {
 	objMu.Unlock()
 	e.once.Do(func() { e.obj, e.err = OpenObject(path) })
 	return e.obj, e.err
+}
+
+// ReadNotes reads the notes of one section of the ELF file at path
+// without reading its symbols: a cheap test of whether a file has USDT
+// probes at all. A file without the section gives nil.
+func ReadNotes(path, section string) ([]Note, error) {
+	f, err := elf.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	s := f.Section(section)
+	if s == nil || s.Type == elf.SHT_NOBITS {
+		return nil, nil
+	}
+	b, err := s.Data()
+	if err != nil {
+		return nil, fmt.Errorf("%s: %s: %w", path, section, err)
+	}
+	return parseNotes(b)
 }

@@ -1,0 +1,365 @@
+package usdt
+
+import (
+	"fmt"
+	"io"
+	"os"
+	"path"
+	"sort"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+
+	"github.com/cilium/ebpf"
+	"github.com/cilium/ebpf/asm"
+
+	"github.com/dtrace-go/dtrace/provider"
+	"github.com/dtrace-go/dtrace/provider/pid"
+	"github.com/dtrace-go/dtrace/symbol"
+)
+
+// Site is one place a probe fires: where to attach and how to read the
+// arguments there.
+type Site struct {
+	pid.Site
+	// PC is the link-time address of the site, against which %rip-relative
+	// arguments are resolved at run time.
+	PC   uint64
+	Args []Arg
+	// Syms holds the link-time addresses of the symbols the arguments
+	// name.
+	Syms map[string]uint64
+}
+
+// Probe is the provider's private data of one USDT probe.
+type Probe struct {
+	// PID filters the probe to one process; 0 fires it everywhere.
+	PID   int
+	Sites []Site
+}
+
+// Provider is the USDT provider.
+type Provider struct {
+	sym   *symbol.Symbolizer
+	paths []string
+
+	mu      sync.Mutex
+	scanned bool
+	// objects are the files with SDT notes found by the scan of running
+	// processes and the given paths, by path; names are their providers.
+	objects map[string][]string
+	names   map[string]bool
+}
+
+// New returns the USDT provider. Objects named in paths are searched for
+// probes besides those mapped by running processes. Snapshots of the
+// processes it probes go to sym (which may be nil).
+func New(sym *symbol.Symbolizer, paths ...string) *Provider {
+	return &Provider{sym: sym, paths: paths}
+}
+
+// Name returns "usdt"; probe provider names are those of the notes.
+func (*Provider) Name() string { return "usdt" }
+
+// Claims reports whether pattern may name USDT probes: a live process's
+// provider (myprov1234), or a provider name or glob matching a provider
+// in the objects found.
+func (pv *Provider) Claims(pattern string) bool {
+	if _, _, ok := splitPID(pattern); ok {
+		return true
+	}
+	if pattern == "" {
+		return true
+	}
+	pv.scan()
+	pv.mu.Lock()
+	defer pv.mu.Unlock()
+	for n := range pv.names {
+		if provider.Match(pattern, n) {
+			return true
+		}
+	}
+	return false
+}
+
+// splitPID splits "postgresql1234" into provider and pid when the process
+// exists; a provider whose own name ends in digits cannot be told apart
+// otherwise.
+func splitPID(s string) (string, int, bool) {
+	if provider.HasGlob(s) {
+		return "", 0, false
+	}
+	i := len(s)
+	for i > 0 && s[i-1] >= '0' && s[i-1] <= '9' {
+		i--
+	}
+	if i == 0 || i == len(s) || s[i] == '0' {
+		return "", 0, false
+	}
+	p, err := strconv.Atoi(s[i:])
+	if err != nil || p <= 0 {
+		return "", 0, false
+	}
+	if _, err := os.Stat("/proc/" + s[i:]); err != nil {
+		return "", 0, false
+	}
+	return s[:i], p, true
+}
+
+// scan finds, once, the files with SDT notes that running processes map,
+// and the given paths.
+func (pv *Provider) scan() {
+	pv.mu.Lock()
+	defer pv.mu.Unlock()
+	if pv.scanned {
+		return
+	}
+	pv.scanned = true
+	pv.objects = map[string][]string{}
+	pv.names = map[string]bool{}
+	seen := map[[2]uint64]bool{}
+	consider := func(p string) {
+		fi, err := os.Stat(p)
+		if err != nil {
+			return
+		}
+		if st, ok := fi.Sys().(*syscall.Stat_t); ok {
+			key := [2]uint64{uint64(st.Dev), st.Ino}
+			if seen[key] {
+				return
+			}
+			seen[key] = true
+		}
+		notes, err := symbol.ReadNotes(p, NoteSection)
+		if err != nil || len(notes) == 0 {
+			return
+		}
+		provs := map[string]bool{}
+		for _, n := range notes {
+			if nn, err := ParseNote(n.Desc); err == nil && n.Owner == NoteOwner && n.Type == NoteType {
+				provs[nn.Provider] = true
+			}
+		}
+		for name := range provs {
+			pv.objects[p] = append(pv.objects[p], name)
+			pv.names[name] = true
+		}
+	}
+	for _, p := range pv.paths {
+		consider(p)
+	}
+	dirs, _ := os.ReadDir("/proc")
+	self := os.Getpid()
+	for _, d := range dirs {
+		n, err := strconv.Atoi(d.Name())
+		if err != nil || n == self {
+			continue
+		}
+		proc, err := symbol.ReadProcess(n)
+		if err != nil {
+			continue
+		}
+		for _, mod := range proc.Modules() {
+			// The path as the process sees it: the same file for processes
+			// in our mount namespace, which is what tracing by path needs.
+			consider(mod.Path)
+		}
+	}
+}
+
+// Probes makes the probes d describes: those of one process when its
+// provider field ends in a live process's id, those of every object found
+// otherwise.
+func (pv *Provider) Probes(d provider.Desc) ([]*provider.Probe, error) {
+	if d.Provider == "" && d.Module == "" && d.Function == "" && d.Name == "" {
+		// The standing probes: none until a description asks, so that
+		// merely opening a session scans nothing.
+		return nil, nil
+	}
+	if name, p, ok := splitPID(d.Provider); ok {
+		return pv.processProbes(d, name, p)
+	}
+	pv.scan()
+	pv.mu.Lock()
+	var paths []string
+	for p, names := range pv.objects {
+		for _, n := range names {
+			if provider.Match(d.Provider, n) {
+				paths = append(paths, p)
+				break
+			}
+		}
+	}
+	pv.mu.Unlock()
+	sort.Strings(paths)
+	var out []*provider.Probe
+	for _, p := range paths {
+		obj, err := symbol.LoadObject(p)
+		if err != nil {
+			continue
+		}
+		mod := &symbol.Module{Path: p, Name: path.Base(p)}
+		if !pid.ModuleMatches(d.Module, mod, obj.Soname) {
+			continue
+		}
+		probes, err := makeProbes(d, obj, p, mod.Name, func(string) bool { return true }, "", 0)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, probes...)
+	}
+	return out, nil
+}
+
+func (pv *Provider) processProbes(d provider.Desc, name string, p int) ([]*provider.Probe, error) {
+	if pid.ArchRegs() == nil {
+		return nil, fmt.Errorf("user probes are not supported on this architecture")
+	}
+	var proc *symbol.Process
+	var err error
+	if pv.sym != nil {
+		proc, err = pv.sym.Process(p)
+	} else {
+		proc, err = symbol.ReadProcess(p)
+	}
+	if err != nil {
+		return nil, err
+	}
+	var out []*provider.Probe
+	for _, mod := range proc.Modules() {
+		openPath := proc.OpenPath(mod)
+		notes, err := symbol.ReadNotes(openPath, NoteSection)
+		if err != nil || len(notes) == 0 {
+			continue
+		}
+		obj, err := symbol.LoadObject(openPath)
+		if err != nil || !pid.ModuleMatches(d.Module, mod, obj.Soname) {
+			continue
+		}
+		probes, err := makeProbes(d, obj, openPath, mod.Name, func(n string) bool { return n == name }, strconv.Itoa(p), p)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, probes...)
+	}
+	return out, nil
+}
+
+// makeProbes turns the notes of obj whose provider passes want and whose
+// function and name match d into probes, one per provider, function and
+// name, with a site per note.
+func makeProbes(d provider.Desc, obj *symbol.Object, openPath, module string, want func(string) bool, suffix string, p int) ([]*provider.Probe, error) {
+	notes, err := Notes(obj)
+	if err != nil {
+		return nil, err
+	}
+	var out []*provider.Probe
+	byName := map[string]*Probe{}
+	for _, n := range notes {
+		if !want(n.Provider) {
+			continue
+		}
+		prov := n.Provider + suffix
+		if suffix == "" && !provider.Match(d.Provider, prov) {
+			continue
+		}
+		fn := ""
+		if f, ok := obj.Lookup(n.PC); ok {
+			fn = f.Name
+		}
+		name := ProbeName(n.Name)
+		if !provider.Match(d.Function, fn) || !provider.Match(d.Name, name) {
+			continue
+		}
+		off, ok := obj.FileOffset(n.PC)
+		if !ok {
+			continue
+		}
+		site := Site{Site: pid.Site{Path: openPath, FileOffset: off}, PC: n.PC, Args: n.Args}
+		if n.Semaphore != 0 {
+			if so, ok := obj.FileOffset(n.Semaphore); ok {
+				site.RefCtrOffset = so
+			}
+		}
+		for _, a := range n.Args {
+			if a.Sym == "" {
+				continue
+			}
+			if v, ok := obj.SymbolValue(a.Sym); ok {
+				if site.Syms == nil {
+					site.Syms = map[string]uint64{}
+				}
+				site.Syms[a.Sym] = v
+			}
+		}
+		key := prov + ":" + fn + ":" + name
+		pr := byName[key]
+		if pr == nil {
+			pr = &Probe{PID: p}
+			byName[key] = pr
+			out = append(out, &provider.Probe{Provider: prov, Module: module, Function: fn, Name: name, Data: pr})
+		}
+		site.Cookie = uint64(len(pr.Sites))
+		pr.Sites = append(pr.Sites, site)
+	}
+	return out, nil
+}
+
+// Program says: a uprobe program, whose type is the kprobe type.
+func (*Provider) Program(*provider.Probe) provider.ProgramKind {
+	return provider.ProgramKind{Type: ebpf.Kprobe}
+}
+
+// Prologue checks the process (for probes of one process), finds the site
+// that fired from the attach cookie and loads its arguments.
+func (*Provider) Prologue(p *provider.Probe, mstate int16) asm.Instructions {
+	d := p.Data.(*Probe)
+	var insns asm.Instructions
+	if d.PID != 0 {
+		insns = append(insns, pid.CheckPID(d.PID)...)
+	}
+	const done = "dt_usdt_done"
+	if len(d.Sites) == 1 {
+		insns = append(insns, siteArgs(d.Sites[0], mstate)...)
+	} else {
+		insns = append(insns,
+			asm.Mov.Reg(asm.R1, asm.R6),
+			asm.FnGetAttachCookie.Call(),
+		)
+		for i := range d.Sites {
+			insns = append(insns, asm.JEq.Imm(asm.R0, int32(i), fmt.Sprintf("dt_usdt_site%d", i)))
+		}
+		insns = append(insns, asm.Ja.Label(provider.SkipLabel))
+		for i, s := range d.Sites {
+			code := siteArgs(s, mstate)
+			code[0] = code[0].WithSymbol(fmt.Sprintf("dt_usdt_site%d", i))
+			insns = append(insns, code...)
+			insns = append(insns, asm.Ja.Label(done))
+		}
+	}
+	return append(insns, asm.Mov.Imm(asm.R0, 0).WithSymbol(done))
+}
+
+// Attach puts a uprobe on every site, with its semaphore as reference
+// counter and its index as cookie.
+func (*Provider) Attach(p *provider.Probe, prog *ebpf.Program) (io.Closer, error) {
+	d, ok := p.Data.(*Probe)
+	if !ok {
+		return nil, fmt.Errorf("usdt: probe %s was not made by this provider", p)
+	}
+	sites := make([]pid.Site, len(d.Sites))
+	for i, s := range d.Sites {
+		sites[i] = s.Site
+	}
+	return pid.AttachSites(sites, d.PID, false, prog)
+}
+
+// String describes a probe's sites, for debugging.
+func (d *Probe) String() string {
+	var b strings.Builder
+	for _, s := range d.Sites {
+		fmt.Fprintf(&b, "%s+0x%x sem 0x%x %v\n", s.Path, s.FileOffset, s.RefCtrOffset, s.Args)
+	}
+	return b.String()
+}

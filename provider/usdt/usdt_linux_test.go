@@ -1,0 +1,197 @@
+//go:build linux
+
+package usdt_test
+
+import (
+	"bytes"
+	"fmt"
+	"io"
+	"os/exec"
+	"sort"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/dtrace-go/dtrace/dtrace"
+	"github.com/dtrace-go/dtrace/internal/testprog"
+	"github.com/dtrace-go/dtrace/provider"
+	"github.com/dtrace-go/dtrace/provider/usdt"
+	"github.com/dtrace-go/dtrace/symbol"
+)
+
+// named presents the provider under one provider name (myprov1234), which
+// the Registry compares literally with a description's provider field.
+type named struct {
+	provider.Provider
+	name string
+}
+
+func (n named) Name() string { return n.name }
+
+type started struct {
+	cmd   *exec.Cmd
+	stdin io.WriteCloser
+	out   bytes.Buffer
+}
+
+// start runs a test program, which blocks on its first read of stdin.
+func start(t *testing.T, path string, args ...string) *started {
+	t.Helper()
+	s := &started{cmd: exec.Command(path, args...)}
+	s.cmd.Stdout = &s.out
+	var err error
+	if s.stdin, err = s.cmd.StdinPipe(); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { s.cmd.Process.Kill(); s.cmd.Wait() })
+	deadline := time.Now().Add(5 * time.Second)
+	for {
+		p, err := symbol.ReadProcess(s.cmd.Process.Pid)
+		if err == nil && p.Exe == path {
+			return s
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%s did not start", path)
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+}
+
+func (s *started) release(t *testing.T) {
+	t.Helper()
+	s.stdin.Write([]byte{'\n'})
+	s.stdin.Close()
+	if err := s.cmd.Wait(); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// trace compiles src with the given providers, calls run while tracing
+// and returns the output lines, sorted.
+func trace(t *testing.T, target int, src string, run func(), provs ...provider.Provider) []string {
+	t.Helper()
+	h, err := dtrace.Open(dtrace.NewOptions(), dtrace.Config{Target: target})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer h.Close()
+	for _, p := range provs {
+		h.Registry().Add(p)
+	}
+	if _, err := h.Compile(dtrace.Source{Name: "test", Text: src}); err != nil {
+		t.Fatal(err)
+	}
+	if err := h.Go(); err != nil {
+		t.Fatal(err)
+	}
+	run()
+	var out bytes.Buffer
+	if _, err := h.Work(&out); err != nil {
+		t.Fatal(err)
+	}
+	if err := h.Stop(); err != nil {
+		t.Fatal(err)
+	}
+	for i := 0; i < 100; i++ {
+		done, err := h.Work(&out)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if done {
+			break
+		}
+	}
+	var lines []string
+	for _, l := range strings.Split(out.String(), "\n") {
+		if l != "" {
+			lines = append(lines, l)
+		}
+	}
+	sort.Strings(lines)
+	return lines
+}
+
+const script = `
+#pragma D option quiet
+myprov$target:::myprobe { printf("myprobe %d %d\n", arg0, arg1); }
+myprov$target:::big-probe { printf("big %d %d %s\n", arg0, arg1, copyinstr(arg2)); }
+myprov$target:::guarded { printf("guarded %d\n", arg0); }
+myprov$target:::global { printf("global %d %d\n", arg0, arg1); }
+`
+
+func expected(n int, probes ...string) []string {
+	var want []string
+	total := 0
+	for i := 0; i < n; i++ {
+		total += i
+		for _, p := range probes {
+			switch p {
+			case "myprobe":
+				want = append(want, fmt.Sprintf("myprobe %d %d", i, -i))
+			case "big":
+				want = append(want, fmt.Sprintf("big %d %d hello", int64(i)*1e9, i))
+			case "guarded":
+				want = append(want, fmt.Sprintf("guarded %d", i))
+			case "global":
+				want = append(want, fmt.Sprintf("global %d %d", total, n))
+			}
+		}
+	}
+	sort.Strings(want)
+	return want
+}
+
+// TestProcessProbes traces the probes of one process, built with and
+// without optimization so that arguments live in registers (-4@%eax, a
+// high byte, a global: -4@limit(%rip)) and in memory (-4@-8(%rbp)).
+func TestProcessProbes(t *testing.T) {
+	const n = 20
+	for _, opt := range []string{"-O0", "-O2", "-O2 -fPIE -pie"} {
+		t.Run(opt, func(t *testing.T) {
+			prog := testprog.BuildUSDT(t, strings.Fields(opt)...)
+			p := start(t, prog, strconv.Itoa(n))
+			pv := named{usdt.New(nil), "myprov" + strconv.Itoa(p.cmd.Process.Pid)}
+			got := trace(t, p.cmd.Process.Pid, script, func() { p.release(t) }, pv)
+			want := expected(n, "myprobe", "big", "guarded", "global")
+			if strings.Join(got, "\n") != strings.Join(want, "\n") {
+				t.Errorf("got\n%s\nwant\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+			}
+			// The program fires the guarded probe only while the semaphore
+			// is up.
+			if s := strings.TrimSpace(p.out.String()); s != strconv.Itoa(n) {
+				t.Errorf("program saw the semaphore set %s times, want %d", s, n)
+			}
+		})
+	}
+}
+
+// TestByPath traces probes without a process id: they fire in a process
+// that was running when tracing started and in one started later, and
+// the semaphore is raised in both.
+func TestByPath(t *testing.T) {
+	const n = 7
+	prog := testprog.BuildUSDT(t, "-O2")
+	first := start(t, prog, strconv.Itoa(n))
+	pv := named{usdt.New(nil, prog), "myprov"}
+	var second *started
+	got := trace(t, 0, `#pragma D option quiet
+myprov:::guarded { printf("guarded %d\n", arg0); }`, func() {
+		second = start(t, prog, strconv.Itoa(n))
+		first.release(t)
+		second.release(t)
+	}, pv)
+	want := append(expected(n, "guarded"), expected(n, "guarded")...)
+	sort.Strings(want)
+	if strings.Join(got, "\n") != strings.Join(want, "\n") {
+		t.Errorf("got\n%s\nwant\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+	for i, s := range []*started{first, second} {
+		if out := strings.TrimSpace(s.out.String()); out != strconv.Itoa(n) {
+			t.Errorf("process %d saw the semaphore set %s times, want %d", i, out, n)
+		}
+	}
+}
