@@ -17,10 +17,11 @@ import (
 // corpus test sees kernel types as dtrace does. (Package ktypes is the
 // real one; this exercises the interface.)
 type btfKernel struct {
-	spec  *btf.Spec
-	mu    sync.Mutex
-	cache map[btf.Type]types.Type
-	syms  map[string]bool
+	spec   *btf.Spec
+	mu     sync.Mutex
+	cache  map[btf.Type]types.Type
+	byName map[string]types.Type
+	syms   map[string]bool
 }
 
 var (
@@ -35,7 +36,7 @@ func kernelForTest() Kernel {
 		if err != nil {
 			return
 		}
-		k := &btfKernel{spec: spec, cache: map[btf.Type]types.Type{}, syms: map[string]bool{}}
+		k := &btfKernel{spec: spec, cache: map[btf.Type]types.Type{}, byName: map[string]types.Type{}, syms: map[string]bool{}}
 		if f, err := os.Open("/proc/kallsyms"); err == nil {
 			sc := bufio.NewScanner(f)
 			for sc.Scan() {
@@ -55,6 +56,20 @@ func kernelForTest() Kernel {
 
 func (k *btfKernel) LookupType(module, name string) types.Type {
 	// Module BTF is not searched separately: vmlinux stands for all.
+	k.mu.Lock()
+	if t, ok := k.byName[name]; ok {
+		k.mu.Unlock()
+		return t
+	}
+	k.mu.Unlock()
+	t := k.lookup(name)
+	k.mu.Lock()
+	k.byName[name] = t
+	k.mu.Unlock()
+	return t
+}
+
+func (k *btfKernel) lookup(name string) types.Type {
 	want := func(t btf.Type) bool { _, ok := t.(*btf.Typedef); return ok }
 	switch {
 	case strings.HasPrefix(name, "struct "):

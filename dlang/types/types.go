@@ -237,13 +237,13 @@ type Field struct {
 // (`struct foo;` or a reference to an unknown tag) has Complete false;
 // defining it later completes the same value.
 type Struct struct {
-	Union    bool
-	Tag      string // "" when anonymous
-	Module   string // the module that defined it ("D" for the program, "vmlinux"...)
-	Fields   []*Field
-	Bytes    int64
-	Align_   int64 // alignment; 0 means compute from the fields
-	Complete bool
+	Union     bool
+	Tag       string // "" when anonymous
+	Module    string // the module that defined it ("D" for the program, "vmlinux"...)
+	Fields    []*Field
+	Bytes     int64
+	Alignment int64 // alignment; 0 means compute from the fields
+	Complete  bool
 	// Forward marks a type known only from a reference (`struct foo`)
 	// whose definition has not started; dtrace prints such a forward
 	// declaration as "struct tag" whatever its kind.
@@ -263,8 +263,8 @@ func (s *Struct) Size() int64 { return s.Bytes }
 
 // Align implements Type.
 func (s *Struct) Align() int64 {
-	if s.Align_ > 0 {
-		return s.Align_
+	if s.Alignment > 0 {
+		return s.Alignment
 	}
 	a := int64(1)
 	for _, f := range s.Fields {
