@@ -34,6 +34,7 @@ func (h *Handle) Compile(src Source) (*Program, error) {
 	if src.MacroArgs != nil {
 		h.macroArgs = src.MacroArgs
 	}
+	h.texts[src.Name] = src.Text
 	ast, err := h.parse(src)
 	if err != nil {
 		return nil, &SourceError{Source: src, Err: err}
@@ -162,6 +163,13 @@ func (h *Handle) checkConfig() *check.Config {
 		DefaultArgs: h.opts.DefaultArgs,
 		Destructive: h.opts.Destructive,
 		ScratchSize: h.opts.ScratchSize,
+		ArgRef:      h.opts.ArgRef,
+		Source: func(name string) []byte {
+			if t, ok := h.texts[name]; ok {
+				return []byte(t)
+			}
+			return nil
+		},
 		Pragma: func(name, value string) error {
 			return h.opts.SetPragma(name, value, value != "")
 		},

@@ -70,6 +70,9 @@ type Handle struct {
 	macros    map[string]int64
 	// lines holds the text of each source, for annotated listings.
 	lines map[*syntax.File][]string
+	// texts holds each source's text by name, for the checker's error
+	// positions.
+	texts map[string]string
 
 	spec *codegen.Spec
 	objs *loader.Objects
@@ -99,6 +102,7 @@ func Open(opts *Options, conf Config) (*Handle, error) {
 		macros:    builtinMacros(conf),
 		reg:       provider.NewRegistry(dtraceprov.New(), profile.New()),
 		lines:     map[*syntax.File][]string{},
+		texts:     map[string]string{},
 	}
 	// Make BEGIN, END and ERROR ids 1, 2 and 3.
 	if _, err := h.reg.Match(provider.Desc{Provider: "dtrace"}); err != nil {
