@@ -1,0 +1,145 @@
+//go:build linux
+
+package symbol_test
+
+import (
+	"bytes"
+	"fmt"
+	"os/exec"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/dtrace-go/dtrace/format"
+	"github.com/dtrace-go/dtrace/internal/testprog"
+	"github.com/dtrace-go/dtrace/symbol"
+)
+
+var _ format.Symbolizer = (*symbol.Symbolizer)(nil)
+
+func TestKernelSymbols(t *testing.T) {
+	k, err := symbol.KernelSymbols()
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr, ok := k.Addr("schedule")
+	if !ok {
+		t.Fatal("no schedule in /proc/kallsyms")
+	}
+	s := symbol.NewSymbolizer()
+	mod, fn, off, ok := s.KernelSym(addr + 3)
+	if !ok || mod != "vmlinux" || fn != "schedule" || off != 3 {
+		t.Errorf("KernelSym(schedule+3) = %s`%s+%#x %v", mod, fn, off, ok)
+	}
+}
+
+// startBlocked starts a test program that waits on stdin, and waits until
+// it runs the program (not the forked Go child).
+func startBlocked(t *testing.T, path string) *exec.Cmd {
+	t.Helper()
+	cmd := exec.Command(path, "1")
+	if _, err := cmd.StdinPipe(); err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
+	for deadline := time.Now().Add(5 * time.Second); ; time.Sleep(5 * time.Millisecond) {
+		p, err := symbol.ReadProcess(cmd.Process.Pid)
+		if err == nil && p.Exe == path {
+			return cmd
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%s did not start", path)
+		}
+	}
+}
+
+// funcAddr returns the run-time address of a function of one module of p.
+func funcAddr(t *testing.T, p *symbol.Process, module, fn string) uint64 {
+	t.Helper()
+	for _, mod := range p.Modules() {
+		if mod.Name != module {
+			continue
+		}
+		obj, err := symbol.LoadObject(p.OpenPath(mod))
+		if err != nil {
+			t.Fatal(err)
+		}
+		bias, ok := p.Bias(mod, obj)
+		if !ok {
+			t.Fatalf("no bias for %s", module)
+		}
+		v, ok := obj.SymbolValue(fn)
+		if !ok {
+			t.Fatalf("no %s in %s", fn, module)
+		}
+		return v + bias
+	}
+	t.Fatalf("no module %s", module)
+	return 0
+}
+
+// TestUserSymAfterExit resolves addresses of a process's executable and
+// of libc after the process has exited, from the snapshot taken while it
+// ran, and prints them as ustack() frames.
+func TestUserSymAfterExit(t *testing.T) {
+	for _, pie := range []string{"-no-pie", "-pie"} {
+		t.Run(pie, func(t *testing.T) {
+			prog := testprog.BuildWork(t, "-O2", pie)
+			cmd := startBlocked(t, prog)
+			s := symbol.NewSymbolizer()
+			p, err := s.Snapshot(cmd.Process.Pid)
+			if err != nil {
+				t.Fatal(err)
+			}
+			work := funcAddr(t, p, "work", "work")
+			malloc := funcAddr(t, p, "libc.so.6", "malloc")
+			cmd.Process.Kill()
+			cmd.Wait()
+
+			obj, fn, off, ok := s.UserSym(cmd.Process.Pid, work+2)
+			if !ok || obj != prog || fn != "work" || off != 2 {
+				t.Errorf("UserSym(work+2) = %s`%s+%#x %v", obj, fn, off, ok)
+			}
+			if obj, fn, off, ok = s.UserSym(cmd.Process.Pid, malloc); !ok || filepath.Base(obj) != "libc.so.6" || fn != "malloc" || off != 0 {
+				t.Errorf("UserSym(malloc) = %s`%s+%#x %v", obj, fn, off, ok)
+			}
+			if _, _, _, ok = s.UserSym(cmd.Process.Pid, 8); ok {
+				t.Error("UserSym(8) resolved")
+			}
+			var b bytes.Buffer
+			pr := &format.Printer{Sym: s}
+			if err := pr.PrintStack(&b, format.Stack{User: true, PID: cmd.Process.Pid, PCs: []uint64{work + 2, malloc}}); err != nil {
+				t.Fatal(err)
+			}
+			want := fmt.Sprintf("\n%[1]*[2]swork`work+0x2\n%[1]*[2]slibc.so.6`malloc\n", format.DefaultStackIndent, "")
+			if b.String() != want {
+				t.Errorf("ustack printed %q, want %q", b.String(), want)
+			}
+		})
+	}
+}
+
+// TestStripped: an address in an object without symbols resolves to the
+// object alone.
+func TestStripped(t *testing.T) {
+	prog := testprog.BuildWork(t, "-O2", "-s")
+	cmd := startBlocked(t, prog)
+	s := symbol.NewSymbolizer()
+	p, err := s.Snapshot(cmd.Process.Pid)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var text uint64
+	for _, m := range p.Maps {
+		if m.Path == prog && m.Exec() {
+			text = m.Start + 0x10
+		}
+	}
+	obj, fn, _, ok := s.UserSym(cmd.Process.Pid, text)
+	if !ok || obj != prog || fn != "" {
+		t.Errorf("UserSym(stripped text) = %s`%s %v", obj, fn, ok)
+	}
+}
