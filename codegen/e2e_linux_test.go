@@ -155,6 +155,11 @@ printf("[%s] [%s] [%s] [%s] [%s] [%s]\n", substr("foobarbazbop", 3), substr("foo
 		want: "[yfooeyfoo] [yfoo] [] 0\n[barbazbop] [obarbazbop] [] [arba] [zbop] [bo]\n"},
 	{name: "assoc-struct", src: `struct { int index; string s; } command[int]; BEGIN { command[1].index = 7; command[1].s = "hey"; command[2].index = 9; printf("%d %s %d %d\n", command[1].index, command[1].s, command[2].index, command[3].index); }`,
 		want: "7 hey 9 0\n"},
+	{name: "alloca", src: `struct foo { int a; char b; int c; } *ptr; BEGIN { s = (char *)alloca(10); s[1] = 65; *s = 66; ptr = alloca(sizeof(struct foo)); ptr->c = 0x42; ptr->a = 7;
+bcopy(s + 1, s + 2, 1); printf("%d %d %d %d %d\n", s[1], *s, ptr->c, ptr->a, s[2]); }`,
+		want: "65 66 66 7 65\n"},
+	{name: "store-bad-pointer", src: `int *p; BEGIN { p = (int *)64; *p = 1; }`,
+		want: "fault(clause 0, probe 1, code 1, illval 0x40)\n"},
 	{name: "string-compare-vars", src: `BEGIN { a = "abc"; b = "abd"; printf("%d %d %d\n", a == b, a != b, b > a); }`,
 		want: "0 1 1\n"},
 	{name: "struct-members", src: `struct s { int a; char b; long c : 12; unsigned d : 3; int arr[4]; } g; this struct s t;

@@ -106,7 +106,7 @@ func (f *fn) expr(e syntax.Expr) asm.Register {
 	// used, so they are free again afterwards.
 	if t := f.g.info.TypeOf(e); t != nil && t.Kind == TInt {
 		mark := f.temp
-		defer func() { f.temp = mark }()
+		defer func() { f.temp = max(mark, f.tempBase) }()
 	}
 	if x := f.g.info.Expand(e); x != nil {
 		r := f.expr(x)

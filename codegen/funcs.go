@@ -52,10 +52,29 @@ func (f *fn) callExpr(c *syntax.CallExpr) asm.Register {
 		if !ok || n < 0 || n > 4096 {
 			f.fail(c.Args[0], "alloca( ) size must be a constant up to 4096")
 		}
+		// alloca() memory lives until the clause ends.
 		off := f.tmp(uint32(max(n, 8)))
+		f.tempBase = f.temp
 		p := f.alloc()
 		f.scratchPtr(p, off)
 		return p
+	case "bcopy":
+		f.need(c, 3, 3)
+		n, ok := f.constant(c.Args[2])
+		if !ok || n < 0 || n > 4096 {
+			f.fail(c.Args[2], "bcopy( ) size must be a constant up to 4096")
+		}
+		hs := f.hold(f.expr(c.Args[0]), c.Args[1])
+		dst := f.scratchAddr(f.expr(c.Args[1]), uint32(n))
+		src := f.release(hs)
+		addr := f.alloc()
+		f.emit(asm.Mov.Reg(addr, src))
+		f.call(asm.FnProbeReadKernel, reg(dst), imm(n), reg(src))
+		f.checkRead(addr)
+		f.free(addr)
+		r := f.alloc()
+		f.emit(asm.Mov.Imm(r, 0))
+		return r
 	case "lltostr":
 		f.need(c, 1, 1)
 		v := f.expr(c.Args[0])

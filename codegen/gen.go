@@ -19,7 +19,9 @@ const (
 	msTimestamp = 104 // u64 cached timestamp
 	msSpecid    = 112 // u64 current speculation
 	msFaultPC   = 120 // u64 pc of the fault
-	msErrSave   = 128 // u64 saved prid + arg0..arg5 while dt_error runs
+	msErrSave   = 128 // u64 saved prid + arg0..arg5 + epid while dt_error runs
+	msBase      = 192 // u64 address of this scratch area (stored as a number)
+	msLaunder   = 200 // u64 slot that turns a pointer into a plain number
 	mstateSize  = 256
 )
 
@@ -135,12 +137,15 @@ func GenerateClauses(prog []Clause, info Info, opts Options) (spec *Spec, err er
 	opts.defaults()
 	// Pass 1 measures records and temporaries with a provisional layout;
 	// pass 2 generates with the final offsets.
-	g, err := generate(prog, info, opts, ScratchLayout{MState: 0, Output: OutputOffset, Temps: OutputOffset + 1<<20})
+	g, err := generate(prog, info, opts, ScratchLayout{MState: 0, Output: OutputOffset, Temps: OutputOffset + 1<<20, Size: OutputOffset + 2<<20})
 	if err != nil {
 		return nil, err
 	}
 	temps := OutputOffset + align8(g.recMax)
-	final := ScratchLayout{MState: 0, Output: OutputOffset, Temps: temps}
+	// Pass 2 lays out exactly as pass 1 measured; the size is needed
+	// for the bounds checks of stores through alloca() pointers.
+	size := max(align8(g.tempMax-(OutputOffset+1<<20)+temps), temps)
+	final := ScratchLayout{MState: 0, Output: OutputOffset, Temps: temps, Size: size}
 	g2, err := generate(prog, info, opts, final)
 	if err != nil {
 		return nil, err
@@ -245,7 +250,9 @@ func (g *gen) clause(i int, cl Clause) (cs *ClauseSpec, err error) {
 	f.emit(asm.Mov.Reg(regCtx, asm.R1), asm.Mov.Reg(regScratch, asm.R2),
 		// A speculate() in an earlier clause of this firing must not
 		// leak into this clause's records.
-		storeImm(regScratch, int16(g.layout.MState)+msSpecid, 0, asm.DWord))
+		storeImm(regScratch, int16(g.layout.MState)+msSpecid, 0, asm.DWord),
+		// The scratch address as a number, to check pointers into it.
+		asm.StoreMem(regScratch, int16(g.layout.MState)+msBase, regScratch, asm.DWord))
 	f.ret = f.label("ret")
 	if c.Pred != nil {
 		f.pos = c.Pred.Pos()

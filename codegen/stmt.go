@@ -17,7 +17,7 @@ func (f *fn) stmt(s syntax.Stmt) {
 	f.pos = s.Pos()
 	// Temporaries live for one statement (if/else bodies nest inside it).
 	base := f.temp
-	defer func() { f.temp = base }()
+	defer func() { f.temp = max(base, f.tempBase) }()
 	switch s := s.(type) {
 	case *syntax.BlockStmt:
 		f.block(s.List)

@@ -250,7 +250,7 @@ func (f *fn) lvalueOf(e syntax.Expr) lvalue {
 	v := f.g.info.VarOf(e)
 	if v == nil {
 		switch e.(type) {
-		case *syntax.MemberExpr, *syntax.IndexExpr:
+		case *syntax.MemberExpr, *syntax.IndexExpr, *syntax.UnaryExpr:
 			addr, fl := f.memAddr(e)
 			return lvalue{v: &Var{Name: "member", Type: fl.Type}, mem: true, addr: addr, field: fl}
 		}
@@ -276,7 +276,25 @@ func (f *fn) memAddr(e syntax.Expr) (asm.Register, Field) {
 		if v != nil && v.Type.byRef() && (v.Kind == VarGlobal || v.Kind == VarClause) {
 			return f.loadVar(x, v), Field{Type: v.Type}
 		}
+	case *syntax.UnaryExpr:
+		if x.Op == syntax.MUL {
+			t := f.typeOf(x)
+			return f.scratchAddr(f.expr(x.X), storeSize(t)), Field{Type: t}
+		}
 	case *syntax.MemberExpr:
+		if x.Arrow {
+			st := f.typeOf(x.X).Elem
+			fl, ok := st.field(x.Name.Name)
+			if !ok {
+				f.fail(x, "no member %s", x.Name.Name)
+			}
+			p := f.expr(x.X)
+			if fl.Offset != 0 {
+				f.emit(asm.Add.Imm(p, int32(fl.Offset)))
+			}
+			fl.Offset = 0
+			return f.scratchAddr(p, storeSize(fl.Type)+fl.BitOff/8), fl
+		}
 		if !x.Arrow {
 			base, bf := f.memAddr(x.X)
 			fl, ok := bf.Type.field(x.Name.Name)
@@ -301,6 +319,10 @@ func (f *fn) memAddr(e syntax.Expr) (asm.Register, Field) {
 			f.mark(ok)
 			return p, Field{Type: v.Type}
 		}
+		if bt := f.typeOf(x.X); bt.Kind == TPointer {
+			t := f.typeOf(x)
+			return f.scratchAddr(f.addrOf(x), storeSize(t)), Field{Type: t}
+		}
 		if v := f.g.info.VarOf(x.X); v == nil || (v.Kind != VarAssoc && v.Kind != VarTAssoc) {
 			base, bf := f.memAddr(x.X)
 			if bf.Type.Kind == TArray {
@@ -319,6 +341,39 @@ func (f *fn) memAddr(e syntax.Expr) (asm.Register, Field) {
 	}
 	f.fail(e, "invalid assignment target")
 	return 0, Field{}
+}
+
+// storeSize is the number of bytes a store of type t writes.
+func storeSize(t *Type) uint32 {
+	if t.Kind == TPointer || t.Size == 0 {
+		return 8
+	}
+	return t.Size
+}
+
+// scratchAddr turns an address (in a register, consumed) into a pointer
+// the verifier accepts for a store of size bytes: the address must lie
+// within the scratch temporaries, where alloca() memory is; anything
+// else faults with "invalid address". DTrace only lets a program store
+// through pointers to memory it allocated.
+func (f *fn) scratchAddr(a asm.Register, size uint32) asm.Register {
+	ms := int16(f.g.layout.MState)
+	lo, hi := int32(f.g.layout.Temps), int32(f.g.layout.Size)-int32(size)
+	// Through memory the value becomes a plain number even when a is a
+	// pointer the verifier tracks.
+	f.emit(asm.StoreMem(regScratch, ms+msLaunder, a, asm.DWord), asm.LoadMem(a, regScratch, ms+msLaunder, asm.DWord))
+	off := f.alloc()
+	f.emit(asm.LoadMem(off, regScratch, ms+msBase, asm.DWord), asm.Neg.Imm(off, 0), asm.Add.Reg(off, a))
+	bad, ok := f.label("badst"), f.label("stok")
+	f.emit(asm.JSLT.Imm(off, lo, bad), asm.JSGT.Imm(off, hi, bad), asm.Ja.Label(ok))
+	f.mark(bad)
+	f.fault(FaultBadAddr, a, true)
+	f.mark(ok)
+	f.free(a)
+	p := f.alloc()
+	f.emit(asm.Mov.Reg(p, regScratch), asm.Add.Reg(p, off))
+	f.free(off)
+	return p
 }
 
 // loadMem reads the member lv designates.
