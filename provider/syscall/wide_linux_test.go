@@ -5,6 +5,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/cilium/ebpf"
+
 	"github.com/dtrace-go/dtrace/codegen"
 	"github.com/dtrace-go/dtrace/loader"
 	"github.com/dtrace-go/dtrace/provider"
@@ -62,5 +64,58 @@ func TestSysnums(t *testing.T) {
 	}
 	if len(unknown) > 5 {
 		t.Errorf("%d of %d system calls without a number: %v", len(unknown), len(all), unknown)
+	}
+}
+
+// TestWideChoice checks which probes go wide: those of a description that
+// matches more than WideThreshold probes, whichever clause named them
+// first, and never those of the registry's own listing.
+func TestWideChoice(t *testing.T) {
+	if runtime.GOARCH != "amd64" {
+		t.Skip("system call numbers are known on amd64 only")
+	}
+	tests := []struct {
+		descs    []string
+		narrow   []string // probes that stay on their own tracepoint
+		wideRead bool
+	}{
+		{[]string{"syscall::read:entry", "syscall::write:"}, nil, false},
+		{[]string{"syscall::read:entry", "syscall:::entry"}, nil, true},
+		{[]string{"syscall::read:entry", "syscall::*stat*:entry"}, []string{"read"}, false},
+	}
+	for _, tt := range tests {
+		pv := syscall.New()
+		reg := provider.NewRegistry(dtraceprov.New(), pv)
+		if _, err := reg.List(); err != nil {
+			t.Fatal(err)
+		}
+		var probes []*provider.Probe
+		for _, s := range tt.descs {
+			d, err := provider.ParseDesc(s)
+			if err != nil {
+				t.Fatal(err)
+			}
+			ps, err := reg.Match(d)
+			if err != nil {
+				t.Fatal(err)
+			}
+			probes = append(probes, ps...)
+		}
+		nwide := 0
+		for _, p := range probes {
+			wide := pv.Program(p).Type == ebpf.RawTracepoint
+			if p.Function == "read" && wide != tt.wideRead {
+				t.Errorf("%v: read wide = %v", tt.descs, wide)
+			}
+			if wide {
+				nwide++
+			}
+		}
+		if want := len(probes) - len(tt.narrow); tt.wideRead && nwide != want {
+			t.Errorf("%v: %d of %d probes wide", tt.descs, nwide, len(probes))
+		}
+		if !tt.wideRead && len(tt.narrow) > 0 && nwide <= syscall.WideThreshold {
+			t.Errorf("%v: only %d probes wide", tt.descs, nwide)
+		}
 	}
 }
