@@ -51,9 +51,10 @@ typedef id_t poolid_t;
 typedef id_t zoneid_t;
 
 /*
- * A process. Sizes, CPU and memory percentages, the argument and
- * environment vectors and times are not filled (they read as 0); pr_lwp
- * is not filled either: use curlwpsinfo.
+ * A process. Sizes, CPU and memory percentages and times are not filled
+ * (translating them is an error), nor is pr_lwp: use curlwpsinfo. On
+ * Linux pr_argv and pr_envp are the addresses of the argument and
+ * environment strings, not of vectors of pointers to them.
  */
 typedef struct psinfo {
 	int pr_flag;			/* process flags */
@@ -117,6 +118,17 @@ translator psinfo_t < struct task_struct *T > {
 	pr_addr = (uintptr_t)T;
 	pr_ttydev = T->signal->tty != NULL ? T->signal->tty : (struct tty_struct *)-1;
 	pr_fname = T->comm;
+	/*
+	 * Only the current process's memory can be read: its first argument
+	 * (Linux keeps the arguments as strings one after another, with no
+	 * vector to count). For any other task, and for kernel threads, the
+	 * name it runs as.
+	 */
+	pr_psargs = T == curthread && T->mm != NULL ?
+	    copyinstr(T->mm->arg_start, 80) : stringof(T->comm);
+	pr_argc = 0;
+	pr_argv = T->mm != NULL ? T->mm->arg_start : 0;
+	pr_envp = T->mm != NULL ? T->mm->env_start : 0;
 	pr_wstat = 0;
 	pr_dmodel = PR_MODEL_LP64;
 	pr_taskid = 0;
