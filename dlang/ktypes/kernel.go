@@ -62,8 +62,9 @@ func New(src Source) *Types {
 
 var _ check.Kernel = (*Types)(nil)
 
-// Err returns the error that loading the kernel's BTF gave, or nil.
-// Lookups report a type that could not be loaded as absent; Err tells why.
+// Err loads the kernel's BTF if no lookup has yet and returns the error
+// that gave, or nil. Lookups report a type that could not be loaded as
+// absent; Err tells why.
 func (k *Types) Err() error {
 	k.mu.Lock()
 	defer k.mu.Unlock()
