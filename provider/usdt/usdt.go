@@ -50,6 +50,9 @@ type Provider struct {
 	// processes and the given paths, by path; names are their providers.
 	objects map[string][]string
 	names   map[string]bool
+	// made says that probes have been made, which descriptions with an
+	// empty provider field then match.
+	made bool
 }
 
 // New returns the USDT provider. Objects named in paths are searched for
@@ -70,7 +73,12 @@ func (pv *Provider) Claims(pattern string) bool {
 		return true
 	}
 	if pattern == "" {
-		return true
+		// An empty provider field (BEGIN, :::entry) would otherwise scan
+		// every process for every script; it matches the probes made by
+		// other descriptions only.
+		pv.mu.Lock()
+		defer pv.mu.Unlock()
+		return pv.made
 	}
 	pv.scan()
 	pv.mu.Lock()
@@ -172,9 +180,9 @@ func (pv *Provider) scan() {
 // provider field ends in a live process's id, those of every object found
 // otherwise.
 func (pv *Provider) Probes(d provider.Desc) ([]*provider.Probe, error) {
-	if d.Provider == "" && d.Module == "" && d.Function == "" && d.Name == "" {
-		// The standing probes: none until a description asks, so that
-		// merely opening a session scans nothing.
+	if d.Provider == "" {
+		// The standing probes (dtrace -l) and descriptions without a
+		// provider: none but those made before (see Claims).
 		return nil, nil
 	}
 	if name, p, ok := splitPID(d.Provider); ok {
@@ -209,7 +217,16 @@ func (pv *Provider) Probes(d provider.Desc) ([]*provider.Probe, error) {
 		}
 		out = append(out, probes...)
 	}
+	pv.noteMade(out)
 	return out, nil
+}
+
+func (pv *Provider) noteMade(probes []*provider.Probe) {
+	if len(probes) > 0 {
+		pv.mu.Lock()
+		pv.made = true
+		pv.mu.Unlock()
+	}
 }
 
 func (pv *Provider) processProbes(d provider.Desc, name string, p int) ([]*provider.Probe, error) {
@@ -243,6 +260,7 @@ func (pv *Provider) processProbes(d provider.Desc, name string, p int) ([]*provi
 		}
 		out = append(out, probes...)
 	}
+	pv.noteMade(out)
 	return out, nil
 }
 

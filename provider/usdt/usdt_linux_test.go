@@ -105,6 +105,9 @@ func trace(t *testing.T, target int, src string, run func(), provs ...provider.P
 			break
 		}
 	}
+	if err := h.PrintAggregations(&out); err != nil {
+		t.Fatal(err)
+	}
 	var lines []string
 	for _, l := range strings.Split(out.String(), "\n") {
 		if l != "" {
