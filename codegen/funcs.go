@@ -110,7 +110,10 @@ func (f *fn) callExpr(c *syntax.CallExpr) asm.Register {
 			f.movImm(n, int64(f.g.opts.StrSize))
 		}
 		return f.substr(str, idx, n)
-	case "strtok", "index", "rindex", "strstr", "basename", "dirname":
+	case "basename", "dirname":
+		f.need(c, 1, 1)
+		return f.pathPart(f.expr(c.Args[0]), id.Name == "dirname")
+	case "strtok", "index", "rindex", "strstr":
 		f.fail(c, "subroutine %s( ) is not supported yet", id.Name)
 	}
 	if f.action(c, id.Name) {
@@ -158,6 +161,84 @@ func (f *fn) strchr(s, c asm.Register, last bool) asm.Register {
 	f.emit(asm.Mov.Imm(res, 0))
 	f.mark(none)
 	return res
+}
+
+// pathPart implements basename() and dirname() as DTrace does. One
+// forward pass over a copy of the path finds the last run of non-slash
+// characters (the base: firstbase..lastbase, firstbase -1 when no slash
+// precedes it) and the end of the run before it (lastdir); the positions
+// live in scratch slots so the verifier does not fork on them.
+func (f *fn) pathPart(s asm.Register, dir bool) asm.Register {
+	n := f.g.strBuf()
+	src := f.strCopy(s, n)
+	ln := f.result()
+	st := f.tmp(24) // lastbase, firstbase, lastdir
+	lastbase, firstbase, lastdir := int16(st), int16(st+8), int16(st+16)
+	f.emit(storeImm(regScratch, lastbase, -1, asm.DWord), storeImm(regScratch, firstbase, -1, asm.DWord),
+		storeImm(regScratch, lastdir, -1, asm.DWord))
+	empty := f.label("ppempty")
+	f.emit(asm.Sub.Imm(ln, 1), asm.JSLE.Imm(ln, 0, empty))
+	i, ch, prev := f.alloc(), f.alloc(), f.alloc()
+	loop, done, next, cont := f.label("pploop"), f.label("ppdone"), f.label("ppnext"), f.label("ppcont")
+	f.emit(asm.Mov.Imm(i, 0), asm.Mov.Imm(prev, '/'))
+	f.mark(loop)
+	f.emit(asm.JGE.Imm(i, int32(n-1), done), asm.JGE.Reg(i, ln, done))
+	f.scratchPtr(ch, src)
+	f.emit(asm.Add.Reg(ch, i), asm.LoadMem(ch, ch, 0, asm.Byte),
+		asm.JEq.Imm(ch, '/', next),
+		asm.JNE.Imm(prev, '/', cont),
+		// A new run of non-slash characters starts at i.
+		asm.LoadMem(asm.R0, regScratch, lastbase, asm.DWord),
+		asm.StoreMem(regScratch, lastdir, asm.R0, asm.DWord),
+		storeImm(regScratch, firstbase, -1, asm.DWord),
+		asm.JEq.Imm(i, 0, cont),
+		asm.StoreMem(regScratch, firstbase, i, asm.DWord))
+	f.mark(cont)
+	f.emit(asm.StoreMem(regScratch, lastbase, i, asm.DWord))
+	f.mark(next)
+	f.emit(asm.Mov.Reg(prev, ch), asm.Add.Imm(i, 1), asm.Ja.Label(loop))
+	f.mark(done)
+	f.free(i, ch, prev)
+	// start and end of the result, in src; R0 is a temporary.
+	start, end := f.alloc(), f.alloc()
+	dot, cp := f.label("ppdot"), f.label("ppcopy")
+	f.emit(asm.LoadMem(end, regScratch, lastbase, asm.DWord), asm.LoadMem(start, regScratch, firstbase, asm.DWord))
+	allSlash := f.label("ppslash")
+	f.emit(asm.JSLT.Imm(end, 0, allSlash))
+	if dir {
+		// No slash before the base: ".". Else up to lastdir (0 for "/x").
+		f.emit(asm.JSLT.Imm(start, 0, dot), asm.LoadMem(end, regScratch, lastdir, asm.DWord),
+			asm.Mov.Imm(start, 0), asm.JSGE.Imm(end, 0, cp), asm.Mov.Imm(end, 0), asm.Ja.Label(cp))
+	} else {
+		f.emit(asm.JSGE.Imm(start, 0, cp), asm.Mov.Imm(start, 0), asm.Ja.Label(cp))
+	}
+	f.mark(allSlash)
+	f.emit(asm.Mov.Imm(start, 0), asm.Mov.Imm(end, 0), asm.Ja.Label(cp))
+	f.mark(empty)
+	f.mark(dot)
+	f.free(ln)
+	// "." written over the copy, then taken as the whole result.
+	f.emit(storeImm(regScratch, int16(src), '.', asm.Half), asm.Mov.Imm(start, 0), asm.Mov.Imm(end, 0))
+	f.mark(cp)
+	// Bounds for the verifier: 0 <= start <= end < strsize.
+	size := int32(f.g.opts.StrSize)
+	fix := f.label("ppfix")
+	f.emit(asm.Sub.Reg(end, start), asm.Add.Imm(end, 2),
+		asm.JSLT.Imm(start, 0, fix), asm.JSGE.Imm(start, size, fix),
+		asm.JSLT.Imm(end, 1, fix), asm.JSGT.Imm(end, size+1, fix), asm.Ja.Label(f.pendLabel("ppok")))
+	f.mark(fix)
+	f.emit(asm.Mov.Imm(start, 0), asm.Mov.Imm(end, 1))
+	f.markPending()
+	dst := f.tmp(n)
+	f.emit(storeImm(regScratch, int16(dst), 0, asm.Byte))
+	p := f.alloc()
+	f.scratchPtr(p, src)
+	f.emit(asm.Add.Reg(p, start))
+	f.free(start)
+	f.call(asm.FnProbeReadKernelStr, scr(dst), reg(end), reg(p))
+	r := f.alloc()
+	f.scratchPtr(r, dst)
+	return r
 }
 
 // substr implements substr(s, index, remaining) with dtrace's clamping

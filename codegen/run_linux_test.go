@@ -127,7 +127,7 @@ func loadSpec(t testing.TB, spec *Spec) *runner {
 	}
 	prog, err := ebpf.NewProgramWithOptions(&ebpf.ProgramSpec{
 		Type: ebpf.RawTracepoint, Instructions: insns, License: "GPL",
-	}, ebpf.ProgramOptions{LogLevel: ebpf.LogLevelBranch | ebpf.LogLevelStats, LogSizeStart: 1 << 29})
+	}, ebpf.ProgramOptions{LogDisabled: os.Getenv("CODEGEN_NOLOG") != ""})
 	if err != nil {
 		var ve *ebpf.VerifierError
 		if errors.As(err, &ve) {
