@@ -161,7 +161,9 @@ func (pv *Provider) Probes(d provider.Desc) ([]*provider.Probe, error) {
 	}
 	prov := "pid" + strconv.Itoa(pid)
 	var out []*provider.Probe
-	for _, mod := range proc.Modules() {
+	// Libraries not mapped yet (a -c process held before the dynamic
+	// linker ran) are probed by file all the same.
+	for _, mod := range append(proc.Modules(), proc.PendingModules()...) {
 		openPath := proc.OpenPath(mod)
 		obj, err := symbol.LoadObject(openPath)
 		if err != nil || !ModuleMatches(d.Module, mod, obj.Soname) {

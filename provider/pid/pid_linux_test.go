@@ -4,12 +4,17 @@ package pid_test
 
 import (
 	"bytes"
+	"fmt"
 	"io"
 	"os/exec"
+	"runtime"
+	"syscall"
 	"strconv"
 	"strings"
 	"testing"
 	"time"
+
+	"golang.org/x/sys/unix"
 
 	"github.com/dtrace-go/dtrace/dtrace"
 	"github.com/dtrace-go/dtrace/internal/testprog"
@@ -200,5 +205,66 @@ func TestProbes(t *testing.T) {
 	}
 	if _, err := pv.Probes(provider.Desc{Provider: "pid" + pidStr, Function: "work", Name: "bogus"}); err == nil {
 		t.Error("probe name bogus: no error")
+	}
+}
+
+// startStopped starts a program held by ptrace right after exec, before
+// the dynamic linker has mapped any library, as dtrace -c does. detach
+// lets it run.
+func startStopped(t *testing.T, path string, args ...string) (s *started, detach func()) {
+	t.Helper()
+	s = &started{cmd: exec.Command(path, args...)}
+	s.cmd.Stdout = &s.out
+	var err error
+	if s.stdin, err = s.cmd.StdinPipe(); err != nil {
+		t.Fatal(err)
+	}
+	s.cmd.SysProcAttr = &syscall.SysProcAttr{Ptrace: true}
+	startErr := make(chan error)
+	release := make(chan struct{})
+	go func() {
+		// ptrace requests must come from the thread that started the child.
+		runtime.LockOSThread()
+		if err := s.cmd.Start(); err != nil {
+			startErr <- err
+			return
+		}
+		var ws unix.WaitStatus
+		if _, err := unix.Wait4(s.cmd.Process.Pid, &ws, unix.WALL, nil); err != nil || !ws.Stopped() {
+			startErr <- fmt.Errorf("no stop after exec: %v", err)
+			return
+		}
+		startErr <- nil
+		<-release
+		unix.PtraceDetach(s.cmd.Process.Pid)
+	}()
+	if err := <-startErr; err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { s.cmd.Process.Kill() })
+	return s, func() { close(release) }
+}
+
+// TestLibraryBeforeLoad probes a libc function of a process that has not
+// loaded libc yet.
+func TestLibraryBeforeLoad(t *testing.T) {
+	prog := testprog.BuildWork(t, "-O0")
+	p, detach := startStopped(t, prog, "5")
+	if proc, err := symbol.ReadProcess(p.cmd.Process.Pid); err != nil {
+		t.Fatal(err)
+	} else {
+		for _, m := range proc.Modules() {
+			if m.Name == "libc.so.6" {
+				t.Fatal("libc is mapped already: the test tests nothing")
+			}
+		}
+	}
+	pv := named{pid.New(nil), "pid" + strconv.Itoa(p.cmd.Process.Pid)}
+	out := trace(t, p.cmd.Process.Pid, "pid$target:libc.so.6:atoi:entry { @ = count(); }", func() {
+		detach()
+		p.release(t)
+	}, pv)
+	if got := aggValue(t, out); got != 1 {
+		t.Errorf("atoi called %d times, want 1", got)
 	}
 }
