@@ -163,7 +163,7 @@ bcopy(s + 1, s + 2, 1); printf("%d %d %d %d %d\n", s[1], *s, ptr->c, ptr->a, s[2
 	{name: "basename", src: `BEGIN { printf("[%s] [%s] [%s] [%s] [%s] [%s] [%s]\n", basename("/foo/bar/baz"), basename("/foo/bar///"), basename("baz"), basename(""), basename("///"), basename("/x"), basename("a/b")); }`,
 		want: "[baz] [bar] [baz] [.] [/] [x] [b]\n"},
 	{name: "dirname", src: `BEGIN { printf("[%s] [%s] [%s] [%s] [%s] [%s] [%s]\n", dirname("/foo/bar/baz"), dirname("/foo/bar///"), dirname("baz"), dirname(""), dirname("///"), dirname("/x"), dirname("a//b")); }`,
-		want: "[/foo] [/foo] [.] [.] [/] [/] [a]\n"},
+		want: "[/foo/bar] [/foo] [.] [.] [/] [/] [a]\n"},
 	{name: "string-compare-vars", src: `BEGIN { a = "abc"; b = "abd"; printf("%d %d %d\n", a == b, a != b, b > a); }`,
 		want: "0 1 1\n"},
 	{name: "struct-members", src: `struct s { int a; char b; long c : 12; unsigned d : 3; int arr[4]; } g; this struct s t;
