@@ -34,7 +34,7 @@ func TestKernelSymbols(t *testing.T) {
 }
 
 // startBlocked starts a test program that waits on stdin, and waits until
-// it runs the program (not the forked Go child).
+// it runs the program (not the forked Go child) with libc loaded.
 func startBlocked(t *testing.T, path string) *exec.Cmd {
 	t.Helper()
 	cmd := exec.Command(path, "1")
@@ -48,7 +48,11 @@ func startBlocked(t *testing.T, path string) *exec.Cmd {
 	for deadline := time.Now().Add(5 * time.Second); ; time.Sleep(5 * time.Millisecond) {
 		p, err := symbol.ReadProcess(cmd.Process.Pid)
 		if err == nil && p.Exe == path {
-			return cmd
+			for _, m := range p.Modules() {
+				if m.Name == "libc.so.6" {
+					return cmd
+				}
+			}
 		}
 		if time.Now().After(deadline) {
 			t.Fatalf("%s did not start", path)

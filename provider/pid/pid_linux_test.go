@@ -8,9 +8,9 @@ import (
 	"io"
 	"os/exec"
 	"runtime"
-	"syscall"
 	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
