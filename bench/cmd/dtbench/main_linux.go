@@ -40,7 +40,7 @@ type config struct {
 	dtrace, bpftrace string
 	startupRounds    int
 	rounds           int
-	m                int64
+	m, wideM         int64
 	cpu              int
 	only             map[string]bool
 	timeout          time.Duration
@@ -63,6 +63,7 @@ func main() {
 	flag.IntVar(&c.startupRounds, "startup-rounds", 20, "rounds of the start-up benchmark")
 	flag.IntVar(&c.rounds, "rounds", 5, "rounds of the per-event and attach benchmarks")
 	flag.Int64Var(&c.m, "m", 2000000, "getppid() calls per loop run")
+	flag.Int64Var(&c.wideM, "wide-m", 200000, "getppid() calls per loop run under the wide descriptions")
 	flag.IntVar(&c.cpu, "cpu", runtime.NumCPU()-1, "CPU to pin the loop program to (-1: none)")
 	flag.StringVar(&only, "only", "startup,event,attach,wide", "benchmarks to run, comma-separated")
 	flag.DurationVar(&c.timeout, "timeout", 120*time.Second, "longest wait for a tracer to become ready or to exit")
@@ -226,6 +227,9 @@ func header(c *config) {
 	fmt.Printf("ours:   %s (%s)\n", c.dtrace, strings.TrimSpace(string(rev)))
 	fmt.Printf("theirs: %s (%s)\n", c.bpftrace, strings.TrimSpace(string(bv)))
 	fmt.Printf("loop:   %s, M=%d getppid() calls, pinned to CPU %d\n", c.loop[0], c.m, c.cpu)
+	if la, err := os.ReadFile("/proc/loadavg"); err == nil {
+		fmt.Printf("load average at start: %s\n", strings.Join(strings.Fields(string(la))[:3], " "))
+	}
 }
 
 func utsString(b []int8) string {
@@ -378,26 +382,61 @@ func startTracer(c *config, t tracer) (*running, time.Duration, error) {
 	}
 }
 
+// errHung marks a tracer that did not exit after SIGINT: the sample is
+// dropped with a warning, the run goes on.
+var errHung = errors.New("did not exit after SIGINT")
+
 // stop sends SIGINT and waits for the tracer to print its aggregations
-// and exit; it returns how long that took and the tracer's CPU time.
+// and exit; it returns how long that took and the tracer's CPU time. A
+// tracer still running 30 s later gets SIGINT again (every 30 s), and is
+// killed after c.timeout.
 func (r *running) stop(c *config) (time.Duration, usage, error) {
 	t := time.Now()
 	r.cmd.Process.Signal(syscall.SIGINT)
-	select {
-	case <-r.done:
-	case <-time.After(c.timeout):
-		r.cmd.Process.Kill()
-		<-r.done
-		r.cmd.Wait()
-		return 0, usage{}, fmt.Errorf("%s did not exit %s after SIGINT", r.t.name, c.timeout)
+	deadline := time.After(c.timeout)
+	tick := time.NewTicker(30 * time.Second)
+	defer tick.Stop()
+	var hung string
+wait:
+	for {
+		select {
+		case <-r.done:
+			break wait
+		case <-tick.C:
+			hung = procState(r.cmd.Process.Pid)
+			r.cmd.Process.Signal(syscall.SIGINT)
+		case <-deadline:
+			hung = procState(r.cmd.Process.Pid)
+			r.cmd.Process.Kill()
+			<-r.done
+			r.cmd.Wait()
+			return 0, usage{}, fmt.Errorf("%s %w within %s (%s)", r.t.name, errHung, c.timeout, hung)
+		}
 	}
 	err := r.cmd.Wait()
 	d := time.Since(t)
 	if err != nil && !isSigint(err) {
 		return d, usage{}, fmt.Errorf("%s: %v\n%s", r.t.name, err, r.stderr.String())
 	}
+	if hung != "" {
+		fmt.Printf("   note: %s needed SIGINT again after 30 s (%s)\n", r.t.name, hung)
+	}
 	ru := r.cmd.ProcessState.SysUsage().(*syscall.Rusage)
 	return d, usage{wall: time.Since(r.start), cpu: time.Duration(ru.Utime.Nano() + ru.Stime.Nano()), rssKB: ru.Maxrss}, nil
+}
+
+// procState describes a process that does not exit: its state and where
+// it waits in the kernel.
+func procState(pid int) string {
+	st, _ := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
+	state := ""
+	for _, line := range strings.Split(string(st), "\n") {
+		if strings.HasPrefix(line, "State:") {
+			state = strings.TrimSpace(strings.TrimPrefix(line, "State:"))
+		}
+	}
+	wchan, _ := os.ReadFile(fmt.Sprintf("/proc/%d/wchan", pid))
+	return fmt.Sprintf("state %s, wchan %s", state, wchan)
 }
 
 func isSigint(err error) bool {
@@ -479,15 +518,15 @@ type eventResult struct {
 // so on, c.rounds times. A traced run's overhead is its CPU time minus the
 // mean of the untraced runs just before and after it, which cancels the
 // slow drift of a busy machine.
-func measureEvents(c *config, ts []tracer) ([]loopRun, []*eventResult, error) {
-	if _, err := runLoop(c, c.m/10); err != nil { // warm-up
+func measureEvents(c *config, m int64, ts []tracer) ([]loopRun, []*eventResult, error) {
+	if _, err := runLoop(c, m/10); err != nil { // warm-up
 		return nil, nil, err
 	}
 	res := make([]*eventResult, len(ts))
 	for i, t := range ts {
 		res[i] = &eventResult{name: t.name}
 	}
-	u, err := runLoop(c, c.m)
+	u, err := runLoop(c, m)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -498,15 +537,17 @@ func measureEvents(c *config, ts []tracer) ([]loopRun, []*eventResult, error) {
 			if err != nil {
 				return nil, nil, err
 			}
-			d, lerr := runLoop(c, c.m)
+			d, lerr := runLoop(c, m)
 			_, _, serr := r.stop(c)
 			if lerr != nil {
 				return nil, nil, lerr
 			}
-			if serr != nil {
+			if errors.Is(serr, errHung) {
+				fmt.Printf("   WARNING: %v\n", serr)
+			} else if serr != nil {
 				return nil, nil, serr
 			}
-			after, err := runLoop(c, c.m)
+			after, err := runLoop(c, m)
 			if err != nil {
 				return nil, nil, err
 			}
@@ -516,7 +557,7 @@ func measureEvents(c *config, ts []tracer) ([]loopRun, []*eventResult, error) {
 			res[i].runs = append(res[i].runs, d)
 			res[i].diffs = append(res[i].diffs, d.cpu-(before.cpu+after.cpu)/2)
 			res[i].counted = append(res[i].counted, n)
-			if n < c.m {
+			if n < m {
 				res[i].bad++
 			}
 			if c.verbose {
@@ -528,7 +569,7 @@ func measureEvents(c *config, ts []tracer) ([]loopRun, []*eventResult, error) {
 	return base, res, nil
 }
 
-func printEvents(c *config, base []loopRun, res []*eventResult) map[string]float64 {
+func printEvents(c *config, m int64, base []loopRun, res []*eventResult) map[string]float64 {
 	cpus := func(rs []loopRun) (cpu, wall []time.Duration) {
 		for _, r := range rs {
 			cpu, wall = append(cpu, r.cpu), append(wall, r.wall)
@@ -541,11 +582,11 @@ func printEvents(c *config, base []loopRun, res []*eventResult) map[string]float
 	over := make(map[string]float64)
 	for _, r := range res {
 		rc, rw := cpus(r.runs)
-		o := float64(median(r.diffs)) / float64(c.m)
+		o := float64(median(r.diffs)) / float64(m)
 		over[r.name] = o
 		note := ""
 		if r.bad > 0 {
-			note = fmt.Sprintf("  WARNING: %d/%d runs counted fewer than M events %v", r.bad, len(r.runs), r.counted)
+			note = fmt.Sprintf("  WARNING: %d/%d runs counted fewer than M events under their key %v (-1: key absent)", r.bad, len(r.runs), r.counted)
 		}
 		fmt.Printf("   %-36s %12s %12s %14.1f%s\n", r.name, ms(median(rc)), ms(median(rw)), o, note)
 	}
@@ -599,11 +640,11 @@ func benchEvent(c *config) error {
 			`BEGIN { printf("ready\n"); } tracepoint:syscalls:sys_enter_getppid { @[comm] = count(); }`}, loopName, false},
 		{floorGetppid, []string{c.self, "-floor"}, "", false},
 	})
-	base, res, err := measureEvents(c, ts)
+	base, res, err := measureEvents(c, c.m, ts)
 	if err != nil {
 		return err
 	}
-	over := printEvents(c, base, res)
+	over := printEvents(c, c.m, base, res)
 	o, b, f := get(over, oursGetppid), get(over, bpfGetppid), get(over, floorGetppid)
 	fmt.Printf("   ratios: ours/bpftrace %s, ours/floor %s, bpftrace/floor %s\n", ratio(o, b), ratio(o, f), ratio(b, f))
 	if c.noSyscall == "" {
@@ -616,14 +657,14 @@ func benchEvent(c *config) error {
 // the attach benchmark: every system call is traced, the loop's getppid()
 // calls among them.
 func benchWide(c *config) error {
-	fmt.Printf("\n== 2b. per-event overhead, wide descriptions: %d rounds of M=%d getppid() calls, alternating\n", c.rounds, c.m)
+	fmt.Printf("\n== 2b. per-event overhead, wide descriptions: %d rounds of M=%d getppid() calls, alternating\n", c.rounds, c.wideM)
 	printWideCommands()
 	ts := available(c, wideTracers(c))
-	base, res, err := measureEvents(c, ts)
+	base, res, err := measureEvents(c, c.wideM, ts)
 	if err != nil {
 		return err
 	}
-	over := printEvents(c, base, res)
+	over := printEvents(c, c.wideM, base, res)
 	o, b, r := get(over, oursWide), get(over, bpfWide), get(over, bpfRaw)
 	fmt.Printf("   ratios: ours/bpftrace(sys_enter_*) %s, ours/bpftrace(raw_syscalls) %s\n", ratio(o, b), ratio(o, r))
 	return nil
@@ -657,7 +698,10 @@ func benchAttach(c *config) error {
 			if lerr != nil {
 				return lerr
 			}
-			if serr != nil {
+			if errors.Is(serr, errHung) {
+				fmt.Printf("   WARNING: round %d: %v; sample dropped\n", round, serr)
+				continue
+			} else if serr != nil {
 				return serr
 			}
 			n := r.count()
@@ -680,7 +724,7 @@ func benchAttach(c *config) error {
 		a := accs[i]
 		note := ""
 		if a.bad > 0 {
-			note = fmt.Sprintf("  WARNING: %d runs missed getppid calls made after ready", a.bad)
+			note = fmt.Sprintf("  WARNING: in %d runs the getppid calls made after ready were not counted under %q", a.bad, t.key)
 		}
 		readyAt[t.name], exitAt[t.name] = float64(median(a.ready)), float64(median(a.exit))
 		fmt.Printf("   %-36s %10s %10s %10s %6.1f MB%s\n", t.name, ms(median(a.ready)), ms(median(a.exit)), ms(median(a.cpu)), float64(medianInt(a.rss))/1024, note)
