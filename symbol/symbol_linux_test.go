@@ -7,8 +7,12 @@ import (
 	"fmt"
 	"os/exec"
 	"path/filepath"
+	"runtime"
+	"syscall"
 	"testing"
 	"time"
+
+	"golang.org/x/sys/unix"
 
 	"github.com/dtrace-go/dtrace/format"
 	"github.com/dtrace-go/dtrace/internal/testprog"
@@ -145,5 +149,70 @@ func TestStripped(t *testing.T) {
 	obj, fn, _, ok := s.UserSym(cmd.Process.Pid, text)
 	if !ok || obj != prog || fn != "" {
 		t.Errorf("UserSym(stripped text) = %s`%s %v", obj, fn, ok)
+	}
+}
+
+// TestWatch: a process snapshot before the dynamic linker ran (as dtrace
+// -c holds it) resolves libc addresses after it exits, because the
+// Symbolizer follows its mappings while it lives.
+func TestWatch(t *testing.T) {
+	prog := testprog.BuildWork(t, "-O2")
+	cmd := exec.Command(prog, "1")
+	stdin, err := cmd.StdinPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmd.SysProcAttr = &syscall.SysProcAttr{Ptrace: true}
+	started := make(chan error)
+	release := make(chan struct{})
+	go func() {
+		runtime.LockOSThread() // ptrace requests come from the tracer thread
+		if err := cmd.Start(); err != nil {
+			started <- err
+			return
+		}
+		var ws unix.WaitStatus
+		_, err := unix.Wait4(cmd.Process.Pid, &ws, unix.WALL, nil)
+		started <- err
+		<-release
+		unix.PtraceDetach(cmd.Process.Pid)
+	}()
+	if err := <-started; err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { cmd.Process.Kill() })
+	s := symbol.NewSymbolizer()
+	defer s.Close()
+	p, err := s.Snapshot(cmd.Process.Pid)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, m := range p.Modules() {
+		if m.Name == "libc.so.6" {
+			t.Fatal("libc mapped before the process ran")
+		}
+	}
+	close(release)
+	var malloc uint64
+	for deadline := time.Now().Add(5 * time.Second); malloc == 0; time.Sleep(time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatal("libc never mapped")
+		}
+		q, err := symbol.ReadProcess(cmd.Process.Pid)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, m := range q.Modules() {
+			if m.Name == "libc.so.6" {
+				malloc = funcAddr(t, q, "libc.so.6", "malloc")
+			}
+		}
+	}
+	// Longer than the longest interval between two reads.
+	time.Sleep(300 * time.Millisecond)
+	stdin.Write([]byte{'\n'})
+	cmd.Wait()
+	if _, fn, _, ok := s.UserSym(cmd.Process.Pid, malloc); !ok || fn != "malloc" {
+		t.Errorf("UserSym(malloc) after exit = %q, %v", fn, ok)
 	}
 }

@@ -7,13 +7,17 @@ import (
 
 // Symbolizer resolves kernel and user addresses for the output layer
 // (format.Symbolizer). Kernel symbols are read on first use. A process's
-// mappings are read when Snapshot is called for it, or on its first
-// lookup; a lookup that misses (a library loaded later) reads them again
-// while the process lives, at most once a second. It is safe for
-// concurrent use.
+// mappings are read when Snapshot is called for it, and then again while
+// it lives (often at first, as a process held after exec maps its
+// libraries as soon as it runs, then every 200ms), so that a process that
+// exits before its records are consumed still resolves; a process never
+// snapshot is read on its first lookup, and again on a lookup that misses.
+// It is safe for concurrent use.
 type Symbolizer struct {
-	mu    sync.Mutex
-	procs map[int]*procEntry
+	mu       sync.Mutex
+	procs    map[int]*procEntry
+	watching map[int]bool
+	closed   chan struct{}
 	// kernel overrides KernelSymbols, for tests.
 	kernel *Kallsyms
 }
@@ -25,7 +29,61 @@ type procEntry struct {
 
 // NewSymbolizer returns an empty Symbolizer.
 func NewSymbolizer() *Symbolizer {
-	return &Symbolizer{procs: map[int]*procEntry{}}
+	return &Symbolizer{procs: map[int]*procEntry{}, watching: map[int]bool{}, closed: make(chan struct{})}
+}
+
+// Close stops following processes.
+func (s *Symbolizer) Close() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	select {
+	case <-s.closed:
+	default:
+		close(s.closed)
+	}
+}
+
+// watch re-reads the mappings of pid until it exits or s is closed. A
+// zombie's maps are empty: the last snapshot with mappings stays.
+func (s *Symbolizer) watch(pid int) {
+	wait := time.Millisecond
+	for {
+		select {
+		case <-s.closed:
+			return
+		case <-time.After(wait):
+		}
+		if wait < 200*time.Millisecond {
+			wait *= 2
+		}
+		p, err := ReadProcess(pid)
+		if err != nil || len(p.Maps) == 0 {
+			s.mu.Lock()
+			delete(s.watching, pid)
+			s.mu.Unlock()
+			return
+		}
+		s.mu.Lock()
+		if old := s.procs[pid]; old == nil || !sameMaps(old.proc, p) {
+			s.procs[pid] = &procEntry{proc: p, read: time.Now()}
+		}
+		s.mu.Unlock()
+	}
+}
+
+// sameMaps reports whether two snapshots map the same things, so that a
+// snapshot whose modules are already resolved is kept.
+func sameMaps(a, b *Process) bool {
+	if len(a.Maps) != len(b.Maps) {
+		return false
+	}
+	for i := range a.Maps {
+		x, y := a.Maps[i], b.Maps[i]
+		if x.Start != y.Start || x.End != y.End || x.Inode != y.Inode || x.Path != y.Path {
+			return false
+		}
+	}
+	return true
 }
 
 // Snapshot reads the mappings of pid now, so that its addresses resolve
@@ -38,6 +96,10 @@ func (s *Symbolizer) Snapshot(pid int) (*Process, error) {
 	}
 	s.mu.Lock()
 	s.procs[pid] = &procEntry{proc: p, read: time.Now()}
+	if !s.watching[pid] {
+		s.watching[pid] = true
+		go s.watch(pid)
+	}
 	s.mu.Unlock()
 	return p, nil
 }
@@ -88,13 +150,13 @@ func (s *Symbolizer) UserSym(pid int, addr uint64) (obj, fn string, off uint64, 
 }
 
 // lookupProcess returns the snapshot of pid that maps addr, re-reading
-// the mappings when addr is not mapped in the snapshot and the last read
-// is more than a second old.
+// the mappings when addr is not mapped in the snapshot (and the last read
+// is not brand new).
 func (s *Symbolizer) lookupProcess(pid int, addr uint64) *Process {
 	s.mu.Lock()
 	e := s.procs[pid]
 	s.mu.Unlock()
-	if e != nil && (e.proc.Mapping(addr) != nil || time.Since(e.read) < time.Second) {
+	if e != nil && (e.proc.Mapping(addr) != nil || time.Since(e.read) < 10*time.Millisecond) {
 		return e.proc
 	}
 	p, err := ReadProcess(pid)
