@@ -164,6 +164,8 @@ bcopy(s + 1, s + 2, 1); printf("%d %d %d %d %d\n", s[1], *s, ptr->c, ptr->a, s[2
 		want: "[baz] [bar] [baz] [.] [/] [x] [b]\n"},
 	{name: "dirname", src: `BEGIN { printf("[%s] [%s] [%s] [%s] [%s] [%s] [%s]\n", dirname("/foo/bar/baz"), dirname("/foo/bar///"), dirname("baz"), dirname(""), dirname("///"), dirname("/x"), dirname("a//b")); }`,
 		want: "[/foo/bar] [/foo] [.] [.] [/] [/] [a]\n"},
+	{name: "strtok", src: `BEGIN { a = strtok("  foo bar,,baz ", " ,"); b = strtok(NULL, " ,"); c = strtok(NULL, " ,"); printf("[%s] [%s] [%s] %d\n", a, b, c, strtok(NULL, " ,") == NULL); }`,
+		want: "[foo] [bar] [baz] 1\n"},
 	{name: "string-compare-vars", src: `BEGIN { a = "abc"; b = "abd"; printf("%d %d %d\n", a == b, a != b, b > a); }`,
 		want: "0 1 1\n"},
 	{name: "struct-members", src: `struct s { int a; char b; long c : 12; unsigned d : 3; int arr[4]; } g; this struct s t;

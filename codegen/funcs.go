@@ -113,7 +113,12 @@ func (f *fn) callExpr(c *syntax.CallExpr) asm.Register {
 	case "basename", "dirname":
 		f.need(c, 1, 1)
 		return f.pathPart(f.expr(c.Args[0]), id.Name == "dirname")
-	case "strtok", "index", "rindex", "strstr":
+	case "strtok":
+		f.need(c, 2, 2)
+		hs := f.hold(f.expr(c.Args[0]), c.Args[1])
+		d := f.expr(c.Args[1])
+		return f.strtok(f.release(hs), d)
+	case "index", "rindex", "strstr":
 		f.fail(c, "subroutine %s( ) is not supported yet", id.Name)
 	}
 	if f.action(c, id.Name) {
@@ -238,6 +243,95 @@ func (f *fn) pathPart(s asm.Register, dir bool) asm.Register {
 	f.call(asm.FnProbeReadKernelStr, scr(dst), reg(end), reg(p))
 	r := f.alloc()
 	f.scratchPtr(r, dst)
+	return r
+}
+
+// strtok implements DTrace's strtok(): a non-NULL s is copied into the
+// tok buffer and tokenizing starts at its beginning; NULL continues
+// where the last call stopped (position kept in mstate). The delimiters
+// become a 256-bit map, so each scan is a single loop.
+func (f *fn) strtok(s, delim asm.Register) asm.Register {
+	g := f.g
+	ms := int16(g.layout.MState)
+	n := g.strBuf()
+	size := int32(g.opts.StrSize)
+	tok, tmap := g.tok, g.tok+n
+	cont := f.label("tkcont")
+	f.emit(asm.JEq.Imm(s, 0, cont))
+	f.call(asm.FnProbeReadKernelStr, scr(tok), imm(int64(g.opts.StrSize+1)), reg(s))
+	f.emit(storeImm(regScratch, ms+msStrtok, 1, asm.DWord))
+	f.mark(cont)
+	f.free(s)
+	for i := uint32(0); i < 32; i += 8 {
+		f.emit(storeImm(regScratch, int16(tmap+i), 0, asm.DWord))
+	}
+	dcopy := f.tmp(n)
+	f.call(asm.FnProbeReadKernelStr, scr(dcopy), imm(int64(g.opts.StrSize+1)), reg(delim))
+	i, c, p := f.alloc(), f.alloc(), f.alloc()
+	// Delimiter map: tmap[c>>3] |= 1 << (c&7).
+	l1, d1 := f.label("tkmap"), f.label("tkmapd")
+	f.emit(asm.Mov.Imm(i, 0))
+	f.mark(l1)
+	f.emit(asm.JGE.Imm(i, size, d1))
+	f.scratchPtr(p, dcopy)
+	f.emit(asm.Add.Reg(p, i), asm.LoadMem(c, p, 0, asm.Byte), asm.JEq.Imm(c, 0, d1),
+		asm.Mov.Reg(p, c), asm.RSh.Imm(p, 3), asm.And.Imm(c, 7),
+		asm.Mov.Imm(asm.R0, 1), asm.LSh.Reg(asm.R0, c), asm.Mov.Reg(c, p))
+	f.scratchPtr(p, tmap)
+	f.emit(asm.Add.Reg(p, c), asm.LoadMem(c, p, 0, asm.Byte), asm.Or.Reg(c, asm.R0), asm.StoreMem(p, 0, c, asm.Byte),
+		asm.Add.Imm(i, 1), asm.Ja.Label(l1))
+	f.mark(d1)
+	// inMap leaves in R0 whether character c is a delimiter.
+	inMap := func() {
+		f.emit(asm.Mov.Reg(asm.R0, c), asm.RSh.Imm(asm.R0, 3))
+		f.scratchPtr(p, tmap)
+		f.emit(asm.Add.Reg(p, asm.R0), asm.LoadMem(asm.R0, p, 0, asm.Byte),
+			asm.Mov.Reg(p, c), asm.And.Imm(p, 7), asm.RSh.Reg(asm.R0, p), asm.And.Imm(asm.R0, 1))
+	}
+	// Skip leading delimiters from the saved position.
+	null, l2, d2 := f.label("tknull"), f.label("tkskip"), f.label("tkskipd")
+	f.emit(asm.LoadMem(i, regScratch, ms+msStrtok, asm.DWord), asm.JEq.Imm(i, 0, null), asm.Add.Imm(i, -1),
+		asm.JSLT.Imm(i, 0, null))
+	f.mark(l2)
+	f.emit(asm.JSGE.Imm(i, size, null))
+	f.scratchPtr(p, tok)
+	f.emit(asm.Add.Reg(p, i), asm.LoadMem(c, p, 0, asm.Byte), asm.JEq.Imm(c, 0, null))
+	inMap()
+	f.emit(asm.JEq.Imm(asm.R0, 0, d2), asm.Add.Imm(i, 1), asm.Ja.Label(l2))
+	f.mark(d2)
+	// The token runs from start to the next delimiter or NUL.
+	start := f.tmp(8)
+	f.emit(asm.StoreMem(regScratch, int16(start), i, asm.DWord))
+	l3, d3 := f.label("tktok"), f.label("tktokd")
+	f.mark(l3)
+	f.emit(asm.JSGE.Imm(i, size, d3))
+	f.scratchPtr(p, tok)
+	f.emit(asm.Add.Reg(p, i), asm.LoadMem(c, p, 0, asm.Byte), asm.JEq.Imm(c, 0, d3))
+	inMap()
+	f.emit(asm.JNE.Imm(asm.R0, 0, d3), asm.Add.Imm(i, 1), asm.Ja.Label(l3))
+	f.mark(d3)
+	// Save the position (+1) and copy the token.
+	f.emit(asm.Mov.Reg(c, i), asm.Add.Imm(c, 1), asm.StoreMem(regScratch, ms+msStrtok, c, asm.DWord),
+		asm.LoadMem(c, regScratch, int16(start), asm.DWord), asm.StoreMem(regScratch, int16(start), i, asm.DWord),
+		asm.LoadMem(i, regScratch, int16(start), asm.DWord))
+	// i = end, c = start (both laundered: plain numbers); length+1 = i-c+1.
+	bad := f.label("tkbad")
+	f.emit(asm.JSLT.Imm(c, 0, bad), asm.JSGE.Imm(c, size, bad), asm.Sub.Reg(i, c), asm.Add.Imm(i, 1),
+		asm.JSLT.Imm(i, 1, bad), asm.JSGT.Imm(i, size+1, bad))
+	dst := f.tmp(n)
+	f.emit(storeImm(regScratch, int16(dst), 0, asm.Byte))
+	f.scratchPtr(p, tok)
+	f.emit(asm.Add.Reg(p, c))
+	f.free(c)
+	f.call(asm.FnProbeReadKernelStr, scr(dst), reg(i), reg(p))
+	r := f.alloc()
+	f.scratchPtr(r, dst)
+	done := f.label("tkdone")
+	f.emit(asm.Ja.Label(done))
+	f.mark(bad)
+	f.mark(null)
+	f.emit(storeImm(regScratch, ms+msStrtok, 0, asm.DWord), asm.Mov.Imm(r, 0))
+	f.mark(done)
 	return r
 }
 

@@ -22,6 +22,7 @@ const (
 	msErrSave   = 128 // u64 saved prid + arg0..arg5 + epid while dt_error runs
 	msBase      = 192 // u64 address of this scratch area (stored as a number)
 	msLaunder   = 200 // u64 slot that turns a pointer into a plain number
+	msStrtok    = 208 // u64 strtok() position in the tok buffer + 1 (0: none)
 	mstateSize  = 256
 )
 
@@ -96,6 +97,9 @@ type gen struct {
 
 	// strA and strB are fixed scratch buffers for string comparisons.
 	strA, strB uint32
+	// tok holds the string strtok() is taking apart (strBuf bytes) and
+	// its 32-byte delimiter map; it survives across clauses.
+	tok uint32
 
 	errorClauses []string
 	errorEPIDs   []uint32
@@ -188,7 +192,8 @@ func generate(clauses []Clause, info Info, opts Options, layout ScratchLayout) (
 	g.scanVars(clauses)
 	g.strA = layout.Temps + g.thisEnd
 	g.strB = g.strA + g.strBuf()
-	g.tempMax = max(g.tempMax, g.strB+g.strBuf())
+	g.tok = g.strB + g.strBuf()
+	g.tempMax = max(g.tempMax, g.tok+g.strBuf()+32)
 	for i, c := range clauses {
 		if isErrorClause(c) {
 			g.errorClauses = append(g.errorClauses, clauseSym(i))
@@ -230,7 +235,7 @@ func (g *gen) clause(i int, cl Clause) (cs *ClauseSpec, err error) {
 	f := newFn(g, sym)
 	f.clause = i
 	f.isError = isErrorClause(cl)
-	f.tempBase = g.strB + g.strBuf()
+	f.tempBase = g.tok + g.strBuf() + 32
 	f.temp = f.tempBase
 	defer func() {
 		if r := recover(); r != nil {

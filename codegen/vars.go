@@ -397,6 +397,12 @@ func (f *fn) loadMem(lv lvalue) asm.Register {
 func (f *fn) storeMem(lv lvalue, r asm.Register, vt *Type) {
 	t := lv.v.Type
 	defer f.free(lv.addr)
+	if t.IsString() {
+		// A string member has exactly its type's size, NUL included.
+		f.call(asm.FnProbeReadKernelStr, reg(lv.addr), imm(int64(t.Size)), reg(r))
+		f.used[lv.addr] = true
+		return
+	}
 	if t.byRef() {
 		f.copyInto(lv.addr, r, t)
 		f.used[lv.addr] = true
