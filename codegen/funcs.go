@@ -1,6 +1,8 @@
 package codegen
 
 import (
+	"strings"
+
 	"github.com/cilium/ebpf/asm"
 	"github.com/dtrace-go/dtrace/dlang/syntax"
 )
@@ -84,6 +86,26 @@ func (f *fn) callExpr(c *syntax.CallExpr) asm.Register {
 		f.need(c, 1, 1)
 		s := f.expr(c.Args[0])
 		return f.caseConv(s, id.Name == "toupper")
+	case "htons", "ntohs", "htonl", "ntohl", "htonll", "ntohll":
+		// Network order is big-endian; these machines are little-endian.
+		f.need(c, 1, 1)
+		r := f.expr(c.Args[0])
+		size := map[byte]asm.Size{'s': asm.Half, 'l': asm.Word}[id.Name[len(id.Name)-1]]
+		if strings.HasSuffix(id.Name, "ll") {
+			size = asm.DWord
+		}
+		f.emit(asm.HostTo(asm.BE, r, size))
+		return r
+	case "getmajor", "getminor":
+		// Linux dev_t: major in the bits above 20, minor in the low 20.
+		f.need(c, 1, 1)
+		r := f.expr(c.Args[0])
+		if id.Name == "getmajor" {
+			f.emit(asm.Mov.Reg32(r, r), asm.RSh.Imm(r, 20))
+		} else {
+			f.emit(asm.And.Imm(r, 0xfffff))
+		}
+		return r
 	case "sym", "func", "mod", "usym", "ufunc", "umod", "uaddr":
 		// The value is the address; the consumer symbolizes it.
 		f.need(c, 1, 1)
