@@ -16,21 +16,44 @@
 // Each clause is a BPF function dt_clause_N (N = clause index) called as
 // dt_clause_N(R1 = ctx, R2 = &dt_scratch[cpu]); it returns 0. Inside,
 // R6 = ctx and R7 = scratch; R8, R9 and R1..R5 are expression
-// temporaries, saved on the stack around helper calls; the frame uses at
-// most 160 bytes (stack layout in emit.go). Spec.Funcs holds dt_error
+// temporaries, saved on the stack around helper calls; a value waits in
+// a stack slot while a non-leaf sibling is compiled, so deep expressions
+// do not run out of registers. The frame uses at most 224 bytes (layout
+// in emit.go), which keeps clause + dt_error + ERROR clause within BPF's
+// 512-byte call-chain limit. Spec.Funcs holds dt_error
 // when the program has ERROR clauses. Every function's first instruction
 // carries a source annotation (the kernel wants line info for every
 // function once any instruction has it).
 //
 // # Scratch (dt_scratch value, per CPU)
 //
-//	0    mstate (256 bytes; ARCHITECTURE.md), plus:
+//	0    mstate (256 bytes; ARCHITECTURE.md), plus codegen's own slots:
 //	     120 u64 fault pc; 128 u64 saved prid, 136..183 saved arg0..arg5,
-//	     184 u64 saved epid (dt_error)
+//	     184 u64 saved epid (dt_error); 192 u64 this scratch area's
+//	     address (set by each clause); 200 u64 laundering slot; 208 u64
+//	     strtok() position + 1 (0: none)
 //	256  fault record being built (48 bytes)
 //	512  Layout.Output: the data record being built
-//	Layout.Temps: this-> variables (fixed offsets), then per-statement
-//	     temporaries (strings, tuples, keys, values) up to Layout.Size
+//	Layout.Temps: this-> variables (fixed offsets, shared by all clauses),
+//	     strA/strB (string comparison), the strtok buffer and delimiter
+//	     map, then temporaries: alloca() memory lives until the clause
+//	     ends, everything else for one statement (integer subexpressions
+//	     release theirs at once). Layout.Size stays below 32 KiB because
+//	     offsets from R7 are 16-bit; Generate fails beyond that.
+//
+// # Values and arithmetic
+//
+// As in DTrace, expression values are 64-bit registers: loads, literals
+// and casts extend by their type; +, -, *, <<, ~ and unary - do not
+// truncate; the result type picks signed/unsigned /, % and >> and the
+// usual arithmetic conversions pick signed/unsigned comparisons; stores,
+// casts and record items truncate. Signed % follows DTrace's BPF code:
+// |x| % |y|, negative when exactly one operand is (19 % -5 == -4).
+// Strings, structs and arrays are pointers to their bytes.
+//
+// Stores through pointers (*p = v, p[i] = v, p->m = v) must land in the
+// scratch temporaries (alloca() memory); anything else faults with
+// "invalid address".
 //
 // # Records
 //
@@ -66,7 +89,10 @@
 //	32 u64 pc (instruction index within the clause function)
 //	40 u32 epid of the faulting clause   44 u32 0
 //
-// After the record the clause calls dt_error (unless it is itself an
+// A fault in an ERROR clause emits the record but does not recurse.
+// dt_error calls the ERROR clauses by symbol (dt_clause_N): the loader
+// must link those clause functions into every program that references
+// dt_error. After the record the clause calls dt_error (unless it is itself an
 // ERROR clause), which runs the ERROR clauses with arg1 = probe id, arg2 =
 // clause index, arg3 = pc, arg4 = fault code, arg5 = illval and prid 3,
 // then restores mstate; the faulting clause returns 0 and later clauses
