@@ -8,7 +8,7 @@
 //
 // Generate adapts dlang/check's Info; GenerateClauses and GenerateProgram
 // take codegen's own Info interface (types.go), which tests implement
-// directly. Errors carry a D source position (*positioned, via errors.As
+// directly. Errors carry a D source position (*Error, via errors.As
 // on an error with a Pos field).
 //
 // # Functions

@@ -13,7 +13,7 @@ import (
 // and arrays as a pointer to their bytes.
 
 func (f *fn) fail(n syntax.Node, format string, args ...any) {
-	panic(&positioned{Pos: n.Pos(), Err: fmt.Errorf(format, args...)})
+	panic(&Error{Pos: n.Pos(), Err: fmt.Errorf(format, args...)})
 }
 
 // typeOf returns the checked type of e, defaulting to int.

@@ -168,8 +168,8 @@ type positioned struct {
 	Err error
 }
 
-func (e *positioned) Error() string { return e.Err.Error() }
-func (e *positioned) Unwrap() error { return e.Err }
+func (e *Error) Error() string { return e.Err.Error() }
+func (e *Error) Unwrap() error { return e.Err }
 
 func generate(clauses []Clause, info Info, opts Options, layout ScratchLayout) (g *gen, err error) {
 	g = &gen{
@@ -243,9 +243,9 @@ func (g *gen) clause(i int, cl Clause) (cs *ClauseSpec, err error) {
 			if !ok {
 				panic(r)
 			}
-			var pe *positioned
+			var pe *Error
 			if !errors.As(e, &pe) {
-				e = &positioned{Pos: f.pos, Err: e}
+				e = &Error{Pos: f.pos, Err: e}
 			}
 			cs, err = nil, e
 		}
