@@ -162,8 +162,10 @@ func GenerateClauses(prog []Clause, info Info, opts Options) (spec *Spec, err er
 	return g2.spec, nil
 }
 
-// positioned is an error with a D source position.
-type positioned struct {
+// Error is a code generation error at a D source position: a construct
+// the generator does not support yet, or a program too large for the
+// register pool or the scratch area.
+type Error struct {
 	Pos syntax.Pos
 	Err error
 }
