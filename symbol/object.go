@@ -344,3 +344,21 @@ func ReadNotes(path, section string) ([]Note, error) {
 	}
 	return parseNotes(b)
 }
+
+// Code returns the bytes of a function, read from the file.
+func (o *Object) Code(fn Func) ([]byte, error) {
+	off, ok := o.FileOffset(fn.Value)
+	if !ok {
+		return nil, fmt.Errorf("%s: %s is not in a loaded segment", o.Path, fn.Name)
+	}
+	f, err := os.Open(o.Path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	b := make([]byte, fn.Size)
+	if _, err := f.ReadAt(b, int64(off)); err != nil {
+		return nil, fmt.Errorf("%s: %s: %w", o.Path, fn.Name, err)
+	}
+	return b, nil
+}

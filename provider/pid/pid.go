@@ -186,9 +186,6 @@ func (pv *Provider) Probes(d provider.Desc) ([]*provider.Probe, error) {
 			mk := func(kind Kind, pname string, off uint64) {
 				p := &Probe{PID: pid, Kind: kind}
 				for _, f := range sites[fn] {
-					if kind == Offset && off >= f.Size {
-						continue
-					}
 					fo, ok := obj.FileOffset(f.Value + off)
 					if !ok {
 						continue
@@ -200,7 +197,17 @@ func (pv *Provider) Probes(d provider.Desc) ([]*provider.Probe, error) {
 				}
 			}
 			if isOffset {
-				mk(Offset, name, offset)
+				// Every function of the name must have an instruction there.
+				for _, f := range sites[fn] {
+					if err := checkOffset(obj, f, offset); err != nil {
+						if provider.HasGlob(d.Function) || d.Function == "" {
+							continue
+						}
+						return nil, err
+					}
+					mk(Offset, name, offset)
+					break
+				}
 				continue
 			}
 			if provider.Match(name, "entry") {
@@ -209,9 +216,57 @@ func (pv *Provider) Probes(d provider.Desc) ([]*provider.Probe, error) {
 			if provider.Match(name, "return") {
 				mk(Return, "return", 0)
 			}
+			if name == "entry" || name == "return" || len(sites[fn]) != 1 {
+				continue
+			}
+			// A glob name also names every instruction, by its offset.
+			offs, _ := instructions(obj, sites[fn][0])
+			for _, o := range offs {
+				if pn := strconv.FormatUint(o, 16); provider.Match(name, pn) {
+					mk(Offset, pn, o)
+				}
+			}
 		}
 	}
 	return out, nil
+}
+
+// checkOffset refuses an offset past the end of the function or in the
+// middle of an instruction: a breakpoint there would corrupt the program.
+func checkOffset(obj *symbol.Object, f symbol.Func, off uint64) error {
+	if off >= f.Size {
+		return fmt.Errorf("offset 0x%x outside of function '%s'", off, f.Name)
+	}
+	offs, err := instructions(obj, f)
+	for _, o := range offs {
+		if o == off {
+			return nil
+		}
+	}
+	if err != nil {
+		return fmt.Errorf("failed to create probe at '%s+0x%x': %v", f.Name, off, err)
+	}
+	return fmt.Errorf("failed to create probe at '%s+0x%x': not an instruction boundary", f.Name, off)
+}
+
+// instructions returns the offsets of a function's instructions: decoded
+// on x86-64, every fourth byte on arm64.
+func instructions(obj *symbol.Object, f symbol.Func) ([]uint64, error) {
+	switch runtime.GOARCH {
+	case "amd64":
+		code, err := obj.Code(f)
+		if err != nil {
+			return nil, err
+		}
+		return Instructions(code)
+	case "arm64":
+		var offs []uint64
+		for o := uint64(0); o < f.Size; o += 4 {
+			offs = append(offs, o)
+		}
+		return offs, nil
+	}
+	return nil, fmt.Errorf("no instruction decoder for %s", runtime.GOARCH)
 }
 
 // Program says: a uprobe program, whose type is the kprobe type.

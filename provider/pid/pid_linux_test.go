@@ -141,6 +141,8 @@ func TestEntryCountAndReturnSum(t *testing.T) {
 		{"pid$target:work:work:return { @ = sum(arg1); }", testprog.Sum(n)},
 		{"pid$target::work:entry { @ = sum(arg0); }", int64(n * (n - 1) / 2)},
 		{"pid$target:work:w*k:return /arg0 == 0/ { @ = count(); }", n},
+		// The ret of work (at 4 with -O2), with the argument still in rdi.
+		{"pid$target:work:work:4 { @ = sum(arg0); }", int64(n * (n - 1) / 2)},
 	} {
 		t.Run(tc.clause, func(t *testing.T) {
 			p := start(t, prog, strconv.Itoa(n))
@@ -179,15 +181,18 @@ func TestProbes(t *testing.T) {
 		desc provider.Desc
 		want []string
 	}{
+		// work is "lea 0x1(%rdi,%rdi,2),%eax; ret": instructions at 0 and 4.
 		{provider.Desc{Provider: "pid" + pidStr, Module: "a.out", Function: "work"},
-			[]string{"pid" + pidStr + ":work:work:entry", "pid" + pidStr + ":work:work:return"}},
-		{provider.Desc{Provider: "pid" + pidStr, Module: "a.out", Function: "work", Name: "1"},
-			[]string{"pid" + pidStr + ":work:work:1"}},
+			[]string{"pid" + pidStr + ":work:work:entry", "pid" + pidStr + ":work:work:return",
+				"pid" + pidStr + ":work:work:0", "pid" + pidStr + ":work:work:4"}},
+		{provider.Desc{Provider: "pid" + pidStr, Module: "a.out", Function: "work", Name: "[0-9]"},
+			[]string{"pid" + pidStr + ":work:work:0", "pid" + pidStr + ":work:work:4"}},
+		{provider.Desc{Provider: "pid" + pidStr, Module: "a.out", Function: "work", Name: "4"},
+			[]string{"pid" + pidStr + ":work:work:4"}},
 		{provider.Desc{Provider: "pid" + pidStr, Module: "libc", Function: "mallo?", Name: "entry"},
 			[]string{"pid" + pidStr + ":libc.so.6:malloc:entry"}},
 		{provider.Desc{Provider: "pid" + pidStr, Module: "libc.so.6", Function: "malloc", Name: "return"},
 			[]string{"pid" + pidStr + ":libc.so.6:malloc:return"}},
-		{provider.Desc{Provider: "pid" + pidStr, Module: "a.out", Function: "work", Name: "100000"}, nil},
 		{provider.Desc{Provider: "pid*", Function: "work"}, nil},
 	} {
 		probes, err := pv.Probes(tc.desc)
@@ -203,8 +208,15 @@ func TestProbes(t *testing.T) {
 			t.Errorf("%s: got %q, want %q", tc.desc, got, tc.want)
 		}
 	}
-	if _, err := pv.Probes(provider.Desc{Provider: "pid" + pidStr, Function: "work", Name: "bogus"}); err == nil {
-		t.Error("probe name bogus: no error")
+	for name, msg := range map[string]string{
+		"bogus":  "'bogus' is an invalid probe name",
+		"1":      "failed to create probe at 'work+0x1': not an instruction boundary",
+		"100000": "offset 0x100000 outside of function 'work'",
+	} {
+		_, err := pv.Probes(provider.Desc{Provider: "pid" + pidStr, Function: "work", Name: name})
+		if err == nil || err.Error() != msg {
+			t.Errorf("probe name %s: error %v, want %q", name, err, msg)
+		}
 	}
 }
 

@@ -1,0 +1,262 @@
+package pid
+
+import "errors"
+
+// errDecode says that an instruction could not be decoded.
+var errDecode = errors.New("cannot decode instruction")
+
+// insnLen returns the length of the x86-64 instruction at the start of b.
+// It knows the encodings compilers emit (legacy prefixes, REX, the one-,
+// two- and three-byte opcode maps, VEX and EVEX) and only lengths: the
+// pid provider needs instruction boundaries, to refuse probes in the
+// middle of an instruction (a breakpoint there would corrupt the traced
+// program) and to list every instruction of a function for name globs.
+func insnLen(b []byte) (int, error) {
+	i := 0
+	opsize16, addr32 := false, false
+	rexW := false
+	// Legacy prefixes, in any order and number (at most 15 bytes in all).
+	for ; i < len(b) && i < 14; i++ {
+		switch b[i] {
+		case 0x66:
+			opsize16 = true
+			continue
+		case 0x67:
+			addr32 = true
+			continue
+		case 0xf0, 0xf2, 0xf3, 0x2e, 0x36, 0x3e, 0x26, 0x64, 0x65:
+			continue
+		}
+		break
+	}
+	if i < len(b) && b[i]&0xf0 == 0x40 {
+		rexW = b[i]&8 != 0
+		i++
+	}
+	if i >= len(b) {
+		return 0, errDecode
+	}
+	immz := 4
+	if opsize16 {
+		immz = 2
+	}
+	op := b[i]
+	i++
+	var modrm bool
+	imm := 0
+	switch op {
+	case 0x0f:
+		return twoByte(b, i, immz)
+	case 0xc4, 0xc5, 0x62:
+		return vex(b, i-1)
+	}
+	switch {
+	case op < 0x40 && op&7 < 4:
+		modrm = true
+	case op < 0x40 && op&7 == 4:
+		imm = 1
+	case op < 0x40 && op&7 == 5:
+		imm = immz
+	case op < 0x40:
+		// push/pop of segment registers and BCD ops: invalid in 64-bit
+		// mode (the prefixes were taken above).
+		return 0, errDecode
+	case op >= 0x50 && op <= 0x5f, op >= 0x6c && op <= 0x6f, op >= 0x90 && op <= 0x99,
+		op >= 0x9b && op <= 0x9f, op >= 0xa4 && op <= 0xa7, op >= 0xaa && op <= 0xaf,
+		op == 0xc3, op == 0xc9, op == 0xcb, op == 0xcc, op == 0xcf, op == 0xd7,
+		op >= 0xec && op <= 0xef, op == 0xf1, op == 0xf4, op == 0xf5, op >= 0xf8 && op <= 0xfd:
+	case op == 0x63, op >= 0x84 && op <= 0x8f, op >= 0xd0 && op <= 0xd3, op >= 0xd8 && op <= 0xdf,
+		op == 0xfe, op == 0xff:
+		modrm = true
+	case op == 0x68:
+		imm = immz
+	case op == 0x69:
+		modrm, imm = true, immz
+	case op == 0x6a, op >= 0x70 && op <= 0x7f, op == 0xa8, op >= 0xb0 && op <= 0xb7,
+		op == 0xcd, op >= 0xe0 && op <= 0xe7, op == 0xeb:
+		imm = 1
+	case op == 0x6b, op == 0x80, op == 0x83, op == 0xc0, op == 0xc1, op == 0xc6:
+		modrm, imm = true, 1
+	case op == 0x81, op == 0xc7:
+		modrm, imm = true, immz
+	case op >= 0xa0 && op <= 0xa3:
+		imm = 8
+		if addr32 {
+			imm = 4
+		}
+	case op == 0xa9:
+		imm = immz
+	case op >= 0xb8 && op <= 0xbf:
+		imm = immz
+		if rexW {
+			imm = 8
+		}
+	case op == 0xc2, op == 0xca:
+		imm = 2
+	case op == 0xc8:
+		imm = 3
+	case op == 0xe8, op == 0xe9:
+		imm = 4
+	case op == 0xf6, op == 0xf7:
+		if i >= len(b) {
+			return 0, errDecode
+		}
+		modrm = true
+		if (b[i]>>3)&7 < 2 { // test r/m, imm
+			imm = 1
+			if op == 0xf7 {
+				imm = immz
+			}
+		}
+	default:
+		return 0, errDecode
+	}
+	if modrm {
+		n, err := modrmLen(b, i)
+		if err != nil {
+			return 0, err
+		}
+		i += n
+	}
+	i += imm
+	if i > len(b) || i > 15 {
+		return 0, errDecode
+	}
+	return i, nil
+}
+
+// twoByte decodes the rest of an instruction whose opcode starts with 0f,
+// b[i] being the byte after it.
+func twoByte(b []byte, i, immz int) (int, error) {
+	if i >= len(b) {
+		return 0, errDecode
+	}
+	op := b[i]
+	i++
+	modrm, imm := true, 0
+	switch {
+	case op == 0x38:
+		i++ // the third opcode byte; ModRM follows
+	case op == 0x3a:
+		i++
+		imm = 1
+	case op == 0x05, op == 0x06, op == 0x07, op == 0x08, op == 0x09, op == 0x0b, op == 0x0e,
+		op >= 0x30 && op <= 0x37, op == 0x77, op == 0xa0, op == 0xa1, op == 0xa2,
+		op == 0xa8, op == 0xa9, op == 0xaa, op >= 0xc8 && op <= 0xcf:
+		modrm = false
+	case op >= 0x80 && op <= 0x8f:
+		modrm, imm = false, immz
+		if immz == 2 {
+			imm = 4 // jcc rel32 ignores the operand-size prefix in 64-bit mode
+		}
+	case op >= 0x70 && op <= 0x73, op == 0xa4, op == 0xac, op == 0xba, op == 0xc2,
+		op >= 0xc4 && op <= 0xc6, op == 0x0f:
+		imm = 1
+	case op == 0x04, op == 0x0a, op == 0x0c, op == 0x24, op == 0x25, op == 0x26, op == 0x27,
+		op == 0x36, op == 0x39, op >= 0x3b && op <= 0x3f, op == 0x7a, op == 0x7b, op == 0xa6, op == 0xa7:
+		return 0, errDecode
+	}
+	if modrm {
+		n, err := modrmLen(b, i)
+		if err != nil {
+			return 0, err
+		}
+		i += n
+	}
+	i += imm
+	if i > len(b) || i > 15 {
+		return 0, errDecode
+	}
+	return i, nil
+}
+
+// vex decodes a VEX (c4, c5) or EVEX (62) instruction starting at b[i]:
+// the prefix bytes, the opcode, a ModRM and an immediate byte for the
+// 0f3a map and the few 0f opcodes that take one.
+func vex(b []byte, i int) (int, error) {
+	var m byte
+	evex := b[i] == 0x62
+	switch b[i] {
+	case 0xc5:
+		m, i = 1, i+2
+	case 0xc4:
+		if i+1 >= len(b) {
+			return 0, errDecode
+		}
+		m, i = b[i+1]&0x1f, i+3
+	case 0x62:
+		if i+1 >= len(b) {
+			return 0, errDecode
+		}
+		m, i = b[i+1]&7, i+4
+	}
+	if i >= len(b) {
+		return 0, errDecode
+	}
+	op := b[i]
+	i++
+	if m == 1 && op == 0x77 && !evex {
+		// vzeroupper, vzeroall: no ModRM.
+		return i, nil
+	}
+	n, err := modrmLen(b, i)
+	if err != nil {
+		return 0, err
+	}
+	i += n
+	if m == 3 || m == 1 && (op >= 0x70 && op <= 0x73 || op == 0xc2 || op >= 0xc4 && op <= 0xc6) {
+		i++
+	}
+	if i > len(b) || i > 15 {
+		return 0, errDecode
+	}
+	return i, nil
+}
+
+// modrmLen returns the length of the ModRM byte at b[i] and of the SIB
+// byte and displacement it implies (64- and 32-bit addressing share the
+// form).
+func modrmLen(b []byte, i int) (int, error) {
+	if i >= len(b) {
+		return 0, errDecode
+	}
+	mod, rm := b[i]>>6, b[i]&7
+	n := 1
+	if mod == 3 {
+		return n, nil
+	}
+	if rm == 4 {
+		if i+1 >= len(b) {
+			return 0, errDecode
+		}
+		n++
+		if mod == 0 && b[i+1]&7 == 5 {
+			n += 4
+		}
+	} else if mod == 0 && rm == 5 {
+		n += 4 // rip-relative
+	}
+	switch mod {
+	case 1:
+		n++
+	case 2:
+		n += 4
+	}
+	return n, nil
+}
+
+// Instructions returns the offsets of the instructions of code, decoded
+// one after the other from its start, and an error where decoding stops
+// short of the end.
+func Instructions(code []byte) ([]uint64, error) {
+	var offs []uint64
+	for off := 0; off < len(code); {
+		n, err := insnLen(code[off:])
+		if err != nil {
+			return offs, err
+		}
+		offs = append(offs, uint64(off))
+		off += n
+	}
+	return offs, nil
+}

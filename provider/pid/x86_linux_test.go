@@ -1,0 +1,126 @@
+//go:build linux && amd64
+
+package pid
+
+import (
+	"bufio"
+	"bytes"
+	"debug/elf"
+	"os/exec"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/dtrace-go/dtrace/internal/testprog"
+	"github.com/dtrace-go/dtrace/symbol"
+)
+
+// objdumpStarts returns the instruction addresses objdump finds in
+// [start, end) of file.
+func objdumpStarts(t *testing.T, file string, start, end uint64) []uint64 {
+	t.Helper()
+	out, err := exec.Command("objdump", "-d", "--no-show-raw-insn",
+		"--start-address=0x"+strconv.FormatUint(start, 16), "--stop-address=0x"+strconv.FormatUint(end, 16), file).Output()
+	if err != nil {
+		t.Fatalf("objdump: %v", err)
+	}
+	var addrs []uint64
+	sc := bufio.NewScanner(bytes.NewReader(out))
+	for sc.Scan() {
+		l := strings.TrimSpace(sc.Text())
+		colon := strings.IndexByte(l, ':')
+		if colon < 0 || strings.Contains(l, "<") && strings.HasSuffix(l, ">:") {
+			continue
+		}
+		a, err := strconv.ParseUint(l[:colon], 16, 64)
+		if err != nil || a < start || a >= end {
+			continue
+		}
+		if rest := strings.TrimSpace(l[colon+1:]); rest == "" || strings.HasPrefix(rest, "(bad)") {
+			continue
+		}
+		addrs = append(addrs, a)
+	}
+	return addrs
+}
+
+// TestInstructionsMatchObjdump decodes every function of libc and of a
+// test program and compares the instruction boundaries with objdump's.
+func TestInstructionsMatchObjdump(t *testing.T) {
+	if _, err := exec.LookPath("objdump"); err != nil {
+		t.Fatal("objdump (binutils) is needed as the oracle")
+	}
+	files := []string{testprog.BuildWork(t, "-O2"), "/usr/lib/x86_64-linux-gnu/libc.so.6", "/usr/lib/postgresql/15/bin/postgres"}
+	for _, file := range files {
+		obj, err := symbol.OpenObject(file)
+		if err != nil {
+			t.Fatal(err)
+		}
+		f, err := elf.Open(file)
+		if err != nil {
+			t.Fatal(err)
+		}
+		text := f.Section(".text")
+		code, err := text.Data()
+		f.Close()
+		if err != nil {
+			t.Fatal(err)
+		}
+		// One objdump run over .text, split by function.
+		all := objdumpStarts(t, file, text.Addr, text.Addr+text.Size)
+		set := map[uint64]bool{}
+		for _, a := range all {
+			set[a] = true
+		}
+		checked, failed := 0, 0
+		for _, fn := range obj.Funcs() {
+			if fn.Size == 0 || fn.Value < text.Addr || fn.Value+fn.Size > text.Addr+text.Size {
+				continue
+			}
+			body := code[fn.Value-text.Addr : fn.Value-text.Addr+fn.Size]
+			offs, err := Instructions(body)
+			checked++
+			var want []uint64
+			for a := fn.Value; a < fn.Value+fn.Size; a++ {
+				if set[a] {
+					want = append(want, a-fn.Value)
+				}
+			}
+			if err != nil || !equal(offs, want) {
+				failed++
+				if failed <= 5 {
+					bad := firstDiff(offs, want)
+					t.Errorf("%s: %s: %v; differs at offset %#x (byte %x)", file, fn.Name, err, bad, body[min(int(bad), len(body)-1):min(int(bad)+8, len(body))])
+				}
+			}
+		}
+		t.Logf("%s: %d functions, %d differ", file, checked, failed)
+	}
+}
+
+func equal(a, b []uint64) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := range a {
+		if a[i] != b[i] {
+			return false
+		}
+	}
+	return true
+}
+
+func firstDiff(a, b []uint64) uint64 {
+	for i := range a {
+		if i >= len(b) || a[i] != b[i] {
+			if i > 0 {
+				return a[i-1]
+			}
+			return 0
+		}
+	}
+	if len(b) > len(a) && len(a) > 0 {
+		return a[len(a)-1]
+	}
+	return 0
+}
