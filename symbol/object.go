@@ -39,7 +39,15 @@ type Section struct {
 // (to turn virtual addresses into file offsets and back) and its sections.
 // It is immutable once made and safe for concurrent use.
 type Object struct {
+	// Path is the path the Object was opened through; objects shared
+	// through LoadObject differ only in it.
 	Path string
+	*objectData
+}
+
+// objectData is what one ELF file holds, shared by every Object of that
+// file.
+type objectData struct {
 	Type elf.Type
 	// Soname is the DT_SONAME of a shared library, or "".
 	Soname string
@@ -60,7 +68,7 @@ func OpenObject(path string) (*Object, error) {
 		return nil, err
 	}
 	defer f.Close()
-	o := &Object{Path: path, Type: f.Type, notes: map[string][]Note{}, data: map[string]uint64{}}
+	o := &Object{Path: path, objectData: &objectData{Type: f.Type, notes: map[string][]Note{}, data: map[string]uint64{}}}
 	for _, p := range f.Progs {
 		if p.Type == elf.PT_LOAD {
 			o.loads = append(o.loads, p.ProgHeader)
@@ -299,7 +307,7 @@ var (
 
 type objEntry struct {
 	once sync.Once
-	obj  *Object
+	data *objectData
 	err  error
 }
 
@@ -321,8 +329,18 @@ func LoadObject(path string) (*Object, error) {
 		objCache[key] = e
 	}
 	objMu.Unlock()
-	e.once.Do(func() { e.obj, e.err = OpenObject(path) })
-	return e.obj, e.err
+	e.once.Do(func() {
+		var o *Object
+		if o, e.err = OpenObject(path); e.err == nil {
+			e.data = o.objectData
+		}
+	})
+	if e.err != nil {
+		return nil, e.err
+	}
+	// The file may have been reached through another path (the map_files
+	// link of a process since gone): read it through this one.
+	return &Object{Path: path, objectData: e.data}, nil
 }
 
 // ReadNotes reads the notes of one section of the ELF file at path
