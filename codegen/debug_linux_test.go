@@ -3,8 +3,14 @@
 package codegen
 
 import (
+	"bytes"
+	"encoding/binary"
 	"os"
 	"testing"
+	"unsafe"
+
+	"github.com/cilium/ebpf"
+	"golang.org/x/sys/unix"
 )
 
 // TestDebugFile loads the D file named by $CODEGEN_DEBUG_FILE and fires
@@ -36,5 +42,72 @@ func TestDebugDump(t *testing.T) {
 	spec := compileD(t, string(src), Options{})
 	for _, c := range spec.Clauses {
 		t.Logf("%v", c.Insns)
+	}
+}
+
+// TestDebugRawLoad loads $CODEGEN_DEBUG_FILE with a raw BPF_PROG_LOAD
+// and prints the tail of the verifier log, which cilium/ebpf does not
+// return when the kernel answers EFAULT.
+func TestDebugRawLoad(t *testing.T) {
+	name := os.Getenv("CODEGEN_DEBUG_FILE")
+	if name == "" {
+		t.Skip("set CODEGEN_DEBUG_FILE")
+	}
+	src, err := os.ReadFile(name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	spec := compileD(t, string(src), Options{})
+	r := &runner{spec: spec, maps: map[string]*ebpf.Map{}}
+	defer r.close()
+	for _, ms := range spec.Maps {
+		es := &ebpf.MapSpec{Name: ms.Name, KeySize: ms.KeySize, ValueSize: ms.ValueSize, MaxEntries: ms.MaxEntries, Type: ebpf.Array}
+		switch ms.Kind {
+		case MapPerCPUArray:
+			es.Type = ebpf.PerCPUArray
+		case MapHash:
+			es.Type = ebpf.Hash
+		case MapPerCPUHash:
+			es.Type = ebpf.PerCPUHash
+		case MapPerfEventArray:
+			es.Type, es.KeySize, es.ValueSize = ebpf.PerfEventArray, 4, 4
+		}
+		if es.MaxEntries == 0 {
+			es.MaxEntries = 2
+		}
+		m, err := ebpf.NewMap(es)
+		if err != nil {
+			t.Fatal(err)
+		}
+		r.maps[ms.Name] = m
+	}
+	insns := wrapper(spec, 1)
+	for name, m := range r.maps {
+		_ = insns.AssociateMap(name, m)
+	}
+	var buf bytes.Buffer
+	if err := insns.Marshal(&buf, binary.LittleEndian); err != nil {
+		t.Fatal(err)
+	}
+	code := buf.Bytes()
+	logBuf := make([]byte, 1<<29)
+	lic := []byte("GPL\x00")
+	attr := struct {
+		progType, insnCnt   uint32
+		insns, license      uint64
+		logLevel, logSize   uint32
+		logBuf              uint64
+		kernVersion, flags  uint32
+		name                [16]byte
+		ifindex, expAttType uint32
+	}{progType: 17, insnCnt: uint32(len(code) / 8), insns: uint64(uintptr(unsafe.Pointer(&code[0]))),
+		license: uint64(uintptr(unsafe.Pointer(&lic[0]))), logLevel: 1, logSize: uint32(len(logBuf)),
+		logBuf: uint64(uintptr(unsafe.Pointer(&logBuf[0])))}
+	fd, _, errno := unix.Syscall(unix.SYS_BPF, 5, uintptr(unsafe.Pointer(&attr)), unsafe.Sizeof(attr))
+	end := bytes.IndexByte(logBuf, 0)
+	tail := logBuf[max(0, end-3000):end]
+	t.Logf("fd %d errno %v\n%s", int(fd), errno, tail)
+	if errno == 0 {
+		unix.Close(int(fd))
 	}
 }

@@ -362,3 +362,24 @@ func atomicMem(op asm.AtomicOp, dst, src asm.Register, size asm.Size, off int16)
 	ins.Constant = int64(op >> 8)
 	return ins
 }
+
+// inverse maps a conditional jump to its negation.
+var inverse = map[asm.JumpOp]asm.JumpOp{
+	asm.JEq: asm.JNE, asm.JNE: asm.JEq, asm.JGE: asm.JLT, asm.JLT: asm.JGE,
+	asm.JGT: asm.JLE, asm.JLE: asm.JGT, asm.JSGE: asm.JSLT, asm.JSLT: asm.JSGE,
+	asm.JSGT: asm.JSLE, asm.JSLE: asm.JSGT,
+}
+
+// exitIf emits a loop exit: the conditional jump j (to its label) is
+// turned around so that leaving the loop is the fall-through path. The
+// verifier explores fall-through paths first and keeps the jump targets
+// on a stack bounded at 8192 entries; with exits falling through, every
+// iteration's continuation waits there instead of every exit, and the
+// stack stays shallow however many loops follow.
+func (f *fn) exitIf(j asm.Instruction) {
+	stay := f.label("stay")
+	exit := j.Reference()
+	j.OpCode = j.OpCode.SetJumpOp(inverse[j.OpCode.JumpOp()])
+	f.emit(j.WithReference(stay), asm.Ja.Label(exit))
+	f.mark(stay)
+}

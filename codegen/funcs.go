@@ -165,7 +165,7 @@ func (f *fn) strchr(s, c asm.Register, last bool) asm.Register {
 	loop, done, next := f.label("chloop"), f.label("chdone"), f.label("chnext")
 	f.emit(asm.Mov.Imm(i, 0), storeImm(regScratch, int16(slot), 0, asm.DWord))
 	f.mark(loop)
-	f.emit(asm.JGE.Imm(i, int32(n), done))
+	f.exitIf(asm.JGE.Imm(i, int32(n), done))
 	f.scratchPtr(p, off)
 	f.emit(asm.Add.Reg(p, i), asm.LoadMem(b, p, 0, asm.Byte), asm.JNE.Reg(b, c, next),
 		asm.Mov.Reg(p, i), asm.Add.Imm(p, 1), asm.StoreMem(regScratch, int16(slot), p, asm.DWord))
@@ -173,7 +173,8 @@ func (f *fn) strchr(s, c asm.Register, last bool) asm.Register {
 		f.emit(asm.Ja.Label(done))
 	}
 	f.mark(next)
-	f.emit(asm.JEq.Imm(b, 0, done), asm.Add.Imm(i, 1), asm.Ja.Label(loop))
+	f.exitIf(asm.JEq.Imm(b, 0, done))
+	f.emit(asm.Add.Imm(i, 1), asm.Ja.Label(loop))
 	f.mark(done)
 	f.free(i, p, b, c)
 	res := f.alloc()
@@ -209,7 +210,8 @@ func (f *fn) pathPart(s asm.Register, dir bool) asm.Register {
 	loop, done, next, cont := f.label("pploop"), f.label("ppdone"), f.label("ppnext"), f.label("ppcont")
 	f.emit(asm.Mov.Imm(i, 0), asm.Mov.Imm(prev, '/'))
 	f.mark(loop)
-	f.emit(asm.JGE.Imm(i, int32(n-1), done), asm.JGE.Reg(i, ln, done))
+	f.exitIf(asm.JGE.Imm(i, int32(n-1), done))
+	f.exitIf(asm.JGE.Reg(i, ln, done))
 	f.scratchPtr(ch, src)
 	f.emit(asm.Add.Reg(ch, i), asm.LoadMem(ch, ch, 0, asm.Byte),
 		asm.JEq.Imm(ch, '/', next),
@@ -294,10 +296,11 @@ func (f *fn) strtok(s, delim asm.Register) asm.Register {
 	l1, d1 := f.label("tkmap"), f.label("tkmapd")
 	f.emit(asm.Mov.Imm(i, 0))
 	f.mark(l1)
-	f.emit(asm.JGE.Imm(i, size, d1))
+	f.exitIf(asm.JGE.Imm(i, size, d1))
 	f.scratchPtr(p, dcopy)
-	f.emit(asm.Add.Reg(p, i), asm.LoadMem(c, p, 0, asm.Byte), asm.JEq.Imm(c, 0, d1),
-		asm.Mov.Reg(p, c), asm.RSh.Imm(p, 3), asm.And.Imm(c, 7),
+	f.emit(asm.Add.Reg(p, i), asm.LoadMem(c, p, 0, asm.Byte))
+	f.exitIf(asm.JEq.Imm(c, 0, d1))
+	f.emit(asm.Mov.Reg(p, c), asm.RSh.Imm(p, 3), asm.And.Imm(c, 7),
 		asm.Mov.Imm(asm.R0, 1), asm.LSh.Reg(asm.R0, c), asm.Mov.Reg(c, p))
 	f.scratchPtr(p, tmap)
 	f.emit(asm.Add.Reg(p, c), asm.LoadMem(c, p, 0, asm.Byte), asm.Or.Reg(c, asm.R0), asm.StoreMem(p, 0, c, asm.Byte),
@@ -315,22 +318,26 @@ func (f *fn) strtok(s, delim asm.Register) asm.Register {
 	f.emit(asm.LoadMem(i, regScratch, ms+msStrtok, asm.DWord), asm.JEq.Imm(i, 0, null), asm.Add.Imm(i, -1),
 		asm.JSLT.Imm(i, 0, null))
 	f.mark(l2)
-	f.emit(asm.JSGE.Imm(i, size, null))
+	f.exitIf(asm.JSGE.Imm(i, size, null))
 	f.scratchPtr(p, tok)
-	f.emit(asm.Add.Reg(p, i), asm.LoadMem(c, p, 0, asm.Byte), asm.JEq.Imm(c, 0, null))
+	f.emit(asm.Add.Reg(p, i), asm.LoadMem(c, p, 0, asm.Byte))
+	f.exitIf(asm.JEq.Imm(c, 0, null))
 	inMap()
-	f.emit(asm.JEq.Imm(asm.R0, 0, d2), asm.Add.Imm(i, 1), asm.Ja.Label(l2))
+	f.exitIf(asm.JEq.Imm(asm.R0, 0, d2))
+	f.emit(asm.Add.Imm(i, 1), asm.Ja.Label(l2))
 	f.mark(d2)
 	// The token runs from start to the next delimiter or NUL.
 	start := f.tmp(8)
 	f.emit(asm.StoreMem(regScratch, int16(start), i, asm.DWord))
 	l3, d3 := f.label("tktok"), f.label("tktokd")
 	f.mark(l3)
-	f.emit(asm.JSGE.Imm(i, size, d3))
+	f.exitIf(asm.JSGE.Imm(i, size, d3))
 	f.scratchPtr(p, tok)
-	f.emit(asm.Add.Reg(p, i), asm.LoadMem(c, p, 0, asm.Byte), asm.JEq.Imm(c, 0, d3))
+	f.emit(asm.Add.Reg(p, i), asm.LoadMem(c, p, 0, asm.Byte))
+	f.exitIf(asm.JEq.Imm(c, 0, d3))
 	inMap()
-	f.emit(asm.JNE.Imm(asm.R0, 0, d3), asm.Add.Imm(i, 1), asm.Ja.Label(l3))
+	f.exitIf(asm.JNE.Imm(asm.R0, 0, d3))
+	f.emit(asm.Add.Imm(i, 1), asm.Ja.Label(l3))
 	f.mark(d3)
 	// Save the position (+1) and copy the token.
 	f.emit(asm.Mov.Reg(c, i), asm.Add.Imm(c, 1), asm.StoreMem(regScratch, ms+msStrtok, c, asm.DWord),
@@ -470,7 +477,7 @@ func (f *fn) strcmp(x, y asm.Register) asm.Register {
 	loop, done, diff := f.label("scloop"), f.label("scdone"), f.label("scdiff")
 	f.emit(asm.Mov.Imm(i, 0), asm.Mov.Imm(d, 0))
 	f.mark(loop)
-	f.emit(asm.JGE.Imm(i, int32(n), done))
+	f.exitIf(asm.JGE.Imm(i, int32(n), done))
 	f.scratchPtr(a, g.strA)
 	f.emit(asm.Add.Reg(a, i), asm.LoadMem(a, a, 0, asm.DWord))
 	f.scratchPtr(b, g.strB)
@@ -481,8 +488,9 @@ func (f *fn) strcmp(x, y asm.Register) asm.Register {
 	f.movImm(d, 0x0101010101010101)
 	f.emit(asm.Sub.Reg(b, d), asm.Xor.Imm(a, -1), asm.And.Reg(b, a))
 	f.movImm(d, -0x7f7f7f7f7f7f7f80) // 0x8080808080808080
-	f.emit(asm.And.Reg(b, d), asm.Mov.Imm(d, 0), asm.JNE.Imm(b, 0, done),
-		asm.Add.Imm(i, 8), asm.Ja.Label(loop))
+	f.emit(asm.And.Reg(b, d), asm.Mov.Imm(d, 0))
+	f.exitIf(asm.JNE.Imm(b, 0, done))
+	f.emit(asm.Add.Imm(i, 8), asm.Ja.Label(loop))
 	f.mark(diff)
 	f.emit(asm.HostTo(asm.BE, a, asm.DWord), asm.HostTo(asm.BE, b, asm.DWord),
 		asm.Mov.Imm(d, -1), asm.JLT.Reg(a, b, done), asm.Mov.Imm(d, 1))
@@ -557,9 +565,10 @@ func (f *fn) caseConv(s asm.Register, upper bool) asm.Register {
 	}
 	f.emit(asm.Mov.Imm(i, 0))
 	f.mark(loop)
-	f.emit(asm.JGE.Imm(i, int32(f.g.opts.StrSize+1), done))
+	f.exitIf(asm.JGE.Imm(i, int32(f.g.opts.StrSize+1), done))
 	f.scratchPtr(p, off)
-	f.emit(asm.Add.Reg(p, i), asm.LoadMem(c, p, 0, asm.Byte), asm.JEq.Imm(c, 0, done))
+	f.emit(asm.Add.Reg(p, i), asm.LoadMem(c, p, 0, asm.Byte))
+	f.exitIf(asm.JEq.Imm(c, 0, done))
 	next := f.label("ccnext")
 	f.emit(asm.JLT.Imm(c, lo, next), asm.JGT.Imm(c, hi, next), asm.Xor.Imm(c, 0x20), asm.StoreMem(p, 0, c, asm.Byte))
 	f.mark(next)
