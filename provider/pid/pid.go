@@ -14,6 +14,27 @@ import (
 	"github.com/dtrace-go/dtrace/symbol"
 )
 
+// Error is an error in making probes, with the D_* tag dtrace gives it
+// (shown under -xerrtags).
+type Error struct {
+	Tag string // D_PROC_BADPID, D_PROC_NAME, ...
+	Msg string
+}
+
+func (e *Error) Error() string { return e.Msg }
+
+// ErrTag returns the D_* tag.
+func (e *Error) ErrTag() string { return e.Tag }
+
+func errorf(tag, format string, args ...any) *Error {
+	return &Error{Tag: tag, Msg: fmt.Sprintf(format, args...)}
+}
+
+// MaxProbes bounds the probes one description may make, as fasttrap's
+// fasttrap-max-probes does in illumos: pid$target::: would otherwise make
+// one per instruction of every library.
+const MaxProbes = 250000
+
 // Kind is the kind of a pid probe.
 type Kind int
 
@@ -138,6 +159,9 @@ func ModuleMatches(pattern string, mod *symbol.Module, soname string) bool {
 // names. Descriptions without a process id make nothing: the Registry
 // then matches the probes made before.
 func (pv *Provider) Probes(d provider.Desc) ([]*provider.Probe, error) {
+	if d.Provider == "pid0" {
+		return nil, errorf("D_PROC_BADPID", "pid0 does not contain a valid pid")
+	}
 	pid, ok := ParsePID(d.Provider, "pid")
 	if !ok {
 		return nil, nil
@@ -147,15 +171,18 @@ func (pv *Provider) Probes(d provider.Desc) ([]*provider.Probe, error) {
 	}
 	proc, err := pv.Process(pid)
 	if err != nil {
-		return nil, err
+		return nil, errorf("D_PROC_GRAB", "failed to grab process %d", pid)
 	}
 	name := d.Name
+	if d.Function == "-" {
+		return pv.absolute(d, proc)
+	}
 	var offset uint64
 	isOffset := false
 	if name != "" && !provider.HasGlob(name) && name != "entry" && name != "return" {
 		off, err := strconv.ParseUint(name, 16, 64)
 		if err != nil {
-			return nil, fmt.Errorf("'%s' is an invalid probe name", name)
+			return nil, errorf("D_PROC_NAME", "'%s' is an invalid probe name", name)
 		}
 		offset, isOffset = off, true
 	}
@@ -168,6 +195,11 @@ func (pv *Provider) Probes(d provider.Desc) ([]*provider.Probe, error) {
 		obj, err := symbol.LoadObject(openPath)
 		if err != nil || !ModuleMatches(d.Module, mod, obj.Soname) {
 			continue
+		}
+		if d.Function != "" && !provider.HasGlob(d.Function) && d.Module != "" && !provider.HasGlob(d.Module) {
+			if _, ok := obj.SymbolValue(d.Function); !ok {
+				return nil, errorf("D_PROC_FUNC", "failed to lookup '%s' in module '%s'", d.Function, d.Module)
+			}
 		}
 		// Functions of one name (static functions of several files) make
 		// one probe with a site each.
@@ -226,16 +258,61 @@ func (pv *Provider) Probes(d provider.Desc) ([]*provider.Probe, error) {
 					mk(Offset, pn, o)
 				}
 			}
+			if len(out) > MaxProbes {
+				return nil, errorf("D_PROC_CREATEFAIL", "failed to create probes in '%s': more than %d probes", mod.Name, MaxProbes)
+			}
 		}
 	}
 	return out, nil
+}
+
+// absolute makes the probe of pidN:a.out:-:ADDR, at an absolute address
+// of the executable.
+func (pv *Provider) absolute(d provider.Desc, proc *symbol.Process) ([]*provider.Probe, error) {
+	if provider.HasGlob(d.Name) || d.Name == "" {
+		return nil, errorf("D_PROC_NAME", "only individual addresses may be specified with the '-' function")
+	}
+	var exe *symbol.Module
+	for _, mod := range proc.Modules() {
+		if mod.IsExe {
+			exe = mod
+		}
+	}
+	if exe == nil || d.Module != "" && !(ModuleMatches(d.Module, exe, "") && !provider.HasGlob(d.Module)) {
+		return nil, errorf("D_PROC_LIB", "only the a.out module is valid with the '-' function")
+	}
+	addr, err := strconv.ParseUint(d.Name, 16, 64)
+	if err != nil {
+		return nil, errorf("D_PROC_NAME", "'%s' is an invalid probe name", d.Name)
+	}
+	path := proc.OpenPath(exe)
+	obj, err := symbol.LoadObject(path)
+	if err != nil {
+		return nil, err
+	}
+	bias, ok := proc.Bias(exe, obj)
+	if !ok {
+		return nil, fmt.Errorf("cannot place %s in memory", exe.Path)
+	}
+	vaddr := addr - bias
+	if f, ok := obj.Lookup(vaddr); ok {
+		if err := checkOffset(obj, f, vaddr-f.Value); err != nil {
+			return nil, err
+		}
+	}
+	fo, ok := obj.FileOffset(vaddr)
+	if !ok {
+		return nil, errorf("D_PROC_NAME", "address 0x%x is not in %s", addr, exe.Name)
+	}
+	p := &Probe{PID: proc.PID, Kind: Offset, Sites: []Site{{Path: path, FileOffset: fo}}}
+	return []*provider.Probe{{Provider: "pid" + strconv.Itoa(proc.PID), Module: exe.Name, Function: "-", Name: d.Name, Data: p}}, nil
 }
 
 // checkOffset refuses an offset past the end of the function or in the
 // middle of an instruction: a breakpoint there would corrupt the program.
 func checkOffset(obj *symbol.Object, f symbol.Func, off uint64) error {
 	if off >= f.Size {
-		return fmt.Errorf("offset 0x%x outside of function '%s'", off, f.Name)
+		return errorf("D_PROC_OFF", "offset 0x%x outside of function '%s'", off, f.Name)
 	}
 	offs, err := instructions(obj, f)
 	for _, o := range offs {
@@ -244,9 +321,9 @@ func checkOffset(obj *symbol.Object, f symbol.Func, off uint64) error {
 		}
 	}
 	if err != nil {
-		return fmt.Errorf("failed to create probe at '%s+0x%x': %v", f.Name, off, err)
+		return errorf("D_PROC_CREATEFAIL", "failed to create probe at '%s+0x%x': %v", f.Name, off, err)
 	}
-	return fmt.Errorf("failed to create probe at '%s+0x%x': not an instruction boundary", f.Name, off)
+	return errorf("D_PROC_CREATEFAIL", "failed to create probe at '%s+0x%x': not an instruction boundary", f.Name, off)
 }
 
 // instructions returns the offsets of a function's instructions: decoded

@@ -4,6 +4,7 @@ package pid_test
 
 import (
 	"bytes"
+	"errors"
 	"fmt"
 	"io"
 	"os/exec"
@@ -208,15 +209,46 @@ func TestProbes(t *testing.T) {
 			t.Errorf("%s: got %q, want %q", tc.desc, got, tc.want)
 		}
 	}
-	for name, msg := range map[string]string{
-		"bogus":  "'bogus' is an invalid probe name",
-		"1":      "failed to create probe at 'work+0x1': not an instruction boundary",
-		"100000": "offset 0x100000 outside of function 'work'",
+	for _, tc := range []struct {
+		desc     provider.Desc
+		tag, msg string
+	}{
+		{provider.Desc{Function: "work", Name: "bogus"}, "D_PROC_NAME", "'bogus' is an invalid probe name"},
+		{provider.Desc{Function: "work", Name: "1"}, "D_PROC_CREATEFAIL", "failed to create probe at 'work+0x1': not an instruction boundary"},
+		{provider.Desc{Function: "work", Name: "100000"}, "D_PROC_OFF", "offset 0x100000 outside of function 'work'"},
+		{provider.Desc{Module: "a.out", Function: "ahl_r00lz", Name: "entry"}, "D_PROC_FUNC", "failed to lookup 'ahl_r00lz' in module 'a.out'"},
+		{provider.Desc{Module: "libc", Function: "-", Name: "800"}, "D_PROC_LIB", "only the a.out module is valid with the '-' function"},
+		{provider.Desc{Function: "-", Name: "10*"}, "D_PROC_NAME", "only individual addresses may be specified with the '-' function"},
+		{provider.Desc{Provider: "pid0"}, "D_PROC_BADPID", "pid0 does not contain a valid pid"},
+		{provider.Desc{Provider: "pid4194303"}, "D_PROC_GRAB", "failed to grab process 4194303"},
 	} {
-		_, err := pv.Probes(provider.Desc{Provider: "pid" + pidStr, Function: "work", Name: name})
-		if err == nil || err.Error() != msg {
-			t.Errorf("probe name %s: error %v, want %q", name, err, msg)
+		if tc.desc.Provider == "" {
+			tc.desc.Provider = "pid" + pidStr
 		}
+		_, err := pv.Probes(tc.desc)
+		var perr *pid.Error
+		if !errors.As(err, &perr) || perr.Tag != tc.tag || perr.Msg != tc.msg {
+			t.Errorf("%s: error %v, want [%s] %s", tc.desc, err, tc.tag, tc.msg)
+		}
+	}
+	// An absolute address: work's own, as pid$target::-:ADDR names it.
+	proc, err := symbol.ReadProcess(p.cmd.Process.Pid)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var addr uint64
+	for _, mod := range proc.Modules() {
+		if mod.IsExe {
+			obj, _ := symbol.LoadObject(proc.OpenPath(mod))
+			bias, _ := proc.Bias(mod, obj)
+			v, _ := obj.SymbolValue("work")
+			addr = v + bias
+		}
+	}
+	name := strconv.FormatUint(addr, 16)
+	probes, err := pv.Probes(provider.Desc{Provider: "pid" + pidStr, Function: "-", Name: name})
+	if err != nil || len(probes) != 1 || probes[0].String() != "pid"+pidStr+":work:-:"+name {
+		t.Errorf("pid%s::-:%s: %v %v", pidStr, name, probes, err)
 	}
 }
 
