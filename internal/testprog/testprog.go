@@ -16,7 +16,8 @@ func Dir() string {
 	return filepath.Join(filepath.Dir(file), "testdata")
 }
 
-// Build compiles the named sources (relative to Dir) with gcc and the
+// Build compiles the named sources (relative to Dir) with gcc (g++ for
+// C++ sources) and the
 // given flags into an executable in a temporary directory of t, and
 // returns its path. A machine without gcc fails the test: the providers
 // cannot be tested without their test programs.
@@ -27,7 +28,13 @@ func Build(t testing.TB, name string, sources []string, flags ...string) string 
 	for _, s := range sources {
 		args = append(args, filepath.Join(Dir(), s))
 	}
-	cmd := exec.Command("gcc", args...)
+	compiler := "gcc"
+	for _, s := range sources {
+		if filepath.Ext(s) == ".cc" {
+			compiler = "g++"
+		}
+	}
+	cmd := exec.Command(compiler, args...)
 	if msg, err := cmd.CombinedOutput(); err != nil {
 		t.Fatalf("%s: %v\n%s", cmd, err, msg)
 	}
@@ -51,4 +58,9 @@ func Sum(n int) int64 {
 		s += int64(3*i + 1)
 	}
 	return s
+}
+
+// BuildThrow builds throw.cc, which throws and catches exceptions.
+func BuildThrow(t testing.TB, flags ...string) string {
+	return Build(t, "throw", []string{"throw.cc"}, flags...)
 }

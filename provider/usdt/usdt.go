@@ -69,8 +69,9 @@ func (*Provider) Name() string { return "usdt" }
 // provider (myprov1234), or a provider name or glob matching a provider
 // in the objects found.
 func (pv *Provider) Claims(pattern string) bool {
-	if _, _, ok := splitPID(pattern); ok {
-		return true
+	if name, _, ok := splitPID(pattern); ok {
+		// pid1234 is the pid provider's.
+		return name != "pid"
 	}
 	if pattern == "" {
 		// An empty provider field (BEGIN, :::entry) would otherwise scan
@@ -244,7 +245,9 @@ func (pv *Provider) processProbes(d provider.Desc, name string, p int) ([]*provi
 		return nil, err
 	}
 	var out []*provider.Probe
-	for _, mod := range proc.Modules() {
+	// Libraries not mapped yet (a -c process held before the dynamic
+	// linker ran) are probed by file all the same.
+	for _, mod := range append(proc.Modules(), proc.PendingModules()...) {
 		openPath := proc.OpenPath(mod)
 		notes, err := symbol.ReadNotes(openPath, NoteSection)
 		if err != nil || len(notes) == 0 {

@@ -7,11 +7,15 @@ import (
 	"fmt"
 	"io"
 	"os/exec"
+	"runtime"
 	"sort"
 	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
+
+	"golang.org/x/sys/unix"
 
 	"github.com/dtrace-go/dtrace/dtrace"
 	"github.com/dtrace-go/dtrace/internal/testprog"
@@ -196,5 +200,65 @@ myprov:::guarded { printf("guarded %d\n", arg0); }`, func() {
 		if out := strings.TrimSpace(s.out.String()); out != strconv.Itoa(n) {
 			t.Errorf("process %d saw the semaphore set %s times, want %d", i, out, n)
 		}
+	}
+}
+
+// startStopped starts a program held by ptrace right after exec, before
+// the dynamic linker has mapped any library, as dtrace -c does. detach
+// lets it run.
+func startStopped(t *testing.T, path string, args ...string) (s *started, detach func()) {
+	t.Helper()
+	s = &started{cmd: exec.Command(path, args...)}
+	s.cmd.Stdout = &s.out
+	var err error
+	if s.stdin, err = s.cmd.StdinPipe(); err != nil {
+		t.Fatal(err)
+	}
+	s.cmd.SysProcAttr = &syscall.SysProcAttr{Ptrace: true}
+	startErr := make(chan error)
+	release := make(chan struct{})
+	go func() {
+		// ptrace requests must come from the thread that started the child.
+		runtime.LockOSThread()
+		if err := s.cmd.Start(); err != nil {
+			startErr <- err
+			return
+		}
+		var ws unix.WaitStatus
+		if _, err := unix.Wait4(s.cmd.Process.Pid, &ws, unix.WALL, nil); err != nil || !ws.Stopped() {
+			startErr <- fmt.Errorf("no stop after exec: %v", err)
+			return
+		}
+		startErr <- nil
+		<-release
+		unix.PtraceDetach(s.cmd.Process.Pid)
+	}()
+	if err := <-startErr; err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { s.cmd.Process.Kill() })
+	return s, func() { close(release) }
+}
+
+// TestLibraryBeforeLoad traces libstdc++'s probes in a process that has
+// not loaded libstdc++ yet.
+func TestLibraryBeforeLoad(t *testing.T) {
+	const n = 9
+	prog := testprog.BuildThrow(t, "-O2")
+	p, detach := startStopped(t, prog, strconv.Itoa(n))
+	pv := named{usdt.New(nil), "libstdcxx" + strconv.Itoa(p.cmd.Process.Pid)}
+	got := trace(t, p.cmd.Process.Pid, `#pragma D option quiet
+libstdcxx$target:::throw { printf("throw\n"); }
+libstdcxx$target:::catch { printf("catch\n"); }`, func() {
+		detach()
+		p.release(t)
+	}, pv)
+	var want []string
+	for i := 0; i < n; i++ {
+		want = append(want, "catch", "throw")
+	}
+	sort.Strings(want)
+	if strings.Join(got, " ") != strings.Join(want, " ") {
+		t.Errorf("got %q, want %q", got, want)
 	}
 }
