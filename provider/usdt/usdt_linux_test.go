@@ -6,6 +6,7 @@ import (
 	"bytes"
 	"fmt"
 	"io"
+	"os"
 	"os/exec"
 	"runtime"
 	"sort"
@@ -260,5 +261,72 @@ libstdcxx$target:::catch { printf("catch\n"); }`, func() {
 	sort.Strings(want)
 	if strings.Join(got, " ") != strings.Join(want, " ") {
 		t.Errorf("got %q, want %q", got, want)
+	}
+}
+
+// semaphore reads the guarded probe's semaphore in the process's memory.
+func semaphore(t *testing.T, pid int) uint16 {
+	t.Helper()
+	proc, err := symbol.ReadProcess(pid)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, mod := range proc.Modules() {
+		if !mod.IsExe {
+			continue
+		}
+		obj, err := symbol.LoadObject(proc.OpenPath(mod))
+		if err != nil {
+			t.Fatal(err)
+		}
+		bias, _ := proc.Bias(mod, obj)
+		v, ok := obj.SymbolValue("myprov_guarded_semaphore")
+		if !ok {
+			t.Fatal("no semaphore symbol")
+		}
+		f, err := os.Open(fmt.Sprintf("/proc/%d/mem", pid))
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer f.Close()
+		var b [2]byte
+		if _, err := f.ReadAt(b[:], int64(v+bias)); err != nil {
+			t.Fatal(err)
+		}
+		return uint16(b[0]) | uint16(b[1])<<8
+	}
+	t.Fatal("no executable")
+	return 0
+}
+
+// TestSemaphore: the kernel raises the semaphore while tracing and lowers
+// it when tracing ends, after which the program no longer fires the
+// guarded probe.
+func TestSemaphore(t *testing.T) {
+	prog := testprog.BuildUSDT(t, "-O2")
+	for _, byPath := range []bool{false, true} {
+		p := start(t, prog, "5")
+		pid := p.cmd.Process.Pid
+		pv := named{usdt.New(nil), "myprov" + strconv.Itoa(pid)}
+		src := "myprov$target:::guarded { @ = count(); }"
+		if byPath {
+			pv = named{usdt.New(nil, prog), "myprov"}
+			src = "myprov:::guarded { @ = count(); }"
+		}
+		if v := semaphore(t, pid); v != 0 {
+			t.Fatalf("semaphore %d before tracing", v)
+		}
+		trace(t, pid, src, func() {
+			if v := semaphore(t, pid); v != 1 {
+				t.Errorf("by path %v: semaphore %d while tracing, want 1", byPath, v)
+			}
+		}, pv)
+		if v := semaphore(t, pid); v != 0 {
+			t.Errorf("by path %v: semaphore %d after tracing, want 0", byPath, v)
+		}
+		p.release(t)
+		if s := strings.TrimSpace(p.out.String()); s != "0" {
+			t.Errorf("by path %v: the program saw the semaphore set %s times after tracing ended", byPath, s)
+		}
 	}
 }
