@@ -168,6 +168,10 @@ bcopy(s + 1, s + 2, 1); printf("%d %d %d %d %d\n", s[1], *s, ptr->c, ptr->a, s[2
 		want: "[foo] [bar] [baz] 1\n"},
 	{name: "byte-order-dev", src: `BEGIN { printf("%x %x %x %x %x\n", htons(0x1234), htonl(0x12345678), htonll(0x0102030405060708), getmajor(0xabcdef0123456789ll), getminor(0x800005)); }`,
 		want: "3412 78563412 807060504030201 234 5\n"},
+	{name: "index", src: `BEGIN { printf("%d %d %d\n", index("foobarbaz", "barbaz"), rindex("foofoofoo", "foo"), index("foobar", "")); }`,
+		want: "3 6 0\n"},
+	{name: "strstr", src: `BEGIN { printf("[%s]\n", strstr("abcabc", "ca")); }`,
+		want: "[cabc]\n"},
 	{name: "string-compare-vars", src: `BEGIN { a = "abc"; b = "abd"; printf("%d %d %d\n", a == b, a != b, b > a); }`,
 		want: "0 1 1\n"},
 	{name: "struct-members", src: `struct s { int a; char b; long c : 12; unsigned d : 3; int arr[4]; } g; this struct s t;
