@@ -45,6 +45,7 @@ type config struct {
 	only             map[string]bool
 	timeout          time.Duration
 	verbose          bool
+	diag             bool
 	noSyscall        string // why our syscall provider is unavailable; "" if it is available
 	tmp              string
 	loop             []string // argv prefix of the loop program
@@ -68,6 +69,7 @@ func main() {
 	flag.StringVar(&only, "only", "startup,event,attach,wide", "benchmarks to run, comma-separated")
 	flag.DurationVar(&c.timeout, "timeout", 120*time.Second, "longest wait for a tracer to become ready or to exit")
 	flag.BoolVar(&c.verbose, "v", false, "print every sample")
+	flag.BoolVar(&c.diag, "diag", true, "also run ours with -x switchrate=10ms (start-up and attach), to show what the consumer's polling costs")
 	flag.BoolVar(&floor, "floor", false, "internal: run the floor tracer")
 	flag.Parse()
 	if floor {
@@ -280,40 +282,64 @@ func runUsage(argv []string) (usage, string, error) {
 }
 
 func benchStartup(c *config) error {
-	ours := []string{c.dtrace, "-n", "BEGIN { exit(0); }"}
-	theirs := []string{c.bpftrace, "-e", "BEGIN { exit(); }"}
+	type cmdline struct {
+		name string
+		argv []string
+	}
+	cmds := []cmdline{
+		{"ours", []string{c.dtrace, "-n", "BEGIN { exit(0); }"}},
+		{"bpftrace", []string{c.bpftrace, "-e", "BEGIN { exit(); }"}},
+	}
+	if c.diag {
+		cmds = append(cmds, cmdline{"ours sw=10ms", []string{c.dtrace, "-x", "switchrate=10ms", "-n", "BEGIN { exit(0); }"}})
+	}
 	fmt.Printf("\n== 1. start-up: %d rounds, alternating (first round discarded as warm-up)\n", c.startupRounds)
-	fmt.Printf("   ours:   dtrace -n 'BEGIN { exit(0); }'\n   theirs: bpftrace -e 'BEGIN { exit(); }'\n")
-	var ow, oc, tw, tc []time.Duration
-	var or, tr []int64
+	fmt.Printf("   ours:     dtrace -n 'BEGIN { exit(0); }'\n   bpftrace: bpftrace -e 'BEGIN { exit(); }'\n")
+	if c.diag {
+		fmt.Printf("   diagnostic, not the comparison: ours sw=10ms = dtrace -x switchrate=10ms -n 'BEGIN { exit(0); }'\n")
+	}
+	wall := make([][]time.Duration, len(cmds))
+	cpu := make([][]time.Duration, len(cmds))
+	rss := make([][]int64, len(cmds))
 	for i := 0; i <= c.startupRounds; i++ {
-		u1, _, err := runUsage(ours)
-		if err != nil {
-			return err
-		}
-		u2, _, err := runUsage(theirs)
-		if err != nil {
-			return err
+		var line []string
+		for k, cl := range cmds {
+			u, _, err := runUsage(cl.argv)
+			if err != nil {
+				return err
+			}
+			line = append(line, fmt.Sprintf("%s %s cpu %s rss %d KB", cl.name, ms(u.wall), ms(u.cpu), u.rssKB))
+			if i > 0 {
+				wall[k], cpu[k], rss[k] = append(wall[k], u.wall), append(cpu[k], u.cpu), append(rss[k], u.rssKB)
+			}
 		}
 		if c.verbose {
-			fmt.Printf("   round %2d: ours %s cpu %s rss %d KB | theirs %s cpu %s rss %d KB\n", i,
-				ms(u1.wall), ms(u1.cpu), u1.rssKB, ms(u2.wall), ms(u2.cpu), u2.rssKB)
+			fmt.Printf("   round %2d: %s\n", i, strings.Join(line, " | "))
 		}
-		if i == 0 {
-			continue
+	}
+	fmt.Printf("   %-16s %12s %12s %12s", "median", "ours", "bpftrace", "ours/theirs")
+	if c.diag {
+		fmt.Printf(" %14s %12s", "ours sw=10ms", "it/theirs")
+	}
+	fmt.Println()
+	row := func(name string, v []float64, f func(float64) string) {
+		fmt.Printf("   %-16s %12s %12s %12s", name, f(v[0]), f(v[1]), ratio(v[0], v[1]))
+		if c.diag {
+			fmt.Printf(" %14s %12s", f(v[2]), ratio(v[2], v[1]))
 		}
-		ow, oc, or = append(ow, u1.wall), append(oc, u1.cpu), append(or, u1.rssKB)
-		tw, tc, tr = append(tw, u2.wall), append(tc, u2.cpu), append(tr, u2.rssKB)
+		fmt.Println()
 	}
-	fmt.Printf("   %-18s %12s %12s %10s\n", "median", "ours", "bpftrace", "ours/theirs")
-	row := func(name string, a, b time.Duration) {
-		fmt.Printf("   %-18s %12s %12s %10s\n", name, ms(a), ms(b), ratio(float64(a), float64(b)))
+	var vw, vc, vr []float64
+	for k := range cmds {
+		vw = append(vw, float64(median(wall[k])))
+		vc = append(vc, float64(median(cpu[k])))
+		vr = append(vr, float64(medianInt(rss[k])))
 	}
-	row("wall", median(ow), median(tw))
-	row("CPU (user+sys)", median(oc), median(tc))
-	a, b := medianInt(or), medianInt(tr)
-	fmt.Printf("   %-18s %9.1f MB %9.1f MB %10s\n", "peak RSS", float64(a)/1024, float64(b)/1024, ratio(float64(a), float64(b)))
-	w := float64(median(ow)) / float64(median(tw))
+	dur := func(x float64) string { return ms(time.Duration(x)) }
+	row("wall", vw, dur)
+	row("CPU (user+sys)", vc, dur)
+	row("peak RSS", vr, func(x float64) string { return fmt.Sprintf("%.1f MB", x/1024) })
+	w := vw[0] / vw[1]
 	fmt.Printf("   target: wall <= 0.20x bpftrace's: %.2fx, %s\n", w, verdict(w <= 0.2))
 	return nil
 }
@@ -388,13 +414,13 @@ var errHung = errors.New("did not exit after SIGINT")
 
 // stop sends SIGINT and waits for the tracer to print its aggregations
 // and exit; it returns how long that took and the tracer's CPU time. A
-// tracer still running 30 s later gets SIGINT again (every 30 s), and is
+// tracer still running 60 s later gets SIGINT again (every 60 s), and is
 // killed after c.timeout.
 func (r *running) stop(c *config) (time.Duration, usage, error) {
 	t := time.Now()
 	r.cmd.Process.Signal(syscall.SIGINT)
 	deadline := time.After(c.timeout)
-	tick := time.NewTicker(30 * time.Second)
+	tick := time.NewTicker(60 * time.Second)
 	defer tick.Stop()
 	var hung string
 wait:
@@ -419,7 +445,7 @@ wait:
 		return d, usage{}, fmt.Errorf("%s: %v\n%s", r.t.name, err, r.stderr.String())
 	}
 	if hung != "" {
-		fmt.Printf("   note: %s needed SIGINT again after 30 s (%s)\n", r.t.name, hung)
+		fmt.Printf("   note: %s needed SIGINT again after 60 s (%s)\n", r.t.name, hung)
 	}
 	ru := r.cmd.ProcessState.SysUsage().(*syscall.Rusage)
 	return d, usage{wall: time.Since(r.start), cpu: time.Duration(ru.Utime.Nano() + ru.Stime.Nano()), rssKB: ru.Maxrss}, nil
@@ -606,6 +632,7 @@ const (
 	bpfGetppid   = "bpftrace: sys_enter_getppid"
 	floorGetppid = "floor: cilium/ebpf per-CPU counter"
 	oursWide     = "ours: syscall:::entry"
+	oursWideFast = "ours sw=10ms: syscall:::entry"
 	bpfWide      = "bpftrace: sys_enter_* (fair pair)"
 	bpfRaw       = "bpftrace: raw_syscalls:sys_enter"
 )
@@ -678,7 +705,13 @@ func benchAttach(c *config) error {
 	printWideCommands()
 	fmt.Println("   ready = from exec to the line BEGIN prints (BEGIN fires once every probe is attached);")
 	fmt.Println("   exit  = from SIGINT to exit (aggregation printed, probes detached); CPU, RSS: whole run")
-	ts := available(c, wideTracers(c))
+	all := wideTracers(c)
+	if c.diag {
+		all = append(all, tracer{oursWideFast, []string{c.dtrace, "-q", "-x", "switchrate=10ms", "-n",
+			`syscall:::entry { @[probefunc] = count(); } BEGIN { printf("ready\n"); }`}, "getppid", true})
+		fmt.Println("   diagnostic, not the comparison: ours sw=10ms = the same with -x switchrate=10ms")
+	}
+	ts := available(c, all)
 	const check = 1000
 	type acc struct {
 		ready, exit, cpu []time.Duration
@@ -733,5 +766,9 @@ func benchAttach(c *config) error {
 		ratio(get(readyAt, oursWide), get(readyAt, bpfWide)), ratio(get(readyAt, oursWide), get(readyAt, bpfRaw)))
 	fmt.Printf("   ratios (exit):  ours/bpftrace(sys_enter_*) %s, ours/bpftrace(raw_syscalls) %s\n",
 		ratio(get(exitAt, oursWide), get(exitAt, bpfWide)), ratio(get(exitAt, oursWide), get(exitAt, bpfRaw)))
+	if _, ok := readyAt[oursWideFast]; ok {
+		fmt.Printf("   diagnostic (ready): ours sw=10ms/bpftrace(sys_enter_*) %s, ours sw=10ms/bpftrace(raw_syscalls) %s\n",
+			ratio(get(readyAt, oursWideFast), get(readyAt, bpfWide)), ratio(get(readyAt, oursWideFast), get(readyAt, bpfRaw)))
+	}
 	return nil
 }
