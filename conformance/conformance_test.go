@@ -81,7 +81,7 @@ func TestCorpus(t *testing.T) {
 	}
 	results := Run(t.Context(), cfg, tests)
 	for _, name := range Retry(t.Context(), cfg, results, xf) {
-		t.Logf("flaky: %s failed, then passed on retry", name)
+		t.Logf("flaky (passed on retry): %s", name)
 	}
 
 	sum := Summarize(results, xf)

@@ -425,7 +425,8 @@ func Machine() string {
 // Retry runs again, once, the failed tests that xf does not list, and
 // replaces their results: a test that passes the second time is reported
 // as a pass that needed a retry, so that a flaky test does not fail the
-// run but is still visible. It returns the names of those tests.
+// run but is still visible. It returns those tests as "name: first
+// failure".
 func Retry(ctx context.Context, cfg Config, results []*Result, xf ExpectedFailures) []string {
 	var again []*Test
 	var idx []int
@@ -442,8 +443,9 @@ func Retry(ctx context.Context, cfg Config, results []*Result, xf ExpectedFailur
 	var flaky []string
 	for k, r := range Run(ctx, cfg, again) {
 		if r.Status == Pass {
-			r.Reason = strings.TrimPrefix(r.Reason+"; passed on retry (flaky)", "; ")
-			flaky = append(flaky, r.Test.Name)
+			first := results[idx[k]].Reason
+			r.Reason = strings.TrimPrefix(r.Reason+"; passed on retry (first run: "+first+")", "; ")
+			flaky = append(flaky, r.Test.Name+": "+first)
 		}
 		results[idx[k]] = r
 	}

@@ -121,7 +121,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 	results := conformance.Run(ctx, cfg, tests)
 	if !*updateXfail {
 		for _, name := range conformance.Retry(ctx, cfg, results, xf) {
-			fmt.Fprintf(stdout, "flaky: %s failed, then passed on retry\n", name)
+			fmt.Fprintf(stdout, "flaky (passed on retry): %s\n", name)
 		}
 	}
 
