@@ -20,3 +20,8 @@ func (*Provider) Attach(*provider.Probe, *ebpf.Program) (io.Closer, error) {
 func AttachSites([]Site, int, bool, *ebpf.Program) (io.Closer, error) {
 	return nil, errors.New("uprobes need Linux")
 }
+
+// ProgramKind is the program kind of uprobe programs.
+func ProgramKind() provider.ProgramKind {
+	return provider.ProgramKind{Type: ebpf.Kprobe}
+}

@@ -7,7 +7,6 @@ import (
 	"strings"
 	"sync"
 
-	"github.com/cilium/ebpf"
 	"github.com/cilium/ebpf/asm"
 
 	"github.com/dtrace-go/dtrace/provider"
@@ -346,9 +345,9 @@ func instructions(obj *symbol.Object, f symbol.Func) ([]uint64, error) {
 	return nil, fmt.Errorf("no instruction decoder for %s", runtime.GOARCH)
 }
 
-// Program says: a uprobe program, whose type is the kprobe type.
+// Program says: a uprobe program (see ProgramKind).
 func (*Provider) Program(*provider.Probe) provider.ProgramKind {
-	return provider.ProgramKind{Type: ebpf.Kprobe}
+	return ProgramKind()
 }
 
 // Prologue checks the process and fills the arguments from the registers

@@ -327,9 +327,9 @@ func makeProbes(d provider.Desc, obj *symbol.Object, openPath, module string, wa
 	return out, nil
 }
 
-// Program says: a uprobe program, whose type is the kprobe type.
+// Program says: a uprobe program (see ProgramKind).
 func (*Provider) Program(*provider.Probe) provider.ProgramKind {
-	return provider.ProgramKind{Type: ebpf.Kprobe}
+	return pid.ProgramKind()
 }
 
 // Prologue checks the process (for probes of one process), finds the site
