@@ -12,23 +12,19 @@ import (
 )
 
 // Attach links the program to the probe's tracepoint through a perf
-// event, or a wide probe's to the raw sys_enter or sys_exit tracepoint;
-// closing the result detaches it.
+// event, or puts a wide probe's into the dispatcher of the raw sys_enter or
+// sys_exit tracepoint; closing the result detaches it.
 func (pv *Provider) Attach(p *provider.Probe, prog *ebpf.Program) (io.Closer, error) {
 	d, err := pv.data(p, true)
 	if err != nil {
 		return nil, err
 	}
 	if d.wide {
-		tp := "sys_exit"
-		if d.entry {
-			tp = "sys_enter"
-		}
-		l, err := link.AttachRawTracepoint(link.RawTracepointOptions{Name: tp, Program: prog})
+		c, err := pv.dispatch.add(d.entry, d.nr, prog)
 		if err != nil {
-			return nil, fmt.Errorf("attach %s to raw tracepoint %s: %w", p, tp, err)
+			return nil, fmt.Errorf("attach %s: %w", p, err)
 		}
-		return l, nil
+		return c, nil
 	}
 	// cilium/ebpf finds the event id in tracefs, which must be mounted.
 	if _, err := kernel.MountTracefs(); err != nil {

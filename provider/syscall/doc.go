@@ -10,10 +10,12 @@
 // copies the fields from there. Detaching such a program waits for an RCU
 // grace period, though, one tracepoint after the other: for the probes of
 // a description that matches more than WideThreshold of them
-// (syscall:::entry), the programs are RAW_TRACEPOINT programs on the
-// raw_syscalls sys_enter and sys_exit tracepoints instead, which attach
-// and detach at once; their prologue compares the system call number with
-// the probe's (from a table, amd64 only) and reads the arguments from the
+// (syscall:::entry), the programs are RAW_TRACEPOINT programs run from
+// the raw_syscalls sys_enter and sys_exit tracepoints instead, which
+// attach and detach at once: one dispatcher program on each tail-calls
+// the probe program stored at the system call's number (from a table,
+// amd64 only) in a program array, so untraced system calls stay cheap.
+// Their prologue checks the number again and reads the arguments from the
 // saved user registers. (Such probes also see the system calls of 32-bit
 // compat tasks, under their 64-bit names.)
 //

@@ -56,6 +56,8 @@ type Provider struct {
 	mu      sync.Mutex
 	formats map[string]*tracefs.Format // by event name
 	states  map[string]*probeData      // by event name
+
+	dispatch dispatcher // runs the wide probes
 }
 
 // probeData is what a probe made by this provider carries. Probes of the
