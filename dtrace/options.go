@@ -143,7 +143,8 @@ type Options struct {
 	AggSortKey, AggSortRev, NoResolve, QuietResize        bool
 	GrabAnon, BPFLog, AggPerCPU                           bool
 
-	// Compiler flags.
+	// Compiler flags. Verbose is the "verbose" option, set by -S: print
+	// the compiled code (not -v, which the command handles itself).
 	ArgRef, CPP, DefaultArgs, Empty, ErrTags, DropTags bool
 	KNoDefs, UNoDefs, NoLibs, PSpec, ZDefs, Verbose    bool
 	Strip, Debug, LazyLoad, LinkNoMmap, Core           bool
