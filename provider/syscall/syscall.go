@@ -37,13 +37,14 @@ const (
 )
 
 // WideThreshold is the number of probes above which one description makes
-// its probes wide: they then run on the raw sys_enter and sys_exit
-// tracepoints, filtered by system call number, instead of on each system
+// its probes wide: they then run from the raw sys_enter and sys_exit
+// tracepoints, dispatched by system call number, instead of on each system
 // call's own tracepoint. Detaching a program from a syscalls tracepoint
 // waits for an RCU grace period (some 70 ms, one after the other), which
-// made dtrace -n syscall::: take most of a minute to exit; raw tracepoints
-// detach at once but run every probe's program on every system call.
-const WideThreshold = 8
+// made dtrace -n syscall::: take most of a minute to exit; the dispatcher
+// detaches at once. A description of one system call (its entry and
+// return) keeps the exact tracepoints, which ignore 32-bit compat tasks.
+const WideThreshold = 2
 
 // Provider is the syscall provider. It reads the list of system calls from
 // tracefs once, on first use.
