@@ -36,6 +36,7 @@ func TestCorpus(t *testing.T) {
 	}
 	root, _ = filepath.Abs(root)
 
+	touchSources(t, "..")
 	tmp := t.TempDir()
 	dtrace := filepath.Join(tmp, "dtrace")
 	build := exec.Command("go", "build", "-o", dtrace, "../cmd/dtrace")
@@ -93,5 +94,32 @@ func TestCorpus(t *testing.T) {
 	}
 	for _, r := range sum.Unexpected {
 		t.Errorf("%s: %s\n  dtrace %s\n%s", r.Test.Name, r.Reason, strings.Join(r.Args, " "), r.Diff)
+	}
+}
+
+// touchSources stats every Go and C source of the module: go test caches a
+// test's result keyed by the files the test itself opened or statted, and
+// the dtrace binary is built by a subprocess, so without this a cached
+// TestCorpus would survive changes to the code it tests.
+func touchSources(t *testing.T, root string) {
+	t.Helper()
+	err := filepath.WalkDir(root, func(path string, d os.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if d.IsDir() {
+			if name := d.Name(); path != root && (strings.HasPrefix(name, ".") || name == "testdata") {
+				return filepath.SkipDir
+			}
+			return nil
+		}
+		switch filepath.Ext(path) {
+		case ".go", ".c", ".h", ".mod", ".sum":
+			_, err = os.Stat(path)
+		}
+		return err
+	})
+	if err != nil {
+		t.Fatal(err)
 	}
 }
