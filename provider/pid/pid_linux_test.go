@@ -159,6 +159,16 @@ func TestEntryCountAndReturnSum(t *testing.T) {
 	}
 }
 
+// TestPerfEvents runs the counting test on uprobe perf events, which
+// kernels older than 6.6 (without uprobe_multi links) use.
+func TestPerfEvents(t *testing.T) {
+	if !pid.Multi() {
+		t.Skip("perf events are the default on this kernel: the other tests use them")
+	}
+	defer pid.SetMulti(pid.SetMulti(false))
+	TestEntryCountAndReturnSum(t)
+}
+
 func TestTenArgs(t *testing.T) {
 	prog := testprog.BuildWork(t, "-O2")
 	p := start(t, prog, "3")
