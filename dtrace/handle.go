@@ -9,7 +9,7 @@ import (
 	"io"
 	"os"
 	"sort"
-	"syscall"
+	gosyscall "syscall"
 	"time"
 
 	"golang.org/x/sys/unix"
@@ -25,6 +25,7 @@ import (
 	"github.com/dtrace-go/dtrace/provider"
 	dtraceprov "github.com/dtrace-go/dtrace/provider/dtrace"
 	"github.com/dtrace-go/dtrace/provider/profile"
+	"github.com/dtrace-go/dtrace/provider/syscall"
 )
 
 // Probe ids of the dtrace provider, fixed by docs/ARCHITECTURE.md.
@@ -100,7 +101,7 @@ func Open(opts *Options, conf Config) (*Handle, error) {
 		fset:      syntax.NewFileSet(),
 		macroArgs: conf.MacroArgs,
 		macros:    builtinMacros(conf),
-		reg:       provider.NewRegistry(dtraceprov.New(), profile.New()),
+		reg:       provider.NewRegistry(dtraceprov.New(), profile.New(), syscall.New()),
 		lines:     map[*syntax.File][]string{},
 		texts:     map[string]string{},
 	}
@@ -175,22 +176,31 @@ func (h *Handle) Work(w io.Writer) (bool, error) {
 		return true, nil
 	}
 	h.cons.out = w
+	// Wait up to one switchrate for data, looking at the run state every
+	// slice so that an exit() is seen at once rather than a switchrate
+	// later (the buffers wake us only when half full).
 	wait := time.Duration(h.opts.SwitchRate)
 	if wait <= 0 || wait > time.Second {
 		wait = time.Second
 	}
-	if err := h.bufs.Poll(wait, h.cons.record); err != nil {
-		return false, err
-	}
-	if err := h.cons.err; err != nil {
-		return false, err
-	}
-	act, err := h.activity()
-	if err != nil {
-		return false, err
-	}
-	if (act >= loader.ActivityDraining || h.bufs.Filled()) && !h.stopping {
-		if err := h.runEnd(); err != nil {
+	const slice = 20 * time.Millisecond
+	for waited := time.Duration(0); ; waited += slice {
+		act, err := h.activity()
+		if err != nil {
+			return false, err
+		}
+		if (act >= loader.ActivityDraining || h.bufs.Filled()) && !h.stopping {
+			if err := h.runEnd(); err != nil {
+				return false, err
+			}
+		}
+		if h.stopping || waited >= wait {
+			break
+		}
+		if err := h.bufs.Poll(min(slice, wait-waited), h.cons.record); err != nil {
+			return false, err
+		}
+		if err := h.cons.err; err != nil {
 			return false, err
 		}
 	}
@@ -302,7 +312,7 @@ func builtinMacros(conf Config) map[string]int64 {
 		"uid":  int64(os.Getuid()),
 		"gid":  int64(os.Getgid()),
 	}
-	if pgid, err := syscall.Getpgid(0); err == nil {
+	if pgid, err := gosyscall.Getpgid(0); err == nil {
 		m["pgid"] = int64(pgid)
 	}
 	if sid, err := unix.Getsid(0); err == nil {
