@@ -214,9 +214,9 @@ func (pv *Provider) Probes(d provider.Desc) ([]*provider.Probe, error) {
 			sites[f.Name] = append(sites[f.Name], f)
 		}
 		for _, fn := range order {
-			mk := func(kind Kind, pname string, off uint64) {
+			mk := func(kind Kind, pname string, off uint64, funcs []symbol.Func) {
 				p := &Probe{PID: pid, Kind: kind}
-				for _, f := range sites[fn] {
+				for _, f := range funcs {
 					fo, ok := obj.FileOffset(f.Value + off)
 					if !ok {
 						continue
@@ -228,7 +228,9 @@ func (pv *Provider) Probes(d provider.Desc) ([]*provider.Probe, error) {
 				}
 			}
 			if isOffset {
-				// Every function of the name must have an instruction there.
+				// Probe the functions of the name that have an instruction
+				// there; naming one function exactly, it must have one.
+				var ok []symbol.Func
 				for _, f := range sites[fn] {
 					if err := checkOffset(obj, f, offset); err != nil {
 						if provider.HasGlob(d.Function) || d.Function == "" {
@@ -236,16 +238,16 @@ func (pv *Provider) Probes(d provider.Desc) ([]*provider.Probe, error) {
 						}
 						return nil, err
 					}
-					mk(Offset, name, offset)
-					break
+					ok = append(ok, f)
 				}
+				mk(Offset, name, offset, ok)
 				continue
 			}
 			if provider.Match(name, "entry") {
-				mk(Entry, "entry", 0)
+				mk(Entry, "entry", 0, sites[fn])
 			}
 			if provider.Match(name, "return") {
-				mk(Return, "return", 0)
+				mk(Return, "return", 0, sites[fn])
 			}
 			if name == "entry" || name == "return" || len(sites[fn]) != 1 {
 				continue
@@ -254,7 +256,7 @@ func (pv *Provider) Probes(d provider.Desc) ([]*provider.Probe, error) {
 			offs, _ := instructions(obj, sites[fn][0])
 			for _, o := range offs {
 				if pn := strconv.FormatUint(o, 16); provider.Match(name, pn) {
-					mk(Offset, pn, o)
+					mk(Offset, pn, o, sites[fn])
 				}
 			}
 			if len(out) > MaxProbes {
