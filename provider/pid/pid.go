@@ -190,6 +190,11 @@ func (pv *Provider) Probes(d provider.Desc) ([]*provider.Probe, error) {
 	// Libraries not mapped yet (a -c process held before the dynamic
 	// linker ran) are probed by file all the same.
 	for _, mod := range append(proc.Modules(), proc.PendingModules()...) {
+		// Read a library's symbols only when the description may name
+		// it: by its name, or, for an exact name, by its soname.
+		if !ModuleMatches(d.Module, mod, "") && provider.HasGlob(d.Module) {
+			continue
+		}
 		openPath := proc.OpenPath(mod)
 		obj, err := symbol.LoadObject(openPath)
 		if err != nil || !ModuleMatches(d.Module, mod, obj.Soname) {
