@@ -41,10 +41,13 @@ type Types struct {
 	src Source
 
 	mu      sync.Mutex
-	modules map[string]*module // by name; nil value: the module has no BTF
-	syms    *Symbols
-	symErr  error
-	symDone bool
+	modules map[string]*module // by name
+	// forwards holds the incomplete structs and unions of modules
+	// without BTF, by module`name.
+	forwards map[string]*types.Struct
+	syms     *Symbols
+	symErr   error
+	symDone  bool
 }
 
 // module is one BTF spec and its converted types.
@@ -57,7 +60,7 @@ type module struct {
 
 // New returns kernel types read from src.
 func New(src Source) *Types {
-	return &Types{src: src, modules: map[string]*module{}}
+	return &Types{src: src, modules: map[string]*module{}, forwards: map[string]*types.Struct{}}
 }
 
 var _ check.Kernel = (*Types)(nil)
@@ -121,13 +124,37 @@ func (k *Types) LookupType(module, name string) types.Type {
 	defer k.mu.Unlock()
 	m := k.scope(module)
 	if m == nil {
-		return nil
+		return k.unloaded(module, name)
 	}
 	t := m.find(name)
 	if t == nil {
 		return nil
 	}
 	return m.conv.convert(t)
+}
+
+// unloaded returns, for a struct or union of a module that has no BTF
+// here, an incomplete type of that name: dtrace knows the types of
+// modules that are not loaded, and a program may use pointers to them
+// (`(struct can`dev_rcv_lists *)NULL`); without their BTF, ktypes
+// cannot tell a module that is not loaded from one that does not exist.
+// k.mu is held.
+func (k *Types) unloaded(module, name string) types.Type {
+	if module == "" || module == "C" || module == "D" || module == Kernel {
+		return nil
+	}
+	union := strings.HasPrefix(name, "union ")
+	if !union && !strings.HasPrefix(name, "struct ") {
+		return nil
+	}
+	key := module + "`" + name
+	if t, ok := k.forwards[key]; ok {
+		return t
+	}
+	_, tag, _ := strings.Cut(name, " ")
+	t := &types.Struct{Union: union, Tag: strings.TrimSpace(tag), Module: module, Forward: true}
+	k.forwards[key] = t
+	return t
 }
 
 // IsTypeName reports whether name, possibly scoped (module`name), is a

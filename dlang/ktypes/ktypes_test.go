@@ -145,10 +145,16 @@ func TestNames(t *testing.T) {
 		{"", "task"},       // a tag is not a typedef name
 		{"D", "pid_t"},     // D's own scope is the checker's
 		{"nosuchmod", "pid_t"},
+		{"vmlinux", "struct nosuch"},
 	} {
 		if got := k.LookupType(absent.module, absent.name); got != nil {
 			t.Errorf("LookupType(%q, %q) = %v, want nil", absent.module, absent.name, got)
 		}
+	}
+	// A module without BTF (not loaded) has incomplete structs and
+	// unions of any name.
+	if s, ok := k.LookupType("can", "struct dev_rcv_lists").(*types.Struct); !ok || s.Complete || s.Module != "can" || s != k.LookupType("can", "struct dev_rcv_lists") {
+		t.Errorf("can`struct dev_rcv_lists: %#v", k.LookupType("can", "struct dev_rcv_lists"))
 	}
 	for name, want := range map[string]bool{
 		"pid_t": true, "vmlinux`pid_t": true, "uintptr_t": true,
