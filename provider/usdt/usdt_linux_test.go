@@ -330,3 +330,42 @@ func TestSemaphore(t *testing.T) {
 		}
 	}
 }
+
+// TestProbeNames lists the probes of a process and of its file.
+func TestProbeNames(t *testing.T) {
+	prog := testprog.BuildUSDT(t, "-O2")
+	p := start(t, prog, "1")
+	pidStr := strconv.Itoa(p.cmd.Process.Pid)
+	pv := usdt.New(nil, prog)
+	for _, tc := range []struct {
+		desc provider.Desc
+		want []string
+	}{
+		{provider.Desc{Provider: "myprov" + pidStr}, []string{
+			"myprov" + pidStr + ":usdt:main:myprobe", "myprov" + pidStr + ":usdt:main:big-probe",
+			"myprov" + pidStr + ":usdt:main:global", "myprov" + pidStr + ":usdt:guarded:guarded"}},
+		{provider.Desc{Provider: "myprov" + pidStr, Module: "a.out", Name: "*-*"}, []string{"myprov" + pidStr + ":usdt:main:big-probe"}},
+		{provider.Desc{Provider: "myprov" + pidStr, Module: "libc.so.6"}, nil},
+		{provider.Desc{Provider: "my*", Function: "guarded"}, []string{"myprov:usdt:guarded:guarded"}},
+		{provider.Desc{Provider: "otherprov" + pidStr}, nil},
+	} {
+		probes, err := pv.Probes(tc.desc)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var got []string
+		for _, pr := range probes {
+			got = append(got, pr.String())
+		}
+		if strings.Join(got, " ") != strings.Join(tc.want, " ") {
+			t.Errorf("%s: got %q, want %q", tc.desc, got, tc.want)
+		}
+	}
+	for pattern, want := range map[string]bool{
+		"myprov" + pidStr: true, "my*": true, "myprov": true, "syscall": false, "pid" + pidStr: false,
+	} {
+		if got := pv.Claims(pattern); got != want {
+			t.Errorf("Claims(%q) = %v", pattern, got)
+		}
+	}
+}
