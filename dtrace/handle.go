@@ -142,6 +142,9 @@ func (h *Handle) Go() error {
 		return err
 	}
 	h.objs = objs
+	if err := h.fillProbeNames(plan); err != nil {
+		return err
+	}
 	policy, err := consumer.ParsePolicy(h.opts.BufPolicy)
 	if err != nil {
 		return err
@@ -399,6 +402,30 @@ func (h *Handle) checkEnabling() error {
 	}
 	if h.opts.BufSize <= 0 || h.opts.BufSize < int64(perfHeaderSize+maxRec) {
 		return errBufTooSmall
+	}
+	return nil
+}
+
+// probeNameSize is the size of each of the four names of a dt_probes
+// value (codegen/doc.go).
+const probeNameSize = 64
+
+// fillProbeNames stores the names of every enabled probe in dt_probes,
+// where probeprov, probemod, probefunc and probename read them.
+func (h *Handle) fillProbeNames(plan *loader.Plan) error {
+	m := h.objs.Map("dt_probes")
+	if m == nil {
+		return nil
+	}
+	for _, pp := range plan.Probes {
+		p := pp.Probe
+		val := make([]byte, 4*probeNameSize)
+		for i, name := range []string{p.Provider, p.Module, p.Function, p.Name} {
+			copy(val[i*probeNameSize:(i+1)*probeNameSize-1], name)
+		}
+		if err := m.Put(p.ID, val); err != nil {
+			return fmt.Errorf("dt_probes: %w", err)
+		}
 	}
 	return nil
 }

@@ -182,6 +182,8 @@ func (p *Plan) Instructions(spec *codegen.Spec, pp *ProbePlan) (asm.Instructions
 		asm.Return(),
 		asm.Mov.Reg(asm.R7, asm.R0).WithSymbol(symHaveScratch),
 	}
+	// errno is 0 unless the provider's prologue sets it.
+	insns = append(insns, provider.StoreImmDW(asm.R7, ms+provider.MStateErrno, 0))
 	prologue := pp.Probe.Owner.Prologue(pp.Probe, ms)
 	insns = append(insns, prologue...)
 	insns = append(insns,

@@ -81,6 +81,7 @@ const (
 	MStateIllval    = 96
 	MStateTimestamp = 104
 	MStateSpecID    = 112
+	MStateErrno     = 120 // u64 errno, set by syscall return prologues
 )
 
 // ListHeader is the header line of dtrace -l.
