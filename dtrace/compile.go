@@ -164,6 +164,7 @@ func (h *Handle) checkConfig() *check.Config {
 		Destructive: h.opts.Destructive,
 		ScratchSize: h.opts.ScratchSize,
 		ArgRef:      h.opts.ArgRef,
+		ProbeArgs:   h.probeArgs,
 		Source: func(name string) []byte {
 			if t, ok := h.texts[name]; ok {
 				return []byte(t)

@@ -1,0 +1,91 @@
+package dtrace
+
+import (
+	"strings"
+
+	"github.com/dtrace-go/dtrace/dlang/check"
+	"github.com/dtrace-go/dtrace/dlang/types"
+	"github.com/dtrace-go/dtrace/provider"
+)
+
+// argTyper is a provider that knows the C types of its probes' arguments.
+type argTyper interface {
+	ArgTypes(p *provider.Probe) ([]string, error)
+}
+
+// probeArgs is the checker's ProbeArgs hook: the argument types of the
+// first probe a description matches, when its provider knows them.
+func (h *Handle) probeArgs(desc string) *check.ProbeInfo {
+	probes, err := h.match(desc)
+	if err != nil || len(probes) == 0 {
+		return nil
+	}
+	p := probes[0]
+	at, ok := p.Owner.(argTyper)
+	if !ok {
+		return nil
+	}
+	names, err := at.ArgTypes(p)
+	if err != nil {
+		return nil
+	}
+	info := &check.ProbeInfo{Name: p.String()}
+	for _, n := range names {
+		info.Args = append(info.Args, parseArgType(n))
+	}
+	return info
+}
+
+// cTypeScopes resolve the base names of argument types.
+var cTypeScopes = []*types.Scope{types.CScope(), types.DScope(256), types.FallbackScope()}
+
+// parseArgType turns a C type as a provider writes it ("const char *",
+// "unsigned int", "struct stat *", "size_t") into a D type. Names it does
+// not know become opaque; pointers to them stay pointers, so that
+// copyin() and friends accept them.
+func parseArgType(s string) types.Type {
+	s = strings.TrimSpace(s)
+	stars := strings.Count(s, "*")
+	base := strings.TrimSpace(strings.ReplaceAll(s, "*", " "))
+	var words []string
+	for _, w := range strings.Fields(base) {
+		switch w {
+		case "const", "volatile", "restrict", "__user":
+			continue
+		}
+		words = append(words, w)
+	}
+	name := strings.Join(words, " ")
+	switch name {
+	case "long int":
+		name = "long"
+	case "long unsigned int", "unsigned long int":
+		name = "unsigned long"
+	case "long long int":
+		name = "long long"
+	case "long long unsigned int", "unsigned long long int":
+		name = "unsigned long long"
+	case "short int":
+		name = "short"
+	case "short unsigned int", "unsigned short int":
+		name = "unsigned short"
+	}
+	var t types.Type
+	for _, sc := range cTypeScopes {
+		if t = sc.Lookup(name); t != nil {
+			break
+		}
+	}
+	if t == nil {
+		if stars == 0 {
+			// An unknown scalar (a kernel typedef): the size of a
+			// register.
+			return types.Long
+		}
+		t = types.NewOpaque(name)
+	}
+	for i := 0; i < stars; i++ {
+		t = types.NewPointer(t)
+	}
+	return t
+}
