@@ -74,3 +74,15 @@ func TestRunningKernelSymbols(t *testing.T) {
 		t.Error("found a symbol that does not exist")
 	}
 }
+
+// BenchmarkStartup measures what a dtrace run pays for kernel types:
+// mapping the kernel's BTF and converting struct task_struct with all it
+// reaches (curthread's type, which every program's checker resolves).
+func BenchmarkStartup(b *testing.B) {
+	for b.Loop() {
+		k := Open()
+		if k.LookupType("", "struct task_struct") == nil {
+			b.Fatal(k.Err())
+		}
+	}
+}

@@ -213,3 +213,23 @@ func TestNoSource(t *testing.T) {
 		t.Error("Err is nil without BTF")
 	}
 }
+
+// Lookups from several goroutines see one conversion of each type.
+func TestConcurrent(t *testing.T) {
+	k := testTypes(t)
+	const n = 8
+	got := make(chan types.Type, n)
+	for i := 0; i < n; i++ {
+		go func() {
+			k.IsTypeName("pid_t")
+			k.LookupSymbol("", "schedule")
+			got <- k.LookupType("", "struct task")
+		}()
+	}
+	first := <-got
+	for i := 1; i < n; i++ {
+		if t2 := <-got; t2 != first || t2 == nil {
+			t.Fatalf("goroutines got different struct task values: %p, %p", first, t2)
+		}
+	}
+}
