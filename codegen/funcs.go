@@ -55,7 +55,8 @@ func (f *fn) callExpr(c *syntax.CallExpr) asm.Register {
 			f.fail(c.Args[0], "alloca( ) size must be a constant up to 4096")
 		}
 		// alloca() memory lives until the clause ends.
-		off := f.tmp(uint32(max(n, 8)))
+		// alloca(0) takes no room: it returns where the next one starts.
+		off := f.tmp(uint32(n))
 		f.tempBase = f.temp
 		p := f.alloc()
 		f.scratchPtr(p, off)

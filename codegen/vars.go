@@ -620,7 +620,11 @@ func (f *fn) builtin(e syntax.Expr, v *Var) asm.Register {
 		f.call(asm.FnGetCurrentComm, scr(off), imm(16))
 		r = f.alloc()
 		f.scratchPtr(r, off)
-	case "errno", "ipl", "stackdepth", "ustackdepth", "uregs":
+	case "errno":
+		// The provider's prologue leaves errno in mstate (0 where the
+		// probe has none).
+		f.emit(asm.LoadMem(r, regScratch, int16(f.g.layout.MState)+msErrno, asm.DWord))
+	case "ipl", "stackdepth", "ustackdepth", "uregs":
 		f.emit(asm.Mov.Imm(r, 0))
 	case "probeprov", "probemod", "probefunc", "probename":
 		f.free(r)
