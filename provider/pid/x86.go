@@ -26,6 +26,13 @@ func insnLen(b []byte) (int, error) {
 			continue
 		case 0xf0, 0xf2, 0xf3, 0x2e, 0x36, 0x3e, 0x26, 0x64, 0x65:
 			continue
+		case 0x9b:
+			// fwait before an x87 instruction: one instruction to objdump
+			// (fstcw is fwait; fnstcw), and a probe between them is
+			// pointless.
+			if i+1 < len(b) && b[i+1] >= 0xd8 && b[i+1] <= 0xdf {
+				continue
+			}
 		}
 		break
 	}

@@ -50,7 +50,8 @@ func TestInstructionsMatchObjdump(t *testing.T) {
 	if _, err := exec.LookPath("objdump"); err != nil {
 		t.Fatal("objdump (binutils) is needed as the oracle")
 	}
-	files := []string{testprog.BuildWork(t, "-O2"), "/usr/lib/x86_64-linux-gnu/libc.so.6", "/usr/lib/postgresql/15/bin/postgres"}
+	files := []string{testprog.BuildWork(t, "-O2"), "/usr/lib/x86_64-linux-gnu/libc.so.6",
+		"/usr/lib/x86_64-linux-gnu/libm.so.6", "/usr/lib/postgresql/15/bin/postgres"}
 	for _, file := range files {
 		obj, err := symbol.OpenObject(file)
 		if err != nil {
