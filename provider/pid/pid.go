@@ -210,7 +210,9 @@ func (pv *Provider) Probes(d provider.Desc) ([]*provider.Probe, error) {
 		sites := map[string][]symbol.Func{}
 		var order []string
 		for _, f := range obj.Funcs() {
-			if !provider.Match(d.Function, f.Name) {
+			// As in dtrace: only functions with a size, the ones whose
+			// extent (and so whose instructions and returns) is known.
+			if f.Size == 0 || !provider.Match(d.Function, f.Name) {
 				continue
 			}
 			if _, ok := sites[f.Name]; !ok {
