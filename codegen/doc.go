@@ -90,9 +90,9 @@
 //	40 u32 epid of the faulting clause   44 u32 0
 //
 // A fault in an ERROR clause emits the record but does not recurse.
-// dt_error calls the ERROR clauses by symbol (dt_clause_N): the loader
-// must link those clause functions into every program that references
-// dt_error. After the record the clause calls dt_error (unless it is itself an
+// dt_error calls private copies of the ERROR clauses (dt_error_clause_N,
+// also in Spec.Funcs), so linking the Funcs a program references is
+// enough. After the record the clause calls dt_error (unless it is itself an
 // ERROR clause), which runs the ERROR clauses with arg1 = probe id, arg2 =
 // clause index, arg3 = pc, arg4 = fault code, arg5 = illval and prid 3,
 // then restores mstate; the faulting clause returns 0 and later clauses

@@ -198,12 +198,12 @@ func generate(clauses []Clause, info Info, opts Options, layout ScratchLayout) (
 	g.tempMax = max(g.tempMax, g.tok+g.strBuf()+32)
 	for i, c := range clauses {
 		if isErrorClause(c) {
-			g.errorClauses = append(g.errorClauses, clauseSym(i))
+			g.errorClauses = append(g.errorClauses, errorCopySym(i))
 			g.errorEPIDs = append(g.errorEPIDs, uint32(i+1))
 		}
 	}
 	for i, c := range clauses {
-		cs, err := g.clause(i, c)
+		cs, err := g.clause(i, c, clauseSym(i))
 		if err != nil {
 			return nil, err
 		}
@@ -211,6 +211,17 @@ func generate(clauses []Clause, info Info, opts Options, layout ScratchLayout) (
 	}
 	if len(g.errorClauses) > 0 {
 		g.spec.Funcs = append(g.spec.Funcs, g.errorFunc())
+		// dt_error runs private copies of the ERROR clauses, so that a
+		// program reaching dt_error needs nothing but Spec.Funcs.
+		for i, c := range clauses {
+			if isErrorClause(c) {
+				cs, err := g.clause(i, c, errorCopySym(i))
+				if err != nil {
+					return nil, err
+				}
+				g.spec.Funcs = append(g.spec.Funcs, cs.Insns)
+			}
+		}
 	}
 
 	g.declareMaps()
@@ -219,6 +230,9 @@ func generate(clauses []Clause, info Info, opts Options, layout ScratchLayout) (
 }
 
 func clauseSym(i int) string { return fmt.Sprintf("dt_clause_%d", i) }
+
+// errorCopySym names dt_error's copy of ERROR clause i.
+func errorCopySym(i int) string { return fmt.Sprintf("dt_error_clause_%d", i) }
 
 func isErrorClause(c Clause) bool {
 	for _, d := range c.Probes {
@@ -231,9 +245,8 @@ func isErrorClause(c Clause) bool {
 }
 
 // clause compiles one clause into a function.
-func (g *gen) clause(i int, cl Clause) (cs *ClauseSpec, err error) {
+func (g *gen) clause(i int, cl Clause, sym string) (cs *ClauseSpec, err error) {
 	c := cl.Decl
-	sym := clauseSym(i)
 	f := newFn(g, sym)
 	f.clause = i
 	f.isError = isErrorClause(cl)

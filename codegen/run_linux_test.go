@@ -69,15 +69,21 @@ func wrapper(spec *Spec, prid uint32) asm.Instructions {
 	}
 	// Shared functions go in only when referenced: the kernel rejects
 	// unreachable code.
-	refs := map[string]bool{}
-	for _, ins := range insns {
-		if ins.IsFunctionReference() && ins.Reference() != "" {
-			refs[ins.Reference()] = true
+	added := map[string]bool{}
+	for changed := true; changed; {
+		changed = false
+		refs := map[string]bool{}
+		for _, ins := range insns {
+			if ins.IsFunctionReference() && ins.Reference() != "" {
+				refs[ins.Reference()] = true
+			}
 		}
-	}
-	for _, f := range spec.Funcs {
-		if refs[f[0].Symbol()] {
-			insns = append(insns, f...)
+		for _, f := range spec.Funcs {
+			if sym := f[0].Symbol(); refs[sym] && !added[sym] {
+				added[sym] = true
+				changed = true
+				insns = append(insns, f...)
+			}
 		}
 	}
 	return insns

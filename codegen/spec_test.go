@@ -62,7 +62,8 @@ func TestRecordLayout(t *testing.T) {
 	if a.Map != "dt_agg_0" || a.KeySize != 8 || a.ValueSize != 127*8 {
 		t.Errorf("aggregation %+v", a)
 	}
-	if !spec.Clauses[1].IsError || len(spec.Funcs) != 1 || spec.Funcs[0][0].Symbol() != "dt_error" {
+	if !spec.Clauses[1].IsError || len(spec.Funcs) != 2 || spec.Funcs[0][0].Symbol() != "dt_error" ||
+		spec.Funcs[1][0].Symbol() != "dt_error_clause_1" {
 		t.Errorf("ERROR clause not wired to dt_error")
 	}
 	for _, c := range spec.Clauses {
