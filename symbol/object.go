@@ -380,3 +380,14 @@ func (o *Object) Code(fn Func) ([]byte, error) {
 	}
 	return b, nil
 }
+
+// Executable reports whether vaddr lies in a loadable segment that is
+// executable and not writable: where code can be probed.
+func (o *Object) Executable(vaddr uint64) bool {
+	for _, p := range o.loads {
+		if p.Vaddr <= vaddr && vaddr < p.Vaddr+p.Filesz {
+			return p.Flags&elf.PF_X != 0 && p.Flags&elf.PF_W == 0
+		}
+	}
+	return false
+}

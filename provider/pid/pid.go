@@ -211,8 +211,9 @@ func (pv *Provider) Probes(d provider.Desc) ([]*provider.Probe, error) {
 		var order []string
 		for _, f := range obj.Funcs() {
 			// As in dtrace: only functions with a size, the ones whose
-			// extent (and so whose instructions and returns) is known.
-			if f.Size == 0 || !provider.Match(d.Function, f.Name) {
+			// extent (and so whose instructions and returns) is known,
+			// and not in writable memory, which may be rewritten.
+			if f.Size == 0 || !provider.Match(d.Function, f.Name) || !obj.Executable(f.Value) {
 				continue
 			}
 			if _, ok := sites[f.Name]; !ok {
