@@ -55,6 +55,20 @@ BEGIN
 	trace((u64)curthread->pid);
 	trace(tcp_state_string[TCP_STATE_LISTEN]);
 	trace(cwd);
+	trace(curpsinfo->pr_psargs);
+	trace(xlate<ipinfo_t *>((struct iphdr *)arg0)->ip_saddr);
+	trace(xlate<ipinfo_t *>((void_ip_t *)arg0)->ip_plength);
+	trace(xlate<ipv4info_t *>((struct iphdr *)arg0)->ipv4_protostr);
+	trace(xlate<ipv6info_t *>((struct ipv6hdr *)arg0)->ipv6_nextstr);
+	trace(xlate<ifinfo_t *>((struct net_device *)arg0)->if_name);
+	trace(xlate<tcpsinfo_t *>((struct tcp_sock *)arg0)->tcps_raddr);
+	trace(xlate<tcpinfo_t *>((struct tcphdr *)arg0)->tcp_flags);
+	trace(xlate<udpsinfo_t *>((struct udp_sock *)arg0)->udps_lport);
+	trace(xlate<bufinfo_t *>((struct bio *)arg0)->b_flags);
+	trace(xlate<devinfo_t *>((struct bio *)arg0)->dev_statname);
+	trace(xlate<devinfo_t *>((struct buffer_head *)arg0)->dev_name);
+	trace(xlate<fileinfo_t *>((struct file *)arg0)->fi_fs);
+	trace(xlate<lwpsinfo_t *>(curthread)->pr_sname);
 }
 `
 	pc := &syntax.Config{IsTypeName: lib.IsTypeName, IsIdent: lib.IsIdent}
@@ -108,5 +122,19 @@ func TestUserProgramBadMember(t *testing.T) {
 	progs := append(lib.Programs[:len(lib.Programs):len(lib.Programs)], prog)
 	if _, err := check.Check(fset, progs, &check.Config{Kernel: k, LibraryPrograms: len(lib.Programs)}); err == nil {
 		t.Error("curpsinfo->pr_nosuch checked")
+	}
+}
+
+// A translator that names a member the kernel's struct lacks does not
+// check, so a file written for another kernel is dropped.
+func TestLoadDropsKernelDrift(t *testing.T) {
+	_, k, _ := loadForKernel(t)
+	srcs := []Source{
+		{"ok.d", "typedef struct x { int a; } x_t;\n"},
+		{"drift.d", "translator x_t < struct task_struct *T > { a = T->no_such_member; };\n"},
+	}
+	lib := load(syntax.NewFileSet(), &check.Config{Kernel: k}, k.IsTypeName, srcs)
+	if strings.Join(lib.Names, " ") != "ok.d" || len(lib.Dropped) != 1 {
+		t.Errorf("loaded %v, dropped %v; want ok.d loaded and drift.d dropped", lib.Names, lib.Dropped)
 	}
 }
