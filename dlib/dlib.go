@@ -73,7 +73,8 @@ type Library struct {
 // kernel type name: what syntax.Config.IsTypeName of a user program
 // should be.
 func (l *Library) IsTypeName(name string) bool {
-	if l.typedefs[name] {
+	// The library's types live in D's own scope, which a program may name.
+	if l.typedefs[strings.TrimPrefix(name, "D`")] {
 		return true
 	}
 	return l.isTypeName != nil && l.isTypeName(name)

@@ -75,7 +75,7 @@ func TestLoadDrops(t *testing.T) {
 			t.Errorf("no reason starting %q among %q", want, why)
 		}
 	}
-	if !lib.IsTypeName("a_t") || lib.IsTypeName("b_t") || !lib.IsIdent("D") || lib.IsIdent("B") {
+	if !lib.IsTypeName("a_t") || !lib.IsTypeName("D`a_t") || lib.IsTypeName("C`a_t") || lib.IsTypeName("b_t") || !lib.IsIdent("D") || lib.IsIdent("B") {
 		t.Error("names of loaded and dropped files mixed up")
 	}
 }
