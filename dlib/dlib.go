@@ -71,8 +71,11 @@ type Library struct {
 // IsTypeName reports whether name is a typedef the library declares
 // (psinfo_t, cpuinfo_t, ...) or, through the function given to Load, a
 // kernel type name: what syntax.Config.IsTypeName of a user program
-// should be.
+// should be. A nil Library has no names.
 func (l *Library) IsTypeName(name string) bool {
+	if l == nil {
+		return false
+	}
 	// The library's types live in D's own scope, which a program may name.
 	if l.typedefs[strings.TrimPrefix(name, "D`")] {
 		return true
@@ -83,7 +86,7 @@ func (l *Library) IsTypeName(name string) bool {
 // IsIdent reports whether name is an identifier the library defines
 // (an inline such as curpsinfo or EPERM): what syntax.Config.IsIdent of
 // a user program should be.
-func (l *Library) IsIdent(name string) bool { return l.idents[name] }
+func (l *Library) IsIdent(name string) bool { return l != nil && l.idents[name] }
 
 // Load parses the library's files into fset and checks them with conf
 // (its Kernel gives the kernel's types; LibraryPrograms is set here).
