@@ -4,6 +4,7 @@ import (
 	"embed"
 	"errors"
 	"fmt"
+	"runtime"
 	"strings"
 
 	"github.com/dtrace-go/dtrace/dlang/check"
@@ -41,7 +42,15 @@ type Source struct {
 func Sources() []Source {
 	out := make([]Source, 0, len(order))
 	for _, name := range order {
-		b, err := files.ReadFile("d/" + name)
+		file := name
+		if name == "regs.d" {
+			// uregs[] indexes differ between architectures.
+			file = "regs-amd64.d"
+			if runtime.GOARCH == "arm64" {
+				file = "regs-arm64.d"
+			}
+		}
+		b, err := files.ReadFile("d/" + file)
 		if err != nil {
 			panic("dlib: missing " + name) // the embed pattern and order disagree
 		}
