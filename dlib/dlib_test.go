@@ -79,3 +79,29 @@ func TestLoadDrops(t *testing.T) {
 		t.Error("names of loaded and dropped files mixed up")
 	}
 }
+
+// Every embedded file parses, those of other architectures included.
+func TestEveryFileParses(t *testing.T) {
+	entries, err := files.ReadDir("d")
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Type names declared anywhere in the library, and the kernel's.
+	typedefs, idents := map[string]bool{}, map[string]bool{}
+	for _, src := range Sources() {
+		pc := &syntax.Config{IsTypeName: func(n string) bool { return typedefs[n] || kernelTypedefs[n] }}
+		if p, err := pc.Parse(syntax.NewFileSet(), src.Name, []byte(src.Text)); err == nil {
+			declared(p, typedefs, idents)
+		}
+	}
+	pc := &syntax.Config{IsTypeName: func(n string) bool { return typedefs[n] || kernelTypedefs[n] }}
+	for _, e := range entries {
+		b, err := files.ReadFile("d/" + e.Name())
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := pc.Parse(syntax.NewFileSet(), e.Name(), b); err != nil {
+			t.Errorf("%s: %v", e.Name(), err)
+		}
+	}
+}
