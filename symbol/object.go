@@ -109,32 +109,53 @@ func OpenObject(path string) (*Object, error) {
 		add(syms)
 	} else if !errors.Is(err, elf.ErrNoSymbols) {
 		return nil, fmt.Errorf("%s: %w", path, err)
+	} else if dbg := debugFile(f); dbg != "" {
+		// A stripped object names only its exported functions; its
+		// separate debug file (libc6-dbg and the like) names them all,
+		// __libc_start_call_main at the bottom of every ustack().
+		if df, err := elf.Open(dbg); err == nil {
+			if syms, err := df.Symbols(); err == nil {
+				add(syms)
+			}
+			df.Close()
+		}
 	}
 	if syms, err := f.DynamicSymbols(); err == nil {
 		add(syms)
 	} else if !errors.Is(err, elf.ErrNoSymbols) {
 		return nil, fmt.Errorf("%s: %w", path, err)
 	}
-	sort.SliceStable(o.funcs, func(i, j int) bool {
-		a, b := o.funcs[i], o.funcs[j]
-		if a.Value != b.Value {
-			return a.Value < b.Value
-		}
-		// Of aliases, name the global one: malloc rather than __libc_malloc's
-		// local twin.
-		return bindRank(a.Bind) < bindRank(b.Bind)
-	})
+	sort.Slice(o.funcs, func(i, j int) bool { return better(o.funcs[i], o.funcs[j]) })
 	return o, nil
 }
 
-func bindRank(b elf.SymBind) int {
-	switch b {
-	case elf.STB_GLOBAL:
-		return 0
-	case elf.STB_WEAK:
-		return 1
+// better orders functions by address and, of aliases at one address,
+// puts first the one to name: as libproc does for dtrace, a global (or
+// weak) symbol before a local one, then the name with fewer leading
+// underscores (malloc, not __libc_malloc), the smaller size, and the
+// name.
+func better(a, b Func) bool {
+	if a.Value != b.Value {
+		return a.Value < b.Value
 	}
-	return 2
+	if al, bl := a.Bind == elf.STB_LOCAL, b.Bind == elf.STB_LOCAL; al != bl {
+		return bl
+	}
+	if au, bu := underscores(a.Name), underscores(b.Name); au != bu {
+		return au < bu
+	}
+	if a.Size != b.Size {
+		return a.Size < b.Size
+	}
+	return a.Name < b.Name
+}
+
+func underscores(s string) int {
+	n := 0
+	for n < len(s) && s[n] == '_' {
+		n++
+	}
+	return n
 }
 
 // Funcs returns the function symbols sorted by address. Callers must not
@@ -341,6 +362,36 @@ func LoadObject(path string) (*Object, error) {
 	// The file may have been reached through another path (the map_files
 	// link of a process since gone): read it through this one.
 	return &Object{Path: path, objectData: e.data}, nil
+}
+
+// DebugDir is where separate debug files are installed.
+var DebugDir = "/usr/lib/debug"
+
+// debugFile returns the separate debug file of a stripped object, found
+// by its build id (DebugDir/.build-id/ab/cdef....debug), or "".
+func debugFile(f *elf.File) string {
+	s := f.Section(".note.gnu.build-id")
+	if s == nil {
+		return ""
+	}
+	b, err := s.Data()
+	if err != nil {
+		return ""
+	}
+	notes, err := parseNotes(b)
+	if err != nil {
+		return ""
+	}
+	for _, n := range notes {
+		if n.Owner == "GNU" && n.Type == 3 && len(n.Desc) > 1 {
+			id := fmt.Sprintf("%x", n.Desc)
+			p := DebugDir + "/.build-id/" + id[:2] + "/" + id[2:] + ".debug"
+			if _, err := os.Stat(p); err == nil {
+				return p
+			}
+		}
+	}
+	return ""
 }
 
 // ReadNotes reads the notes of one section of the ELF file at path

@@ -4,6 +4,7 @@ package symbol_test
 
 import (
 	"bytes"
+	"debug/elf"
 	"fmt"
 	"os/exec"
 	"path/filepath"
@@ -214,5 +215,32 @@ func TestWatch(t *testing.T) {
 	cmd.Wait()
 	if _, fn, _, ok := s.UserSym(cmd.Process.Pid, malloc); !ok || fn != "malloc" {
 		t.Errorf("UserSym(malloc) after exit = %q, %v", fn, ok)
+	}
+}
+
+// TestDebugFile: a stripped library's static functions come from its
+// separate debug file, found by build id.
+func TestDebugFile(t *testing.T) {
+	const libc = "/usr/lib/x86_64-linux-gnu/libc.so.6"
+	f, err := elf.Open(libc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	stripped := f.Section(".symtab") == nil
+	f.Close()
+	matches, _ := filepath.Glob(symbol.DebugDir + "/.build-id/*/*.debug")
+	if !stripped || len(matches) == 0 {
+		t.Skip("needs a stripped libc and its debug file (libc6-dbg)")
+	}
+	obj, err := symbol.OpenObject(libc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	v, ok := obj.SymbolValue("__libc_start_call_main")
+	if !ok {
+		t.Skip("libc's debug file is not installed (libc6-dbg)")
+	}
+	if f, ok := obj.Lookup(v + 3); !ok || f.Name != "__libc_start_call_main" {
+		t.Errorf("Lookup(__libc_start_call_main+3) = %+v, %v", f, ok)
 	}
 }
