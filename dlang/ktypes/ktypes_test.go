@@ -233,3 +233,36 @@ func TestConcurrent(t *testing.T) {
 		}
 	}
 }
+
+// After enough searches the table is indexed; lookups answer the same.
+func TestSymbolsIndex(t *testing.T) {
+	s, err := ParseKallsyms(strings.NewReader(testKallsyms))
+	if err != nil {
+		t.Fatal(err)
+	}
+	names := []string{"schedule", "runqueues", "modvar", "xschedule", "_stext", "sched", "chedule", ""}
+	type result struct {
+		sym Sym
+		ok  bool
+	}
+	var before []result
+	for _, n := range names {
+		sym, ok := s.Lookup("", n)
+		before = append(before, result{sym, ok})
+	}
+	for i := 0; i <= indexAfter; i++ {
+		s.Lookup("dummy", "schedule")
+	}
+	if s.index == nil {
+		t.Fatal("no index after many lookups")
+	}
+	for i, n := range names {
+		sym, ok := s.Lookup("", n)
+		if (result{sym, ok}) != before[i] {
+			t.Errorf("Lookup(%q): %+v %v with the index, %+v %v without", n, sym, ok, before[i].sym, before[i].ok)
+		}
+	}
+	if sym, ok := s.Lookup("dummy", "schedule"); !ok || sym.Addr != 0xffffffffc0001000 {
+		t.Errorf("dummy`schedule with the index: %+v %v", sym, ok)
+	}
+}
