@@ -4,7 +4,10 @@ import (
 	"embed"
 	"errors"
 	"fmt"
+	"os"
+	"path/filepath"
 	"runtime"
+	"sort"
 	"strings"
 
 	"github.com/dtrace-go/dtrace/dlang/check"
@@ -105,6 +108,84 @@ func (l *Library) IsIdent(name string) bool { return l != nil && l.idents[name] 
 // must not stop dtrace on another.
 func Load(fset *syntax.FileSet, conf *check.Config, isTypeName func(string) bool) *Library {
 	return load(fset, conf, isTypeName, Sources())
+}
+
+// LoadSources is Load of other library files as well, such as those of
+// dtrace's -L directories (see ReadDir) after Sources(): they are put in
+// dependency order first, so they may depend on each other and on the
+// system library in any order.
+func LoadSources(fset *syntax.FileSet, conf *check.Config, isTypeName func(string) bool, srcs []Source) *Library {
+	return load(fset, conf, isTypeName, Order(srcs))
+}
+
+// ReadDir returns the D library files (*.d) of a directory, by name.
+func ReadDir(dir string) ([]Source, error) {
+	names, err := filepath.Glob(filepath.Join(dir, "*.d"))
+	if err != nil {
+		return nil, err
+	}
+	sort.Strings(names)
+	var out []Source
+	for _, n := range names {
+		b, err := os.ReadFile(n)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, Source{Name: filepath.Base(n), Text: string(b)})
+	}
+	return out, nil
+}
+
+// Order sorts library files so that each follows the files it names in
+// `#pragma D depends_on library X` (read from the text: the parser needs
+// the type names of a file's dependencies before it can read the file).
+// Otherwise the order is kept. Files in a dependency cycle keep their
+// order; checking will then drop what cannot be read.
+func Order(srcs []Source) []Source {
+	byName := map[string]int{}
+	for i, s := range srcs {
+		if _, dup := byName[s.Name]; !dup {
+			byName[s.Name] = i
+		}
+	}
+	const (
+		unseen = iota
+		visiting
+		done
+	)
+	state := make([]int, len(srcs))
+	out := make([]Source, 0, len(srcs))
+	var visit func(i int)
+	visit = func(i int) {
+		if state[i] != unseen {
+			return
+		}
+		state[i] = visiting
+		for _, d := range textDependencies(srcs[i].Text) {
+			if j, ok := byName[d]; ok {
+				visit(j)
+			}
+		}
+		state[i] = done
+		out = append(out, srcs[i])
+	}
+	for i := range srcs {
+		visit(i)
+	}
+	return out
+}
+
+// textDependencies finds the depends_on library pragmas of a file's
+// text.
+func textDependencies(text string) []string {
+	var out []string
+	for _, line := range strings.Split(text, "\n") {
+		w := strings.Fields(line)
+		if len(w) >= 5 && w[0] == "#pragma" && w[1] == "D" && w[2] == "depends_on" && w[3] == "library" {
+			out = append(out, strings.Trim(w[4], `"`))
+		}
+	}
+	return out
 }
 
 // load is Load of any set of sources.

@@ -1,6 +1,8 @@
 package dlib
 
 import (
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -103,5 +105,47 @@ func TestEveryFileParses(t *testing.T) {
 		if _, err := pc.Parse(syntax.NewFileSet(), e.Name(), b); err != nil {
 			t.Errorf("%s: %v", e.Name(), err)
 		}
+	}
+}
+
+// Order puts dependencies first, keeps the order otherwise, and
+// survives cycles; the system library is already in order.
+func TestOrder(t *testing.T) {
+	srcs := []Source{
+		{"c.d", "#pragma D depends_on library b.d\n"},
+		{"a.d", ""},
+		{"b.d", "#pragma D depends_on library a.d\n#pragma D depends_on library procfs.d\n"},
+		{"x.d", "#pragma D depends_on library y.d\n"},
+		{"y.d", "#pragma D depends_on library x.d\n"},
+	}
+	var got []string
+	for _, s := range Order(srcs) {
+		got = append(got, s.Name)
+	}
+	if strings.Join(got, " ") != "a.d b.d c.d y.d x.d" {
+		t.Errorf("Order: %v, want a.d b.d c.d y.d x.d", got)
+	}
+	sys := Sources()
+	for i, s := range Order(sys) {
+		if s.Name != sys[i].Name {
+			t.Fatalf("Order changes the system library's order at %d: %s, want %s", i, s.Name, sys[i].Name)
+		}
+	}
+}
+
+// User library files may use the system library's names.
+func TestLoadSources(t *testing.T) {
+	dir := t.TempDir()
+	if err := os.WriteFile(filepath.Join(dir, "mine.d"), []byte("#pragma D depends_on library errno.d\ninline int MY_ERR = EPERM + 1;\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	extra, err := ReadDir(dir)
+	if err != nil || len(extra) != 1 || extra[0].Name != "mine.d" {
+		t.Fatalf("ReadDir: %v %v", extra, err)
+	}
+	srcs := append([]Source{extra[0]}, Sources()[:1]...) // mine.d before errno.d
+	lib := LoadSources(syntax.NewFileSet(), &check.Config{}, nil, srcs)
+	if strings.Join(lib.Names, " ") != "errno.d mine.d" || !lib.IsIdent("MY_ERR") {
+		t.Errorf("loaded %v (dropped %v), want errno.d mine.d", lib.Names, lib.Dropped)
 	}
 }

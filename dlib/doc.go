@@ -14,6 +14,10 @@
 // against the running kernel and leaves out a file whose kernel lacks
 // what it uses, rather than failing every program.
 //
+// dtrace's -L directories add files of their own: LoadSources with
+// append(Sources(), ReadDir(dir)...) orders them by their depends_on
+// pragmas and loads them after the system library's.
+//
 // Use, in the library (dtrace.Handle):
 //
 //	k := ktypes.Open()
