@@ -57,9 +57,20 @@ func Sources() []Source {
 		if err != nil {
 			panic("dlib: missing " + name) // the embed pattern and order disagree
 		}
-		out = append(out, Source{Name: name, Text: string(b)})
+		text := string(b)
+		for _, r := range archEdits[runtime.GOARCH][name] {
+			text = strings.ReplaceAll(text, r[0], r[1])
+		}
+		out = append(out, Source{Name: name, Text: text})
 	}
 	return out
+}
+
+// archEdits adapts the files, written for x86_64, to the kernel
+// structures of other architectures: file name to replacements.
+var archEdits = map[string]map[string][][2]string{
+	// arm64 keeps a task's CPU in task_struct, x86 in its thread_info.
+	"arm64": {"procfs.d": {{"T->thread_info.cpu", "T->cpu"}}},
 }
 
 // Library is the D library parsed and checked against one kernel.
