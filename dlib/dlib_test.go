@@ -152,23 +152,18 @@ func TestLoadSources(t *testing.T) {
 
 // The edits for other architectures apply to text that is there.
 func TestArchEdits(t *testing.T) {
-	for arch, files := range archEdits {
-		for name, edits := range files {
-			b, err := files_(name)
+	for arch, byFile := range archEdits {
+		for name, edits := range byFile {
+			b, err := files.ReadFile("d/" + name)
 			if err != nil {
 				t.Errorf("%s: %s: %v", arch, name, err)
 				continue
 			}
 			for _, e := range edits {
-				if !strings.Contains(b, e[0]) {
+				if !strings.Contains(string(b), e[0]) {
 					t.Errorf("%s: %s has no %q to replace", arch, name, e[0])
 				}
 			}
 		}
 	}
-}
-
-func files_(name string) (string, error) {
-	b, err := files.ReadFile("d/" + name)
-	return string(b), err
 }
