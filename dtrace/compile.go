@@ -9,6 +9,7 @@ import (
 	"github.com/dtrace-go/dtrace/codegen"
 	"github.com/dtrace-go/dtrace/dlang/check"
 	"github.com/dtrace-go/dtrace/dlang/syntax"
+	"github.com/dtrace-go/dtrace/dlib"
 	"github.com/dtrace-go/dtrace/provider"
 )
 
@@ -33,6 +34,12 @@ func (h *Handle) Compile(src Source) (*Program, error) {
 	}
 	if src.MacroArgs != nil {
 		h.macroArgs = src.MacroArgs
+	}
+	if h.lib == nil {
+		// The D library comes before every program, checked against
+		// this kernel on its own (no macro arguments, no pragmas).
+		h.lib = dlib.Load(h.fset, &check.Config{Kernel: h.kern, StrSize: h.opts.StrSize}, h.kern.IsTypeName)
+		h.asts = h.lib.Programs
 	}
 	h.texts[src.Name] = src.Text
 	ast, err := h.parse(src)
@@ -174,6 +181,9 @@ func (h *Handle) checkConfig() *check.Config {
 		Pragma: func(name, value string) error {
 			return h.opts.SetPragma(name, value, value != "")
 		},
+		Kernel: h.kern,
+		// The D library's programs come first in h.asts.
+		LibraryPrograms: len(h.lib.Programs),
 	}
 }
 
@@ -195,7 +205,7 @@ func (h *Handle) compileError(err error) error {
 
 // parse parses one source in the way its kind asks for.
 func (h *Handle) parse(src Source) (*syntax.Program, error) {
-	cfg := &syntax.Config{}
+	cfg := &syntax.Config{IsTypeName: h.lib.IsTypeName, IsIdent: h.lib.IsIdent}
 	text := src.Text
 	switch src.Kind {
 	case SpecProgram:

@@ -19,7 +19,9 @@ import (
 	"github.com/dtrace-go/dtrace/codegen"
 	"github.com/dtrace-go/dtrace/consumer"
 	"github.com/dtrace-go/dtrace/dlang/check"
+	"github.com/dtrace-go/dtrace/dlang/ktypes"
 	"github.com/dtrace-go/dtrace/dlang/syntax"
+	"github.com/dtrace-go/dtrace/dlib"
 	"github.com/dtrace-go/dtrace/internal/kernel"
 	"github.com/dtrace-go/dtrace/loader"
 	"github.com/dtrace-go/dtrace/provider"
@@ -71,6 +73,11 @@ type Handle struct {
 	macros    map[string]int64
 	// lines holds the text of each source, for annotated listings.
 	lines map[*syntax.File][]string
+
+	// kern gives the checker the kernel's types and symbols (read when
+	// first needed); lib is the D library, loaded by the first Compile.
+	kern *ktypes.Types
+	lib  *dlib.Library
 	// texts holds each source's text by name, for the checker's error
 	// positions.
 	texts map[string]string
@@ -103,6 +110,7 @@ func Open(opts *Options, conf Config) (*Handle, error) {
 		macros:    builtinMacros(conf),
 		reg:       provider.NewRegistry(dtraceprov.New(), profile.New(), syscall.New()),
 		lines:     map[*syntax.File][]string{},
+		kern:      ktypes.Open(),
 		texts:     map[string]string{},
 	}
 	// Make BEGIN, END and ERROR ids 1, 2 and 3.
