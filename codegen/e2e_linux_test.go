@@ -172,6 +172,8 @@ bcopy(s + 1, s + 2, 1); printf("%d %d %d %d %d\n", s[1], *s, ptr->c, ptr->a, s[2
 		want: "3 6 0\n"},
 	{name: "strstr", src: `BEGIN { printf("[%s]\n", strstr("abcabc", "ca")); }`,
 		want: "[cabc]\n"},
+	{name: "null-strings", src: `self string t; BEGIN { s = "x"; s = NULL; printf("%d %d [%s] %d\n", s == NULL, self->t == NULL, s, strlen(s)); s = "y"; printf("%d %s\n", s == NULL, s); c = s[1]; } BEGIN { x = s; x = NULL; c = x[2]; }`,
+		want: "1 1 [] 0\n0 y\nfault(clause 1, probe 1, code 1, illval 0x2)\n"},
 	{name: "string-compare-vars", src: `BEGIN { a = "abc"; b = "abd"; printf("%d %d %d\n", a == b, a != b, b > a); }`,
 		want: "0 1 1\n"},
 	{name: "struct-members", src: `struct s { int a; char b; long c : 12; unsigned d : 3; int arr[4]; } g; this struct s t;

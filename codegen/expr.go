@@ -200,9 +200,11 @@ func (f *fn) cond(e syntax.Expr) asm.Register {
 	t := f.typeOf(e)
 	r := f.expr(e)
 	if t.IsString() {
-		// A string is true when it is not empty.
+		// A string is true when it is neither NULL nor empty.
 		b := f.alloc()
-		f.emit(asm.LoadMem(b, r, 0, asm.Byte))
+		l := f.label("snull")
+		f.emit(asm.Mov.Imm(b, 0), asm.JEq.Imm(r, 0, l), asm.LoadMem(b, r, 0, asm.Byte))
+		f.mark(l)
 		f.free(r)
 		return b
 	}
@@ -732,7 +734,11 @@ func (f *fn) index(e *syntax.IndexExpr) asm.Register {
 		hb := f.hold(f.expr(e.X), e.Index[0])
 		i := f.expr(e.Index[0])
 		base := f.release(hb)
-		ok, bad := f.label("sidx"), f.label("sbad")
+		ok, bad, nonnull := f.label("sidx"), f.label("sbad"), f.label("snn")
+		// Indexing NULL faults at the address it would read.
+		f.emit(asm.JNE.Imm(base, 0, nonnull))
+		f.fault(FaultBadAddr, i, true)
+		f.mark(nonnull)
 		f.emit(asm.JGE.Imm(i, int32(f.g.opts.StrSize), bad), asm.Ja.Label(ok))
 		f.mark(bad)
 		f.fault(FaultBadIndex, i, true)

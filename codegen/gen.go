@@ -107,7 +107,12 @@ type gen struct {
 }
 
 // strBuf is the storage size of one string: strsize bytes and a NUL.
-func (g *gen) strBuf() uint32 { return align8(g.opts.StrSize + 1) }
+// The byte after the NUL (nullFlag) marks a string variable holding NULL.
+func (g *gen) strBuf() uint32 { return align8(g.opts.StrSize + 2) }
+
+// nullFlag is the offset, in a string variable's storage, of the byte
+// that is 1 when the variable holds NULL rather than a string.
+func (g *gen) nullFlag() int16 { return int16(g.opts.StrSize + 1) }
 
 func align8(n uint32) uint32 { return (n + 7) &^ 7 }
 

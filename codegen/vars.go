@@ -33,6 +33,9 @@ func (f *fn) loadVar(e syntax.Expr, v *Var) asm.Register {
 		off := int32(f.g.gvars[v.ID])
 		if t.byRef() {
 			f.emit(asm.Add.Imm(p, off))
+			if t.IsString() {
+				f.nullStr(p)
+			}
 			return p
 		}
 		r := f.alloc()
@@ -44,6 +47,9 @@ func (f *fn) loadVar(e syntax.Expr, v *Var) asm.Register {
 		r := f.alloc()
 		if t.byRef() {
 			f.scratchPtr(r, off)
+			if t.IsString() {
+				f.nullStr(r)
+			}
 		} else {
 			f.emit(asm.LoadMem(r, regScratch, int16(off), asm.DWord))
 		}
@@ -71,7 +77,10 @@ func (f *fn) dynResult(t *Type) asm.Register {
 	r := f.alloc()
 	found, done := f.label("dyn"), f.label("dynend")
 	f.emit(asm.JNE.Imm(asm.R0, 0, found))
-	if t.byRef() {
+	if t.IsString() {
+		// An unset string is NULL.
+		f.emit(asm.Mov.Imm(r, 0))
+	} else if t.byRef() {
 		off := f.tmp(max(8, t.Size))
 		for i := uint32(0); i < max(8, t.Size); i += 8 {
 			f.emit(storeImm(regScratch, int16(off+i), 0, asm.DWord))
@@ -84,6 +93,9 @@ func (f *fn) dynResult(t *Type) asm.Register {
 	f.mark(found)
 	if t.byRef() {
 		f.emit(asm.Mov.Reg(r, asm.R0))
+		if t.IsString() {
+			f.nullStr(r)
+		}
 	} else {
 		f.emit(asm.LoadMem(r, asm.R0, 0, asm.DWord))
 	}
@@ -117,7 +129,7 @@ func (f *fn) storeVar(n syntax.Node, v *Var, r asm.Register, vt *Type) {
 		off := f.g.gvars[v.ID]
 		if t.byRef() {
 			f.emit(asm.Add.Imm(p, int32(off)))
-			f.copyInto(p, r, t)
+			f.copyStrVar(p, r, t)
 			return
 		}
 		f.emit(asm.StoreMem(p, int16(off), r, asm.DWord))
@@ -127,7 +139,7 @@ func (f *fn) storeVar(n syntax.Node, v *Var, r asm.Register, vt *Type) {
 		if t.byRef() {
 			p := f.alloc()
 			f.scratchPtr(p, off)
-			f.copyInto(p, r, t)
+			f.copyStrVar(p, r, t)
 			return
 		}
 		f.emit(asm.StoreMem(regScratch, int16(off), r, asm.DWord))
@@ -138,6 +150,30 @@ func (f *fn) storeVar(n syntax.Node, v *Var, r asm.Register, vt *Type) {
 	default:
 		f.fail(n, "cannot assign to %s", v.Name)
 	}
+}
+
+// copyStrVar copies a value into a variable's storage (both consumed);
+// for strings it also records whether src is NULL in the nullFlag byte.
+func (f *fn) copyStrVar(dst, src asm.Register, t *Type) {
+	if !t.IsString() {
+		f.copyInto(dst, src, t)
+		return
+	}
+	fl, d := f.alloc(), f.alloc()
+	l := f.label("nn")
+	f.emit(asm.Mov.Reg(d, dst), asm.Mov.Imm(fl, 0), asm.JNE.Imm(src, 0, l), asm.Mov.Imm(fl, 1))
+	f.mark(l)
+	f.copyInto(dst, src, t)
+	f.emit(asm.StoreMem(d, f.g.nullFlag(), fl, asm.Byte))
+	f.free(fl, d)
+}
+
+// nullStr turns a pointer to a string variable's storage into 0 when the
+// variable holds NULL.
+func (f *fn) nullStr(p asm.Register) {
+	l := f.label("notnull")
+	f.emit(asm.LoadMem(asm.R0, p, f.g.nullFlag(), asm.Byte), asm.JEq.Imm(asm.R0, 0, l), asm.Mov.Imm(p, 0))
+	f.mark(l)
 }
 
 // copyInto copies a by-reference value src to dst (both consumed).
@@ -154,7 +190,19 @@ func (f *fn) copyInto(dst, src asm.Register, t *Type) {
 func (f *fn) dynStore(m string, key, valSize uint32, r asm.Register, t *Type) {
 	val := f.tmp(valSize)
 	done := f.label("dsdone")
-	if t.byRef() {
+	if t.IsString() {
+		// Storing NULL deletes, like storing 0.
+		upd := f.label("dsupd")
+		f.emit(asm.JNE.Imm(r, 0, upd))
+		f.free(r)
+		f.call(asm.FnMapDeleteElem, mapOp(m), scr(key))
+		f.emit(asm.Ja.Label(done))
+		f.mark(upd)
+		f.used[r] = true
+		p := f.alloc()
+		f.scratchPtr(p, val)
+		f.copyStrVar(p, r, t)
+	} else if t.byRef() {
 		p := f.alloc()
 		f.scratchPtr(p, val)
 		f.copyInto(p, r, t)
