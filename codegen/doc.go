@@ -51,6 +51,19 @@
 // |x| % |y|, negative when exactly one operand is (19 % -5 == -4).
 // Strings, structs and arrays are pointers to their bytes.
 //
+// String variables take strsize+2 bytes rounded to 8: up to strsize
+// characters, the NUL, and a flag byte at offset strsize+1 that is 1
+// when the variable holds NULL (loads then yield 0). Unset dynamic
+// strings are NULL; storing NULL into one deletes it.
+//
+// Loops over strings are bounded by strsize and written so that leaving
+// the loop is the fall-through path (see exitIf): the verifier's stack
+// of pending branches stays shallow. Positions found in a loop go
+// through scratch memory so the code after the loop is verified once.
+// index(), rindex() and strstr() compare every candidate position and
+// cost the verifier about 200k instructions each: a program can hold a
+// few of them, not dozens.
+//
 // Stores through pointers (*p = v, p[i] = v, p->m = v) must land in the
 // scratch temporaries (alloca() memory); anything else faults with
 // "invalid address".
@@ -70,7 +83,7 @@
 // branch emits its own. Items: ActTrace/ActPrint/ActExit/... hold one
 // value; ActPrintf/ActPrinta/ActSetopt/ActTrunc/... are followed by NArgs
 // ActArg items. Integers are stored with their type's size (Kind
-// KindSigned/KindUnsigned), strings as strsize+1 bytes NUL-terminated
+// KindSigned/KindUnsigned), strings as strsize+2 bytes rounded up to 8, NUL-terminated
 // (KindString), structs and tracemem as raw bytes (KindBytes), stacks as
 // u64 PCs (KindStack). printa's ActArg items carry AggID and size 0.
 //
@@ -111,7 +124,7 @@
 //	             thread-local (0/absent = unset; storing 0 deletes)
 //	dt_assoc     hash: key {u64 var id, u64 tid (0 for global arrays),
 //	             tuple}, tuple items 8 bytes for integers (widened by the
-//	             key type's sign) and strsize+1 rounded to 8 for strings,
+//	             key type's sign) and strsize+2 rounded to 8 for strings,
 //	             zero-padded to the largest key
 //	dt_spec      array[nspec+1]: u64 busy flag per speculation id (id 0
 //	             unused); speculation() claims one, commit/discard free it
