@@ -89,6 +89,14 @@ func run(args []string, stdout, stderr io.Writer) int {
 		return 2
 	}
 	defer os.RemoveAll(tmp)
+	// dtrace names itself after argv[0] in messages; make sure it is
+	// called "dtrace" whatever the binary's file name.
+	if filepath.Base(dt) != "dtrace" {
+		link := filepath.Join(tmp, "bin", "dtrace")
+		if err := os.MkdirAll(filepath.Dir(link), 0o755); err == nil && os.Symlink(dt, link) == nil {
+			dt = link
+		}
+	}
 	exe, _ := os.Executable()
 	triggers, err := conformance.NewTriggers(tmp, exe, filepath.Join(repo, "conformance", "triggers"))
 	if err != nil {
