@@ -40,6 +40,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 	corpus := fs.String("corpus", "", "corpus root (the dtrace-utils directory); default $"+conformance.CorpusEnv+" or "+conformance.DefaultCorpus)
 	xfailPath := fs.String("xfail", "", "expected-failures list (default conformance/expected-failures.txt of this repository)")
 	timeout := fs.Duration("timeout", 10*time.Second, "longest a single test may run")
+	csrc := fs.String("triggers", "", "directory of C trigger sources (default conformance/triggers of this repository)")
 	if err := fs.Parse(args); err != nil {
 		return 2
 	}
@@ -55,6 +56,9 @@ func run(args []string, stdout, stderr io.Writer) int {
 	}
 	if root == "" {
 		root = filepath.Join(repo, conformance.DefaultCorpus)
+	}
+	if *csrc == "" {
+		*csrc = filepath.Join(repo, "conformance", "triggers")
 	}
 	if *xfailPath == "" {
 		*xfailPath = filepath.Join(repo, "conformance", "expected-failures.txt")
@@ -98,7 +102,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 		}
 	}
 	exe, _ := os.Executable()
-	triggers, err := conformance.NewTriggers(tmp, exe, filepath.Join(repo, "conformance", "triggers"))
+	triggers, err := conformance.NewTriggers(tmp, exe, *csrc)
 	if err != nil {
 		fmt.Fprintln(stderr, "dtconform:", err)
 		return 2
