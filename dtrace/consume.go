@@ -93,6 +93,7 @@ func newConsumerState(h *Handle) *consumerState {
 	c.fmt = &format.Printer{
 		StrSize:  int(h.opts.StrSize),
 		RawBytes: h.opts.RawBytes,
+		Sym:      h.sym,
 	}
 	c.aggp = &aggregate.Printer{Fmt: c.fmt, Sort: aggregate.SortOptions{
 		Key:    h.opts.AggSortKey,

@@ -26,8 +26,11 @@ import (
 	"github.com/dtrace-go/dtrace/loader"
 	"github.com/dtrace-go/dtrace/provider"
 	dtraceprov "github.com/dtrace-go/dtrace/provider/dtrace"
+	"github.com/dtrace-go/dtrace/provider/pid"
 	"github.com/dtrace-go/dtrace/provider/profile"
 	"github.com/dtrace-go/dtrace/provider/syscall"
+	"github.com/dtrace-go/dtrace/provider/usdt"
+	"github.com/dtrace-go/dtrace/symbol"
 )
 
 // Probe ids of the dtrace provider, fixed by docs/ARCHITECTURE.md.
@@ -66,6 +69,7 @@ type Handle struct {
 	conf Config
 
 	reg       *provider.Registry
+	sym       *symbol.Symbolizer
 	fset      *syntax.FileSet
 	asts      []*syntax.Program
 	info      *check.Info
@@ -102,13 +106,19 @@ func Open(opts *Options, conf Config) (*Handle, error) {
 	if conf.Stderr == nil {
 		conf.Stderr = os.Stderr
 	}
+	sym := symbol.NewSymbolizer()
+	if conf.Target != 0 {
+		// Addresses of the target resolve after it exits.
+		_, _ = sym.Snapshot(conf.Target)
+	}
 	h := &Handle{
+		sym:       sym,
 		opts:      opts,
 		conf:      conf,
 		fset:      syntax.NewFileSet(),
 		macroArgs: conf.MacroArgs,
 		macros:    builtinMacros(conf),
-		reg:       provider.NewRegistry(dtraceprov.New(), profile.New(), syscall.New()),
+		reg:       provider.NewRegistry(dtraceprov.New(), profile.New(), syscall.New(), pid.New(sym), usdt.New(sym)),
 		lines:     map[*syntax.File][]string{},
 		kern:      ktypes.Open(),
 		texts:     map[string]string{},
@@ -265,6 +275,7 @@ func (h *Handle) ExitStatus() int { return h.status }
 
 // Close releases every kernel object.
 func (h *Handle) Close() error {
+	h.sym.Close() // stop following processes
 	var errs []error
 	if h.bufs != nil {
 		errs = append(errs, h.bufs.Close())

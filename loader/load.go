@@ -280,8 +280,20 @@ func (o *Objects) Close() error {
 			first = err
 		}
 	}
-	for i := len(o.attach) - 1; i >= 0; i-- {
-		keep(o.attach[i].Close())
+	// Detaching a uprobe waits for an RCU grace period: detach all at
+	// once so that the waits overlap.
+	errs := make([]error, len(o.attach))
+	var wg sync.WaitGroup
+	for i := range o.attach {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			errs[i] = o.attach[i].Close()
+		}()
+	}
+	wg.Wait()
+	for _, err := range errs {
+		keep(err)
 	}
 	for _, lp := range o.progs {
 		keep(lp.prog.Close())

@@ -1,6 +1,18 @@
 package provider
 
-import "fmt"
+import (
+	"fmt"
+	"sort"
+)
+
+// Claimer is implemented by providers whose probes carry provider names
+// other than their own Name: the pid provider's pid1234, USDT's
+// postgresql1234. The Registry asks Claims instead of matching Name, and
+// takes the probes Probes returns as described even where a field does
+// not match literally (a.out stands for the executable's real name).
+type Claimer interface {
+	Claims(providerPattern string) bool
+}
 
 // Registry holds the providers of one session and gives probes stable ids.
 // It is not safe for concurrent use.
@@ -35,7 +47,8 @@ func (r *Registry) Providers() []Provider { return r.providers }
 func (r *Registry) Match(d Desc) ([]*Probe, error) {
 	var out []*Probe
 	for _, pv := range r.providers {
-		if !Match(d.Provider, pv.Name()) {
+		cl, claims := pv.(Claimer)
+		if claims && !cl.Claims(d.Provider) || !claims && !Match(d.Provider, pv.Name()) {
 			continue
 		}
 		if err := r.touch(pv); err != nil {
@@ -45,15 +58,23 @@ func (r *Registry) Match(d Desc) ([]*Probe, error) {
 		if err != nil {
 			return nil, fmt.Errorf("%s provider: %w", pv.Name(), err)
 		}
+		var mine []*Probe
+		taken := map[*Probe]bool{}
 		for _, p := range found {
-			r.intern(pv, p)
+			p = r.intern(pv, p)
+			if claims && !taken[p] {
+				taken[p] = true
+				mine = append(mine, p)
+			}
 		}
 		// Probes created earlier on demand exist from then on.
 		for _, p := range r.byID {
-			if p.Owner == pv && d.Matches(p) {
-				out = append(out, p)
+			if p.Owner == pv && d.Matches(p) && !taken[p] {
+				mine = append(mine, p)
 			}
 		}
+		sort.Slice(mine, func(i, j int) bool { return mine[i].ID < mine[j].ID })
+		out = append(out, mine...)
 	}
 	return out, nil
 }
