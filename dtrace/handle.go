@@ -257,9 +257,13 @@ func (h *Handle) runEnd() error {
 			return err
 		}
 	}
-	// Records of probes that fired before END must come first.
-	if err := h.bufs.Drain(h.cons.record); err != nil {
-		return err
+	// Records of probes that fired before END must come first (they do
+	// in each CPU's buffer; draining now keeps fill buffers from filling
+	// with them).
+	if h.cons.out != nil {
+		if err := h.bufs.Drain(h.cons.record); err != nil {
+			return err
+		}
 	}
 	h.bufs.Ending()
 	if h.objs.Has(probeEnd) {
