@@ -27,6 +27,17 @@ func median(ds []time.Duration) time.Duration {
 	return (s[n/2-1] + s[n/2]) / 2
 }
 
+// minimum of ds; 0 for none.
+func minimum(ds []time.Duration) time.Duration {
+	var m time.Duration
+	for i, d := range ds {
+		if i == 0 || d < m {
+			m = d
+		}
+	}
+	return m
+}
+
 // medianInt of xs; 0 for none.
 func medianInt(xs []int64) int64 {
 	if len(xs) == 0 {

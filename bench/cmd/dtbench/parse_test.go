@@ -98,6 +98,12 @@ func TestMedians(t *testing.T) {
 	if in[0] != 3 {
 		t.Errorf("median sorted its argument")
 	}
+	if got := minimum([]time.Duration{4, 1, 3}); got != 1 {
+		t.Errorf("minimum = %v", got)
+	}
+	if got := minimum(nil); got != 0 {
+		t.Errorf("minimum(nil) = %v", got)
+	}
 	if got := medianInt([]int64{10, 30, 20, 40}); got != 25 {
 		t.Errorf("medianInt = %d", got)
 	}
