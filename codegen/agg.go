@@ -117,7 +117,7 @@ func (f *fn) aggregate(as *syntax.AssignExpr, ag *syntax.AggExpr) {
 
 	f.g.aggValueMax = max(f.g.aggValueMax, a.ValueSize)
 	f.g.useMap(a.Map)
-	p := f.lookupOrInsert(a.Map, key)
+	p := f.lookupOrInsert(a.Map, key, CPUAggDrops)
 	done := f.label("aggdone")
 	f.emit(asm.JEq.Imm(p, 0, done))
 	f.aggUpdate(d, p, v, incr)
@@ -132,9 +132,9 @@ func (f *fn) aggregate(as *syntax.AssignExpr, ag *syntax.AggExpr) {
 }
 
 // lookupOrInsert finds key in map m, inserting a zero value if absent;
-// it returns the value pointer, or 0 after counting a drop when the map
-// is full.
-func (f *fn) lookupOrInsert(m string, key uint32) asm.Register {
+// it returns the value pointer, or 0 after counting a drop (in the
+// dt_cpustate counter at drops) when the map is full.
+func (f *fn) lookupOrInsert(m string, key uint32, drops int16) asm.Register {
 	found := f.label("found")
 	f.call(asm.FnMapLookupElem, mapOp(m), scr(key))
 	f.emit(asm.JNE.Imm(asm.R0, 0, found))
@@ -145,7 +145,7 @@ func (f *fn) lookupOrInsert(m string, key uint32) asm.Register {
 	f.call(asm.FnMapUpdateElem, mapOp(m), scr(key), reg(z), imm(1)) // BPF_NOEXIST
 	f.call(asm.FnMapLookupElem, mapOp(m), scr(key))
 	f.emit(asm.JNE.Imm(asm.R0, 0, found))
-	f.bumpCounter(CPUAggDrops)
+	f.bumpCounter(drops)
 	f.emit(asm.Mov.Imm(asm.R0, 0))
 	f.mark(found)
 	return f.result()

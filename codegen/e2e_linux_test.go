@@ -174,6 +174,8 @@ bcopy(s + 1, s + 2, 1); printf("%d %d %d %d %d\n", s[1], *s, ptr->c, ptr->a, s[2
 		want: "[cabc]\n"},
 	{name: "null-strings", src: `self string t; BEGIN { s = "x"; s = NULL; printf("%d %d [%s] %d\n", s == NULL, self->t == NULL, s, strlen(s)); s = "y"; printf("%d %s\n", s == NULL, s); c = s[1]; } BEGIN { x = s; x = NULL; c = x[2]; }`,
 		want: "1 1 [] 0\n0 y\nfault(clause 1, probe 1, code 1, illval 0x2)\n"},
+	{name: "self-struct", fires: 2, src: `struct p { int x; long y; }; self struct p s; BEGIN { self->s.x += 2; self->s.y = self->s.x * 10; printf("%d %d\n", self->s.x, self->s.y); }`,
+		want: "2 20\n4 40\n"},
 	{name: "string-compare-vars", src: `BEGIN { a = "abc"; b = "abd"; printf("%d %d %d\n", a == b, a != b, b > a); }`,
 		want: "0 1 1\n"},
 	{name: "struct-members", src: `struct s { int a; char b; long c : 12; unsigned d : 3; int arr[4]; } g; this struct s t;

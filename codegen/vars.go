@@ -324,6 +324,17 @@ func (f *fn) memAddr(e syntax.Expr) (asm.Register, Field) {
 		if v != nil && v.Type.byRef() && (v.Kind == VarGlobal || v.Kind == VarClause) {
 			return f.loadVar(x, v), Field{Type: v.Type}
 		}
+		if v != nil && v.Type.Kind == TStruct && v.Kind == VarThread {
+			// A thread-local struct is created (zeroed) by the first
+			// store into one of its members.
+			key := f.tvarKey(v.ID)
+			f.g.zeroSize = max(f.g.zeroSize, f.g.tvarSize)
+			p := f.lookupOrInsert("dt_tvars", key, CPUDynVarDrops)
+			ok := f.label("tvok")
+			f.emit(asm.JNE.Imm(p, 0, ok), asm.Ja.Label(f.ret))
+			f.mark(ok)
+			return p, Field{Type: v.Type}
+		}
 	case *syntax.UnaryExpr:
 		if x.Op == syntax.MUL {
 			t := f.typeOf(x)
@@ -361,7 +372,7 @@ func (f *fn) memAddr(e syntax.Expr) (asm.Register, Field) {
 			// by the first store into it.
 			key := f.assocKeyBuf(x, v)
 			f.g.zeroSize = max(f.g.zeroSize, f.g.assocValue)
-			p := f.lookupOrInsert("dt_assoc", key)
+			p := f.lookupOrInsert("dt_assoc", key, CPUDynVarDrops)
 			ok := f.label("assocok")
 			f.emit(asm.JNE.Imm(p, 0, ok), asm.Ja.Label(f.ret))
 			f.mark(ok)
