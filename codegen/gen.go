@@ -175,7 +175,10 @@ type Error struct {
 	Err error
 }
 
+// Error returns the message without the position (callers render it).
 func (e *Error) Error() string { return e.Err.Error() }
+
+// Unwrap returns the underlying error.
 func (e *Error) Unwrap() error { return e.Err }
 
 func generate(clauses []Clause, info Info, opts Options, layout ScratchLayout) (g *gen, err error) {
