@@ -200,7 +200,7 @@ func (c *checker) index(e *syntax.IndexExpr, lhs bool) TypeAndValue {
 		if _, ok := c.enumConsts[x.Name]; ok {
 			break
 		}
-		if _, ok := c.kernelSymbol("", x.Name); ok {
+		if _, ok := c.kernelSymbolRead(x.Name, lhs); ok {
 			break
 		}
 		if !lhs {

@@ -338,7 +338,10 @@ func (c *checker) ident(e *syntax.Ident, lhs bool) TypeAndValue {
 		c.info.Uses[e] = sym
 		return c.record(e, TypeAndValue{Type: t, Lvalue: true}, exprFlags{})
 	}
-	if sym, ok := c.kernelSymbol("", name); ok {
+	// A name being assigned creates a D variable: dtrace-utils looks up
+	// kernel symbols only when they are read (or written with a
+	// backquote), which also spares scripts the kallsyms scan.
+	if sym, ok := c.kernelSymbolRead(name, lhs); ok {
 		c.info.Uses[e] = sym
 		return c.record(e, TypeAndValue{Type: sym.Type, Lvalue: true}, exprFlags{})
 	}
@@ -353,6 +356,15 @@ func (c *checker) ident(e *syntax.Ident, lhs bool) TypeAndValue {
 		return c.record(e, TypeAndValue{Lvalue: true}, exprFlags{writable: true, isVar: true})
 	}
 	return c.fail(e.Pos(), D_IDENT_UNDEF, "failed to resolve %s: Unknown variable name", name)
+}
+
+// kernelSymbolRead looks up an unscoped kernel variable unless the name
+// is being assigned.
+func (c *checker) kernelSymbolRead(name string, lhs bool) (*Symbol, bool) {
+	if lhs {
+		return nil, false
+	}
+	return c.kernelSymbol("", name)
 }
 
 // kernelSymbol looks up a kernel variable.
