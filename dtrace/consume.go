@@ -64,7 +64,11 @@ type consumerState struct {
 	formats map[int]*format.Format
 	// specs holds speculated records until commit or discard.
 	specs map[uint32][]specRecord
-	err   error
+	// specBytes is the size of what each speculation holds; specDrops
+	// counts records refused for lack of specsize.
+	specBytes map[uint32]int
+	specDrops uint64
+	err       error
 	// curClause and curProbe describe the record being processed, for
 	// library-level error messages.
 	curClause int
@@ -86,9 +90,10 @@ type specRecord struct {
 
 func newConsumerState(h *Handle) *consumerState {
 	c := &consumerState{
-		h:       h,
-		formats: map[int]*format.Format{},
-		specs:   map[uint32][]specRecord{},
+		h:         h,
+		formats:   map[int]*format.Format{},
+		specs:     map[uint32][]specRecord{},
+		specBytes: map[uint32]int{},
 	}
 	c.fmt = &format.Printer{
 		StrSize:  int(h.opts.StrSize),
@@ -125,7 +130,13 @@ func (c *consumerState) record(cpu int, data []byte) error {
 		return c.fault(data)
 	}
 	if spec := binary.LittleEndian.Uint32(data[hdrSpecID:]); spec != 0 {
-		// Held until commit() or discard().
+		// Held until commit() or discard(); what does not fit in
+		// specsize is a speculative drop.
+		if c.specBytes[spec]+len(data) > int(c.h.opts.SpecSize) {
+			c.specDrops++
+			return nil
+		}
+		c.specBytes[spec] += len(data)
 		c.specs[spec] = append(c.specs[spec], specRecord{cpu, bytes.Clone(data)})
 		return nil
 	}
@@ -393,6 +404,7 @@ func (c *consumerState) action(b *bytes.Buffer, cpu int, data []byte, r codegen.
 		id := uint32(u64(data, r.Offset))
 		recs := c.specs[id]
 		delete(c.specs, id)
+		delete(c.specBytes, id)
 		if r.Action == codegen.ActCommit {
 			// Flush what was printed so far so that committed output
 			// follows it.
@@ -532,6 +544,9 @@ func (c *consumerState) reportDrops() {
 		var total uint64
 		for _, v := range per {
 			total += u64(v, uint32(sd.off))
+		}
+		if sd.off == codegen.CPUSpecDrops {
+			total += c.specDrops
 		}
 		old := c.dropsSeen[sd.off]
 		if total <= old {

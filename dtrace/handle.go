@@ -9,6 +9,7 @@ import (
 	"io"
 	"os"
 	"sort"
+	"strings"
 	gosyscall "syscall"
 	"time"
 
@@ -148,6 +149,7 @@ func (h *Handle) Go() error {
 		return err
 	}
 	h.spec = spec
+	h.sizeMaps()
 	if err := h.checkEnabling(); err != nil {
 		return err
 	}
@@ -451,4 +453,25 @@ func (h *Handle) fillProbeNames(plan *loader.Plan) error {
 		}
 	}
 	return nil
+}
+
+// sizeMaps bounds the dynamic variable and aggregation maps by the
+// dynvarsize and aggsize options (bytes), as dtrace sizes its buffers:
+// as many entries as fit, at least one.
+func (h *Handle) sizeMaps() {
+	entries := func(budget int64, ms codegen.MapSpec) uint32 {
+		per := int64(ms.KeySize) + int64(ms.ValueSize)
+		if budget <= 0 || per == 0 {
+			return ms.MaxEntries
+		}
+		return uint32(min(max(budget/per, 1), 1<<24))
+	}
+	for i, ms := range h.spec.Maps {
+		switch {
+		case ms.Name == "dt_tvars" || ms.Name == "dt_assoc":
+			h.spec.Maps[i].MaxEntries = entries(h.opts.DynVarSize, ms)
+		case strings.HasPrefix(ms.Name, "dt_agg_"):
+			h.spec.Maps[i].MaxEntries = entries(h.opts.AggSize, ms)
+		}
+	}
 }
