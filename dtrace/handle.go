@@ -455,9 +455,11 @@ func (h *Handle) fillProbeNames(plan *loader.Plan) error {
 	return nil
 }
 
-// sizeMaps bounds the dynamic variable and aggregation maps by the
-// dynvarsize and aggsize options (bytes), as dtrace sizes its buffers:
-// as many entries as fit, at least one.
+// sizeMaps bounds the aggregation maps by the aggsize option (bytes), as
+// dtrace sizes its buffers: as many entries as fit, at least one.
+// Dynamic variables keep codegen's bound: dtrace charges them in a way
+// (value size alone for small scalars) that our keyed entries cannot
+// mirror, and a tighter bound breaks programs dtrace runs.
 func (h *Handle) sizeMaps() {
 	entries := func(budget int64, ms codegen.MapSpec) uint32 {
 		per := int64(ms.KeySize) + int64(ms.ValueSize)
@@ -468,8 +470,6 @@ func (h *Handle) sizeMaps() {
 	}
 	for i, ms := range h.spec.Maps {
 		switch {
-		case ms.Name == "dt_tvars" || ms.Name == "dt_assoc":
-			h.spec.Maps[i].MaxEntries = entries(h.opts.DynVarSize, ms)
 		case strings.HasPrefix(ms.Name, "dt_agg_"):
 			h.spec.Maps[i].MaxEntries = entries(h.opts.AggSize, ms)
 		}
