@@ -199,15 +199,15 @@ func (h *Handle) Work(w io.Writer) (bool, error) {
 		return true, nil
 	}
 	h.cons.out = w
-	// Wait up to one switchrate for data, looking at the run state every
-	// slice so that an exit() is seen at once rather than a switchrate
-	// later (the buffers wake us only when half full).
+	// Wait a short slice for data and look at the run state, so that an
+	// exit() or a signal the caller handles between calls is acted on
+	// within the slice rather than a switchrate later (the buffers wake
+	// us only when half full).
 	wait := time.Duration(h.opts.SwitchRate)
-	if wait <= 0 || wait > time.Second {
-		wait = time.Second
+	if wait <= 0 || wait > 20*time.Millisecond {
+		wait = 20 * time.Millisecond
 	}
-	const slice = 20 * time.Millisecond
-	for waited := time.Duration(0); ; waited += slice {
+	for pass := 0; pass < 2; pass++ {
 		act, err := h.activity()
 		if err != nil {
 			return false, err
@@ -217,10 +217,10 @@ func (h *Handle) Work(w io.Writer) (bool, error) {
 				return false, err
 			}
 		}
-		if h.stopping || waited >= wait {
+		if h.stopping || pass == 1 {
 			break
 		}
-		if err := h.bufs.Poll(min(slice, wait-waited), h.cons.record); err != nil {
+		if err := h.bufs.Poll(wait, h.cons.record); err != nil {
 			return false, err
 		}
 		if err := h.cons.err; err != nil {
