@@ -100,16 +100,23 @@ func (v *victim) continueProcess() {
 	}
 }
 
-// abandon kills a created process that was never released, as dtrace does
-// when it fails before tracing starts.
+// abandon kills a created process when dtrace is done with it: one never
+// released (dtrace failed before tracing started) or one still running
+// when tracing ends, as dtrace kills the processes it created. Grabbed
+// (-p) processes are left alone.
 func (v *victim) abandon() {
 	if !v.created {
 		return
 	}
 	select {
+	case <-v.exited:
+		return
+	default:
+	}
+	_ = unix.Kill(v.pid, unix.SIGKILL)
+	select {
 	case <-v.release:
 	default:
-		_ = unix.Kill(v.pid, unix.SIGKILL)
 		close(v.release)
 	}
 }
