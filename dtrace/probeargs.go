@@ -89,3 +89,17 @@ func parseArgType(s string) types.Type {
 	}
 	return t
 }
+
+// ArgTypes returns the C types of a probe's arguments as its provider
+// describes them, or nil when it does not know them.
+func (h *Handle) ArgTypes(p *provider.Probe) []string {
+	at, ok := p.Owner.(argTyper)
+	if !ok {
+		return nil
+	}
+	names, err := at.ArgTypes(p)
+	if err != nil {
+		return nil
+	}
+	return names
+}

@@ -71,6 +71,9 @@ type progInfo struct {
 type probeDesc struct {
 	ID                               int
 	Provider, Module, Function, Name string
+	// Args are the C types of args[0], args[1], ... where the provider
+	// knows them (for dtrace -lv).
+	Args []string
 }
 
 // engineConfig carries what the command knows that the library needs.

@@ -307,7 +307,7 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 			defer f.Close()
 			out = f
 		}
-		return c.list(eng, cmds, out)
+		return c.list(eng, cmds, out, verbose > 0)
 	}
 
 	if ofile != "" {
@@ -428,7 +428,7 @@ func (c *cmdline) readScript(path string) ([]byte, error) {
 }
 
 // list is -l: the probes each program matches, or every probe.
-func (c *cmdline) list(eng engine, cmds []*command, out io.Writer) int {
+func (c *cmdline) list(eng engine, cmds []*command, out io.Writer, verbose bool) int {
 	fmt.Fprintf(out, "%5s %10s %17s %33s %s\n", "ID", "PROVIDER", "MODULE", "FUNCTION", "NAME")
 	progs := []program{nil}
 	if len(cmds) > 0 {
@@ -442,6 +442,9 @@ func (c *cmdline) list(eng engine, cmds []*command, out io.Writer) int {
 		probes, err := eng.List(p)
 		for _, pd := range probes {
 			fmt.Fprintf(out, "%5d %10s %17s %33s %s\n", pd.ID, pd.Provider, pd.Module, pd.Function, pd.Name)
+			if verbose {
+				listVerbose(out, pd)
+			}
 		}
 		if err != nil {
 			c.errorf("%v", err)
@@ -560,4 +563,34 @@ func vcsRevision() string {
 		}
 	}
 	return "unknown"
+}
+
+// providerAttrs are the stability attributes -lv prints per provider:
+// the probe description's, then the arguments' (name, data, class).
+var providerAttrs = map[string][2]attr{
+	"dtrace":  {{"Stable", "Stable", "Common"}, {"Stable", "Stable", "Common"}},
+	"profile": {{"Evolving", "Evolving", "Common"}, {"Evolving", "Evolving", "Common"}},
+	"syscall": {{"Evolving", "Evolving", "Common"}, {"Private", "Private", "ISA"}},
+}
+
+// listVerbose prints the -lv block of one probe: its stability and the
+// types of its arguments.
+func listVerbose(out io.Writer, pd probeDesc) {
+	a, ok := providerAttrs[pd.Provider]
+	if !ok {
+		a = [2]attr{{"Private", "Private", "Unknown"}, {"Evolving", "Evolving", "ISA"}}
+	}
+	block := func(title string, x attr) {
+		fmt.Fprintf(out, "\n\t%s\n\t\tIdentifier Names: %s\n\t\tData Semantics:   %s\n\t\tDependency Class: %s\n", title, x.Name, x.Data, x.Class)
+	}
+	block("Probe Description Attributes", a[0])
+	block("Argument Attributes", a[1])
+	fmt.Fprintf(out, "\n\tArgument Types\n")
+	if len(pd.Args) == 0 {
+		fmt.Fprintf(out, "\t\tNone\n")
+	}
+	for i, t := range pd.Args {
+		fmt.Fprintf(out, "\t\targs[%d]: %s\n", i, t)
+	}
+	fmt.Fprintln(out)
 }

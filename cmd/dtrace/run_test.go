@@ -70,7 +70,7 @@ func (f *fakeEngine) Exec(program) (progInfo, error) {
 	return progInfo{Matches: f.matches, DescAttr: attr{"Unstable", "Unstable", "Common"}, StmtAttr: attr{"Stable", "Stable", "Common"}}, nil
 }
 func (f *fakeEngine) List(program) ([]probeDesc, error) {
-	return []probeDesc{{1, "dtrace", "", "", "BEGIN"}}, nil
+	return []probeDesc{{ID: 1, Provider: "dtrace", Name: "BEGIN"}}, nil
 }
 func (f *fakeEngine) Go() error { return f.goErr }
 func (f *fakeEngine) Work(w io.Writer) (bool, error) {
