@@ -4,6 +4,7 @@ import (
 	"github.com/dtrace-go/dtrace/dlang/check"
 	"github.com/dtrace-go/dtrace/dlang/syntax"
 	"github.com/dtrace-go/dtrace/dlang/types"
+	"strings"
 )
 
 // Generate compiles a checked program into a Spec.
@@ -67,6 +68,10 @@ func (a *checkInfo) VarOf(e syntax.Expr) *Var {
 	if !ok {
 		return nil
 	}
+	return a.varOf(obj)
+}
+
+func (a *checkInfo) varOf(obj check.Object) *Var {
 	if v, ok := a.vars[obj]; ok {
 		return v
 	}
@@ -84,6 +89,8 @@ func (a *checkInfo) VarOf(e syntax.Expr) *Var {
 			v.Kind = VarTAssoc
 		case o.Kind == check.ThreadVar:
 			v.Kind = VarThread
+		case o.Kind == check.ParamVar:
+			v.Kind = VarParam
 		default:
 			v.Kind = VarClause
 		}
@@ -172,4 +179,87 @@ func (a *checkInfo) conv(t types.Type) *Type {
 		}
 	}
 	return c
+}
+
+// XlateMember implements XlateInfo.
+func (a *checkInfo) XlateMember(e *syntax.MemberExpr) (syntax.Expr, *Var, syntax.Expr, bool) {
+	m := a.info.Members[e]
+	if m == nil || m.Xlator == nil || m.Xlator.ParamVar == nil {
+		return nil, nil, nil, false
+	}
+	xm := m.Xlator.Member[e.Name.Name]
+	in := a.xlateInput(e.X)
+	if xm == nil || in == nil {
+		return nil, nil, nil, false
+	}
+	return xm.Value, a.varOf(m.Xlator.ParamVar), in, true
+}
+
+// XlateOf implements XlateInfo.
+func (a *checkInfo) XlateOf(e syntax.Expr) (map[string]syntax.Expr, *Var, syntax.Expr, bool) {
+	var tr *check.Translator
+	var in syntax.Expr
+	switch x := e.(type) {
+	case *syntax.XlateExpr:
+		tr, in = a.info.Xlates[x], x.X
+	case *syntax.IndexExpr:
+		tr, in = a.info.ArgXlators[x], x
+	}
+	if tr == nil || tr.ParamVar == nil {
+		return nil, nil, nil, false
+	}
+	ms := map[string]syntax.Expr{}
+	for name, m := range tr.Member {
+		ms[name] = m.Value
+	}
+	return ms, a.varOf(tr.ParamVar), in, true
+}
+
+// xlateInput finds the expression a translation applies to, looking
+// through parentheses, dereferences and inlines (as the checker's
+// xlatorOf does).
+func (a *checkInfo) xlateInput(e syntax.Expr) syntax.Expr {
+	for i := 0; i < 8; i++ {
+		switch x := e.(type) {
+		case *syntax.ParenExpr:
+			e = x.X
+			i--
+		case *syntax.XlateExpr:
+			return x.X
+		case *syntax.IndexExpr:
+			if a.info.ArgXlators[x] != nil {
+				return x
+			}
+			return nil
+		case *syntax.UnaryExpr:
+			if x.Op != syntax.MUL {
+				return nil
+			}
+			e = x.X
+		case *syntax.Ident:
+			in, ok := a.info.Uses[x].(*check.Inline)
+			if !ok {
+				return nil
+			}
+			e = in.Value
+		default:
+			return nil
+		}
+	}
+	return nil
+}
+
+// BuiltinXlate implements XlateInfo: the translator from the kernel's
+// task to out (e.g. "psinfo_t") and its expression for member.
+func (a *checkInfo) BuiltinXlate(out, member string) (syntax.Expr, *Var, bool) {
+	for _, tr := range a.info.Translators {
+		if tr.ParamVar == nil || types.TypeString(tr.Out) != out || tr.Member[member] == nil {
+			continue
+		}
+		if p, ok := types.Underlying(tr.In).(*types.Pointer); !ok || !strings.HasSuffix(types.TypeString(p.Elem), "struct task_struct") {
+			continue
+		}
+		return tr.Member[member].Value, a.varOf(tr.ParamVar), true
+	}
+	return nil, nil, false
 }

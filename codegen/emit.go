@@ -82,6 +82,8 @@ type fn struct {
 	pendingMark string
 	// stashed counts the stack slots in use by hold.
 	stashed int
+	// binds maps translator parameters to their inputs (xlate.go).
+	binds map[*Var]binding
 }
 
 func newFn(g *gen, sym string) *fn {

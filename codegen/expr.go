@@ -178,7 +178,19 @@ func (f *fn) expr(e syntax.Expr) asm.Register {
 	case *syntax.IndexExpr:
 		return f.index(e)
 	case *syntax.MemberExpr:
+		if r, ok := f.xlateMember(e); ok {
+			return r
+		}
 		return f.member(e)
+	case *syntax.XlateExpr:
+		t := f.typeOf(e)
+		st := t
+		if t.Kind == TPointer {
+			st = t.Elem
+		}
+		if r, ok := f.xlateWhole(e, st); ok {
+			return r
+		}
 	case *syntax.AggExpr:
 		f.fail(e, "aggregations may not be used in expressions")
 	}
@@ -349,6 +361,9 @@ func (f *fn) unary(e *syntax.UnaryExpr) asm.Register {
 		f.free(r)
 		return d
 	case syntax.MUL:
+		if r, ok := f.xlateWhole(e.X, t); ok {
+			return r
+		}
 		pt := f.typeOf(e.X)
 		r := f.expr(e.X)
 		return f.loadScalar(r, t, pt.User)
@@ -753,6 +768,11 @@ func (f *fn) index(e *syntax.IndexExpr) asm.Register {
 		p := f.addrOf(e)
 		return f.loadScalar(p, t, bt.User)
 	case TArray:
+		if bt.Len == 0 {
+			// A flexible array member: no bound, read in place.
+			p := f.addrOf(e)
+			return f.loadScalar(p, t, bt.User)
+		}
 		base := f.expr(e.X) // pointer to a copy in scratch
 		i := f.expr(e.Index[0])
 		ok := f.label("idx")

@@ -74,11 +74,13 @@ const (
 
 // gen is the state of one Generate call.
 type gen struct {
-	info   Info
-	opts   Options
-	layout ScratchLayout
-	spec   *Spec
-	maps   map[string]bool
+	// scanned marks translator member expressions scanVars has visited.
+	scanned map[syntax.Expr]bool
+	info    Info
+	opts    Options
+	layout  ScratchLayout
+	spec    *Spec
+	maps    map[string]bool
 
 	gvars    map[int]uint32 // global var id -> offset in dt_gvars
 	gvarEnd  uint32
@@ -183,6 +185,7 @@ func (e *Error) Unwrap() error { return e.Err }
 
 func generate(clauses []Clause, info Info, opts Options, layout ScratchLayout) (g *gen, err error) {
 	g = &gen{
+		scanned:  map[syntax.Expr]bool{},
 		info:     info,
 		opts:     opts,
 		layout:   layout,
@@ -456,6 +459,22 @@ func (g *gen) scanNode(n syntax.Node, vars *[]*Var, seen map[*Var]bool) {
 		}
 		if x := g.info.Expand(e); x != nil {
 			g.scanNode(x, vars, seen)
+		}
+		if xi, ok := g.info.(XlateInfo); ok {
+			if m, ok := e.(*syntax.MemberExpr); ok {
+				if val, _, _, ok := xi.XlateMember(m); ok && !g.scanned[val] {
+					g.scanned[val] = true
+					g.scanNode(val, vars, seen)
+				}
+			}
+			if members, _, _, ok := xi.XlateOf(e); ok {
+				for _, val := range members {
+					if !g.scanned[val] {
+						g.scanned[val] = true
+						g.scanNode(val, vars, seen)
+					}
+				}
+			}
 		}
 	})
 }

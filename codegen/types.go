@@ -107,6 +107,7 @@ const (
 	VarTAssoc                 // thread-local associative array (self->a[k])
 	VarConst                  // a constant (enumerator, inline of constant)
 	VarSymbol                 // a kernel variable at address Value
+	VarParam                  // a translator's input: bound to an expression while a member is compiled
 )
 
 // Var is a resolved variable.
@@ -156,4 +157,24 @@ type Info interface {
 	// Expand returns the expression an identifier stands for when it
 	// names a non-constant inline, else nil.
 	Expand(e syntax.Expr) syntax.Expr
+}
+
+// XlateInfo is implemented by an Info that knows translators (the
+// checker's adapter does). Without it, translations fail to compile.
+type XlateInfo interface {
+	// XlateMember resolves a member selected from a translated value
+	// (xlate<T>(x).m, xlate<T *>(p)->m, an inline defined as one, a
+	// translated probe argument): the translator's expression for the
+	// member, the translator's parameter, and the input expression the
+	// parameter stands for.
+	XlateMember(e *syntax.MemberExpr) (value syntax.Expr, param *Var, input syntax.Expr, ok bool)
+	// XlateOf resolves a translation as a whole (an XlateExpr, or a
+	// translated args[i]): every member's expression by output member
+	// name, the parameter, and the input expression.
+	XlateOf(e syntax.Expr) (members map[string]syntax.Expr, param *Var, input syntax.Expr, ok bool)
+	// BuiltinXlate finds the translator from the kernel's struct
+	// task_struct * to the type named out and returns its expression for
+	// member (builtins such as ppid are defined by the D library's
+	// translators applied to curthread).
+	BuiltinXlate(out, member string) (value syntax.Expr, param *Var, ok bool)
 }

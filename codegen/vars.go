@@ -60,6 +60,8 @@ func (f *fn) loadVar(e syntax.Expr, v *Var) asm.Register {
 		return f.dynResult(t)
 	case VarBuiltin:
 		return f.builtin(e, v)
+	case VarParam:
+		return f.loadParam(e, v)
 	case VarSymbol:
 		r := f.alloc()
 		f.movImm(r, v.Value)
@@ -647,7 +649,13 @@ func (f *fn) builtin(e syntax.Expr, v *Var) asm.Register {
 		// TAI runs 37 s ahead of UTC since 2017.
 		r = f.result()
 		f.emit(asm.LoadImm(asm.R0, 37_000_000_000, asm.DWord), asm.Sub.Reg(r, asm.R0))
-	case "pid", "tid", "ppid":
+	case "ppid":
+		f.free(r)
+		var ok bool
+		if r, ok = f.taskMember("psinfo_t", "pr_ppid"); !ok {
+			f.fail(e, "builtin variable ppid needs the D library's psinfo_t translator")
+		}
+	case "pid", "tid":
 		f.free(r)
 		f.call(asm.FnGetCurrentPidTgid)
 		r = f.result()
@@ -701,14 +709,22 @@ func (f *fn) builtinArgs(e *syntax.IndexExpr) (asm.Register, bool) {
 	if v == nil || v.Kind != VarBuiltin || v.Name != "args" {
 		return 0, false
 	}
+	if r, ok := f.xlateWhole(e, f.typeOf(e)); ok {
+		return r, true
+	}
+	return f.argLoad(e, f.typeOf(e)), true
+}
+
+// argLoad loads args[i] (untranslated) as a value of type t.
+func (f *fn) argLoad(e *syntax.IndexExpr, t *Type) asm.Register {
 	i, ok := f.constant(e.Index[0])
 	if !ok || i < 0 || i > 9 {
 		f.fail(e, "args[] index must be a constant from 0 to 9")
 	}
 	r := f.alloc()
 	f.emit(asm.LoadMem(r, regScratch, int16(f.g.layout.MState)+msArgs+8*int16(i), asm.DWord))
-	f.normalize(r, f.typeOf(e))
-	return r, true
+	f.normalize(r, t)
+	return r
 }
 
 // probeName returns the probe's provider/module/function/name string,
