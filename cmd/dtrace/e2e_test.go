@@ -110,3 +110,60 @@ func withoutTesting(env []string) []string {
 	}
 	return out
 }
+
+// TestHeaderUSDT makes a header with dtrace -h, builds a C program with
+// it (needs gcc and systemtap-sdt-dev's <sys/sdt.h>) and traces its
+// probes, a semaphore-guarded one among them, with the usdt provider.
+func TestHeaderUSDT(t *testing.T) {
+	if os.Getuid() != 0 {
+		t.Skip("needs root for BPF")
+	}
+	bin := buildDtrace(t)
+	dir := t.TempDir()
+	write := func(name, text string) {
+		if err := os.WriteFile(filepath.Join(dir, name), []byte(text), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	write("myprov.d", "provider myprov {\n\tprobe work__start(int, char *);\n\tprobe work__done();\n};\n")
+	write("app.c", `#include "myprov.h"
+int main(void) {
+	for (int i = 0; i < 7; i++) {
+		if (MYPROV_WORK_START_ENABLED())
+			MYPROV_WORK_START(i, "job");
+		MYPROV_WORK_DONE();
+	}
+	return 0;
+}
+`)
+	run := func(name string, args ...string) string {
+		cmd := exec.Command(name, args...)
+		cmd.Dir = dir
+		out, err := cmd.CombinedOutput()
+		if err != nil {
+			t.Fatalf("%s %v: %v\n%s", name, args, err, out)
+		}
+		return string(out)
+	}
+	run(bin, "-h", "-s", "myprov.d")
+	if h, err := os.ReadFile(filepath.Join(dir, "myprov.h")); err != nil || !strings.Contains(string(h), "MYPROV_WORK_START_ENABLED") {
+		t.Fatalf("header: %v\n%s", err, h)
+	}
+	run("gcc", "-O2", "-o", "app", "app.c")
+	run(bin, "-G", "-s", "myprov.d")
+	if _, err := os.Stat(filepath.Join(dir, "myprov.o")); err != nil {
+		t.Fatalf("-G wrote no object: %v", err)
+	}
+	cmd := exec.Command(bin, "-qn", `myprov$target:::work-start { @s = sum(arg0); } myprov$target:::work-done { @d = count(); }`, "-c", "./app")
+	cmd.Dir = dir
+	cmd.Env = withoutTesting(os.Environ())
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("dtrace: %v", err)
+	}
+	// 0+1+...+6 = 21 from the guarded probe, 7 firings of the other.
+	want := "\n               21\n                7\n"
+	if string(out) != want {
+		t.Errorf("output %q, want %q", out, want)
+	}
+}

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"os/exec"
 	"os/signal"
 	"path/filepath"
 	"runtime/debug"
@@ -229,9 +230,10 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	case mode == modeHeader && len(cmds) == 0:
 		c.errorf("-h requires one or more scripts or enabling options")
 		return exitUsage
-	case mode == modeLink || mode == modeHeader:
-		c.errorf("-%c is not supported yet", map[int]byte{modeLink: 'G', modeHeader: 'h'}[mode])
-		return exitError
+	case mode == modeHeader:
+		return c.header(cmds, ofile)
+	case mode == modeLink:
+		return c.link(cmds, ofile)
 	}
 	_, testing := os.LookupEnv("_DTRACE_TESTING")
 	if testing {
@@ -593,4 +595,59 @@ func listVerbose(out io.Writer, pd probeDesc) {
 		fmt.Fprintf(out, "\t\targs[%d]: %s\n", i, t)
 	}
 	fmt.Fprintln(out)
+}
+
+// header is dtrace -h: a C header of each script's provider definitions,
+// written to -o FILE or to the script's name with .h for .d.
+func (c *cmdline) header(cmds []*command, ofile string) int {
+	for _, cmd := range cmds {
+		if !cmd.file {
+			c.errorf("-h requires scripts (-s) holding provider definitions")
+			return exitUsage
+		}
+		text, err := os.ReadFile(cmd.arg)
+		if err != nil {
+			c.errorf("failed to open %s: %s", cmd.arg, errnoText(err))
+			return exitError
+		}
+		out := ofile
+		if out == "" {
+			out = strings.TrimSuffix(filepath.Base(cmd.arg), ".d") + ".h"
+		}
+		var b strings.Builder
+		if err := dtrace.WriteHeader(&b, dtrace.Source{Name: cmd.arg, Text: string(text), Script: true}, out); err != nil {
+			c.errorf("%v", err)
+			return exitError
+		}
+		if err := os.WriteFile(out, []byte(b.String()), 0o666); err != nil {
+			c.errorf("failed to write header %s: %s", out, errnoText(err))
+			return exitError
+		}
+	}
+	return exitSuccess
+}
+
+// link is dtrace -G. The probes of a program built with a dtrace -h
+// header are <sys/sdt.h> notes that need no link step, so -G is accepted
+// for the build files that call it: it writes an object with nothing in
+// it (made by the C compiler) to -o FILE or the script's name with .o.
+func (c *cmdline) link(cmds []*command, ofile string) int {
+	out := ofile
+	if out == "" && len(cmds) > 0 && cmds[0].file {
+		out = strings.TrimSuffix(filepath.Base(cmds[0].arg), ".d") + ".o"
+	}
+	if out == "" {
+		out = "d.out"
+	}
+	cc := os.Getenv("CC")
+	if cc == "" {
+		cc = "cc"
+	}
+	cmd := exec.Command(cc, "-c", "-x", "c", "-o", out, "-")
+	cmd.Stdin = strings.NewReader("/* dtrace -G: probes come from <sys/sdt.h> notes */\n")
+	if msg, err := cmd.CombinedOutput(); err != nil {
+		c.errorf("failed to link %s: %v: %s", out, err, strings.TrimSpace(string(msg)))
+		return exitError
+	}
+	return exitSuccess
 }
