@@ -35,18 +35,13 @@ func (h *Handle) Compile(src Source) (*Program, error) {
 	if src.MacroArgs != nil {
 		h.macroArgs = src.MacroArgs
 	}
-	if h.lib == nil {
-		// The D library comes before every program, checked against
-		// this kernel on its own (no macro arguments, no pragmas).
-		h.lib = dlib.Load(h.fset, &check.Config{Kernel: h.kern, StrSize: h.opts.StrSize}, h.kern.IsTypeName)
-		h.asts = h.lib.Programs
-	}
 	h.texts[src.Name] = src.Text
+	h.loadLibrary(src.Text)
 	ast, err := h.parse(src)
 	if err != nil {
 		return nil, &SourceError{Source: src, Err: err}
 	}
-	progs := append(append([]*syntax.Program(nil), h.asts...), ast)
+	progs := append(append(append([]*syntax.Program(nil), h.lib.Programs...), h.user...), ast)
 	info, err := check.Check(h.fset, progs, h.checkConfig())
 	if err != nil {
 		return nil, &SourceError{Source: src, Err: h.compileError(err)}
@@ -82,7 +77,7 @@ func (h *Handle) Compile(src Source) (*Program, error) {
 			}
 		}
 	}
-	h.asts = progs
+	h.user = append(h.user, ast)
 	h.info = info
 	if f := h.fset.File(ast.Pos()); f != nil {
 		h.lines[f] = strings.Split(src.Text, "\n")
@@ -235,4 +230,21 @@ func specText(src Source) string {
 		return t + ":"
 	}
 	return t
+}
+
+// loadLibrary (re)loads the D library files that the programs compiled
+// so far and text use, checked against this kernel on their own (no macro
+// arguments, no pragmas). A program that uses none of the library costs
+// no parsing of it and no reading of the kernel's BTF.
+func (h *Handle) loadLibrary(text string) {
+	texts := []string{text}
+	for _, t := range h.texts {
+		texts = append(texts, t)
+	}
+	need := dlib.Needed(dlib.Sources(), texts...)
+	if h.lib != nil && len(need) == len(h.libFiles) {
+		return
+	}
+	h.libFiles = need
+	h.lib = dlib.LoadSources(h.fset, &check.Config{Kernel: h.kern, StrSize: h.opts.StrSize}, h.kern.IsTypeName, need)
 }

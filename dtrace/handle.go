@@ -72,7 +72,11 @@ type Handle struct {
 	reg       *provider.Registry
 	sym       *symbol.Symbolizer
 	fset      *syntax.FileSet
-	asts      []*syntax.Program
+	// user holds the compiled programs; the D library's come before
+	// them when checking.
+	user []*syntax.Program
+	// libFiles are the D library files loaded (those the programs use).
+	libFiles []dlib.Source
 	info      *check.Info
 	macroArgs []string
 	macros    map[string]int64

@@ -45,10 +45,20 @@ func (r *Registry) Providers() []Provider { return r.providers }
 // demand where a provider can. No match is not an error here; the caller
 // words that one (D_PDESC_ZERO).
 func (r *Registry) Match(d Desc) ([]*Probe, error) {
+	// A provider named exactly (no glob) by a provider of fixed name is
+	// that provider alone: claimers (pid, usdt) need not scan processes.
+	exact := false
+	if d.Provider != "" && !HasGlob(d.Provider) {
+		for _, pv := range r.providers {
+			if _, claims := pv.(Claimer); !claims && pv.Name() == d.Provider {
+				exact = true
+			}
+		}
+	}
 	var out []*Probe
 	for _, pv := range r.providers {
 		cl, claims := pv.(Claimer)
-		if claims && !cl.Claims(d.Provider) || !claims && !Match(d.Provider, pv.Name()) {
+		if claims && (exact || !cl.Claims(d.Provider)) || !claims && !Match(d.Provider, pv.Name()) {
 			continue
 		}
 		if err := r.touch(pv); err != nil {

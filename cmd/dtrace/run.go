@@ -630,23 +630,46 @@ func (c *cmdline) header(cmds []*command, ofile string) int {
 // link is dtrace -G. The probes of a program built with a dtrace -h
 // header are <sys/sdt.h> notes that need no link step, so -G is accepted
 // for the build files that call it: it writes an object with nothing in
-// it (made by the C compiler) to -o FILE or the script's name with .o.
+// it to -o FILE or the script's name with .o, made by the C compiler and
+// passed through the linker (the ldpath option) as dtrace does.
 func (c *cmdline) link(cmds []*command, ofile string) int {
+	script := "d"
+	if len(cmds) > 0 && cmds[0].file {
+		script = strings.TrimSuffix(cmds[0].arg, ".d")
+	}
 	out := ofile
-	if out == "" && len(cmds) > 0 && cmds[0].file {
-		out = strings.TrimSuffix(filepath.Base(cmds[0].arg), ".d") + ".o"
-	}
 	if out == "" {
-		out = "d.out"
+		out = filepath.Base(script) + ".o"
 	}
+	tmp, err := os.MkdirTemp("", "dtrace-G")
+	if err != nil {
+		c.errorf("failed to link script %s: %v", script, err)
+		return exitError
+	}
+	defer os.RemoveAll(tmp)
+	obj := filepath.Join(tmp, "empty.o")
 	cc := os.Getenv("CC")
 	if cc == "" {
 		cc = "cc"
 	}
-	cmd := exec.Command(cc, "-c", "-x", "c", "-o", out, "-")
+	cmd := exec.Command(cc, "-c", "-x", "c", "-o", obj, "-")
 	cmd.Stdin = strings.NewReader("/* dtrace -G: probes come from <sys/sdt.h> notes */\n")
 	if msg, err := cmd.CombinedOutput(); err != nil {
-		c.errorf("failed to link %s: %v: %s", out, err, strings.TrimSpace(string(msg)))
+		c.errorf("failed to link script %s: %s: %v: %s", script, cc, err, strings.TrimSpace(string(msg)))
+		return exitError
+	}
+	ld := c.opts.LdPath
+	if ld == "" {
+		ld = "ld"
+	}
+	link := exec.Command("sh", "-c", ld+` -r -o "$1" "$2"`, "sh", out, obj)
+	link.Stdout, link.Stderr = c.stderr, c.stderr
+	if err := link.Run(); err != nil {
+		status := -1
+		if ee, ok := err.(*exec.ExitError); ok {
+			status = ee.ExitCode()
+		}
+		c.errorf("failed to link script %s: failed to link %s: %s exited with status %d", script, out, ld, status)
 		return exitError
 	}
 	return exitSuccess

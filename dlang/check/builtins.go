@@ -165,6 +165,40 @@ type funcInfo struct {
 	fn  *Func
 	act actKind
 	sig *sig
+	// lazy marks a prototype naming kernel types, parsed again with
+	// them when the function is first called (see resolve).
+	lazy bool
+}
+
+// resolve parses a lazy prototype with the kernel's types.
+func (c *checker) resolve(fi *funcInfo) *funcInfo {
+	if fi != nil && fi.lazy {
+		fi.lazy = false
+		fi.sig = c.parseProto(fi.fn.Proto)
+		fi.fn.Result = fi.sig.result
+	}
+	return fi
+}
+
+// hasOpaque reports whether a prototype names a type that was not found.
+func (s *sig) hasOpaque() bool {
+	if isOpaque(s.result) {
+		return true
+	}
+	for _, p := range s.params {
+		if p != nil && isOpaque(p) {
+			return true
+		}
+	}
+	return false
+}
+
+// localParseProto parses a prototype without the kernel's types.
+func (c *checker) localParseProto(p string) *sig {
+	k := c.conf.Kernel
+	c.conf.Kernel = nil
+	defer func() { c.conf.Kernel = k }()
+	return c.parseProto(p)
 }
 
 // parseProto parses a prototype like "string(const char *, int, [int])".
@@ -219,6 +253,17 @@ func (c *checker) protoType(s string) types.Type {
 }
 
 // initBuiltins fills the builtin variable and function tables.
+// localProtoType resolves a builtin's type without the kernel's types:
+// those that need them (curthread's task_struct) stay opaque and are
+// looked up when the builtin is used, as reading the kernel's BTF costs
+// more than most programs' whole compilation.
+func (c *checker) localProtoType(s string) types.Type {
+	k := c.conf.Kernel
+	c.conf.Kernel = nil
+	defer func() { c.conf.Kernel = k }()
+	return c.protoType(s)
+}
+
 func (c *checker) initBuiltins() {
 	c.builtins = map[string]*Builtin{}
 	for _, b := range builtinVars {
@@ -230,7 +275,7 @@ func (c *checker) initBuiltins() {
 				v.Type = types.Uint64
 			}
 		} else {
-			v.Type = c.protoType(b.typ)
+			v.Type = c.localProtoType(b.typ)
 			if isOpaque(v.Type) {
 				// Defined by a D library (cpuinfo_t) or the kernel:
 				// resolved again when used.
@@ -241,11 +286,12 @@ func (c *checker) initBuiltins() {
 	}
 	c.funcs = map[string]*funcInfo{}
 	for _, f := range builtinFuncs {
-		s := c.parseProto(f.proto)
+		s := c.localParseProto(f.proto)
 		c.funcs[f.name] = &funcInfo{
-			fn:  &Func{Name: f.name, Kind: f.kind, Proto: f.proto, Result: s.result, Destructive: f.act == actDestruct},
-			act: f.act,
-			sig: s,
+			fn:   &Func{Name: f.name, Kind: f.kind, Proto: f.proto, Result: s.result, Destructive: f.act == actDestruct},
+			act:  f.act,
+			sig:  s,
+			lazy: s.hasOpaque(),
 		}
 	}
 }

@@ -100,6 +100,7 @@ func (c *checker) call(e *syntax.CallExpr, stmt bool) TypeAndValue {
 		return c.fail(c.last(e), D_FUNC_IDENT, "function designator is not of function type")
 	}
 	fi, ok := c.funcs[id.Name]
+	fi = c.resolve(fi)
 	if !ok || id.Scoped {
 		if _, isVar := c.globals[id.Name]; isVar {
 			return c.fail(c.last(e), D_FUNC_IDKIND, "scalar '%s' may not be referenced as a function", id.Name)
@@ -296,7 +297,7 @@ func (c *checker) aggAssign(e *syntax.AssignExpr, ae *syntax.AggExpr) TypeAndVal
 	var fi *funcInfo
 	if ok {
 		if id, ok2 := unparen(call.Fun).(*syntax.Ident); ok2 {
-			fi = c.funcs[id.Name]
+			fi = c.resolve(c.funcs[id.Name])
 		}
 	}
 	if fi == nil || fi.fn.Kind != AggFunc {

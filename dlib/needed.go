@@ -1,0 +1,107 @@
+package dlib
+
+import (
+	"regexp"
+	"sort"
+	"sync"
+)
+
+// Patterns of the names a library file defines at its top level.
+var (
+	inlineName  = regexp.MustCompile(`(?m)^\s*inline\b[^=;]*?\b([A-Za-z_]\w*)\s*(?:\[[^\]]*\]\s*)?=`)
+	typedefName = regexp.MustCompile(`(?ms)^\s*typedef\b[^;]*?\b([A-Za-z_]\w*)\s*(?:\[[^\]]*\]\s*)?;`)
+	tagName     = regexp.MustCompile(`\b(?:struct|union|enum)\s+([A-Za-z_]\w*)\s*\{`)
+	enumerator  = regexp.MustCompile(`(?m)^\s*([A-Z_][A-Z0-9_]*)\s*(?:=[^,\n]*)?,?\s*(?:/\*.*)?$`)
+	word        = regexp.MustCompile(`[A-Za-z_]\w*`)
+)
+
+// builtinNeeds names library files that define the types of builtin
+// variables: a program naming the builtin needs the file.
+var builtinNeeds = map[string]string{
+	"curcpu": "sched.d",
+	"cpu":    "sched.d",
+	"ppid":   "procfs.d", // pr_ppid of the psinfo_t translator
+}
+
+// Defines returns the names a library file defines: its inlines,
+// typedefs, struct/union/enum tags and enumerators.
+func Defines(text string) []string {
+	seen := map[string]bool{}
+	for _, re := range []*regexp.Regexp{inlineName, typedefName, tagName} {
+		for _, m := range re.FindAllStringSubmatch(text, -1) {
+			seen[m[1]] = true
+		}
+	}
+	for _, m := range enumerator.FindAllStringSubmatch(text, -1) {
+		seen[m[1]] = true
+	}
+	out := make([]string, 0, len(seen))
+	for n := range seen {
+		out = append(out, n)
+	}
+	sort.Strings(out)
+	return out
+}
+
+// Needed returns the files of srcs that the programs' texts use — those
+// defining a name the texts mention as a word — with the files they
+// depend on, in the order of srcs. Loading only those keeps dtrace's
+// start-up from parsing and checking the whole library (and reading the
+// kernel's BTF) for programs that use none of it.
+func Needed(srcs []Source, texts ...string) []Source {
+	words := map[string]bool{}
+	for _, t := range texts {
+		for _, w := range word.FindAllString(t, -1) {
+			words[w] = true
+		}
+	}
+	byName := map[string]Source{}
+	for _, s := range srcs {
+		byName[s.Name] = s
+	}
+	need := map[string]bool{}
+	var add func(name string)
+	add = func(name string) {
+		s, ok := byName[name]
+		if !ok || need[name] {
+			return
+		}
+		need[name] = true
+		for _, d := range textDependencies(s.Text) {
+			add(d)
+		}
+	}
+	for w := range words {
+		if f, ok := builtinNeeds[w]; ok {
+			add(f)
+		}
+	}
+	for _, s := range srcs {
+		for _, n := range definesCached(s.Text) {
+			if words[n] {
+				add(s.Name)
+				break
+			}
+		}
+	}
+	var out []Source
+	for _, s := range srcs {
+		if need[s.Name] {
+			out = append(out, s)
+		}
+	}
+	return out
+}
+
+// defines caches Defines by file text: the library's files are the same
+// for the life of the process.
+var defines sync.Map // text -> []string
+
+func definesCached(text string) []string {
+	if v, ok := defines.Load(text); ok {
+		return v.([]string)
+	}
+	d := Defines(text)
+	defines.Store(text, d)
+	return d
+}

@@ -1,0 +1,41 @@
+package dlib
+
+import "testing"
+
+func TestNeeded(t *testing.T) {
+	srcs := Sources()
+	names := func(ss []Source) map[string]bool {
+		m := map[string]bool{}
+		for _, s := range ss {
+			m[s.Name] = true
+		}
+		return m
+	}
+	if got := Needed(srcs, "BEGIN { exit(0); }"); len(got) != 0 {
+		t.Errorf("BEGIN{exit(0)} needs %v, want nothing", names(got))
+	}
+	got := names(Needed(srcs, "BEGIN { trace(curpsinfo->pr_pid); }"))
+	if !got["procfs.d"] {
+		t.Errorf("curpsinfo does not pull in procfs.d: %v", got)
+	}
+	got = names(Needed(srcs, "ERROR { exit(arg4 != DTRACEFLT_BADADDR); }"))
+	if !got["unistd.d"] {
+		t.Errorf("DTRACEFLT_BADADDR does not pull in unistd.d: %v", got)
+	}
+	got = names(Needed(srcs, "BEGIN { raise(SIGINT); x = EPERM; }"))
+	if !got["signal.d"] || !got["errno.d"] {
+		t.Errorf("SIGINT/EPERM: %v", got)
+	}
+	// Dependencies come along: ip.d depends on net.d and procfs.d.
+	for _, s := range srcs {
+		if s.Name == "ip.d" {
+			for _, n := range Defines(s.Text) {
+				got = names(Needed(srcs, n))
+				if !got["ip.d"] || !got["net.d"] || !got["procfs.d"] {
+					t.Errorf("%s pulls in %v, want ip.d with net.d and procfs.d", n, got)
+				}
+				break
+			}
+		}
+	}
+}
