@@ -158,7 +158,7 @@ func (f *fn) callExpr(c *syntax.CallExpr) asm.Register {
 			hsub = held{reg: f.expr(c.Args[1]), slot: -1}
 		}
 		sub := f.release(hsub)
-		return f.search(f.release(hs), sub, pos, havePos, id.Name)
+		return f.loopSearch(f.release(hs), sub, pos, havePos, id.Name)
 	}
 	if f.action(c, id.Name) {
 		// An action used as an expression has the value 0 (void).
@@ -378,107 +378,6 @@ func (f *fn) strtok(s, delim asm.Register) asm.Register {
 	f.mark(null)
 	f.emit(storeImm(regScratch, ms+msStrtok, 0, asm.DWord), asm.Mov.Imm(r, 0))
 	f.mark(done)
-	return r
-}
-
-// search implements index(), rindex() (with an optional start
-// position, clamped to the string as Perl does) and strstr(). Each
-// candidate position is compared with the zero-padded needle eight
-// bytes at a time, the word comparisons unrolled (nested loops are much
-// harder on the verifier); the match position goes through scratch.
-func (f *fn) search(s, sub, pos asm.Register, havePos bool, which string) asm.Register {
-	g := f.g
-	n := g.strBuf()
-	size := int32(g.opts.StrSize)
-	// The haystack buffer is twice the string size so that word loads
-	// past a candidate stay inside it.
-	hay := f.tmp(2*n + 8)
-	for i := uint32(0); i < 2*n+8; i += 8 {
-		f.emit(storeImm(regScratch, int16(hay+i), 0, asm.DWord))
-	}
-	ndl := f.tmp(n + 8)
-	for i := uint32(0); i < n+8; i += 8 {
-		f.emit(storeImm(regScratch, int16(ndl+i), 0, asm.DWord))
-	}
-	ps := f.tmp(8)
-	if havePos {
-		f.emit(asm.StoreMem(regScratch, int16(ps), pos, asm.DWord))
-		f.free(pos)
-	}
-	f.call(asm.FnProbeReadKernelStr, scr(ndl), imm(int64(g.opts.StrSize+1)), reg(sub))
-	lm := f.tmp(8)
-	f.emit(asm.Add.Imm(asm.R0, -1), asm.StoreMem(regScratch, int16(lm), asm.R0, asm.DWord))
-	f.call(asm.FnProbeReadKernelStr, scr(hay), imm(int64(g.opts.StrSize+1)), reg(s))
-	ls := f.tmp(8)
-	f.emit(asm.Add.Imm(asm.R0, -1), asm.StoreMem(regScratch, int16(ls), asm.R0, asm.DWord))
-	// Candidates lo..hi.
-	lo, hi := f.alloc(), f.alloc()
-	f.emit(asm.LoadMem(hi, regScratch, int16(ls), asm.DWord), asm.LoadMem(lo, regScratch, int16(lm), asm.DWord),
-		asm.Sub.Reg(hi, lo), asm.Mov.Imm(lo, 0))
-	if havePos {
-		p := f.alloc()
-		f.emit(asm.LoadMem(p, regScratch, int16(ps), asm.DWord))
-		c1, c2 := f.label("spc1"), f.label("spc2")
-		f.emit(asm.JSGE.Imm(p, 0, c1), asm.Mov.Imm(p, 0))
-		f.mark(c1)
-		f.emit(asm.LoadMem(asm.R0, regScratch, int16(ls), asm.DWord), asm.JSLE.Reg(p, asm.R0, c2), asm.Mov.Reg(p, asm.R0))
-		f.mark(c2)
-		if which == "rindex" {
-			l := f.label("sprh")
-			f.emit(asm.JSLE.Reg(hi, p, l), asm.Mov.Reg(hi, p))
-			f.mark(l)
-		} else {
-			f.emit(asm.Mov.Reg(lo, p))
-		}
-		f.free(p)
-	}
-	slot := f.tmp(8)
-	f.emit(storeImm(regScratch, int16(slot), -1, asm.DWord))
-	i, a, b := f.alloc(), f.alloc(), f.alloc()
-	outer, done, nomatch, match := f.label("sro"), f.label("srd"), f.label("srn"), f.label("srm")
-	f.emit(asm.Mov.Reg(i, lo))
-	f.free(lo)
-	f.mark(outer)
-	f.exitIf(asm.JSGT.Reg(i, hi, done))
-	f.exitIf(asm.JSLT.Imm(i, 0, done))
-	f.exitIf(asm.JSGT.Imm(i, size, done))
-	for w := int32(0); w < int32(n); w += 8 {
-		// rem = lm - w; none left: a match.
-		f.emit(asm.LoadMem(asm.R0, regScratch, int16(lm), asm.DWord), asm.Add.Imm(asm.R0, -w), asm.JSLE.Imm(asm.R0, 0, match))
-		f.scratchPtr(a, hay+uint32(w))
-		f.emit(asm.Add.Reg(a, i), asm.LoadMem(a, a, 0, asm.DWord), asm.LoadMem(b, regScratch, int16(ndl+uint32(w)), asm.DWord))
-		full := f.label("srfull")
-		// Fewer than 8 needle bytes left: compare only those, shifting
-		// the others out (x << (64-8rem) >> (64-8rem)).
-		f.emit(asm.JSGE.Imm(asm.R0, 8, full), asm.LSh.Imm(asm.R0, 3), asm.Neg.Imm(asm.R0, 0), asm.Add.Imm(asm.R0, 64),
-			asm.LSh.Reg(a, asm.R0), asm.RSh.Reg(a, asm.R0), asm.LSh.Reg(b, asm.R0), asm.RSh.Reg(b, asm.R0))
-		f.mark(full)
-		// A mismatch falls through (see exitIf).
-		f.exitIf(asm.JNE.Reg(a, b, nomatch))
-	}
-	f.mark(match)
-	f.emit(asm.StoreMem(regScratch, int16(slot), i, asm.DWord))
-	if which != "rindex" {
-		f.emit(asm.Ja.Label(done))
-	}
-	f.mark(nomatch)
-	f.emit(asm.Add.Imm(i, 1), asm.Ja.Label(outer))
-	f.mark(done)
-	f.free(i, a, b, hi)
-	r := f.alloc()
-	f.emit(asm.LoadMem(r, regScratch, int16(slot), asm.DWord))
-	if which != "strstr" {
-		return r
-	}
-	none, end := f.label("ssnone"), f.label("ssend")
-	f.emit(asm.JSLT.Imm(r, 0, none), asm.JSGT.Imm(r, size, none))
-	q := f.alloc()
-	f.scratchPtr(q, hay)
-	f.emit(asm.Add.Reg(q, r), asm.Mov.Reg(r, q), asm.Ja.Label(end))
-	f.free(q)
-	f.mark(none)
-	f.emit(asm.Mov.Imm(r, 0))
-	f.mark(end)
 	return r
 }
 

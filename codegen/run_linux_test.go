@@ -5,8 +5,10 @@ package codegen
 import (
 	"encoding/binary"
 	"errors"
+	"github.com/cilium/ebpf/btf"
 	"os"
 	"runtime"
+	"strings"
 	"testing"
 	"time"
 
@@ -126,6 +128,7 @@ func loadSpec(t testing.TB, spec *Spec) *runner {
 		r.maps[ms.Name] = m
 	}
 	insns := wrapper(spec, 1)
+	funcInfo(insns)
 	for name, m := range r.maps {
 		if err := insns.AssociateMap(name, m); err != nil && !errors.Is(err, asm.ErrUnreferencedSymbol) {
 			t.Fatalf("associate %s: %v", name, err)
@@ -218,4 +221,26 @@ func itemString(b []byte, it Record) string {
 		}
 	}
 	return string(s)
+}
+
+// funcInfo gives every function BTF func info when the program takes a
+// function's address (bpf_loop callbacks need it), as the loader does.
+func funcInfo(insns asm.Instructions) {
+	entries := map[string]bool{insns[0].Symbol(): true}
+	ptr := false
+	for _, ins := range insns {
+		if ins.IsFunctionCall() || ins.IsLoadOfFunctionPointer() {
+			entries[ins.Reference()] = true
+		}
+		ptr = ptr || ins.IsLoadOfFunctionPointer()
+	}
+	if !ptr {
+		return
+	}
+	proto := &btf.FuncProto{Return: &btf.Int{Name: "int", Size: 4, Encoding: btf.Signed}}
+	for i, ins := range insns {
+		if sym := ins.Symbol(); sym != "" && entries[sym] {
+			insns[i] = btf.WithFuncMetadata(ins, &btf.Func{Name: strings.NewReplacer(".", "_", "-", "_").Replace(sym), Type: proto, Linkage: btf.StaticFunc})
+		}
+	}
 }

@@ -11,6 +11,7 @@ import (
 
 	"github.com/cilium/ebpf"
 	"github.com/cilium/ebpf/asm"
+	"github.com/cilium/ebpf/btf"
 
 	"github.com/dtrace-go/dtrace/codegen"
 	"github.com/dtrace-go/dtrace/internal/kernel"
@@ -378,7 +379,22 @@ func newVerifierError(p *provider.Probe, insns asm.Instructions, err error) erro
 // turns annotations into BTF line info, and the kernel then wants line info
 // at the start of every function.
 func annotateFunctions(insns asm.Instructions) {
-	any := false
+	// Function entries: the program's first instruction and every target
+	// of a BPF-to-BPF call or of a function pointer (bpf_loop callbacks).
+	entries := map[string]bool{}
+	if len(insns) > 0 {
+		entries[insns[0].Symbol()] = true
+	}
+	funcPtr := false
+	for _, ins := range insns {
+		if ins.IsFunctionCall() || ins.IsLoadOfFunctionPointer() {
+			entries[ins.Reference()] = true
+		}
+		if ins.IsLoadOfFunctionPointer() {
+			funcPtr = true
+		}
+	}
+	any := funcPtr
 	for _, ins := range insns {
 		if ins.Source() != nil {
 			any = true
@@ -393,4 +409,35 @@ func annotateFunctions(insns asm.Instructions) {
 			insns[i] = ins.WithSource(asm.Comment(ins.Symbol()))
 		}
 	}
+	if !funcPtr {
+		return
+	}
+	// A function pointer (bpf_loop) needs BTF func info for every
+	// function of the program.
+	for i, ins := range insns {
+		if sym := ins.Symbol(); sym != "" && entries[sym] {
+			insns[i] = btf.WithFuncMetadata(ins, &btf.Func{Name: btfName(sym), Type: funcProto, Linkage: btf.StaticFunc})
+		}
+	}
+}
+
+// funcProto is the BTF type given to every generated function: the
+// verifier reads the actual registers of static functions, not these.
+var funcProto = &btf.FuncProto{
+	Return: &btf.Int{Name: "int", Size: 4, Encoding: btf.Signed},
+	Params: []btf.FuncParam{
+		{Name: "a", Type: &btf.Int{Name: "unsigned long", Size: 8}},
+		{Name: "b", Type: &btf.Int{Name: "unsigned long", Size: 8}},
+	},
+}
+
+// btfName makes a C identifier of a symbol.
+func btfName(sym string) string {
+	b := []byte(sym)
+	for i, c := range b {
+		if !(c == '_' || c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' && i > 0) {
+			b[i] = '_'
+		}
+	}
+	return string(b)
 }
