@@ -28,10 +28,11 @@
 // # Scratch (dt_scratch value, per CPU)
 //
 //	0    mstate (256 bytes; ARCHITECTURE.md), plus codegen's own slots:
-//	     120 u64 fault pc; 128 u64 saved prid, 136..183 saved arg0..arg5,
+//	     128 u64 saved prid, 136..183 saved arg0..arg5,
 //	     184 u64 saved epid (dt_error); 192 u64 this scratch area's
 //	     address (set by each clause); 200 u64 laundering slot; 208 u64
-//	     strtok() position + 1 (0: none)
+//	     strtok() position + 1 (0: none); 216 u64 fault pc; 224
+//	     cpuinfo_t (16 bytes) that curcpu points to
 //	256  fault record being built (48 bytes)
 //	512  Layout.Output: the data record being built
 //	Layout.Temps: this-> variables (fixed offsets, shared by all clauses),
@@ -67,6 +68,34 @@
 // Stores through pointers (*p = v, p[i] = v, p->m = v) must land in the
 // scratch temporaries (alloca() memory); anything else faults with
 // "invalid address".
+//
+// # Translators and builtins
+//
+// A member of a translated value (xlate<T>(x).m, xlate<T *>(p)->m,
+// curpsinfo->m, args[i]->m of a translated probe argument) compiles to
+// the translator's expression for m with the translator's parameter
+// bound to the input expression; each use of the parameter evaluates
+// the input again (xlate.go). A translation used whole (assigned,
+// traced, *xlate<T *>(p)) is built member by member in a zeroed scratch
+// temporary: scalars stored by the member's size, strings and arrays
+// copied up to the member's size. ppid is the D library's psinfo_t
+// translation of curthread, member pr_ppid.
+//
+// curcpu points to a cpuinfo_t each reference builds at mstate+224 of
+// the CPU's own scratch: cpu_id = bpf_get_smp_processor_id(), cpu_pset
+// = 0 (Linux has one processor set), cpu_chip and cpu_lgrp = the CPU's
+// NUMA node (bpf_get_numa_node_id(); the package id is not reachable
+// from BPF without kernel symbols, and a package is a node on most
+// machines). The pointer stays valid: that CPU's entry only ever holds
+// the same values.
+//
+// caller/ucaller are the second frame of bpf_get_stack's kernel/user
+// stack (0 when there is none); stackdepth/ustackdepth the number of
+// frames it returns (up to 127). uregs[i] reads word i of the current
+// task's user pt_regs (bpf_task_pt_regs(bpf_get_current_task_btf()),
+// x86-64 order = regs-amd64.d's R_*); indexes 21..25 (segment
+// registers, trap number) read 0, larger ones fault with a bad index.
+// ipl is 0.
 //
 // # Records
 //

@@ -743,6 +743,9 @@ func (f *fn) index(e *syntax.IndexExpr) asm.Register {
 	if v, ok := f.builtinArgs(e); ok {
 		return v
 	}
+	if v := f.g.info.VarOf(e.X); v != nil && v.Kind == VarBuiltin && v.Name == "uregs" {
+		return f.uregs(e)
+	}
 	switch bt.Kind {
 	case TString:
 		// s[i] reads a character; beyond the string size it faults.

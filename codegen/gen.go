@@ -18,7 +18,8 @@ const (
 	msIllval    = 96  // u64 faulting value
 	msTimestamp = 104 // u64 cached timestamp
 	msSpecid    = 112 // u64 current speculation
-	msFaultPC   = 120 // u64 pc of the fault
+	msFaultPC   = 216 // u64 pc of the fault
+	msCPUInfo   = 224 // cpuinfo_t (16 bytes) curcpu points to
 	msErrSave   = 128 // u64 saved prid + arg0..arg5 + epid while dt_error runs
 	msBase      = 192 // u64 address of this scratch area (stored as a number)
 	msLaunder   = 200 // u64 slot that turns a pointer into a plain number

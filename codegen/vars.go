@@ -691,8 +691,56 @@ func (f *fn) builtin(e syntax.Expr, v *Var) asm.Register {
 		// The provider's prologue leaves errno in mstate (0 where the
 		// probe has none).
 		f.emit(asm.LoadMem(r, regScratch, int16(f.g.layout.MState)+msErrno, asm.DWord))
-	case "ipl", "stackdepth", "ustackdepth", "uregs":
+	case "ipl":
 		f.emit(asm.Mov.Imm(r, 0))
+	case "uregs":
+		f.fail(e, "uregs[] must be indexed")
+	case "caller", "ucaller":
+		// The second frame of the kernel or user stack (the first is
+		// the probed location itself), 0 when there is none.
+		f.free(r)
+		off := f.tmp(16)
+		f.emit(storeImm(regScratch, int16(off), 0, asm.DWord), storeImm(regScratch, int16(off+8), 0, asm.DWord))
+		flags := int64(0)
+		if v.Name == "ucaller" {
+			flags = 1 << 8 // BPF_F_USER_STACK
+		}
+		f.call(asm.FnGetStack, ctxOp(), scr(off), imm(16), imm(flags))
+		r = f.alloc()
+		f.emit(asm.LoadMem(r, regScratch, int16(off+8), asm.DWord))
+	case "stackdepth", "ustackdepth":
+		// The number of frames bpf_get_stack finds (0 on failure).
+		f.free(r)
+		off := f.tmp(stackMaxDepth * 8)
+		flags := int64(0)
+		if v.Name == "ustackdepth" {
+			flags = 1 << 8 // BPF_F_USER_STACK
+		}
+		f.call(asm.FnGetStack, ctxOp(), scr(off), imm(stackMaxDepth*8), imm(flags))
+		r = f.result()
+		l, zero := f.label("sd"), f.label("sdz")
+		f.emit(asm.JSLT.Imm(r, 0, zero), asm.RSh.Imm(r, 3))
+		if v.Name == "stackdepth" {
+			// BEGIN and END fire in the consumer: no kernel stack.
+			p := f.alloc()
+			f.emit(asm.LoadMem(p, regScratch, ms+msPrid, asm.Word), asm.JLE.Imm(p, 2, zero))
+			f.free(p)
+		}
+		f.emit(asm.Ja.Label(l))
+		f.mark(zero)
+		f.emit(asm.Mov.Imm(r, 0))
+		f.mark(l)
+	case "curcpu":
+		// A cpuinfo_t built in this CPU's mstate (doc.go).
+		f.free(r)
+		f.call(asm.FnGetSmpProcessorId)
+		f.emit(asm.StoreMem(regScratch, ms+msCPUInfo, asm.R0, asm.Word),
+			storeImm(regScratch, ms+msCPUInfo+4, 0, asm.Word))
+		f.call(asm.FnGetNumaNodeId)
+		f.emit(asm.StoreMem(regScratch, ms+msCPUInfo+8, asm.R0, asm.Word),
+			asm.StoreMem(regScratch, ms+msCPUInfo+12, asm.R0, asm.Word))
+		r = f.alloc()
+		f.scratchPtr(r, uint32(ms+msCPUInfo))
 	case "probeprov", "probemod", "probefunc", "probename":
 		f.free(r)
 		r = f.probeName(v.Name)
@@ -757,3 +805,39 @@ func (f *fn) probeName(name string) asm.Register {
 // probeNameSize is the size of each of the four NUL-terminated names in
 // a dt_probes value (provider, module, function, name).
 const probeNameSize = 64
+
+// stackMaxDepth is the deepest stack stackdepth counts (the kernel's
+// default perf_event_max_stack).
+const stackMaxDepth = 127
+
+// ptRegsWords is the number of u64 words of x86-64's struct pt_regs,
+// whose order uregs[] indexes (regs-amd64.d's R_* constants).
+const ptRegsWords = 21
+
+// uregs compiles uregs[i]: word i of the current task's user registers
+// (bpf_task_pt_regs); indexes past pt_regs (the segment registers kept
+// in the task's thread) read 0; beyond R_TRAPNO the index faults.
+func (f *fn) uregs(e *syntax.IndexExpr) asm.Register {
+	i := f.expr(e.Index[0])
+	ok, bad, zero, done := f.label("ur"), f.label("urbad"), f.label("urz"), f.label("urend")
+	f.emit(asm.JGT.Imm(i, 25, bad), asm.JGE.Imm(i, ptRegsWords, zero), asm.Ja.Label(ok))
+	f.mark(bad)
+	f.fault(FaultBadIndex, i, true)
+	f.mark(ok)
+	hi := f.hold(i, nil)
+	f.call(asm.FnGetCurrentTaskBtf)
+	t := f.result()
+	f.call(asm.FnTaskPtRegs, reg(t))
+	p := f.result()
+	ms := int16(f.g.layout.MState)
+	f.emit(asm.StoreMem(regScratch, ms+msLaunder, p, asm.DWord), asm.LoadMem(p, regScratch, ms+msLaunder, asm.DWord))
+	i = f.release(hi)
+	f.emit(asm.LSh.Imm(i, 3), asm.Add.Reg(p, i))
+	f.free(i)
+	v := f.loadScalar(p, TypeULong, false)
+	f.emit(asm.Ja.Label(done))
+	f.mark(zero)
+	f.emit(asm.Mov.Imm(v, 0))
+	f.mark(done)
+	return v
+}
