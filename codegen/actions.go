@@ -231,18 +231,25 @@ func (f *fn) stack(c *syntax.CallExpr, name string) {
 		}
 	}
 	size := uint32(depth * 8)
-	off := f.recAlloc(size, 8)
-	for i := uint32(0); i < size; i += 8 {
+	user := name != "stack"
+	hdr := uint32(0)
+	if user {
+		hdr = 8 // the tgid the PCs belong to
+	}
+	off := f.recAlloc(hdr+size, 8)
+	for i := uint32(0); i < hdr+size; i += 8 {
 		f.emit(storeImm(regScratch, f.out(off+i), 0, asm.DWord))
 	}
 	flags := int64(0)
-	act := ActStack
-	if name != "stack" {
+	act, kind := ActStack, KindStack
+	if user {
 		flags = 1 << 8 // BPF_F_USER_STACK
-		act = ActUStack
+		act, kind = ActUStack, KindUStack
+		f.call(asm.FnGetCurrentPidTgid)
+		f.emit(asm.RSh.Imm(asm.R0, 32), asm.StoreMem(regScratch, f.out(off), asm.R0, asm.DWord))
 	}
-	f.call(asm.FnGetStack, ctxOp(), scr(f.g.layout.Output+off), imm(int64(size)), imm(flags))
-	f.recItem(Record{Action: act, Offset: off, Size: size, Kind: KindStack, FormatID: -1, AggID: -1})
+	f.call(asm.FnGetStack, ctxOp(), scr(f.g.layout.Output+off+hdr), imm(int64(size)), imm(flags))
+	f.recItem(Record{Action: act, Offset: off, Size: hdr + size, Kind: kind, FormatID: -1, AggID: -1})
 }
 
 // specRelease frees speculation slot id in dt_spec (commit/discard);

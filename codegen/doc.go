@@ -113,8 +113,10 @@
 // value; ActPrintf/ActPrinta/ActSetopt/ActTrunc/... are followed by NArgs
 // ActArg items. Integers are stored with their type's size (Kind
 // KindSigned/KindUnsigned), strings as strsize+2 bytes rounded up to 8, NUL-terminated
-// (KindString), structs and tracemem as raw bytes (KindBytes), stacks as
-// u64 PCs (KindStack). printa's ActArg items carry AggID and size 0.
+// (KindString), structs and tracemem as raw bytes (KindBytes), kernel
+// stacks as u64 PCs (KindStack), user stacks as the u64 tgid of the
+// process followed by u64 PCs (KindUStack; the consumer needs the pid to
+// symbolize them). printa's ActArg items carry AggID and size 0.
 //
 // exit(n) writes an ActExit item (int32) and also sets dt_state:
 // exit_status = n, activity = DRAINING.

@@ -184,6 +184,7 @@ const (
 	KindString             // NUL-terminated within Size bytes
 	KindBytes              // raw bytes (structs, arrays, tracemem)
 	KindStack              // Size/8 u64 PCs, 0-terminated
+	KindUStack             // u64 tgid, then (Size-8)/8 u64 user PCs, 0-terminated
 )
 
 // AggSpec describes one aggregation.

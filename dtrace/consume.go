@@ -309,16 +309,20 @@ func value(data []byte, r codegen.Record) format.Value {
 			buf = buf[:i]
 		}
 		return format.String(buf)
-	case codegen.KindStack:
-		var pcs []uint64
+	case codegen.KindStack, codegen.KindUStack:
+		var st format.Stack
+		if r.Kind == codegen.KindUStack && len(buf) >= 8 {
+			st.User, st.PID = true, int(binary.LittleEndian.Uint64(buf))
+			buf = buf[8:]
+		}
 		for i := 0; i+8 <= len(buf); i += 8 {
 			pc := binary.LittleEndian.Uint64(buf[i:])
 			if pc == 0 {
 				break
 			}
-			pcs = append(pcs, pc)
+			st.PCs = append(st.PCs, pc)
 		}
-		return format.Stack{PCs: pcs}
+		return st
 	}
 	return format.Bytes{Data: bytes.Clone(buf)}
 }
