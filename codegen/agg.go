@@ -57,10 +57,25 @@ func (g *gen) aggOf(f *fn, ag *syntax.AggExpr) *AggSpec {
 	a := &AggSpec{ID: ai.ID, Name: ai.Name, Map: fmt.Sprintf("dt_agg_%d", ai.ID), Func: ai.Func,
 		Params: ai.Params, Desc: d, ValueSize: uint32(8 * d.NSlots())}
 	var off uint32
-	for _, kt := range ai.Keys {
+	kts := make([]*Type, len(ai.Keys))
+	for i, kt := range ai.Keys {
+		var ke syntax.Expr
+		if i < len(ag.Keys) {
+			ke = ag.Keys[i]
+		}
+		if st := stackKeyType(ke, kt); st != nil {
+			kt = st
+		}
+		kts[i] = kt
+	}
+	for _, kt := range kts {
 		size := g.keySize(kt)
 		item := Record{Action: ActArg, Offset: off, Size: size, Kind: KindSigned, FormatID: -1, AggID: ai.ID}
 		switch {
+		case kt.stack == 1:
+			item.Kind = KindStack
+		case kt.stack == 2:
+			item.Kind = KindUStack
 		case kt.IsString():
 			item.Kind = KindString
 		case kt.byRef():
@@ -336,3 +351,72 @@ func (f *fn) pendLabel(hint string) string {
 }
 
 func (f *fn) markPending() { f.mark(f.pendingMark) }
+
+// Default depths of stack()/ustack() aggregation keys (stackframes,
+// ustackframes).
+const (
+	stackKeyFrames  = 20
+	ustackKeyFrames = 100
+)
+
+// stackKeyType returns the key type of a stack()/ustack() aggregation
+// key (e, when known, is the key expression; kt its checked type), or
+// nil for other keys.
+func stackKeyType(e syntax.Expr, kt *Type) *Type {
+	for {
+		p, ok := e.(*syntax.ParenExpr)
+		if !ok {
+			break
+		}
+		e = p.X
+	}
+	kind, depth := 0, uint32(0)
+	if c, ok := e.(*syntax.CallExpr); ok {
+		if id, ok := c.Fun.(*syntax.Ident); ok {
+			switch id.Name {
+			case "stack":
+				kind, depth = 1, stackKeyFrames
+			case "ustack", "jstack":
+				kind, depth = 2, ustackKeyFrames
+			}
+			if kind != 0 && len(c.Args) > 0 {
+				if l, ok := c.Args[0].(*syntax.IntLit); ok && l.Value > 0 && l.Value <= 1024 {
+					depth = uint32(l.Value)
+				}
+			}
+		}
+	}
+	if kind == 0 && e == nil && kt != nil && kt.Name == "stack" {
+		kind, depth = 1, stackKeyFrames
+	}
+	if kind == 0 {
+		return nil
+	}
+	size := 8 * depth
+	if kind == 2 {
+		size += 8
+	}
+	return &Type{Kind: TArray, Size: size, Len: depth, Elem: TypeULong, Name: "stack", stack: kind}
+}
+
+// stackInto writes a stack key of type kt at scratch offset off (already
+// zeroed): ustack's tgid, then the PCs bpf_get_stack finds. BEGIN and
+// END have no kernel stack.
+func (f *fn) stackInto(off uint32, kt *Type) {
+	flags := int64(0)
+	pcs := off
+	if kt.stack == 2 {
+		flags = 1 << 8 // BPF_F_USER_STACK
+		f.call(asm.FnGetCurrentPidTgid)
+		f.emit(asm.RSh.Imm(asm.R0, 32), asm.StoreMem(regScratch, int16(off), asm.R0, asm.DWord))
+		pcs += 8
+	}
+	skip := f.label("nostk")
+	if kt.stack == 1 {
+		p := f.alloc()
+		f.emit(asm.LoadMem(p, regScratch, int16(f.g.layout.MState)+msPrid, asm.Word), asm.JLE.Imm(p, 2, skip))
+		f.free(p)
+	}
+	f.call(asm.FnGetStack, ctxOp(), scr(pcs), imm(int64(8*kt.Len)), imm(flags))
+	f.mark(skip)
+}

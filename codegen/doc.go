@@ -165,5 +165,8 @@
 //	             for probeprov/probemod/probefunc/probename
 //	dt_agg_N     per-CPU hash per aggregation: key = the encoded key
 //	             tuple (as dt_assoc's tuple, or a u32 0 when there are no
-//	             keys), value = package aggregate's slot layout
+//	             keys; a stack() key is depth u64 PCs, KindStack, empty
+//	             in BEGIN/END; a ustack() key the u64 tgid then depth
+//	             PCs, KindUStack; depth defaults to 20/100), value =
+//	             package aggregate's slot layout
 package codegen

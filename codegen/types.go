@@ -35,6 +35,9 @@ type Type struct {
 	// User marks pointers to user-space memory (loads use
 	// bpf_probe_read_user).
 	User bool
+	// stack marks an aggregation key holding a stack() (1) or ustack()
+	// (2) of Len frames (agg.go); Size includes ustack's tgid word.
+	stack int
 }
 
 // Field is one member of a struct or union.

@@ -250,6 +250,11 @@ func (f *fn) tuple(keys []syntax.Expr, types []*Type, off uint32) uint32 {
 		if i < len(types) && types[i] != nil {
 			kt = types[i]
 		}
+		if kt.stack != 0 {
+			f.stackInto(off, kt)
+			off += f.g.keySize(kt)
+			continue
+		}
 		r := f.expr(k)
 		if kt.byRef() {
 			p := f.alloc()
