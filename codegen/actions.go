@@ -13,7 +13,8 @@ var dataActions = map[string]bool{
 	"trace": true, "printf": true, "printa": true, "print": true, "tracemem": true,
 	"exit": true, "stack": true, "ustack": true, "jstack": true, "clear": true, "trunc": true,
 	"normalize": true, "denormalize": true, "setopt": true, "commit": true, "discard": true,
-	"sym": false, "func": false, "system": true, "raise": true, "ftruncate": true,
+	"sym": true, "func": true, "mod": true, "usym": true, "ufunc": true, "umod": true, "uaddr": true,
+	"system": true, "raise": true, "ftruncate": true,
 	"freopen": true, "printm": true, "breakpoint": true, "panic": true, "stop": true,
 }
 
@@ -41,6 +42,11 @@ func (f *fn) action(c *syntax.CallExpr, name string) bool {
 			act = a
 		}
 		f.recItem(f.storeValue(c.Args[0], act))
+	case "sym", "func", "mod", "usym", "ufunc", "umod", "uaddr":
+		// As a statement, a symbol subroutine is the action that
+		// traces its symbol.
+		f.need(c, 1, 1)
+		f.recItem(f.storeValue(c, symAction(c)))
 	case "print":
 		f.need(c, 1, 1)
 		f.recItem(f.storeValue(c.Args[0], ActPrint))
@@ -248,7 +254,15 @@ func (f *fn) stack(c *syntax.CallExpr, name string) {
 		f.call(asm.FnGetCurrentPidTgid)
 		f.emit(asm.RSh.Imm(asm.R0, 32), asm.StoreMem(regScratch, f.out(off), asm.R0, asm.DWord))
 	}
+	skip := f.label("nostk")
+	if !user {
+		// BEGIN and END fire in the consumer: no kernel stack.
+		p := f.alloc()
+		f.emit(asm.LoadMem(p, regScratch, int16(f.g.layout.MState)+msPrid, asm.Word), asm.JLE.Imm(p, 2, skip))
+		f.free(p)
+	}
 	f.call(asm.FnGetStack, ctxOp(), scr(f.g.layout.Output+off+hdr), imm(int64(size)), imm(flags))
+	f.mark(skip)
 	f.recItem(Record{Action: act, Offset: off, Size: hdr + size, Kind: kind, FormatID: -1, AggID: -1})
 }
 
