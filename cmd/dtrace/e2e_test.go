@@ -167,3 +167,37 @@ int main(void) {
 		t.Errorf("output %q, want %q", out, want)
 	}
 }
+
+// TestFlowIndent checks -F on pid entry and return probes: the nesting
+// of the DTrace paper's Figure 3.
+func TestFlowIndent(t *testing.T) {
+	if os.Getuid() != 0 {
+		t.Skip("needs root for BPF")
+	}
+	bin := buildDtrace(t)
+	dir := t.TempDir()
+	src := filepath.Join(dir, "flow.c")
+	if err := os.WriteFile(src, []byte("int leaf(int x) { return x + 1; }\nint mid(int x) { return leaf(x) * 2; }\nint main() { return mid(1) == 4 ? 0 : 1; }\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	prog := filepath.Join(dir, "flow")
+	if out, err := exec.Command("gcc", "-O0", "-o", prog, src).CombinedOutput(); err != nil {
+		t.Fatalf("gcc: %v\n%s", err, out)
+	}
+	cmd := exec.Command(bin, "-F", "-n", "pid$target:a.out:mid:entry,pid$target:a.out:leaf:entry,pid$target:a.out:leaf:return,pid$target:a.out:mid:return {}", "-c", prog)
+	cmd.Env = append(withoutTesting(os.Environ()), "_DTRACE_TESTING=t")
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("dtrace: %v", err)
+	}
+	var got []string
+	for _, l := range strings.Split(string(out), "\n") {
+		if l = strings.TrimRight(l, " "); l != "" {
+			got = append(got, l)
+		}
+	}
+	want := []string{"FUNCTION", " -> mid", "   -> leaf", "   <- leaf", " <- mid"}
+	if strings.Join(got, "\n") != strings.Join(want, "\n") {
+		t.Errorf("got\n%s\nwant\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+}
