@@ -95,7 +95,9 @@
 // task's user pt_regs (bpf_task_pt_regs(bpf_get_current_task_btf()),
 // x86-64 order = regs-amd64.d's R_*); indexes 21..25 (segment
 // registers, trap number) read 0, larger ones fault with a bad index.
-// ipl is 0.
+// ipl is 0. progenyof(pid) walks real_parent from the current task (up
+// to 32 levels) comparing tgids, with the task_struct layout taken from
+// the psinfo_t translator's parameter (so it needs procfs.d loaded).
 //
 // # Records
 //

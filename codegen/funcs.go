@@ -23,6 +23,9 @@ func (f *fn) callExpr(c *syntax.CallExpr) asm.Register {
 		return r
 	case "speculation":
 		return f.speculation()
+	case "progenyof":
+		f.need(c, 1, 1)
+		return f.progenyof(c, f.expr(c.Args[0]))
 	case "strlen":
 		f.need(c, 1, 1)
 		s := f.expr(c.Args[0])

@@ -183,3 +183,56 @@ func (f *fn) taskMember(out, m string) (asm.Register, bool) {
 	defer func() { f.binds = old }()
 	return f.expr(val), true
 }
+
+// progenyDepth bounds the ancestors progenyof() examines.
+const progenyDepth = 32
+
+// progenyof compiles progenyof(pid): 1 when the current process or one
+// of its ancestors (real_parent, up to progenyDepth levels) has tgid
+// pid. The task_struct layout comes from the D library's psinfo_t
+// translator, whose parameter is a struct task_struct *.
+func (f *fn) progenyof(c *syntax.CallExpr, pid asm.Register) asm.Register {
+	xi, ok := f.g.info.(XlateInfo)
+	var tt *Type
+	if ok {
+		if _, p, ok := xi.BuiltinXlate("psinfo_t", "pr_ppid"); ok && p.Type != nil && p.Type.Kind == TPointer {
+			tt = p.Type.Elem
+		}
+	}
+	var rp, tg Field
+	ok1, ok2 := false, false
+	if tt != nil {
+		rp, ok1 = tt.field("real_parent")
+		tg, ok2 = tt.field("tgid")
+	}
+	if !ok1 || !ok2 {
+		f.fail(c, "progenyof( ) needs the kernel's struct task_struct")
+	}
+	buf := f.tmp(8)
+	hp := f.hold(pid, nil)
+	f.call(asm.FnGetCurrentTask)
+	task := f.result()
+	pid = f.release(hp)
+	res := f.alloc()
+	f.emit(asm.Mov.Imm(res, 0))
+	yes, done := f.label("prgy"), f.label("prgend")
+	for i := 0; i < progenyDepth; i++ {
+		a := f.alloc()
+		f.emit(storeImm(regScratch, int16(buf), 0, asm.DWord), asm.Mov.Reg(a, task), asm.Add.Imm(a, int32(tg.Offset)))
+		f.call(asm.FnProbeReadKernel, scr(buf), imm(4), reg(a))
+		v := f.alloc()
+		f.emit(asm.LoadMem(v, regScratch, int16(buf), asm.Word), asm.JEq.Reg(v, pid, yes))
+		a = f.alloc()
+		f.emit(storeImm(regScratch, int16(buf), 0, asm.DWord), asm.Mov.Reg(a, task), asm.Add.Imm(a, int32(rp.Offset)))
+		f.call(asm.FnProbeReadKernel, scr(buf), imm(8), reg(a))
+		f.emit(asm.LoadMem(v, regScratch, int16(buf), asm.DWord), asm.JEq.Imm(v, 0, done), asm.JEq.Reg(v, task, done),
+			asm.Mov.Reg(task, v))
+		f.free(v)
+	}
+	f.emit(asm.Ja.Label(done))
+	f.mark(yes)
+	f.emit(asm.Mov.Imm(res, 1))
+	f.mark(done)
+	f.free(task, pid)
+	return res
+}
