@@ -81,6 +81,24 @@ func (f *fn) callExpr(c *syntax.CallExpr) asm.Register {
 		r := f.alloc()
 		f.emit(asm.Mov.Imm(r, 0))
 		return r
+	case "copyinto":
+		// copyinto(user addr, size, alloca'd dest).
+		f.need(c, 3, 3)
+		n, ok := f.constant(c.Args[1])
+		if !ok || n < 0 || n > 4096 {
+			f.fail(c.Args[1], "copyinto( ) size must be a constant up to 4096")
+		}
+		hs := f.hold(f.expr(c.Args[0]), c.Args[2])
+		dst := f.scratchAddr(f.expr(c.Args[2]), uint32(n))
+		src := f.release(hs)
+		addr := f.alloc()
+		f.emit(asm.Mov.Reg(addr, src))
+		f.call(asm.FnProbeReadUser, reg(dst), imm(n), reg(src))
+		f.checkRead(addr)
+		f.free(addr)
+		r := f.alloc()
+		f.emit(asm.Mov.Imm(r, 0))
+		return r
 	case "lltostr":
 		f.need(c, 1, 1)
 		v := f.expr(c.Args[0])
