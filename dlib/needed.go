@@ -18,9 +18,10 @@ var (
 // builtinNeeds names library files that define the types of builtin
 // variables: a program naming the builtin needs the file.
 var builtinNeeds = map[string]string{
-	"curcpu": "sched.d",
-	"cpu":    "sched.d",
-	"ppid":   "procfs.d", // pr_ppid of the psinfo_t translator
+	"curcpu":    "sched.d",
+	"cpu":       "sched.d",
+	"ppid":      "procfs.d", // pr_ppid of the psinfo_t translator
+	"progenyof": "procfs.d", // walks task_struct as the psinfo_t translator lays it out
 }
 
 // Defines returns the names a library file defines: its inlines,
