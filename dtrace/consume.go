@@ -96,6 +96,7 @@ func newConsumerState(h *Handle) *consumerState {
 		specBytes: map[uint32]int{},
 	}
 	c.fmt = &format.Printer{
+		Target:   h.conf.Target,
 		StrSize:  int(h.opts.StrSize),
 		RawBytes: h.opts.RawBytes,
 		Sym:      h.sym,
@@ -425,7 +426,10 @@ func (c *consumerState) action(b *bytes.Buffer, cpu int, data []byte, r codegen.
 	case codegen.ActSym, codegen.ActMod, codegen.ActUSym, codegen.ActUMod:
 		kind := map[codegen.Action]format.SymKind{codegen.ActSym: format.KernelSym, codegen.ActMod: format.KernelMod,
 			codegen.ActUSym: format.UserSym, codegen.ActUMod: format.UserMod}[r.Action]
-		return c.fmt.Trace(b, format.Sym{Addr: u64(data, r.Offset), Kind: kind}, quiet)
+		// The records of usym() and friends hold no pid yet: their
+		// addresses are looked up in the $target process (-c, -p),
+		// where they nearly always come from.
+		return c.fmt.Trace(b, format.Sym{Addr: u64(data, r.Offset), Kind: kind, PID: c.h.conf.Target}, quiet)
 	}
 	return nil
 }
