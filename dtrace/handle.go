@@ -69,14 +69,14 @@ type Handle struct {
 	opts *Options
 	conf Config
 
-	reg       *provider.Registry
-	sym       *symbol.Symbolizer
-	fset      *syntax.FileSet
+	reg  *provider.Registry
+	sym  *symbol.Symbolizer
+	fset *syntax.FileSet
 	// user holds the compiled programs; the D library's come before
 	// them when checking.
 	user []*syntax.Program
 	// libFiles are the D library files loaded (those the programs use).
-	libFiles []dlib.Source
+	libFiles  []dlib.Source
 	info      *check.Info
 	macroArgs []string
 	macros    map[string]int64
@@ -384,6 +384,9 @@ func (h *Handle) List(p *Program) ([]*provider.Probe, error) {
 	return out, nil
 }
 
+// minDynVars is the fewest entries a dynamic variable map gets.
+const minDynVars = 16
+
 // perfHeaderSize is the size of the header the kernel puts before each
 // record in a perf buffer.
 const perfHeaderSize = 8
@@ -459,11 +462,12 @@ func (h *Handle) fillProbeNames(plan *loader.Plan) error {
 	return nil
 }
 
-// sizeMaps bounds the aggregation maps by the aggsize option (bytes), as
-// dtrace sizes its buffers: as many entries as fit, at least one.
-// Dynamic variables keep codegen's bound: dtrace charges them in a way
-// (value size alone for small scalars) that our keyed entries cannot
-// mirror, and a tighter bound breaks programs dtrace runs.
+// sizeMaps bounds the aggregation maps by the aggsize option and the
+// dynamic variable maps by dynvarsize (bytes), as dtrace sizes its
+// buffers: as many entries as fit. Our dynamic variable entries carry a
+// key (thread id, variable id, tuple) that dtrace does not charge for
+// small scalars, so they get at least minDynVars entries: a tiny
+// dynvarsize that holds a few variables in dtrace holds them here too.
 func (h *Handle) sizeMaps() {
 	entries := func(budget int64, ms codegen.MapSpec) uint32 {
 		per := int64(ms.KeySize) + int64(ms.ValueSize)
@@ -474,6 +478,8 @@ func (h *Handle) sizeMaps() {
 	}
 	for i, ms := range h.spec.Maps {
 		switch {
+		case ms.Name == "dt_tvars" || ms.Name == "dt_assoc":
+			h.spec.Maps[i].MaxEntries = max(entries(h.opts.DynVarSize, ms), minDynVars)
 		case strings.HasPrefix(ms.Name, "dt_agg_"):
 			h.spec.Maps[i].MaxEntries = entries(h.opts.AggSize, ms)
 		}
