@@ -13,7 +13,6 @@ import (
 	"github.com/dtrace-go/dtrace/codegen"
 	"github.com/dtrace-go/dtrace/consumer"
 	"github.com/dtrace-go/dtrace/format"
-	"github.com/dtrace-go/dtrace/loader"
 	"github.com/dtrace-go/dtrace/provider"
 )
 
@@ -737,5 +736,3 @@ func keyText(k []format.Value) string {
 	}
 	return b.String()
 }
-
-var _ = loader.ActivityActive

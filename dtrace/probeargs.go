@@ -21,12 +21,8 @@ func (h *Handle) probeArgs(desc string) *check.ProbeInfo {
 		return nil
 	}
 	p := probes[0]
-	at, ok := p.Owner.(argTyper)
-	if !ok {
-		return nil
-	}
-	names, err := at.ArgTypes(p)
-	if err != nil {
+	names := h.ArgTypes(p)
+	if names == nil {
 		return nil
 	}
 	info := &check.ProbeInfo{Name: p.String()}

@@ -2,7 +2,6 @@ package main
 
 import (
 	"io"
-	"strings"
 
 	"github.com/dtrace-go/dtrace/dtrace"
 )
@@ -89,7 +88,5 @@ func (e *libEngine) Work(w io.Writer) (bool, error) { return e.h.Work(w) }
 func (e *libEngine) Stop() error                    { return e.h.Stop() }
 func (e *libEngine) ExitStatus() int                { return e.h.ExitStatus() }
 func (e *libEngine) Close() error                   { return e.h.Close() }
-
-var _ = strings.TrimSpace
 
 func (e *libEngine) PrintAggregations(w io.Writer) error { return e.h.PrintAggregations(w) }
