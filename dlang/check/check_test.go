@@ -396,39 +396,6 @@ END { trace(args[0]->ppid); }`
 	}
 }
 
-// TestLibrary checks the D library and a program that uses it.
-func TestLibrary(t *testing.T) {
-	fset := syntax.NewFileSet()
-	var progs []*syntax.Program
-	for _, f := range Library() {
-		p, err := syntax.Parse(fset, f.Name, []byte(f.Text), 0)
-		if err != nil {
-			t.Fatalf("%s: %v", f.Name, err)
-		}
-		progs = append(progs, p)
-	}
-	src := "BEGIN { trace(SIGKILL + EPERM + uregs[R_SP] + DTRACEFLT_BADADDR + AF_INET6); trace(EWOULDBLOCK); }"
-	p, err := syntax.Parse(fset, "t.d", []byte(src), 0)
-	if err != nil {
-		t.Fatal(err)
-	}
-	info, err := Check(fset, append(progs, p), &Config{LibraryPrograms: len(progs)})
-	if err != nil {
-		t.Fatal(err.(ErrorList)[0].Tagged())
-	}
-	var sum *Const
-	for e := range info.Types {
-		if call, ok := e.(*syntax.CallExpr); ok && len(call.Args) == 1 {
-			if b, ok := call.Args[0].(*syntax.Ident); ok && b.Name == "EWOULDBLOCK" {
-				sum = info.Types[b].Value
-			}
-		}
-	}
-	if sum == nil || sum.Int != 11 {
-		t.Errorf("EWOULDBLOCK = %v", sum)
-	}
-}
-
 // TestProvider checks provider definitions.
 func TestProvider(t *testing.T) {
 	src := "provider app { probe start(int a, char *b) : (char *b, int a); probe done__now(); };"

@@ -1,4 +1,4 @@
-package check
+package check_test
 
 import (
 	"bufio"
@@ -11,8 +11,10 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/dtrace-go/dtrace/dlang/check"
 	"github.com/dtrace-go/dtrace/dlang/syntax"
 	"github.com/dtrace-go/dtrace/dlang/types"
+	"github.com/dtrace-go/dtrace/dlib"
 )
 
 // corpusDir is the conformance corpus's unittest directory.
@@ -26,7 +28,7 @@ type corpusCase struct {
 	path    string
 	wantTag string // "" for a tst.*.d that must check cleanly
 	wantMsg string // expected first error "[TAG] line N: msg" from the .r, if any
-	conf    *Config
+	conf    *check.Config
 	skipWhy string
 	cpp     bool // run through the C preprocessor first (-C)
 }
@@ -78,7 +80,7 @@ func loadCorpus(t *testing.T) []*corpusCase {
 	for _, path := range files {
 		base := filepath.Base(path)
 		rel := "test/unittest/" + strings.TrimPrefix(path, corpusDir+"/")
-		cc := &corpusCase{rel: rel, path: path, conf: &Config{MacroArgs: []string{rel}, ProbeArgs: dtraceProbes, Kernel: kernelForTest()}}
+		cc := &corpusCase{rel: rel, path: path, conf: &check.Config{MacroArgs: []string{rel}, ProbeArgs: dtraceProbes, Kernel: check.KernelForTest()}}
 		switch {
 		case strings.HasPrefix(base, "err.D_"):
 			cc.wantTag = strings.SplitN(strings.TrimPrefix(base, "err."), ".", 2)[0]
@@ -166,10 +168,10 @@ func loadCorpus(t *testing.T) []*corpusCase {
 
 // dtraceProbes knows the dtrace provider's probes, as the dtrace package
 // would tell the checker.
-func dtraceProbes(desc string) *ProbeInfo {
+func dtraceProbes(desc string) *check.ProbeInfo {
 	switch desc {
 	case "BEGIN", "END", ":::BEGIN", ":::END", "dtrace:::BEGIN", "dtrace:::END":
-		return &ProbeInfo{Name: "dtrace:::" + desc[strings.LastIndex(desc, ":")+1:], Args: []types.Type{}}
+		return &check.ProbeInfo{Name: "dtrace:::" + desc[strings.LastIndex(desc, ":")+1:], Args: []types.Type{}}
 	}
 	return nil
 }
@@ -199,16 +201,12 @@ func runCase(cc *corpusCase) (got string, parseErr bool) {
 		}
 		src = out
 	}
+	// The D library files the program uses, checked against the kernel,
+	// as dtrace loads them.
 	fset := syntax.NewFileSet()
-	var progs []*syntax.Program
-	for _, f := range Library() {
-		p, err := syntax.Parse(fset, f.Name, []byte(f.Text), 0)
-		if err != nil {
-			panic(err)
-		}
-		progs = append(progs, p)
-	}
-	pc := &syntax.Config{IsTypeName: TypeNames(cc.conf.Kernel, progs)}
+	k := cc.conf.Kernel
+	lib := dlib.LoadSources(fset, &check.Config{Kernel: k, StrSize: cc.conf.StrSize}, check.KernelTypeNames(k), dlib.Needed(dlib.Sources(), string(src)))
+	pc := &syntax.Config{IsTypeName: lib.IsTypeName, IsIdent: lib.IsIdent}
 	prog, err := pc.Parse(fset, cc.rel, src)
 	if err != nil {
 		if l, ok := err.(syntax.ErrorList); ok && len(l) > 0 {
@@ -216,11 +214,11 @@ func runCase(cc *corpusCase) (got string, parseErr bool) {
 		}
 		return err.Error(), true
 	}
-	cc.conf.LibraryPrograms = len(progs)
+	cc.conf.LibraryPrograms = len(lib.Programs)
 	cc.conf.Source = func(string) []byte { return src }
-	_, err = Check(fset, append(progs, prog), cc.conf)
+	_, err = check.Check(fset, append(lib.Programs, prog), cc.conf)
 	if err != nil {
-		return err.(ErrorList)[0].Tagged(), false
+		return err.(check.ErrorList)[0].Tagged(), false
 	}
 	return "", false
 }
@@ -288,7 +286,7 @@ func TestCorpus(t *testing.T) {
 			passing = append(passing, cc.rel)
 		} else {
 			s[1]++
-			if want[cc.rel] && kernelForTest() != nil {
+			if want[cc.rel] && check.KernelForTest() != nil {
 				t.Errorf("%s: regression: got %q, want tag %q msg %q", cc.rel, got, cc.wantTag, cc.wantMsg)
 			} else if testing.Verbose() {
 				t.Logf("FAIL %s: got %q want %q %q", cc.rel, got, cc.wantTag, cc.wantMsg)
@@ -338,7 +336,7 @@ func TestCorpusMinimalConfig(t *testing.T) {
 					t.Errorf("%s: panic: %v", cc.rel, r)
 				}
 			}()
-			Check(fset, []*syntax.Program{prog}, &Config{})
+			check.Check(fset, []*syntax.Program{prog}, &check.Config{})
 		}()
 	}
 }

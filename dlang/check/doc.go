@@ -55,9 +55,10 @@
 // Checking stops at the first error, as dtrace does.
 //
 // D library files are programs like any other: pass them first and set
-// Config.LibraryPrograms. Library() gives the constant libraries
-// (signals, errno, uregs indexes, fault codes, cpuinfo_t and cpu...);
-// TypeNames tells the parser their typedef names and the kernel's.
+// Config.LibraryPrograms. Package dlib holds dtrace's library files
+// (signals, errno, uregs indexes, fault codes, cpuinfo_t, procfs...) and
+// loads them; TypeNames tells the parser their typedef names and the
+// kernel's.
 // Config.Source lets errors land on the lines dtrace reports.
 //
 // Record layouts are computed by codegen from these tables.
