@@ -162,6 +162,37 @@ func (f *fn) callExpr(c *syntax.CallExpr) asm.Register {
 		hs := f.hold(f.expr(c.Args[0]), c.Args[1])
 		d := f.expr(c.Args[1])
 		return f.strtok(f.release(hs), d)
+	case "inet_ntoa":
+		f.need(c, 1, 1)
+		dst := f.tmp(f.g.strBuf())
+		f.inetNtoa(f.expr(c.Args[0]), dst)
+		return f.strResult(dst)
+	case "inet_ntoa6":
+		f.need(c, 1, 2)
+		strict := false
+		if len(c.Args) == 2 {
+			v, ok := f.constant(c.Args[1])
+			if !ok {
+				f.fail(c.Args[1], "inet_ntoa6( ) argument #2 must be an integer constant")
+			}
+			strict = v != 0
+		}
+		dst := f.tmp(f.g.strBuf())
+		f.inetNtoa6(f.expr(c.Args[0]), dst, strict)
+		return f.strResult(dst)
+	case "inet_ntop":
+		f.need(c, 2, 2)
+		return f.inetNtop(c)
+	case "link_ntop":
+		f.need(c, 2, 2)
+		ht := f.hold(f.expr(c.Args[0]), c.Args[1])
+		src := f.expr(c.Args[1])
+		dst := f.tmp(f.g.strBuf())
+		f.linkNtop(f.release(ht), src, dst)
+		return f.strResult(dst)
+	case "cleanpath":
+		f.need(c, 1, 1)
+		return f.cleanpath(f.expr(c.Args[0]))
 	case "index", "rindex", "strstr":
 		f.need(c, 2, 3)
 		if id.Name == "strstr" && len(c.Args) != 2 {
@@ -189,6 +220,51 @@ func (f *fn) callExpr(c *syntax.CallExpr) asm.Register {
 	}
 	f.fail(c, "subroutine %s( ) is not supported yet", id.Name)
 	return 0
+}
+
+// strResult returns a pointer to the string at scratch offset off.
+func (f *fn) strResult(off uint32) asm.Register {
+	r := f.alloc()
+	f.scratchPtr(r, off)
+	return r
+}
+
+// inetNtop implements inet_ntop(af, addr): AF_INET6 formats as strict
+// inet_ntoa6(), AF_INET as inet_ntoa(), any other family faults with an
+// illegal operation. A constant family generates only its own code.
+func (f *fn) inetNtop(c *syntax.CallExpr) asm.Register {
+	dst := f.tmp(f.g.strBuf())
+	if af, ok := f.constant(c.Args[0]); ok {
+		src := f.expr(c.Args[1])
+		switch af {
+		case afINET6:
+			f.inetNtoa6(src, dst, true)
+		case afINET:
+			f.inetNtoa(src, dst)
+		default:
+			r := f.alloc()
+			f.movImm(r, af)
+			f.fault(FaultIllOp, r, true)
+			f.free(r, src)
+		}
+		return f.strResult(dst)
+	}
+	ha := f.hold(f.expr(c.Args[0]), c.Args[1])
+	src := f.expr(c.Args[1])
+	af := f.release(ha)
+	v6, v4, done := f.label("ntv6"), f.label("ntv4"), f.label("ntdone")
+	f.emit(asm.JEq.Imm(af, afINET6, v6), asm.JEq.Imm(af, afINET, v4))
+	f.fault(FaultIllOp, af, true)
+	f.free(af)
+	f.mark(v6)
+	f.inetNtoa6(src, dst, true)
+	f.emit(asm.Ja.Label(done))
+	// src is live again on this path.
+	f.used[src] = true
+	f.mark(v4)
+	f.inetNtoa(src, dst)
+	f.mark(done)
+	return f.strResult(dst)
 }
 
 // strchr returns a pointer to the first (last) c in s, in a copy of s,
