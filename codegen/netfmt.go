@@ -10,12 +10,12 @@ import "github.com/cilium/ebpf/asm"
 
 // Address families and hardware types, as Linux numbers them.
 const (
-	afINET            = 2
-	afINET6           = 10
-	arphrdEther       = 1
-	arphrdInfiniband  = 32
-	textOutLen        = 64 // longer than any address text (59 for InfiniBand)
-	textOutMask int32 = textOutLen - 1
+	afINET                 = 2
+	afINET6                = 10
+	arphrdEther            = 1
+	arphrdInfiniband       = 32
+	textOutLen             = 64 // longer than any address text (59 for InfiniBand)
+	textOutMask      int32 = textOutLen - 1
 )
 
 // textOut appends characters to a scratch buffer. The write position lives
