@@ -22,6 +22,10 @@ var builtinNeeds = map[string]string{
 	"cpu":       "sched.d",
 	"ppid":      "procfs.d", // pr_ppid of the psinfo_t translator
 	"progenyof": "procfs.d", // walks task_struct as the psinfo_t translator lays it out
+	// Providers whose args[] are translated by the library's translators.
+	"proc":  "procfs.d",
+	"sched": "procfs.d",
+	"io":    "io.d",
 }
 
 // Defines returns the names a library file defines: its inlines,

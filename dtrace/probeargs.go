@@ -13,6 +13,14 @@ type argTyper interface {
 	ArgTypes(p *provider.Probe) ([]string, error)
 }
 
+// xargTyper is a provider whose probes' arguments a D program sees
+// translated: the types it sees ("psinfo_t *"), "" where the native type
+// stays. Their native types may be kernel types ("struct task_struct *"),
+// which the translators of the D library take.
+type xargTyper interface {
+	XArgTypes(p *provider.Probe) ([]string, error)
+}
+
 // probeArgs is the checker's ProbeArgs hook: the argument types of the
 // first probe a description matches, when its provider knows them.
 func (h *Handle) probeArgs(desc string) *check.ProbeInfo {
@@ -26,8 +34,17 @@ func (h *Handle) probeArgs(desc string) *check.ProbeInfo {
 		return nil
 	}
 	info := &check.ProbeInfo{Name: p.String()}
+	var kern types.Lookup
+	if xt, ok := p.Owner.(xargTyper); ok {
+		if x, err := xt.XArgTypes(p); err == nil && x != nil {
+			info.XArgs = x
+			if h.kern != nil {
+				kern = h.kern
+			}
+		}
+	}
 	for _, n := range names {
-		info.Args = append(info.Args, parseArgType(n))
+		info.Args = append(info.Args, parseArgType(n, kern))
 	}
 	return info
 }
@@ -38,8 +55,9 @@ var cTypeScopes = []*types.Scope{types.CScope(), types.DScope(256), types.Fallba
 // parseArgType turns a C type as a provider writes it ("const char *",
 // "unsigned int", "struct stat *", "size_t") into a D type. Names it does
 // not know become opaque; pointers to them stay pointers, so that
-// copyin() and friends accept them.
-func parseArgType(s string) types.Type {
+// copyin() and friends accept them. With kern, names found in no C scope
+// are looked up among the kernel's types.
+func parseArgType(s string, kern types.Lookup) types.Type {
 	s = strings.TrimSpace(s)
 	stars := strings.Count(s, "*")
 	base := strings.TrimSpace(strings.ReplaceAll(s, "*", " "))
@@ -72,6 +90,9 @@ func parseArgType(s string) types.Type {
 			break
 		}
 	}
+	if t == nil && kern != nil {
+		t = kern.LookupType("", name)
+	}
 	if t == nil {
 		if stars == 0 {
 			// An unknown scalar (a kernel typedef): the size of a
@@ -84,6 +105,27 @@ func parseArgType(s string) types.Type {
 		t = types.NewPointer(t)
 	}
 	return t
+}
+
+// ListArgTypes returns the types of a probe's arguments as dtrace -lv
+// shows them: translated where the provider translates them.
+func (h *Handle) ListArgTypes(p *provider.Probe) []string {
+	names := h.ArgTypes(p)
+	xt, ok := p.Owner.(xargTyper)
+	if !ok || names == nil {
+		return names
+	}
+	x, err := xt.XArgTypes(p)
+	if err != nil || x == nil {
+		return names
+	}
+	out := append([]string(nil), names...)
+	for i := range out {
+		if i < len(x) && x[i] != "" {
+			out[i] = x[i]
+		}
+	}
+	return out
 }
 
 // ArgTypes returns the C types of a probe's arguments as its provider

@@ -78,7 +78,7 @@ func (e *libEngine) List(p program) ([]probeDesc, error) {
 	out := make([]probeDesc, len(probes))
 	for i, q := range probes {
 		out[i] = probeDesc{ID: int(q.ID), Provider: q.Provider, Module: q.Module, Function: q.Function, Name: q.Name,
-			Args: e.h.ArgTypes(q)}
+			Args: e.h.ListArgTypes(q)}
 	}
 	return out, nil
 }

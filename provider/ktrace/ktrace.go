@@ -1,0 +1,338 @@
+// Package ktrace builds providers of DTrace's stable kernel probes (proc,
+// sched, io) on kernel tracepoints. A provider is a table of probe specs:
+// each names the tracepoints it runs on (raw tracepoints, whose context is
+// the tracepoint's C arguments, or tracefs events, whose context is the
+// event record), the C types of its args[] with the types a D program sees
+// through the D library's translators, and a prologue that fills args[]
+// from the context and skips firings that are not the probe's.
+//
+// A probe whose tracepoints this kernel lacks is not listed.
+package ktrace
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sync"
+
+	"github.com/cilium/ebpf"
+	"github.com/cilium/ebpf/asm"
+	"github.com/cilium/ebpf/btf"
+
+	"github.com/dtrace-go/dtrace/internal/kernel"
+	"github.com/dtrace-go/dtrace/provider"
+)
+
+// Kind is the kind of tracepoint a probe runs on.
+type Kind int
+
+const (
+	// Raw tracepoints: the context is the tracepoint's arguments as an
+	// array of u64 (struct bpf_raw_tracepoint_args). Bare tracepoints,
+	// which have no tracefs event, are raw tracepoints too.
+	Raw Kind = iota
+	// Event tracepoints (tracefs events): the context is the event's
+	// record as events/GROUP/EVENT/format lays it out.
+	Event
+)
+
+// Source names one tracepoint. Raw tracepoints are found by Name alone;
+// Group is their tracefs group, for documentation.
+type Source struct {
+	Group, Name string
+}
+
+// Spec describes one probe.
+type Spec struct {
+	Module, Function, Name string
+	Kind                   Kind
+	// Sources are the tracepoints the probe's program runs on; they must
+	// share the context layout the prologue reads. Those the kernel
+	// lacks are left out; a probe with none is not listed.
+	Sources []Source
+	// Args are the C types of args[] as the probe passes them
+	// ("struct task_struct *", "int").
+	Args []string
+	// XArgs are the types a D program sees ("psinfo_t *"), translated
+	// from Args by the D library's translators; "" keeps the native
+	// type. nil: all native.
+	XArgs []string
+	// Prologue emits the code that fills arg[] (zeroed before it runs)
+	// and skips firings that are not the probe's. nil: no arguments.
+	Prologue func(e *Emitter) error
+}
+
+// Provider is a provider made of specs.
+type Provider struct {
+	name  string
+	specs []Spec
+
+	once    sync.Once
+	sources [][]Source // per spec, the tracepoints that exist
+}
+
+// New returns the provider name offering the probes of specs, listed in
+// the order given.
+func New(name string, specs []Spec) *Provider {
+	return &Provider{name: name, specs: specs}
+}
+
+// Name returns the provider's name.
+func (pv *Provider) Name() string { return pv.name }
+
+// load finds which tracepoints exist.
+func (pv *Provider) load() {
+	pv.once.Do(func() {
+		pv.sources = make([][]Source, len(pv.specs))
+		root, _ := kernel.MountTracefs()
+		var spec *btf.Spec
+		for i, s := range pv.specs {
+			for _, src := range s.Sources {
+				if exists(s.Kind, src, root, &spec) {
+					pv.sources[i] = append(pv.sources[i], src)
+				}
+			}
+		}
+	})
+}
+
+// exists reports whether the kernel has the tracepoint: a raw one has a
+// btf_trace_NAME type in the kernel's BTF, an event one a directory in
+// tracefs.
+func exists(k Kind, src Source, root string, spec **btf.Spec) bool {
+	if k == Event {
+		if root == "" {
+			return false
+		}
+		_, err := os.Stat(filepath.Join(root, "events", src.Group, src.Name))
+		return err == nil
+	}
+	if *spec == nil {
+		s, err := btf.LoadKernelSpec()
+		if err != nil {
+			return false
+		}
+		*spec = s
+	}
+	var td *btf.Typedef
+	return (*spec).TypeByName("btf_trace_"+src.Name, &td) == nil
+}
+
+// Probes returns the probes that match d and whose tracepoints exist.
+func (pv *Provider) Probes(d provider.Desc) ([]*provider.Probe, error) {
+	pv.load()
+	var out []*provider.Probe
+	for i := range pv.specs {
+		s := &pv.specs[i]
+		if len(pv.sources[i]) == 0 || !d.MatchesIn(s.Module, s.Function, s.Name) {
+			continue
+		}
+		out = append(out, &provider.Probe{Provider: pv.name, Module: s.Module, Function: s.Function, Name: s.Name, Data: i})
+	}
+	return out, nil
+}
+
+// spec returns the spec of a probe this provider made.
+func (pv *Provider) spec(p *provider.Probe) (*Spec, []Source, error) {
+	i, ok := p.Data.(int)
+	if !ok || p.Owner != nil && p.Owner != provider.Provider(pv) || i < 0 || i >= len(pv.specs) {
+		return nil, nil, fmt.Errorf("%s: probe %s was not made by this provider", pv.name, p)
+	}
+	pv.load()
+	return &pv.specs[i], pv.sources[i], nil
+}
+
+// Program says: a raw tracepoint or a tracepoint program.
+func (pv *Provider) Program(p *provider.Probe) provider.ProgramKind {
+	if s, _, err := pv.spec(p); err == nil && s.Kind == Event {
+		return provider.ProgramKind{Type: ebpf.TracePoint}
+	}
+	return provider.ProgramKind{Type: ebpf.RawTracepoint}
+}
+
+// ArgTypes returns the native C types of the probe's args[].
+func (pv *Provider) ArgTypes(p *provider.Probe) ([]string, error) {
+	s, _, err := pv.spec(p)
+	if err != nil {
+		return nil, err
+	}
+	return s.Args, nil
+}
+
+// XArgTypes returns the types a D program sees for the probe's args[]
+// ("" where the native type stays), or nil when none is translated.
+func (pv *Provider) XArgTypes(p *provider.Probe) ([]string, error) {
+	s, _, err := pv.spec(p)
+	if err != nil {
+		return nil, err
+	}
+	return s.XArgs, nil
+}
+
+// Prologue zeroes arg[] and runs the spec's prologue. A probe whose
+// prologue cannot be built (a kernel type it reads is missing) never runs
+// its clauses.
+func (pv *Provider) Prologue(p *provider.Probe, mstate int16) asm.Instructions {
+	never := asm.Instructions{asm.Mov.Imm(asm.R0, 0), asm.JEq.Imm(asm.R0, 0, provider.SkipLabel)}
+	s, _, err := pv.spec(p)
+	if err != nil {
+		return never
+	}
+	e := &Emitter{mstate: mstate, prefix: "dt_" + pv.name + "_"}
+	for i := 0; i < provider.NumArgs; i++ {
+		e.Emit(provider.StoreImmDW(asm.R7, e.Arg(i), 0))
+	}
+	if s.Prologue != nil {
+		if err := s.Prologue(e); err != nil {
+			return never
+		}
+	}
+	// Labels need an instruction to sit on.
+	return append(e.insns, asm.Mov.Imm(asm.R0, 0).WithSymbol(e.prefix+"end"))
+}
+
+// Emitter collects a prologue's instructions. On entry R6 holds the
+// context and R7 this CPU's scratch area; a prologue may use R0-R5 and
+// R8-R9.
+type Emitter struct {
+	insns  asm.Instructions
+	mstate int16
+	prefix string
+	labels int
+}
+
+// Emit appends instructions.
+func (e *Emitter) Emit(insns ...asm.Instruction) { e.insns = append(e.insns, insns...) }
+
+// Arg returns the offset from R7 of arg[i] in the machine state.
+func (e *Emitter) Arg(i int) int16 { return e.mstate + provider.MStateArgs + int16(8*i) }
+
+// Label returns a label unique in the program.
+func (e *Emitter) Label() string {
+	e.labels++
+	return fmt.Sprintf("%sl%d", e.prefix, e.labels)
+}
+
+// Mark puts label l on the next instruction.
+func (e *Emitter) Mark(l string) { e.Emit(asm.Mov.Imm(asm.R0, 0).WithSymbol(l)) }
+
+// Ctx loads argument i of a raw tracepoint into dst.
+func (e *Emitter) Ctx(dst asm.Register, i int) {
+	e.Emit(asm.LoadMem(dst, asm.R6, int16(8*i), asm.DWord))
+}
+
+// Field loads a field of an event record into dst, widened to 64 bits as
+// signed says.
+func (e *Emitter) Field(dst asm.Register, off int16, size int, signed bool) {
+	sz := map[int]asm.Size{1: asm.Byte, 2: asm.Half, 4: asm.Word, 8: asm.DWord}[size]
+	e.Emit(asm.LoadMem(dst, asm.R6, off, sz))
+	if signed && size < 8 {
+		shift := int32(64 - 8*size)
+		e.Emit(asm.LSh.Imm(dst, shift), asm.ArSh.Imm(dst, shift))
+	}
+}
+
+// SetArg stores src into arg[i].
+func (e *Emitter) SetArg(i int, src asm.Register) {
+	e.Emit(asm.StoreMem(asm.R7, e.Arg(i), src, asm.DWord))
+}
+
+// CtxArg copies argument j of a raw tracepoint to arg[i].
+func (e *Emitter) CtxArg(i, j int) {
+	e.Ctx(asm.R0, j)
+	e.SetArg(i, asm.R0)
+}
+
+// Skip ends the firing: the probe's clauses do not run.
+func (e *Emitter) Skip() asm.Instruction { return asm.Ja.Label(provider.SkipLabel) }
+
+// Read sets arg[i] to the size bytes (at most 8) at kernel address
+// src+off, zero-extended; arg[i] stays 0 if they cannot be read. It
+// clobbers R0-R5.
+func (e *Emitter) Read(i int, src asm.Register, off int32, size int32) {
+	ok := e.Label()
+	e.Emit(
+		asm.Mov.Reg(asm.R3, src),
+		asm.Add.Imm(asm.R3, off),
+		asm.Mov.Reg(asm.R1, asm.R7),
+		asm.Add.Imm(asm.R1, int32(e.Arg(i))),
+		asm.Mov.Imm(asm.R2, size),
+		asm.FnProbeReadKernel.Call(),
+		asm.JEq.Imm(asm.R0, 0, ok),
+		provider.StoreImmDW(asm.R7, e.Arg(i), 0),
+	)
+	e.Mark(ok)
+}
+
+// Offset returns the byte offset and size of a member of a kernel struct,
+// from the kernel's BTF. Nested members are named with dots ("sa.sa_handler").
+func Offset(structName, member string) (off, size int32, err error) {
+	spec, err := btf.LoadKernelSpec()
+	if err != nil {
+		return 0, 0, err
+	}
+	var st *btf.Struct
+	if err := spec.TypeByName(structName, &st); err != nil {
+		return 0, 0, fmt.Errorf("struct %s: %w", structName, err)
+	}
+	var t btf.Type = st
+	var total uint32
+	name := member
+	for name != "" {
+		var part string
+		part, name = cut(name)
+		m, base, ok := findMember(t, part)
+		if !ok {
+			return 0, 0, fmt.Errorf("struct %s has no member %s", structName, member)
+		}
+		total += base + m.Offset.Bytes()
+		t = m.Type
+	}
+	sz, err := btf.Sizeof(t)
+	if err != nil {
+		return 0, 0, err
+	}
+	return int32(total), int32(sz), nil
+}
+
+func cut(s string) (string, string) {
+	for i := 0; i < len(s); i++ {
+		if s[i] == '.' {
+			return s[:i], s[i+1:]
+		}
+	}
+	return s, ""
+}
+
+// findMember finds a member by name in a struct or union, looking into
+// anonymous members; base is the offset of the anonymous member holding
+// it.
+func findMember(t btf.Type, name string) (btf.Member, uint32, bool) {
+	var members []btf.Member
+	switch u := btf.UnderlyingType(t).(type) {
+	case *btf.Struct:
+		members = u.Members
+	case *btf.Union:
+		members = u.Members
+	default:
+		return btf.Member{}, 0, false
+	}
+	for _, m := range members {
+		if m.Name == name {
+			return m, 0, true
+		}
+	}
+	for _, m := range members {
+		if m.Name == "" {
+			if in, base, ok := findMember(m.Type, name); ok {
+				return in, base + m.Offset.Bytes(), true
+			}
+		}
+	}
+	return btf.Member{}, 0, false
+}
+
+// ErrNoTracepoint is returned by Attach when none of a probe's
+// tracepoints exists.
+var ErrNoTracepoint = errors.New("the kernel has none of the probe's tracepoints")

@@ -1,0 +1,116 @@
+// Package ktracetest runs D programs through a freshly built dtrace
+// command, for the tests of the tracepoint providers.
+package ktracetest
+
+import (
+	"bufio"
+	"bytes"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+)
+
+var (
+	buildOnce sync.Once
+	binary    string
+	buildErr  error
+)
+
+// Dtrace builds cmd/dtrace once per test binary and returns its path.
+func Dtrace(t *testing.T) string {
+	t.Helper()
+	if os.Getuid() != 0 {
+		t.Skip("needs root for BPF")
+	}
+	buildOnce.Do(func() {
+		out, err := exec.Command("go", "env", "GOMOD").Output()
+		if err != nil {
+			buildErr = err
+			return
+		}
+		root := filepath.Dir(strings.TrimSpace(string(out)))
+		dir, err := os.MkdirTemp("", "ktracetest")
+		if err != nil {
+			buildErr = err
+			return
+		}
+		binary = filepath.Join(dir, "dtrace")
+		cmd := exec.Command("go", "build", "-o", binary, "./cmd/dtrace")
+		cmd.Dir = root
+		if out, err := cmd.CombinedOutput(); err != nil {
+			buildErr = &buildError{err, out}
+		}
+	})
+	if buildErr != nil {
+		t.Fatalf("build dtrace: %v", buildErr)
+	}
+	return binary
+}
+
+type buildError struct {
+	err error
+	out []byte
+}
+
+func (e *buildError) Error() string { return e.err.Error() + "\n" + string(e.out) }
+
+// Ready is what Run's programs print from BEGIN: Run starts the workload
+// once it sees the line.
+const Ready = "ktracetest-ready"
+
+// Run runs dtrace -q with the program (to which it adds a BEGIN clause
+// printing Ready and a clause that exits after timeout), calls workload
+// once tracing has started, and returns dtrace's standard output without
+// the Ready line. The program ends itself with exit(); dtrace failing is
+// fatal.
+func Run(t *testing.T, program string, timeout time.Duration, workload func()) string {
+	t.Helper()
+	bin := Dtrace(t)
+	src := "BEGIN { ktracetest_n = 0; printf(\"" + Ready + "\\n\"); }\n" + program +
+		"\ntick-100ms /(ktracetest_n += 100) >= " + itoa(timeout.Milliseconds()) + "/ { exit(0); }\n"
+	cmd := exec.Command(bin, "-q", "-n", src)
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	rd := bufio.NewReader(stdout)
+	var out strings.Builder
+	for {
+		line, err := rd.ReadString('\n')
+		if err != nil {
+			cmd.Wait()
+			t.Fatalf("dtrace ended before tracing: %v\nstderr: %s", err, stderr.String())
+		}
+		if strings.TrimSpace(line) == Ready {
+			break
+		}
+		out.WriteString(line)
+	}
+	if workload != nil {
+		workload()
+	}
+	rest, _ := ioReadAll(rd)
+	out.Write(rest)
+	if err := cmd.Wait(); err != nil {
+		t.Fatalf("dtrace: %v\nstderr: %s\nstdout: %s", err, stderr.String(), out.String())
+	}
+	return out.String()
+}
+
+func ioReadAll(rd *bufio.Reader) ([]byte, error) {
+	var b bytes.Buffer
+	_, err := b.ReadFrom(rd)
+	return b.Bytes(), err
+}
+
+func itoa(n int64) string { return strconv.FormatInt(n, 10) }

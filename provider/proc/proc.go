@@ -1,0 +1,232 @@
+// Package proc is DTrace's proc provider on Linux tracepoints: process and
+// thread creation, exec, exit and signals, with the arguments DTrace
+// defines (psinfo_t and lwpsinfo_t through the D library's translators
+// from struct task_struct).
+//
+//	probe          runs on                                   fires
+//	create         task:task_newtask (no CLONE_THREAD)       in the parent, args[0] the child
+//	lwp-create     task:task_newtask (CLONE_THREAD)          in the creating thread, args[0..1] the new one
+//	start          syscalls:sys_exit_{clone,clone3,fork,vfork}, 0 returned, main thread
+//	                                                         in the new process, first return to user mode
+//	lwp-start      the same, other threads                   in the new thread
+//	exec           sched:sched_prepare_exec                  before the new image replaces the old;
+//	                                                         args[0] the path (execs that fail before
+//	                                                         that point fire exec-failure only)
+//	exec-success   sched:sched_process_exec                  in the new image
+//	exec-failure   syscalls:sys_exit_execve{,at} < 0          args[0] the errno
+//	exit           sched:sched_process_exit, group dead      args[0] CLD_EXITED, CLD_KILLED or CLD_DUMPED
+//	lwp-exit       sched:sched_process_exit                  every exiting thread
+//	signal-send    signal:signal_generate                    args[0..1] the target, args[2] the signal
+//	signal-discard signal:signal_generate, ignored           as signal-send
+//	signal-handle  signal:signal_deliver                     args[0] the signal, args[1] siginfo,
+//	                                                         args[2] the handler
+//	signal-clear   syscalls:sys_exit_rt_sigtimedwait > 0      args[0] the signal a sigwait took
+//
+// Threads and processes that start in the kernel (kernel threads) do not
+// return to user mode: start and lwp-start do not fire for them.
+package proc
+
+import (
+	"github.com/cilium/ebpf/asm"
+
+	"github.com/dtrace-go/dtrace/provider"
+	"github.com/dtrace-go/dtrace/provider/ktrace"
+)
+
+// Name is the provider's name; its probes are in module vmlinux with no
+// function, as in DTrace for Linux.
+const (
+	Name   = "proc"
+	Module = "vmlinux"
+)
+
+// Kernel constants the prologues test.
+const (
+	cloneThread   = 0x00010000 // CLONE_THREAD
+	signalIgnored = 1          // TRACE_SIGNAL_IGNORED, signal_generate's result
+	syscallRetOff = 16         // ret in a syscalls:sys_exit_* record
+)
+
+// The exit reasons of proc:::exit (the D library's CLD_* inlines).
+const (
+	cldExited = 1
+	cldKilled = 2
+	cldDumped = 3
+)
+
+var (
+	task    = []string{"struct task_struct *"}
+	psinfo  = []string{"psinfo_t *"}
+	lwpTask = []string{"struct task_struct *", "struct task_struct *"}
+	lwpInfo = []string{"lwpsinfo_t *", "psinfo_t *"}
+	sigArgs = []string{"struct task_struct *", "struct task_struct *", "int"}
+	sigInfo = []string{"lwpsinfo_t *", "psinfo_t *", ""}
+)
+
+func raw(group string, names ...string) []ktrace.Source {
+	var out []ktrace.Source
+	for _, n := range names {
+		out = append(out, ktrace.Source{Group: group, Name: n})
+	}
+	return out
+}
+
+// New returns the proc provider.
+func New() *ktrace.Provider {
+	specs := []ktrace.Spec{
+		{Name: "create", Sources: raw("task", "task_newtask"), Args: task, XArgs: psinfo,
+			Prologue: newTask(false)},
+		{Name: "exec", Sources: raw("sched", "sched_prepare_exec"), Args: []string{"string"},
+			Prologue: execPath},
+		{Name: "exec-failure", Kind: ktrace.Event, Sources: raw("syscalls", "sys_exit_execve", "sys_exit_execveat"),
+			Args: []string{"int"}, Prologue: execFailure},
+		{Name: "exec-success", Sources: raw("sched", "sched_process_exec")},
+		{Name: "exit", Sources: raw("sched", "sched_process_exit"), Args: []string{"int"},
+			Prologue: exitReason},
+		{Name: "lwp-create", Sources: raw("task", "task_newtask"), Args: lwpTask, XArgs: lwpInfo,
+			Prologue: newTask(true)},
+		{Name: "lwp-exit", Sources: raw("sched", "sched_process_exit")},
+		{Name: "lwp-start", Kind: ktrace.Event, Sources: forkReturns(), Prologue: started(false)},
+		{Name: "signal-clear", Kind: ktrace.Event, Sources: raw("syscalls", "sys_exit_rt_sigtimedwait"),
+			Args: []string{"int"}, Prologue: sigCleared},
+		{Name: "signal-discard", Sources: raw("signal", "signal_generate"), Args: sigArgs, XArgs: sigInfo,
+			Prologue: sigGenerated(true)},
+		{Name: "signal-handle", Sources: raw("signal", "signal_deliver"),
+			Args: []string{"int", "struct kernel_siginfo *", "void (*)(void)"}, Prologue: sigDelivered},
+		{Name: "signal-send", Sources: raw("signal", "signal_generate"), Args: sigArgs, XArgs: sigInfo,
+			Prologue: sigGenerated(false)},
+		{Name: "start", Kind: ktrace.Event, Sources: forkReturns(), Prologue: started(true)},
+	}
+	for i := range specs {
+		specs[i].Module = Module
+	}
+	return ktrace.New(Name, specs)
+}
+
+func forkReturns() []ktrace.Source {
+	return raw("syscalls", "sys_exit_clone", "sys_exit_clone3", "sys_exit_fork", "sys_exit_vfork")
+}
+
+// newTask: task_newtask(task, clone_flags); a new thread shares its
+// creator's thread group (CLONE_THREAD).
+func newTask(thread bool) func(e *ktrace.Emitter) error {
+	return func(e *ktrace.Emitter) error {
+		e.Ctx(asm.R1, 1)
+		e.Emit(asm.And.Imm(asm.R1, cloneThread))
+		if thread {
+			e.Emit(asm.JEq.Imm(asm.R1, 0, provider.SkipLabel))
+		} else {
+			e.Emit(asm.JNE.Imm(asm.R1, 0, provider.SkipLabel))
+		}
+		e.CtxArg(0, 0)
+		if thread {
+			e.CtxArg(1, 0)
+		}
+		return nil
+	}
+}
+
+// execPath: sched_prepare_exec(task, bprm); args[0] is bprm->filename.
+func execPath(e *ktrace.Emitter) error {
+	off, _, err := ktrace.Offset("linux_binprm", "filename")
+	if err != nil {
+		return err
+	}
+	e.Ctx(asm.R8, 1)
+	e.Read(0, asm.R8, off, 8)
+	return nil
+}
+
+// execFailure: a negative return of execve or execveat; args[0] the errno.
+func execFailure(e *ktrace.Emitter) error {
+	e.Field(asm.R0, syscallRetOff, 8, true)
+	e.Emit(asm.JSGE.Imm(asm.R0, 0, provider.SkipLabel), asm.Neg.Imm(asm.R0, 0))
+	e.SetArg(0, asm.R0)
+	return nil
+}
+
+// exitReason: sched_process_exit(task, group_dead) when the thread group
+// dies; args[0] from the task's exit code, as waitpid would decode it.
+func exitReason(e *ktrace.Emitter) error {
+	off, _, err := ktrace.Offset("task_struct", "exit_code")
+	if err != nil {
+		return err
+	}
+	e.Ctx(asm.R0, 1)
+	e.Emit(asm.And.Imm(asm.R0, 0xff), asm.JEq.Imm(asm.R0, 0, provider.SkipLabel))
+	e.Ctx(asm.R8, 0)
+	e.Read(0, asm.R8, off, 4)
+	killed, dumped, done := e.Label(), e.Label(), e.Label()
+	e.Emit(
+		asm.LoadMem(asm.R0, asm.R7, e.Arg(0), asm.Word),
+		asm.Mov.Reg(asm.R1, asm.R0),
+		asm.And.Imm(asm.R1, 0x7f),
+		asm.JNE.Imm(asm.R1, 0, killed),
+		asm.Mov.Imm(asm.R2, cldExited),
+		asm.Ja.Label(done),
+		asm.And.Imm(asm.R0, 0x80).WithSymbol(killed),
+		asm.JNE.Imm(asm.R0, 0, dumped),
+		asm.Mov.Imm(asm.R2, cldKilled),
+		asm.Ja.Label(done),
+		asm.Mov.Imm(asm.R2, cldDumped).WithSymbol(dumped),
+		asm.StoreMem(asm.R7, e.Arg(0), asm.R2, asm.DWord).WithSymbol(done),
+	)
+	return nil
+}
+
+// started: a fork-like system call returning 0, which it does in the new
+// thread; the main thread of a process has tid == pid.
+func started(process bool) func(e *ktrace.Emitter) error {
+	return func(e *ktrace.Emitter) error {
+		e.Field(asm.R0, syscallRetOff, 8, true)
+		e.Emit(asm.JNE.Imm(asm.R0, 0, provider.SkipLabel), asm.FnGetCurrentPidTgid.Call(),
+			asm.Mov.Reg(asm.R1, asm.R0), asm.RSh.Imm(asm.R1, 32), asm.Mov.Reg32(asm.R0, asm.R0))
+		if process {
+			e.Emit(asm.JNE.Reg(asm.R0, asm.R1, provider.SkipLabel))
+		} else {
+			e.Emit(asm.JEq.Reg(asm.R0, asm.R1, provider.SkipLabel))
+		}
+		return nil
+	}
+}
+
+// sigCleared: rt_sigtimedwait (sigwait, sigtimedwait, sigwaitinfo)
+// returned the signal it took.
+func sigCleared(e *ktrace.Emitter) error {
+	e.Field(asm.R0, syscallRetOff, 8, true)
+	e.Emit(asm.JSLE.Imm(asm.R0, 0, provider.SkipLabel))
+	e.SetArg(0, asm.R0)
+	return nil
+}
+
+// sigGenerated: signal_generate(sig, info, task, group, result).
+func sigGenerated(discardOnly bool) func(e *ktrace.Emitter) error {
+	return func(e *ktrace.Emitter) error {
+		if discardOnly {
+			e.Ctx(asm.R0, 4)
+			e.Emit(asm.Mov.Reg32(asm.R0, asm.R0), asm.JNE.Imm(asm.R0, signalIgnored, provider.SkipLabel))
+		}
+		e.CtxArg(0, 2)
+		e.CtxArg(1, 2)
+		e.Ctx(asm.R0, 0)
+		e.Emit(asm.MovSX32.Reg(asm.R0, asm.R0))
+		e.SetArg(2, asm.R0)
+		return nil
+	}
+}
+
+// sigDelivered: signal_deliver(sig, info, ka); the handler is
+// ka->sa.sa_handler.
+func sigDelivered(e *ktrace.Emitter) error {
+	off, _, err := ktrace.Offset("k_sigaction", "sa.sa_handler")
+	if err != nil {
+		return err
+	}
+	e.Ctx(asm.R0, 0)
+	e.Emit(asm.MovSX32.Reg(asm.R0, asm.R0))
+	e.SetArg(0, asm.R0)
+	e.CtxArg(1, 1)
+	e.Ctx(asm.R8, 2)
+	e.Read(2, asm.R8, off, 8)
+	return nil
+}

@@ -1,0 +1,117 @@
+package proc_test
+
+import (
+	"fmt"
+	"io"
+	"os/exec"
+	"sort"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/dtrace-go/dtrace/provider/ktrace/ktracetest"
+)
+
+// waiting starts sh -c script with a pipe on its standard input; script
+// begins with `read x`, so it waits until go is called.
+func waiting(t *testing.T, script string) (cmd *exec.Cmd, goOn func()) {
+	t.Helper()
+	cmd = exec.Command("/bin/sh", "-c", "read x; "+script)
+	in, err := cmd.StdinPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
+	return cmd, func() { io.WriteString(in, "go\n") }
+}
+
+// TestProcessLife follows a shell that forks a child and then execs: the
+// fork (create, start), both execs and the exit with its reason.
+func TestProcessLife(t *testing.T) {
+	cmd, goOn := waiting(t, "/bin/true; exec /bin/true")
+	pid := cmd.Process.Pid
+	out := ktracetest.Run(t, fmt.Sprintf(`
+proc:::create /pid == %[1]d/ { printf("create ppid=%%d child=%%d\n", args[0]->pr_ppid, args[0]->pr_pid != %[1]d); }
+proc:::start /ppid == %[1]d/ { printf("start\n"); }
+proc:::exec /pid == %[1]d/ { printf("exec %%s\n", args[0]); }
+proc:::exec-success /pid == %[1]d/ { printf("success %%s\n", execname); }
+proc:::exit /pid == %[1]d/ { printf("exit %%d\n", args[0]); exit(0); }
+`, pid), 10*time.Second, goOn)
+	want := []string{
+		fmt.Sprintf("create ppid=%d child=1", pid),
+		"start",
+		"exec /bin/true",
+		"success true",
+		"exit 1", // CLD_EXITED
+	}
+	// The records come from per-CPU buffers: compare them sorted.
+	lines := strings.Split(strings.TrimSpace(out), "\n")
+	sort.Strings(lines)
+	sort.Strings(want)
+	if strings.Join(lines, "\n") != strings.Join(want, "\n") {
+		t.Errorf("got\n%s\nwant\n%s", out, strings.Join(want, "\n"))
+	}
+}
+
+// TestExecFailure: an exec of a file that does not exist fails with ENOENT.
+func TestExecFailure(t *testing.T) {
+	cmd, goOn := waiting(t, "exec /nonexistent/program")
+	pid := cmd.Process.Pid
+	out := ktracetest.Run(t, fmt.Sprintf(`
+proc:::exec-failure /pid == %[1]d/ { printf("failure %%d\n", args[0]); }
+proc:::exec-success /pid == %[1]d/ { printf("success\n"); }
+proc:::exit /pid == %[1]d/ { printf("exit %%d\n", args[0]); exit(0); }
+`, pid), 10*time.Second, goOn)
+	if want := "failure 2\nexit 1"; strings.TrimSpace(out) != want {
+		t.Errorf("got %q, want %q", out, want)
+	}
+}
+
+// TestSignals sends SIGUSR2 to a sleeping process, whose default action
+// kills it: signal-send names the target and the signal, signal-handle
+// fires in the target with the default handler, and exit says killed.
+func TestSignals(t *testing.T) {
+	cmd := exec.Command("/bin/sleep", "30")
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer func() { cmd.Process.Kill(); cmd.Wait() }()
+	pid := cmd.Process.Pid
+	out := ktracetest.Run(t, fmt.Sprintf(`
+proc:::signal-send /args[1]->pr_pid == %[1]d/ { printf("send lwp=%%d sig=%%d fname=%%s\n", args[0]->pr_lwpid, args[2], args[1]->pr_fname); }
+proc:::signal-handle /pid == %[1]d/ { printf("handle sig=%%d handler=%%d\n", args[0], (uint64_t)args[2]); }
+proc:::exit /pid == %[1]d/ { printf("exit %%d\n", args[0]); exit(0); }
+`, pid), 10*time.Second, func() { cmd.Process.Signal(syscall.SIGUSR2) })
+	// The records come from per-CPU buffers: sort them. The kernel
+	// turns a fatal signal into SIGKILL before delivering it.
+	lines := strings.Split(strings.TrimSpace(out), "\n")
+	sort.Strings(lines)
+	got := strings.Join(lines, "\n")
+	want := fmt.Sprintf("exit 2\nhandle sig=9 handler=0\nsend lwp=%d sig=12 fname=sleep", pid)
+	if got != want {
+		t.Errorf("got\n%s\nwant\n%s", got, want)
+	}
+}
+
+// TestListing: dtrace -l lists the probes, -lv their translated types.
+func TestListing(t *testing.T) {
+	bin := ktracetest.Dtrace(t)
+	out, err := exec.Command(bin, "-l", "-P", "proc").CombinedOutput()
+	if err != nil {
+		t.Fatalf("%v\n%s", err, out)
+	}
+	for _, name := range []string{"create", "exec", "exec-failure", "exec-success", "exit", "lwp-create", "lwp-exit",
+		"lwp-start", "signal-clear", "signal-discard", "signal-handle", "signal-send", "start"} {
+		if !strings.Contains(string(out), " vmlinux ") || !strings.Contains(string(out), " "+name+"\n") {
+			t.Errorf("dtrace -l -P proc lacks %s:\n%s", name, out)
+		}
+	}
+	out, err = exec.Command(bin, "-lv", "-n", "proc:::create").CombinedOutput()
+	if err != nil || !strings.Contains(string(out), "args[0]: psinfo_t *") {
+		t.Errorf("dtrace -lv -n proc:::create: %v\n%s", err, out)
+	}
+}
