@@ -29,3 +29,15 @@ inline chipid_t chip = curcpu->cpu_chip;
 #pragma D attributes Stable/Stable/Common chip
 inline lgrp_id_t lgrp = curcpu->cpu_lgrp;
 #pragma D attributes Stable/Stable/Common lgrp
+
+/*
+ * The CPU a thread is on or queued to, for the sched provider's enqueue
+ * and dequeue. Linux has one processor set; the chip and locality group
+ * of another CPU than the current one are not known here and read 0.
+ */
+translator cpuinfo_t < struct task_struct *T > {
+	cpu_id = T->thread_info.cpu;
+	cpu_pset = 0;
+	cpu_chip = 0;
+	cpu_lgrp = 0;
+};

@@ -1,0 +1,201 @@
+// Package sched is DTrace's sched provider on Linux tracepoints: threads
+// going on and off CPU, being made runnable, sleeping, being preempted,
+// changing priority and clock ticks, with the arguments DTrace defines
+// (lwpsinfo_t, psinfo_t and cpuinfo_t through the D library's
+// translators from struct task_struct).
+//
+//	probe        runs on                              fires
+//	on-cpu       sched_exit_tp, after a switch         in the thread now running
+//	remain-cpu   sched_exit_tp, no switch             in the thread that keeps running
+//	off-cpu      sched:sched_switch                   in the thread leaving; args[0..1] the next one
+//	preempt      sched_entry_tp, preempted            in the thread being preempted
+//	sleep        sched:sched_switch, prev sleeping     in the thread going to sleep
+//	dequeue      sched:sched_switch, prev sleeping     args[0..1] that thread, args[2] its CPU
+//	enqueue      sched:sched_wakeup{,_new}            args[0..1] the thread made runnable, args[2] its CPU
+//	wakeup       sched:sched_waking                   in the waker; args[0..1] the thread woken
+//	change-pri   sched:sched_pi_setprio               args[0..1] the thread, args[2] its new priority
+//	tick         timer:hrtimer_expire_entry of the    in the thread the tick interrupted
+//	             scheduler tick (tick_nohz_handler)
+//
+// sched_entry_tp and sched_exit_tp are bare tracepoints (raw tracepoints
+// only) at the start and end of __schedule(). A new thread starts in
+// ret_from_fork, not at the end of __schedule(): its first time on a CPU
+// does not fire on-cpu.
+package sched
+
+import (
+	"fmt"
+
+	"github.com/cilium/ebpf/asm"
+
+	"github.com/dtrace-go/dtrace/internal/kernel"
+	"github.com/dtrace-go/dtrace/internal/tracefs"
+	"github.com/dtrace-go/dtrace/provider"
+	"github.com/dtrace-go/dtrace/provider/ktrace"
+	"github.com/dtrace-go/dtrace/symbol"
+)
+
+// Name is the provider's name; its probes are in module vmlinux with no
+// function, as in DTrace for Linux.
+const (
+	Name   = "sched"
+	Module = "vmlinux"
+)
+
+// taskSleeping are the task states of a thread that blocks
+// (TASK_INTERRUPTIBLE, TASK_UNINTERRUPTIBLE).
+const taskSleeping = 0x3
+
+// tickHandler is the kernel function the scheduler tick's hrtimer runs.
+const tickHandler = "tick_nohz_handler"
+
+var (
+	thread    = []string{"struct task_struct *", "struct task_struct *"}
+	threadX   = []string{"lwpsinfo_t *", "psinfo_t *"}
+	threadCPU = []string{"struct task_struct *", "struct task_struct *", "struct task_struct *"}
+	threadCPX = []string{"lwpsinfo_t *", "psinfo_t *", "cpuinfo_t *"}
+)
+
+func src(group string, names ...string) []ktrace.Source {
+	var out []ktrace.Source
+	for _, n := range names {
+		out = append(out, ktrace.Source{Group: group, Name: n})
+	}
+	return out
+}
+
+// New returns the sched provider.
+func New() *ktrace.Provider {
+	specs := []ktrace.Spec{
+		{Name: "change-pri", Sources: src("sched", "sched_pi_setprio"),
+			Args: []string{"struct task_struct *", "struct task_struct *", "int"}, XArgs: []string{"lwpsinfo_t *", "psinfo_t *", ""},
+			Prologue: changePri},
+		{Name: "dequeue", Sources: src("sched", "sched_switch"), Args: threadCPU, XArgs: threadCPX,
+			Prologue: sleeping(true)},
+		{Name: "enqueue", Sources: src("sched", "sched_wakeup", "sched_wakeup_new"), Args: threadCPU, XArgs: threadCPX,
+			Prologue: func(e *ktrace.Emitter) error {
+				for i := 0; i < 3; i++ {
+					e.CtxArg(i, 0)
+				}
+				return nil
+			}},
+		{Name: "off-cpu", Sources: src("sched", "sched_switch"), Args: thread, XArgs: threadX,
+			Prologue: func(e *ktrace.Emitter) error {
+				e.CtxArg(0, 2)
+				e.CtxArg(1, 2)
+				return nil
+			}},
+		{Name: "on-cpu", Sources: src("sched", "sched_exit_tp"), Prologue: flag(true)},
+		{Name: "preempt", Sources: src("sched", "sched_entry_tp"), Prologue: flag(true)},
+		{Name: "remain-cpu", Sources: src("sched", "sched_exit_tp"), Prologue: flag(false)},
+		{Name: "sleep", Sources: src("sched", "sched_switch"), Prologue: sleeping(false)},
+		{Name: "tick", Kind: ktrace.Event, Sources: src("timer", "hrtimer_expire_entry"), Args: thread, XArgs: threadX,
+			Prologue: tick},
+		{Name: "wakeup", Sources: src("sched", "sched_waking"), Args: thread, XArgs: threadX,
+			Prologue: func(e *ktrace.Emitter) error {
+				e.CtxArg(0, 0)
+				e.CtxArg(1, 0)
+				return nil
+			}},
+	}
+	for i := range specs {
+		specs[i].Module = Module
+	}
+	return ktrace.New(Name, specs)
+}
+
+// flag fires when the bare tracepoint's bool argument (is_switch of
+// sched_exit_tp, preempt of sched_entry_tp) is set, or with set false
+// when it is clear.
+func flag(set bool) func(e *ktrace.Emitter) error {
+	return func(e *ktrace.Emitter) error {
+		e.Ctx(asm.R0, 0)
+		e.Emit(asm.And.Imm(asm.R0, 0xff))
+		if set {
+			e.Emit(asm.JEq.Imm(asm.R0, 0, provider.SkipLabel))
+		} else {
+			e.Emit(asm.JNE.Imm(asm.R0, 0, provider.SkipLabel))
+		}
+		return nil
+	}
+}
+
+// sleeping: sched_switch(preempt, prev, next, prev_state) of a thread
+// that blocks (not preempted, in a sleeping state); dequeue passes it and
+// its CPU.
+func sleeping(args bool) func(e *ktrace.Emitter) error {
+	return func(e *ktrace.Emitter) error {
+		e.Ctx(asm.R0, 0)
+		e.Emit(asm.And.Imm(asm.R0, 0xff), asm.JNE.Imm(asm.R0, 0, provider.SkipLabel))
+		e.Ctx(asm.R0, 3)
+		e.Emit(asm.And.Imm(asm.R0, taskSleeping), asm.JEq.Imm(asm.R0, 0, provider.SkipLabel))
+		if args {
+			for i := 0; i < 3; i++ {
+				e.CtxArg(i, 1)
+			}
+		}
+		return nil
+	}
+}
+
+// changePri: sched_pi_setprio(task, pi_task); the new priority is the
+// task's normal priority, or the donor's if that is higher (lower in
+// number), as the tracepoint's own record computes it.
+func changePri(e *ktrace.Emitter) error {
+	normal, _, err := ktrace.Offset("task_struct", "normal_prio")
+	if err != nil {
+		return err
+	}
+	prio, _, err := ktrace.Offset("task_struct", "prio")
+	if err != nil {
+		return err
+	}
+	e.CtxArg(0, 0)
+	e.CtxArg(1, 0)
+	e.Ctx(asm.R8, 0)
+	e.Read(2, asm.R8, normal, 4)
+	done := e.Label()
+	e.Ctx(asm.R8, 1)
+	e.Emit(asm.JEq.Imm(asm.R8, 0, done))
+	e.Read(3, asm.R8, prio, 4)
+	e.Emit(
+		asm.LoadMem(asm.R1, asm.R7, e.Arg(2), asm.Word),
+		asm.LoadMem(asm.R2, asm.R7, e.Arg(3), asm.Word),
+		provider.StoreImmDW(asm.R7, e.Arg(3), 0),
+		asm.JSGE.Reg(asm.R2, asm.R1, done),
+		asm.StoreMem(asm.R7, e.Arg(2), asm.R2, asm.DWord),
+	)
+	e.Mark(done)
+	return nil
+}
+
+// tick: the expiry of the hrtimer that runs the scheduler tick; the
+// record's function field is the timer's handler.
+func tick(e *ktrace.Emitter) error {
+	root, err := kernel.MountTracefs()
+	if err != nil {
+		return err
+	}
+	f, err := tracefs.ReadFormat(root, "timer", "hrtimer_expire_entry")
+	if err != nil {
+		return err
+	}
+	fn, ok := f.Field("function")
+	if !ok || fn.Size != 8 {
+		return fmt.Errorf("sched: hrtimer_expire_entry has no function field")
+	}
+	ks, err := symbol.KernelSymbols()
+	if err != nil {
+		return err
+	}
+	addr, ok := ks.Addr(tickHandler)
+	if !ok || addr == 0 {
+		return fmt.Errorf("sched: kernel symbol %s not found", tickHandler)
+	}
+	e.Field(asm.R1, int16(fn.Offset), 8, false)
+	e.Emit(asm.LoadImm(asm.R2, int64(addr), asm.DWord), asm.JNE.Reg(asm.R1, asm.R2, provider.SkipLabel),
+		asm.FnGetCurrentTask.Call())
+	e.SetArg(0, asm.R0)
+	e.SetArg(1, asm.R0)
+	return nil
+}

@@ -1,0 +1,76 @@
+package sched_test
+
+import (
+	"fmt"
+	"io"
+	"os/exec"
+	"runtime"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/dtrace-go/dtrace/provider/ktrace/ktracetest"
+)
+
+// TestBusyChild follows a shell that blocks on its input, is woken by it,
+// sleeps, then spins: it must go on and off CPU as often as other threads
+// are switched away for it, be woken, queued on a CPU that exists, and
+// sleep.
+func TestBusyChild(t *testing.T) {
+	cmd := exec.Command("/bin/sh", "-c", "read x; sleep 0.1; i=0; while [ $i -lt 30000 ]; do i=$((i+1)); done")
+	in, err := cmd.StdinPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer func() { cmd.Process.Kill(); cmd.Wait() }()
+	pid := cmd.Process.Pid
+	out := ktracetest.Run(t, fmt.Sprintf(`
+sched:::on-cpu /pid == %[1]d/ { on++; }
+sched:::off-cpu /args[1]->pr_pid == %[1]d && args[0]->pr_lwpid == %[1]d/ { to++; }
+sched:::wakeup /args[1]->pr_pid == %[1]d/ { woken++; }
+sched:::enqueue /args[1]->pr_pid == %[1]d && args[2]->cpu_id >= 0 && args[2]->cpu_id < %[2]d/ { queued++; }
+sched:::sleep /pid == %[1]d/ { slept++; }
+sched:::dequeue /args[1]->pr_pid == %[1]d/ { dequeued++; }
+proc:::exit /pid == %[1]d/ { printf("%%d %%d %%d %%d %%d %%d\n", on, to, woken, queued, slept, dequeued); exit(0); }
+`, pid, runtime.NumCPU()), 20*time.Second, func() { io.WriteString(in, "go\n") })
+	f := strings.Fields(out)
+	if len(f) != 6 {
+		t.Fatalf("output %q", out)
+	}
+	n := make([]int, 6)
+	for i := range f {
+		n[i], _ = strconv.Atoi(f[i])
+	}
+	on, to, woken, queued, slept, dequeued := n[0], n[1], n[2], n[3], n[4], n[5]
+	t.Logf("on-cpu %d, off-cpu to it %d, wakeup %d, enqueue %d, sleep %d, dequeue %d", on, to, woken, queued, slept, dequeued)
+	// Every switch to the thread ends in on-cpu in it, except its very
+	// first run (a new thread starts outside __schedule) and one in
+	// flight when tracing started.
+	if on < 2 || to-on > 2 || on-to > 2 {
+		t.Errorf("on-cpu %d times, switched to %d times", on, to)
+	}
+	if woken < 1 || queued < 1 || slept < 1 || dequeued != slept {
+		t.Errorf("wakeup %d, enqueue %d, sleep %d, dequeue %d times", woken, queued, slept, dequeued)
+	}
+}
+
+// TestTick: the clock tick fires on every CPU about HZ times a second.
+func TestTick(t *testing.T) {
+	out := ktracetest.Run(t, `
+sched:::tick { @ticks = count(); }
+sched:::tick /args[0]->pr_lwpid == tid && args[1]->pr_pid == pid/ { @same = count(); }
+tick-1s /n++ == 1/ { printa("%@d ", @ticks); printa("%@d\n", @same); exit(0); }
+`, 10*time.Second, nil)
+	var ticks, same int
+	if _, err := fmt.Sscan(out, &ticks, &same); err != nil {
+		t.Fatalf("output %q: %v", out, err)
+	}
+	// CONFIG_HZ is at least 100; an idle CPU may skip ticks (NO_HZ).
+	if ticks < 50 || same != ticks {
+		t.Errorf("%d ticks in a second or more, %d naming the interrupted thread", ticks, same)
+	}
+}
