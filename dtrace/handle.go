@@ -27,10 +27,12 @@ import (
 	"github.com/dtrace-go/dtrace/loader"
 	"github.com/dtrace-go/dtrace/provider"
 	dtraceprov "github.com/dtrace-go/dtrace/provider/dtrace"
+	ioprov "github.com/dtrace-go/dtrace/provider/io"
 	"github.com/dtrace-go/dtrace/provider/pid"
 	"github.com/dtrace-go/dtrace/provider/proc"
 	"github.com/dtrace-go/dtrace/provider/profile"
 	"github.com/dtrace-go/dtrace/provider/sched"
+	"github.com/dtrace-go/dtrace/provider/sdt"
 	"github.com/dtrace-go/dtrace/provider/syscall"
 	"github.com/dtrace-go/dtrace/provider/usdt"
 	"github.com/dtrace-go/dtrace/symbol"
@@ -125,7 +127,7 @@ func Open(opts *Options, conf Config) (*Handle, error) {
 		fset:      syntax.NewFileSet(),
 		macroArgs: conf.MacroArgs,
 		macros:    builtinMacros(conf),
-		reg:       provider.NewRegistry(dtraceprov.New(), profile.New(), syscall.New(), proc.New(), sched.New(), pid.New(sym), usdt.New(sym)),
+		reg:       provider.NewRegistry(dtraceprov.New(), profile.New(), syscall.New(), proc.New(), sched.New(), ioprov.New(), sdt.New(), pid.New(sym), usdt.New(sym)),
 		lines:     map[*syntax.File][]string{},
 		kern:      ktypes.Open(),
 		texts:     map[string]string{},

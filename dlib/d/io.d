@@ -67,6 +67,25 @@ translator bufinfo_t < struct bio *B > {
 	b_edev = B->bi_bdev == NULL ? 0 : B->bi_bdev->bd_dev;
 };
 
+/*
+ * A block layer request (the io provider's start and done). The
+ * operation is the low byte of cmd_flags; writing operations are odd.
+ */
+translator bufinfo_t < struct request *R > {
+	b_flags = ((int)R->cmd_flags & REQ_WRITE ? B_WRITE : B_READ) |
+	    ((int)R->cmd_flags & REQ_SYNC ? 0 : B_ASYNC);
+	b_addr = 0;
+	b_bcount = R->__data_len;
+	b_lblkno = R->__sector;
+	b_blkno = R->__sector;
+	b_resid = 0;
+	b_bufsize = R->__data_len;
+	b_iodone = (caddr_t)R->end_io;
+	b_error = 0;
+	b_edev = R->part != NULL ? R->part->bd_dev :
+	    (R->q->disk->major << 20) | R->q->disk->first_minor;
+};
+
 /* A device. */
 typedef struct devinfo {
 	int dev_major;			/* major number */
@@ -116,6 +135,29 @@ translator devinfo_t < struct bio *B > {
 	    strjoin(stringof(B->bi_bdev->bd_disk->disk_name),
 		lltostr(B->bi_bdev->__bd_flags.counter & 255));
 	dev_pathname = B->bi_bdev == NULL ? "<nfs>" : "<unknown>";
+};
+
+/*
+ * A request's device: its partition when the request is accounted to
+ * one, else the whole disk.
+ */
+translator devinfo_t < struct request *R > {
+	dev_major = R->part != NULL ? getmajor(R->part->bd_dev) : R->q->disk->major;
+	dev_minor = R->part != NULL ? getminor(R->part->bd_dev) : R->q->disk->first_minor;
+	dev_instance = 0;
+	dev_name = R->q->disk->part0->bd_device.parent != NULL &&
+	    R->q->disk->part0->bd_device.parent->driver != NULL ?
+	    stringof(R->q->disk->part0->bd_device.parent->driver->name) :
+	    "<none>";
+	dev_statname = R->part == NULL || (R->part->__bd_flags.counter & 255) == 0 ?
+	    stringof(R->q->disk->disk_name) :
+	    strjoin(stringof(R->q->disk->disk_name),
+		lltostr(R->part->__bd_flags.counter & 255));
+	dev_pathname = strjoin("/dev/",
+	    R->part == NULL || (R->part->__bd_flags.counter & 255) == 0 ?
+	    stringof(R->q->disk->disk_name) :
+	    strjoin(stringof(R->q->disk->disk_name),
+		lltostr(R->part->__bd_flags.counter & 255)));
 };
 
 /* A file. */

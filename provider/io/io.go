@@ -1,0 +1,46 @@
+// Package io is DTrace's io provider on Linux tracepoints: block device
+// requests issued to a driver and completed, with the arguments DTrace
+// defines (bufinfo_t and devinfo_t through the D library's translators
+// from struct request, fileinfo_t from struct file).
+//
+//	probe   runs on                     fires
+//	start   block:block_rq_issue        as a request goes to the device's driver
+//	done    block:block_rq_complete     as the device completes it (often in an interrupt)
+//
+// The block layer does not tell which file a request is for: args[2]
+// translates a NULL file ("<none>"). DTrace's wait-start and wait-done
+// (a thread waiting for a buffer) have no tracepoint and are not offered.
+package io
+
+import (
+	"github.com/dtrace-go/dtrace/provider/ktrace"
+)
+
+// Name is the provider's name; its probes are in module vmlinux with no
+// function, as in DTrace for Linux.
+const (
+	Name   = "io"
+	Module = "vmlinux"
+)
+
+var (
+	args  = []string{"struct request *", "struct request *", "struct file *"}
+	xargs = []string{"bufinfo_t *", "devinfo_t *", "fileinfo_t *"}
+)
+
+// request: block_rq_issue(rq) and block_rq_complete(rq, error, nr_bytes).
+func request(e *ktrace.Emitter) error {
+	e.CtxArg(0, 0)
+	e.CtxArg(1, 0)
+	return nil
+}
+
+// New returns the io provider.
+func New() *ktrace.Provider {
+	return ktrace.New(Name, []ktrace.Spec{
+		{Module: Module, Name: "done", Sources: []ktrace.Source{{Group: "block", Name: "block_rq_complete"}},
+			Args: args, XArgs: xargs, Prologue: request},
+		{Module: Module, Name: "start", Sources: []ktrace.Source{{Group: "block", Name: "block_rq_issue"}},
+			Args: args, XArgs: xargs, Prologue: request},
+	})
+}

@@ -1,0 +1,83 @@
+package io_test
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+	"unsafe"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/dtrace-go/dtrace/provider/ktrace/ktracetest"
+)
+
+// blockDir returns a directory on a block device: the test's temporary
+// directory or, failing that, the package directory.
+func blockDir(t *testing.T) (string, uint64) {
+	for _, d := range []string{t.TempDir(), "."} {
+		var st unix.Stat_t
+		if err := unix.Stat(d, &st); err == nil && unix.Major(st.Dev) != 0 {
+			if _, err := os.Stat(fmt.Sprintf("/sys/dev/block/%d:%d", unix.Major(st.Dev), unix.Minor(st.Dev))); err == nil {
+				return d, st.Dev
+			}
+		}
+	}
+	t.Skip("no directory on a block device")
+	return "", 0
+}
+
+// directWrites writes n blocks of 4096 bytes to a new file in dir with
+// O_DIRECT, so that each goes to the device at once.
+func directWrites(t *testing.T, dir string, n int) {
+	name := filepath.Join(dir, "io-test.dat")
+	fd, err := unix.Open(name, unix.O_WRONLY|unix.O_CREAT|unix.O_TRUNC|unix.O_DIRECT, 0o600)
+	if err != nil {
+		t.Skipf("O_DIRECT: %v", err)
+	}
+	defer os.Remove(name)
+	defer unix.Close(fd)
+	mem := make([]byte, 2*4096)
+	off := (4096 - int(uintptr(unsafe.Pointer(&mem[0]))%4096)) % 4096
+	buf := mem[off : off+4096]
+	for i := range buf {
+		buf[i] = byte(i)
+	}
+	for i := 0; i < n; i++ {
+		if _, err := unix.Pwrite(fd, buf, int64(i)*4096); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+// TestDirectWrites: every O_DIRECT write of the test is an io:::start of
+// a 4096-byte write to the file's device, issued by the test process, and
+// each completes (io:::done of the same block).
+func TestDirectWrites(t *testing.T) {
+	dir, dev := blockDir(t)
+	const n = 8
+	out := ktracetest.Run(t, fmt.Sprintf(`
+io:::start /pid == %[1]d && args[0]->b_bcount == 4096 && args[1]->dev_major == %[2]d && args[1]->dev_minor == %[3]d/
+{
+	started[args[0]->b_blkno] = 1;
+	@flags[args[0]->b_flags & (B_READ | B_WRITE)] = count();
+	@names[args[1]->dev_pathname, args[2]->fi_name] = count();
+	@starts = count();
+}
+io:::done /started[args[0]->b_blkno]/ { started[args[0]->b_blkno] = 0; @dones = count(); }
+tick-100ms /go++ == 20/ { exit(0); }
+END { printa("starts %%@d\n", @starts); printa("dones %%@d\n", @dones); printa("flags %%d %%@d\n", @flags); printa("dev %%s %%s %%@d\n", @names); }
+`, os.Getpid(), unix.Major(dev), unix.Minor(dev)), 10*time.Second, func() { directWrites(t, dir, n) })
+	t.Log(out)
+	if !strings.Contains(out, fmt.Sprintf("starts %d\n", n)) || !strings.Contains(out, fmt.Sprintf("dones %d\n", n)) {
+		t.Errorf("want %d starts and %d dones:\n%s", n, n, out)
+	}
+	if !strings.Contains(out, fmt.Sprintf("flags 256 %d\n", n)) { // B_WRITE
+		t.Errorf("want %d writes (B_WRITE):\n%s", n, out)
+	}
+	if !strings.Contains(out, " <none> ") || !strings.Contains(out, "dev /dev/") {
+		t.Errorf("want device path and no file name:\n%s", out)
+	}
+}
