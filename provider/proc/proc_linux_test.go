@@ -3,7 +3,9 @@ package proc_test
 import (
 	"fmt"
 	"io"
+	"os"
 	"os/exec"
+	"path/filepath"
 	"sort"
 	"strings"
 	"syscall"
@@ -113,5 +115,69 @@ func TestListing(t *testing.T) {
 	out, err = exec.Command(bin, "-lv", "-n", "proc:::create").CombinedOutput()
 	if err != nil || !strings.Contains(string(out), "args[0]: psinfo_t *") {
 		t.Errorf("dtrace -lv -n proc:::create: %v\n%s", err, out)
+	}
+}
+
+// threadProgram waits for a line on its input, then starts a thread that
+// returns at once, joins it and exits.
+const threadProgram = `
+#include <pthread.h>
+#include <stdio.h>
+#include <unistd.h>
+
+static void *run(void *arg) { return arg; }
+
+int main(void)
+{
+	char buf[8];
+	pthread_t t;
+
+	if (read(0, buf, sizeof buf) <= 0)
+		return 1;
+	pthread_create(&t, NULL, run, NULL);
+	pthread_join(t, NULL);
+	return 0;
+}
+`
+
+// TestThreads: a process that starts a thread sees lwp-create in the
+// creating thread (naming the new one), lwp-start in the new thread, an
+// lwp-exit for each of its two threads and one exit. (It ends tracing
+// from a later tick: exit() stops the clauses of probes that fire after
+// it, and the main thread's lwp-exit runs after its exit.)
+func TestThreads(t *testing.T) {
+	dir := t.TempDir()
+	src := filepath.Join(dir, "thread.c")
+	if err := os.WriteFile(src, []byte(threadProgram), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	bin := filepath.Join(dir, "thread")
+	if out, err := exec.Command("cc", "-pthread", "-o", bin, src).CombinedOutput(); err != nil {
+		t.Fatalf("cc: %v\n%s", err, out)
+	}
+	cmd := exec.Command(bin)
+	in, err := cmd.StdinPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer func() { cmd.Process.Kill(); cmd.Wait() }()
+	pid := cmd.Process.Pid
+	out := ktracetest.Run(t, fmt.Sprintf(`
+proc:::lwp-create /pid == %[1]d/ { printf("lwp-create new=%%d same=%%d creator=%%d\n", args[0]->pr_lwpid != tid, args[1]->pr_pid == pid, tid == %[1]d); }
+proc:::lwp-start /pid == %[1]d/ { printf("lwp-start main=%%d\n", tid == pid); }
+proc:::start /pid == %[1]d/ { printf("start\n"); }
+proc:::create /pid == %[1]d/ { printf("create\n"); }
+proc:::lwp-exit /pid == %[1]d/ { printf("lwp-exit\n"); }
+proc:::exit /pid == %[1]d/ { printf("exit %%d\n", args[0]); done = 1; }
+tick-100ms /done/ { exit(0); }
+`, pid), 10*time.Second, func() { io.WriteString(in, "go\n") })
+	lines := strings.Split(strings.TrimSpace(out), "\n")
+	sort.Strings(lines)
+	want := []string{"exit 1", "lwp-create new=1 same=1 creator=1", "lwp-exit", "lwp-exit", "lwp-start main=0"}
+	if strings.Join(lines, "\n") != strings.Join(want, "\n") {
+		t.Errorf("got\n%s\nwant\n%s", strings.Join(lines, "\n"), strings.Join(want, "\n"))
 	}
 }
