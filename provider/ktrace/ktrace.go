@@ -151,11 +151,15 @@ func (pv *Provider) Program(p *provider.Probe) provider.ProgramKind {
 	return provider.ProgramKind{Type: ebpf.RawTracepoint}
 }
 
-// ArgTypes returns the native C types of the probe's args[].
+// ArgTypes returns the native C types of the probe's args[]: none (not
+// unknown) for a probe without arguments, so that args[0] is out of range.
 func (pv *Provider) ArgTypes(p *provider.Probe) ([]string, error) {
 	s, _, err := pv.spec(p)
 	if err != nil {
 		return nil, err
+	}
+	if s.Args == nil {
+		return []string{}, nil
 	}
 	return s.Args, nil
 }
