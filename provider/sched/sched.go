@@ -14,10 +14,12 @@
 //	enqueue      sched:sched_wakeup{,_new}            args[0..1] the thread made runnable, args[2] its CPU
 //	wakeup       sched:sched_waking                   in the waker; args[0..1] the thread woken
 //	change-pri   sched:sched_pi_setprio               args[0..1] the thread, args[2] its new priority
+//	surrender    sched_set_need_resched_tp, another   args[0..1] the thread another CPU tells to
+//	             CPU's thread                         give up its CPU
 //	tick         timer:hrtimer_expire_entry of the    in the thread the tick interrupted
 //	             scheduler tick (tick_nohz_handler)
 //
-// sched_entry_tp and sched_exit_tp are bare tracepoints (raw tracepoints
+// sched_entry_tp, sched_exit_tp and sched_set_need_resched_tp are bare tracepoints (raw tracepoints
 // only) at the start and end of __schedule(). A new thread starts in
 // ret_from_fork, not at the end of __schedule(): its first time on a CPU
 // does not fire on-cpu.
@@ -89,6 +91,8 @@ func New() *ktrace.Provider {
 		{Name: "preempt", Sources: src("sched", "sched_entry_tp"), Prologue: flag(true)},
 		{Name: "remain-cpu", Sources: src("sched", "sched_exit_tp"), Prologue: flag(false)},
 		{Name: "sleep", Sources: src("sched", "sched_switch"), Prologue: sleeping(false)},
+		{Name: "surrender", Sources: src("sched", "sched_set_need_resched_tp"), Args: thread, XArgs: threadX,
+			Prologue: surrender},
 		{Name: "tick", Kind: ktrace.Event, Sources: src("timer", "hrtimer_expire_entry"), Args: thread, XArgs: threadX,
 			Prologue: tick},
 		{Name: "wakeup", Sources: src("sched", "sched_waking"), Args: thread, XArgs: threadX,
@@ -166,6 +170,17 @@ func changePri(e *ktrace.Emitter) error {
 		asm.StoreMem(asm.R7, e.Arg(2), asm.R2, asm.DWord),
 	)
 	e.Mark(done)
+	return nil
+}
+
+// surrender: sched_set_need_resched_tp(task, cpu, tif) for the thread
+// running on another CPU than this one.
+func surrender(e *ktrace.Emitter) error {
+	e.Emit(asm.FnGetSmpProcessorId.Call())
+	e.Ctx(asm.R1, 1)
+	e.Emit(asm.Mov.Reg32(asm.R1, asm.R1), asm.JEq.Reg(asm.R0, asm.R1, provider.SkipLabel))
+	e.CtxArg(0, 0)
+	e.CtxArg(1, 0)
 	return nil
 }
 

@@ -74,3 +74,26 @@ tick-1s /n++ == 1/ { printa("%@d ", @ticks); printa("%@d\n", @same); exit(0); }
 		t.Errorf("%d ticks in a second or more, %d naming the interrupted thread", ticks, same)
 	}
 }
+
+// TestSurrender: a pipeline whose two ends wake each other makes CPUs
+// tell each other to reschedule; each surrender names a thread on
+// another CPU than the one that fires it.
+func TestSurrender(t *testing.T) {
+	out := ktracetest.Run(t, `
+sched:::surrender { @all = count(); }
+sched:::surrender /args[0]->pr_onpro != cpu/ { @other = count(); }
+proc:::exit /execname == "head"/ { done = 1; }
+tick-100ms /done/ { printa("%@d ", @all); printa("%@d\n", @other); exit(0); }
+`, 20*time.Second, func() {
+		if err := exec.Command("/bin/sh", "-c", "yes | head -c 20000000 > /dev/null").Run(); err != nil {
+			t.Error(err)
+		}
+	})
+	var all, other int
+	if _, err := fmt.Sscan(out, &all, &other); err != nil {
+		t.Fatalf("output %q: %v", out, err)
+	}
+	if all == 0 || other != all {
+		t.Errorf("%d surrenders, %d naming a thread on another CPU", all, other)
+	}
+}
