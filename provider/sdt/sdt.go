@@ -1,7 +1,10 @@
 // Package sdt is the sdt provider of DTrace for Linux: every kernel
 // tracepoint that tracefs lists, as sdt:GROUP::EVENT (module the event's
 // group, no function, name the event), except the groups other providers
-// or other tools own (syscalls, kprobes, uprobes).
+// or other tools own (syscalls, kprobes, uprobes). NewTracepoint makes
+// the tracepoint provider, the same probes named tracepoint:GROUP::EVENT,
+// which offers every group (system calls included), as Linux tools name
+// them.
 //
 // args[] are the fields of the event's record after the common ones, in
 // record order, typed as the event's format file declares them. A scalar
@@ -26,16 +29,22 @@ import (
 	"github.com/dtrace-go/dtrace/provider"
 )
 
-// Name is the provider's name.
-const Name = "sdt"
+// The providers' names.
+const (
+	Name           = "sdt"
+	TracepointName = "tracepoint"
+)
 
 // excluded are the tracefs groups the provider does not offer: system
 // calls are the syscall provider's, kprobes and uprobes groups are
 // dynamic events other tools create.
 var excluded = map[string]bool{"syscalls": true, "kprobes": true, "uprobes": true, "ftrace": true}
 
-// Provider is the sdt provider.
+// Provider is the sdt provider, or the tracepoint provider.
 type Provider struct {
+	name string
+	all  bool // every group: nothing excluded
+
 	once   sync.Once
 	root   string
 	events []event
@@ -48,10 +57,15 @@ type Provider struct {
 type event struct{ group, name string }
 
 // New returns the sdt provider.
-func New() *Provider { return &Provider{formats: map[event]*tracefs.Format{}} }
+func New() *Provider { return &Provider{name: Name, formats: map[event]*tracefs.Format{}} }
 
-// Name returns "sdt".
-func (*Provider) Name() string { return Name }
+// NewTracepoint returns the tracepoint provider.
+func NewTracepoint() *Provider {
+	return &Provider{name: TracepointName, all: true, formats: map[event]*tracefs.Format{}}
+}
+
+// Name returns "sdt" or "tracepoint".
+func (pv *Provider) Name() string { return pv.name }
 
 // load reads the list of events. Without tracefs the provider has no
 // probes.
@@ -68,7 +82,7 @@ func (pv *Provider) load() {
 		pv.root = root
 		for _, ev := range strings.Split(string(data), "\n") {
 			g, n, ok := strings.Cut(ev, ":")
-			if !ok || g == "" || n == "" || excluded[g] {
+			if !ok || g == "" || n == "" || !pv.all && excluded[g] {
 				continue
 			}
 			pv.events = append(pv.events, event{g, n})
@@ -83,7 +97,7 @@ func (pv *Provider) Probes(d provider.Desc) ([]*provider.Probe, error) {
 	var out []*provider.Probe
 	for _, ev := range pv.events {
 		if d.MatchesIn(ev.group, "", ev.name) {
-			out = append(out, &provider.Probe{Provider: Name, Module: ev.group, Name: ev.name, Data: ev})
+			out = append(out, &provider.Probe{Provider: pv.name, Module: ev.group, Name: ev.name, Data: ev})
 		}
 	}
 	return out, nil
@@ -93,7 +107,7 @@ func (pv *Provider) Probes(d provider.Desc) ([]*provider.Probe, error) {
 func (pv *Provider) format(p *provider.Probe) (event, *tracefs.Format, error) {
 	ev, ok := p.Data.(event)
 	if !ok {
-		return ev, nil, fmt.Errorf("sdt: probe %s was not made by this provider", p)
+		return ev, nil, fmt.Errorf("%s: probe %s was not made by this provider", pv.name, p)
 	}
 	pv.load()
 	pv.mu.Lock()
@@ -102,7 +116,7 @@ func (pv *Provider) format(p *provider.Probe) (event, *tracefs.Format, error) {
 		return ev, f, nil
 	}
 	if pv.root == "" {
-		return ev, nil, fmt.Errorf("sdt: tracefs is not available")
+		return ev, nil, fmt.Errorf("%s: tracefs is not available", pv.name)
 	}
 	f, err := tracefs.ReadFormat(pv.root, ev.group, ev.name)
 	if err != nil {
