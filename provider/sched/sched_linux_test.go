@@ -3,7 +3,9 @@ package sched_test
 import (
 	"fmt"
 	"io"
+	"os"
 	"os/exec"
+	"path/filepath"
 	"runtime"
 	"strconv"
 	"strings"
@@ -95,5 +97,119 @@ tick-100ms /done/ { printa("%@d ", @all); printa("%@d\n", @other); exit(0); }
 	}
 	if all == 0 || other != all {
 		t.Errorf("%d surrenders, %d naming a thread on another CPU", all, other)
+	}
+}
+
+// TestPreempt: more spinning processes than CPUs must be preempted, and
+// each preempted thread goes off CPU right after (off-cpu fires in it).
+func TestPreempt(t *testing.T) {
+	n := runtime.NumCPU() + 1
+	out := ktracetest.Run(t, fmt.Sprintf(`
+sched:::preempt /ppid == %[1]d/ { self->preempted = 1; @preempt = count(); }
+sched:::off-cpu /self->preempted/ { self->preempted = 0; @off = count(); }
+tick-100ms /++ticks == 15/ { printa("%%@d ", @preempt); printa("%%@d\n", @off); exit(0); }
+`, os.Getpid()), 20*time.Second, func() {
+		var cmds []*exec.Cmd
+		for i := 0; i < n; i++ {
+			cmd := exec.Command("/bin/sh", "-c", "i=0; while [ $i -lt 40000 ]; do i=$((i+1)); done")
+			if err := cmd.Start(); err != nil {
+				t.Fatal(err)
+			}
+			cmds = append(cmds, cmd)
+		}
+		for _, cmd := range cmds {
+			cmd.Wait()
+		}
+	})
+	var preempt, off int
+	if _, err := fmt.Sscan(out, &preempt, &off); err != nil {
+		t.Fatalf("output %q: %v", out, err)
+	}
+	t.Logf("%d preemptions, %d followed by off-cpu", preempt, off)
+	// A preemption may find nothing better to run (remain-cpu): most go
+	// off CPU.
+	if preempt == 0 || off == 0 || off > preempt {
+		t.Errorf("%d preemptions, %d followed by off-cpu", preempt, off)
+	}
+}
+
+// piProgram holds a priority-inheritance mutex that a SCHED_FIFO thread
+// (priority 10) then waits for: the holder is boosted to the waiter's
+// priority, and falls back to its own when it unlocks.
+const piProgram = `
+#include <pthread.h>
+#include <sched.h>
+#include <unistd.h>
+
+static pthread_mutex_t m;
+
+static void *high(void *arg)
+{
+	pthread_mutex_lock(&m);
+	pthread_mutex_unlock(&m);
+	return arg;
+}
+
+int main(void)
+{
+	char buf[8];
+	pthread_mutexattr_t ma;
+	pthread_attr_t ta;
+	struct sched_param sp = { .sched_priority = 10 };
+	pthread_t t;
+
+	if (read(0, buf, sizeof buf) <= 0)
+		return 1;
+	pthread_mutexattr_init(&ma);
+	pthread_mutexattr_setprotocol(&ma, PTHREAD_PRIO_INHERIT);
+	pthread_mutex_init(&m, &ma);
+	pthread_mutex_lock(&m);
+	pthread_attr_init(&ta);
+	pthread_attr_setinheritsched(&ta, PTHREAD_EXPLICIT_SCHED);
+	pthread_attr_setschedpolicy(&ta, SCHED_FIFO);
+	pthread_attr_setschedparam(&ta, &sp);
+	if (pthread_create(&t, &ta, high, NULL) != 0)
+		return 2;
+	usleep(200000);
+	pthread_mutex_unlock(&m);
+	pthread_join(t, NULL);
+	return 0;
+}
+`
+
+// TestChangePri: the holder of a PI mutex changes priority twice: to the
+// SCHED_FIFO waiter's (kernel priority 99 - 10 = 89) and back to its
+// normal one (120 for nice 0).
+func TestChangePri(t *testing.T) {
+	dir := t.TempDir()
+	src := filepath.Join(dir, "pi.c")
+	if err := os.WriteFile(src, []byte(piProgram), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	bin := filepath.Join(dir, "pi")
+	if out, err := exec.Command("cc", "-pthread", "-o", bin, src).CombinedOutput(); err != nil {
+		t.Fatalf("cc: %v\n%s", err, out)
+	}
+	cmd := exec.Command(bin)
+	in, err := cmd.StdinPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer func() { cmd.Process.Kill(); cmd.Wait() }()
+	pid := cmd.Process.Pid
+	out := ktracetest.Run(t, fmt.Sprintf(`
+sched:::change-pri /args[1]->pr_pid == %[1]d/ { printf("lwp=%%d pri=%%d new=%%d\n", args[0]->pr_lwpid, args[0]->pr_pri, args[2]); }
+proc:::exit /pid == %[1]d/ { done = 1; }
+tick-100ms /done/ { exit(0); }
+`, pid), 10*time.Second, func() { io.WriteString(in, "go\n") })
+	if err := cmd.Wait(); err != nil {
+		t.Fatalf("pi program: %v", err)
+	}
+	want := fmt.Sprintf("lwp=%[1]d pri=120 new=89\nlwp=%[1]d pri=89 new=120", pid)
+	if strings.TrimSpace(out) != want {
+		t.Errorf("got\n%s\nwant\n%s", out, want)
 	}
 }
