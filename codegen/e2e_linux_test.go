@@ -160,6 +160,15 @@ bcopy(s + 1, s + 2, 1); printf("%d %d %d %d %d\n", s[1], *s, ptr->c, ptr->a, s[2
 		want: "65 66 66 7 65\n"},
 	{name: "store-bad-pointer", src: `int *p; BEGIN { p = (int *)64; *p = 1; }`,
 		want: "fault(clause 0, probe 1, code 1, illval 0x40)\n"},
+	{name: "store-through-pointers", src: `int a[3]; int *p; struct s { int x; long y; } g; struct s sa[2];
+BEGIN { p = &a[0]; p[1] = 7; *(p + 2) = 9; a[0] = 3; q = &g.y; *q = 42; g.x = -1; r = &sa[1]; r->y = 5; (*r).x = 6;
+printf("%d %d %d %d %d %d %d %d %d %d %d\n", a[0], a[1], a[2], *p, p[2], g.x, g.y, (int)(&a[2] - p), sa[1].y, sa[1].x, sa[0].y); }`,
+		want: "3 7 9 3 9 -1 42 2 5 6 0\n"},
+	{name: "store-through-clause-local", src: `struct s { int a; int b; }; this struct s t; BEGIN { this->t.b = 1; p = &this->t.a; *p = 3; p[1] += 5; printf("%d %d\n", this->t.a, this->t.b); }`,
+		want: "3 6\n"},
+	{name: "long-or-chain", src: `BEGIN { a = 1; b = 2; printf("%d %d\n", a == 0 || a == 2 || a == 3 || a == 4 || a == 5 || a == 6 || a == 7 || a == 8 || a == 9 || b == 2,
+a == 1 && b == 2 && a != 3 && b != 4 && a != 5 && b != 6 && a != 7 && b != 8 && a != 9 && b == 3); }`,
+		want: "1 0\n"},
 	{name: "basename", src: `BEGIN { printf("[%s] [%s] [%s] [%s] [%s] [%s] [%s]\n", basename("/foo/bar/baz"), basename("/foo/bar///"), basename("baz"), basename(""), basename("///"), basename("/x"), basename("a/b")); }`,
 		want: "[baz] [bar] [baz] [.] [/] [x] [b]\n"},
 	{name: "dirname", src: `BEGIN { printf("[%s] [%s] [%s] [%s] [%s] [%s] [%s]\n", dirname("/foo/bar/baz"), dirname("/foo/bar///"), dirname("baz"), dirname(""), dirname("///"), dirname("/x"), dirname("a//b")); }`,
@@ -223,5 +232,40 @@ BEGIN { printf("after\n"); }`, Options{})
 		"after\n"
 	if out != want {
 		t.Errorf("got\n%s\nwant\n%s", out, want)
+	}
+}
+
+// TestPointerStoreFaults checks that stores through pointers outside
+// the memory a D program owns, and misaligned accesses, fault with
+// DTrace's codes (the addresses are kernel addresses, so only the code
+// is compared).
+func TestPointerStoreFaults(t *testing.T) {
+	needBPF(t)
+	for _, tt := range []struct {
+		name, src string
+		code      uint64
+	}{
+		{"alloca-overrun", `BEGIN { x = (int *)alloca(sizeof(int)); y = x + 2; *y = 3; }`, FaultBadAddr},
+		{"alloca-underrun", `BEGIN { x = (int *)alloca(sizeof(int)); y = x - 2; *y = 3; }`, FaultBadAddr},
+		{"past-globals", `int a[2]; BEGIN { p = &a[0]; p[100] = 1; }`, FaultBadAddr},
+		{"kernel-address", `BEGIN { p = (long *)curthread; *p = 1; }`, FaultBadAddr},
+		{"misaligned-load", `int a[3]; BEGIN { p = (int *)((uintptr_t)&a[0] + 2); trace(*p); }`, FaultBadAlign},
+		{"misaligned-store", `int a[3]; BEGIN { p = (int *)((uintptr_t)&a[0] + 2); *p = 1; }`, FaultBadAlign},
+		{"bad-before-misaligned", `int a[3]; BEGIN { p = (int *)-33007; *p = 1; }`, FaultBadAddr},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			spec := compileD(t, tt.src, Options{})
+			r := loadSpec(t, spec)
+			recs := r.fire(t)
+			var codes []uint64
+			for _, rec := range recs {
+				if u32(rec, 0) == EPIDFault {
+					codes = append(codes, u64(rec, 16))
+				}
+			}
+			if len(recs) != 1 || len(codes) != 1 || codes[0] != tt.code {
+				t.Errorf("got %s, want one fault with code %d", render(t, spec, recs), tt.code)
+			}
+		})
 	}
 }

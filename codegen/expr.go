@@ -366,6 +366,7 @@ func (f *fn) unary(e *syntax.UnaryExpr) asm.Register {
 		}
 		pt := f.typeOf(e.X)
 		r := f.expr(e.X)
+		f.checkAlign(r, t)
 		return f.loadScalar(r, t, pt.User)
 	case syntax.AND:
 		return f.addrOf(e.X)
@@ -376,12 +377,35 @@ func (f *fn) unary(e *syntax.UnaryExpr) asm.Register {
 	return 0
 }
 
-// addrOf computes the address of an lvalue in kernel memory (&p->m,
-// &a[i], &*p).
+// addrOf computes the address of an lvalue (&p->m, &a[i], &*p, &x of
+// a global or clause-local variable or a kernel symbol) as a plain
+// number: D pointers are integers to the verifier, and stores through
+// them are checked (storeAddr).
 func (f *fn) addrOf(e syntax.Expr) asm.Register {
 	switch x := e.(type) {
 	case *syntax.ParenExpr:
 		return f.addrOf(x.X)
+	case *syntax.Ident, *syntax.ScopedVar:
+		if v := f.g.info.VarOf(x); v != nil {
+			switch v.Kind {
+			case VarGlobal:
+				p := f.gvars()
+				if off := f.g.gvars[v.ID]; off != 0 {
+					f.emit(asm.Add.Imm(p, int32(off)))
+				}
+				f.launder(p)
+				return p
+			case VarClause:
+				p := f.alloc()
+				f.scratchPtr(p, f.g.thisVars[v.ID])
+				f.launder(p)
+				return p
+			case VarSymbol:
+				r := f.alloc()
+				f.movImm(r, v.Value)
+				return r
+			}
+		}
 	case *syntax.UnaryExpr:
 		if x.Op == syntax.MUL {
 			return f.expr(x.X)
@@ -425,6 +449,22 @@ func (f *fn) addrOf(e syntax.Expr) asm.Register {
 	return 0
 }
 
+// checkAlign faults with "invalid alignment" (illval = the address in
+// a) when a scalar of type t read or written through a pointer (*p,
+// p[i]) would not be aligned to its size, as DTrace requires.
+func (f *fn) checkAlign(a asm.Register, t *Type) {
+	size := storeSize(t)
+	if t.byRef() || size <= 1 || size&(size-1) != 0 {
+		return
+	}
+	m := f.alloc()
+	ok := f.label("algn")
+	f.emit(asm.Mov.Reg(m, a), asm.And.Imm(m, int32(size-1)), asm.JEq.Imm(m, 0, ok))
+	f.fault(FaultBadAlign, a, true)
+	f.mark(ok)
+	f.free(m)
+}
+
 func (f *fn) binary(e *syntax.BinaryExpr) asm.Register {
 	switch e.Op {
 	case syntax.COMMA:
@@ -432,20 +472,25 @@ func (f *fn) binary(e *syntax.BinaryExpr) asm.Register {
 		f.free(r)
 		return f.expr(e.Y)
 	case syntax.LAND, syntax.LOR:
-		d := f.alloc()
-		end := f.label("sc")
+		// The result goes to y's register, which is free on the path
+		// that skips Y too (it was free when x was), so a chain of
+		// && and || holds one register however long it is.
+		one, zero, end := f.label("scone"), f.label("sczero"), f.label("scend")
 		x := f.cond(e.X)
 		if e.Op == syntax.LAND {
-			f.emit(asm.Mov.Imm(d, 0), asm.JEq.Imm(x, 0, end))
+			f.emit(asm.JEq.Imm(x, 0, zero))
 		} else {
-			f.emit(asm.Mov.Imm(d, 1), asm.JNE.Imm(x, 0, end))
+			f.emit(asm.JNE.Imm(x, 0, one))
 		}
 		f.free(x)
 		y := f.cond(e.Y)
-		f.emit(asm.Mov.Imm(d, 1), asm.JNE.Imm(y, 0, end), asm.Mov.Imm(d, 0))
-		f.free(y)
+		f.emit(asm.JEq.Imm(y, 0, zero))
+		f.mark(one)
+		f.emit(asm.Mov.Imm(y, 1), asm.Ja.Label(end))
+		f.mark(zero)
+		f.emit(asm.Mov.Imm(y, 0))
 		f.mark(end)
-		return d
+		return y
 	case syntax.LXOR:
 		hx := f.hold(f.bool(e.X), e.Y)
 		y := f.bool(e.Y)
@@ -769,6 +814,7 @@ func (f *fn) index(e *syntax.IndexExpr) asm.Register {
 		return v
 	case TPointer:
 		p := f.addrOf(e)
+		f.checkAlign(p, t)
 		return f.loadScalar(p, t, bt.User)
 	case TArray:
 		if bt.Len == 0 {

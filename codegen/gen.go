@@ -241,6 +241,10 @@ func generate(clauses []Clause, info Info, opts Options, layout ScratchLayout) (
 	return g, nil
 }
 
+// allocaStart is the scratch offset where each clause's temporaries
+// start; alloca() memory is the part of them below fn.tempBase.
+func (g *gen) allocaStart() uint32 { return g.tok + g.strBuf() + 32 }
+
 func clauseSym(i int) string { return fmt.Sprintf("dt_clause_%d", i) }
 
 // errorCopySym names dt_error's copy of ERROR clause i.
@@ -262,7 +266,7 @@ func (g *gen) clause(i int, cl Clause, sym string) (cs *ClauseSpec, err error) {
 	f := newFn(g, sym)
 	f.clause = i
 	f.isError = isErrorClause(cl)
-	f.tempBase = g.tok + g.strBuf() + 32
+	f.tempBase = g.allocaStart()
 	f.temp = f.tempBase
 	defer func() {
 		if r := recover(); r != nil {

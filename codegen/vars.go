@@ -38,8 +38,10 @@ func (f *fn) loadVar(e syntax.Expr, v *Var) asm.Register {
 			}
 			return p
 		}
+		// By the type's size: a store through &x writes only that many
+		// bytes of the 8-byte slot.
 		r := f.alloc()
-		f.emit(asm.LoadMem(r, p, int16(off), asm.DWord))
+		f.loadField(r, p, int16(off), t)
 		f.free(p)
 		return r
 	case VarClause:
@@ -345,7 +347,7 @@ func (f *fn) memAddr(e syntax.Expr) (asm.Register, Field) {
 	case *syntax.UnaryExpr:
 		if x.Op == syntax.MUL {
 			t := f.typeOf(x)
-			return f.scratchAddr(f.expr(x.X), storeSize(t)), Field{Type: t}
+			return f.storeAddr(f.expr(x.X), t), Field{Type: t}
 		}
 	case *syntax.MemberExpr:
 		if x.Arrow {
@@ -387,7 +389,7 @@ func (f *fn) memAddr(e syntax.Expr) (asm.Register, Field) {
 		}
 		if bt := f.typeOf(x.X); bt.Kind == TPointer {
 			t := f.typeOf(x)
-			return f.scratchAddr(f.addrOf(x), storeSize(t)), Field{Type: t}
+			return f.storeAddr(f.addrOf(x), t), Field{Type: t}
 		}
 		if v := f.g.info.VarOf(x.X); v == nil || (v.Kind != VarAssoc && v.Kind != VarTAssoc) {
 			base, bf := f.memAddr(x.X)
@@ -418,28 +420,82 @@ func storeSize(t *Type) uint32 {
 }
 
 // scratchAddr turns an address (in a register, consumed) into a pointer
-// the verifier accepts for a store of size bytes: the address must lie
-// within the scratch temporaries, where alloca() memory is; anything
-// else faults with "invalid address". DTrace only lets a program store
-// through pointers to memory it allocated.
+// the verifier accepts for a store of size bytes. DTrace lets a program
+// store through pointers only into memory it owns: the address must lie
+// within the alloca() memory of this clause (scratch from allocaStart
+// up to the last alloca's end), the clause-local variables, or the
+// storage of the global variables (dt_gvars, which &a[i] and &g.m of
+// globals point into); anything else faults with "invalid address".
 func (f *fn) scratchAddr(a asm.Register, size uint32) asm.Register {
 	ms := int16(f.g.layout.MState)
-	lo, hi := int32(f.g.layout.Temps), int32(f.g.layout.Size)-int32(size)
 	// Through memory the value becomes a plain number even when a is a
 	// pointer the verifier tracks.
-	f.emit(asm.StoreMem(regScratch, ms+msLaunder, a, asm.DWord), asm.LoadMem(a, regScratch, ms+msLaunder, asm.DWord))
-	off := f.alloc()
-	f.emit(asm.LoadMem(off, regScratch, ms+msBase, asm.DWord), asm.Neg.Imm(off, 0), asm.Add.Reg(off, a))
+	f.launder(a)
+	p := f.alloc()
+	// Set before gvars() spills it around its helper call.
+	f.emit(asm.Mov.Imm(p, 0))
 	bad, ok := f.label("badst"), f.label("stok")
-	f.emit(asm.JSLT.Imm(off, lo, bad), asm.JSGT.Imm(off, hi, bad), asm.Ja.Label(ok))
+	lo, hi, end := f.g.allocaStart(), f.tempBase, f.g.gvarEnd
+	// Clause-local structs and arrays (&this->s.m) are scratch too.
+	tlo, thi := f.g.layout.Temps, f.g.layout.Temps+f.g.thisEnd
+	if hi < lo+size && end < size && thi < tlo+size {
+		// Nowhere to store: the store always faults, but the code after
+		// the fault path must stay reachable (the kernel refuses
+		// unreachable instructions); a never-taken jump keeps it so.
+		f.emit(asm.Mov.Reg(p, regScratch), asm.JNE.Reg(a, a, ok))
+	}
+	var ranges [][2]uint32
+	if hi >= lo+size {
+		ranges = append(ranges, [2]uint32{lo, hi})
+	}
+	if thi >= tlo+size {
+		ranges = append(ranges, [2]uint32{tlo, thi})
+	}
+	if len(ranges) > 0 {
+		off := f.alloc()
+		f.emit(asm.LoadMem(off, regScratch, ms+msBase, asm.DWord), asm.Neg.Imm(off, 0), asm.Add.Reg(off, a))
+		for _, rg := range ranges {
+			next := f.label("stnx")
+			f.emit(asm.JSLT.Imm(off, int32(rg[0]), next), asm.JSGT.Imm(off, int32(rg[1]-size), next),
+				asm.Mov.Reg(p, regScratch), asm.Add.Reg(p, off), asm.Ja.Label(ok))
+			f.mark(next)
+		}
+		f.free(off)
+	}
+	if end >= size {
+		gv := f.gvars()
+		off := f.alloc()
+		f.emit(asm.Mov.Reg(off, gv))
+		f.launder(off)
+		f.emit(asm.Neg.Imm(off, 0), asm.Add.Reg(off, a),
+			asm.JSLT.Imm(off, 0, bad), asm.JSGT.Imm(off, int32(end-size), bad),
+			asm.Mov.Reg(p, gv), asm.Add.Reg(p, off), asm.Ja.Label(ok))
+		f.free(off, gv)
+	}
 	f.mark(bad)
 	f.fault(FaultBadAddr, a, true)
 	f.mark(ok)
 	f.free(a)
-	p := f.alloc()
-	f.emit(asm.Mov.Reg(p, regScratch), asm.Add.Reg(p, off))
-	f.free(off)
 	return p
+}
+
+// storeAddr is scratchAddr for a store of a value of type t through a
+// pointer (*p = v, p[i] = v): as in DTrace, a valid address that is
+// not aligned to a scalar's size then faults with "invalid alignment".
+func (f *fn) storeAddr(a asm.Register, t *Type) asm.Register {
+	c := f.alloc()
+	f.emit(asm.Mov.Reg(c, a))
+	p := f.scratchAddr(a, storeSize(t))
+	f.checkAlign(c, t)
+	f.free(c)
+	return p
+}
+
+// launder turns the value of r into a plain number for the verifier (a
+// pointer it tracks becomes a scalar when it goes through memory).
+func (f *fn) launder(r asm.Register) {
+	ms := int16(f.g.layout.MState)
+	f.emit(asm.StoreMem(regScratch, ms+msLaunder, r, asm.DWord), asm.LoadMem(r, regScratch, ms+msLaunder, asm.DWord))
 }
 
 // loadMem reads the member lv designates.
@@ -834,8 +890,7 @@ func (f *fn) uregs(e *syntax.IndexExpr) asm.Register {
 	t := f.result()
 	f.call(asm.FnTaskPtRegs, reg(t))
 	p := f.result()
-	ms := int16(f.g.layout.MState)
-	f.emit(asm.StoreMem(regScratch, ms+msLaunder, p, asm.DWord), asm.LoadMem(p, regScratch, ms+msLaunder, asm.DWord))
+	f.launder(p)
 	i = f.release(hi)
 	f.emit(asm.LSh.Imm(i, 3), asm.Add.Reg(p, i))
 	f.free(i)

@@ -638,7 +638,13 @@ func (c *checker) unary(e *syntax.UnaryExpr) TypeAndValue {
 		if types.Underlying(t).Kind() == types.KindFunc {
 			return c.fail(c.after(e), D_DEREF_FUNC, "cannot dereference pointer to function")
 		}
-		return c.record(e, TypeAndValue{Type: t, Lvalue: !types.IsArray(t)}, exprFlags{writable: fl.writable, inAlloca: x.Alloca})
+		// As in dtrace, *(a + i) is writable when a is, the form a[i]
+		// takes.
+		w := fl.writable
+		if b, ok := unparen(e.X).(*syntax.BinaryExpr); ok && b.Op == syntax.ADD && c.flags[b.X].writable {
+			w = true
+		}
+		return c.record(e, TypeAndValue{Type: t, Lvalue: !types.IsArray(t)}, exprFlags{writable: w, inAlloca: x.Alloca})
 	case syntax.ADD, syntax.SUB:
 		if !isInt(x.Type) {
 			return c.fail(c.after(e), D_OP_ARITH, "operator %s requires an operand of arithmetic type", opstr(e.Op))
