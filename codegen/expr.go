@@ -459,7 +459,9 @@ func (f *fn) checkAlign(a asm.Register, t *Type) {
 	}
 	m := f.alloc()
 	ok := f.label("algn")
-	f.emit(asm.Mov.Reg(m, a), asm.And.Imm(m, int32(size-1)), asm.JEq.Imm(m, 0, ok))
+	f.emit(asm.Mov.Reg(m, a))
+	f.launder(m) // a may be a pointer the verifier tracks ((int *)array)
+	f.emit(asm.And.Imm(m, int32(size-1)), asm.JEq.Imm(m, 0, ok))
 	f.fault(FaultBadAlign, a, true)
 	f.mark(ok)
 	f.free(m)
