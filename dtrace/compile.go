@@ -200,7 +200,7 @@ func (h *Handle) compileError(err error) error {
 
 // parse parses one source in the way its kind asks for.
 func (h *Handle) parse(src Source) (*syntax.Program, error) {
-	cfg := &syntax.Config{IsTypeName: h.lib.IsTypeName, IsIdent: h.lib.IsIdent}
+	cfg := &syntax.Config{IsTypeName: h.lib.IsTypeName, IsIdent: h.lib.IsIdent, Directive: check.Directive}
 	text := src.Text
 	switch src.Kind {
 	case SpecProgram:

@@ -344,6 +344,10 @@ func (c *checker) keyOK(k syntax.Expr, tv TypeAndValue, i int, kind string) bool
 		c.errorf(c.after(k), D_KEY_TYPE, "%s expression may not be used as %s index: key #%d", types.TypeString(tv.Type), kind, i+1)
 		return false
 	}
+	if n := c.dynamicName(k); n != "" {
+		c.errorf(c.after(k), D_KEY_TYPE, "%s expression may not be used as %s index: key #%d", n, kind, i+1)
+		return false
+	}
 	if c.flags[k].action {
 		c.errorf(c.after(k), D_KEY_TYPE, "%s expression may not be used as %s index: key #%d", types.TypeString(tv.Type), kind, i+1)
 		return false

@@ -174,7 +174,7 @@ func (c *checker) special(e *syntax.CallExpr, fn *Func, tvs []TypeAndValue) bool
 			c.errorf(c.last(e), D_TRACE_VOID, "trace( ) may not be applied to a void expression")
 			return false
 		}
-		if k := types.Underlying(tvs[0].Type).Kind(); len(tvs) == 1 && (k == types.KindDyn || k == types.KindAgg) {
+		if k := types.Underlying(tvs[0].Type).Kind(); len(tvs) == 1 && (k == types.KindDyn || k == types.KindAgg || c.dynamicName(e.Args[0]) != "") {
 			c.errorf(c.last(e), D_TRACE_DYN, "trace( ) may not be applied to a dynamic expression")
 			return false
 		}

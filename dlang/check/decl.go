@@ -66,6 +66,9 @@ func (c *checker) specType(ds *syntax.DeclSpecs) types.Type {
 	if ds == nil || ds.Type == nil {
 		return types.Int
 	}
+	if !c.specAttrs(ds) {
+		return nil
+	}
 	var t types.Type
 	switch ts := ds.Type.(type) {
 	case *syntax.BasicType:
@@ -97,6 +100,62 @@ func (c *checker) specType(ds *syntax.DeclSpecs) types.Type {
 		t = &types.Qualified{Quals: q, Type: t}
 	}
 	return t
+}
+
+// specAttrs reports basic-type keywords written with a struct, union,
+// enum or type name (`unsigned struct s`, `long string`): only integers
+// may be signed or unsigned, only integers and floating-point types long.
+// It returns false after reporting an error.
+func (c *checker) specAttrs(ds *syntax.DeclSpecs) bool {
+	sign, long := false, false
+	for _, w := range ds.Attrs {
+		switch w {
+		case "signed", "unsigned":
+			sign = true
+		case "long":
+			long = true
+		}
+	}
+	if !sign && !long {
+		return true
+	}
+	pos := c.specAttrPos(ds.Type)
+	switch {
+	case sign:
+		c.errorf(pos, D_DECL_SIGNINT, "invalid type declaration: signed and unsigned may only be used with integer type")
+	case long:
+		c.errorf(pos, D_DECL_LONGINT, "invalid type declaration: long and long long may only be used with integer or floating-point type")
+	}
+	return false
+}
+
+// specAttrPos returns where dtrace reports specAttrs' errors: when it
+// learns the kind of type, at the token after a type name or struct tag,
+// or at the `{` opening a definition.
+func (c *checker) specAttrPos(ts syntax.TypeSpec) syntax.Pos {
+	defined := false
+	switch t := ts.(type) {
+	case *syntax.StructType:
+		defined = t.Defined
+	case *syntax.EnumType:
+		defined = t.Defined
+	}
+	if !defined || c.conf.Source == nil || c.fset == nil {
+		return c.after(ts)
+	}
+	f := c.fset.File(ts.Pos())
+	if f == nil {
+		return ts.Pos()
+	}
+	src := c.source(f.Name())
+	off := f.Offset(ts.Pos())
+	if src == nil || off < 0 || off > len(src) {
+		return ts.Pos()
+	}
+	if i := indexFrom(src, off, "{"); i >= 0 {
+		return f.Pos(i)
+	}
+	return ts.Pos()
 }
 
 func (c *checker) basicType(bt *syntax.BasicType) types.Type {
@@ -386,7 +445,7 @@ func (c *checker) derive(base types.Type, dt syntax.DeclType, name string) types
 		}
 		return t
 	case *syntax.ArrayDecl:
-		if d.Keys != nil {
+		if d.Keys != nil || d.Variadic {
 			c.errorf(c.after(d), D_DECL_DYNOBJ, "cannot declare array of associative arrays")
 			return nil
 		}

@@ -684,7 +684,7 @@ func (c *checker) unary(e *syntax.UnaryExpr) TypeAndValue {
 		if fl.isVar {
 			return c.fail(c.after(e), D_ADDROF_VAR, "cannot take address of dynamic variable")
 		}
-		if types.Underlying(x.Type).Kind() == types.KindDyn {
+		if types.Underlying(x.Type).Kind() == types.KindDyn || c.dynamicName(e.X) != "" {
 			return c.fail(c.after(e), D_ADDROF_VAR, "cannot take address of dynamic object")
 		}
 		if !x.Lvalue {
@@ -1188,6 +1188,33 @@ func (c *checker) xlatorOf(e syntax.Expr) *Translator {
 		}
 	}
 	return nil
+}
+
+// dynamicName returns what dtrace calls a dynamic expression, one whose
+// value is a translation not yet taken apart (xlate<T>(x), or an inline
+// defined as one, such as curpsinfo): "translated data" or "pointer to
+// translated data". It returns "" for any other expression. Such a value
+// may be dereferenced or have members taken, but not be traced, used as
+// a key, have its address taken or stand alone as a statement.
+func (c *checker) dynamicName(e syntax.Expr) string {
+	for i := 0; i < 8; i++ {
+		switch x := unparen(e).(type) {
+		case *syntax.XlateExpr:
+			if types.IsPointer(c.info.Types[x].Type) {
+				return "pointer to translated data"
+			}
+			return "translated data"
+		case *syntax.Ident:
+			in, ok := c.info.Uses[x].(*Inline)
+			if !ok || in.Value == nil || len(in.Params) > 0 {
+				return ""
+			}
+			e = in.Value
+		default:
+			return ""
+		}
+	}
+	return ""
 }
 
 // xlate checks xlate<T>(x).

@@ -269,7 +269,13 @@ func (c *checker) stmt(s syntax.Stmt) {
 			})
 			return
 		}
-		c.expr(s.X)
+		if tv := c.expr(s.X); tv.Type != nil && c.dynamicName(s.X) != "" {
+			// Found when dtrace generates the clause's code.
+			c.defer1(-1, func() bool {
+				c.errorf(c.after(s.X), D_CG_DYN, "expression cannot evaluate to result of dynamic type")
+				return false
+			})
+		}
 	case *syntax.BlockStmt:
 		c.stmts(s.List)
 	case *syntax.IfStmt:
@@ -349,7 +355,7 @@ func (c *checker) declarator(d *syntax.Declaration, ds *syntax.DeclSpecs, base t
 	// An associative array: the outermost derivation has key types.
 	var keys []types.Type
 	dt := dr.Type
-	if ad, ok := dt.(*syntax.ArrayDecl); ok && ad.Keys != nil {
+	if ad, ok := dt.(*syntax.ArrayDecl); ok && (ad.Keys != nil || ad.Variadic) {
 		for i, k := range ad.Keys {
 			kt := c.typeName(k)
 			if kt == nil {
@@ -364,6 +370,10 @@ func (c *checker) declarator(d *syntax.Declaration, ds *syntax.DeclSpecs, base t
 				return
 			}
 			keys = append(keys, kt)
+		}
+		if ad.Variadic {
+			c.errorf(c.after(ad), D_DECL_PROTO_VARARGS, "array prototype may not use a variable-length argument list")
+			return
 		}
 		dt = ad.Elem
 	}
@@ -666,13 +676,8 @@ func oneOf(w string, list []string) bool {
 
 // pragmaAttributes handles `#pragma D attributes name/data/class ident`.
 func (c *checker) pragmaAttributes(d *syntax.PragmaDecl, w []string) {
-	if len(w) < 2 {
-		c.errorf(d.Pos(), D_PRAGMA_MALFORM, "malformed #pragma %s <attributes> <ident>", "attributes")
-		return
-	}
-	parts := strings.Split(w[0], "/")
-	if len(parts) != 3 || !oneOf(parts[0], stabilities) || !oneOf(parts[1], stabilities) || !oneOf(parts[2], depClasses) {
-		c.errorf(d.Pos(), D_PRAGMA_INVAL, "invalid attributes specified by #pragma %s", "attributes")
+	if tag, msg := attributesForm(w); msg != "" {
+		c.errorf(d.Pos(), tag, "%s", msg)
 		return
 	}
 	name := w[1]
@@ -680,6 +685,36 @@ func (c *checker) pragmaAttributes(d *syntax.PragmaDecl, w []string) {
 		return
 	}
 	c.pendingPragmas = append(c.pendingPragmas, pendingPragma{name: name, pos: d.Pos()})
+}
+
+// attributesForm checks the words after `#pragma D attributes`: an
+// attribute triple and an identifier. The message is "" if they are well
+// formed.
+func attributesForm(w []string) (Tag, string) {
+	if len(w) < 2 {
+		return D_PRAGMA_MALFORM, "malformed #pragma attributes <attributes> <ident>"
+	}
+	parts := strings.Split(w[0], "/")
+	if len(parts) != 3 || !oneOf(parts[0], stabilities) || !oneOf(parts[1], stabilities) || !oneOf(parts[2], depClasses) {
+		return D_PRAGMA_INVAL, "invalid attributes specified by #pragma attributes"
+	}
+	return D_UNKNOWN, ""
+}
+
+// Directive checks a control line when it is scanned, as dtrace acts on
+// its pragmas while it reads the program, before the parser reports
+// errors in the text after them: set it as syntax.Config.Directive. It
+// checks what needs no declarations (the form of #pragma D attributes);
+// Check does the rest.
+func Directive(d *syntax.PragmaDecl) (tag, msg string) {
+	w := d.Words
+	if d.Directive != "pragma" || len(w) < 2 || w[0] != "D" || w[1] != "attributes" {
+		return "", ""
+	}
+	if t, m := attributesForm(w[2:]); m != "" {
+		return t.String(), m
+	}
+	return "", ""
 }
 
 // pendingPragma is an attributes pragma naming an identifier not yet
