@@ -61,6 +61,21 @@ func (a *checkInfo) Expand(e syntax.Expr) syntax.Expr {
 	return nil
 }
 
+// InlineCall implements InlineInfo.
+func (a *checkInfo) InlineCall(e *syntax.IndexExpr) (syntax.Expr, []*Var, bool) {
+	in, ok := a.info.Uses[e.X].(*check.Inline)
+	if !ok || len(in.Params) == 0 || len(in.Params) != len(e.Index) {
+		return nil, nil, false
+	}
+	params := make([]*Var, len(in.Params))
+	for i, p := range in.Params {
+		if params[i] = a.varOf(p); params[i] == nil {
+			return nil, nil, false
+		}
+	}
+	return in.Value, params, true
+}
+
 func (a *checkInfo) TypeOfName(*syntax.TypeName) *Type { return nil }
 
 func (a *checkInfo) VarOf(e syntax.Expr) *Var {

@@ -132,6 +132,8 @@ var e2eTests = []struct {
 		want: "2 1 0 0\n"},
 	{name: "strings", src: `BEGIN { s = "abc"; t = strjoin(s, "def"); printf("%s %d %d %d\n", t, strlen(t), s == "abc", s < "abd"); }`,
 		want: "abcdef 6 1 1\n"},
+	{name: "inline with parameters", src: `inline int sq[int x] = x * x + 1; BEGIN { printf("%d %d\n", sq[7], sq[sq[2]]); }`,
+		want: "50 26\n"},
 	{name: "this", src: `BEGIN { this->x = 5; this->s = "q"; printf("%d %s\n", this->x * 2, this->s); }`,
 		want: "10 q\n"},
 	{name: "self", fires: 2, src: `self int n; BEGIN { self->n += 2; printf("%d\n", self->n); }`,

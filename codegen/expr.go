@@ -779,11 +779,33 @@ func (f *fn) bitfield(base asm.Register, fl Field, inMem, user bool) asm.Registe
 	return v
 }
 
+// inlineCall compiles the value of an inline with parameters, each bound
+// to its argument expression (evaluated where the parameter is used, as a
+// translator's parameter is).
+func (f *fn) inlineCall(val syntax.Expr, params []*Var, args []syntax.Expr) asm.Register {
+	var r asm.Register
+	var bind func(i int)
+	bind = func(i int) {
+		if i == len(params) {
+			r = f.expr(val)
+			return
+		}
+		f.withBind(params[i], args[i], func() { bind(i + 1) })
+	}
+	bind(0)
+	return r
+}
+
 // index compiles a[i] for C arrays and pointers, and associative array
 // lookups.
 func (f *fn) index(e *syntax.IndexExpr) asm.Register {
 	if v := f.g.info.VarOf(e.X); v != nil && (v.Kind == VarAssoc || v.Kind == VarTAssoc) {
 		return f.assocLoad(e, v)
+	}
+	if ii, ok := f.g.info.(InlineInfo); ok {
+		if val, params, ok := ii.InlineCall(e); ok {
+			return f.inlineCall(val, params, e.Index)
+		}
 	}
 	bt := f.typeOf(e.X)
 	t := f.typeOf(e)

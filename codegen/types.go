@@ -164,6 +164,14 @@ type Info interface {
 
 // XlateInfo is implemented by an Info that knows translators (the
 // checker's adapter does). Without it, translations fail to compile.
+// InlineInfo is implemented by Infos that know inlines with parameters,
+// used as f[x, y] (io.d's fds[fd]).
+type InlineInfo interface {
+	// InlineCall resolves such a use: the inline's value expression and
+	// its parameters, which the use binds to its index expressions.
+	InlineCall(e *syntax.IndexExpr) (value syntax.Expr, params []*Var, ok bool)
+}
+
 type XlateInfo interface {
 	// XlateMember resolves a member selected from a translated value
 	// (xlate<T>(x).m, xlate<T *>(p)->m, an inline defined as one, a

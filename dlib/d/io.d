@@ -202,10 +202,15 @@ inline int O_SYNC = 04010000;
 inline int O_FSYNC = 04010000;
 inline int O_RSYNC = 04010000;
 
+/*
+ * The kernel lets only fentry/fexit and LSM programs call bpf_d_path(),
+ * and this kernel refuses those: the probes' programs cannot build a
+ * file's path, which reads "<unknown>" (as in DTrace for Linux).
+ */
 translator fileinfo_t < struct file *F > {
 	fi_name = F == NULL ? "<none>" : stringof(F->f_path.dentry->d_name.name);
-	fi_dirname = F == NULL ? "<none>" : dirname(d_path(&F->f_path));
-	fi_pathname = F == NULL ? "<none>" : d_path(&F->f_path);
+	fi_dirname = F == NULL ? "<none>" : "<unknown>";
+	fi_pathname = F == NULL ? "<none>" : "<unknown>";
 	fi_offset = F == NULL ? 0 : F->f_pos;
 	fi_fs = F == NULL ? "<none>" : stringof(F->f_path.mnt->mnt_sb->s_type->name);
 	fi_mount = F == NULL ? "<none>" : "<unknown>";
