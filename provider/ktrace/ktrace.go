@@ -37,10 +37,15 @@ const (
 	Event
 )
 
-// Source names one tracepoint. Raw tracepoints are found by Name alone;
-// Group is their tracefs group, for documentation.
+// Source names one tracepoint. Raw tracepoints are attached by Name
+// alone; Group is their tracefs group, where the provider looks for them.
+// A bare tracepoint (Bare) has no tracefs event: the provider assumes it
+// exists, and attaching says so if it does not (looking for its
+// btf_trace_NAME type would read the kernel's BTF for every program that
+// touches the provider, which dtrace's start-up cannot afford).
 type Source struct {
 	Group, Name string
+	Bare        bool
 }
 
 // Spec describes one probe.
@@ -86,10 +91,9 @@ func (pv *Provider) load() {
 	pv.once.Do(func() {
 		pv.sources = make([][]Source, len(pv.specs))
 		root, _ := kernel.MountTracefs()
-		var spec *btf.Spec
 		for i, s := range pv.specs {
 			for _, src := range s.Sources {
-				if exists(s.Kind, src, root, &spec) {
+				if exists(src, root) {
 					pv.sources[i] = append(pv.sources[i], src)
 				}
 			}
@@ -97,26 +101,17 @@ func (pv *Provider) load() {
 	})
 }
 
-// exists reports whether the kernel has the tracepoint: a raw one has a
-// btf_trace_NAME type in the kernel's BTF, an event one a directory in
-// tracefs.
-func exists(k Kind, src Source, root string, spec **btf.Spec) bool {
-	if k == Event {
-		if root == "" {
-			return false
-		}
-		_, err := os.Stat(filepath.Join(root, "events", src.Group, src.Name))
-		return err == nil
+// exists reports whether the kernel has the tracepoint: a directory in
+// tracefs, or for a bare tracepoint, presumably.
+func exists(src Source, root string) bool {
+	if src.Bare {
+		return true
 	}
-	if *spec == nil {
-		s, err := btf.LoadKernelSpec()
-		if err != nil {
-			return false
-		}
-		*spec = s
+	if root == "" {
+		return false
 	}
-	var td *btf.Typedef
-	return (*spec).TypeByName("btf_trace_"+src.Name, &td) == nil
+	_, err := os.Stat(filepath.Join(root, "events", src.Group, src.Name))
+	return err == nil
 }
 
 // Probes returns the probes that match d and whose tracepoints exist.

@@ -2,8 +2,11 @@ package ktrace_test
 
 import (
 	"os"
+	"strings"
 	"testing"
 
+	"github.com/cilium/ebpf"
+	"github.com/cilium/ebpf/asm"
 	"github.com/cilium/ebpf/btf"
 
 	"github.com/dtrace-go/dtrace/provider"
@@ -17,8 +20,8 @@ func TestMissingTracepoints(t *testing.T) {
 		t.Skip("needs root for tracefs")
 	}
 	pv := ktrace.New("test", []ktrace.Spec{
-		{Name: "there", Sources: []ktrace.Source{{Name: "sched_switch"}, {Name: "no_such_tracepoint"}}},
-		{Name: "gone", Sources: []ktrace.Source{{Name: "no_such_tracepoint"}}},
+		{Name: "there", Sources: []ktrace.Source{{Group: "sched", Name: "sched_switch"}, {Group: "sched", Name: "no_such_tracepoint"}}},
+		{Name: "gone", Sources: []ktrace.Source{{Group: "sched", Name: "no_such_tracepoint"}}},
 		{Name: "event", Kind: ktrace.Event, Sources: []ktrace.Source{{Group: "sched", Name: "sched_switch"}}},
 		{Name: "no-event", Kind: ktrace.Event, Sources: []ktrace.Source{{Group: "sched", Name: "no_such_event"}}},
 	})
@@ -32,6 +35,34 @@ func TestMissingTracepoints(t *testing.T) {
 	}
 	if len(names) != 2 || names[0] != "there" || names[1] != "event" {
 		t.Errorf("probes %v, want [there event]", names)
+	}
+	if ps, _ := pv.Probes(provider.Desc{Name: "there"}); len(ps) != 1 {
+		t.Fatalf("%d probes named there", len(ps))
+	}
+}
+
+// TestBareTracepointMissing: a bare tracepoint is listed without looking,
+// and attaching to one the kernel lacks fails with the kernel's word.
+func TestBareTracepointMissing(t *testing.T) {
+	if os.Getuid() != 0 {
+		t.Skip("needs root for BPF")
+	}
+	pv := ktrace.New("test", []ktrace.Spec{{Name: "bare", Sources: []ktrace.Source{{Name: "no_such_bare_tp", Bare: true}}}})
+	ps, err := pv.Probes(provider.Desc{})
+	if err != nil || len(ps) != 1 {
+		t.Fatalf("probes %v, %v", ps, err)
+	}
+	prog, err := ebpf.NewProgram(&ebpf.ProgramSpec{Type: ebpf.RawTracepoint, License: "GPL",
+		Instructions: asm.Instructions{asm.Mov.Imm(asm.R0, 0), asm.Return()}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer prog.Close()
+	if c, err := pv.Attach(ps[0], prog); err == nil {
+		c.Close()
+		t.Fatal("attached to a tracepoint that does not exist")
+	} else if !strings.Contains(err.Error(), "no_such_bare_tp") {
+		t.Errorf("error %q does not name the tracepoint", err)
 	}
 }
 

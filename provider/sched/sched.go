@@ -66,6 +66,11 @@ func src(group string, names ...string) []ktrace.Source {
 	return out
 }
 
+// bare names a bare tracepoint of the scheduler (no tracefs event).
+func bare(name string) []ktrace.Source {
+	return []ktrace.Source{{Group: "sched", Name: name, Bare: true}}
+}
+
 // New returns the sched provider.
 func New() *ktrace.Provider {
 	specs := []ktrace.Spec{
@@ -87,11 +92,11 @@ func New() *ktrace.Provider {
 				e.CtxArg(1, 2)
 				return nil
 			}},
-		{Name: "on-cpu", Sources: src("sched", "sched_exit_tp"), Prologue: flag(true)},
-		{Name: "preempt", Sources: src("sched", "sched_entry_tp"), Prologue: flag(true)},
-		{Name: "remain-cpu", Sources: src("sched", "sched_exit_tp"), Prologue: flag(false)},
+		{Name: "on-cpu", Sources: bare("sched_exit_tp"), Prologue: flag(true)},
+		{Name: "preempt", Sources: bare("sched_entry_tp"), Prologue: flag(true)},
+		{Name: "remain-cpu", Sources: bare("sched_exit_tp"), Prologue: flag(false)},
 		{Name: "sleep", Sources: src("sched", "sched_switch"), Prologue: sleeping(false)},
-		{Name: "surrender", Sources: src("sched", "sched_set_need_resched_tp"), Args: thread, XArgs: threadX,
+		{Name: "surrender", Sources: bare("sched_set_need_resched_tp"), Args: thread, XArgs: threadX,
 			Prologue: surrender},
 		{Name: "tick", Kind: ktrace.Event, Sources: src("timer", "hrtimer_expire_entry"), Args: thread, XArgs: threadX,
 			Prologue: tick},

@@ -16,7 +16,7 @@ import (
 func (pv *Provider) Attach(p *provider.Probe, prog *ebpf.Program) (io.Closer, error) {
 	ev, ok := p.Data.(event)
 	if !ok {
-		return nil, fmt.Errorf("%s: probe %s was not made by this provider", pv.name, p)
+		return nil, fmt.Errorf("sdt: probe %s was not made by this provider", p)
 	}
 	// cilium/ebpf finds the event id in tracefs, which must be mounted.
 	if _, err := kernel.MountTracefs(); err != nil {

@@ -1,10 +1,7 @@
 // Package sdt is the sdt provider of DTrace for Linux: every kernel
 // tracepoint that tracefs lists, as sdt:GROUP::EVENT (module the event's
 // group, no function, name the event), except the groups other providers
-// or other tools own (syscalls, kprobes, uprobes). NewTracepoint makes
-// the tracepoint provider, the same probes named tracepoint:GROUP::EVENT,
-// which offers every group (system calls included), as Linux tools name
-// them.
+// or other tools own (syscalls, kprobes, uprobes).
 //
 // args[] are the fields of the event's record after the common ones, in
 // record order, typed as the event's format file declares them. A scalar
@@ -29,22 +26,16 @@ import (
 	"github.com/dtrace-go/dtrace/provider"
 )
 
-// The providers' names.
-const (
-	Name           = "sdt"
-	TracepointName = "tracepoint"
-)
+// Name is the provider's name.
+const Name = "sdt"
 
 // excluded are the tracefs groups the provider does not offer: system
 // calls are the syscall provider's, kprobes and uprobes groups are
 // dynamic events other tools create.
 var excluded = map[string]bool{"syscalls": true, "kprobes": true, "uprobes": true, "ftrace": true}
 
-// Provider is the sdt provider, or the tracepoint provider.
+// Provider is the sdt provider.
 type Provider struct {
-	name string
-	all  bool // every group: nothing excluded
-
 	once   sync.Once
 	root   string
 	events []event
@@ -57,15 +48,10 @@ type Provider struct {
 type event struct{ group, name string }
 
 // New returns the sdt provider.
-func New() *Provider { return &Provider{name: Name, formats: map[event]*tracefs.Format{}} }
+func New() *Provider { return &Provider{formats: map[event]*tracefs.Format{}} }
 
-// NewTracepoint returns the tracepoint provider.
-func NewTracepoint() *Provider {
-	return &Provider{name: TracepointName, all: true, formats: map[event]*tracefs.Format{}}
-}
-
-// Name returns "sdt" or "tracepoint".
-func (pv *Provider) Name() string { return pv.name }
+// Name returns "sdt".
+func (*Provider) Name() string { return Name }
 
 // load reads the list of events. Without tracefs the provider has no
 // probes.
@@ -82,7 +68,7 @@ func (pv *Provider) load() {
 		pv.root = root
 		for _, ev := range strings.Split(string(data), "\n") {
 			g, n, ok := strings.Cut(ev, ":")
-			if !ok || g == "" || n == "" || !pv.all && excluded[g] {
+			if !ok || g == "" || n == "" || excluded[g] {
 				continue
 			}
 			pv.events = append(pv.events, event{g, n})
@@ -97,7 +83,7 @@ func (pv *Provider) Probes(d provider.Desc) ([]*provider.Probe, error) {
 	var out []*provider.Probe
 	for _, ev := range pv.events {
 		if d.MatchesIn(ev.group, "", ev.name) {
-			out = append(out, &provider.Probe{Provider: pv.name, Module: ev.group, Name: ev.name, Data: ev})
+			out = append(out, &provider.Probe{Provider: Name, Module: ev.group, Name: ev.name, Data: ev})
 		}
 	}
 	return out, nil
@@ -107,7 +93,7 @@ func (pv *Provider) Probes(d provider.Desc) ([]*provider.Probe, error) {
 func (pv *Provider) format(p *provider.Probe) (event, *tracefs.Format, error) {
 	ev, ok := p.Data.(event)
 	if !ok {
-		return ev, nil, fmt.Errorf("%s: probe %s was not made by this provider", pv.name, p)
+		return ev, nil, fmt.Errorf("sdt: probe %s was not made by this provider", p)
 	}
 	pv.load()
 	pv.mu.Lock()
@@ -116,7 +102,7 @@ func (pv *Provider) format(p *provider.Probe) (event, *tracefs.Format, error) {
 		return ev, f, nil
 	}
 	if pv.root == "" {
-		return ev, nil, fmt.Errorf("%s: tracefs is not available", pv.name)
+		return ev, nil, fmt.Errorf("sdt: tracefs is not available")
 	}
 	f, err := tracefs.ReadFormat(pv.root, ev.group, ev.name)
 	if err != nil {
