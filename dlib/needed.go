@@ -22,7 +22,12 @@ var builtinNeeds = map[string]string{
 	"cpu":       "sched.d",
 	"ppid":      "procfs.d", // pr_ppid of the psinfo_t translator
 	"progenyof": "procfs.d", // walks task_struct as the psinfo_t translator lays it out
-	// Providers whose args[] are translated by the library's translators.
+}
+
+// providerNeeds names library files whose translators give the args[] of
+// a provider's probes: a program naming the provider and args needs the
+// file.
+var providerNeeds = map[string]string{
 	"proc":  "procfs.d",
 	"sched": "procfs.d",
 	"io":    "io.d",
@@ -78,6 +83,9 @@ func Needed(srcs []Source, texts ...string) []Source {
 	}
 	for w := range words {
 		if f, ok := builtinNeeds[w]; ok {
+			add(f)
+		}
+		if f, ok := providerNeeds[w]; ok && words["args"] {
 			add(f)
 		}
 	}
