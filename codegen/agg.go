@@ -66,7 +66,7 @@ func (g *gen) aggOf(f *fn, ag *syntax.AggExpr) *AggSpec {
 		if st := stackKeyType(ke, kt); st != nil {
 			kt = st
 		}
-		kts[i] = kt
+		kts[i] = g.narrowKey(ai.ID, i, kt)
 	}
 	for _, kt := range kts {
 		size := g.keySize(kt)

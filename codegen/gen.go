@@ -93,6 +93,9 @@ type gen struct {
 	assocValue uint32 // dt_assoc value size
 
 	aggValueMax uint32 // largest aggregation value (dt_zero's size)
+	// keyWidths are the narrowed widths of string key items, by
+	// aggregation id and position (keywidth.go).
+	keyWidths map[int][]uint32
 	zeroSize    uint32 // other values created from dt_zero
 
 	tempMax uint32 // highest scratch offset used by temporaries
@@ -204,6 +207,7 @@ func generate(clauses []Clause, info Info, opts Options, layout ScratchLayout) (
 	g.assocKey = assocHeaderSize + 8
 	g.assocValue = 8
 	g.scanVars(clauses)
+	g.scanKeyWidths(clauses)
 	g.strA = layout.Temps + g.thisEnd
 	g.strB = g.strA + g.strBuf()
 	g.tok = g.strB + g.strBuf()
@@ -535,6 +539,9 @@ func (g *gen) storageSize(t *Type) uint32 {
 // keySize is the size of one tuple item in a key: integers are widened
 // to 8 bytes, strings take strBuf bytes.
 func (g *gen) keySize(t *Type) uint32 {
+	if t != nil && t.keyWidth != 0 {
+		return align8(t.keyWidth)
+	}
 	if t != nil && t.byRef() {
 		return align8(g.storageSize(t))
 	}

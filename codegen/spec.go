@@ -223,6 +223,12 @@ type Options struct {
 	AggEntries uint32
 	// Destructive allows destructive actions (-w).
 	Destructive bool
+	// MemberOffset, if set, gives the byte offset of a member of a
+	// struct of the running kernel. With task_struct.comm known, an
+	// execname aggregation key is read from the task directly
+	// (bpf_get_current_task_btf), which costs much less than
+	// bpf_get_current_comm.
+	MemberOffset func(structName, member string) (uint32, error) `json:"-"`
 	// SourceText, if set, renders a position for the source annotation of
 	// instructions (dtrace -S); the default prints the raw position.
 	SourceText func(syntax.Pos) string `json:"-"`

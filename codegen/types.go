@@ -38,6 +38,9 @@ type Type struct {
 	// stack marks an aggregation key holding a stack() (1) or ustack()
 	// (2) of Len frames (agg.go); Size includes ustack's tgid word.
 	stack int
+	// keyWidth, for a string aggregation key item, is its narrowed
+	// width in bytes with the NUL (keywidth.go); 0: strsize+1.
+	keyWidth uint32
 }
 
 // Field is one member of a struct or union.

@@ -257,6 +257,11 @@ func (f *fn) tuple(keys []syntax.Expr, types []*Type, off uint32) uint32 {
 			off += f.g.keySize(kt)
 			continue
 		}
+		if kt.keyWidth != 0 {
+			f.narrowString(k, kt, off)
+			off += f.g.keySize(kt)
+			continue
+		}
 		r := f.expr(k)
 		if kt.byRef() {
 			p := f.alloc()

@@ -10,6 +10,7 @@ import (
 	"os"
 	"sort"
 	"strings"
+	"sync"
 	gosyscall "syscall"
 	"time"
 
@@ -336,7 +337,24 @@ func (h *Handle) codegenOptions() codegen.Options {
 		NSpec:       uint32(max(h.opts.NSpec, 0)),
 		Destructive: h.opts.Destructive,
 		SourceText:  h.sourceLine,
+		MemberOffset: kernelMemberOffset,
 	}
+}
+
+// kernelBTF is the running kernel's raw BTF, read once when code
+// generation first asks for a member offset.
+var kernelBTF = sync.OnceValues(func() ([]byte, error) {
+	return os.ReadFile("/sys/kernel/btf/vmlinux")
+})
+
+// kernelMemberOffset finds a struct member's offset in the kernel's BTF
+// without decoding it all (ktypes.MemberOffset).
+func kernelMemberOffset(structName, member string) (uint32, error) {
+	raw, err := kernelBTF()
+	if err != nil {
+		return 0, err
+	}
+	return ktypes.MemberOffset(raw, structName, member)
 }
 
 // builtinMacros gives the named macro variables: $pid and friends of the

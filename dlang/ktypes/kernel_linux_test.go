@@ -7,6 +7,8 @@ import (
 	"os"
 	"testing"
 
+	"github.com/cilium/ebpf/btf"
+
 	"github.com/dtrace-go/dtrace/dlang/types"
 )
 
@@ -84,5 +86,44 @@ func BenchmarkStartup(b *testing.B) {
 		if k.LookupType("", "struct task_struct") == nil {
 			b.Fatal(k.Err())
 		}
+	}
+}
+
+// TestMemberOffset checks the raw BTF walk against cilium/ebpf's full
+// decoding of the running kernel's BTF.
+func TestMemberOffset(t *testing.T) {
+	raw, err := os.ReadFile("/sys/kernel/btf/vmlinux")
+	if err != nil {
+		t.Skipf("no kernel BTF: %v", err)
+	}
+	spec, err := btf.LoadKernelSpec()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct{ s, m string }{{"task_struct", "comm"}, {"task_struct", "pid"}, {"cred", "uid"}, {"linux_binprm", "file"}, {"file", "f_flags"}} {
+		var st *btf.Struct
+		if err := spec.TypeByName(c.s, &st); err != nil {
+			t.Fatal(err)
+		}
+		var want uint32
+		found := false
+		for _, m := range st.Members {
+			if m.Name == c.m {
+				want, found = uint32(m.Offset.Bytes()), true
+			}
+		}
+		if !found {
+			t.Fatalf("%s.%s not in cilium's decoding", c.s, c.m)
+		}
+		got, err := MemberOffset(raw, c.s, c.m)
+		if err != nil || got != want {
+			t.Errorf("MemberOffset(%s, %s) = %d, %v; want %d", c.s, c.m, got, err, want)
+		}
+	}
+	if _, err := MemberOffset(raw, "task_struct", "no_such_member"); err == nil {
+		t.Error("a missing member gave no error")
+	}
+	if _, err := MemberOffset(raw[:100], "task_struct", "comm"); err == nil {
+		t.Error("truncated BTF gave no error")
 	}
 }
