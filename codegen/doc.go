@@ -47,8 +47,11 @@
 // As in DTrace, expression values are 64-bit registers: loads, literals
 // and casts extend by their type; +, -, *, <<, ~ and unary - do not
 // truncate; the result type picks signed/unsigned /, % and >> and the
-// usual arithmetic conversions pick signed/unsigned comparisons; stores,
-// casts and record items truncate. Signed % follows DTrace's BPF code:
+// operands' common type picks signed/unsigned comparisons; stores,
+// casts and record items truncate. The common type is dtrace's
+// (dt_type_promote), not C's: no promotion to int, the wider operand
+// wins, at equal width the unsigned one (unsigned char + char is
+// unsigned char, so a record of it holds one byte). Signed % follows DTrace's BPF code:
 // |x| % |y|, negative when exactly one operand is (19 % -5 == -4).
 // Strings, structs and arrays are pointers to their bytes.
 //
@@ -65,9 +68,15 @@
 // cost the verifier about 200k instructions each: a program can hold a
 // few of them, not dozens.
 //
-// Stores through pointers (*p = v, p[i] = v, p->m = v) must land in the
-// scratch temporaries (alloca() memory); anything else faults with
-// "invalid address".
+// D pointers are plain numbers to the verifier (& of a global's or
+// clause-local's element or member, and casts of pointers to integers,
+// launder the address through mstate). Stores through pointers (*p = v,
+// p[i] = v, p->m = v) must land in the clause's alloca() memory, the
+// clause-local variables or dt_gvars (the global variables); anything
+// else faults with "invalid address". Scalars read or written through
+// *p and p[i] must be aligned to their size ("invalid alignment").
+// Recording a NULL string (trace, printf) faults with "invalid address"
+// (illval 0), as in DTrace.
 //
 // # Translators and builtins
 //

@@ -34,37 +34,19 @@ func normTo(v int64, t *Type) int64 {
 	return v
 }
 
-// usual is the common type of C's usual arithmetic conversions, written
-// out as the standard states it for LP64.
+// usual is the common type of two integer operands as dtrace's
+// dt_type_promote defines it: no promotion to int; the wider type wins,
+// and at equal width the unsigned one.
 func usual(a, b *Type) *Type {
-	rank := func(t *Type) (int, bool) {
-		if t.Size < 4 {
-			return 4, true // promoted to int
-		}
-		return int(t.Size), t.Signed
-	}
-	ra, sa := rank(a)
-	rb, sb := rank(b)
-	pick := func(size int, signed bool) *Type {
-		switch {
-		case size == 4 && signed:
-			return TypeInt
-		case size == 4:
-			return TypeUInt
-		case signed:
-			return TypeLong
-		}
-		return TypeULong
-	}
 	switch {
-	case ra == rb && sa == sb:
-		return pick(ra, sa)
-	case ra == rb:
-		return pick(ra, false)
-	case ra > rb:
-		return pick(ra, sa)
+	case a.Size > b.Size:
+		return a
+	case b.Size > a.Size:
+		return b
+	case !a.Signed:
+		return a
 	}
-	return pick(rb, sb)
+	return b
 }
 
 func arithT[T integer](op syntax.Token, a, b T) (T, bool) {

@@ -69,9 +69,10 @@ func promote(t *Type) *Type {
 	return t
 }
 
-// arith is the common type of the usual arithmetic conversions (LP64).
+// arith is the common type of two integer operands as dtrace computes
+// it (dt_type_promote): no promotion to int, the wider operand wins, at
+// equal width the unsigned one.
 func arith(a, b *Type) *Type {
-	a, b = promote(a), promote(b)
 	if a.Kind != TInt {
 		return a
 	}
@@ -203,6 +204,11 @@ func (f *fn) expr(e syntax.Expr) asm.Register {
 // narrower types.
 func (f *fn) convert(r asm.Register, from, to *Type) {
 	if to.Kind == TInt {
+		if from != nil && (from.Kind == TPointer || from.byRef()) {
+			// A pointer the verifier tracks (curcpu, a variable's
+			// storage) becomes a plain number for integer arithmetic.
+			f.launder(r)
+		}
 		f.normalize(r, to)
 	}
 }

@@ -152,6 +152,11 @@ func (f *fn) storeReg(r asm.Register, t *Type, action Action) Record {
 	item := Record{Action: action, FormatID: -1, AggID: -1}
 	switch {
 	case t.Kind == TString:
+		// As in DTrace, recording a NULL string faults (illval 0).
+		nn := f.label("strnn")
+		f.emit(asm.JNE.Imm(r, 0, nn))
+		f.fault(FaultBadAddr, r, true)
+		f.mark(nn)
 		size := f.g.strBuf()
 		off := f.recAlloc(size, 1)
 		f.emit(storeImm(regScratch, f.out(off), 0, asm.Byte))

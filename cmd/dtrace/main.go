@@ -2,7 +2,15 @@
 // enables their probes and prints what they record, as dtrace(1M) does.
 package main
 
-import "os"
+import (
+	"os"
+	"runtime"
+)
+
+// BEGIN and END run in the thread that fires them; keeping main on the
+// process's first thread makes that thread's tid the pid, as in
+// dtrace(1M), so curthread->pid == pid there.
+func init() { runtime.LockOSThread() }
 
 func main() {
 	os.Exit(run(os.Args, os.Stdin, os.Stdout, os.Stderr))

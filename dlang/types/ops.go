@@ -129,14 +129,6 @@ func Identical(a, b Type) bool {
 	return false
 }
 
-// rank orders integer types for the usual arithmetic conversions.
-func rank(b *Basic) int64 {
-	if b.Bits > 0 {
-		return 4 // a bit-field promotes like int
-	}
-	return b.Bytes
-}
-
 // Promote applies C's integer promotions: integer types narrower than int
 // (and bit-fields, and enums) become int; other types are unchanged.
 func Promote(t Type) Type {
@@ -161,27 +153,41 @@ func Promote(t Type) Type {
 }
 
 // ArithResult returns the type of a binary arithmetic operation on
-// integers of types a and b, by C's usual arithmetic conversions as D
-// applies them: both operands are promoted; the wider one wins; at equal
-// width an unsigned operand makes the result unsigned. The original
-// (possibly typedef) type is returned when it wins, as dtrace does.
+// integers of types a and b as dtrace's dt_type_promote computes it:
+// enums count as int and bit-fields are promoted, but narrower integers
+// are not promoted to int; the operand of greater rank (width, then
+// unsignedness) wins, so unsigned char + char is unsigned char. The
+// original (possibly typedef) type is returned when it wins, as dtrace
+// does.
 func ArithResult(a, b Type) Type {
-	pa, pb := Promote(a), Promote(b)
+	pa, pb := arithOperand(a), arithOperand(b)
 	ua, _ := Underlying(pa).(*Basic)
 	ub, _ := Underlying(pb).(*Basic)
 	if ua == nil || ub == nil {
 		return pa
 	}
-	ra, rb := rank(ua), rank(ub)
-	switch {
-	case ra > rb:
-		return pa
-	case rb > ra:
-		return pb
-	case !ua.Signed:
-		return pa
-	case !ub.Signed:
+	ra, rb := 2*ua.Bytes, 2*ub.Bytes
+	if !ua.Signed {
+		ra++
+	}
+	if !ub.Signed {
+		rb++
+	}
+	if rb > ra {
 		return pb
 	}
 	return pa
+}
+
+// arithOperand is an operand's type as dt_type_promote ranks it.
+func arithOperand(t Type) Type {
+	switch u := Underlying(t).(type) {
+	case *Basic:
+		if u.K == KindInt && u.Bits > 0 {
+			return Promote(t)
+		}
+	case *Enum:
+		return Int
+	}
+	return t
 }

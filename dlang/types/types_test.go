@@ -81,8 +81,10 @@ func TestArith(t *testing.T) {
 	tests := []struct {
 		a, b, want Type
 	}{
-		{Char, Char, Int},
-		{Short, UnsignedShort, Int},
+		{Char, Char, Char},
+		{Short, UnsignedShort, UnsignedShort},
+		{UnsignedChar, Char, UnsignedChar},
+		{Char, Short, Short},
 		{Int, UnsignedInt, UnsignedInt},
 		{Int, Long, Long},
 		{UnsignedInt, Long, Long},
