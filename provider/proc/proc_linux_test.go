@@ -181,3 +181,70 @@ tick-100ms /done/ { exit(0); }
 		t.Errorf("got\n%s\nwant\n%s", strings.Join(lines, "\n"), strings.Join(want, "\n"))
 	}
 }
+
+// sigwaitProgram blocks SIGUSR1, says it is ready and takes the signal
+// with sigwait().
+const sigwaitProgram = `
+#include <signal.h>
+#include <stdio.h>
+
+int main(void)
+{
+	sigset_t set;
+	int sig;
+
+	sigemptyset(&set);
+	sigaddset(&set, SIGUSR1);
+	sigprocmask(SIG_BLOCK, &set, NULL);
+	printf("ready\n");
+	fflush(stdout);
+	if (sigwait(&set, &sig) != 0)
+		return 1;
+	return sig == SIGUSR1 ? 0 : 2;
+}
+`
+
+// TestSignalClearAndDiscard: SIGURG, ignored by default, is discarded
+// (signal-send fires too); SIGUSR1, blocked and taken by sigwait(), is
+// cleared.
+func TestSignalClearAndDiscard(t *testing.T) {
+	dir := t.TempDir()
+	src := filepath.Join(dir, "sigwait.c")
+	if err := os.WriteFile(src, []byte(sigwaitProgram), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	bin := filepath.Join(dir, "sigwait")
+	if out, err := exec.Command("cc", "-o", bin, src).CombinedOutput(); err != nil {
+		t.Fatalf("cc: %v\n%s", err, out)
+	}
+	cmd := exec.Command(bin)
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer func() { cmd.Process.Kill(); cmd.Wait() }()
+	ready := make([]byte, 6)
+	if _, err := io.ReadFull(stdout, ready); err != nil {
+		t.Fatal(err)
+	}
+	pid := cmd.Process.Pid
+	out := ktracetest.Run(t, fmt.Sprintf(`
+proc:::signal-send /args[1]->pr_pid == %[1]d/ { printf("send %%d\n", args[2]); }
+proc:::signal-discard /args[1]->pr_pid == %[1]d/ { printf("discard %%d %%d\n", args[2], args[0]->pr_lwpid == %[1]d); }
+proc:::signal-clear /pid == %[1]d/ { printf("clear %%d\n", args[0]); }
+proc:::exit /pid == %[1]d/ { printf("exit %%d\n", args[0]); exit(0); }
+`, pid), 10*time.Second, func() {
+		cmd.Process.Signal(syscall.SIGURG)
+		time.Sleep(100 * time.Millisecond)
+		cmd.Process.Signal(syscall.SIGUSR1)
+	})
+	lines := strings.Split(strings.TrimSpace(out), "\n")
+	sort.Strings(lines)
+	want := []string{"clear 10", "discard 23 1", "exit 1", "send 10", "send 23"}
+	if strings.Join(lines, "\n") != strings.Join(want, "\n") {
+		t.Errorf("got\n%s\nwant\n%s", strings.Join(lines, "\n"), strings.Join(want, "\n"))
+	}
+}

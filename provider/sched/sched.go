@@ -19,10 +19,10 @@
 //	tick         timer:hrtimer_expire_entry of the    in the thread the tick interrupted
 //	             scheduler tick (tick_nohz_handler)
 //
-// sched_entry_tp, sched_exit_tp and sched_set_need_resched_tp are bare tracepoints (raw tracepoints
-// only) at the start and end of __schedule(). A new thread starts in
-// ret_from_fork, not at the end of __schedule(): its first time on a CPU
-// does not fire on-cpu.
+// sched_entry_tp, sched_exit_tp and sched_set_need_resched_tp are bare
+// tracepoints (raw tracepoints only); the first two run at the start and
+// end of __schedule(), and sched_exit_tp also where a new thread first
+// runs (schedule_tail), so on-cpu fires for new threads too.
 package sched
 
 import (

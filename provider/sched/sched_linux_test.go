@@ -49,10 +49,11 @@ proc:::exit /pid == %[1]d/ { printf("%%d %%d %%d %%d %%d %%d\n", on, to, woken, 
 	}
 	on, to, woken, queued, slept, dequeued := n[0], n[1], n[2], n[3], n[4], n[5]
 	t.Logf("on-cpu %d, off-cpu to it %d, wakeup %d, enqueue %d, sleep %d, dequeue %d", on, to, woken, queued, slept, dequeued)
-	// Every switch to the thread ends in on-cpu in it, except its very
-	// first run (a new thread starts outside __schedule) and one in
-	// flight when tracing started.
-	if on < 2 || to-on > 2 || on-to > 2 {
+	// Every switch to the thread ends in on-cpu in it. The counts are
+	// not exact: a switch in flight when tracing starts or stops, and
+	// under load the kernel skips a BPF program that would run nested in
+	// itself on a CPU.
+	if on < 2 || abs(to-on) > 3+to/5 {
 		t.Errorf("on-cpu %d times, switched to %d times", on, to)
 	}
 	if woken < 1 || queued < 1 || slept < 1 || dequeued != slept {
@@ -212,4 +213,11 @@ tick-100ms /done/ { exit(0); }
 	if strings.TrimSpace(out) != want {
 		t.Errorf("got\n%s\nwant\n%s", out, want)
 	}
+}
+
+func abs(n int) int {
+	if n < 0 {
+		return -n
+	}
+	return n
 }
