@@ -166,6 +166,8 @@ func (h *Handle) checkConfig() *check.Config {
 		Destructive: h.opts.Destructive,
 		ScratchSize: h.opts.ScratchSize,
 		ArgRef:      h.opts.ArgRef,
+		Version:     h.opts.VersionNum,
+		Empty:       h.opts.Empty,
 		ProbeArgs:   h.probeArgs,
 		Source: func(name string) []byte {
 			if t, ok := h.texts[name]; ok {

@@ -1,6 +1,7 @@
 package check
 
 import (
+	"strconv"
 	"strings"
 
 	"github.com/dtrace-go/dtrace/dlang/types"
@@ -292,6 +293,64 @@ func (c *checker) initBuiltins() {
 			act:  f.act,
 			sig:  s,
 			lazy: s.hasOpaque(),
+		}
+	}
+}
+
+// version encodes a D version as dtrace does (__SUNW_D_VERSION).
+func version(major, minor, micro uint32) uint32 {
+	return major<<24 | minor<<12 | micro
+}
+
+// ParseVersion parses a D version, "M.m" or "M.m.u", into the encoding of
+// Config.Version.
+func ParseVersion(s string) (uint32, bool) {
+	parts := strings.Split(s, ".")
+	if len(parts) < 1 || len(parts) > 3 {
+		return 0, false
+	}
+	var n [3]uint32
+	limits := [3]uint64{0xff, 0xfff, 0xfff}
+	for i, p := range parts {
+		v, err := strconv.ParseUint(p, 10, 32)
+		if err != nil || v > limits[i] {
+			return 0, false
+		}
+		n[i] = uint32(v)
+	}
+	return version(n[0], n[1], n[2]), true
+}
+
+// builtinVersions gives the D version that introduced each builtin
+// variable and function newer than D 1.0 (dtrace binds the others to 1.0).
+var builtinVersions = map[string]uint32{
+	"freopen": version(1, 1, 0), "index": version(1, 1, 0), "rindex": version(1, 1, 0),
+	"strchr": version(1, 1, 0), "strrchr": version(1, 1, 0), "strstr": version(1, 1, 0),
+	"strtok": version(1, 1, 0), "substr": version(1, 1, 0),
+	"func": version(1, 2, 0), "mod": version(1, 2, 0), "setopt": version(1, 2, 0),
+	"sym": version(1, 2, 0), "uaddr": version(1, 2, 0), "ucaller": version(1, 2, 0),
+	"ufunc": version(1, 2, 0), "umod": version(1, 2, 0), "ustackdepth": version(1, 2, 0),
+	"usym":  version(1, 2, 0),
+	"htonl": version(1, 3, 0), "htonll": version(1, 3, 0), "htons": version(1, 3, 0),
+	"ntohl": version(1, 3, 0), "ntohll": version(1, 3, 0), "ntohs": version(1, 3, 0),
+	"inet_ntoa": version(1, 5, 0), "inet_ntoa6": version(1, 5, 0), "inet_ntop": version(1, 5, 0),
+	"link_ntop":  version(1, 5, 0),
+	"stddev":     version(1, 6, 0),
+	"llquantize": version(1, 6, 4), "pcap": version(1, 6, 4),
+	"print": version(2, 0, 0),
+}
+
+// reduceVersion makes the builtins introduced after version v unknown, as
+// dtrace's version option does (0: no change). Like dtrace's, the
+// reduction cannot be undone.
+func (c *checker) reduceVersion(v uint32) {
+	if v == 0 {
+		return
+	}
+	for name, since := range builtinVersions {
+		if since > v {
+			delete(c.builtins, name)
+			delete(c.funcs, name)
 		}
 	}
 }

@@ -17,6 +17,11 @@ func Check(fset *syntax.FileSet, progs []*syntax.Program, conf *Config) (*Info, 
 	c := newChecker(fset, conf)
 	for i, p := range progs {
 		c.progIndex = i
+		if i == conf.LibraryPrograms {
+			// The D libraries may use all of D; the user's programs
+			// only the requested version.
+			c.reduceVersion(conf.Version)
+		}
 		c.program(p)
 	}
 	c.finish(progs)

@@ -414,3 +414,34 @@ func TestProvider(t *testing.T) {
 		t.Errorf("probe done__now: %+v", q)
 	}
 }
+
+// TestVersion checks that the version option hides newer builtins.
+func TestVersion(t *testing.T) {
+	if _, err := checkSrc(t, `BEGIN { trace(strstr("ab", "b")); }`, nil); err != nil {
+		t.Errorf("latest version: %v", err)
+	}
+	if _, err := checkSrc(t, `BEGIN { trace(strstr("ab", "b")); }`, &Config{Version: version(1, 0, 0)}); err == nil {
+		t.Error("strstr (D 1.1) accepted in D 1.0")
+	}
+	if _, err := checkSrc(t, `BEGIN { trace(strstr("ab", "b")); }`, &Config{Version: version(1, 1, 0)}); err != nil {
+		t.Errorf("strstr in D 1.1: %v", err)
+	}
+	_, err := checkSrc(t, "int strstr;", nil)
+	if err == nil || err.(ErrorList)[0].Tag != D_DECL_IDRED {
+		t.Errorf("int strstr: got %v, want D_DECL_IDRED", err)
+	}
+	if _, err := checkSrc(t, "#pragma D option version=1.0\nint strstr;", nil); err != nil {
+		t.Errorf("int strstr in D 1.0: %v", err)
+	}
+}
+
+// TestEmpty checks that an empty program is an error unless Config.Empty.
+func TestEmpty(t *testing.T) {
+	_, err := checkSrc(t, "", nil)
+	if err == nil || err.(ErrorList)[0].Tag != D_EMPTY {
+		t.Errorf("empty program: got %v, want D_EMPTY", err)
+	}
+	if _, err := checkSrc(t, "", &Config{Empty: true}); err != nil {
+		t.Errorf("empty program with Empty: %v", err)
+	}
+}

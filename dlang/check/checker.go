@@ -119,7 +119,7 @@ func (c *checker) finish(progs []*syntax.Program) {
 	}
 	// An empty translation unit is an error (library files aside).
 	for i, p := range progs {
-		if i >= c.conf.LibraryPrograms && p != nil && len(p.Decls) == 0 {
+		if i >= c.conf.LibraryPrograms && p != nil && len(p.Decls) == 0 && !c.conf.Empty {
 			c.errorf(p.End(), D_EMPTY, "empty D program translation unit")
 			return
 		}

@@ -50,6 +50,15 @@ type Config struct {
 	// option name). An error becomes D_PRAGMA_OPTSET with its text. nil:
 	// options pragmas are accepted and ignored.
 	Pragma func(name, value string) error
+	// Version is the D version the user's programs are written in (the
+	// version option), encoded as major<<24 | minor<<12 | micro:
+	// builtin variables and functions introduced after it are unknown
+	// names. 0 means the latest. `#pragma D option version=V` in a
+	// program reduces it further.
+	Version uint32
+	// Empty (-xempty) permits a program with no declarations or clauses
+	// (otherwise D_EMPTY).
+	Empty bool
 }
 
 // ProbeInfo is what the checker needs to know about the probes a clause

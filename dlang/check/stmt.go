@@ -403,7 +403,7 @@ func (c *checker) declarator(d *syntax.Declaration, ds *syntax.DeclSpecs, base t
 		c.errorf(c.after(dr), D_DECL_INCOMPLETE, "incomplete struct/union/enum %s: %s", types.TypeString(t), name)
 		return
 	}
-	if _, ok := c.builtins[name]; ok && ds.Class != syntax.Self && ds.Class != syntax.This {
+	if _, ok := c.builtins[name]; (ok || c.funcs[name] != nil) && ds.Class != syntax.Self && ds.Class != syntax.This {
 		c.errorf(c.after(dr), D_DECL_IDRED, "built-in identifier redeclared: %s", name)
 		return
 	}
@@ -776,6 +776,11 @@ func (c *checker) pragma(d *syntax.PragmaDecl) {
 				c.defaultArgs = true
 			case "argref":
 				c.argRef = true
+			}
+			if name == "version" {
+				if v, ok := ParseVersion(val); ok {
+					c.reduceVersion(v)
+				}
 			}
 			if name == "scratchsize" {
 				if n, err := strconv.ParseInt(val, 0, 64); err == nil && n > 0 {
