@@ -9,7 +9,7 @@ import (
 // Patterns of the names a library file defines at its top level.
 var (
 	inlineName  = regexp.MustCompile(`(?m)^\s*inline\b[^=;]*?\b([A-Za-z_]\w*)\s*(?:\[[^\]]*\]\s*)?=`)
-	typedefName = regexp.MustCompile(`(?ms)^\s*typedef\b[^;]*?\b([A-Za-z_]\w*)\s*(?:\[[^\]]*\]\s*)?;`)
+	typedefKw   = regexp.MustCompile(`(?m)^\s*typedef\b`)
 	tagName     = regexp.MustCompile(`\b(?:struct|union|enum)\s+([A-Za-z_]\w*)\s*\{`)
 	enumerator  = regexp.MustCompile(`(?m)^\s*([A-Z_][A-Z0-9_]*)\s*(?:=[^,\n]*)?,?\s*(?:/\*.*)?$`)
 	word        = regexp.MustCompile(`[A-Za-z_]\w*`)
@@ -37,10 +37,13 @@ var providerNeeds = map[string]string{
 // typedefs, struct/union/enum tags and enumerators.
 func Defines(text string) []string {
 	seen := map[string]bool{}
-	for _, re := range []*regexp.Regexp{inlineName, typedefName, tagName} {
+	for _, re := range []*regexp.Regexp{inlineName, tagName} {
 		for _, m := range re.FindAllStringSubmatch(text, -1) {
 			seen[m[1]] = true
 		}
+	}
+	for _, n := range typedefNames(text) {
+		seen[n] = true
 	}
 	for _, m := range enumerator.FindAllStringSubmatch(text, -1) {
 		seen[m[1]] = true
@@ -50,6 +53,38 @@ func Defines(text string) []string {
 		out = append(out, n)
 	}
 	sort.Strings(out)
+	return out
+}
+
+// typedefNames returns the names top-level typedefs declare: the last
+// identifier before the `;` that ends each, outside braces and brackets
+// (`typedef struct s { ... } name_t;`, `typedef int arr_t[4];`).
+func typedefNames(text string) []string {
+	var out []string
+	for _, loc := range typedefKw.FindAllStringIndex(text, -1) {
+		depth, last := 0, ""
+	scan:
+		for i := loc[1]; i < len(text); i++ {
+			switch c := text[i]; {
+			case c == '{' || c == '[' || c == '(':
+				depth++
+			case c == '}' || c == ']' || c == ')':
+				depth--
+			case c == ';' && depth == 0:
+				break scan
+			case depth == 0 && (c == '_' || c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z'):
+				j := i
+				for j < len(text) && (text[j] == '_' || text[j] >= 'a' && text[j] <= 'z' || text[j] >= 'A' && text[j] <= 'Z' || text[j] >= '0' && text[j] <= '9') {
+					j++
+				}
+				last = text[i:j]
+				i = j - 1
+			}
+		}
+		if last != "" {
+			out = append(out, last)
+		}
+	}
 	return out
 }
 

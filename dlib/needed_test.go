@@ -18,6 +18,10 @@ func TestNeeded(t *testing.T) {
 	if !got["procfs.d"] {
 		t.Errorf("curpsinfo does not pull in procfs.d: %v", got)
 	}
+	got = names(Needed(srcs, "BEGIN { x = xlate<psinfo_t>(curthread).pr_pid; }"))
+	if !got["procfs.d"] {
+		t.Errorf("psinfo_t (a typedef of a struct) does not pull in procfs.d: %v", got)
+	}
 	got = names(Needed(srcs, "ERROR { exit(arg4 != DTRACEFLT_BADADDR); }"))
 	if !got["unistd.d"] {
 		t.Errorf("DTRACEFLT_BADADDR does not pull in unistd.d: %v", got)
