@@ -32,7 +32,8 @@
 //	     184 u64 saved epid (dt_error); 192 u64 this scratch area's
 //	     address (set by each clause); 200 u64 laundering slot; 208 u64
 //	     strtok() position + 1 (0: none); 216 u64 fault pc; 224
-//	     cpuinfo_t (16 bytes) that curcpu points to
+//	     cpuinfo_t (16 bytes) that curcpu points to; 240, 248 u64
+//	     alloca() span
 //	256  fault record being built (48 bytes)
 //	512  Layout.Output: the data record being built
 //	Layout.Temps: this-> variables (fixed offsets, shared by all clauses),
@@ -70,13 +71,19 @@
 //
 // D pointers are plain numbers to the verifier (& of a global's or
 // clause-local's element or member, and casts of pointers to integers,
-// launder the address through mstate). Stores through pointers (*p = v,
-// p[i] = v, p->m = v) must land in the clause's alloca() memory, the
-// clause-local variables or dt_gvars (the global variables); anything
-// else faults with "invalid address". Scalars read or written through
-// *p and p[i] must be aligned to their size ("invalid alignment").
-// Recording a NULL string (trace, printf) faults with "invalid address"
-// (illval 0), as in DTrace.
+// launder the address through mstate). alloca() and copyin() memory
+// comes from an arena in the temporaries (Layout.Alloca bytes, after the
+// fixed buffers), restarted by every clause; mstate+240/248 hold the
+// offsets of the span the clause has allocated (alloca.go). Stores
+// through pointers (*p = v, p[i] = v, p->m = v) must land in that span,
+// the clause-local variables or dt_gvars (the global variables); loads
+// through pointers into scratch past mstate in the span or the
+// clause-locals; the destinations of bcopy()/copyinto() in the span.
+// Anything else faults with "invalid address" (a copy running past the
+// span: "invalid size"), so a pointer kept from another clause points at
+// nothing. Scalars read or written through *p and p[i] must be aligned
+// to their size ("invalid alignment"). Recording a NULL string (trace,
+// printf) faults with "invalid address" (illval 0), as in DTrace.
 //
 // # Translators and builtins
 //

@@ -74,6 +74,8 @@ type fn struct {
 	// Temporaries in scratch: a bump allocator from tempBase, reset after
 	// each statement.
 	tempBase, temp uint32
+	// allocaNext is where the next alloca() memory of the clause starts.
+	allocaNext uint32
 
 	// The record being assembled (nil when none is open).
 	rec  *RecordSpec

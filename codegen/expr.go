@@ -286,6 +286,9 @@ func (f *fn) checkRead(addr asm.Register) {
 // load reads size bytes at kernel/user address r into a scratch temporary
 // and returns a pointer to it; a failed read faults.
 func (f *fn) loadBytes(r asm.Register, size uint32, user bool) uint32 {
+	if !user {
+		f.checkScratchLoad(r, size)
+	}
 	off := f.tmp(size)
 	addr := f.alloc()
 	f.emit(asm.Mov.Reg(addr, r))

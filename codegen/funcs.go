@@ -37,8 +37,12 @@ func (f *fn) callExpr(c *syntax.CallExpr) asm.Register {
 		return f.strjoin(f.release(ha), b)
 	case "copyinstr":
 		f.need(c, 1, 2)
-		a := f.expr(c.Args[0])
-		return f.copyStr(a, true)
+		if len(c.Args) == 1 {
+			return f.copyStr(f.expr(c.Args[0]), true)
+		}
+		ha := f.hold(f.expr(c.Args[0]), c.Args[1])
+		n := f.expr(c.Args[1])
+		return f.copyStrMax(f.release(ha), n)
 	case "copyin":
 		f.need(c, 2, 2)
 		n, ok := f.constant(c.Args[1])
@@ -46,8 +50,9 @@ func (f *fn) callExpr(c *syntax.CallExpr) asm.Register {
 			f.fail(c.Args[1], "copyin( ) size must be a constant from 1 to 4096")
 		}
 		a := f.expr(c.Args[0])
-		off := f.loadBytes(a, uint32(n), true)
-		f.free(a)
+		// The copy is alloca() memory: it lives until the clause ends.
+		off := f.allocaTake(uint32(n))
+		f.readInto(a, off, uint32(n), true)
 		p := f.alloc()
 		f.scratchPtr(p, off)
 		return p
@@ -57,45 +62,33 @@ func (f *fn) callExpr(c *syntax.CallExpr) asm.Register {
 		if !ok || n < 0 || n > 4096 {
 			f.fail(c.Args[0], "alloca( ) size must be a constant up to 4096")
 		}
-		// alloca() memory lives until the clause ends.
 		// alloca(0) takes no room: it returns where the next one starts.
-		off := f.tmp(uint32(n))
-		f.tempBase = f.temp
+		off := f.allocaTake(uint32(n))
 		p := f.alloc()
 		f.scratchPtr(p, off)
 		return p
 	case "bcopy":
+		// bcopy(src, alloca'd dest, size).
 		f.need(c, 3, 3)
-		n, ok := f.constant(c.Args[2])
-		if !ok || n < 0 || n > 4096 {
-			f.fail(c.Args[2], "bcopy( ) size must be a constant up to 4096")
-		}
 		hs := f.hold(f.expr(c.Args[0]), c.Args[1])
-		dst := f.scratchAddr(f.expr(c.Args[1]), uint32(n))
+		hd := f.hold(f.expr(c.Args[1]), c.Args[2])
+		n := f.expr(c.Args[2])
+		dst := f.release(hd)
 		src := f.release(hs)
-		addr := f.alloc()
-		f.emit(asm.Mov.Reg(addr, src))
-		f.call(asm.FnProbeReadKernel, reg(dst), imm(n), reg(src))
-		f.checkRead(addr)
-		f.free(addr)
+		// A string source is a value, not memory the program allocated.
+		f.copyToAlloca(src, dst, n, false, f.typeOf(c.Args[0]).Kind != TString)
 		r := f.alloc()
 		f.emit(asm.Mov.Imm(r, 0))
 		return r
 	case "copyinto":
 		// copyinto(user addr, size, alloca'd dest).
 		f.need(c, 3, 3)
-		n, ok := f.constant(c.Args[1])
-		if !ok || n < 0 || n > 4096 {
-			f.fail(c.Args[1], "copyinto( ) size must be a constant up to 4096")
-		}
-		hs := f.hold(f.expr(c.Args[0]), c.Args[2])
-		dst := f.scratchAddr(f.expr(c.Args[2]), uint32(n))
+		hs := f.hold(f.expr(c.Args[0]), c.Args[1])
+		hn := f.hold(f.expr(c.Args[1]), c.Args[2])
+		dst := f.expr(c.Args[2])
+		n := f.release(hn)
 		src := f.release(hs)
-		addr := f.alloc()
-		f.emit(asm.Mov.Reg(addr, src))
-		f.call(asm.FnProbeReadUser, reg(dst), imm(n), reg(src))
-		f.checkRead(addr)
-		f.free(addr)
+		f.copyToAlloca(src, dst, n, true, false)
 		r := f.alloc()
 		f.emit(asm.Mov.Imm(r, 0))
 		return r
@@ -220,6 +213,22 @@ func (f *fn) callExpr(c *syntax.CallExpr) asm.Register {
 	}
 	f.fail(c, "subroutine %s( ) is not supported yet", id.Name)
 	return 0
+}
+
+// copyStrMax implements copyinstr(addr, maxsize): at most maxsize bytes
+// with the NUL from user address a, and as in DTrace no more than strsize
+// with the NUL. Both registers are consumed; a bad address faults.
+func (f *fn) copyStrMax(a, n asm.Register) asm.Register {
+	size := int32(f.g.opts.StrSize)
+	off := f.tmp(f.g.strBuf())
+	f.emit(storeImm(regScratch, int16(off), 0, asm.Byte), asm.JSGE.Imm(n, 1, f.pendLabel("cimin")), asm.Mov.Imm(n, 1))
+	f.markPending()
+	f.emit(asm.JSLE.Imm(n, size, f.pendLabel("cimax")), asm.Mov.Imm(n, size))
+	f.markPending()
+	f.call(asm.FnProbeReadUserStr, scr(off), reg(n), keep(a))
+	f.checkRead(a)
+	f.free(a)
+	return f.strResult(off)
 }
 
 // strResult returns a pointer to the string at scratch offset off.

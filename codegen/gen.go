@@ -100,6 +100,11 @@ type gen struct {
 
 	tempMax uint32 // highest scratch offset used by temporaries
 	recMax  uint32 // largest record
+	// allocaMax is the most alloca() memory a clause takes; allocaSlack
+	// is set when a copy of run-time size into it needs the arena's size
+	// again after it (see bcopy).
+	allocaMax   uint32
+	allocaSlack bool
 
 	// strA and strB are fixed scratch buffers for string comparisons.
 	strA, strB uint32
@@ -152,20 +157,26 @@ func GenerateClauses(prog []Clause, info Info, opts Options) (spec *Spec, err er
 	opts.defaults()
 	// Pass 1 measures records and temporaries with a provisional layout;
 	// pass 2 generates with the final offsets.
-	g, err := generate(prog, info, opts, ScratchLayout{MState: 0, Output: OutputOffset, Temps: OutputOffset + 1<<20, Size: OutputOffset + 2<<20})
+	const provTemps, provAlloca = OutputOffset + 1<<20, 1 << 19
+	g, err := generate(prog, info, opts, ScratchLayout{MState: 0, Output: OutputOffset, Temps: provTemps, Size: OutputOffset + 2<<20, Alloca: provAlloca})
 	if err != nil {
 		return nil, err
 	}
 	temps := OutputOffset + align8(g.recMax)
-	// Pass 2 lays out exactly as pass 1 measured; the size is needed
-	// for the bounds checks of stores through alloca() pointers.
-	size := max(align8(g.tempMax-(OutputOffset+1<<20)+temps), temps)
-	final := ScratchLayout{MState: 0, Output: OutputOffset, Temps: temps, Size: size}
+	// Pass 2 lays out exactly as pass 1 measured, with an alloca() arena
+	// of the size the clauses need; the size is needed for the bounds
+	// checks of stores through alloca() pointers.
+	arena := align8(g.allocaMax)
+	size := max(align8(g.tempMax-provTemps-provAlloca+arena+temps), temps)
+	if g.allocaSlack {
+		size = max(size, g.allocaStart()-provTemps+temps+2*arena)
+	}
+	final := ScratchLayout{MState: 0, Output: OutputOffset, Temps: temps, Size: size, Alloca: arena}
 	g2, err := generate(prog, info, opts, final)
 	if err != nil {
 		return nil, err
 	}
-	g2.spec.Layout.Size = max(align8(g2.tempMax), temps)
+	g2.spec.Layout.Size = max(align8(g2.tempMax), temps, size)
 	if g2.spec.Layout.Size > maxScratch {
 		return nil, fmt.Errorf("program needs %d bytes of scratch space, more than the %d that generated code can address", g2.spec.Layout.Size, maxScratch)
 	}
@@ -211,7 +222,7 @@ func generate(clauses []Clause, info Info, opts Options, layout ScratchLayout) (
 	g.strA = layout.Temps + g.thisEnd
 	g.strB = g.strA + g.strBuf()
 	g.tok = g.strB + g.strBuf()
-	g.tempMax = max(g.tempMax, g.tok+g.strBuf()+32)
+	g.tempMax = max(g.tempMax, g.allocaStart()+layout.Alloca)
 	for i, c := range clauses {
 		if isErrorClause(c) {
 			g.errorClauses = append(g.errorClauses, errorCopySym(i))
@@ -245,8 +256,8 @@ func generate(clauses []Clause, info Info, opts Options, layout ScratchLayout) (
 	return g, nil
 }
 
-// allocaStart is the scratch offset where each clause's temporaries
-// start; alloca() memory is the part of them below fn.tempBase.
+// allocaStart is the scratch offset of the alloca() arena (layout.Alloca
+// bytes); each clause's other temporaries follow it.
 func (g *gen) allocaStart() uint32 { return g.tok + g.strBuf() + 32 }
 
 func clauseSym(i int) string { return fmt.Sprintf("dt_clause_%d", i) }
@@ -270,7 +281,8 @@ func (g *gen) clause(i int, cl Clause, sym string) (cs *ClauseSpec, err error) {
 	f := newFn(g, sym)
 	f.clause = i
 	f.isError = isErrorClause(cl)
-	f.tempBase = g.allocaStart()
+	f.allocaNext = g.allocaStart()
+	f.tempBase = f.allocaNext + g.layout.Alloca
 	f.temp = f.tempBase
 	defer func() {
 		if r := recover(); r != nil {
@@ -293,6 +305,7 @@ func (g *gen) clause(i int, cl Clause, sym string) (cs *ClauseSpec, err error) {
 		storeImm(regScratch, int16(g.layout.MState)+msSpecid, 0, asm.DWord),
 		// The scratch address as a number, to check pointers into it.
 		asm.StoreMem(regScratch, int16(g.layout.MState)+msBase, regScratch, asm.DWord))
+	f.allocaReset()
 	f.ret = f.label("ret")
 	if c.Pred != nil {
 		f.pos = c.Pred.Pos()

@@ -114,6 +114,10 @@ type ScratchLayout struct {
 	// Temps is the offset of the area for temporaries (strings, tuples,
 	// this-> variables); it runs to Size.
 	Temps uint32
+	// Alloca is the size of the alloca() arena, which lies in the
+	// temporaries after the fixed buffers (this-> variables, string
+	// comparison and strtok buffers).
+	Alloca uint32
 }
 
 // Record is one item of a record: what the consumer does with the bytes

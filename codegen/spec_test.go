@@ -75,7 +75,7 @@ func TestRecordLayout(t *testing.T) {
 
 func TestUnsupportedHasPosition(t *testing.T) {
 	ti := newInfo()
-	call := ti.call("inet_ntoa6", TypeInt, ti.str("abc"))
+	call := ti.call("mutex_owned", TypeInt, ti.str("abc"))
 	_, err := GenerateProgram(program(ti.clause("BEGIN", nil, ti.stmt(call))), ti, Options{})
 	var pe *Error
 	if !errors.As(err, &pe) || pe.Pos != call.Pos() {

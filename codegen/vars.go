@@ -427,10 +427,10 @@ func storeSize(t *Type) uint32 {
 // scratchAddr turns an address (in a register, consumed) into a pointer
 // the verifier accepts for a store of size bytes. DTrace lets a program
 // store through pointers only into memory it owns: the address must lie
-// within the alloca() memory of this clause (scratch from allocaStart
-// up to the last alloca's end), the clause-local variables, or the
-// storage of the global variables (dt_gvars, which &a[i] and &g.m of
-// globals point into); anything else faults with "invalid address".
+// within the alloca() memory this clause has taken (allocaCheck), the
+// clause-local variables, or the storage of the global variables
+// (dt_gvars, which &a[i] and &g.m of globals point into); anything else
+// faults with "invalid address".
 func (f *fn) scratchAddr(a asm.Register, size uint32) asm.Register {
 	ms := int16(f.g.layout.MState)
 	// Through memory the value becomes a plain number even when a is a
@@ -440,28 +440,31 @@ func (f *fn) scratchAddr(a asm.Register, size uint32) asm.Register {
 	// Set before gvars() spills it around its helper call.
 	f.emit(asm.Mov.Imm(p, 0))
 	bad, ok := f.label("badst"), f.label("stok")
-	lo, hi, end := f.g.allocaStart(), f.tempBase, f.g.gvarEnd
+	lo, arena, end := f.g.allocaStart(), f.g.layout.Alloca, f.g.gvarEnd
 	// Clause-local structs and arrays (&this->s.m) are scratch too.
 	tlo, thi := f.g.layout.Temps, f.g.layout.Temps+f.g.thisEnd
-	if hi < lo+size && end < size && thi < tlo+size {
+	if arena < size && end < size && thi < tlo+size {
 		// Nowhere to store: the store always faults, but the code after
 		// the fault path must stay reachable (the kernel refuses
 		// unreachable instructions); a never-taken jump keeps it so.
 		f.emit(asm.Mov.Reg(p, regScratch), asm.JNE.Reg(a, a, ok))
 	}
-	var ranges [][2]uint32
-	if hi >= lo+size {
-		ranges = append(ranges, [2]uint32{lo, hi})
-	}
-	if thi >= tlo+size {
-		ranges = append(ranges, [2]uint32{tlo, thi})
-	}
-	if len(ranges) > 0 {
+	if arena >= size || thi >= tlo+size {
 		off := f.alloc()
 		f.emit(asm.LoadMem(off, regScratch, ms+msBase, asm.DWord), asm.Neg.Imm(off, 0), asm.Add.Reg(off, a))
-		for _, rg := range ranges {
+		if arena >= size {
+			// In the arena: within the clause's alloca() memory or a
+			// fault; the constant bound is for the verifier.
 			next := f.label("stnx")
-			f.emit(asm.JSLT.Imm(off, int32(rg[0]), next), asm.JSGT.Imm(off, int32(rg[1]-size), next),
+			f.emit(asm.JSLT.Imm(off, int32(lo), next), asm.JSGE.Imm(off, int32(lo+arena), next))
+			f.allocaCheck(off, a, size, false)
+			f.emit(asm.JSGT.Imm(off, int32(lo+arena-size), bad),
+				asm.Mov.Reg(p, regScratch), asm.Add.Reg(p, off), asm.Ja.Label(ok))
+			f.mark(next)
+		}
+		if thi >= tlo+size {
+			next := f.label("stnx")
+			f.emit(asm.JSLT.Imm(off, int32(tlo), next), asm.JSGT.Imm(off, int32(thi-size), next),
 				asm.Mov.Reg(p, regScratch), asm.Add.Reg(p, off), asm.Ja.Label(ok))
 			f.mark(next)
 		}

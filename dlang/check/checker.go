@@ -8,6 +8,10 @@ import (
 )
 
 // checker holds the state of one Check call.
+// defaultScratchSize is dtrace's scratchsize when the option is not set:
+// the limit of a constant alloca() or copyin() size.
+const defaultScratchSize = 256
+
 type checker struct {
 	fset *syntax.FileSet
 	conf *Config
@@ -90,6 +94,9 @@ func newChecker(fset *syntax.FileSet, conf *Config) *checker {
 	}
 	c.strType = c.dScope.Lookup("string").(*types.String)
 	c.scratchSize = conf.ScratchSize
+	if c.scratchSize <= 0 {
+		c.scratchSize = defaultScratchSize
+	}
 	c.defaultArgs, c.argRef = conf.DefaultArgs, conf.ArgRef
 	c.initBuiltins()
 	c.inlines["NULL"] = &Inline{Name: "NULL", Type: types.Long, Value: &syntax.IntLit{Text: "0"}}
