@@ -96,7 +96,7 @@ type gen struct {
 	// keyWidths are the narrowed widths of string key items, by
 	// aggregation id and position (keywidth.go).
 	keyWidths map[int][]uint32
-	zeroSize    uint32 // other values created from dt_zero
+	zeroSize  uint32 // other values created from dt_zero
 
 	tempMax uint32 // highest scratch offset used by temporaries
 	recMax  uint32 // largest record
