@@ -311,7 +311,8 @@ func TestExprTypes(t *testing.T) {
 		{"4294967295", "long", "4294967295"},
 		{"1u", "unsigned int", "1"},
 		{"1ul", "unsigned long", "1"},
-		{"'a'", "char", "97"},
+		{"'a'", "int", "97"}, // dtrace types character constants as integers
+		{"'ab'", "int", "24930"},
 		{"-1 + 2u", "unsigned int", "1"},
 		{"1 << 40", "int", "1099511627776"}, // dtrace folds in 64 bits
 		{"1L << 40", "long", "1099511627776"},

@@ -238,9 +238,6 @@ func (c *checker) intLit(e *syntax.IntLit) TypeAndValue {
 	if e.Overflow {
 		return c.fail(e.Pos(), D_INT_OFLOW, "integer constant 0x%s cannot be represented in any built-in integral type", "ffffffffffffffff")
 	}
-	if e.IsChar {
-		return c.record(e, TypeAndValue{Type: types.Char, Value: intConst(normalize(int64(e.Value), types.Char))}, exprFlags{})
-	}
 	// dtrace's rule: the suffix picks the first candidate (u: +1, each
 	// l: +2) in int, unsigned int, long, unsigned long, long long,
 	// unsigned long long; decimal constants and u suffixes skip every

@@ -751,8 +751,8 @@ func (s *scanner) scanChar() token {
 	return t
 }
 
-// unescape converts C escape sequences as dtrace's stresc2chr does, and
-// also \' and \? as in C. An unknown escape keeps its backslash.
+// unescape converts C escape sequences as dtrace's stresc2chr does. An
+// unknown escape keeps its backslash (\' and \? too, unlike C).
 func unescape(b []byte) string {
 	if bytes.IndexByte(b, '\\') < 0 {
 		return string(b)
@@ -803,7 +803,7 @@ func unescape(b []byte) string {
 				v = v*16 + d
 			}
 			out = append(out, v)
-		case '"', '\\', '\'', '?':
+		case '"', '\\':
 			out = append(out, c)
 		default:
 			out = append(out, '\\', c)
