@@ -6,7 +6,9 @@
 // through the D library's translators, and a prologue that fills args[]
 // from the context and skips firings that are not the probe's.
 //
-// A probe whose tracepoints this kernel lacks is not listed.
+// A probe whose tracepoints this kernel lacks is not listed (bare
+// tracepoints, which tracefs does not show, are assumed to exist; attaching
+// to a missing one fails with the kernel's error).
 package ktrace
 
 import (
@@ -101,8 +103,8 @@ func (pv *Provider) load() {
 	})
 }
 
-// exists reports whether the kernel has the tracepoint: a directory in
-// tracefs, or for a bare tracepoint, presumably.
+// exists reports whether the kernel has the tracepoint: whether tracefs
+// has its event directory. A bare tracepoint is assumed to exist.
 func exists(src Source, root string) bool {
 	if src.Bare {
 		return true
