@@ -10,7 +10,8 @@
 //	off-cpu      sched:sched_switch                   in the thread leaving; args[0..1] the next one
 //	preempt      sched_entry_tp, preempted            in the thread being preempted
 //	sleep        sched:sched_switch, prev sleeping     in the thread going to sleep
-//	dequeue      sched:sched_switch, prev sleeping     args[0..1] that thread, args[2] its CPU
+//	dequeue      sched:sched_switch, prev leaving the  args[0..1] that thread, args[2] its CPU
+//	             run queue (sleeping, stopped, dead)
 //	enqueue      sched:sched_wakeup{,_new}            args[0..1] the thread made runnable, args[2] its CPU
 //	wakeup       sched:sched_waking                   in the waker; args[0..1] the thread woken
 //	change-pri   sched:sched_pi_setprio               args[0..1] the thread, args[2] its new priority
@@ -44,9 +45,13 @@ const (
 	Module = "vmlinux"
 )
 
-// taskSleeping are the task states of a thread that blocks
-// (TASK_INTERRUPTIBLE, TASK_UNINTERRUPTIBLE).
-const taskSleeping = 0x3
+// taskSleeping are the task states of a thread that sleeps
+// (TASK_INTERRUPTIBLE, TASK_UNINTERRUPTIBLE); any state but running
+// (0) takes a thread that is not preempted off the run queue.
+const (
+	taskSleeping = 0x3
+	taskAny      = -1
+)
 
 // tickHandler is the kernel function the scheduler tick's hrtimer runs.
 const tickHandler = "tick_nohz_handler"
@@ -78,7 +83,7 @@ func New() *ktrace.Provider {
 			Args: []string{"struct task_struct *", "struct task_struct *", "int"}, XArgs: []string{"lwpsinfo_t *", "psinfo_t *", ""},
 			Prologue: changePri},
 		{Name: "dequeue", Sources: src("sched", "sched_switch"), Args: threadCPU, XArgs: threadCPX,
-			Prologue: sleeping(true)},
+			Prologue: blocking(taskAny, true)},
 		{Name: "enqueue", Sources: src("sched", "sched_wakeup", "sched_wakeup_new"), Args: threadCPU, XArgs: threadCPX,
 			Prologue: func(e *ktrace.Emitter) error {
 				for i := 0; i < 3; i++ {
@@ -95,7 +100,7 @@ func New() *ktrace.Provider {
 		{Name: "on-cpu", Sources: bare("sched_exit_tp"), Prologue: flag(true)},
 		{Name: "preempt", Sources: bare("sched_entry_tp"), Prologue: flag(true)},
 		{Name: "remain-cpu", Sources: bare("sched_exit_tp"), Prologue: flag(false)},
-		{Name: "sleep", Sources: src("sched", "sched_switch"), Prologue: sleeping(false)},
+		{Name: "sleep", Sources: src("sched", "sched_switch"), Prologue: blocking(taskSleeping, false)},
 		{Name: "surrender", Sources: bare("sched_set_need_resched_tp"), Args: thread, XArgs: threadX,
 			Prologue: surrender},
 		{Name: "tick", Kind: ktrace.Event, Sources: src("timer", "hrtimer_expire_entry"), Args: thread, XArgs: threadX,
@@ -129,15 +134,20 @@ func flag(set bool) func(e *ktrace.Emitter) error {
 	}
 }
 
-// sleeping: sched_switch(preempt, prev, next, prev_state) of a thread
-// that blocks (not preempted, in a sleeping state); dequeue passes it and
-// its CPU.
-func sleeping(args bool) func(e *ktrace.Emitter) error {
+// blocking: sched_switch(preempt, prev, next, prev_state) of a thread
+// that is not preempted and leaves in one of the states of mask (the
+// scheduler then takes it off the run queue); dequeue passes it and its
+// CPU.
+func blocking(mask int32, args bool) func(e *ktrace.Emitter) error {
 	return func(e *ktrace.Emitter) error {
 		e.Ctx(asm.R0, 0)
 		e.Emit(asm.And.Imm(asm.R0, 0xff), asm.JNE.Imm(asm.R0, 0, provider.SkipLabel))
 		e.Ctx(asm.R0, 3)
-		e.Emit(asm.And.Imm(asm.R0, taskSleeping), asm.JEq.Imm(asm.R0, 0, provider.SkipLabel))
+		e.Emit(asm.Mov.Reg32(asm.R0, asm.R0))
+		if mask != taskAny {
+			e.Emit(asm.And.Imm(asm.R0, mask))
+		}
+		e.Emit(asm.JEq.Imm(asm.R0, 0, provider.SkipLabel))
 		if args {
 			for i := 0; i < 3; i++ {
 				e.CtxArg(i, 1)

@@ -56,7 +56,7 @@ proc:::exit /pid == %[1]d/ { printf("%%d %%d %%d %%d %%d %%d\n", on, to, woken, 
 	if on < 2 || abs(to-on) > 3+to/5 {
 		t.Errorf("on-cpu %d times, switched to %d times", on, to)
 	}
-	if woken < 1 || queued < 1 || slept < 1 || dequeued != slept {
+	if woken < 1 || queued < 1 || slept < 1 || dequeued < slept {
 		t.Errorf("wakeup %d, enqueue %d, sleep %d, dequeue %d times", woken, queued, slept, dequeued)
 	}
 }
@@ -220,4 +220,33 @@ func abs(n int) int {
 		return -n
 	}
 	return n
+}
+
+// TestDequeueStates: a process that sleeps and then exits leaves the run
+// queue asleep (S) and, last, dead (Z).
+func TestDequeueStates(t *testing.T) {
+	cmd := exec.Command("/bin/sh", "-c", "read x; sleep 0.2")
+	in, err := cmd.StdinPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer func() { cmd.Process.Kill(); cmd.Wait() }()
+	pid := cmd.Process.Pid
+	out := ktracetest.Run(t, fmt.Sprintf(`
+sched:::dequeue /args[1]->pr_pid == %[1]d/ { last = args[0]->pr_sname; @[args[0]->pr_sname] = count(); }
+proc:::exit /pid == %[1]d/ { done = 1; }
+tick-100ms /done && ++n == 3/ { printf("last %%c\n", last); printa("%%c\n", @); exit(0); }
+`, pid), 10*time.Second, func() { io.WriteString(in, "go\n") })
+	t.Logf("%q", out)
+	lines := strings.Split(strings.TrimSpace(out), "\n")
+	if len(lines) < 3 || lines[0] != "last Z" {
+		t.Fatalf("output %q, want the last dequeue dead", out)
+	}
+	states := strings.Join(lines[1:], "")
+	if !strings.Contains(states, "S") || !strings.Contains(states, "Z") {
+		t.Errorf("dequeue states %q, want S and Z", states)
+	}
 }
