@@ -185,6 +185,9 @@
 //	             tuple (as dt_assoc's tuple, or a u32 0 when there are no
 //	             keys; a stack() key is depth u64 PCs, KindStack, empty
 //	             in BEGIN/END; a ustack() key the u64 tgid then depth
-//	             PCs, KindUStack; depth defaults to 20/100), value =
-//	             package aggregate's slot layout
+//	             PCs, KindUStack; depth defaults to 20/100; a string
+//	             item whose every key expression is bounded is only as
+//	             wide as the largest bound, rounded to 8: execname 16,
+//	             probe names 64, a literal its length + 1 — keywidth.go),
+//	             value = package aggregate's slot layout
 package codegen

@@ -115,9 +115,17 @@ func (f *fn) narrowString(k syntax.Expr, kt *Type, off uint32) {
 		}
 		k = p.X
 	}
-	if v := f.g.info.VarOf(k); v != nil && v.Kind == VarBuiltin && v.Name == "execname" && f.g.info.Expand(k) == nil {
-		f.commInto(off)
-		return
+	if v := f.g.info.VarOf(k); v != nil && v.Kind == VarBuiltin && f.g.info.Expand(k) == nil {
+		switch v.Name {
+		case "execname":
+			f.commInto(off)
+			return
+		case "probeprov", "probemod", "probefunc", "probename":
+			if kt.keyWidth >= probeNameSize {
+				f.probeNameInto(v.Name, off)
+				return
+			}
+		}
 	}
 	r := f.expr(k)
 	p := f.alloc()
@@ -183,4 +191,26 @@ func (f *fn) nulMask(w, t, m asm.Register) {
 	// m = (lowest bit of t) << 1, minus 1: bits up to the first zero
 	// byte's high bit; t == 0 gives all ones.
 	f.emit(asm.Mov.Reg(m, t), asm.Neg.Imm(m, 0), asm.And.Reg(m, t), asm.LSh.Imm(m, 1), asm.Sub.Imm(m, 1))
+}
+
+// probeNameInto copies one of the probe's names, NUL-padded in its
+// probeNameSize bytes of the dt_probes value, to the key item at scratch
+// offset off with plain loads (no helper call, no string scan). The item
+// stays zero when the probe has no entry.
+func (f *fn) probeNameInto(name string, off uint32) {
+	ms := int16(f.g.layout.MState)
+	key := f.tmp(8)
+	f.emit(asm.LoadMem(asm.R0, regScratch, ms+msPrid, asm.Word), asm.StoreMem(regScratch, int16(key), asm.R0, asm.Word))
+	f.call(asm.FnMapLookupElem, mapOp("dt_probes"), scr(key))
+	p := f.result()
+	done := f.label("pnk")
+	f.emit(asm.JEq.Imm(p, 0, done))
+	base := map[string]int16{"probeprov": 0, "probemod": probeNameSize, "probefunc": 2 * probeNameSize, "probename": 3 * probeNameSize}[name]
+	t := f.alloc()
+	for i := int16(0); i < probeNameSize; i += 8 {
+		f.emit(asm.LoadMem(t, p, base+i, asm.DWord), asm.StoreMem(regScratch, int16(off)+i, t, asm.DWord))
+	}
+	f.free(t)
+	f.mark(done)
+	f.free(p)
 }
