@@ -24,6 +24,9 @@ type Program struct {
 	Matches int
 	// Probes lists the expanded description of each clause, in order.
 	Probes []string
+	// DescAttr and StmtAttr are the least stability attributes of the
+	// clauses' probe descriptions and of their statements (dtrace -v).
+	DescAttr, StmtAttr check.Attr
 }
 
 // Compile parses and checks one source. Pragmas update the handle's
@@ -46,13 +49,19 @@ func (h *Handle) Compile(src Source) (*Program, error) {
 	if err != nil {
 		return nil, &SourceError{Source: src, Err: h.compileError(err)}
 	}
-	p := &Program{Source: src, ast: ast}
+	p := &Program{Source: src, ast: ast, DescAttr: check.DefaultAttr, StmtAttr: check.DefaultAttr}
+	first := true
 	for _, cl := range info.Clauses {
 		// dtrace counts enablings: each clause on each probe it names.
 		seen := map[uint32]bool{}
 		if !h.inProgram(cl, ast) {
 			continue
 		}
+		if first {
+			p.DescAttr, p.StmtAttr, first = cl.DescAttr, cl.StmtAttr, false
+		}
+		p.DescAttr = check.MinAttr(p.DescAttr, cl.DescAttr)
+		p.StmtAttr = check.MinAttr(p.StmtAttr, cl.StmtAttr)
 		for i, d := range cl.Probes {
 			p.Probes = append(p.Probes, d)
 			probes, err := h.match(d)
@@ -167,8 +176,18 @@ func (h *Handle) checkConfig() *check.Config {
 		ScratchSize: h.opts.ScratchSize,
 		ArgRef:      h.opts.ArgRef,
 		Version:     h.opts.VersionNum,
-		Empty:       h.opts.Empty,
-		ProbeArgs:   h.probeArgs,
+		AttrMin:     h.attrMin(),
+		ProviderAttrs: func(name string) *check.ProviderAttrs {
+			if a, ok := providerAttrs[name]; ok {
+				return &a
+			}
+			if probes, err := h.match(name + ":::"); err == nil && len(probes) > 0 {
+				return &defaultProviderAttrs
+			}
+			return nil
+		},
+		Empty:     h.opts.Empty,
+		ProbeArgs: h.probeArgs,
 		Source: func(name string) []byte {
 			if t, ok := h.texts[name]; ok {
 				return []byte(t)
@@ -183,6 +202,44 @@ func (h *Handle) checkConfig() *check.Config {
 		LibraryPrograms: len(h.lib.Programs),
 	}
 }
+
+// attrMin returns the amin option as the checker takes it.
+func (h *Handle) attrMin() *check.Attr {
+	if h.opts.Amin == "" {
+		return nil
+	}
+	a, ok := check.ParseAttr(h.opts.Amin)
+	if !ok {
+		return nil
+	}
+	return &a
+}
+
+// Stability attributes of the providers, per probe description field and
+// for their arguments, as dtrace declares them.
+var (
+	evolvingCommon = check.Attr{Name: check.Evolving, Data: check.Evolving, Class: check.ClassCommon}
+	evolvingISA    = check.Attr{Name: check.Evolving, Data: check.Evolving, Class: check.ClassISA}
+	stableCommon   = check.Attr{Name: check.Stable, Data: check.Stable, Class: check.ClassCommon}
+	privateUnknown = check.Attr{Name: check.Private, Data: check.Private, Class: check.ClassUnknown}
+	privateISA     = check.Attr{Name: check.Private, Data: check.Private, Class: check.ClassISA}
+	unstableUnkn   = check.Attr{Name: check.Unstable, Data: check.Unstable, Class: check.ClassUnknown}
+
+	// defaultProviderAttrs are those of the tracepoint-backed
+	// providers dtrace describes alike (proc, sched, io, ip, lockstat).
+	defaultProviderAttrs = check.ProviderAttrs{Provider: evolvingISA, Module: privateUnknown, Function: privateUnknown, Name: evolvingISA, Args: evolvingISA}
+
+	providerAttrs = map[string]check.ProviderAttrs{
+		"dtrace":  {Provider: stableCommon, Module: privateUnknown, Function: privateUnknown, Name: stableCommon, Args: stableCommon},
+		"profile": {Provider: evolvingCommon, Module: unstableUnkn, Function: privateUnknown, Name: evolvingCommon, Args: evolvingCommon},
+		"tick":    {Provider: evolvingCommon, Module: unstableUnkn, Function: privateUnknown, Name: evolvingCommon, Args: evolvingCommon},
+		"cpc":     {Provider: evolvingCommon, Module: unstableUnkn, Function: privateUnknown, Name: evolvingCommon, Args: evolvingCommon},
+		"syscall": {Provider: evolvingCommon, Module: privateUnknown, Function: privateISA, Name: evolvingCommon, Args: privateISA},
+		"fbt":     {Provider: evolvingCommon, Module: privateUnknown, Function: privateISA, Name: evolvingCommon, Args: privateISA},
+		"rawtp":   {Provider: evolvingISA, Module: privateUnknown, Function: privateUnknown, Name: privateISA, Args: privateISA},
+		"sdt":     {Provider: evolvingISA, Module: privateUnknown, Function: privateUnknown, Name: privateISA, Args: privateISA},
+	}
+)
 
 // compileError turns a checker or parser error list into the error
 // dtrace reports: the first one.

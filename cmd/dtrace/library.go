@@ -2,7 +2,9 @@ package main
 
 import (
 	"io"
+	"strings"
 
+	"github.com/dtrace-go/dtrace/dlang/check"
 	"github.com/dtrace-go/dtrace/dtrace"
 )
 
@@ -59,7 +61,7 @@ func libError(err error) error {
 
 func (e *libEngine) Info(p program) progInfo {
 	pr := p.(*dtrace.Program)
-	return progInfo{Matches: pr.Matches, Probes: pr.Probes}
+	return progInfo{Matches: pr.Matches, Probes: pr.Probes, DescAttr: attrOf(pr.DescAttr), StmtAttr: attrOf(pr.StmtAttr)}
 }
 
 func (e *libEngine) Exec(p program) (progInfo, error) {
@@ -90,3 +92,9 @@ func (e *libEngine) ExitStatus() int                { return e.h.ExitStatus() }
 func (e *libEngine) Close() error                   { return e.h.Close() }
 
 func (e *libEngine) PrintAggregations(w io.Writer) error { return e.h.PrintAggregations(w) }
+
+// attrOf splits a stability attribute triple into the words -v prints.
+func attrOf(a check.Attr) attr {
+	w := strings.SplitN(a.String(), "/", 3)
+	return attr{Name: w[0], Data: w[1], Class: w[2]}
+}

@@ -446,3 +446,48 @@ func TestEmpty(t *testing.T) {
 		t.Errorf("empty program with Empty: %v", err)
 	}
 }
+
+// TestAttributes checks the stability attributes of clauses and the amin
+// minimum.
+func TestAttributes(t *testing.T) {
+	if a, ok := ParseAttr("evolving/Stable/ISA"); !ok || a != (Attr{Evolving, Stable, ClassISA}) || a.String() != "Evolving/Stable/ISA" {
+		t.Errorf("ParseAttr: %v %v", a, ok)
+	}
+	if _, ok := ParseAttr("Stable/Bogus/Common"); ok {
+		t.Error("ParseAttr accepted Bogus")
+	}
+	stable := Attr{Stable, Stable, ClassCommon}
+	conf := &Config{ProviderAttrs: func(p string) *ProviderAttrs {
+		if p != "dtrace" {
+			return nil
+		}
+		priv := Attr{Private, Private, ClassUnknown}
+		return &ProviderAttrs{Provider: stable, Module: priv, Function: priv, Name: stable, Args: stable}
+	}}
+	cases := []struct {
+		src        string
+		desc, stmt Attr
+	}{
+		{"BEGIN { printf(\"%d\", 2); }", UnstableDescAttr, stable},
+		{"dtrace:::BEGIN { trace(curthread); }", stable, Attr{Stable, Private, ClassCommon}},
+		{"dtrace:mod::BEGIN { trace(htons(1)); }", Attr{Private, Private, ClassUnknown}, Attr{Evolving, Evolving, ClassCommon}},
+	}
+	for _, tc := range cases {
+		info, err := checkSrc(t, tc.src, conf)
+		if err != nil {
+			t.Errorf("%s: %v", tc.src, err)
+			continue
+		}
+		cl := info.Clauses[len(info.Clauses)-1]
+		if cl.DescAttr != tc.desc || cl.StmtAttr != tc.stmt {
+			t.Errorf("%s: attributes %v, %v; want %v, %v", tc.src, cl.DescAttr, cl.StmtAttr, tc.desc, tc.stmt)
+		}
+	}
+	_, err := checkSrc(t, "#pragma D option amin=Evolving/Evolving/Common\nBEGIN { exit(0); }", conf)
+	if err == nil || err.(ErrorList)[0].Tag != D_ATTR_MIN {
+		t.Errorf("amin: got %v, want D_ATTR_MIN", err)
+	}
+	if _, err := checkSrc(t, "dtrace:::BEGIN { exit(0); }", &Config{AttrMin: &Attr{Evolving, Evolving, ClassCommon}, ProviderAttrs: conf.ProviderAttrs}); err != nil {
+		t.Errorf("amin met: %v", err)
+	}
+}

@@ -50,8 +50,10 @@ type checker struct {
 	defaultArgs    bool  // the defaultargs option (Config or pragma)
 	argRef         bool  // the argref option
 	srcCache       map[string][]byte
-	deferred       []func() bool // checks dtrace makes while generating code
-	progIndex      int           // index of the program being checked
+	deferred       []func() bool   // checks dtrace makes while generating code
+	progIndex      int             // index of the program being checked
+	amin           *Attr           // the amin option, if set
+	attrOf         map[string]Attr // attributes given by #pragma D attributes
 	pendingPragmas []pendingPragma
 	curStmt        syntax.Stmt // the expression statement being checked
 	predEnd        syntax.Pos  // the closing slash of the predicate being checked
@@ -89,6 +91,8 @@ func newChecker(fset *syntax.FileSet, conf *Config) *checker {
 		flags:      map[syntax.Expr]exprFlags{},
 		nonAlloca:  map[*Var]bool{},
 		descs:      map[*syntax.ProbeClause][]string{},
+		attrOf:     map[string]Attr{},
+		amin:       conf.AttrMin,
 		lateTypes:  map[*Builtin]string{},
 		usedArgs:   make([]bool, len(conf.MacroArgs)),
 	}

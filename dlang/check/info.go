@@ -56,6 +56,13 @@ type Config struct {
 	// names. 0 means the latest. `#pragma D option version=V` in a
 	// program reduces it further.
 	Version uint32
+	// AttrMin (the amin option) is the least stability attributes a
+	// clause's probe descriptions may have (D_ATTR_MIN); nil: no minimum.
+	// `#pragma D option amin=...` sets it too.
+	AttrMin *Attr
+	// ProviderAttrs gives a provider's stability attributes, for the
+	// attributes of probe descriptions; nil (or a nil result): Unstable.
+	ProviderAttrs func(provider string) *ProviderAttrs
 	// Empty (-xempty) permits a program with no declarations or clauses
 	// (otherwise D_EMPTY).
 	Empty bool
@@ -341,6 +348,10 @@ type Clause struct {
 	Speculative bool
 	// Destructive reports a destructive action.
 	Destructive bool
+	// DescAttr are the stability attributes of the clause's probe
+	// descriptions, StmtAttr those of its predicate and actions (what
+	// dtrace -v reports, their minimum over the clauses).
+	DescAttr, StmtAttr Attr
 }
 
 func (*Var) object()       {}

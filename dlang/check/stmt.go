@@ -183,6 +183,11 @@ func (c *checker) probeClause(d *syntax.ProbeClause) {
 	cl.Probes = c.descs[d]
 	c.clause = cl
 	defer func() { c.clause = nil }()
+	cl.DescAttr = c.clauseDescAttr(cl)
+	if c.amin != nil && cl.DescAttr.Less(*c.amin) {
+		c.errorf(c.last(d), D_ATTR_MIN, "attributes for clause (%s) are less than predefined minimum", cl.DescAttr)
+		return
+	}
 	// dtrace checks the actions first and the predicate second, unless the
 	// actions refer to something undefined: then it starts over with the
 	// predicate first (a variable may be created by the predicate). What
@@ -236,6 +241,7 @@ func (c *checker) probeClause(d *syntax.ProbeClause) {
 	c.clsFlags = 0
 	c.deferred = append(predDeferred, bodyDeferred...)
 	c.runDeferred()
+	c.stmtAttr(cl)
 }
 
 func (c *checker) stmts(list []syntax.Stmt) {
@@ -681,6 +687,9 @@ func (c *checker) pragmaAttributes(d *syntax.PragmaDecl, w []string) {
 		return
 	}
 	name := w[1]
+	if a, ok := ParseAttr(w[0]); ok {
+		c.attrOf[name] = a
+	}
 	if name == "provider" || c.globals[name] != nil || c.inlines[name] != nil || c.builtins[name] != nil {
 		return
 	}
@@ -776,6 +785,11 @@ func (c *checker) pragma(d *syntax.PragmaDecl) {
 				c.defaultArgs = true
 			case "argref":
 				c.argRef = true
+			}
+			if name == "amin" {
+				if a, ok := ParseAttr(val); ok {
+					c.amin = &a
+				}
 			}
 			if name == "version" {
 				if v, ok := ParseVersion(val); ok {
