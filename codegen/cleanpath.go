@@ -155,6 +155,7 @@ func (g *gen) needFunc(sym string, build func() asm.Instructions) {
 func (f *fn) cleanpath(s asm.Register) asm.Register {
 	g := f.g
 	g.needFunc(cpFunc, g.cleanpathCallback)
+	f.checkNotNull(s)
 	bsize, src, out, _ := g.cleanpathBlock()
 	blk := f.tmp(bsize)
 	for i := uint32(0); i < cpHdr; i += 8 {

@@ -403,8 +403,12 @@ func (f *fn) strtok(s, delim asm.Register) asm.Register {
 	n := g.strBuf()
 	size := int32(g.opts.StrSize)
 	tok, tmap := g.tok, g.tok+n
-	cont := f.label("tkcont")
-	f.emit(asm.JEq.Imm(s, 0, cont))
+	f.checkNotNull(delim)
+	// NULL continues the string taken apart last; there must be one.
+	cont, have := f.label("tkcont"), f.label("tkhave")
+	f.emit(asm.JNE.Imm(s, 0, have), asm.LoadMem(asm.R0, regScratch, ms+msStrtok, asm.DWord), asm.JNE.Imm(asm.R0, 0, cont))
+	f.fault(FaultBadAddr, s, true)
+	f.mark(have)
 	f.call(asm.FnProbeReadKernelStr, scr(tok), imm(int64(g.opts.StrSize+1)), reg(s))
 	f.emit(storeImm(regScratch, ms+msStrtok, 1, asm.DWord))
 	f.mark(cont)
@@ -537,10 +541,20 @@ func (f *fn) substr(s, idx, rem asm.Register) asm.Register {
 	return r
 }
 
+// checkNotNull faults with "invalid address" (illval 0) when the string
+// or pointer argument in r is NULL, as DTrace's string subroutines do.
+func (f *fn) checkNotNull(r asm.Register) {
+	ok := f.label("nn")
+	f.emit(asm.JNE.Imm(r, 0, ok))
+	f.fault(FaultBadAddr, r, true)
+	f.mark(ok)
+}
+
 // strCopy copies string s (consumed) into a fresh scratch buffer of
 // size bytes, returning the buffer offset; R0 holds the helper result
 // (length including the NUL).
 func (f *fn) strCopy(s asm.Register, size uint32) uint32 {
+	f.checkNotNull(s)
 	off := f.tmp(size)
 	f.call(asm.FnProbeReadKernelStr, scr(off), imm(int64(f.g.opts.StrSize+1)), reg(s))
 	return off
@@ -556,6 +570,8 @@ func (f *fn) strlen(s asm.Register) asm.Register {
 }
 
 func (f *fn) strjoin(a, b asm.Register) asm.Register {
+	f.checkNotNull(a)
+	f.checkNotNull(b)
 	size := f.g.opts.StrSize + 1
 	// Twice the size, so that the second copy, at a variable offset,
 	// stays within bounds the verifier can see.

@@ -165,3 +165,21 @@ func TestCleanpath(t *testing.T) {
 		r.close()
 	}
 }
+
+// TestNullStringArgs checks that string subroutines given NULL fault
+// with "invalid address" (0), and that strtok(NULL, ...) needs a string
+// taken apart before.
+func TestNullStringArgs(t *testing.T) {
+	needBPF(t)
+	src := `BEGIN { trace(substr(0, 1)); } BEGIN { trace(strjoin("a", 0)); } BEGIN { trace(index("abc", 0)); }
+BEGIN { trace(strtok(NULL, "x")); } BEGIN { trace(strtok("abc", 0)); } BEGIN { trace(cleanpath(0)); }
+BEGIN { printf("%s\n", strtok("a b", " ")); }`
+	want := "fault(clause 0, probe 1, code 1, illval 0x0)\nfault(clause 1, probe 1, code 1, illval 0x0)\n" +
+		"fault(clause 2, probe 1, code 1, illval 0x0)\nfault(clause 3, probe 1, code 1, illval 0x0)\n" +
+		"fault(clause 4, probe 1, code 1, illval 0x0)\nfault(clause 5, probe 1, code 1, illval 0x0)\na\n"
+	spec := compileD(t, src, Options{})
+	r := loadSpec(t, spec)
+	if got := render(t, spec, r.fire(t)); got != want {
+		t.Errorf("got\n%s\nwant\n%s", got, want)
+	}
+}

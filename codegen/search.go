@@ -89,6 +89,8 @@ func (g *gen) needSearch() {
 func (f *fn) loopSearch(s, sub, pos asm.Register, havePos bool, which string) asm.Register {
 	g := f.g
 	g.needSearch()
+	f.checkNotNull(s)
+	f.checkNotNull(sub)
 	size := int32(g.opts.StrSize)
 	bsize, hay, ndl := g.searchBlock()
 	blk := f.tmp(bsize)
