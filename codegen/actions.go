@@ -37,16 +37,16 @@ func (f *fn) action(c *syntax.CallExpr, name string) bool {
 	switch name {
 	case "trace":
 		f.need(c, 1, 1)
-		act := ActTrace
 		if a := symAction(c.Args[0]); a != ActNone {
-			act = a
+			f.recItem(f.storeSym(c.Args[0], a))
+		} else {
+			f.recItem(f.storeValue(c.Args[0], ActTrace))
 		}
-		f.recItem(f.storeValue(c.Args[0], act))
 	case "sym", "func", "mod", "usym", "ufunc", "umod", "uaddr":
 		// As a statement, a symbol subroutine is the action that
 		// traces its symbol.
 		f.need(c, 1, 1)
-		f.recItem(f.storeValue(c, symAction(c)))
+		f.recItem(f.storeSym(c, symAction(c)))
 	case "print":
 		f.need(c, 1, 1)
 		f.recItem(f.storeValue(c.Args[0], ActPrint))
@@ -60,6 +60,11 @@ func (f *fn) action(c *syntax.CallExpr, name string) bool {
 		fid := f.g.format(s)
 		items := []Record{{Action: act, FormatID: fid, AggID: -1, NArgs: len(c.Args) - 1, Offset: f.recAlloc(0, 1)}}
 		for _, a := range c.Args[1:] {
+			if symAction(a) != ActNone {
+				// usym() and friends keep their pid (for %A) and kind.
+				items = append(items, f.storeSym(a, ActArg))
+				continue
+			}
 			items = append(items, f.storeValue(a, ActArg))
 		}
 		for _, it := range items {
@@ -172,6 +177,14 @@ func (f *fn) action(c *syntax.CallExpr, name string) bool {
 		f.recItem(f.storeReg(r, TypeULong, act))
 		f.specRelease(keepR)
 	case "raise", "panic", "breakpoint", "stop", "ftruncate", "printm":
+		if name == "raise" {
+			// The signal goes to the firing process from the kernel, as
+			// in dtrace on Linux (bpf_send_signal); the helper's errors
+			// (a bad signal, a kernel thread) are ignored as there. The
+			// record below only marks the firing for the consumer.
+			r := f.expr(c.Args[0])
+			f.call(asm.FnSendSignal, reg(r))
+		}
 		act := map[string]Action{"raise": ActRaise, "panic": ActPanic, "breakpoint": ActBreakpoint, "stop": ActStop, "ftruncate": ActFtruncate, "printm": ActPrintm}[name]
 		items := []Record{{Action: act, FormatID: -1, AggID: -1, NArgs: len(c.Args), Offset: f.recAlloc(0, 1)}}
 		for _, a := range c.Args {
@@ -215,6 +228,63 @@ func symAction(e syntax.Expr) Action {
 		return ActUMod
 	}
 	return ActNone
+}
+
+// symKind returns the value kind of the result of a symbol subroutine
+// call (sym(), usym(), ...), or KindNone for any other expression.
+func symKind(e syntax.Expr) ValueKind {
+	for {
+		p, ok := e.(*syntax.ParenExpr)
+		if !ok {
+			break
+		}
+		e = p.X
+	}
+	if c, ok := e.(*syntax.CallExpr); ok {
+		if id, ok := c.Fun.(*syntax.Ident); ok {
+			switch id.Name {
+			case "sym", "func":
+				return KindSym
+			case "mod":
+				return KindMod
+			case "usym", "ufunc":
+				return KindUSym
+			case "umod":
+				return KindUMod
+			case "uaddr":
+				return KindUAddr
+			}
+		}
+	}
+	return KindNone
+}
+
+// storeSym stores the address a symbol subroutine call e returns as an
+// item of the given action: 8 bytes for the kernel's, and for user
+// addresses the tgid of the firing process first (16 bytes), so that the
+// consumer resolves them in the process they belong to.
+func (f *fn) storeSym(e syntax.Expr, action Action) Record {
+	kind := symKind(e)
+	size := uint32(8)
+	if kind >= KindUSym {
+		size = 16
+	}
+	off := f.recAlloc(size, 8)
+	f.symInto(e, kind, regScratch, f.out(off))
+	return Record{Action: action, Offset: off, Size: size, Kind: kind, FormatID: -1, AggID: -1}
+}
+
+// symInto writes the address e evaluates to at base+off, after the tgid
+// of the firing process for the user kinds.
+func (f *fn) symInto(e syntax.Expr, kind ValueKind, base asm.Register, off int16) {
+	r := f.expr(e)
+	if kind >= KindUSym {
+		f.call(asm.FnGetCurrentPidTgid)
+		f.emit(asm.RSh.Imm(asm.R0, 32), asm.StoreMem(base, off, asm.R0, asm.DWord))
+		off += 8
+	}
+	f.emit(asm.StoreMem(base, off, r, asm.DWord))
+	f.free(r)
 }
 
 // need checks the argument count (max -1: unbounded).

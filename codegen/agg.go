@@ -65,6 +65,8 @@ func (g *gen) aggOf(f *fn, ag *syntax.AggExpr) *AggSpec {
 		}
 		if st := stackKeyType(ke, kt); st != nil {
 			kt = st
+		} else if st := symKeyType(ke); st != nil {
+			kt = st
 		}
 		kts[i] = g.narrowKey(ai.ID, i, kt)
 	}
@@ -76,6 +78,8 @@ func (g *gen) aggOf(f *fn, ag *syntax.AggExpr) *AggSpec {
 			item.Kind = KindStack
 		case kt.stack == 2:
 			item.Kind = KindUStack
+		case kt.sym != KindNone:
+			item.Kind = kt.sym
 		case kt.IsString():
 			item.Kind = KindString
 		case kt.byRef():
@@ -397,6 +401,21 @@ func stackKeyType(e syntax.Expr, kt *Type) *Type {
 		size += 8
 	}
 	return &Type{Kind: TArray, Size: size, Len: depth, Elem: TypeULong, Name: "stack", stack: kind}
+}
+
+// symKeyType returns the key type of an aggregation key that is a symbol
+// subroutine call (sym(), usym(), ...): the address, after the tgid of
+// the process for the user kinds (the tuple is then 16 bytes). It
+// returns nil for other keys.
+func symKeyType(e syntax.Expr) *Type {
+	kind := symKind(e)
+	switch {
+	case kind == KindNone:
+		return nil
+	case kind >= KindUSym:
+		return &Type{Kind: TArray, Size: 16, Len: 2, Elem: TypeULong, Name: "_usymaddr", sym: kind}
+	}
+	return &Type{Kind: TInt, Size: 8, Name: "_symaddr", sym: kind}
 }
 
 // stackInto writes a stack key of type kt at scratch offset off (already

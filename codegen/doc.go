@@ -134,7 +134,13 @@
 // (KindString), structs and tracemem as raw bytes (KindBytes), kernel
 // stacks as u64 PCs (KindStack), user stacks as the u64 tgid of the
 // process followed by u64 PCs (KindUStack; the consumer needs the pid to
-// symbolize them). printa's ActArg items carry AggID and size 0.
+// symbolize them). The addresses of the symbol subroutines, traced
+// (trace(usym(x)), usym(x);) or printf arguments, are u64 kernel
+// addresses for sym()/func() and mod() (KindSym, KindMod) and, for
+// usym()/ufunc(), umod() and uaddr(), the u64 tgid of the firing process
+// followed by the u64 user address (KindUSym, KindUMod, KindUAddr), so
+// that they resolve in the process they belong to, $target or not.
+// printa's ActArg items carry AggID and size 0.
 //
 // exit(n) writes an ActExit item (int32) and also sets dt_state:
 // exit_status = n, activity = DRAINING.
@@ -185,9 +191,12 @@
 //	             tuple (as dt_assoc's tuple, or a u32 0 when there are no
 //	             keys; a stack() key is depth u64 PCs, KindStack, empty
 //	             in BEGIN/END; a ustack() key the u64 tgid then depth
-//	             PCs, KindUStack; depth defaults to 20/100; a string
-//	             item whose every key expression is bounded is only as
-//	             wide as the largest bound, rounded to 8: execname 16,
-//	             probe names 64, a literal its length + 1 — keywidth.go),
-//	             value = package aggregate's slot layout
+//	             PCs, KindUStack; depth defaults to 20/100; a sym()
+//	             or mod() key the u64 address, KindSym/KindMod; a
+//	             usym(), ufunc(), umod() or uaddr() key the u64 tgid
+//	             then the u64 address, KindUSym/KindUMod/KindUAddr; a
+//	             string item whose every key expression is bounded is
+//	             only as wide as the largest bound, rounded to 8:
+//	             execname 16, probe names 64, a literal its length + 1
+//	             — keywidth.go), value = package aggregate's slot layout
 package codegen

@@ -189,6 +189,11 @@ const (
 	KindBytes              // raw bytes (structs, arrays, tracemem)
 	KindStack              // Size/8 u64 PCs, 0-terminated
 	KindUStack             // u64 tgid, then (Size-8)/8 u64 user PCs, 0-terminated
+	KindSym                // u64 kernel address of sym()/func()
+	KindMod                // u64 kernel address of mod()
+	KindUSym               // u64 tgid, then the u64 user address of usym()/ufunc()
+	KindUMod               // u64 tgid, then the u64 user address of umod()
+	KindUAddr              // u64 tgid, then the u64 user address of uaddr()
 )
 
 // AggSpec describes one aggregation.

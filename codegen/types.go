@@ -41,6 +41,9 @@ type Type struct {
 	// keyWidth, for a string aggregation key item, is its narrowed
 	// width in bytes with the NUL (keywidth.go); 0: strsize+1.
 	keyWidth uint32
+	// sym marks an aggregation key holding the address of a symbol
+	// subroutine (KindSym ... KindUAddr; see symKeyType).
+	sym ValueKind
 }
 
 // Field is one member of a struct or union.

@@ -262,6 +262,11 @@ func (f *fn) tuple(keys []syntax.Expr, types []*Type, off uint32) uint32 {
 			off += f.g.keySize(kt)
 			continue
 		}
+		if kt.sym != KindNone {
+			f.symInto(k, kt.sym, regScratch, int16(off))
+			off += f.g.keySize(kt)
+			continue
+		}
 		r := f.expr(k)
 		if kt.byRef() {
 			p := f.alloc()

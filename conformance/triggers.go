@@ -102,6 +102,9 @@ func NewTriggers(tmp, exe, csrc string) (*TriggerSet, error) {
 	}
 	if exe != "" {
 		for name := range goTriggers {
+			if ts.built[name] {
+				continue // a C trigger of the name was built: it wins
+			}
 			link := filepath.Join(ts.dir, name)
 			_ = os.Remove(link)
 			if err := os.Symlink(exe, link); err != nil {

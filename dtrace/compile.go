@@ -52,8 +52,8 @@ func (h *Handle) Compile(src Source) (*Program, error) {
 	p := &Program{Source: src, ast: ast, DescAttr: check.DefaultAttr, StmtAttr: check.DefaultAttr}
 	first := true
 	for _, cl := range info.Clauses {
-		// dtrace counts enablings: each clause on each probe it names.
-		seen := map[uint32]bool{}
+		// dtrace counts enablings: each description of a clause on each
+		// probe it names (a probe named twice runs the clause twice).
 		if !h.inProgram(cl, ast) {
 			continue
 		}
@@ -64,26 +64,27 @@ func (h *Handle) Compile(src Source) (*Program, error) {
 		p.StmtAttr = check.MinAttr(p.StmtAttr, cl.StmtAttr)
 		for i, d := range cl.Probes {
 			p.Probes = append(p.Probes, d)
+			line := 0
+			if i < len(cl.Decl.Descs) {
+				line = h.fset.Position(cl.Decl.Descs[i].Pos()).Line
+			}
 			probes, err := h.match(d)
 			if err != nil {
+				// Providers' errors in making probes carry dtrace's tag
+				// (D_PROC_FUNC, ...): report them as compile errors.
+				var te interface{ ErrTag() string }
+				if errors.As(err, &te) {
+					err = &CompileError{Tag: te.ErrTag(), Line: line, Msg: te.(error).Error(), ShowTags: h.opts.ErrTags}
+				}
 				return nil, &SourceError{Source: src, Err: err}
 			}
 			if len(probes) == 0 && !h.opts.ZDefs {
-				line := 0
-				if i < len(cl.Decl.Descs) {
-					line = h.fset.Position(cl.Decl.Descs[i].Pos()).Line
-				}
 				return nil, &SourceError{Source: src, Err: &CompileError{
 					Tag: "D_PDESC_ZERO", Line: line, ShowTags: h.opts.ErrTags,
 					Msg: fmt.Sprintf("probe description %s does not match any probes", fullDesc(d)),
 				}}
 			}
-			for _, pr := range probes {
-				if !seen[pr.ID] {
-					seen[pr.ID] = true
-					p.Matches++
-				}
-			}
+			p.Matches += len(probes)
 		}
 	}
 	h.user = append(h.user, ast)

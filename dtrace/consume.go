@@ -323,6 +323,18 @@ func value(data []byte, r codegen.Record) format.Value {
 			st.PCs = append(st.PCs, pc)
 		}
 		return st
+	case codegen.KindSym, codegen.KindMod:
+		kind := format.KernelSym
+		if r.Kind == codegen.KindMod {
+			kind = format.KernelMod
+		}
+		return format.Sym{Addr: binary.LittleEndian.Uint64(buf), Kind: kind}
+	case codegen.KindUSym, codegen.KindUMod, codegen.KindUAddr:
+		// The tgid of the process the address belongs to, then the
+		// address.
+		kind := map[codegen.ValueKind]format.SymKind{codegen.KindUSym: format.UserSym,
+			codegen.KindUMod: format.UserMod, codegen.KindUAddr: format.UserAddr}[r.Kind]
+		return format.Sym{PID: int(binary.LittleEndian.Uint64(buf)), Addr: binary.LittleEndian.Uint64(buf[8:]), Kind: kind}
 	}
 	return format.Bytes{Data: bytes.Clone(buf)}
 }
@@ -423,12 +435,7 @@ func (c *consumerState) action(b *bytes.Buffer, cpu int, data []byte, r codegen.
 			}
 		}
 	case codegen.ActSym, codegen.ActMod, codegen.ActUSym, codegen.ActUMod:
-		kind := map[codegen.Action]format.SymKind{codegen.ActSym: format.KernelSym, codegen.ActMod: format.KernelMod,
-			codegen.ActUSym: format.UserSym, codegen.ActUMod: format.UserMod}[r.Action]
-		// The records of usym() and friends hold no pid yet: their
-		// addresses are looked up in the $target process (-c, -p),
-		// where they nearly always come from.
-		return c.fmt.Trace(b, format.Sym{Addr: u64(data, r.Offset), Kind: kind, PID: c.h.conf.Target}, quiet)
+		return c.fmt.Trace(b, value(data, r), quiet)
 	}
 	return nil
 }

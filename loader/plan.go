@@ -58,7 +58,8 @@ type PlanOptions struct {
 // NewPlan matches every clause's probe descriptions against the registry
 // (creating probes on demand, tick-7ms) and lists, per probe, the clauses
 // enabled on it in program order; a clause whose descriptions name one
-// probe twice runs once on it. A clause keeps ClauseSpec.EPID on the
+// probe twice runs twice on it, as in dtrace (which makes a statement of
+// each description). A clause keeps ClauseSpec.EPID on the
 // first probe it is enabled on (lowest id) and gets a new EPID on each
 // further probe, so an EPID always names one probe and one clause. The
 // probe program stores the EPID in mstate.epid before calling the clause.
@@ -74,7 +75,6 @@ func NewPlan(spec *codegen.Spec, reg *provider.Registry, opts PlanOptions) (*Pla
 	}
 	byProbe := map[uint32]*ProbePlan{}
 	for ci, c := range spec.Clauses {
-		seen := map[uint32]bool{}
 		var probes []*provider.Probe
 		for _, s := range c.Probes {
 			d, err := provider.ParseDesc(s)
@@ -88,14 +88,9 @@ func NewPlan(spec *codegen.Spec, reg *provider.Registry, opts PlanOptions) (*Pla
 			if len(ps) == 0 && !opts.ZeroMatches {
 				return nil, &NoMatchError{Desc: d}
 			}
-			for _, p := range ps {
-				if !seen[p.ID] {
-					seen[p.ID] = true
-					probes = append(probes, p)
-				}
-			}
+			probes = append(probes, ps...)
 		}
-		sort.Slice(probes, func(i, j int) bool { return probes[i].ID < probes[j].ID })
+		sort.SliceStable(probes, func(i, j int) bool { return probes[i].ID < probes[j].ID })
 		for i, p := range probes {
 			epid := c.EPID
 			if i > 0 || epid == 0 {

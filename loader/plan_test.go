@@ -16,7 +16,8 @@ func TestPlan(t *testing.T) {
 		want   string     // probe:clauses ...
 	}{
 		{[][]string{{"BEGIN"}, {"END"}, {"BEGIN"}}, "1:[0 2] 2:[1]"},
-		{[][]string{{"BEGIN", "dtrace:::BEGIN", ":::BEGIN"}}, "1:[0]"},
+		// A probe named three times runs the clause three times, as in dtrace.
+		{[][]string{{"BEGIN", "dtrace:::BEGIN", ":::BEGIN"}}, "1:[0 0 0]"},
 		{[][]string{{"dtrace:::*"}}, "1:[0] 2:[0] 3:[0]"},
 		{[][]string{{"tick-1sec"}, {"BEGIN", "tick-1sec"}}, "1:[1] 17:[0 1]"},
 		{[][]string{{"profile-97", "tick-1"}}, "4:[0] 11:[0]"},

@@ -1,10 +1,12 @@
 /*
- * Trigger for pid-provider argument tests: it spins calling getpid()
- * until SIGUSR1, then calls go() once with the arguments 0 to 9 (go
- * returns its second argument) and exits.
+ * Trigger for pid-provider argument tests: it spins calling a failing
+ * ioctl(2) (which the test watches for) until SIGUSR1, then calls go()
+ * once with the arguments 0 to 9 (go returns its second argument) and
+ * exits.
  */
 #include <signal.h>
 #include <stdlib.h>
+#include <sys/ioctl.h>
 #include <unistd.h>
 
 int go(int a0, int a1, int a2, int a3, int a4, int a5, int a6, int a7,
@@ -25,6 +27,8 @@ static void on_usr1(int sig)
 int main(void)
 {
 	signal(SIGUSR1, on_usr1);
-	for (;;)
-		getpid();
+	for (;;) {
+		ioctl(-1, -1, NULL);
+		usleep(100);
+	}
 }

@@ -3,25 +3,40 @@
 package pid
 
 import (
+	"errors"
 	"fmt"
 	"io"
 	"sync"
+	"syscall"
 
 	"github.com/cilium/ebpf"
 	"github.com/cilium/ebpf/features"
 	"github.com/cilium/ebpf/link"
+	"golang.org/x/sys/unix"
 
 	"github.com/dtrace-go/dtrace/provider"
 )
 
-// Attach puts a uprobe (a uretprobe for return probes) on every site of
-// the probe, filtered to its process.
+// Attach puts a uprobe (a uretprobe for return probes on function
+// entries) on every site of the probe, filtered to its process.
 func (*Provider) Attach(p *provider.Probe, prog *ebpf.Program) (io.Closer, error) {
 	d, ok := p.Data.(*Probe)
 	if !ok {
 		return nil, fmt.Errorf("pid: probe %s was not made by this provider", p)
 	}
-	return AttachSites(d.Sites, d.PID, d.Kind == Return, prog)
+	c, err := AttachSites(d.Sites, d.PID, d.Kind == Return && !d.AtReturns, prog)
+	if err != nil && d.Optional && Unsupported(err) {
+		return provider.Closers(), nil
+	}
+	return c, err
+}
+
+// Unsupported reports whether err is the kernel's refusal to put a uprobe
+// on an instruction it cannot single-step or emulate.
+func Unsupported(err error) bool {
+	// ENOTSUPP (524) is the kernel's own; EOPNOTSUPP is what reaches
+	// user space on most paths.
+	return errors.Is(err, unix.EOPNOTSUPP) || errors.Is(err, syscall.Errno(524))
 }
 
 var (

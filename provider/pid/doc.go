@@ -4,19 +4,26 @@
 //
 // Probes are named pidPID:MODULE:FUNCTION:NAME, where MODULE is the base
 // name of the mapped file (the description may also say a.out for the
-// executable, the library's soname, or the name up to its first dot:
-// libc for libc.so.6) and NAME is entry, return or a hexadecimal
-// instruction offset into the function. Every field may hold globs; a
-// glob in NAME makes entry and return probes only, as finding instruction
-// boundaries on x86 takes a disassembler (name an offset exactly to probe
-// it; it must be an instruction boundary, which is not checked).
+// executable, the library's soname, or the name up to one of its dots:
+// libc or libc.so for libc.so.6) and NAME is entry, return or a
+// hexadecimal instruction offset into the function. Every field may hold
+// globs; a glob in NAME makes entry and return probes and one probe per
+// instruction (found by decoding the function; instructions the kernel
+// cannot probe are then left out). Aliases at one address (a weak symbol
+// and its target) make one probe, named as dtrace's lookup by address
+// names it: a global or weak symbol before a local one, then the name
+// with fewer leading underscores.
 //
 // entry (and offset) probes see the arguments of the x86-64 calling
 // convention: arg0-arg5 from rdi, rsi, rdx, rcx, r8, r9 and arg6-arg9
-// from the caller's stack. return probes are uretprobes: arg1 is the
-// return value (rax) and arg0, the offset of the returning instruction in
-// illumos, is 0 because a uretprobe does not know it (as in DTrace on
-// Linux).
+// from the caller's stack. return probes are, as in illumos, uprobes on
+// the instructions that leave the function: its rets and its tail calls
+// (direct jmps out of it; see Returns). arg0 is the offset of that
+// instruction in the function (the attach cookie) and arg1 rax, the
+// return value (at a tail call, whatever rax holds). A function whose
+// instructions cannot be decoded or that has no such instruction (and
+// every function on arm64) gets a uretprobe instead, where arg0 is 0 as
+// in DTrace on Linux.
 //
 // Each probe is a uprobe (or uretprobe) on the file's inode, opened with
 // the process as perf-event target so that the kernel fires it only in

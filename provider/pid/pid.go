@@ -61,6 +61,15 @@ type Probe struct {
 	PID   int
 	Kind  Kind
 	Sites []Site
+	// AtReturns says that a return probe's sites are the instructions
+	// that leave the function (with their offsets as cookies), not its
+	// entry for a uretprobe.
+	AtReturns bool
+	// Optional marks a probe a glob name made: where the kernel cannot
+	// put a uprobe on its instruction (hlt, lock-prefixed ones, ...) it
+	// is left out rather than failing the enabling, as a probe named
+	// exactly would.
+	Optional bool
 }
 
 // Provider is the pid provider. It makes probes for any process a
@@ -86,7 +95,8 @@ func (*Provider) Name() string { return "pid" }
 // probes: "pid" and a process id, or a glob (which matches the probes made
 // so far).
 func (pv *Provider) Claims(pattern string) bool {
-	if _, ok := ParsePID(pattern, "pid"); ok {
+	if _, ok := ParsePID(pattern, "pid"); ok || pattern == "pid0" {
+		// pid0 is claimed to be refused in dtrace's words (D_PROC_BADPID).
 		return true
 	}
 	return pattern == "" || provider.HasGlob(pattern)
@@ -135,7 +145,8 @@ func (pv *Provider) Process(pid int) (*symbol.Process, error) {
 // ModuleMatches reports whether a description's module field names mod:
 // a glob matches the base name (or a.out for the executable); an exact
 // name matches the base name, the full path, a.out for the executable,
-// the soname, or the base name up to its first dot (libc for libc.so.6).
+// the soname, or the base name up to one of its dots (libc and libc.so
+// for libc.so.6), as libproc's lookup of an object by name does.
 func ModuleMatches(pattern string, mod *symbol.Module, soname string) bool {
 	if pattern == "" {
 		return true
@@ -148,7 +159,7 @@ func ModuleMatches(pattern string, mod *symbol.Module, soname string) bool {
 		return true
 	case soname != "" && pattern == soname:
 		return true
-	case !strings.Contains(pattern, ".") && strings.HasPrefix(mod.Name, pattern+"."):
+	case strings.HasPrefix(mod.Name, pattern+"."):
 		return true
 	}
 	return false
@@ -209,19 +220,47 @@ func (pv *Provider) Probes(d provider.Desc) ([]*provider.Probe, error) {
 		// one probe with a site each.
 		sites := map[string][]symbol.Func{}
 		var order []string
-		for _, f := range obj.Funcs() {
+		funcs := obj.Funcs()
+		taken := map[uint64]bool{}
+		glob := provider.HasGlob(d.Function) || d.Function == ""
+		for i, f := range funcs {
 			// As in dtrace: only functions with a size, the ones whose
 			// extent (and so whose instructions and returns) is known,
 			// and not in writable memory, which may be rewritten.
-			if f.Size == 0 || !provider.Match(d.Function, f.Name) || !obj.Executable(f.Value) {
+			if f.Size == 0 || taken[f.Value] || !provider.Match(d.Function, f.Name) || !obj.Executable(f.Value) {
 				continue
 			}
-			if _, ok := sites[f.Name]; !ok {
-				order = append(order, f.Name)
+			// A glob passes over compiler-made names (main.cold) and
+			// versioned ones, as dtrace does.
+			if glob && strings.ContainsAny(f.Name, ".@") {
+				continue
 			}
-			sites[f.Name] = append(sites[f.Name], f)
+			// One probe per address: aliases (a weak symbol and its
+			// target) name one function. A glob names it by the first
+			// alias it matches in the order of preference, an exact name
+			// by the preferred alias (the first with a size), as
+			// dtrace's lookup by address does.
+			taken[f.Value] = true
+			name := f.Name
+			if !glob {
+				for j := i; j > 0 && funcs[j-1].Value == f.Value; j-- {
+					if funcs[j-1].Size != 0 {
+						name = funcs[j-1].Name
+					}
+				}
+			}
+			if _, ok := sites[name]; !ok {
+				order = append(order, name)
+			}
+			sites[name] = append(sites[name], f)
 		}
 		for _, fn := range order {
+			add := func(pname string, p *Probe) {
+				if len(p.Sites) > 0 {
+					p.Optional = name == "" || provider.HasGlob(name)
+					out = append(out, &provider.Probe{Provider: prov, Module: mod.Name, Function: fn, Name: pname, Data: p})
+				}
+			}
 			mk := func(kind Kind, pname string, off uint64, funcs []symbol.Func) {
 				p := &Probe{PID: pid, Kind: kind}
 				for _, f := range funcs {
@@ -231,9 +270,7 @@ func (pv *Provider) Probes(d provider.Desc) ([]*provider.Probe, error) {
 					}
 					p.Sites = append(p.Sites, Site{Path: openPath, FileOffset: fo})
 				}
-				if len(p.Sites) > 0 {
-					out = append(out, &provider.Probe{Provider: prov, Module: mod.Name, Function: fn, Name: pname, Data: p})
-				}
+				add(pname, p)
 			}
 			if isOffset {
 				// Probe the functions of the name that have an instruction
@@ -255,7 +292,11 @@ func (pv *Provider) Probes(d provider.Desc) ([]*provider.Probe, error) {
 				mk(Entry, "entry", 0, sites[fn])
 			}
 			if provider.Match(name, "return") {
-				mk(Return, "return", 0, sites[fn])
+				if p := returnProbe(obj, openPath, pid, sites[fn]); p != nil {
+					add("return", p)
+				} else {
+					mk(Return, "return", 0, sites[fn])
+				}
 			}
 			if name == "entry" || name == "return" || len(sites[fn]) != 1 {
 				continue
@@ -317,6 +358,41 @@ func (pv *Provider) absolute(d provider.Desc, proc *symbol.Process) ([]*provider
 	return []*provider.Probe{{Provider: "pid" + strconv.Itoa(proc.PID), Module: exe.Name, Function: "-", Name: d.Name, Data: p}}, nil
 }
 
+// returnProbe makes the return probe of functions as illumos does: a
+// uprobe on every instruction that leaves them (see Returns), whose
+// attach cookie is its offset, arg0 of the probe. It returns nil where an
+// instruction cannot be decoded: the probe is then a uretprobe on their
+// entries, which knows the return value but not where the function
+// returned (arg0 is 0). So it is where no instruction leaves them (main
+// looping forever, or a function leaving only by an indirect jmp): the
+// probe exists, as in dtrace on Linux, and fires if they do return.
+func returnProbe(obj *symbol.Object, path string, pid int, funcs []symbol.Func) *Probe {
+	if runtime.GOARCH != "amd64" {
+		return nil
+	}
+	p := &Probe{PID: pid, Kind: Return}
+	for _, f := range funcs {
+		code, err := obj.Code(f)
+		if err != nil {
+			return nil
+		}
+		offs, err := Returns(code)
+		if err != nil {
+			return nil
+		}
+		for _, off := range offs {
+			if fo, ok := obj.FileOffset(f.Value + off); ok {
+				p.Sites = append(p.Sites, Site{Path: path, FileOffset: fo, Cookie: off})
+			}
+		}
+	}
+	if len(p.Sites) == 0 {
+		return nil
+	}
+	p.AtReturns = true
+	return p
+}
+
 // checkOffset refuses an offset past the end of the function or in the
 // middle of an instruction: a breakpoint there would corrupt the program.
 func checkOffset(obj *symbol.Object, f symbol.Func, off uint64) error {
@@ -367,7 +443,7 @@ func (*Provider) Prologue(p *provider.Probe, mstate int16) asm.Instructions {
 	regs := ArchRegs()
 	insns := CheckPID(d.PID)
 	if d.Kind == Return {
-		return append(insns, regs.ReturnArgs(mstate)...)
+		return append(insns, regs.ReturnArgs(mstate, d.AtReturns)...)
 	}
 	return append(insns, regs.EntryArgs(mstate)...)
 }

@@ -141,7 +141,8 @@ func TestEntryCountAndReturnSum(t *testing.T) {
 		{"pid$target:work:work:entry { @ = count(); }", n},
 		{"pid$target:work:work:return { @ = sum(arg1); }", testprog.Sum(n)},
 		{"pid$target::work:entry { @ = sum(arg0); }", int64(n * (n - 1) / 2)},
-		{"pid$target:work:w*k:return /arg0 == 0/ { @ = count(); }", n},
+		// arg0 is the offset of the returning instruction: work's ret at 4.
+		{"pid$target:work:w*k:return /arg0 == 4/ { @ = count(); }", n},
 		// The ret of work (at 4 with -O2), with the argument still in rdi.
 		{"pid$target:work:work:4 { @ = sum(arg0); }", int64(n * (n - 1) / 2)},
 	} {
@@ -320,5 +321,134 @@ func TestLibraryBeforeLoad(t *testing.T) {
 	}, pv)
 	if got := aggValue(t, out); got != 1 {
 		t.Errorf("atoi called %d times, want 1", got)
+	}
+}
+
+// funcCode returns the bytes of a function of the executable at path.
+func funcCode(t *testing.T, path, name string) []byte {
+	t.Helper()
+	obj, err := symbol.LoadObject(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range obj.Funcs() {
+		if f.Name == name {
+			code, err := obj.Code(f)
+			if err != nil {
+				t.Fatal(err)
+			}
+			return code
+		}
+	}
+	t.Fatalf("%s: no function %s", path, name)
+	return nil
+}
+
+// offsetCounts parses the output of @[arg0] = count(): offset -> count.
+func offsetCounts(t *testing.T, out string) map[uint64]int64 {
+	t.Helper()
+	m := map[uint64]int64{}
+	for _, l := range strings.Split(strings.TrimSpace(out), "\n") {
+		f := strings.Fields(l)
+		if len(f) != 2 {
+			t.Fatalf("output line %q", l)
+		}
+		off, err1 := strconv.ParseUint(f[0], 10, 64)
+		n, err2 := strconv.ParseInt(f[1], 10, 64)
+		if err1 != nil || err2 != nil {
+			t.Fatalf("output line %q", l)
+		}
+		m[off] = n
+	}
+	return m
+}
+
+// TestReturnOffsets checks that a return probe fires on the instruction
+// that leaves the function, with its offset as arg0 and the return value
+// as arg1: threeways returns by ret, rep ret and ret $0 (one call in
+// three each), tailer by a tail call (jmp plus3).
+func TestReturnOffsets(t *testing.T) {
+	prog := testprog.Build(t, "rets", []string{"rets.c"}, "-O2")
+	const n = 300
+	var wantThree, wantTail int64
+	for i := int64(0); i < n; i++ {
+		wantThree += [3]int64{i, 2 * i, i + 100}[i%3]
+		wantTail += i + 4
+	}
+	run := func(clause string) string {
+		p := start(t, prog, strconv.Itoa(n))
+		pv := named{pid.New(nil), "pid" + strconv.Itoa(p.cmd.Process.Pid)}
+		out := trace(t, p.cmd.Process.Pid, clause, func() { p.release(t) }, pv)
+		if got := strings.TrimSpace(p.out.String()); got != strconv.FormatInt(wantThree+wantTail, 10) {
+			t.Errorf("program printed %q", got)
+		}
+		return out
+	}
+
+	code := funcCode(t, prog, "threeways")
+	offs := offsetCounts(t, run("pid$target:rets:threeways:return { @[arg0] = count(); }"))
+	if len(offs) != 3 {
+		t.Errorf("threeways returned from %d places (%v), want 3", len(offs), offs)
+	}
+	for off, cnt := range offs {
+		switch {
+		case off >= uint64(len(code)):
+			t.Errorf("offset %#x is past threeways (%d bytes)", off, len(code))
+		case code[off] != 0xc3 && code[off] != 0xc2 && !(code[off] == 0xf3 && off+1 < uint64(len(code)) && code[off+1] == 0xc3):
+			t.Errorf("offset %#x of threeways holds %x, not a ret", off, code[off])
+		case cnt != n/3:
+			t.Errorf("offset %#x: %d returns, want %d", off, cnt, n/3)
+		}
+	}
+	if got := aggValue(t, run("pid$target:rets:threeways:return { @ = sum(arg1); }")); got != wantThree {
+		t.Errorf("sum(arg1) = %d, want %d", got, wantThree)
+	}
+
+	// The tail call: the probe fires on the jmp out of tailer, once a call.
+	code = funcCode(t, prog, "tailer")
+	offs = offsetCounts(t, run("pid$target:rets:tailer:return { @[arg0] = count(); }"))
+	for off, cnt := range offs {
+		if off >= uint64(len(code)) || code[off] != 0xe9 && code[off] != 0xeb || cnt != n {
+			t.Errorf("tailer returned at %#x (%d times); want its jmp, %d times", off, cnt, n)
+		}
+	}
+	if len(offs) != 1 {
+		t.Errorf("tailer returned from %v, want one jmp", offs)
+	}
+}
+
+// TestUsymOtherProcess resolves ufunc(), usym(), umod(), uaddr() and %A
+// in a process that is not $target (there is none): their records and
+// aggregation keys carry the pid they belong to.
+func TestUsymOtherProcess(t *testing.T) {
+	prog := testprog.BuildWork(t, "-O2")
+	p := start(t, prog, "5")
+	prov := "pid" + strconv.Itoa(p.cmd.Process.Pid)
+	// The library's own pid provider: it snapshots the process for the
+	// library's symbolizer, which resolves the addresses after it exits.
+	out := trace(t, 0, prov+`:work:work:entry /arg0 == 2/ {
+		trace(usym(uregs[R_PC])); trace(umod(uregs[R_PC])); trace(uaddr(uregs[R_PC] + 1));
+		printf("[%A]", uaddr(uregs[R_PC]));
+	}
+	`+prov+`:work:work:entry { @f[ufunc(uregs[R_PC])] = count(); @m[umod(uregs[R_PC])] = count(); @a[uaddr(uregs[R_PC])] = count(); }`,
+		func() { p.release(t) })
+	for _, want := range []string{"work`work ", " work ", "work`work+0x1", "[work`work]"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("output lacks %q:\n%s", want, out)
+		}
+	}
+	// The aggregations: one key each, symbolized, counted 5 times.
+	keys := 0
+	for _, l := range strings.Split(out, "\n") {
+		f := strings.Fields(l)
+		if len(f) == 2 && f[1] == "5" {
+			keys++
+			if f[0] != "work`work" && f[0] != "work" {
+				t.Errorf("aggregation key %q, want work`work or work", f[0])
+			}
+		}
+	}
+	if keys != 3 {
+		t.Errorf("%d aggregation keys counted 5 times, want 3:\n%s", keys, out)
 	}
 }

@@ -44,7 +44,8 @@ func TestModuleMatches(t *testing.T) {
 		{"a.*", exe, "", true},
 		{"libc", libc, "libc.so.6", true},
 		{"libc.so.6", libc, "libc.so.6", true},
-		{"libc.so", libc, "libc.so.6", false},
+		{"libc.so", libc, "libc.so.6", true},
+		{"libc.s", libc, "libc.so.6", false},
 		{"lib*", libc, "", true},
 		{"libm", libc, "", false},
 	} {

@@ -107,15 +107,24 @@ func (r *Regs) EntryArgs(mstate int16) asm.Instructions {
 	return insns
 }
 
-// ReturnArgs returns instructions that set arg0 to 0 (the offset of the
-// returning instruction, unknown to a uretprobe), arg1 to the return
-// value and the other arguments to 0.
-func (r *Regs) ReturnArgs(mstate int16) asm.Instructions {
-	insns := asm.Instructions{
-		provider.StoreImmDW(asm.R7, mstate+provider.MStateArgs, 0),
+// ReturnArgs returns instructions that set arg0 to the offset of the
+// returning instruction in its function, arg1 to the return value and the
+// other arguments to 0. With atReturn the uprobe is on that instruction
+// and its attach cookie is the offset; otherwise it is a uretprobe, which
+// does not know the offset, and arg0 is 0. They clobber R0-R5.
+func (r *Regs) ReturnArgs(mstate int16, atReturn bool) asm.Instructions {
+	insns := asm.Instructions{provider.StoreImmDW(asm.R7, mstate+provider.MStateArgs, 0)}
+	if atReturn {
+		insns = asm.Instructions{
+			asm.Mov.Reg(asm.R1, asm.R6),
+			asm.FnGetAttachCookie.Call(),
+			asm.StoreMem(asm.R7, mstate+provider.MStateArgs, asm.R0, asm.DWord),
+		}
+	}
+	insns = append(insns,
 		asm.LoadMem(asm.R0, asm.R6, r.Ret, asm.DWord),
 		asm.StoreMem(asm.R7, mstate+provider.MStateArgs+8, asm.R0, asm.DWord),
-	}
+	)
 	for i := 2; i < provider.NumArgs; i++ {
 		insns = append(insns, provider.StoreImmDW(asm.R7, mstate+provider.MStateArgs+int16(8*i), 0))
 	}

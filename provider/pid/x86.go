@@ -267,3 +267,56 @@ func Instructions(code []byte) ([]uint64, error) {
 	}
 	return offs, nil
 }
+
+// Returns returns the offsets in code (one function's bytes) where the
+// function returns: its ret instructions (c3, ret imm16 c2, and their
+// prefixed forms rep ret and bnd ret), and its tail calls, the direct
+// jmps (e9, eb) whose target is outside the function, where its frame is
+// gone as after a ret (illumos fasttrap places return probes there too).
+// Conditional jumps out of the function (conditional tail calls) and
+// indirect jmps (a jump table's or a tail call through a pointer: the two
+// cannot be told apart) are not returns here.
+func Returns(code []byte) ([]uint64, error) {
+	var offs []uint64
+	for off := 0; off < len(code); {
+		n, err := insnLen(code[off:])
+		if err != nil {
+			return nil, err
+		}
+		insn := code[off : off+n]
+		j := 0
+		for j < len(insn) && isLegacyPrefix(insn[j]) {
+			j++
+		}
+		if j < len(insn) && insn[j]&0xf0 == 0x40 {
+			j++ // REX
+		}
+		if j >= len(insn) {
+			return nil, errDecode
+		}
+		switch op, rest := insn[j], insn[j+1:]; {
+		case op == 0xc3 || op == 0xc2:
+			offs = append(offs, uint64(off))
+		case op == 0xe9 && len(rest) == 4, op == 0xeb && len(rest) == 1:
+			var rel int64
+			if op == 0xeb {
+				rel = int64(int8(rest[0]))
+			} else {
+				rel = int64(int32(uint32(rest[0]) | uint32(rest[1])<<8 | uint32(rest[2])<<16 | uint32(rest[3])<<24))
+			}
+			if target := int64(off+n) + rel; target < 0 || target >= int64(len(code)) {
+				offs = append(offs, uint64(off))
+			}
+		}
+		off += n
+	}
+	return offs, nil
+}
+
+func isLegacyPrefix(b byte) bool {
+	switch b {
+	case 0x66, 0x67, 0xf0, 0xf2, 0xf3, 0x2e, 0x36, 0x3e, 0x26, 0x64, 0x65:
+		return true
+	}
+	return false
+}

@@ -125,3 +125,81 @@ func firstDiff(a, b []uint64) uint64 {
 	}
 	return 0
 }
+
+// TestReturnsMatchObjdump compares the ret instructions Returns finds in
+// every function of libc with the ones objdump shows (ret, repz ret, bnd
+// ret, ret $imm), and checks that its tail calls are jmps out of the
+// function.
+func TestReturnsMatchObjdump(t *testing.T) {
+	if _, err := exec.LookPath("objdump"); err != nil {
+		t.Fatal("objdump (binutils) is needed as the oracle")
+	}
+	const file = "/usr/lib/x86_64-linux-gnu/libc.so.6"
+	obj, err := symbol.OpenObject(file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f, err := elf.Open(file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	text := f.Section(".text")
+	code, err := text.Data()
+	f.Close()
+	if err != nil {
+		t.Fatal(err)
+	}
+	out, err := exec.Command("objdump", "-d", "--no-show-raw-insn", "-j", ".text", file).Output()
+	if err != nil {
+		t.Fatalf("objdump: %v", err)
+	}
+	rets := map[uint64]bool{}
+	sc := bufio.NewScanner(bytes.NewReader(out))
+	for sc.Scan() {
+		l := strings.TrimSpace(sc.Text())
+		colon := strings.IndexByte(l, ':')
+		if colon < 0 {
+			continue
+		}
+		a, err := strconv.ParseUint(l[:colon], 16, 64)
+		if err != nil {
+			continue
+		}
+		m := strings.Fields(l[colon+1:])
+		if len(m) > 0 && (m[0] == "ret" || len(m) > 1 && (m[0] == "repz" || m[0] == "bnd") && m[1] == "ret") {
+			rets[a] = true
+		}
+	}
+	checked, found := 0, 0
+	for _, fn := range obj.Funcs() {
+		if fn.Size == 0 || fn.Value < text.Addr || fn.Value+fn.Size > text.Addr+text.Size {
+			continue
+		}
+		body := code[fn.Value-text.Addr : fn.Value-text.Addr+fn.Size]
+		offs, err := Returns(body)
+		if err != nil {
+			continue // Instructions' test reports decoding failures
+		}
+		checked++
+		got := map[uint64]bool{}
+		for _, o := range offs {
+			if rets[fn.Value+o] {
+				got[o] = true
+				found++
+				continue
+			}
+			if b := body[o]; b != 0xe9 && b != 0xeb {
+				t.Errorf("%s+%#x: a return that is neither a ret nor a jmp (%x)", fn.Name, o, body[o:min(int(o)+4, len(body))])
+			}
+		}
+		for a := fn.Value; a < fn.Value+fn.Size; a++ {
+			if rets[a] && !got[a-fn.Value] {
+				t.Errorf("%s+%#x: objdump's ret missed", fn.Name, a-fn.Value)
+			}
+		}
+	}
+	if checked < 1000 || found < 1000 {
+		t.Errorf("only %d functions, %d rets checked", checked, found)
+	}
+	t.Logf("%d functions, %d rets", checked, found)
+}

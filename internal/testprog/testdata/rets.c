@@ -1,0 +1,61 @@
+/*
+ * rets: the test program of pid return probes. Its functions leave in
+ * every way a return probe must see: threeways() by ret, rep ret and
+ * ret $imm16 (chosen by i % 3), tailer() by a tail call (a jmp to
+ * plus3). It waits for one byte on stdin (so that the tracer can attach
+ * first), then calls both for i in 0..N-1 and prints the sum of what
+ * they returned.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <unistd.h>
+
+int threeways(int i);
+int tailer(int i);
+
+__asm__(
+	".text\n"
+	".globl threeways\n"
+	".type threeways, @function\n"
+	"threeways:\n"
+	"	mov %edi, %eax\n"
+	"	mov $3, %ecx\n"
+	"	cltd\n"
+	"	idiv %ecx\n"
+	"	cmp $1, %edx\n"
+	"	je 1f\n"
+	"	cmp $2, %edx\n"
+	"	je 2f\n"
+	"	mov %edi, %eax\n"		/* i % 3 == 0: i */
+	"	ret\n"
+	"1:	lea (%rdi,%rdi), %eax\n"	/* i % 3 == 1: 2i */
+	"	rep ret\n"
+	"2:	lea 100(%rdi), %eax\n"		/* i % 3 == 2: i + 100 */
+	"	ret $0\n"
+	".size threeways, .-threeways\n"
+	".globl tailer\n"
+	".type tailer, @function\n"
+	"tailer:\n"
+	"	add $1, %edi\n"
+	"	jmp plus3\n"			/* tailer(i) = i + 4 */
+	".size tailer, .-tailer\n");
+
+__attribute__((noinline)) int plus3(int i)
+{
+	__asm__ volatile("" ::: "memory");
+	return i + 3;
+}
+
+int main(int argc, char **argv)
+{
+	int n = argc > 1 ? atoi(argv[1]) : 10;
+	long sum = 0;
+	char c;
+
+	if (read(0, &c, 1) < 0)
+		return 1;
+	for (int i = 0; i < n; i++)
+		sum += threeways(i) + tailer(i);
+	printf("%ld\n", sum);
+	return 0;
+}
