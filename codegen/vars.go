@@ -326,6 +326,32 @@ func (f *fn) lvalueOf(e syntax.Expr) lvalue {
 	return lvalue{v: v}
 }
 
+// isMemLvalue reports whether lvalueOf(e) designates memory (a member,
+// an element of a struct or array, a pointer's target) rather than a
+// variable or an associative array element.
+func (f *fn) isMemLvalue(e syntax.Expr) bool {
+	for {
+		p, ok := e.(*syntax.ParenExpr)
+		if !ok {
+			break
+		}
+		e = p.X
+	}
+	if ix, ok := e.(*syntax.IndexExpr); ok {
+		if v := f.g.info.VarOf(ix.X); v != nil && (v.Kind == VarAssoc || v.Kind == VarTAssoc) {
+			return false
+		}
+	}
+	if f.g.info.VarOf(e) != nil {
+		return false
+	}
+	switch e.(type) {
+	case *syntax.MemberExpr, *syntax.IndexExpr, *syntax.UnaryExpr:
+		return true
+	}
+	return false
+}
+
 // memAddr returns a verifier-known pointer to the storage of a member or
 // element of a struct or array variable (global or clause-local), and
 // the member it designates (Offset already applied).
@@ -610,15 +636,26 @@ func (f *fn) storeL(n syntax.Node, lv lvalue, r asm.Register, vt *Type) {
 // assign compiles = and the compound assignments; the value of the
 // expression is the stored value.
 func (f *fn) assign(e *syntax.AssignExpr) asm.Register {
-	lv := f.lvalueOf(e.X)
+	var lv lvalue
+	var r asm.Register
+	vt := f.typeOf(e.Y)
+	if e.Op == syntax.ASSIGN && f.isMemLvalue(e.X) {
+		// As dtrace does, the value first and then the address: a chain
+		// p[0] = p[1] = ... = v then holds one address at a time.
+		h := f.hold(f.expr(e.Y), e.X)
+		lv = f.lvalueOf(e.X)
+		r = f.release(h)
+	} else {
+		lv = f.lvalueOf(e.X)
+	}
 	t := lv.v.Type
 	if t == nil {
 		t = TypeLong
 	}
-	vt := f.typeOf(e.Y)
-	var r asm.Register
 	if e.Op == syntax.ASSIGN {
-		r = f.expr(e.Y)
+		if !lv.mem {
+			r = f.expr(e.Y)
+		}
 	} else {
 		hx := f.hold(f.loadL(e.X, lv), e.Y)
 		y := f.expr(e.Y)
