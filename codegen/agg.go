@@ -92,6 +92,19 @@ func (g *gen) aggOf(f *fn, ag *syntax.AggExpr) *AggSpec {
 		off += size
 	}
 	a.KeySize = max(4, off)
+	charged := uint32(0)
+	for i, k := range a.Keys {
+		if k.Kind == KindString && a.keyTypes[i].keyWidth != 0 {
+			charged += g.strBuf()
+		} else {
+			charged += k.Size
+		}
+	}
+	a.ChargedSize = max(4, charged) + a.ValueSize
+	bounded := g.opts.AggSize > 0 && g.opts.AggSize/int64(a.ChargedSize) < aggCacheMinEntries
+	if a.KeySize <= aggCacheMaxKey && a.ValueSize <= aggCacheMaxValue && !bounded {
+		a.Cache, a.CacheSlots = fmt.Sprintf("dt_aggc_%d", ai.ID), aggCacheSlots
+	}
 	g.spec.Aggs[ai.ID] = a
 	return a
 }
@@ -136,8 +149,11 @@ func (f *fn) aggregate(as *syntax.AssignExpr, ag *syntax.AggExpr) {
 
 	f.g.aggValueMax = max(f.g.aggValueMax, a.ValueSize)
 	f.g.useMap(a.Map)
-	p := f.lookupOrInsert(a.Map, key, CPUAggDrops)
 	done := f.label("aggdone")
+	if a.Cache != "" {
+		f.aggCached(a, key, v, incr, done)
+	}
+	p := f.lookupOrInsert(a.Map, key, CPUAggDrops)
 	f.emit(asm.JEq.Imm(p, 0, done))
 	f.aggUpdate(d, p, v, incr)
 	f.mark(done)

@@ -3,6 +3,7 @@
 package codegen
 
 import (
+	"bytes"
 	"encoding/binary"
 	"fmt"
 	"math/rand"
@@ -74,20 +75,22 @@ BEGIN {
 		}
 	}
 	for _, a := range spec.Aggs {
-		m := r.maps[a.Map]
 		got := map[int64][]int64{}
-		it := m.Iterate()
-		key := make([]byte, a.KeySize)
-		var perCPU [][]byte
-		for it.Next(&key, &perCPU) {
-			sum := make([]int64, a.Desc.NSlots())
-			for _, b := range perCPU {
-				slots := make([]int64, len(sum))
-				for i := range slots {
-					slots[i] = int64(binary.LittleEndian.Uint64(b[8*i:]))
-				}
-				a.Desc.Merge(sum, slots)
+		sums := map[string][]int64{}
+		for _, e := range aggEntries(t, r, a) {
+			sum := sums[string(e.key)]
+			if sum == nil {
+				sum = make([]int64, a.Desc.NSlots())
+				sums[string(e.key)] = sum
 			}
+			slots := make([]int64, len(sum))
+			for i := range slots {
+				slots[i] = int64(binary.LittleEndian.Uint64(e.value[8*i:]))
+			}
+			a.Desc.Merge(sum, slots)
+		}
+		for ks, sum := range sums {
+			key := []byte(ks)
 			var k int64
 			switch a.Name {
 			case "k":
@@ -104,12 +107,44 @@ BEGIN {
 			}
 			got[k] = sum
 		}
-		if err := it.Err(); err != nil {
-			t.Fatal(err)
-		}
 		if fmt.Sprint(got) != fmt.Sprint(want[a.Name]) {
 			t.Errorf("@%s (%s):\ngot  %v\nwant %v", a.Name, a.Func, got, want[a.Name])
 		}
 	}
 	_ = ebpf.PerCPUHash
+}
+
+// aggEntry is one CPU's value of one key of an aggregation.
+type aggEntry struct{ key, value []byte }
+
+// aggEntries reads every CPU's entries of aggregation a, from its map and
+// its front cache (the consumer merges the two the same way).
+func aggEntries(t testing.TB, r *runner, a *AggSpec) []aggEntry {
+	t.Helper()
+	var out []aggEntry
+	key := make([]byte, a.KeySize)
+	var vals [][]byte
+	it := r.maps[a.Map].Iterate()
+	for it.Next(&key, &vals) {
+		for _, v := range vals {
+			out = append(out, aggEntry{bytes.Clone(key), v})
+		}
+	}
+	if err := it.Err(); err != nil {
+		t.Fatal(err)
+	}
+	if a.Cache == "" {
+		return out
+	}
+	for idx := uint32(0); idx < a.CacheSlots; idx++ {
+		if err := r.maps[a.Cache].Lookup(idx, &vals); err != nil {
+			t.Fatal(err)
+		}
+		for _, v := range vals {
+			if binary.LittleEndian.Uint64(v) != 0 {
+				out = append(out, aggEntry{v[a.CacheKeyOff():a.CacheValueOff()][:a.KeySize], v[a.CacheValueOff():]})
+			}
+		}
+	}
+	return out
 }

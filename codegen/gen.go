@@ -446,6 +446,9 @@ func (g *gen) declareMaps() {
 	for _, a := range g.spec.Aggs {
 		if a != nil {
 			s.Maps = append(s.Maps, MapSpec{Name: a.Map, Kind: MapPerCPUHash, KeySize: a.KeySize, ValueSize: a.ValueSize, MaxEntries: g.opts.AggEntries})
+			if a.Cache != "" {
+				s.Maps = append(s.Maps, MapSpec{Name: a.Cache, Kind: MapPerCPUArray, KeySize: 4, ValueSize: a.CacheValueOff() + a.ValueSize, MaxEntries: a.CacheSlots})
+			}
 		}
 	}
 }

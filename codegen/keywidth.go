@@ -184,9 +184,9 @@ func (f *fn) commInto(off uint32) {
 // ones when there is none).
 func (f *fn) nulMask(w, t, m asm.Register) {
 	f.movImm(t, 0x0101010101010101)
-	f.emit(asm.Mov.Reg(m, w), asm.Sub.Reg(m, t)) // m = w - 0x01..
+	f.emit(asm.Mov.Reg(m, w), asm.Sub.Reg(m, t))                     // m = w - 0x01..
 	f.emit(asm.Mov.Reg(t, w), asm.Xor.Imm(t, -1), asm.And.Reg(t, m)) // t = ~w & (w - 0x01..)
-	f.movImm(m, -0x7f7f7f7f7f7f7f80) // 0x8080808080808080
+	f.movImm(m, -0x7f7f7f7f7f7f7f80)                                 // 0x8080808080808080
 	f.emit(asm.And.Reg(t, m))
 	// m = (lowest bit of t) << 1, minus 1: bits up to the first zero
 	// byte's high bit; t == 0 gives all ones.

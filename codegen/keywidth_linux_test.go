@@ -62,15 +62,11 @@ BEGIN { s = "x"; @a[execname] = count(); @b[execname, "lit"] = count(); @c[s] = 
 		r := loadSpec(t, spec)
 		r.fire(t)
 		r.fire(t)
-		m := r.maps[spec.Aggs[0].Map]
-		var key []byte
-		var vals [][]byte
-		it := m.Iterate()
 		n := 0
-		for it.Next(&key, &vals) {
+		for _, e := range aggEntries(t, r, spec.Aggs[0]) {
 			n++
-			if !bytes.Equal(key, wantKey) {
-				t.Errorf("btf=%v: key %q, want %q", btfRead, key, wantKey)
+			if !bytes.Equal(e.key, wantKey) {
+				t.Errorf("btf=%v: key %q, want %q", btfRead, e.key, wantKey)
 			}
 		}
 		if n != 1 {

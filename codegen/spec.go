@@ -215,9 +215,25 @@ type AggSpec struct {
 	// Desc is the aggregation's description for package aggregate (the
 	// value layout and bucket parameters).
 	Desc aggregate.Desc
+	// Cache, when set, names the aggregation's per-CPU front cache
+	// (aggcache.go): a PERCPU_ARRAY of CacheSlots slots, each a u64
+	// "claimed" word, the key (KeySize rounded up to 8) and a value.
+	// Each firing updates one of the two; the consumer merges a key's
+	// cached values with its values in Map.
+	Cache      string
+	CacheSlots uint32
+	// ChargedSize is what one entry costs against aggsize: dtrace's
+	// size of the key (a string item is strsize wide there, however
+	// narrow it is here) and the value.
+	ChargedSize uint32
 
 	keyTypes []*Type
 }
+
+// CacheKeyOff and CacheValueOff are the offsets of the key and of the
+// value in a slot of AggSpec.Cache.
+func (a *AggSpec) CacheKeyOff() uint32   { return 8 }
+func (a *AggSpec) CacheValueOff() uint32 { return 8 + align8(a.KeySize) }
 
 // Options are the D options that change generated code.
 type Options struct {
@@ -230,6 +246,11 @@ type Options struct {
 	DynVars uint32
 	// AggSize bounds entries per aggregation (default 65536).
 	AggEntries uint32
+	// AggSize is the aggsize option in bytes (0: unbounded). Entries
+	// are charged AggSpec.ChargedSize; an aggregation that aggsize
+	// bounds to fewer than aggCacheMinEntries entries gets no front
+	// cache, which would hold entries beyond the bound.
+	AggSize int64
 	// Destructive allows destructive actions (-w).
 	Destructive bool
 	// MemberOffset, if set, gives the byte offset of a member of a

@@ -9,6 +9,8 @@ import (
 	"io"
 	"strings"
 
+	"github.com/cilium/ebpf"
+
 	"github.com/dtrace-go/dtrace/aggregate"
 	"github.com/dtrace-go/dtrace/codegen"
 	"github.com/dtrace-go/dtrace/consumer"
@@ -650,14 +652,58 @@ func (c *consumerState) snapshot(id int) error {
 	for it.Next(&key, &vals) {
 		kv := c.decodeKey(id, key)
 		for _, v := range vals {
-			slots := make([]int64, len(v)/8)
-			for i := range slots {
-				slots[i] = int64(binary.LittleEndian.Uint64(v[i*8:]))
-			}
-			a.Add(kv, slots)
+			a.Add(kv, valueSlots(v))
 		}
 	}
-	return it.Err()
+	if err := it.Err(); err != nil {
+		return err
+	}
+	// Entries in the front cache (codegen/aggcache.go) add to the map's.
+	return c.eachCached(id, func(_ uint32, _ int, slot []byte) bool {
+		a.Add(c.decodeKey(id, slot[as.CacheKeyOff():as.CacheValueOff()]), valueSlots(slot[as.CacheValueOff():]))
+		return false
+	})
+}
+
+// valueSlots decodes an aggregation value into its u64 slots.
+func valueSlots(v []byte) []int64 {
+	slots := make([]int64, len(v)/8)
+	for i := range slots {
+		slots[i] = int64(binary.LittleEndian.Uint64(v[i*8:]))
+	}
+	return slots
+}
+
+// eachCached calls fn for every claimed slot of aggregation id's front
+// cache, per CPU; where fn returns true (it changed the slot), the slots
+// of that index are written back.
+func (c *consumerState) eachCached(id int, fn func(idx uint32, cpu int, slot []byte) bool) error {
+	as := c.h.spec.Aggs[id]
+	if as.Cache == "" {
+		return nil
+	}
+	m := c.h.objs.Map(as.Cache)
+	if m == nil {
+		return fmt.Errorf("no cache map for aggregation %s", as.Name)
+	}
+	var vals [][]byte
+	for idx := uint32(0); idx < as.CacheSlots; idx++ {
+		if err := m.Lookup(idx, &vals); err != nil {
+			return fmt.Errorf("aggregation %s cache: %w", as.Name, err)
+		}
+		changed := false
+		for cpu, v := range vals {
+			if binary.LittleEndian.Uint64(v) != 0 && fn(idx, cpu, v) {
+				changed = true
+			}
+		}
+		if changed {
+			if err := m.Update(idx, vals, ebpf.UpdateExist); err != nil {
+				return fmt.Errorf("aggregation %s cache: %w", as.Name, err)
+			}
+		}
+	}
+	return nil
 }
 
 // decodeKey turns aggregation id's map key into the tuple of values.
@@ -699,6 +745,13 @@ func (c *consumerState) clear(id int) error {
 		}
 		_ = m.Update(k, cur, 0)
 	}
+	// Cached entries keep their keys and lose their values, as the
+	// map's do.
+	as := c.h.spec.Aggs[id]
+	_ = c.eachCached(id, func(_ uint32, _ int, slot []byte) bool {
+		clear(slot[as.CacheValueOff():])
+		return true
+	})
 	c.aggs[id].Clear()
 	return nil
 }
@@ -733,7 +786,14 @@ func (c *consumerState) trunc(id int, n int64) error {
 	for _, k := range del {
 		_ = m.Delete(k)
 	}
-	return nil
+	// A truncated entry's cache slot is freed for any key.
+	return c.eachCached(id, func(_ uint32, _ int, slot []byte) bool {
+		if !want[keyText(c.decodeKey(id, slot[as.CacheKeyOff():as.CacheValueOff()]))] {
+			return false
+		}
+		clear(slot)
+		return true
+	})
 }
 
 func keyText(k []format.Value) string {

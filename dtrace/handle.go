@@ -333,11 +333,12 @@ func (h *Handle) setActivity(act uint32) error {
 // codegenOptions passes the options that shape generated code.
 func (h *Handle) codegenOptions() codegen.Options {
 	return codegen.Options{
-		StrSize:     uint32(h.opts.StrSize),
-		NSpec:       uint32(max(h.opts.NSpec, 0)),
-		Destructive: h.opts.Destructive,
-		SourceText:  h.sourceLine,
+		StrSize:      uint32(h.opts.StrSize),
+		NSpec:        uint32(max(h.opts.NSpec, 0)),
+		Destructive:  h.opts.Destructive,
+		SourceText:   h.sourceLine,
 		MemberOffset: kernelMemberOffset,
+		AggSize:      h.opts.AggSize,
 	}
 }
 
@@ -503,6 +504,13 @@ func (h *Handle) sizeMaps() {
 		case ms.Name == "dt_tvars" || ms.Name == "dt_assoc":
 			h.spec.Maps[i].MaxEntries = max(entries(h.opts.DynVarSize, ms), minDynVars)
 		case strings.HasPrefix(ms.Name, "dt_agg_"):
+			// Charged as dtrace charges the entry, not by our
+			// (possibly narrowed) key.
+			for _, a := range h.spec.Aggs {
+				if a != nil && a.Map == ms.Name && a.ChargedSize > 0 {
+					ms.KeySize, ms.ValueSize = a.ChargedSize, 0
+				}
+			}
 			h.spec.Maps[i].MaxEntries = entries(h.opts.AggSize, ms)
 		}
 	}
