@@ -491,3 +491,15 @@ func TestAttributes(t *testing.T) {
 		t.Errorf("amin met: %v", err)
 	}
 }
+
+// TestExternIncomplete checks that an extern may have an incomplete type
+// (it names a kernel symbol) while a variable may not.
+func TestExternIncomplete(t *testing.T) {
+	if _, err := checkSrc(t, "extern enum nosuch e;\nBEGIN { exit(0); }", nil); err != nil {
+		t.Errorf("extern of incomplete enum: %v", err)
+	}
+	_, err := checkSrc(t, "struct nosuch v;\nBEGIN { exit(0); }", nil)
+	if err == nil || err.(ErrorList)[0].Tag != D_DECL_INCOMPLETE {
+		t.Errorf("variable of incomplete struct: got %v, want D_DECL_INCOMPLETE", err)
+	}
+}

@@ -405,7 +405,9 @@ func (c *checker) declarator(d *syntax.Declaration, ds *syntax.DeclSpecs, base t
 		c.errorf(c.after(dr), D_DECL_VOIDOBJ, "cannot have void object: %s", name)
 		return
 	}
-	if c.incomplete(t) {
+	if c.incomplete(t) && ds.Class != syntax.Extern {
+		// An extern only names a kernel symbol: its type may be
+		// incomplete.
 		c.errorf(c.after(dr), D_DECL_INCOMPLETE, "incomplete struct/union/enum %s: %s", types.TypeString(t), name)
 		return
 	}
