@@ -55,3 +55,9 @@ func (*Provider) Prologue(_ *provider.Probe, mstate int16) asm.Instructions {
 func (*Provider) Attach(*provider.Probe, *ebpf.Program) (io.Closer, error) {
 	return nil, ErrNotAttachable
 }
+
+// ArgTypes returns the types of the probe's args[]: BEGIN, END and ERROR
+// have none (ERROR's values are arg1..arg5), so args[0] is out of range.
+func (*Provider) ArgTypes(*provider.Probe) ([]string, error) {
+	return []string{}, nil
+}
