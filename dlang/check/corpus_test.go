@@ -206,7 +206,7 @@ func runCase(cc *corpusCase) (got string, parseErr bool) {
 	fset := syntax.NewFileSet()
 	k := cc.conf.Kernel
 	lib := dlib.LoadSources(fset, &check.Config{Kernel: k, StrSize: cc.conf.StrSize}, check.KernelTypeNames(k), dlib.Needed(dlib.Sources(), string(src)))
-	pc := &syntax.Config{IsTypeName: lib.IsTypeName, IsIdent: lib.IsIdent}
+	pc := &syntax.Config{IsTypeName: lib.IsTypeName, IsIdent: lib.IsIdent, Directive: check.Directive}
 	prog, err := pc.Parse(fset, cc.rel, src)
 	if err != nil {
 		if l, ok := err.(syntax.ErrorList); ok && len(l) > 0 {
