@@ -183,3 +183,14 @@ BEGIN { printf("%s\n", strtok("a b", " ")); }`
 		t.Errorf("got\n%s\nwant\n%s", got, want)
 	}
 }
+
+func TestRindexNegativeStart(t *testing.T) {
+	needBPF(t)
+	src := `BEGIN { printf("%d %d %d %d %d\n", rindex("foofoo", "foo", -1), rindex("foofoo", "", -1), rindex("foofoo", "foo", 2), index("foofoo", "foo", -5), rindex("", "", -400)); }`
+	want := "-1 0 0 0 0\n"
+	spec := compileD(t, src, Options{})
+	r := loadSpec(t, spec)
+	if got := render(t, spec, r.fire(t)); got != want {
+		t.Errorf("got\n%s\nwant\n%s", got, want)
+	}
+}

@@ -84,8 +84,9 @@ func (g *gen) needSearch() {
 }
 
 // loopSearch implements index(), rindex() (with an optional start
-// position, clamped to the string as Perl does) and strstr() with
-// bpf_loop over the candidate positions.
+// position, clamped to the string as Perl does, except that rindex()
+// from a negative position finds only the empty string) and strstr()
+// with bpf_loop over the candidate positions.
 func (f *fn) loopSearch(s, sub, pos asm.Register, havePos bool, which string) asm.Register {
 	g := f.g
 	g.needSearch()
@@ -114,7 +115,15 @@ func (f *fn) loopSearch(s, sub, pos asm.Register, havePos bool, which string) as
 		p := f.alloc()
 		f.emit(asm.LoadMem(p, regScratch, int16(blk+searchLo), asm.DWord))
 		c1, c2 := f.label("spc1"), f.label("spc2")
-		f.emit(asm.JSGE.Imm(p, 0, c1), asm.Mov.Imm(p, 0))
+		if which == "rindex" {
+			// A negative start leaves rindex() nothing to find but the
+			// empty string, at 0 (as Perl and DTrace do).
+			f.emit(asm.JSGE.Imm(p, 0, c1), asm.Mov.Imm(p, 0),
+				asm.LoadMem(asm.R0, regScratch, int16(blk+searchLM), asm.DWord), asm.JEq.Imm(asm.R0, 0, c1),
+				asm.Mov.Imm(hi, -1))
+		} else {
+			f.emit(asm.JSGE.Imm(p, 0, c1), asm.Mov.Imm(p, 0))
+		}
 		f.mark(c1)
 		f.emit(asm.JSLE.Reg(p, ls, c2), asm.Mov.Reg(p, ls))
 		f.mark(c2)
