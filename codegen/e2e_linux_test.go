@@ -170,6 +170,8 @@ printf("%d %d %d %d %d %d %d %d %d %d %d\n", a[0], a[1], a[2], *p, p[2], g.x, g.
 		want: "3 6\n"},
 	{name: "chained-pointer-stores", src: `BEGIN { d = (char *)alloca(9); d[0] = d[1] = d[2] = d[3] = d[4] = d[5] = d[6] = d[7] = d[8] = 'x'; d[8] = 0; n = 2; d[n++] = d[n++] + 1; printf("%s %d\n", stringof(d), n); }`,
 		want: "xxxyxxxx 4\n"},
+	{name: "null-arrow", src: `struct foo { int a; int c; }; BEGIN { p = (struct foo *)0; trace(p->c); } BEGIN { q = (struct foo *)0; q->c = 1; }`,
+		want: "fault(clause 0, probe 1, code 1, illval 0x0)\nfault(clause 1, probe 1, code 1, illval 0x0)\n"},
 	{name: "long-or-chain", src: `BEGIN { a = 1; b = 2; printf("%d %d\n", a == 0 || a == 2 || a == 3 || a == 4 || a == 5 || a == 6 || a == 7 || a == 8 || a == 9 || b == 2,
 a == 1 && b == 2 && a != 3 && b != 4 && a != 5 && b != 6 && a != 7 && b != 8 && a != 9 && b == 3); }`,
 		want: "1 0\n"},

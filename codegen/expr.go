@@ -726,6 +726,8 @@ func (f *fn) member(e *syntax.MemberExpr) asm.Register {
 	inMem := false // base points at memory the verifier can read
 	if e.Arrow {
 		base = f.expr(e.X)
+		// As DTrace, p->m with p NULL faults at address 0.
+		f.checkNotNull(base)
 	} else {
 		base = f.expr(e.X) // by-ref: pointer to a copy in scratch
 		inMem = true

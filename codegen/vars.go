@@ -393,6 +393,7 @@ func (f *fn) memAddr(e syntax.Expr) (asm.Register, Field) {
 				f.fail(x, "no member %s", x.Name.Name)
 			}
 			p := f.expr(x.X)
+			f.checkNotNull(p)
 			if fl.Offset != 0 {
 				f.emit(asm.Add.Imm(p, int32(fl.Offset)))
 			}
