@@ -49,6 +49,9 @@ func (h *Handle) Compile(src Source) (*Program, error) {
 	if err != nil {
 		return nil, &SourceError{Source: src, Err: h.compileError(err)}
 	}
+	if err := h.checkTuples(ast, info); err != nil {
+		return nil, &SourceError{Source: src, Err: err}
+	}
 	p := &Program{Source: src, ast: ast, DescAttr: check.DefaultAttr, StmtAttr: check.DefaultAttr}
 	first := true
 	for _, cl := range info.Clauses {
