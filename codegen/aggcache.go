@@ -29,7 +29,7 @@ const (
 	aggCacheSlots = 128
 	// aggCacheMinEntries: a smaller aggsize bound gets no cache.
 	aggCacheMinEntries = 16 * aggCacheSlots
-	aggCacheMaxKey     = 32                  // bytes: execname + an integer, four integers
+	aggCacheMaxKey     = 64                  // bytes: a probe name; execname and integers
 	aggCacheMaxValue   = 32                  // bytes: count, sum, min, max, avg, stddev
 	aggCacheMul        = -0x61c8864680b583eb // 0x9e3779b97f4a7c15, 2^64 / golden ratio
 )
