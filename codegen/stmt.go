@@ -106,7 +106,7 @@ func (f *fn) recAlloc(size, align uint32) uint32 {
 // recItem appends a record item description.
 func (f *fn) recItem(r Record) {
 	e := f.recOpen()
-	if r.FormatID == 0 && r.Action != ActPrintf && r.Action != ActPrinta && r.Action != ActSetopt {
+	if r.FormatID == 0 && r.Action != ActPrintf && r.Action != ActPrinta && r.Action != ActSetopt && r.Action != ActSystem && r.Action != ActFreopen {
 		r.FormatID = -1
 	}
 	e.Records = append(e.Records, r)

@@ -384,6 +384,8 @@ func (c *consumerState) action(b *bytes.Buffer, cpu int, data []byte, r codegen.
 			vals[i] = value(data, a)
 		}
 		return c.fmt.Printf(b, f, vals)
+	case codegen.ActSystem:
+		return c.system(b, data, r, args)
 	case codegen.ActExit:
 		c.h.status = int(int32(binary.LittleEndian.Uint32(data[r.Offset:])))
 	case codegen.ActStack, codegen.ActUStack:

@@ -76,6 +76,8 @@ func TestEndToEnd(t *testing.T) {
 		{"tick", []string{"-qn", `tick-10ms /++i == 3/ { printf("third\n"); exit(0); }`}, "third\n\n", 0},
 		{"macro args", []string{"-qn", `BEGIN { printf("%d %s\n", $1, $$2); exit(0); }`, "7", "x"}, "7 x\n\n", 0},
 		{"thread-local", []string{"-qn", `BEGIN { self->x = 5; } BEGIN { printf("%d\n", self->x); exit(0); }`}, "5\n\n", 0},
+		{"system", []string{"-wqn", `BEGIN { printf("before\n"); system("echo %s %d", probename, 4 + 1); printf("after\n"); exit(0); }`},
+			"before\nBEGIN 5\nafter\n\n", 0},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
