@@ -185,8 +185,16 @@ func (h *Handle) checkConfig() *check.Config {
 			if a, ok := providerAttrs[name]; ok {
 				return &a
 			}
-			if probes, err := h.match(name + ":::"); err == nil && len(probes) > 0 {
+			// Other providers (and pid/USDT ones, named with a
+			// process ID) are described alike; matching their
+			// probes to learn whether they exist could be costly.
+			if strings.TrimRight(name, "0123456789") != name {
 				return &defaultProviderAttrs
+			}
+			for _, pv := range h.reg.Providers() {
+				if pv.Name() == name {
+					return &defaultProviderAttrs
+				}
 			}
 			return nil
 		},
