@@ -184,11 +184,55 @@ func (c *checker) clauseDescAttr(cl *Clause) Attr {
 	return a
 }
 
+// contextAttrs returns the attributes of the provider whose probe the
+// clause's first description matches: dtrace gives them to probeprov,
+// probemod, probefunc, probename and args. Without one, all are
+// Unstable.
+func (c *checker) contextAttrs(cl *Clause) ProviderAttrs {
+	u := UnstableDescAttr
+	none := ProviderAttrs{u, u, u, u, u}
+	if len(cl.Probes) == 0 || c.conf.ProviderAttrs == nil {
+		return none
+	}
+	prov := splitDesc(cl.Probes[0])[0]
+	if c.conf.ProbeArgs != nil {
+		if pi := c.conf.ProbeArgs(cl.Probes[0]); pi != nil && pi.Name != "" {
+			prov = splitDesc(pi.Name)[0]
+		}
+	}
+	if isGlob(prov) {
+		return none
+	}
+	if pa := c.conf.ProviderAttrs(prov); pa != nil {
+		return *pa
+	}
+	return none
+}
+
+// contextAttr returns the attributes of a builtin variable that takes
+// them from the probe context.
+func contextAttr(pa ProviderAttrs, name string) (Attr, bool) {
+	switch name {
+	case "probeprov":
+		return pa.Provider, true
+	case "probemod":
+		return pa.Module, true
+	case "probefunc":
+		return pa.Function, true
+	case "probename":
+		return pa.Name, true
+	case "args":
+		return pa.Args, true
+	}
+	return Attr{}, false
+}
+
 // stmtAttr computes a checked clause's statement attributes: the
 // minimum over the builtin names, kernel symbols and types, and inlines
 // its predicate and actions use.
 func (c *checker) stmtAttr(cl *Clause) {
 	a := DefaultAttr
+	ctx := c.contextAttrs(cl)
 	visit := func(n syntax.Node) {
 		switch n := n.(type) {
 		case *syntax.Ident:
@@ -196,6 +240,9 @@ func (c *checker) stmtAttr(cl *Clause) {
 			case *Builtin:
 				if ba, ok := builtinAttrs[o.Name]; ok {
 					a = MinAttr(a, ba)
+				}
+				if ca, ok := contextAttr(ctx, o.Name); ok {
+					a = MinAttr(a, ca)
 				}
 			case *Symbol:
 				a = MinAttr(a, privateAttr)

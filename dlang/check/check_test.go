@@ -471,6 +471,8 @@ func TestAttributes(t *testing.T) {
 		{"BEGIN { printf(\"%d\", 2); }", UnstableDescAttr, stable},
 		{"dtrace:::BEGIN { trace(curthread); }", stable, Attr{Stable, Private, ClassCommon}},
 		{"dtrace:mod::BEGIN { trace(htons(1)); }", Attr{Private, Private, ClassUnknown}, Attr{Evolving, Evolving, ClassCommon}},
+		{"dtrace:::BEGIN { trace(probemod); }", stable, Attr{Private, Private, ClassUnknown}},
+		{"BEGIN { trace(probemod); }", UnstableDescAttr, UnstableDescAttr},
 	}
 	for _, tc := range cases {
 		info, err := checkSrc(t, tc.src, conf)
