@@ -306,6 +306,7 @@ func (f *fn) stack(c *syntax.CallExpr, name string) {
 			depth = v
 		}
 	}
+	depth = f.g.maxFrames(depth)
 	size := uint32(depth * 8)
 	user := name != "stack"
 	hdr := uint32(0)

@@ -253,6 +253,11 @@ type Options struct {
 	AggSize int64
 	// Destructive allows destructive actions (-w).
 	Destructive bool
+	// MaxFrames is the maxframes option: stack() and ustack() record at
+	// most this many frames (fewer asked are taken silently, as dtrace
+	// does) and stackdepth/ustackdepth count at most this many. 0 means
+	// the kernel's limit, 127.
+	MaxFrames int64
 	// MemberOffset, if set, gives the byte offset of a member of a
 	// struct of the running kernel. With task_struct.comm known, an
 	// execname aggregation key is read from the task directly

@@ -823,12 +823,13 @@ func (f *fn) builtin(e syntax.Expr, v *Var) asm.Register {
 	case "stackdepth", "ustackdepth":
 		// The number of frames bpf_get_stack finds (0 on failure).
 		f.free(r)
-		off := f.tmp(stackMaxDepth * 8)
+		depth := f.g.maxFrames(stackMaxDepth)
+		off := f.tmp(uint32(depth * 8))
 		flags := int64(0)
 		if v.Name == "ustackdepth" {
 			flags = 1 << 8 // BPF_F_USER_STACK
 		}
-		f.call(asm.FnGetStack, ctxOp(), scr(off), imm(stackMaxDepth*8), imm(flags))
+		f.call(asm.FnGetStack, ctxOp(), scr(off), imm(depth*8), imm(flags))
 		r = f.result()
 		l, zero := f.label("sd"), f.label("sdz")
 		f.emit(asm.JSLT.Imm(r, 0, zero), asm.RSh.Imm(r, 3))
@@ -917,6 +918,14 @@ func (f *fn) probeName(name string) asm.Register {
 // probeNameSize is the size of each of the four NUL-terminated names in
 // a dt_probes value (provider, module, function, name).
 const probeNameSize = 64
+
+// maxFrames returns depth reduced to the maxframes option.
+func (g *gen) maxFrames(depth int64) int64 {
+	if m := g.opts.MaxFrames; m > 0 && depth > m {
+		return m
+	}
+	return depth
+}
 
 // stackMaxDepth is the deepest stack stackdepth counts (the kernel's
 // default perf_event_max_stack).

@@ -336,6 +336,7 @@ func (h *Handle) codegenOptions() codegen.Options {
 		StrSize:      uint32(h.opts.StrSize),
 		NSpec:        uint32(max(h.opts.NSpec, 0)),
 		Destructive:  h.opts.Destructive,
+		MaxFrames:    h.opts.MaxFrames,
 		SourceText:   h.sourceLine,
 		MemberOffset: kernelMemberOffset,
 		AggSize:      h.opts.AggSize,
