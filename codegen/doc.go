@@ -107,8 +107,8 @@
 //
 // caller/ucaller are the second frame of bpf_get_stack's kernel/user
 // stack (0 when there is none); stackdepth/ustackdepth the number of
-// frames it returns (up to maxframes, at most 127). uregs[i] reads word i of the current
-// task's user pt_regs (bpf_task_pt_regs(bpf_get_current_task_btf()),
+// frames it returns (up to maxframes, at most 127). uregs[i] reads word
+// i of the current task's user pt_regs (bpf_task_pt_regs(bpf_get_current_task_btf()),
 // x86-64 order = regs-amd64.d's R_*); indexes 21..25 (segment
 // registers, trap number) read 0, larger ones fault with a bad index.
 // ipl is 0. progenyof(pid) walks real_parent from the current task (up
