@@ -130,13 +130,11 @@ func (f *fn) action(c *syntax.CallExpr, name string) bool {
 		keepR := f.alloc()
 		f.emit(asm.Mov.Reg(keepR, r))
 		f.recItem(f.storeReg(r, TypeInt, ActExit))
-		f.emit(storeImm(asm.R10, stackMisc, 0, asm.DWord))
-		f.call(asm.FnMapLookupElem, mapOp("dt_state"), operand{kind: opStack, imm: stackMisc})
-		skip := f.label("nostate")
-		f.emit(asm.JEq.Imm(asm.R0, 0, skip),
-			asm.StoreMem(asm.R0, stateExitStatus, keepR, asm.Word),
-			storeImm(asm.R0, stateActivity, ActivityDraining, asm.Word))
-		f.mark(skip)
+		st := f.alloc()
+		f.emit(asm.LoadMapValue(st, 0, 0).WithReference("dt_state"),
+			asm.StoreMem(st, stateExitStatus, keepR, asm.Word),
+			storeImm(st, stateActivity, ActivityDraining, asm.Word))
+		f.free(st)
 		f.free(keepR)
 	case "stack", "ustack", "jstack":
 		f.stack(c, name)

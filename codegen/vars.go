@@ -9,12 +9,12 @@ import (
 // thread-locals in dt_tvars, clause-locals in scratch, associative arrays
 // in dt_assoc, and the builtin variables.
 
-// gvars returns a pointer to the dt_gvars value.
+// gvars returns a pointer to the dt_gvars value, by direct value access
+// (an array of one needs no lookup).
 func (f *fn) gvars() asm.Register {
-	f.emit(storeImm(asm.R10, stackMisc, 0, asm.DWord))
-	f.call(asm.FnMapLookupElem, mapOp("dt_gvars"), operand{kind: opStack, imm: stackMisc})
-	f.emit(asm.JEq.Imm(asm.R0, 0, f.ret))
-	return f.result()
+	r := f.alloc()
+	f.emit(asm.LoadMapValue(r, 0, 0).WithReference("dt_gvars"))
+	return r
 }
 
 // loadVar loads a variable's value (strings and structs by reference).

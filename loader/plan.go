@@ -141,7 +141,6 @@ func (p *Plan) Probe(id uint32) *ProbePlan {
 // Symbols the loader itself puts into probe programs.
 const (
 	symHaveScratch = "dt_have_scratch"
-	symHaveState   = "dt_have_state"
 	symDone        = "dt_probe_done"
 	// StateMap holds the run state; activity is its first u32.
 	StateMap = "dt_state"
@@ -191,18 +190,10 @@ func (p *Plan) Instructions(spec *codegen.Spec, pp *ProbePlan) (asm.Instructions
 	runsIn, advance := activity(pp.Probe)
 	checked := hasMap(spec, StateMap)
 	if checked {
-		// R8 = &dt_state[0]; callee-saved, so it survives the clause calls.
-		insns = append(insns,
-			asm.StoreImm(asm.RFP, -4, 0, asm.Word),
-			asm.LoadMapPtr(asm.R1, 0).WithReference(StateMap),
-			asm.Mov.Reg(asm.R2, asm.RFP),
-			asm.Add.Imm(asm.R2, -4),
-			asm.FnMapLookupElem.Call(),
-			asm.JNE.Imm(asm.R0, 0, symHaveState),
-			asm.Mov.Imm(asm.R0, 0),
-			asm.Return(),
-			asm.Mov.Reg(asm.R8, asm.R0).WithSymbol(symHaveState),
-		)
+		// R8 = &dt_state[0], by direct value access (no lookup: the
+		// map is an array of one); callee-saved, so it survives the
+		// clause calls.
+		insns = append(insns, asm.LoadMapValue(asm.R8, 0, 0).WithReference(StateMap))
 	}
 	for i, ci := range pp.Clauses {
 		c := spec.Clauses[ci]
