@@ -23,6 +23,9 @@ type ksym struct {
 // Kallsyms is a sorted table of kernel symbols.
 type Kallsyms struct {
 	syms []ksym
+
+	basesOnce sync.Once
+	bases     map[string]uint64 // module -> lowest symbol address
 }
 
 // ReadKallsyms parses the /proc/kallsyms format: "ADDR TYPE NAME
@@ -84,6 +87,25 @@ func (k *Kallsyms) Lookup(addr uint64) (mod, fn string, off uint64, ok bool) {
 	first := sort.Search(i, func(j int) bool { return k.syms[j].addr >= at })
 	s := k.syms[first]
 	return s.mod, s.name, addr - s.addr, true
+}
+
+// ModuleBase returns the lowest symbol address of the module that holds
+// addr, so that all the addresses of one module compare equal.
+func (k *Kallsyms) ModuleBase(addr uint64) (uint64, bool) {
+	mod, _, _, ok := k.Lookup(addr)
+	if !ok {
+		return 0, false
+	}
+	k.basesOnce.Do(func() {
+		k.bases = map[string]uint64{}
+		for _, s := range k.syms {
+			if _, ok := k.bases[s.mod]; !ok {
+				k.bases[s.mod] = s.addr
+			}
+		}
+	})
+	base, ok := k.bases[mod]
+	return base, ok
 }
 
 // Addr returns the address of the named symbol, the first one found in

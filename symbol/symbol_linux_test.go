@@ -20,7 +20,10 @@ import (
 	"github.com/dtrace-go/dtrace/symbol"
 )
 
-var _ format.Symbolizer = (*symbol.Symbolizer)(nil)
+var (
+	_ format.Symbolizer  = (*symbol.Symbolizer)(nil)
+	_ format.ModuleBaser = (*symbol.Symbolizer)(nil)
+)
 
 func TestKernelSymbols(t *testing.T) {
 	k, err := symbol.KernelSymbols()
@@ -117,6 +120,14 @@ func TestUserSymAfterExit(t *testing.T) {
 			}
 			if _, _, _, ok = s.UserSym(cmd.Process.Pid, 8); ok {
 				t.Error("UserSym(8) resolved")
+			}
+			// umod() keys: every address of a module has one base, the
+			// lowest address the module is mapped at.
+			wb, ok1 := s.UserModBase(cmd.Process.Pid, work)
+			wb2, ok2 := s.UserModBase(cmd.Process.Pid, work+2)
+			mb, ok3 := s.UserModBase(cmd.Process.Pid, malloc)
+			if !ok1 || !ok2 || !ok3 || wb != wb2 || wb == mb || wb > work || mb > malloc {
+				t.Errorf("UserModBase: work %#x (%#x %v), work+2 %#x %v, malloc %#x (%#x %v)", work, wb, ok1, wb2, ok2, malloc, mb, ok3)
 			}
 			var b bytes.Buffer
 			pr := &format.Printer{Sym: s}

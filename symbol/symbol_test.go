@@ -45,6 +45,15 @@ func TestReadKallsyms(t *testing.T) {
 	if a, ok := k.Addr("mod_init"); !ok || a != 0xffffffffc0100000 {
 		t.Errorf("Addr(mod_init) = %#x, %v", a, ok)
 	}
+	for _, tc := range []struct{ addr, base uint64 }{
+		{0xffffffff81002004, 0xffffffff81000000},
+		{0xffffffffc0100104, 0xffffffffc0100000},
+		{0xffffffffc0200008, 0xffffffffc0200000},
+	} {
+		if b, ok := k.ModuleBase(tc.addr); !ok || b != tc.base {
+			t.Errorf("ModuleBase(%#x) = %#x %v, want %#x", tc.addr, b, ok, tc.base)
+		}
+	}
 }
 
 func TestParseMaps(t *testing.T) {

@@ -127,6 +127,39 @@ func (s *Symbolizer) KernelSym(addr uint64) (mod, fn string, off uint64, ok bool
 	return k.Lookup(addr)
 }
 
+// KernelModBase returns the lowest address of the kernel module holding
+// addr (format.ModuleBaser), so that mod() aggregation keys aggregate per
+// module.
+func (s *Symbolizer) KernelModBase(addr uint64) (uint64, bool) {
+	k := s.kernel
+	if k == nil {
+		var err error
+		if k, err = KernelSymbols(); err != nil {
+			return 0, false
+		}
+	}
+	return k.ModuleBase(addr)
+}
+
+// UserModBase returns the lowest address at which process pid maps the
+// file holding addr (format.ModuleBaser), so that umod() aggregation keys
+// aggregate per module.
+func (s *Symbolizer) UserModBase(pid int, addr uint64) (uint64, bool) {
+	p := s.lookupProcess(pid, addr)
+	if p == nil {
+		return 0, false
+	}
+	mod := p.Module(addr)
+	if mod == nil || len(mod.Maps) == 0 {
+		return 0, false
+	}
+	base := mod.Maps[0].Start
+	for _, m := range mod.Maps {
+		base = min(base, m.Start)
+	}
+	return base, true
+}
+
 // UserSym resolves an address of process pid to the path of the object
 // mapped there, the function and the offset into it. A known object with
 // no symbol for addr (a stripped library) gives an empty fn.
