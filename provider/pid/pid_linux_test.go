@@ -452,3 +452,46 @@ func TestUsymOtherProcess(t *testing.T) {
 		t.Errorf("%d aggregation keys counted 5 times, want 3:\n%s", keys, out)
 	}
 }
+
+// TestGlobSkipsUnprobeable enables every instruction of _start, which
+// ends in hlt, an instruction the kernel refuses to probe: the probes a
+// glob made are left out there instead of failing the enabling, while
+// naming that offset exactly fails.
+func TestGlobSkipsUnprobeable(t *testing.T) {
+	prog := testprog.BuildWork(t, "-O2")
+	code := funcCode(t, prog, "_start")
+	offs, err := pid.Instructions(code)
+	if err != nil {
+		t.Fatal(err)
+	}
+	hlt := -1
+	for _, o := range offs {
+		if code[o] == 0xf4 {
+			hlt = int(o)
+		}
+	}
+	if hlt < 0 {
+		t.Fatal("_start has no hlt: the test tests nothing")
+	}
+	p := start(t, prog, "5")
+	out := trace(t, p.cmd.Process.Pid, "pid$target:work:_start: { @ = count(); } pid$target:work:work:entry { @ = count(); }",
+		func() { p.release(t) })
+	if got := aggValue(t, out); got != 5 {
+		t.Errorf("count %d, want 5 (work's entries; _start ran before tracing)", got)
+	}
+
+	p = start(t, prog, "5")
+	h, err := dtrace.Open(dtrace.NewOptions(), dtrace.Config{Target: p.cmd.Process.Pid})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer h.Close()
+	if _, err := h.Compile(dtrace.Source{Name: "test", Text: fmt.Sprintf("pid$target:work:_start:%x {}", hlt)}); err != nil {
+		t.Fatal(err)
+	}
+	if err := h.Go(); err == nil {
+		t.Errorf("a probe on _start's hlt was enabled")
+		h.Stop()
+	}
+	p.release(t)
+}
