@@ -18,9 +18,10 @@
 // convention: arg0-arg5 from rdi, rsi, rdx, rcx, r8, r9 and arg6-arg9
 // from the caller's stack. return probes are, as in illumos, uprobes on
 // the instructions that leave the function: its rets and its tail calls
-// (direct jmps out of it; see Returns). arg0 is the offset of that
-// instruction in the function (the attach cookie) and arg1 rax, the
-// return value (at a tail call, whatever rax holds). A function whose
+// (direct jumps out of it, conditional ones included, which fire only
+// when the flags say the jump is taken; see Returns). arg0 is the offset
+// of that instruction in the function (from the attach cookie) and arg1
+// rax, the return value (at a tail call, whatever rax holds). A function whose
 // instructions cannot be decoded or that has no such instruction (and
 // every function on arm64) gets a uretprobe instead, where arg0 is 0 as
 // in DTrace on Linux.

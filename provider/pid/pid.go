@@ -360,7 +360,8 @@ func (pv *Provider) absolute(d provider.Desc, proc *symbol.Process) ([]*provider
 
 // returnProbe makes the return probe of functions as illumos does: a
 // uprobe on every instruction that leaves them (see Returns), whose
-// attach cookie is its offset, arg0 of the probe. It returns nil where an
+// attach cookie tells its offset, arg0 of the probe, and for a
+// conditional jump its condition (ReturnCookie). It returns nil where an
 // instruction cannot be decoded: the probe is then a uretprobe on their
 // entries, which knows the return value but not where the function
 // returned (arg0 is 0). So it is where no instruction leaves them (main
@@ -376,13 +377,13 @@ func returnProbe(obj *symbol.Object, path string, pid int, funcs []symbol.Func) 
 		if err != nil {
 			return nil
 		}
-		offs, err := Returns(code)
+		exits, err := Returns(code)
 		if err != nil {
 			return nil
 		}
-		for _, off := range offs {
-			if fo, ok := obj.FileOffset(f.Value + off); ok {
-				p.Sites = append(p.Sites, Site{Path: path, FileOffset: fo, Cookie: off})
+		for _, e := range exits {
+			if fo, ok := obj.FileOffset(f.Value + e.Off); ok {
+				p.Sites = append(p.Sites, Site{Path: path, FileOffset: fo, Cookie: ReturnCookie(e)})
 			}
 		}
 	}
@@ -391,6 +392,12 @@ func returnProbe(obj *symbol.Object, path string, pid int, funcs []symbol.Func) 
 	}
 	p.AtReturns = true
 	return p
+}
+
+// ReturnCookie is the attach cookie of a return probe's site: the offset
+// in the low 32 bits, Exit.Cond above them.
+func ReturnCookie(e Exit) uint64 {
+	return e.Off&0xffffffff | uint64(e.Cond)<<32
 }
 
 // checkOffset refuses an offset past the end of the function or in the

@@ -370,16 +370,18 @@ func offsetCounts(t *testing.T, out string) map[uint64]int64 {
 func TestReturnOffsets(t *testing.T) {
 	prog := testprog.Build(t, "rets", []string{"rets.c"}, "-O2")
 	const n = 300
-	var wantThree, wantTail int64
+	var wantThree, wantTail, wantCond int64
 	for i := int64(0); i < n; i++ {
 		wantThree += [3]int64{i, 2 * i, i + 100}[i%3]
 		wantTail += i + 4
+		wantCond += [2]int64{i + 5, i + 3}[i%2]
+		wantCond += i + 5 - 2*int64(btoi(i < 100)) + i + 5 - 2*int64(btoi(i > 200))
 	}
 	run := func(clause string) string {
 		p := start(t, prog, strconv.Itoa(n))
 		pv := named{pid.New(nil), "pid" + strconv.Itoa(p.cmd.Process.Pid)}
 		out := trace(t, p.cmd.Process.Pid, clause, func() { p.release(t) }, pv)
-		if got := strings.TrimSpace(p.out.String()); got != strconv.FormatInt(wantThree+wantTail, 10) {
+		if got := strings.TrimSpace(p.out.String()); got != strconv.FormatInt(wantThree+wantTail+wantCond, 10) {
 			t.Errorf("program printed %q", got)
 		}
 		return out
@@ -415,6 +417,47 @@ func TestReturnOffsets(t *testing.T) {
 	if len(offs) != 1 {
 		t.Errorf("tailer returned from %v, want one jmp", offs)
 	}
+
+	// The conditional tail calls: the probe on the jump fires only when it
+	// is taken, the ret's otherwise, once a call in all.
+	for _, tc := range []struct {
+		fn          string
+		jump        byte // the opcode byte after any 0f
+		taken, rets int64
+	}{
+		{"condtail", 0x75, n / 2, n / 2},
+		{"condlt", 0x8c, 100, n - 100},
+		{"condabove", 0x87, n - 201, 201},
+	} {
+		code = funcCode(t, prog, tc.fn)
+		offs = offsetCounts(t, run("pid$target:rets:"+tc.fn+":return { @[arg0] = count(); }"))
+		if len(offs) != 2 {
+			t.Errorf("%s returned from %v, want its jump and its ret", tc.fn, offs)
+		}
+		for off, cnt := range offs {
+			switch {
+			case off >= uint64(len(code)):
+				t.Errorf("%s returned at %#x, past its end", tc.fn, off)
+			case code[off] == 0xc3:
+				if cnt != tc.rets {
+					t.Errorf("%s returned by its ret %d times, want %d", tc.fn, cnt, tc.rets)
+				}
+			case code[off] == tc.jump || code[off] == 0x0f && code[off+1] == tc.jump:
+				if cnt != tc.taken {
+					t.Errorf("%s returned by its jump %d times, want %d", tc.fn, cnt, tc.taken)
+				}
+			default:
+				t.Errorf("%s returned at %#x (%x), neither its jump nor its ret", tc.fn, off, code[off])
+			}
+		}
+	}
+}
+
+func btoi(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
 }
 
 // TestUsymOtherProcess resolves ufunc(), usym(), umod(), uaddr() and %A

@@ -21,6 +21,9 @@ type Regs struct {
 	// StackArg0 is the distance from SP at function entry to the first
 	// argument passed on the stack (past the return address on x86-64).
 	StackArg0 int16
+	// Flags is the x86 flags register (eflags), which decides the
+	// conditional jumps return probes may sit on; 0 elsewhere.
+	Flags int16
 	// ByName maps register names of the assembler (without %) to their
 	// slot in pt_regs, for USDT argument specifications.
 	ByName map[string]int16
@@ -34,6 +37,7 @@ var amd64 = Regs{
 	SP:        152,
 	IP:        128,
 	StackArg0: 8,
+	Flags:     144,
 	ByName: map[string]int16{
 		"r15": 0, "r14": 8, "r13": 16, "r12": 24, "rbp": 32, "rbx": 40,
 		"r11": 48, "r10": 56, "r9": 64, "r8": 72, "rax": 80, "rcx": 88,
@@ -107,6 +111,62 @@ func (r *Regs) EntryArgs(mstate int16) asm.Instructions {
 	return insns
 }
 
+// Labels of takenCheck.
+const (
+	labelTaken = "dt_pid_taken"
+	labelBase  = "dt_pid_cc"
+)
+
+// takenCheck follows the attach cookie's load into R0 (ReturnCookie): a
+// return probe on a conditional jump (the condition code + 1 above the
+// offset) fires only when the jump is taken, which the flags decide as
+// the CPU will: condition code cc tests base condition cc>>1 (OF, CF,
+// ZF, CF|ZF, SF, PF, SF^OF, ZF|(SF^OF)), negated when cc is odd. Not
+// taken, it jumps to provider.SkipLabel. It clobbers R0-R5.
+func (r *Regs) takenCheck() asm.Instructions {
+	const cf, pf, zf, sf, of = 0, 2, 6, 7, 11
+	bit := func(dst asm.Register, b int32) asm.Instructions {
+		return asm.Instructions{asm.Mov.Reg(dst, asm.R4), asm.RSh.Imm(dst, b)}
+	}
+	insns := asm.Instructions{
+		asm.RSh.Imm(asm.R0, 32),
+		asm.JEq.Imm(asm.R0, 0, labelTaken),
+		asm.Sub.Imm(asm.R0, 1),
+		asm.LoadMem(asm.R4, asm.R6, r.Flags, asm.DWord),
+		asm.Mov.Reg(asm.R5, asm.R0),
+		asm.RSh.Imm(asm.R5, 1),
+	}
+	for b := int32(0); b < 8; b++ {
+		insns = append(insns, asm.JEq.Imm(asm.R5, b, labelBase+strconv.Itoa(int(b))))
+	}
+	insns = append(insns, asm.Ja.Label(provider.SkipLabel))
+	// Each base condition leaves its value in bit 0 of R2.
+	bases := [8]asm.Instructions{
+		bit(asm.R2, of),
+		bit(asm.R2, cf),
+		bit(asm.R2, zf),
+		append(bit(asm.R2, zf), asm.Or.Reg(asm.R2, asm.R4)),
+		bit(asm.R2, sf),
+		bit(asm.R2, pf),
+		append(bit(asm.R2, sf), append(bit(asm.R3, of), asm.Xor.Reg(asm.R2, asm.R3))...),
+		append(bit(asm.R2, sf), append(bit(asm.R3, of), asm.Xor.Reg(asm.R2, asm.R3),
+			asm.Mov.Reg(asm.R3, asm.R4), asm.RSh.Imm(asm.R3, zf), asm.Or.Reg(asm.R2, asm.R3))...),
+	}
+	const decide = "dt_pid_decide"
+	for b, code := range bases {
+		code[0] = code[0].WithSymbol(labelBase + strconv.Itoa(b))
+		insns = append(insns, code...)
+		insns = append(insns, asm.Ja.Label(decide))
+	}
+	return append(insns,
+		asm.Mov.Reg(asm.R3, asm.R0).WithSymbol(decide),
+		asm.Xor.Reg(asm.R2, asm.R3), // odd condition codes negate
+		asm.And.Imm(asm.R2, 1),
+		asm.JEq.Imm(asm.R2, 0, provider.SkipLabel),
+		asm.Mov.Imm(asm.R0, 0).WithSymbol(labelTaken),
+	)
+}
+
 // ReturnArgs returns instructions that set arg0 to the offset of the
 // returning instruction in its function, arg1 to the return value and the
 // other arguments to 0. With atReturn the uprobe is on that instruction
@@ -115,11 +175,12 @@ func (r *Regs) EntryArgs(mstate int16) asm.Instructions {
 func (r *Regs) ReturnArgs(mstate int16, atReturn bool) asm.Instructions {
 	insns := asm.Instructions{provider.StoreImmDW(asm.R7, mstate+provider.MStateArgs, 0)}
 	if atReturn {
-		insns = asm.Instructions{
+		insns = append(asm.Instructions{
 			asm.Mov.Reg(asm.R1, asm.R6),
 			asm.FnGetAttachCookie.Call(),
-			asm.StoreMem(asm.R7, mstate+provider.MStateArgs, asm.R0, asm.DWord),
-		}
+			asm.Mov.Reg32(asm.R2, asm.R0),
+			asm.StoreMem(asm.R7, mstate+provider.MStateArgs, asm.R2, asm.DWord),
+		}, r.takenCheck()...)
 	}
 	insns = append(insns,
 		asm.LoadMem(asm.R0, asm.R6, r.Ret, asm.DWord),

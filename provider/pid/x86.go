@@ -268,16 +268,26 @@ func Instructions(code []byte) ([]uint64, error) {
 	return offs, nil
 }
 
-// Returns returns the offsets in code (one function's bytes) where the
-// function returns: its ret instructions (c3, ret imm16 c2, and their
-// prefixed forms rep ret and bnd ret), and its tail calls, the direct
-// jmps (e9, eb) whose target is outside the function, where its frame is
-// gone as after a ret (illumos fasttrap places return probes there too).
-// Conditional jumps out of the function (conditional tail calls) and
-// indirect jmps (a jump table's or a tail call through a pointer: the two
-// cannot be told apart) are not returns here.
-func Returns(code []byte) ([]uint64, error) {
-	var offs []uint64
+// Exit is an instruction by which a function leaves.
+type Exit struct {
+	// Off is its offset in the function.
+	Off uint64
+	// Cond is 0 for a ret or jmp, and 1 + the condition code (the low
+	// nibble of the opcode) for a conditional jump, which leaves only
+	// when taken.
+	Cond uint8
+}
+
+// Returns returns the instructions by which the function whose bytes are
+// code leaves: its rets (c3, ret imm16 c2, and their prefixed forms rep
+// ret and bnd ret) and its tail calls, the direct jumps whose target is
+// outside the function, where its frame is gone as after a ret (illumos
+// fasttrap places return probes there too): jmp (e9, eb) and the
+// conditional jumps (0f 80-8f, 70-7f) compilers also use for tail calls.
+// Indirect jmps are not returns here: a jump table's and a tail call
+// through a pointer cannot be told apart.
+func Returns(code []byte) ([]Exit, error) {
+	var exits []Exit
 	for off := 0; off < len(code); {
 		n, err := insnLen(code[off:])
 		if err != nil {
@@ -294,23 +304,31 @@ func Returns(code []byte) ([]uint64, error) {
 		if j >= len(insn) {
 			return nil, errDecode
 		}
-		switch op, rest := insn[j], insn[j+1:]; {
+		op, rest := insn[j], insn[j+1:]
+		var rel int64
+		cond, jump := uint8(0), false
+		switch {
 		case op == 0xc3 || op == 0xc2:
-			offs = append(offs, uint64(off))
-		case op == 0xe9 && len(rest) == 4, op == 0xeb && len(rest) == 1:
-			var rel int64
-			if op == 0xeb {
-				rel = int64(int8(rest[0]))
-			} else {
-				rel = int64(int32(uint32(rest[0]) | uint32(rest[1])<<8 | uint32(rest[2])<<16 | uint32(rest[3])<<24))
-			}
-			if target := int64(off+n) + rel; target < 0 || target >= int64(len(code)) {
-				offs = append(offs, uint64(off))
-			}
+			exits = append(exits, Exit{Off: uint64(off)})
+		case op == 0xe9 && len(rest) == 4:
+			rel, jump = rel32(rest), true
+		case op == 0xeb && len(rest) == 1:
+			rel, jump = int64(int8(rest[0])), true
+		case op >= 0x70 && op <= 0x7f && len(rest) == 1:
+			rel, jump, cond = int64(int8(rest[0])), true, op&0xf+1
+		case op == 0x0f && len(rest) == 5 && rest[0] >= 0x80 && rest[0] <= 0x8f:
+			rel, jump, cond = rel32(rest[1:]), true, rest[0]&0xf+1
+		}
+		if target := int64(off+n) + rel; jump && (target < 0 || target >= int64(len(code))) {
+			exits = append(exits, Exit{Off: uint64(off), Cond: cond})
 		}
 		off += n
 	}
-	return offs, nil
+	return exits, nil
+}
+
+func rel32(b []byte) int64 {
+	return int64(int32(uint32(b[0]) | uint32(b[1])<<8 | uint32(b[2])<<16 | uint32(b[3])<<24))
 }
 
 func isLegacyPrefix(b byte) bool {

@@ -176,20 +176,26 @@ func TestReturnsMatchObjdump(t *testing.T) {
 			continue
 		}
 		body := code[fn.Value-text.Addr : fn.Value-text.Addr+fn.Size]
-		offs, err := Returns(body)
+		exits, err := Returns(body)
 		if err != nil {
 			continue // Instructions' test reports decoding failures
 		}
 		checked++
 		got := map[uint64]bool{}
-		for _, o := range offs {
+		for _, e := range exits {
+			o := e.Off
 			if rets[fn.Value+o] {
 				got[o] = true
 				found++
+				if e.Cond != 0 {
+					t.Errorf("%s+%#x: a ret with a condition", fn.Name, o)
+				}
 				continue
 			}
-			if b := body[o]; b != 0xe9 && b != 0xeb {
-				t.Errorf("%s+%#x: a return that is neither a ret nor a jmp (%x)", fn.Name, o, body[o:min(int(o)+4, len(body))])
+			b := body[o]
+			jcc := b >= 0x70 && b <= 0x7f || b == 0x0f && o+1 < uint64(len(body)) && body[o+1]&0xf0 == 0x80
+			if b != 0xe9 && b != 0xeb && !jcc || jcc != (e.Cond != 0) {
+				t.Errorf("%s+%#x: a return that is neither a ret nor a jump (%x, cond %d)", fn.Name, o, body[o:min(int(o)+4, len(body))], e.Cond)
 			}
 		}
 		for a := fn.Value; a < fn.Value+fn.Size; a++ {

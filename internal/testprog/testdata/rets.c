@@ -2,7 +2,8 @@
  * rets: the test program of pid return probes. Its functions leave in
  * every way a return probe must see: threeways() by ret, rep ret and
  * ret $imm16 (chosen by i % 3), tailer() by a tail call (a jmp to
- * plus3). It waits for one byte on stdin (so that the tracer can attach
+ * plus3), condtail(), condlt() and condabove() by conditional tail calls
+ * to plus3 (jne rel8, jl rel32, ja rel32) and a ret otherwise. It waits for one byte on stdin (so that the tracer can attach
  * first), then calls both for i in 0..N-1 and prints the sum of what
  * they returned.
  */
@@ -12,6 +13,9 @@
 
 int threeways(int i);
 int tailer(int i);
+int condtail(int i);
+int condlt(int i);
+int condabove(int i);
 
 __asm__(
 	".text\n"
@@ -38,7 +42,31 @@ __asm__(
 	"tailer:\n"
 	"	add $1, %edi\n"
 	"	jmp plus3\n"			/* tailer(i) = i + 4 */
-	".size tailer, .-tailer\n");
+	".size tailer, .-tailer\n"
+	".globl condtail\n"
+	".type condtail, @function\n"
+	"condtail:\n"
+	"	test $1, %edi\n"
+	"	jne plus3\n"			/* odd i: i + 3 */
+	"	lea 5(%rdi), %eax\n"		/* even i: i + 5 */
+	"	ret\n"
+	".size condtail, .-condtail\n"
+	".globl condlt\n"
+	".type condlt, @function\n"
+	"condlt:\n"
+	"	cmp $100, %edi\n"
+	"	{disp32} jl plus3\n"		/* i < 100: i + 3 */
+	"	lea 5(%rdi), %eax\n"		/* else i + 5 */
+	"	ret\n"
+	".size condlt, .-condlt\n"
+	".globl condabove\n"
+	".type condabove, @function\n"
+	"condabove:\n"
+	"	cmp $200, %edi\n"
+	"	{disp32} ja plus3\n"		/* i > 200: i + 3 */
+	"	lea 5(%rdi), %eax\n"		/* else i + 5 */
+	"	ret\n"
+	".size condabove, .-condabove\n");
 
 __attribute__((noinline)) int plus3(int i)
 {
@@ -55,7 +83,8 @@ int main(int argc, char **argv)
 	if (read(0, &c, 1) < 0)
 		return 1;
 	for (int i = 0; i < n; i++)
-		sum += threeways(i) + tailer(i);
+		sum += threeways(i) + tailer(i) + condtail(i) + condlt(i) +
+			condabove(i);
 	printf("%ld\n", sum);
 	return 0;
 }
