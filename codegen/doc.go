@@ -184,7 +184,7 @@
 //	dt_spec      array[nspec+1]: u64 busy flag per speculation id (id 0
 //	             unused); speculation() claims one, commit/discard free it
 //	dt_zero      array[1] of zeros: initial aggregation values
-//	dt_probes    hash: prid -> 4 x 64-byte NUL-terminated names
+//	dt_probes    array indexed by prid: 4 x 64-byte NUL-padded names
 //	             (provider, module, function, name), filled by the loader,
 //	             for probeprov/probemod/probefunc/probename
 //	dt_agg_N     per-CPU hash per aggregation: key = the encoded key

@@ -441,7 +441,9 @@ func (g *gen) declareMaps() {
 		s.Maps = append(s.Maps, MapSpec{Name: zeroMap, Kind: MapArray, KeySize: 4, ValueSize: max(8, g.aggValueMax, g.zeroSize), MaxEntries: 1})
 	}
 	if g.maps["dt_probes"] {
-		s.Maps = append(s.Maps, MapSpec{Name: "dt_probes", Kind: MapHash, KeySize: 4, ValueSize: 4 * probeNameSize, MaxEntries: 4096})
+		// An array indexed by probe id (the verifier inlines its
+		// lookups); the library sizes it to the largest enabled id.
+		s.Maps = append(s.Maps, MapSpec{Name: "dt_probes", Kind: MapArray, KeySize: 4, ValueSize: 4 * probeNameSize, MaxEntries: 4096})
 	}
 	for _, a := range g.spec.Aggs {
 		if a != nil {

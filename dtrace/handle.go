@@ -166,6 +166,7 @@ func (h *Handle) Go() error {
 	if err != nil {
 		return err
 	}
+	sizeProbeNames(spec, plan)
 	objs, err := loader.Load(spec, plan, loader.Options{})
 	if err != nil {
 		return err
@@ -465,6 +466,20 @@ func (h *Handle) checkEnabling() error {
 // probeNameSize is the size of each of the four names of a dt_probes
 // value (codegen/doc.go).
 const probeNameSize = 64
+
+// sizeProbeNames makes dt_probes, an array indexed by probe id, just
+// large enough for the enabled probes.
+func sizeProbeNames(spec *codegen.Spec, plan *loader.Plan) {
+	var top uint32
+	for _, pp := range plan.Probes {
+		top = max(top, pp.Probe.ID)
+	}
+	for i := range spec.Maps {
+		if spec.Maps[i].Name == "dt_probes" {
+			spec.Maps[i].MaxEntries = top + 1
+		}
+	}
+}
 
 // fillProbeNames stores the names of every enabled probe in dt_probes,
 // where probeprov, probemod, probefunc and probename read them.
