@@ -49,7 +49,7 @@ func (f *fn) action(c *syntax.CallExpr, name string) bool {
 		f.recItem(f.storeSym(c, symAction(c)))
 	case "print":
 		f.need(c, 1, 1)
-		f.recItem(f.storeValue(c.Args[0], ActPrint))
+		f.recItem(f.storePrint(c.Args[0]))
 	case "printf", "system", "freopen":
 		f.need(c, 1, -1)
 		act := map[string]Action{"printf": ActPrintf, "system": ActSystem, "freopen": ActFreopen}[name]

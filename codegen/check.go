@@ -156,15 +156,19 @@ func (a *checkInfo) conv(t types.Type) *Type {
 	case *types.Basic:
 		switch u.K {
 		case types.KindInt:
-			c.Kind, c.Size, c.Signed = TInt, uint32(u.Bytes), u.Signed
+			c.Kind, c.Size, c.Signed, c.Char = TInt, uint32(u.Bytes), u.Signed, u.Char
 		case types.KindVoid:
 			c.Kind = TVoid
 		default:
 			// Floating-point values are carried as raw 64-bit patterns.
-			c.Kind, c.Size = TInt, uint32(u.Bytes)
+			c.Kind, c.Size, c.Float = TInt, uint32(u.Bytes), true
 		}
 	case *types.Enum:
 		c.Kind, c.Size, c.Signed = TInt, uint32(u.Size()), true
+		c.Enum = []EnumConst{}
+		for _, v := range u.Values {
+			c.Enum = append(c.Enum, EnumConst{Name: v.Name, Value: v.Value})
+		}
 	case *types.Pointer:
 		c.Kind, c.Size, c.Elem = TPointer, 8, a.conv(u.Elem)
 	case *types.Array:
@@ -172,7 +176,7 @@ func (a *checkInfo) conv(t types.Type) *Type {
 	case *types.String:
 		c.Kind, c.Size = TString, a.strsize
 	case *types.Struct:
-		c.Kind, c.Size = TStruct, uint32(u.Size())
+		c.Kind, c.Size, c.Union = TStruct, uint32(u.Size()), u.Union
 		for _, fl := range u.Fields {
 			nf := Field{Name: fl.Name, Type: a.conv(fl.Type), Offset: uint32(fl.Offset / 8)}
 			if fl.Bits != 0 {

@@ -127,8 +127,9 @@
 // then the items of ClauseSpec.Segments[segment].Records at their
 // offsets. A clause emits one record per run of data actions; an
 // if/else holding data actions closes the current record, and each
-// branch emits its own. Items: ActTrace/ActPrint/ActExit/... hold one
-// value; ActPrintf/ActPrinta/ActSetopt/ActTrunc/... are followed by NArgs
+// branch emits its own. Items: ActTrace/ActExit/... hold one
+// value; ActPrint holds the u64 address then the pointee's bytes
+// (KindBytes; Record.Type is the pointee's type); ActPrintf/ActPrinta/ActSetopt/ActTrunc/... are followed by NArgs
 // ActArg items. Integers are stored with their type's size (Kind
 // KindSigned/KindUnsigned), strings as strsize+2 bytes rounded up to 8, NUL-terminated
 // (KindString), structs and tracemem as raw bytes (KindBytes), kernel

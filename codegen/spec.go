@@ -137,6 +137,11 @@ type Record struct {
 	// NArgs is the number of ActArg items that follow an action with
 	// arguments (printf, printa, trunc, normalize, setopt, ...).
 	NArgs int
+	// Type, for ActPrint of a pointer to a sized object, is the D type
+	// of the object: the item holds the u64 address and then the
+	// object's Size-8 bytes (Kind KindBytes). The consumer walks it
+	// (members, offsets, enums, bit-fields) to print the value.
+	Type *Type
 }
 
 // Action is what the consumer does with a record item.
@@ -150,7 +155,7 @@ const (
 	ActTrace              // trace(x): print the value per Kind
 	ActPrintf             // printf(fmt, args...): FormatID, NArgs args
 	ActPrinta             // printa([fmt,] @a): FormatID (-1), AggID; the consumer prints the aggregation
-	ActPrint              // print(x): value per Kind with type name
+	ActPrint              // print(p): the address and pointee bytes, typed by Record.Type
 	ActTracemem           // tracemem(addr, size): Size raw bytes
 	ActExit               // exit(n): an int32 status; dt_state is set too
 	ActStack              // stack(): placeholder (Size bytes of zero PCs)

@@ -148,6 +148,23 @@ func (f *fn) storeValue(e syntax.Expr, action Action) Record {
 	return f.storeReg(r, t, action)
 }
 
+// storePrint records print(p): the u64 address p, then the bytes of the
+// object p points to, read (faulting on a bad address) as dtrace does,
+// and the object's type for the consumer. A pointer to an object of no
+// known size (the checker lets opaque ones through) records p alone.
+func (f *fn) storePrint(e syntax.Expr) Record {
+	t := f.typeOf(e)
+	if t == nil || t.Kind != TPointer || t.Elem == nil || t.Elem.Size == 0 {
+		return f.storeValue(e, ActPrint)
+	}
+	n := t.Elem.Size
+	r := f.expr(e)
+	off := f.recAlloc(8+n, 8)
+	f.emit(asm.StoreMem(regScratch, f.out(off), r, asm.DWord))
+	f.readInto(r, f.g.layout.Output+off+8, n, t.User)
+	return Record{Action: ActPrint, FormatID: -1, AggID: -1, Offset: off, Size: 8 + n, Kind: KindBytes, Type: t.Elem}
+}
+
 func (f *fn) storeReg(r asm.Register, t *Type, action Action) Record {
 	item := Record{Action: action, FormatID: -1, AggID: -1}
 	switch {

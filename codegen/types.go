@@ -30,8 +30,16 @@ type Type struct {
 	Len    uint32 // TArray
 	// Fields are the members of a TStruct, by name.
 	Fields []Field
-	// Name is the type as written, for diagnostics.
+	// Name is the type as written, typedef names kept ("uint64_t",
+	// "struct foo", "char [5]"); diagnostics and print() show it.
 	Name string
+	// Union marks a TStruct that is a union; Char an integer of a
+	// character type; Float a floating-point type (carried as TInt);
+	// Enum lists an enum's constants (an enum is a TInt).
+	Union bool
+	Char  bool
+	Float bool
+	Enum  []EnumConst
 	// User marks pointers to user-space memory (loads use
 	// bpf_probe_read_user).
 	User bool
@@ -44,6 +52,12 @@ type Type struct {
 	// sym marks an aggregation key holding the address of a symbol
 	// subroutine (KindSym ... KindUAddr; see symKeyType).
 	sym ValueKind
+}
+
+// EnumConst is one enumerator of an enum type.
+type EnumConst struct {
+	Name  string
+	Value int64
 }
 
 // Field is one member of a struct or union.

@@ -371,7 +371,12 @@ func (c *consumerState) action(b *bytes.Buffer, cpu int, data []byte, r codegen.
 	case codegen.ActTrace:
 		return c.fmt.Trace(b, value(data, r), quiet)
 	case codegen.ActPrint:
-		return c.fmt.Trace(b, value(data, r), quiet)
+		if r.Type == nil {
+			return c.fmt.Trace(b, value(data, r), quiet)
+		}
+		addr := binary.LittleEndian.Uint64(data[r.Offset:])
+		obj := data[r.Offset+8 : r.Offset+r.Size]
+		return c.fmt.PrintType(b, addr, printTypeInfo(r.Type, 0), obj, int(c.h.opts.PrintSize))
 	case codegen.ActTracemem:
 		return format.Tracemem(b, data[r.Offset:r.Offset+r.Size])
 	case codegen.ActPrintf:
@@ -804,4 +809,48 @@ func keyText(k []format.Value) string {
 		fmt.Fprintf(&b, "%#v|", v)
 	}
 	return b.String()
+}
+
+// printTypeInfo describes a D type for format.PrintType: the walk sees
+// members, offsets, bit-fields, enums and array elements. bits is the
+// width of a bit-field member of type t (0: none). Pointers are leaves,
+// so the walk ends: an object cannot contain itself.
+func printTypeInfo(t *codegen.Type, bits uint32) *format.TypeInfo {
+	ti := &format.TypeInfo{Name: t.Name, Size: int(t.Size), Bits: int(bits)}
+	switch t.Kind {
+	case codegen.TInt:
+		switch {
+		case t.Float:
+			ti.Kind = format.TypeOther
+		case t.Enum != nil:
+			ti.Kind = format.TypeEnum
+			for _, e := range t.Enum {
+				ti.Enum = append(ti.Enum, format.EnumConst{Name: e.Name, Value: e.Value})
+			}
+		default:
+			ti.Kind, ti.Signed, ti.Char = format.TypeInt, t.Signed, t.Char
+		}
+	case codegen.TPointer:
+		ti.Kind = format.TypePointer
+	case codegen.TStruct:
+		ti.Kind = format.TypeStruct
+		if t.Union {
+			ti.Kind = format.TypeUnion
+		}
+		for _, f := range t.Fields {
+			ti.Members = append(ti.Members, format.Member{
+				Name:   f.Name,
+				Offset: int(f.Offset*8 + f.BitOff),
+				Type:   printTypeInfo(f.Type, f.BitSize),
+			})
+		}
+	case codegen.TArray:
+		ti.Kind, ti.Len = format.TypeArray, int(t.Len)
+		if t.Elem != nil {
+			ti.Elem = printTypeInfo(t.Elem, 0)
+		}
+	default:
+		ti.Kind = format.TypeOther
+	}
+	return ti
 }

@@ -153,7 +153,7 @@ func (st *printState) visit(name string, t *TypeInfo, off, depth int) bool {
 		st.closeParens(depth)
 	}
 	data := st.bytesAt(off/8, t.Size)
-	if depth > 0 && t.Bits == 0 && allZero(data) {
+	if depth > 0 && allZero(data) {
 		return true
 	}
 	st.kinds[depth] = t.Kind
