@@ -39,6 +39,21 @@ const (
 // cached entry and falls through to the hash map path otherwise.
 func (f *fn) aggCached(a *AggSpec, key uint32, v, incr asm.Register, done string) {
 	f.g.useMap(a.Cache)
+	if len(a.Keys) == 0 {
+		// No key: slot 0, always this entry's.
+		f.emit(storeImm(asm.R10, stackMisc, 0, asm.DWord))
+		f.call(asm.FnMapLookupElem, mapOp(a.Cache), operand{kind: opStack, imm: stackMisc})
+		p := f.result()
+		miss := f.label("acmiss")
+		t := f.alloc()
+		f.emit(asm.JEq.Imm(p, 0, miss), asm.Mov.Imm(t, 1), asm.StoreMem(p, 0, t, asm.DWord), asm.Add.Imm(p, int32(a.CacheValueOff())))
+		f.free(t)
+		f.aggUpdate(&a.Desc, p, v, incr)
+		f.free(p)
+		f.emit(asm.Ja.Label(done))
+		f.mark(miss)
+		return
+	}
 	words := int16(align8(a.KeySize) / 8)
 	h, w := f.alloc(), f.alloc()
 	load := func(r asm.Register, i int16) {
