@@ -7,7 +7,9 @@ import (
 	"encoding/binary"
 	"fmt"
 	"io"
+	"os"
 	"strings"
+	"time"
 
 	"github.com/cilium/ebpf"
 
@@ -82,6 +84,21 @@ type consumerState struct {
 	lastClause int
 	// heading is set once the default output's heading was printed.
 	heading bool
+
+	// Under an aggrate, printa() prints the aggregations as read at the
+	// start of the pass over the buffers, and they are read at most once
+	// per aggrate (dtrace's snapshot). passPending is set while a pass
+	// waits for data (it started at passStart); lastAgg is when the
+	// snapshot was last due; passes counts the passes done.
+	passPending bool
+	passStart   time.Time
+	lastAgg     time.Time
+	passes      int
+
+	// base is the writer the caller gave; reopened the file freopen()
+	// sends output to instead (nil: none).
+	base     io.Writer
+	reopened *os.File
 }
 
 type specRecord struct {
@@ -126,6 +143,11 @@ func newConsumerState(h *Handle) *consumerState {
 func (c *consumerState) record(cpu int, data []byte) error {
 	if len(data) < hdrSize {
 		return nil
+	}
+	if c.passPending {
+		if err := c.endPass(time.Now()); err != nil {
+			return err
+		}
 	}
 	epid := binary.LittleEndian.Uint32(data[hdrEPID:])
 	if epid == codegen.EPIDFault {
@@ -391,6 +413,8 @@ func (c *consumerState) action(b *bytes.Buffer, cpu int, data []byte, r codegen.
 		return c.fmt.Printf(b, f, vals)
 	case codegen.ActSystem:
 		return c.system(b, data, r, args)
+	case codegen.ActFreopen:
+		return c.freopen(b, data, r, args)
 	case codegen.ActExit:
 		c.h.status = int(int32(binary.LittleEndian.Uint32(data[r.Offset:])))
 	case codegen.ActStack, codegen.ActUStack:
@@ -613,7 +637,67 @@ func (c *consumerState) printAggregations(w io.Writer) error {
 	return c.aggp.PrintAll(w, c.aggs)
 }
 
-// printa prints an aggregation now, from a fresh snapshot.
+// startPass begins a pass over the buffers: it ends when the first
+// record comes or, without data, after the switchrate (endPass).
+func (c *consumerState) startPass(now time.Time) {
+	c.passPending, c.passStart = true, now
+}
+
+// idlePass ends a pass that found no data once it waited a switchrate
+// (dtrace waits a second when none is set).
+func (c *consumerState) idlePass(now time.Time, switchRate time.Duration) error {
+	if !c.passPending {
+		return nil
+	}
+	if switchRate <= 0 {
+		switchRate = time.Second
+	}
+	if now.Sub(c.passStart) < switchRate {
+		return nil
+	}
+	return c.endPass(now)
+}
+
+// endPass takes the pass's snapshot when the aggrate allows. After the
+// first pass (which carries BEGIN's records) the next one reads the
+// buffers and the aggregations again at once, as dtrace does.
+func (c *consumerState) endPass(now time.Time) error {
+	c.passPending = false
+	err := c.refresh(now)
+	c.passes++
+	if c.passes == 1 {
+		c.lastAgg = time.Time{}
+		c.h.lastSwitch = time.Time{}
+	}
+	return err
+}
+
+// refresh reads every aggregation when a snapshot is due under the
+// aggrate, keeping to the rate's grid. Without an aggrate it does
+// nothing: printa() then reads the aggregation it prints.
+func (c *consumerState) refresh(now time.Time) error {
+	d := c.h.rate("aggrate")
+	if d <= 0 || !rateDue(&c.lastAgg, now, d) {
+		return nil
+	}
+	for id := range c.aggs {
+		if err := c.snapshot(id); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// freshSnapshot reads the aggregations now whatever the aggrate, as
+// dtrace does once tracing stopped.
+func (c *consumerState) freshSnapshot() error {
+	c.passPending = false
+	c.lastAgg = time.Time{}
+	return c.refresh(time.Now())
+}
+
+// printa prints an aggregation now: from the pass's snapshot under an
+// aggrate, else as it is now.
 func (c *consumerState) printa(b *bytes.Buffer, r codegen.Record, data []byte, args []codegen.Record) error {
 	var ids []int
 	for _, a := range args {
@@ -629,8 +713,10 @@ func (c *consumerState) printa(b *bytes.Buffer, r codegen.Record, data []byte, a
 		if id < 0 || id >= len(c.aggs) {
 			return fmt.Errorf("printa of unknown aggregation %d", id)
 		}
-		if err := c.snapshot(id); err != nil {
-			return err
+		if c.h.rate("aggrate") <= 0 {
+			if err := c.snapshot(id); err != nil {
+				return err
+			}
 		}
 		aggs = append(aggs, c.aggs[id])
 	}

@@ -101,6 +101,10 @@ type Handle struct {
 	bufs *consumer.Buffers
 	cons *consumerState
 
+	// lastSwitch is when the last pass over the buffers was due under
+	// the switchrate.
+	lastSwitch time.Time
+
 	started  bool
 	stopping bool // END has run
 	done     bool
@@ -208,7 +212,7 @@ func (h *Handle) Work(w io.Writer) (bool, error) {
 	if h.done {
 		return true, nil
 	}
-	h.cons.out = w
+	h.cons.setOutput(w)
 	// Wait a short slice for data and look at the run state, so that an
 	// exit() or a signal the caller handles between calls is acted on
 	// within the slice rather than a switchrate later (the buffers wake
@@ -230,7 +234,21 @@ func (h *Handle) Work(w io.Writer) (bool, error) {
 		if h.stopping || pass == 1 {
 			break
 		}
+		// A switchrate set by the user (or setopt()) spaces the passes
+		// that read the buffers; in between only the run state is
+		// watched.
+		if !h.cons.passPending {
+			now := time.Now()
+			if rest := h.switchDue(now); rest > 0 {
+				time.Sleep(min(wait, rest))
+				continue
+			}
+			h.cons.startPass(now)
+		}
 		if err := h.bufs.Poll(wait, h.cons.record); err != nil {
+			return false, err
+		}
+		if err := h.cons.idlePass(time.Now(), h.rate("switchrate")); err != nil {
 			return false, err
 		}
 		if err := h.cons.err; err != nil {
@@ -238,6 +256,9 @@ func (h *Handle) Work(w io.Writer) (bool, error) {
 		}
 	}
 	if h.stopping {
+		if err := h.cons.freshSnapshot(); err != nil {
+			return false, err
+		}
 		if err := h.bufs.Flush(h.cons.record); err != nil {
 			return false, err
 		}
@@ -247,6 +268,53 @@ func (h *Handle) Work(w io.Writer) (bool, error) {
 		h.cons.reportDrops()
 	}
 	return h.done, h.cons.err
+}
+
+// rate is the interval of rate option name (switchrate or aggrate) as
+// the consumer honours it: 0, no limit, unless the option was set, as
+// dtrace's defaults for both are 0.
+func (h *Handle) rate(name string) time.Duration {
+	if !h.opts.IsSet(name) {
+		return 0
+	}
+	v := h.opts.SwitchRate
+	if name == "aggrate" {
+		v = h.opts.AggRate
+	}
+	return time.Duration(max(v, 0))
+}
+
+// switchDue reports how long until the next pass over the buffers may
+// run under the switchrate (0: now); when it is due, the pass is counted.
+// As in dtrace, passes keep to the rate's grid rather than drifting.
+func (h *Handle) switchDue(now time.Time) time.Duration {
+	d := h.rate("switchrate")
+	if d <= 0 {
+		return 0
+	}
+	if !h.lastSwitch.IsZero() {
+		if rest := d - now.Sub(h.lastSwitch); rest > 0 {
+			return rest
+		}
+	}
+	rateDue(&h.lastSwitch, now, d)
+	return 0
+}
+
+// rateDue reports whether an event at interval d is due at now, last
+// being when the previous one was due (zero: none yet), and if so counts
+// it: the first at now, the next ones on the grid d apart from it, as
+// dtrace spaces its buffer switches and aggregation snapshots.
+func rateDue(last *time.Time, now time.Time, d time.Duration) bool {
+	switch {
+	case last.IsZero():
+		*last = now
+	case now.Sub(*last) < d:
+		return false
+	default:
+		*last = last.Add(d)
+	}
+	return true
 }
 
 // Stop ends tracing: it fires END. Work must then be called until done.
@@ -271,7 +339,11 @@ func (h *Handle) runEnd() error {
 	}
 	// Records of probes that fired before END must come first (they do
 	// in each CPU's buffer; draining now keeps fill buffers from filling
-	// with them).
+	// with them). Once tracing stops the aggregations are read afresh
+	// whatever the aggrate.
+	if err := h.cons.freshSnapshot(); err != nil {
+		return err
+	}
 	if h.cons.out != nil {
 		if err := h.bufs.Drain(h.cons.record); err != nil {
 			return err
@@ -293,6 +365,9 @@ func (h *Handle) ExitStatus() int { return h.status }
 func (h *Handle) Close() error {
 	h.sym.Close() // stop following processes
 	var errs []error
+	if h.cons != nil {
+		h.cons.closeReopened()
+	}
 	if h.bufs != nil {
 		errs = append(errs, h.bufs.Close())
 	}

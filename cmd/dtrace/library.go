@@ -92,6 +92,7 @@ func (e *libEngine) ExitStatus() int                { return e.h.ExitStatus() }
 func (e *libEngine) Close() error                   { return e.h.Close() }
 
 func (e *libEngine) PrintAggregations(w io.Writer) error { return e.h.PrintAggregations(w) }
+func (e *libEngine) Output(w io.Writer) io.Writer        { return e.h.Output(w) }
 
 // attrOf splits a stability attribute triple into the words -v prints.
 func attrOf(a check.Attr) attr {

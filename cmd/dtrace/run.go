@@ -500,7 +500,7 @@ func (c *cmdline) consume(eng engine, out io.Writer, sigs <-chan os.Signal, vict
 			// dtrace prints a newline on interrupt so that output
 			// starts on a clean line; not in testing mode, where its
 			// position would vary.
-			fmt.Fprintln(out)
+			fmt.Fprintln(outputOf(eng, out))
 		}
 		newline = false
 		if !stopped && (interrupted > 0 || allExited(victims)) {
@@ -517,6 +517,8 @@ func (c *cmdline) consume(eng engine, out io.Writer, sigs <-chan os.Signal, vict
 			return exitError
 		}
 	}
+	// What follows goes where freopen() last sent the output.
+	out = outputOf(eng, out)
 	fmt.Fprintln(out)
 	// Then the aggregations that printa() did not print.
 	if ap, ok := eng.(aggPrinter); ok {
@@ -526,6 +528,19 @@ func (c *cmdline) consume(eng engine, out io.Writer, sigs <-chan os.Signal, vict
 		}
 	}
 	return eng.ExitStatus()
+}
+
+// outputRedirector is the optional engine method that says where output
+// meant for w goes (freopen() redirects it).
+type outputRedirector interface {
+	Output(w io.Writer) io.Writer
+}
+
+func outputOf(eng engine, w io.Writer) io.Writer {
+	if r, ok := eng.(outputRedirector); ok {
+		return r.Output(w)
+	}
+	return w
 }
 
 // aggPrinter is the optional engine method that prints aggregations at

@@ -1,0 +1,83 @@
+//go:build linux
+
+package dtrace
+
+import (
+	"testing"
+	"time"
+
+	"github.com/dtrace-go/dtrace/aggregate"
+)
+
+func TestRateDue(t *testing.T) {
+	t0 := time.Unix(1000, 0)
+	var last time.Time
+	steps := []struct {
+		at   time.Duration
+		due  bool
+		last time.Duration
+	}{
+		{0, true, 0},                                     // the first is due at once
+		{400 * time.Millisecond, false, 0},               // within the interval
+		{1100 * time.Millisecond, true, time.Second},     // on the grid, not at now
+		{1900 * time.Millisecond, false, time.Second},    // 0.9s after the grid point
+		{3500 * time.Millisecond, true, 2 * time.Second}, // late: one step
+		{3600 * time.Millisecond, true, 3 * time.Second}, // and catches up
+		{3700 * time.Millisecond, false, 3 * time.Second},
+	}
+	for _, s := range steps {
+		if got := rateDue(&last, t0.Add(s.at), time.Second); got != s.due {
+			t.Errorf("at %v: due %v, want %v", s.at, got, s.due)
+		}
+		if want := t0.Add(s.last); !last.Equal(want) {
+			t.Errorf("at %v: last %v, want %v", s.at, last.Sub(t0), s.last)
+		}
+	}
+}
+
+// TestRatesHonoured checks that switchrate and aggrate limit passes and
+// snapshots only once set, as dtrace's defaults for them are 0, and that
+// setopt() changes take effect.
+func TestRatesHonoured(t *testing.T) {
+	h := &Handle{opts: NewOptions()}
+	c := &consumerState{h: h, aggp: &aggregate.Printer{}}
+	h.cons = c
+	now := time.Unix(2000, 0)
+	if d := h.switchDue(now); d != 0 {
+		t.Fatalf("switchrate unset: wait %v, want none", d)
+	}
+	if err := c.refresh(now); err != nil || !c.lastAgg.IsZero() {
+		t.Fatalf("aggrate unset: snapshot taken (%v, %v)", c.lastAgg, err)
+	}
+	c.setopt("switchrate", "100ms", true)
+	c.setopt("aggrate", "5s", true)
+	if d := h.switchDue(now); d != 0 {
+		t.Fatalf("first pass: wait %v", d)
+	}
+	if d := h.switchDue(now.Add(30 * time.Millisecond)); d != 70*time.Millisecond {
+		t.Errorf("second pass: wait %v, want 70ms", d)
+	}
+	// A pass that finds no data ends after the switchrate and takes the
+	// snapshot; the first pass's end makes the next one read again.
+	c.startPass(now)
+	if err := c.idlePass(now.Add(50*time.Millisecond), h.rate("switchrate")); err != nil || !c.passPending {
+		t.Fatalf("pass ended before the switchrate (%v)", err)
+	}
+	if err := c.idlePass(now.Add(100*time.Millisecond), h.rate("switchrate")); err != nil || c.passPending {
+		t.Fatalf("idle pass did not end (%v)", err)
+	}
+	if !c.lastAgg.IsZero() || !h.lastSwitch.IsZero() {
+		t.Errorf("after the first pass: lastAgg %v, lastSwitch %v, want both reset", c.lastAgg, h.lastSwitch)
+	}
+	at := now.Add(time.Second)
+	c.startPass(at)
+	if err := c.endPass(at); err != nil || !c.lastAgg.Equal(at) {
+		t.Fatalf("second pass: lastAgg %v, want %v (%v)", c.lastAgg, at, err)
+	}
+	if err := c.endPass(at.Add(4 * time.Second)); err != nil || !c.lastAgg.Equal(at) {
+		t.Errorf("snapshot within the aggrate: lastAgg %v", c.lastAgg)
+	}
+	if err := c.freshSnapshot(); err != nil || c.lastAgg.Equal(at) {
+		t.Errorf("stopping did not read afresh: lastAgg %v", c.lastAgg)
+	}
+}
