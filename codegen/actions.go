@@ -200,13 +200,7 @@ func (f *fn) action(c *syntax.CallExpr, name string) bool {
 // symAction tells which symbol action traces the result of sym(),
 // func(), mod(), usym(), ufunc(), umod() or uaddr().
 func symAction(e syntax.Expr) Action {
-	for {
-		p, ok := e.(*syntax.ParenExpr)
-		if !ok {
-			break
-		}
-		e = p.X
-	}
+	e = syntax.Unparen(e)
 	c, ok := e.(*syntax.CallExpr)
 	if !ok {
 		return ActNone
@@ -231,13 +225,7 @@ func symAction(e syntax.Expr) Action {
 // symKind returns the value kind of the result of a symbol subroutine
 // call (sym(), usym(), ...), or KindNone for any other expression.
 func symKind(e syntax.Expr) ValueKind {
-	for {
-		p, ok := e.(*syntax.ParenExpr)
-		if !ok {
-			break
-		}
-		e = p.X
-	}
+	e = syntax.Unparen(e)
 	if c, ok := e.(*syntax.CallExpr); ok {
 		if id, ok := c.Fun.(*syntax.Ident); ok {
 			switch id.Name {

@@ -383,13 +383,7 @@ const (
 // key (e, when known, is the key expression; kt its checked type), or
 // nil for other keys.
 func stackKeyType(e syntax.Expr, kt *Type) *Type {
-	for {
-		p, ok := e.(*syntax.ParenExpr)
-		if !ok {
-			break
-		}
-		e = p.X
-	}
+	e = syntax.Unparen(e)
 	kind, depth := 0, uint32(0)
 	if c, ok := e.(*syntax.CallExpr); ok {
 		if id, ok := c.Fun.(*syntax.Ident); ok {

@@ -108,13 +108,7 @@ func (g *gen) narrowKey(id, i int, kt *Type) *Type {
 // narrowString stores the string expression k into the key item at
 // scratch offset off, of kt.keyWidth bytes already zeroed.
 func (f *fn) narrowString(k syntax.Expr, kt *Type, off uint32) {
-	for {
-		p, ok := k.(*syntax.ParenExpr)
-		if !ok {
-			break
-		}
-		k = p.X
-	}
+	k = syntax.Unparen(k)
 	if v := f.g.info.VarOf(k); v != nil && v.Kind == VarBuiltin && f.g.info.Expand(k) == nil {
 		switch v.Name {
 		case "execname":
@@ -205,7 +199,7 @@ func (f *fn) probeNameInto(name string, off uint32) {
 	p := f.result()
 	done := f.label("pnk")
 	f.emit(asm.JEq.Imm(p, 0, done))
-	base := map[string]int16{"probeprov": 0, "probemod": probeNameSize, "probefunc": 2 * probeNameSize, "probename": 3 * probeNameSize}[name]
+	base := probeNameOffset(name)
 	t := f.alloc()
 	for i := int16(0); i < probeNameSize; i += 8 {
 		f.emit(asm.LoadMem(t, p, base+i, asm.DWord), asm.StoreMem(regScratch, int16(off)+i, t, asm.DWord))

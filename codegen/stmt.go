@@ -49,13 +49,7 @@ func (f *fn) stmt(s syntax.Stmt) {
 }
 
 func (f *fn) exprStmt(e syntax.Expr) {
-	for {
-		p, ok := e.(*syntax.ParenExpr)
-		if !ok {
-			break
-		}
-		e = p.X
-	}
+	e = syntax.Unparen(e)
 	if a, ok := e.(*syntax.AssignExpr); ok {
 		if agg, ok := a.X.(*syntax.AggExpr); ok {
 			f.aggregate(a, agg)
@@ -227,13 +221,7 @@ func (g *gen) format(s string) int {
 
 // stringConst returns the value of a string literal argument.
 func stringConst(e syntax.Expr) (string, bool) {
-	for {
-		p, ok := e.(*syntax.ParenExpr)
-		if !ok {
-			break
-		}
-		e = p.X
-	}
+	e = syntax.Unparen(e)
 	s, ok := e.(*syntax.StringLit)
 	if !ok {
 		return "", false

@@ -302,13 +302,7 @@ type lvalue struct {
 }
 
 func (f *fn) lvalueOf(e syntax.Expr) lvalue {
-	for {
-		p, ok := e.(*syntax.ParenExpr)
-		if !ok {
-			break
-		}
-		e = p.X
-	}
+	e = syntax.Unparen(e)
 	if ix, ok := e.(*syntax.IndexExpr); ok {
 		if v := f.g.info.VarOf(ix.X); v != nil && (v.Kind == VarAssoc || v.Kind == VarTAssoc) {
 			return lvalue{v: v, idx: ix, key: f.assocKeyBuf(ix, v)}
@@ -330,13 +324,7 @@ func (f *fn) lvalueOf(e syntax.Expr) lvalue {
 // an element of a struct or array, a pointer's target) rather than a
 // variable or an associative array element.
 func (f *fn) isMemLvalue(e syntax.Expr) bool {
-	for {
-		p, ok := e.(*syntax.ParenExpr)
-		if !ok {
-			break
-		}
-		e = p.X
-	}
+	e = syntax.Unparen(e)
 	if ix, ok := e.(*syntax.IndexExpr); ok {
 		if v := f.g.info.VarOf(ix.X); v != nil && (v.Kind == VarAssoc || v.Kind == VarTAssoc) {
 			return false
@@ -356,13 +344,7 @@ func (f *fn) isMemLvalue(e syntax.Expr) bool {
 // element of a struct or array variable (global or clause-local), and
 // the member it designates (Offset already applied).
 func (f *fn) memAddr(e syntax.Expr) (asm.Register, Field) {
-	for {
-		p, ok := e.(*syntax.ParenExpr)
-		if !ok {
-			break
-		}
-		e = p.X
-	}
+	e = syntax.Unparen(e)
 	switch x := e.(type) {
 	case *syntax.Ident, *syntax.ScopedVar:
 		v := f.g.info.VarOf(x)
@@ -901,18 +883,23 @@ func (f *fn) probeName(name string) asm.Register {
 	f.emptyStr(r)
 	f.emit(asm.Ja.Label(done))
 	f.mark(found)
-	var off int32
-	switch name {
-	case "probemod":
-		off = probeNameSize
-	case "probefunc":
-		off = 2 * probeNameSize
-	case "probename":
-		off = 3 * probeNameSize
-	}
-	f.emit(asm.Mov.Reg(r, asm.R0), asm.Add.Imm(r, off))
+	f.emit(asm.Mov.Reg(r, asm.R0), asm.Add.Imm(r, int32(probeNameOffset(name))))
 	f.mark(done)
 	return r
+}
+
+// probeNameOffset is the offset of a probe name builtin's string in a
+// dt_probes value.
+func probeNameOffset(name string) int16 {
+	switch name {
+	case "probemod":
+		return probeNameSize
+	case "probefunc":
+		return 2 * probeNameSize
+	case "probename":
+		return 3 * probeNameSize
+	}
+	return 0
 }
 
 // probeNameSize is the size of each of the four NUL-terminated names in

@@ -402,15 +402,7 @@ func (c *consumerState) action(b *bytes.Buffer, cpu int, data []byte, r codegen.
 	case codegen.ActTracemem:
 		return format.Tracemem(b, data[r.Offset:r.Offset+r.Size])
 	case codegen.ActPrintf:
-		f, err := c.format(r.FormatID)
-		if err != nil {
-			return err
-		}
-		vals := make([]format.Value, len(args))
-		for i, a := range args {
-			vals[i] = value(data, a)
-		}
-		return c.fmt.Printf(b, f, vals)
+		return c.printf(b, data, r, args)
 	case codegen.ActSystem:
 		return c.system(b, data, r, args)
 	case codegen.ActFreopen:
@@ -939,4 +931,29 @@ func printTypeInfo(t *codegen.Type, bits uint32) *format.TypeInfo {
 		ti.Kind = format.TypeOther
 	}
 	return ti
+}
+
+// printf formats a printf-style record (printf(), and the argument
+// strings of system() and freopen()) into b.
+func (c *consumerState) printf(b *bytes.Buffer, data []byte, r codegen.Record, args []codegen.Record) error {
+	f, err := c.format(r.FormatID)
+	if err != nil {
+		return err
+	}
+	vals := make([]format.Value, len(args))
+	for i, a := range args {
+		vals[i] = value(data, a)
+	}
+	return c.fmt.Printf(b, f, vals)
+}
+
+// flushRecord writes what the record printed so far to the output, so
+// that what an action does outside the buffer (a command's output, a
+// switch of file) comes after it.
+func (c *consumerState) flushRecord(b *bytes.Buffer) error {
+	if _, err := c.out.Write(b.Bytes()); err != nil {
+		return err
+	}
+	b.Reset()
+	return nil
 }

@@ -12,7 +12,6 @@ import (
 	"syscall"
 
 	"github.com/dtrace-go/dtrace/codegen"
-	"github.com/dtrace-go/dtrace/format"
 )
 
 // freopen runs freopen(): the output that follows (the records' and
@@ -22,22 +21,13 @@ import (
 // old output first. A file that cannot be opened is a library-level
 // error and the output stays where it was.
 func (c *consumerState) freopen(b *bytes.Buffer, data []byte, r codegen.Record, args []codegen.Record) error {
-	f, err := c.format(r.FormatID)
-	if err != nil {
-		return err
-	}
-	vals := make([]format.Value, len(args))
-	for i, a := range args {
-		vals[i] = value(data, a)
-	}
 	var name bytes.Buffer
-	if err := c.fmt.Printf(&name, f, vals); err != nil {
+	if err := c.printf(&name, data, r, args); err != nil {
 		return err
 	}
-	if _, err := c.out.Write(b.Bytes()); err != nil {
+	if err := c.flushRecord(b); err != nil {
 		return err
 	}
-	b.Reset()
 	if name.Len() == 0 {
 		c.closeReopened()
 		c.out = c.base

@@ -36,7 +36,7 @@ func (c *checker) argCompat(lt types.Type, ye syntax.Expr, y TypeAndValue) bool 
 
 // assign checks `x = y` and the compound assignments.
 func (c *checker) assign(e *syntax.AssignExpr) TypeAndValue {
-	if agg, ok := unparen(e.X).(*syntax.AggExpr); ok {
+	if agg, ok := syntax.Unparen(e.X).(*syntax.AggExpr); ok {
 		if e.Op != syntax.ASSIGN {
 			return c.fail(c.after(e), D_OP_LVAL, "operator %s requires modifiable lvalue as an operand", opstr(e.Op))
 		}
@@ -93,7 +93,7 @@ func (c *checker) assign(e *syntax.AssignExpr) TypeAndValue {
 		}
 		if !c.argCompat(x.Type, e.Y, y) {
 			zero := false
-			if _, lit := unparen(e.Y).(*syntax.IntLit); lit && y.Value != nil && y.Value.Int == 0 {
+			if _, lit := syntax.Unparen(e.Y).(*syntax.IntLit); lit && y.Value != nil && y.Value.Int == 0 {
 				if v, ok := c.info.Uses[baseVar(e.X)].(*Var); ok && (v.Keys != nil || v.Kind == ThreadVar) {
 					zero = true
 				}
@@ -138,7 +138,7 @@ func (c *checker) allocaAssign(e *syntax.AssignExpr, y TypeAndValue) bool {
 		c.errorf(c.after(e), D_ALLOCA_INCOMPAT, "ternary conditional with alloca and non-alloca branches cannot be assigned to a variable")
 		return false
 	}
-	v, ok := c.info.Uses[unparen(e.X)].(*Var)
+	v, ok := c.info.Uses[syntax.Unparen(e.X)].(*Var)
 	if !ok || !isPtrLike(y.Type) {
 		return true
 	}
@@ -156,16 +156,16 @@ func (c *checker) allocaAssign(e *syntax.AssignExpr, y TypeAndValue) bool {
 
 // baseVar returns the variable node under an index expression.
 func baseVar(e syntax.Expr) syntax.Expr {
-	e = unparen(e)
+	e = syntax.Unparen(e)
 	if ix, ok := e.(*syntax.IndexExpr); ok {
-		return unparen(ix.X)
+		return syntax.Unparen(ix.X)
 	}
 	return e
 }
 
 // index checks x[i] and a[k1, k2, ...].
 func (c *checker) index(e *syntax.IndexExpr, lhs bool) TypeAndValue {
-	switch x := unparen(e.X).(type) {
+	switch x := syntax.Unparen(e.X).(type) {
 	case *syntax.Ident:
 		if x.Scoped {
 			break
@@ -289,7 +289,7 @@ func (c *checker) index(e *syntax.IndexExpr, lhs bool) TypeAndValue {
 
 // nodeName names an expression as dtrace's dt_node_name does.
 func (c *checker) nodeName(e syntax.Expr) string {
-	switch o := c.info.Uses[unparen(e)].(type) {
+	switch o := c.info.Uses[syntax.Unparen(e)].(type) {
 	case *Var:
 		if o.Keys != nil {
 			return "associative array " + exprName(e)
@@ -304,7 +304,7 @@ func (c *checker) nodeName(e syntax.Expr) string {
 // exprName names an expression in messages the way dtrace does for
 // identifiers.
 func exprName(e syntax.Expr) string {
-	switch e := unparen(e).(type) {
+	switch e := syntax.Unparen(e).(type) {
 	case *syntax.Ident:
 		return e.Name
 	case *syntax.ScopedVar:

@@ -94,7 +94,7 @@ func (c *checker) clauseAgg(a *Agg) {
 // call checks a function call. stmt is set for a call that is a whole
 // statement, where actions are allowed.
 func (c *checker) call(e *syntax.CallExpr, stmt bool) TypeAndValue {
-	id, ok := unparen(e.Fun).(*syntax.Ident)
+	id, ok := syntax.Unparen(e.Fun).(*syntax.Ident)
 	if !ok {
 		c.expr(e.Fun)
 		return c.fail(c.last(e), D_FUNC_IDENT, "function designator is not of function type")
@@ -181,7 +181,7 @@ func (c *checker) special(e *syntax.CallExpr, fn *Func, tvs []TypeAndValue) bool
 	case "clear", "trunc", "normalize", "denormalize":
 		tag := map[string]Tag{"clear": D_CLEAR_AGGARG, "trunc": D_TRUNC_AGGARG, "normalize": D_NORMALIZE_AGGARG, "denormalize": D_NORMALIZE_AGGARG}[fn.Name]
 		if len(tvs) >= 1 {
-			ae, ok := unparen(e.Args[0]).(*syntax.AggExpr)
+			ae, ok := syntax.Unparen(e.Args[0]).(*syntax.AggExpr)
 			if !ok {
 				c.errorf(c.last(e), tag, "%s( ) argument #1 is incompatible with prototype:\n\tprototype: aggregation\n\t argument: %s", fn.Name, types.TypeString(tvs[0].Type))
 				return false
@@ -293,16 +293,16 @@ var scalarAgg = map[string]bool{"avg": true, "sum": true, "min": true, "max": tr
 
 // aggAssign checks `@name[keys] = func(args)`.
 func (c *checker) aggAssign(e *syntax.AssignExpr, ae *syntax.AggExpr) TypeAndValue {
-	call, ok := unparen(e.Y).(*syntax.CallExpr)
+	call, ok := syntax.Unparen(e.Y).(*syntax.CallExpr)
 	var fi *funcInfo
 	if ok {
-		if id, ok2 := unparen(call.Fun).(*syntax.Ident); ok2 {
+		if id, ok2 := syntax.Unparen(call.Fun).(*syntax.Ident); ok2 {
 			fi = c.resolve(c.funcs[id.Name])
 		}
 	}
 	if fi == nil || fi.fn.Kind != AggFunc {
 		if fi == nil && call != nil {
-			if id, ok2 := unparen(call.Fun).(*syntax.Ident); ok2 {
+			if id, ok2 := syntax.Unparen(call.Fun).(*syntax.Ident); ok2 {
 				return c.fail(c.after(e), D_FUNC_UNDEF, "undefined function name: %s", id.Name)
 			}
 		}

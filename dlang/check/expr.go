@@ -513,7 +513,7 @@ func (c *checker) sizeof(e *syntax.SizeofExpr) TypeAndValue {
 			return bad
 		}
 	} else {
-		if id, ok := unparen(e.X).(*syntax.Ident); ok && !id.Scoped {
+		if id, ok := syntax.Unparen(e.X).(*syntax.Ident); ok && !id.Scoped {
 			if v, ok := c.globals[id.Name]; ok && v.Keys != nil {
 				return c.fail(c.after(e.X), D_IDENT_BADREF, "associative array '%s' may not be referenced as scalar", id.Name)
 			}
@@ -537,15 +537,6 @@ func (c *checker) sizeof(e *syntax.SizeofExpr) TypeAndValue {
 	return c.record(e, TypeAndValue{Type: types.SizeT, Value: intConst(t.Size())}, exprFlags{})
 }
 
-func unparen(e syntax.Expr) syntax.Expr {
-	for {
-		p, ok := e.(*syntax.ParenExpr)
-		if !ok {
-			return e
-		}
-		e = p.X
-	}
-}
 
 // offsetof computes offsetof(type, member).
 func (c *checker) offsetof(e *syntax.OffsetofExpr) TypeAndValue {
@@ -587,7 +578,7 @@ func (c *checker) cast(e *syntax.CastExpr) TypeAndValue {
 	if x.Type == nil {
 		return bad
 	}
-	if xl, ok := unparen(e.X).(*syntax.XlateExpr); ok && types.IsPointer(c.info.Types[xl].Type) {
+	if xl, ok := syntax.Unparen(e.X).(*syntax.XlateExpr); ok && types.IsPointer(c.info.Types[xl].Type) {
 		return c.fail(c.after(e), D_CAST_INVAL, "invalid cast expression: \"pointer to translated data\" to \"%s\"", types.TypeString(t))
 	}
 	switch {
@@ -638,7 +629,7 @@ func (c *checker) unary(e *syntax.UnaryExpr) TypeAndValue {
 		// As in dtrace, *(a + i) is writable when a is, the form a[i]
 		// takes.
 		w := fl.writable
-		if b, ok := unparen(e.X).(*syntax.BinaryExpr); ok && b.Op == syntax.ADD && c.flags[b.X].writable {
+		if b, ok := syntax.Unparen(e.X).(*syntax.BinaryExpr); ok && b.Op == syntax.ADD && c.flags[b.X].writable {
 			w = true
 		}
 		return c.record(e, TypeAndValue{Type: t, Lvalue: !types.IsArray(t)}, exprFlags{writable: w, inAlloca: x.Alloca})
@@ -905,7 +896,7 @@ func (c *checker) ptrCompat(xe syntax.Expr, x TypeAndValue, ye syntax.Expr, y Ty
 	}
 	isZero := func(e syntax.Expr, tv TypeAndValue) bool {
 		lit := false
-		switch u := unparen(e).(type) {
+		switch u := syntax.Unparen(e).(type) {
 		case *syntax.IntLit:
 			lit = true
 		case *syntax.Ident:
@@ -1164,7 +1155,7 @@ func (c *checker) member(e *syntax.MemberExpr) TypeAndValue {
 // translation or an inline defined as one.
 func (c *checker) xlatorOf(e syntax.Expr) *Translator {
 	for i := 0; i < 8; i++ {
-		switch x := unparen(e).(type) {
+		switch x := syntax.Unparen(e).(type) {
 		case *syntax.XlateExpr:
 			return c.info.Xlates[x]
 		case *syntax.IndexExpr:
@@ -1195,7 +1186,7 @@ func (c *checker) xlatorOf(e syntax.Expr) *Translator {
 // a key, have its address taken or stand alone as a statement.
 func (c *checker) dynamicName(e syntax.Expr) string {
 	for i := 0; i < 8; i++ {
-		switch x := unparen(e).(type) {
+		switch x := syntax.Unparen(e).(type) {
 		case *syntax.XlateExpr:
 			if types.IsPointer(c.info.Types[x].Type) {
 				return "pointer to translated data"

@@ -124,7 +124,7 @@ func (c *checker) checkPrinta(e *syntax.CallExpr, tvs []TypeAndValue) bool {
 	var src *string
 	aggArgs := e.Args
 	if len(e.Args) > 0 {
-		if _, ok := unparen(e.Args[0]).(*syntax.StringLit); ok {
+		if _, ok := syntax.Unparen(e.Args[0]).(*syntax.StringLit); ok {
 			s := tvs[0].Value.Str
 			src = &s
 			aggArgs = e.Args[1:]
@@ -137,7 +137,7 @@ func (c *checker) checkPrinta(e *syntax.CallExpr, tvs []TypeAndValue) bool {
 	}
 	var proto *Agg
 	for i, a := range aggArgs {
-		ae, ok := unparen(a).(*syntax.AggExpr)
+		ae, ok := syntax.Unparen(a).(*syntax.AggExpr)
 		if !ok {
 			c.errorf(pos, D_PRINTA_AGGARG, "printa( ) argument #%d is incompatible with prototype:\n\tprototype: aggregation\n\t argument: %s", argr+i, types.TypeString(tvs[argr-1+i].Type))
 			return false

@@ -260,7 +260,7 @@ func (c *checker) stmt(s syntax.Stmt) {
 	}
 	switch s := s.(type) {
 	case *syntax.ExprStmt:
-		switch x := unparen(s.X).(type) {
+		switch x := syntax.Unparen(s.X).(type) {
 		case *syntax.CallExpr:
 			c.call(x, true)
 			return

@@ -96,7 +96,7 @@ func (c *checker) parseTimeChecks(d *syntax.ProbeClause) {
 	for _, e := range exprs {
 		switch e := e.(type) {
 		case *syntax.CallExpr:
-			if _, ok := unparen(e.Fun).(*syntax.Ident); !ok {
+			if _, ok := syntax.Unparen(e.Fun).(*syntax.Ident); !ok {
 				found(e, D_FUNC_IDENT)
 			}
 		case *syntax.BinaryExpr:

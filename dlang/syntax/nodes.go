@@ -540,6 +540,17 @@ type ParenExpr struct {
 	X Expr
 }
 
+// Unparen returns e without the parentheses around it.
+func Unparen(e Expr) Expr {
+	for {
+		p, ok := e.(*ParenExpr)
+		if !ok {
+			return e
+		}
+		e = p.X
+	}
+}
+
 // BadExpr stands for an expression that failed to parse.
 type BadExpr struct {
 	Span

@@ -3,6 +3,7 @@
 package testprog
 
 import (
+	"os"
 	"os/exec"
 	"path/filepath"
 	"runtime"
@@ -35,6 +36,23 @@ func Build(t testing.TB, name string, sources []string, flags ...string) string 
 		}
 	}
 	cmd := exec.Command(compiler, args...)
+	if msg, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("%s: %v\n%s", cmd, err, msg)
+	}
+	return out
+}
+
+// BuildSource compiles C source text, as Build compiles files, into an
+// executable called name.
+func BuildSource(t testing.TB, name, source string, flags ...string) string {
+	t.Helper()
+	dir := t.TempDir()
+	src := filepath.Join(dir, name+".c")
+	if err := os.WriteFile(src, []byte(source), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	out := filepath.Join(dir, name)
+	cmd := exec.Command("gcc", append(append([]string{"-o", out}, flags...), src)...)
 	if msg, err := cmd.CombinedOutput(); err != nil {
 		t.Fatalf("%s: %v\n%s", cmd, err, msg)
 	}

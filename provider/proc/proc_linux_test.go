@@ -3,15 +3,14 @@ package proc_test
 import (
 	"fmt"
 	"io"
-	"os"
 	"os/exec"
-	"path/filepath"
 	"sort"
 	"strings"
 	"syscall"
 	"testing"
 	"time"
 
+	"github.com/dtrace-go/dtrace/internal/testprog"
 	"github.com/dtrace-go/dtrace/provider/ktrace/ktracetest"
 )
 
@@ -146,15 +145,7 @@ int main(void)
 // from a later tick: exit() stops the clauses of probes that fire after
 // it, and the main thread's lwp-exit runs after its exit.)
 func TestThreads(t *testing.T) {
-	dir := t.TempDir()
-	src := filepath.Join(dir, "thread.c")
-	if err := os.WriteFile(src, []byte(threadProgram), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	bin := filepath.Join(dir, "thread")
-	if out, err := exec.Command("cc", "-pthread", "-o", bin, src).CombinedOutput(); err != nil {
-		t.Fatalf("cc: %v\n%s", err, out)
-	}
+	bin := testprog.BuildSource(t, "thread", threadProgram, "-pthread")
 	cmd := exec.Command(bin)
 	in, err := cmd.StdinPipe()
 	if err != nil {
@@ -208,15 +199,7 @@ int main(void)
 // (signal-send fires too); SIGUSR1, blocked and taken by sigwait(), is
 // cleared.
 func TestSignalClearAndDiscard(t *testing.T) {
-	dir := t.TempDir()
-	src := filepath.Join(dir, "sigwait.c")
-	if err := os.WriteFile(src, []byte(sigwaitProgram), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	bin := filepath.Join(dir, "sigwait")
-	if out, err := exec.Command("cc", "-o", bin, src).CombinedOutput(); err != nil {
-		t.Fatalf("cc: %v\n%s", err, out)
-	}
+	bin := testprog.BuildSource(t, "sigwait", sigwaitProgram)
 	cmd := exec.Command(bin)
 	stdout, err := cmd.StdoutPipe()
 	if err != nil {

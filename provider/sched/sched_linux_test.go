@@ -5,13 +5,13 @@ import (
 	"io"
 	"os"
 	"os/exec"
-	"path/filepath"
 	"runtime"
 	"strconv"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/dtrace-go/dtrace/internal/testprog"
 	"github.com/dtrace-go/dtrace/provider/ktrace/ktracetest"
 )
 
@@ -182,15 +182,7 @@ int main(void)
 // SCHED_FIFO waiter's (kernel priority 99 - 10 = 89) and back to its
 // normal one (120 for nice 0).
 func TestChangePri(t *testing.T) {
-	dir := t.TempDir()
-	src := filepath.Join(dir, "pi.c")
-	if err := os.WriteFile(src, []byte(piProgram), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	bin := filepath.Join(dir, "pi")
-	if out, err := exec.Command("cc", "-pthread", "-o", bin, src).CombinedOutput(); err != nil {
-		t.Fatalf("cc: %v\n%s", err, out)
-	}
+	bin := testprog.BuildSource(t, "pi", piProgram, "-pthread")
 	cmd := exec.Command(bin)
 	in, err := cmd.StdinPipe()
 	if err != nil {
