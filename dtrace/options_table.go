@@ -1,0 +1,379 @@
+package dtrace
+
+import (
+	"sort"
+	"strconv"
+	"strings"
+)
+
+// This file is the option table: every option dtrace knows, its kind,
+// class and the field it sets.
+
+// LookupOption returns the description of the option called name.
+func LookupOption(name string) (*OptionSpec, bool) {
+	s, ok := optionTable[name]
+	return s, ok
+}
+
+// OptionNames lists every option name, sorted.
+func OptionNames() []string {
+	names := make([]string, 0, len(optionTable))
+	for n := range optionTable {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	return names
+}
+
+// Field setters used by the table.
+
+// intField sets an integer option; "-xname" alone sets it to 0, as
+// libdtrace does for sizes, rates and counts.
+func intField(f func(*Options) *int64) func(*Options, optValue) error {
+	return func(o *Options, v optValue) error {
+		if !v.Present {
+			*f(o) = 0
+			return nil
+		}
+		*f(o) = v.Int
+		return nil
+	}
+}
+
+// boolField sets a run-time toggle: on unless the value unsets it.
+func boolField(f func(*Options) *bool) func(*Options, optValue) error {
+	return func(o *Options, v optValue) error {
+		*f(o) = !v.Present || v.Int != Unset
+		return nil
+	}
+}
+
+func flagField(f func(*Options) *bool, on bool) func(*Options, optValue) error {
+	return func(o *Options, v optValue) error {
+		*f(o) = on
+		return nil
+	}
+}
+
+func stringField(f func(*Options) *string) func(*Options, optValue) error {
+	return func(o *Options, v optValue) error {
+		*f(o) = v.Str
+		return nil
+	}
+}
+
+func cppArg(prefix string) func(*Options, optValue) error {
+	return func(o *Options, v optValue) error {
+		o.CPPArgs = append(o.CPPArgs, prefix+v.Str)
+		return nil
+	}
+}
+
+// atoi mimics C atoi for the few options libdtrace parses that way.
+func atoi(s string) int64 {
+	s = strings.TrimLeft(s, " \t")
+	i := 0
+	if i < len(s) && (s[i] == '-' || s[i] == '+') {
+		i++
+	}
+	for i < len(s) && s[i] >= '0' && s[i] <= '9' {
+		i++
+	}
+	n, _ := strconv.ParseInt(s[:i], 10, 64)
+	return n
+}
+
+// difRegisters is DIF_DIR_NREGS, the only value iregs accepts.
+const difRegisters = 8
+
+var optionTable = map[string]*OptionSpec{}
+
+func addOpt(s *OptionSpec) { optionTable[s.Name] = s }
+
+func init() {
+	ct, rt, drt := CompileTime, RunTime, DynamicRunTime
+
+	// Compile-time flags.
+	flags := []struct {
+		name string
+		f    func(*Options) *bool
+		on   bool
+	}{
+		{"argref", func(o *Options) *bool { return &o.ArgRef }, true},
+		{"cpp", func(o *Options) *bool { return &o.CPP }, true},
+		{"defaultargs", func(o *Options) *bool { return &o.DefaultArgs }, true},
+		{"empty", func(o *Options) *bool { return &o.Empty }, true},
+		{"errtags", func(o *Options) *bool { return &o.ErrTags }, true},
+		{"knodefs", func(o *Options) *bool { return &o.KNoDefs }, true},
+		{"kdefs", func(o *Options) *bool { return &o.KNoDefs }, false},
+		{"unodefs", func(o *Options) *bool { return &o.UNoDefs }, true},
+		{"udefs", func(o *Options) *bool { return &o.UNoDefs }, false},
+		{"nolibs", func(o *Options) *bool { return &o.NoLibs }, true},
+		{"pspec", func(o *Options) *bool { return &o.PSpec }, true},
+		{"zdefs", func(o *Options) *bool { return &o.ZDefs }, true},
+		{"verbose", func(o *Options) *bool { return &o.Verbose }, true},
+		{"strip", func(o *Options) *bool { return &o.Strip }, true},
+		{"debug", func(o *Options) *bool { return &o.Debug }, true},
+		{"aggpercpu", func(o *Options) *bool { return &o.AggPerCPU }, true},
+		{"core", func(o *Options) *bool { return &o.Core }, true},
+	}
+	for _, fl := range flags {
+		addOpt(&OptionSpec{Name: fl.name, Kind: KindFlag, Class: ct, set: flagField(fl.f, fl.on)})
+	}
+	// droptags, lazyload and linknommap ignore any value.
+	addOpt(&OptionSpec{Name: "droptags", Kind: KindAny, Class: ct,
+		set: func(o *Options, v optValue) error { o.DropTags = true; return nil }})
+	addOpt(&OptionSpec{Name: "lazyload", Kind: KindAny, Class: ct,
+		set: func(o *Options, v optValue) error { o.LazyLoad = true; return nil }})
+	addOpt(&OptionSpec{Name: "linknommap", Kind: KindAny, Class: ct,
+		set: func(o *Options, v optValue) error { o.LinkNoMmap = true; return nil }})
+
+	// Preprocessor and paths: command line only.
+	addOpt(&OptionSpec{Name: "define", Kind: KindString, Class: ct, NoPragma: true, set: cppArg("-D")})
+	addOpt(&OptionSpec{Name: "undef", Kind: KindString, Class: ct, NoPragma: true, set: cppArg("-U")})
+	addOpt(&OptionSpec{Name: "incdir", Kind: KindString, Class: ct, NoPragma: true, set: cppArg("-I")})
+	addOpt(&OptionSpec{Name: "cpphdrs", Kind: KindFlag, Class: ct, NoPragma: true,
+		set: func(o *Options, v optValue) error { o.CPPArgs = append(o.CPPArgs, "-H"); return nil }})
+	addOpt(&OptionSpec{Name: "cppargs", Kind: KindString, Class: ct, NoPragma: true,
+		set: func(o *Options, v optValue) error {
+			o.CPPArgs = append(o.CPPArgs, strings.Fields(v.Str)...)
+			return nil
+		}})
+	paths := []struct {
+		name string
+		f    func(*Options) *string
+	}{
+		{"cpppath", func(o *Options) *string { return &o.CPPPath }},
+		{"ldpath", func(o *Options) *string { return &o.LdPath }},
+		{"ctfpath", func(o *Options) *string { return &o.CTFPath }},
+		{"modpath", func(o *Options) *string { return &o.ModPath }},
+		{"procfspath", func(o *Options) *string { return &o.ProcfsPath }},
+	}
+	for _, p := range paths {
+		addOpt(&OptionSpec{Name: p.name, Kind: KindString, Class: ct, NoPragma: true, set: stringField(p.f)})
+	}
+	addOpt(&OptionSpec{Name: "stdc", Kind: KindEnum, Class: ct, NoPragma: true, Enum: []string{"a", "c", "s", "t"},
+		set: stringField(func(o *Options) *string { return &o.Stdc })})
+	strs := []struct {
+		name string
+		f    func(*Options) *string
+	}{
+		{"syslibdir", func(o *Options) *string { return &o.SysLibDir }},
+		{"sysslice", func(o *Options) *string { return &o.SysSlice }},
+		{"ctypes", func(o *Options) *string { return &o.CTypes }},
+		{"dtypes", func(o *Options) *string { return &o.DTypes }},
+		{"amin", func(o *Options) *string { return &o.Amin }},
+	}
+	for _, s := range strs {
+		addOpt(&OptionSpec{Name: s.name, Kind: KindString, Class: ct, set: stringField(s.f)})
+	}
+	addOpt(&OptionSpec{Name: "libdir", Kind: KindString, Class: ct,
+		set: func(o *Options, v optValue) error { o.LibDirs = append(o.LibDirs, v.Str); return nil }})
+	addOpt(&OptionSpec{Name: "debugassert", Kind: KindEnum, Class: ct, Enum: []string{"mutexes"},
+		set: stringField(func(o *Options) *string { return &o.DebugAssert })})
+	addOpt(&OptionSpec{Name: "linkmode", Kind: KindEnum, Class: ct, Enum: []string{"kernel", "dynamic", "static"},
+		set: stringField(func(o *Options) *string { return &o.LinkMode })})
+	addOpt(&OptionSpec{Name: "linktype", Kind: KindString, Class: ct,
+		set: func(o *Options, v optValue) error {
+			switch strings.ToLower(v.Str) {
+			case "elf", "dof":
+				o.LinkType = strings.ToLower(v.Str)
+				return nil
+			}
+			return ErrBadOptVal
+		}})
+	addOpt(&OptionSpec{Name: "late", Kind: KindEnum, Class: ct, Enum: []string{"dynamic", "static"},
+		set: stringField(func(o *Options) *string { return &o.XlateMode })})
+	addOpt(&OptionSpec{Name: "evaltime", Kind: KindEnum, Class: ct, Enum: []string{"exec", "preinit", "postinit", "main"},
+		set: stringField(func(o *Options) *string { return &o.EvalTime })})
+	addOpt(&OptionSpec{Name: "version", Kind: KindString, Class: ct,
+		set: func(o *Options, v optValue) error {
+			n, err := ParseVersion(v.Str)
+			if err != nil {
+				return err
+			}
+			o.Version, o.VersionNum = v.Str, n
+			return nil
+		}})
+	// Integer compile-time options parsed with atoi, as libdtrace does.
+	atoiOpt := func(name string, f func(*Options) *int64, check func(int64) error) {
+		addOpt(&OptionSpec{Name: name, Kind: KindString, Class: ct,
+			set: func(o *Options, v optValue) error {
+				n := atoi(v.Str)
+				if err := check(n); err != nil {
+					return err
+				}
+				*f(o) = n
+				return nil
+			}})
+	}
+	positive := func(n int64) error {
+		if n <= 0 {
+			return ErrBadOptVal
+		}
+		return nil
+	}
+	nonNegative := func(n int64) error {
+		if n < 0 {
+			return ErrBadOptVal
+		}
+		return nil
+	}
+	atoiOpt("tree", func(o *Options) *int64 { return &o.Tree }, positive)
+	atoiOpt("tregs", func(o *Options) *int64 { return &o.TRegs }, positive)
+	atoiOpt("disasm", func(o *Options) *int64 { return &o.Disasm }, nonNegative)
+	atoiOpt("useruid", func(o *Options) *int64 { return &o.UserUID }, nonNegative)
+	atoiOpt("pgmax", func(o *Options) *int64 { return &o.PgMax }, nonNegative)
+	atoiOpt("iregs", func(o *Options) *int64 { return &o.IRegs }, func(n int64) error {
+		if n <= 0 || n > difRegisters {
+			return ErrBadOptVal
+		}
+		if n < difRegisters {
+			return ErrNoReg
+		}
+		return nil
+	})
+	addOpt(&OptionSpec{Name: "preallocate", Kind: KindSize, Class: ct,
+		set: func(o *Options, v optValue) error {
+			if !v.Present {
+				return ErrBadOptVal
+			}
+			return nil
+		}})
+
+	// Run-time options.
+	sizes := []struct {
+		name string
+		f    func(*Options) *int64
+	}{
+		{"aggsize", func(o *Options) *int64 { return &o.AggSize }},
+		{"bpflogsize", func(o *Options) *int64 { return &o.BPFLogSize }},
+		{"bufsize", func(o *Options) *int64 { return &o.BufSize }},
+		{"dynvarsize", func(o *Options) *int64 { return &o.DynVarSize }},
+		{"jstackstrsize", func(o *Options) *int64 { return &o.JStackStrSize }},
+		{"specsize", func(o *Options) *int64 { return &o.SpecSize }},
+	}
+	for _, s := range sizes {
+		addOpt(&OptionSpec{Name: s.name, Kind: KindSize, Class: rt, set: intField(s.f)})
+	}
+	addOpt(&OptionSpec{Name: "strsize", Kind: KindSize, Class: rt,
+		set: func(o *Options, v optValue) error {
+			n := int64(0)
+			if v.Present {
+				n = v.Int
+			}
+			// The smallest string must hold the two-byte null string.
+			if n < 2 {
+				return ErrBadOptVal
+			}
+			if n > 1<<32-1 {
+				return ErrValueOverflow
+			}
+			o.StrSize = n
+			return nil
+		}})
+	addOpt(&OptionSpec{Name: "scratchsize", Kind: KindSize, Class: rt,
+		set: func(o *Options, v optValue) error {
+			n := v.Int
+			if !v.Present {
+				n = 0
+			}
+			if n > 0 { // room for the length word, 8-byte aligned
+				n = (n + 8 + 7) &^ 7
+			}
+			o.ScratchSize = n
+			return nil
+		}})
+	addOpt(&OptionSpec{Name: "lockmem", Kind: KindString, Class: rt,
+		set: func(o *Options, v optValue) error {
+			if v.Str == "unlimited" {
+				o.LockMem = 1<<63 - 1
+				return nil
+			}
+			if n, err := ParseSize(v.Str); err == nil {
+				o.LockMem = n
+			}
+			return nil
+		}})
+	addOpt(&OptionSpec{Name: "pcapsize", Kind: KindSize, Class: rt,
+		set: func(o *Options, v optValue) error {
+			n := int64(DefaultPcapSize)
+			if v.Present && v.Int > 0 && v.Int <= 65535 {
+				n = v.Int
+			}
+			o.PcapSize = (n + 7) &^ 7
+			return nil
+		}})
+	addOpt(&OptionSpec{Name: "bufpolicy", Kind: KindEnum, Class: rt,
+		Enum: []string{BufPolicyRing, BufPolicyFill, BufPolicySwitch},
+		set:  stringField(func(o *Options) *string { return &o.BufPolicy })})
+	addOpt(&OptionSpec{Name: "bufresize", Kind: KindEnum, Class: rt, Enum: []string{"auto", "manual"},
+		set: stringField(func(o *Options) *string { return &o.BufResize })})
+	addOpt(&OptionSpec{Name: "cleanrate", Kind: KindRate, Class: rt,
+		set: intField(func(o *Options) *int64 { return &o.CleanRate })})
+	addOpt(&OptionSpec{Name: "statusrate", Kind: KindRate, Class: rt,
+		set: intField(func(o *Options) *int64 { return &o.StatusRate })})
+	counts := []struct {
+		name string
+		f    func(*Options) *int64
+	}{
+		{"cpu", func(o *Options) *int64 { return &o.CPU }},
+		{"jstackframes", func(o *Options) *int64 { return &o.JStackFrames }},
+		{"maxframes", func(o *Options) *int64 { return &o.MaxFrames }},
+		{"nspec", func(o *Options) *int64 { return &o.NSpec }},
+		{"stackframes", func(o *Options) *int64 { return &o.StackFrames }},
+		{"ustackframes", func(o *Options) *int64 { return &o.UStackFrames }},
+	}
+	for _, c := range counts {
+		addOpt(&OptionSpec{Name: c.name, Kind: KindCount, Class: rt, set: intField(c.f)})
+	}
+	rtBools := []struct {
+		name string
+		f    func(*Options) *bool
+	}{
+		{"bpflog", func(o *Options) *bool { return &o.BPFLog }},
+		{"destructive", func(o *Options) *bool { return &o.Destructive }},
+		{"grabanon", func(o *Options) *bool { return &o.GrabAnon }},
+		{"noresolve", func(o *Options) *bool { return &o.NoResolve }},
+	}
+	for _, b := range rtBools {
+		addOpt(&OptionSpec{Name: b.name, Kind: KindBool, Class: rt, set: boolField(b.f)})
+	}
+
+	// Dynamic run-time options.
+	addOpt(&OptionSpec{Name: "aggrate", Kind: KindRate, Class: drt,
+		set: intField(func(o *Options) *int64 { return &o.AggRate })})
+	addOpt(&OptionSpec{Name: "switchrate", Kind: KindRate, Class: drt,
+		set: intField(func(o *Options) *int64 { return &o.SwitchRate })})
+	addOpt(&OptionSpec{Name: "aggsortkeypos", Kind: KindCount, Class: drt,
+		set: intField(func(o *Options) *int64 { return &o.AggSortKeyPos })})
+	addOpt(&OptionSpec{Name: "aggsortpos", Kind: KindCount, Class: drt,
+		set: intField(func(o *Options) *int64 { return &o.AggSortPos })})
+	addOpt(&OptionSpec{Name: "printsize", Kind: KindSize, Class: drt,
+		set: func(o *Options, v optValue) error {
+			n := int64(DefaultPrintSize)
+			if v.Present && v.Int > 0 && v.Int <= 65536 {
+				n = v.Int
+			}
+			o.PrintSize = (n + 7) &^ 7
+			return nil
+		}})
+	drtBools := []struct {
+		name string
+		f    func(*Options) *bool
+	}{
+		{"aggsortkey", func(o *Options) *bool { return &o.AggSortKey }},
+		{"aggsortrev", func(o *Options) *bool { return &o.AggSortRev }},
+		{"flowindent", func(o *Options) *bool { return &o.FlowIndent }},
+		{"quiet", func(o *Options) *bool { return &o.Quiet }},
+		{"quietresize", func(o *Options) *bool { return &o.QuietResize }},
+		{"rawbytes", func(o *Options) *bool { return &o.RawBytes }},
+		{"stackindent", func(o *Options) *bool { return &o.StackIndent }},
+	}
+	for _, b := range drtBools {
+		addOpt(&OptionSpec{Name: b.name, Kind: KindBool, Class: drt, set: boolField(b.f)})
+	}
+	// Output format (illumos's structured output; ours adds json).
+	addOpt(&OptionSpec{Name: "oformat", Kind: KindEnum, Class: ct, Enum: []string{"text", "json"},
+		set: stringField(func(o *Options) *string { return &o.OFormat })})
+}
