@@ -21,12 +21,13 @@ var dataActions = map[string]bool{
 // hasData reports whether s contains a data action.
 func hasData(s syntax.Node) bool {
 	found := false
-	walk(s, func(n syntax.Node) {
+	syntax.InspectCode(s, func(n syntax.Node) bool {
 		if c, ok := n.(*syntax.CallExpr); ok {
 			if id, ok := c.Fun.(*syntax.Ident); ok && dataActions[id.Name] {
 				found = true
 			}
 		}
+		return !found
 	})
 	return found
 }

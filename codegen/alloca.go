@@ -91,7 +91,7 @@ func (f *fn) allocaTake(n uint32) uint32 {
 		f.g.allocaMax = used
 	}
 	if f.allocaNext > f.g.allocaStart()+f.g.layout.Alloca {
-		panic(fmt.Errorf("alloca( ) memory exceeds the scratch space"))
+		f.bail(fmt.Errorf("alloca( ) memory exceeds the scratch space"))
 	}
 	f.allocaMark(off, n)
 	if n > 0 {

@@ -134,7 +134,7 @@ func (f *fn) alloc() asm.Register {
 			return r
 		}
 	}
-	panic(errTooComplex)
+	panic(bailout{errTooComplex})
 }
 
 // free returns a temporary to the pool.
@@ -197,7 +197,7 @@ func (f *fn) release(h held) asm.Register {
 	return r
 }
 
-// errTooComplex is raised (as a panic caught by Generate) when an
+// errTooComplex stops the clause (fn.bail) when an
 // expression needs more temporaries than the pool has.
 var errTooComplex = fmt.Errorf("expression too complex for the register pool")
 

@@ -13,7 +13,7 @@ import (
 // and arrays as a pointer to their bytes.
 
 func (f *fn) fail(n syntax.Node, format string, args ...any) {
-	panic(&Error{Pos: n.Pos(), Err: fmt.Errorf(format, args...)})
+	f.bail(&Error{Pos: n.Pos(), Err: fmt.Errorf(format, args...)})
 }
 
 // typeOf returns the checked type of e, defaulting to int.

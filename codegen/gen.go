@@ -198,6 +198,13 @@ func (e *Error) Error() string { return e.Err.Error() }
 // Unwrap returns the underlying error.
 func (e *Error) Unwrap() error { return e.Err }
 
+// bailout is the panic value that unwinds the compilation of a clause
+// after an error (fn.bail); clause recovers it and nothing else.
+type bailout struct{ err error }
+
+// bail stops compiling the clause with err.
+func (f *fn) bail(err error) { panic(bailout{err}) }
+
 func generate(clauses []Clause, info Info, opts Options, layout ScratchLayout) (g *gen, err error) {
 	g = &gen{
 		scanned:  map[syntax.Expr]bool{},
@@ -286,10 +293,12 @@ func (g *gen) clause(i int, cl Clause, sym string) (cs *ClauseSpec, err error) {
 	f.temp = f.tempBase
 	defer func() {
 		if r := recover(); r != nil {
-			e, ok := r.(error)
+			b, ok := r.(bailout)
 			if !ok {
+				// Not ours: a bug, which must crash loudly.
 				panic(r)
 			}
+			e := b.err
 			var pe *Error
 			if !errors.As(e, &pe) {
 				e = &Error{Pos: f.pos, Err: e}
@@ -475,10 +484,10 @@ func (g *gen) scanVars(clauses []Clause) {
 }
 
 func (g *gen) scanNode(n syntax.Node, vars *[]*Var, seen map[*Var]bool) {
-	walk(n, func(n syntax.Node) {
+	syntax.InspectCode(n, func(n syntax.Node) bool {
 		e, ok := n.(syntax.Expr)
 		if !ok {
-			return
+			return true
 		}
 		if v := g.info.VarOf(e); v != nil && !seen[v] {
 			seen[v] = true
@@ -503,6 +512,7 @@ func (g *gen) scanNode(n syntax.Node, vars *[]*Var, seen map[*Var]bool) {
 				}
 			}
 		}
+		return true
 	})
 }
 
@@ -564,78 +574,4 @@ func (g *gen) keySize(t *Type) uint32 {
 		return align8(g.storageSize(t))
 	}
 	return 8
-}
-
-// walk visits every node of the program's clauses in source order.
-func walk(n syntax.Node, visit func(syntax.Node)) {
-	if n == nil {
-		return
-	}
-	visit(n)
-	switch n := n.(type) {
-	case *syntax.Program:
-		for _, d := range n.Decls {
-			walk(d, visit)
-		}
-	case *syntax.ProbeClause:
-		if n.Pred != nil {
-			walk(n.Pred, visit)
-		}
-		if n.Body != nil {
-			walk(n.Body, visit)
-		}
-	case *syntax.BlockStmt:
-		for _, s := range n.List {
-			walk(s, visit)
-		}
-	case *syntax.ExprStmt:
-		walk(n.X, visit)
-	case *syntax.IfStmt:
-		walk(n.Cond, visit)
-		walk(n.Then, visit)
-		if n.Else != nil {
-			walk(n.Else, visit)
-		}
-	case *syntax.AggExpr:
-		for _, k := range n.Keys {
-			walk(k, visit)
-		}
-	case *syntax.UnaryExpr:
-		walk(n.X, visit)
-	case *syntax.PostfixExpr:
-		walk(n.X, visit)
-	case *syntax.BinaryExpr:
-		walk(n.X, visit)
-		walk(n.Y, visit)
-	case *syntax.AssignExpr:
-		walk(n.X, visit)
-		walk(n.Y, visit)
-	case *syntax.CondExpr:
-		walk(n.Cond, visit)
-		walk(n.X, visit)
-		walk(n.Y, visit)
-	case *syntax.CastExpr:
-		walk(n.X, visit)
-	case *syntax.SizeofExpr:
-		if n.X != nil {
-			walk(n.X, visit)
-		}
-	case *syntax.StringofExpr:
-		walk(n.X, visit)
-	case *syntax.XlateExpr:
-		walk(n.X, visit)
-	case *syntax.CallExpr:
-		for _, a := range n.Args {
-			walk(a, visit)
-		}
-	case *syntax.IndexExpr:
-		walk(n.X, visit)
-		for _, a := range n.Index {
-			walk(a, visit)
-		}
-	case *syntax.MemberExpr:
-		walk(n.X, visit)
-	case *syntax.ParenExpr:
-		walk(n.X, visit)
-	}
 }

@@ -55,14 +55,14 @@ func (g *gen) scanKeyWidths(clauses []Clause) {
 	g.keyWidths = map[int][]uint32{}
 	unbounded := map[int]map[int]bool{}
 	for _, c := range clauses {
-		walk(c.Decl, func(n syntax.Node) {
+		syntax.InspectCode(c.Decl, func(n syntax.Node) bool {
 			ag, ok := n.(*syntax.AggExpr)
 			if !ok || len(ag.Keys) == 0 {
-				return
+				return true
 			}
 			ai := g.info.AggOf(ag)
 			if ai == nil {
-				return
+				return true
 			}
 			w := g.keyWidths[ai.ID]
 			for len(w) < len(ag.Keys) {
@@ -79,6 +79,7 @@ func (g *gen) scanKeyWidths(clauses []Clause) {
 				w[i] = max(w[i], b)
 			}
 			g.keyWidths[ai.ID] = w
+			return true
 		})
 	}
 	for id, w := range g.keyWidths {

@@ -126,13 +126,8 @@ func (c *Config) newParser(fset *FileSet, filename string, src []byte) *parser {
 func (p *parser) finish(err *error) {
 	if r := recover(); r != nil {
 		if _, ok := r.(bailout); !ok {
-			// A bug here must not take dtrace down with it: report it as
-			// dtrace reports its own internal errors.
-			p.errors = append(p.errors, &Error{
-				Pos: p.file.Position(p.tok.pos),
-				Msg: fmt.Sprintf("internal error -- parser: %v", r),
-				Tag: "D_UNKNOWN",
-			})
+			// Not ours: a bug, which must crash loudly.
+			panic(r)
 		}
 	}
 	if len(p.errors) > 0 {

@@ -12,6 +12,19 @@ func Inspect(n Node, f func(Node) bool) {
 	}
 }
 
+// InspectCode is Inspect over the code of a tree only: it does not enter
+// type names (of casts, sizeof, offsetof, xlate) or declaration
+// statements, whose expressions are not evaluated when a clause runs.
+func InspectCode(n Node, f func(Node) bool) {
+	Inspect(n, func(n Node) bool {
+		switch n.(type) {
+		case *TypeName, *DeclStmt:
+			return false
+		}
+		return f(n)
+	})
+}
+
 // isNilNode reports whether n is a typed nil pointer in an interface.
 func isNilNode(n Node) bool {
 	switch n := n.(type) {
