@@ -3,6 +3,7 @@ package codegen
 import (
 	"github.com/cilium/ebpf/asm"
 	"github.com/dtrace-go/dtrace/dlang/syntax"
+	"github.com/dtrace-go/dtrace/internal/abi"
 )
 
 // This file compiles actions: calls whose effect is a record item for the
@@ -132,9 +133,9 @@ func (f *fn) action(c *syntax.CallExpr, name string) bool {
 		f.emit(asm.Mov.Reg(keepR, r))
 		f.recItem(f.storeReg(r, TypeInt, ActExit))
 		st := f.alloc()
-		f.emit(asm.LoadMapValue(st, 0, 0).WithReference("dt_state"),
-			asm.StoreMem(st, stateExitStatus, keepR, asm.Word),
-			storeImm(st, stateActivity, ActivityDraining, asm.Word))
+		f.emit(asm.LoadMapValue(st, 0, 0).WithReference(abi.MapState),
+			asm.StoreMem(st, abi.StateExitStatus, keepR, asm.Word),
+			storeImm(st, abi.StateActivity, abi.ActivityDraining, asm.Word))
 		f.free(st)
 		f.free(keepR)
 	case "stack", "ustack", "jstack":
@@ -161,7 +162,7 @@ func (f *fn) action(c *syntax.CallExpr, name string) bool {
 	case "speculate":
 		f.need(c, 1, 1)
 		r := f.expr(c.Args[0])
-		f.emit(asm.StoreMem(regScratch, int16(f.g.layout.MState)+msSpecid, r, asm.DWord))
+		f.emit(asm.StoreMem(regScratch, int16(f.g.layout.MState)+abi.MStateSpecID, r, asm.DWord))
 		f.free(r)
 		f.recItem(Record{Action: ActSpeculate, FormatID: -1, AggID: -1, Offset: f.recAlloc(0, 1)})
 	case "commit", "discard":
@@ -316,7 +317,7 @@ func (f *fn) stack(c *syntax.CallExpr, name string) {
 	if !user {
 		// BEGIN and END fire in the consumer: no kernel stack.
 		p := f.alloc()
-		f.emit(asm.LoadMem(p, regScratch, int16(f.g.layout.MState)+msPrid, asm.Word), asm.JLE.Imm(p, 2, skip))
+		f.emit(asm.LoadMem(p, regScratch, int16(f.g.layout.MState)+abi.MStatePrid, asm.Word), asm.JLE.Imm(p, abi.ProbeEnd, skip))
 		f.free(p)
 	}
 	f.call(asm.FnGetStack, ctxOp(), scr(f.g.layout.Output+off+hdr), imm(int64(size)), imm(flags))
@@ -332,7 +333,7 @@ func (f *fn) specRelease(id asm.Register) {
 	key := f.tmp(8)
 	f.emit(asm.StoreMem(regScratch, int16(key), id, asm.Word))
 	f.free(id)
-	f.call(asm.FnMapLookupElem, mapOp("dt_spec"), scr(key))
+	f.call(asm.FnMapLookupElem, mapOp(abi.MapSpec), scr(key))
 	f.emit(asm.JEq.Imm(asm.R0, 0, bad), storeImm(asm.R0, 0, 0, asm.DWord))
 	f.mark(bad)
 	f.free(id)
@@ -347,7 +348,7 @@ func (f *fn) speculation() asm.Register {
 	for i := 1; i <= int(f.g.opts.NSpec) && i <= 16; i++ {
 		next := f.label("specnext")
 		f.emit(storeImm(regScratch, int16(key), int64(i), asm.Word))
-		f.call(asm.FnMapLookupElem, mapOp("dt_spec"), scr(key))
+		f.call(asm.FnMapLookupElem, mapOp(abi.MapSpec), scr(key))
 		f.emit(asm.JEq.Imm(asm.R0, 0, next),
 			asm.Mov.Imm(d, 1),
 			atomicMem(asm.FetchOr, asm.R0, d, asm.DWord, 0),
@@ -357,7 +358,7 @@ func (f *fn) speculation() asm.Register {
 		f.mark(next)
 	}
 	f.emit(asm.Mov.Imm(d, 0))
-	f.bumpCounter(CPUSpecUnavail)
+	f.bumpCounter(abi.CPUSpecUnavail)
 	f.mark(done)
 	return d
 }

@@ -1,22 +1,18 @@
 package codegen
 
 import (
-	"fmt"
 	"math/bits"
 
 	"github.com/cilium/ebpf/asm"
 	"github.com/dtrace-go/dtrace/aggregate"
 	"github.com/dtrace-go/dtrace/dlang/syntax"
+	"github.com/dtrace-go/dtrace/internal/abi"
 )
 
 // This file compiles aggregations: @a[keys] = func(args) looks up or
 // inserts the key in the per-CPU hash dt_agg_N and updates the value in
 // place with the slot layout of package aggregate (aggregate.Desc.Update
 // is the reference).
-
-// zeroMap is an array whose single value stays all zero: new aggregation
-// entries are inserted from it, so no code has to clear a buffer.
-const zeroMap = "dt_zero"
 
 var aggFuncs = map[string]aggregate.Func{
 	"count": aggregate.Count, "sum": aggregate.Sum, "min": aggregate.Min, "max": aggregate.Max,
@@ -54,7 +50,7 @@ func (g *gen) aggOf(f *fn, ag *syntax.AggExpr) *AggSpec {
 		}
 		d.Factor, d.Lmag, d.Hmag, d.Steps = uint16(p[0]), uint16(p[1]), uint16(p[2]), uint16(p[3])
 	}
-	a := &AggSpec{ID: ai.ID, Name: ai.Name, Map: fmt.Sprintf("dt_agg_%d", ai.ID), Func: ai.Func,
+	a := &AggSpec{ID: ai.ID, Name: ai.Name, Map: abi.AggMap(ai.ID), Func: ai.Func,
 		Params: ai.Params, Desc: d, ValueSize: uint32(8 * d.NSlots())}
 	var off uint32
 	kts := make([]*Type, len(ai.Keys))
@@ -103,7 +99,7 @@ func (g *gen) aggOf(f *fn, ag *syntax.AggExpr) *AggSpec {
 	a.ChargedSize = max(4, charged) + a.ValueSize
 	bounded := g.opts.AggSize > 0 && g.opts.AggSize/int64(a.ChargedSize) < aggCacheMinEntries
 	if a.KeySize <= aggCacheMaxKey && a.ValueSize <= aggCacheMaxValue && !bounded {
-		a.Cache, a.CacheSlots = fmt.Sprintf("dt_aggc_%d", ai.ID), aggCacheSlots
+		a.Cache, a.CacheSlots = abi.AggCacheMap(ai.ID), aggCacheSlots
 	}
 	g.spec.Aggs[ai.ID] = a
 	return a
@@ -153,7 +149,7 @@ func (f *fn) aggregate(as *syntax.AssignExpr, ag *syntax.AggExpr) {
 	if a.Cache != "" {
 		f.aggCached(a, key, v, incr, done)
 	}
-	p := f.lookupOrInsert(a.Map, key, CPUAggDrops)
+	p := f.lookupOrInsert(a.Map, key, abi.CPUAggDrops)
 	f.emit(asm.JEq.Imm(p, 0, done))
 	f.aggUpdate(d, p, v, incr)
 	f.mark(done)
@@ -174,7 +170,7 @@ func (f *fn) lookupOrInsert(m string, key uint32, drops int16) asm.Register {
 	f.call(asm.FnMapLookupElem, mapOp(m), scr(key))
 	f.emit(asm.JNE.Imm(asm.R0, 0, found))
 	f.emit(storeImm(asm.R10, stackMisc, 0, asm.DWord))
-	f.call(asm.FnMapLookupElem, mapOp(zeroMap), operand{kind: opStack, imm: stackMisc})
+	f.call(asm.FnMapLookupElem, mapOp(abi.MapZero), operand{kind: opStack, imm: stackMisc})
 	f.emit(asm.JEq.Imm(asm.R0, 0, found))
 	z := f.result()
 	f.call(asm.FnMapUpdateElem, mapOp(m), scr(key), reg(z), imm(1)) // BPF_NOEXIST
@@ -443,7 +439,7 @@ func (f *fn) stackInto(off uint32, kt *Type) {
 	skip := f.label("nostk")
 	if kt.stack == 1 {
 		p := f.alloc()
-		f.emit(asm.LoadMem(p, regScratch, int16(f.g.layout.MState)+msPrid, asm.Word), asm.JLE.Imm(p, 2, skip))
+		f.emit(asm.LoadMem(p, regScratch, int16(f.g.layout.MState)+abi.MStatePrid, asm.Word), asm.JLE.Imm(p, abi.ProbeEnd, skip))
 		f.free(p)
 	}
 	f.call(asm.FnGetStack, ctxOp(), scr(pcs), imm(int64(8*kt.Len)), imm(flags))

@@ -4,6 +4,8 @@ import (
 	"fmt"
 
 	"github.com/cilium/ebpf/asm"
+
+	"github.com/dtrace-go/dtrace/internal/abi"
 )
 
 // alloca() memory and its bounds. alloca() and copyin() take scratch
@@ -49,11 +51,11 @@ func (f *fn) allocaCheck(off, addr asm.Register, size uint32, sizeFault bool) {
 	if sizeFault {
 		r := f.alloc()
 		f.emit(asm.Mov.Imm(r, int32(size)))
-		f.fault(FaultBadSize, r, true)
+		f.fault(abi.FltBadSize, r, true)
 		f.free(r)
 	}
 	f.mark(bad)
-	f.fault(FaultBadAddr, addr, true)
+	f.fault(abi.FltBadAddr, addr, true)
 	f.mark(ok)
 }
 
@@ -143,7 +145,7 @@ func (f *fn) copyToAlloca(src, dst, n asm.Register, user, checkSrc bool) {
 	f.emit(asm.JSLT.Imm(off, base, bad), asm.JSGT.Imm(off, base+arena, bad),
 		asm.JSLT.Imm(n, 0, bad), asm.JSGT.Imm(n, arena, bad), asm.Ja.Label(ok))
 	f.mark(bad)
-	f.fault(FaultBadAddr, dst, true)
+	f.fault(abi.FltBadAddr, dst, true)
 	f.mark(ok)
 	f.free(dst)
 	p := f.alloc()
@@ -167,8 +169,8 @@ func (f *fn) allocaCheckReg(off, addr, n asm.Register) {
 		asm.LoadMem(asm.R0, regScratch, ms+msAllocaHi, asm.DWord), asm.JSGE.Reg(off, asm.R0, bad),
 		asm.JSLT.Imm(n, 0, badSize), asm.Sub.Reg(asm.R0, n), asm.JSLE.Reg(off, asm.R0, ok))
 	f.mark(badSize)
-	f.fault(FaultBadSize, n, true)
+	f.fault(abi.FltBadSize, n, true)
 	f.mark(bad)
-	f.fault(FaultBadAddr, addr, true)
+	f.fault(abi.FltBadAddr, addr, true)
 	f.mark(ok)
 }

@@ -27,14 +27,15 @@
 //
 // # Scratch (dt_scratch value, per CPU)
 //
-//	0    mstate (256 bytes; ARCHITECTURE.md), plus codegen's own slots:
+//	0    mstate (abi.MStateSize bytes; the shared fields are abi.MState*),
+//	     plus codegen's own slots from abi.MStatePrivate:
 //	     128 u64 saved prid, 136..183 saved arg0..arg5,
 //	     184 u64 saved epid (dt_error); 192 u64 this scratch area's
 //	     address (set by each clause); 200 u64 laundering slot; 208 u64
 //	     strtok() position + 1 (0: none); 216 u64 fault pc; 224
 //	     cpuinfo_t (16 bytes) that curcpu points to; 240, 248 u64
 //	     alloca() span
-//	256  fault record being built (48 bytes)
+//	256  fault record being built (abi.FaultRecordSize bytes)
 //	512  Layout.Output: the data record being built
 //	Layout.Temps: this-> variables (fixed offsets, shared by all clauses),
 //	     strA/strB (string comparison), the strtok buffer and delimiter
@@ -117,15 +118,10 @@
 //
 // # Records
 //
-// Every data record starts with a 16-byte header:
-//
-//	0  u32 epid     from mstate.epid (the loader's EPID of probe+clause)
-//	4  u32 specid   mstate.specid (0 unless speculate() ran)
-//	8  u32 segment  index into ClauseSpec.Segments
-//	12 u32 0
-//
-// then the items of ClauseSpec.Segments[segment].Records at their
-// offsets. A clause emits one record per run of data actions; an
+// Every data record starts with the header of internal/abi (Hdr*): the
+// EPID from mstate.epid, the speculation id from mstate.specid, the
+// segment (index into ClauseSpec.Segments) and a zero word; then the
+// items of ClauseSpec.Segments[segment].Records at their offsets. A clause emits one record per run of data actions; an
 // if/else holding data actions closes the current record, and each
 // branch emits its own. Items: ActTrace/ActExit/... hold one
 // value; ActPrint holds the u64 address then the pointee's bytes
@@ -148,46 +144,34 @@
 //
 // # Fault records
 //
-// EPID EPIDFault (0xFFFFFF01), 48 bytes:
-//
-//	0  u32 EPIDFault   4  u32 0
-//	8  u32 clause index  12 u32 probe id
-//	16 u64 fault code (DTRACEFLT_*: 1 bad address, 4 divide-by-zero,
-//	       11 bad index, ...)
-//	24 u64 illval (the address or value)
-//	32 u64 pc (instruction index within the clause function)
-//	40 u32 epid of the faulting clause   44 u32 0
-//
-// A fault in an ERROR clause emits the record but does not recurse.
-// dt_error calls private copies of the ERROR clauses (dt_error_clause_N,
-// also in Spec.Funcs), so linking the Funcs a program references is
-// enough. After the record the clause calls dt_error (unless it is itself an
-// ERROR clause), which runs the ERROR clauses with arg1 = probe id, arg2 =
-// clause index, arg3 = pc, arg4 = fault code, arg5 = illval and prid 3,
+// A fault stores the code (abi.Flt*) and illval in mstate and the pc in
+// codegen's slot, then the clause's fault tail builds the fault record
+// (abi.EPIDFault, layout abi.FaultRec*; pc is the instruction index
+// within the clause function) and emits it. A fault in an ERROR clause
+// emits the record but does not recurse. dt_error calls private copies
+// of the ERROR clauses (dt_error_clause_N, also in Spec.Funcs), so
+// linking the Funcs a program references is enough. After the record
+// the clause calls dt_error (unless it is itself an ERROR clause), which
+// runs the ERROR clauses with arg1 = probe id, arg2 = clause index,
+// arg3 = pc, arg4 = fault code, arg5 = illval and prid abi.ProbeError,
 // then restores mstate; the faulting clause returns 0 and later clauses
 // on the probe still run. The fault also counts in dt_cpustate errors.
 //
 // # Maps
 //
-//	dt_buf       perf event array (records)
-//	dt_scratch   array, one entry per CPU, Layout.Size bytes
-//	dt_state     array[1]: u32 activity, u32 exit_status (16 bytes)
-//	dt_cpustate  per-CPU array[1], u64 counters: 0 dynamic variable drops,
-//	             8 aggregation drops, 16 speculation drops, 24 speculation
-//	             busy, 32 speculation unavailable, 40 errors
-//	dt_gvars     array[1]: global scalars and strings at fixed offsets
-//	dt_tvars     hash: key {u64 tid, u64 var id}, value the largest
-//	             thread-local (0/absent = unset; storing 0 deletes)
-//	dt_assoc     hash: key {u64 var id, u64 tid (0 for global arrays),
-//	             tuple}, tuple items 8 bytes for integers (widened by the
+// Names, the fixed layouts (dt_state, dt_cpustate, keys) and sizes are in
+// internal/abi; what codegen decides:
+//
+//	dt_scratch   Layout.Size bytes per CPU
+//	dt_gvars     global scalars and strings at fixed offsets
+//	dt_tvars     value the largest thread-local (0/absent = unset;
+//	             storing 0 deletes)
+//	dt_assoc     tuple items 8 bytes for integers (widened by the
 //	             key type's sign) and strsize+2 rounded to 8 for strings,
 //	             zero-padded to the largest key
-//	dt_spec      array[nspec+1]: u64 busy flag per speculation id (id 0
-//	             unused); speculation() claims one, commit/discard free it
-//	dt_zero      array[1] of zeros: initial aggregation values
-//	dt_probes    array indexed by prid: 4 x 64-byte NUL-padded names
-//	             (provider, module, function, name), filled by the loader,
-//	             for probeprov/probemod/probefunc/probename
+//	dt_spec      nspec+1 entries; speculation() claims one, commit and
+//	             discard free it
+//	dt_probes    for probeprov/probemod/probefunc/probename
 //	dt_agg_N     per-CPU hash per aggregation: key = the encoded key
 //	             tuple (as dt_assoc's tuple, or a u32 0 when there are no
 //	             keys; a stack() key is depth u64 PCs, KindStack, empty

@@ -10,6 +10,7 @@ import (
 	"github.com/dtrace-go/dtrace/dlang/check"
 	"github.com/dtrace-go/dtrace/dlang/syntax"
 	"github.com/dtrace-go/dtrace/format"
+	"github.com/dtrace-go/dtrace/internal/abi"
 )
 
 // compileD runs the front end and the generator on src.
@@ -38,7 +39,7 @@ func render(t testing.TB, spec *Spec, recs [][]byte) string {
 	var b strings.Builder
 	for _, rec := range recs {
 		epid := u32(rec, 0)
-		if epid == EPIDFault {
+		if epid == abi.EPIDFault {
 			fmt.Fprintf(&b, "fault(clause %d, probe %d, code %d, illval %#x)\n", u32(rec, 8), u32(rec, 12), u64(rec, 16), u64(rec, 24))
 			continue
 		}
@@ -252,13 +253,13 @@ func TestPointerStoreFaults(t *testing.T) {
 		name, src string
 		code      uint64
 	}{
-		{"alloca-overrun", `BEGIN { x = (int *)alloca(sizeof(int)); y = x + 2; *y = 3; }`, FaultBadAddr},
-		{"alloca-underrun", `BEGIN { x = (int *)alloca(sizeof(int)); y = x - 2; *y = 3; }`, FaultBadAddr},
-		{"past-globals", `int a[2]; BEGIN { p = &a[0]; p[100] = 1; }`, FaultBadAddr},
-		{"kernel-address", `BEGIN { p = (long *)curthread; *p = 1; }`, FaultBadAddr},
-		{"misaligned-load", `int a[3]; BEGIN { p = (int *)((uintptr_t)&a[0] + 2); trace(*p); }`, FaultBadAlign},
-		{"misaligned-store", `int a[3]; BEGIN { p = (int *)((uintptr_t)&a[0] + 2); *p = 1; }`, FaultBadAlign},
-		{"bad-before-misaligned", `int a[3]; BEGIN { p = (int *)-33007; *p = 1; }`, FaultBadAddr},
+		{"alloca-overrun", `BEGIN { x = (int *)alloca(sizeof(int)); y = x + 2; *y = 3; }`, abi.FltBadAddr},
+		{"alloca-underrun", `BEGIN { x = (int *)alloca(sizeof(int)); y = x - 2; *y = 3; }`, abi.FltBadAddr},
+		{"past-globals", `int a[2]; BEGIN { p = &a[0]; p[100] = 1; }`, abi.FltBadAddr},
+		{"kernel-address", `BEGIN { p = (long *)curthread; *p = 1; }`, abi.FltBadAddr},
+		{"misaligned-load", `int a[3]; BEGIN { p = (int *)((uintptr_t)&a[0] + 2); trace(*p); }`, abi.FltBadAlign},
+		{"misaligned-store", `int a[3]; BEGIN { p = (int *)((uintptr_t)&a[0] + 2); *p = 1; }`, abi.FltBadAlign},
+		{"bad-before-misaligned", `int a[3]; BEGIN { p = (int *)-33007; *p = 1; }`, abi.FltBadAddr},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			spec := compileD(t, tt.src, Options{})
@@ -266,7 +267,7 @@ func TestPointerStoreFaults(t *testing.T) {
 			recs := r.fire(t)
 			var codes []uint64
 			for _, rec := range recs {
-				if u32(rec, 0) == EPIDFault {
+				if u32(rec, 0) == abi.EPIDFault {
 					codes = append(codes, u64(rec, 16))
 				}
 			}

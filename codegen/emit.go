@@ -5,6 +5,7 @@ import (
 
 	"github.com/cilium/ebpf/asm"
 	"github.com/dtrace-go/dtrace/dlang/syntax"
+	"github.com/dtrace-go/dtrace/internal/abi"
 )
 
 // This file holds the instruction emitter of one BPF function: labels,
@@ -316,34 +317,17 @@ func (f *fn) scratchPtr(r asm.Register, off uint32) {
 	}
 }
 
-// Fault codes, as DTrace numbers them (DTRACEFLT_*).
-const (
-	FaultBadAddr   = 1
-	FaultBadAlign  = 2
-	FaultIllOp     = 3
-	FaultDivZero   = 4
-	FaultNoScratch = 5
-	FaultKPriv     = 6
-	FaultUPriv     = 7
-	FaultTupOflow  = 8
-	FaultBadStack  = 9
-	FaultBadSize   = 10
-	FaultBadIndex  = 11
-	FaultTooDeep   = 12
-	FaultLibrary   = 1000
-)
-
 // fault emits the code taken when a check fails: it records the fault
 // kind, the offending value (from illval, or 0 when illval < 0) and the pc
 // in mstate and jumps to the clause's fault tail.
 func (f *fn) fault(code int, illval asm.Register, hasIllval bool) {
 	ms := int16(f.g.layout.MState)
 	pc := f.pc()
-	f.emit(storeImm(regScratch, ms+msFault, int64(code), asm.DWord))
+	f.emit(storeImm(regScratch, ms+abi.MStateFault, int64(code), asm.DWord))
 	if hasIllval {
-		f.emit(asm.StoreMem(regScratch, ms+msIllval, illval, asm.DWord))
+		f.emit(asm.StoreMem(regScratch, ms+abi.MStateIllval, illval, asm.DWord))
 	} else {
-		f.emit(storeImm(regScratch, ms+msIllval, 0, asm.DWord))
+		f.emit(storeImm(regScratch, ms+abi.MStateIllval, 0, asm.DWord))
 	}
 	f.emit(storeImm(regScratch, ms+msFaultPC, int64(pc), asm.DWord))
 	if f.faultLabel == "" {

@@ -1,9 +1,7 @@
 package codegen
 
-// FaultRecordSize is the size of a fault record in the principal buffer;
-// the library checks that bufsize can hold one when ERROR is enabled.
-const FaultRecordSize = faultRecSize
+import "github.com/dtrace-go/dtrace/internal/abi"
 
-// msErrno is the mstate offset of errno, which syscall return prologues
-// fill (docs/ARCHITECTURE.md).
-const msErrno = 120
+// FaultRecordSize is abi.FaultRecordSize.
+// For the consumer until it imports internal/abi.
+const FaultRecordSize = abi.FaultRecordSize

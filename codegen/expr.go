@@ -5,6 +5,7 @@ import (
 
 	"github.com/cilium/ebpf/asm"
 	"github.com/dtrace-go/dtrace/dlang/syntax"
+	"github.com/dtrace-go/dtrace/internal/abi"
 )
 
 // This file compiles expressions. expr leaves the value of an expression
@@ -279,7 +280,7 @@ func (f *fn) copyStr(r asm.Register, user bool) asm.Register {
 func (f *fn) checkRead(addr asm.Register) {
 	ok := f.label("rdok")
 	f.emit(asm.JSGE.Imm(asm.R0, 0, ok))
-	f.fault(FaultBadAddr, addr, true)
+	f.fault(abi.FltBadAddr, addr, true)
 	f.mark(ok)
 }
 
@@ -471,7 +472,7 @@ func (f *fn) checkAlign(a asm.Register, t *Type) {
 	f.emit(asm.Mov.Reg(m, a))
 	f.launder(m) // a may be a pointer the verifier tracks ((int *)array)
 	f.emit(asm.And.Imm(m, int32(size-1)), asm.JEq.Imm(m, 0, ok))
-	f.fault(FaultBadAlign, a, true)
+	f.fault(abi.FltBadAlign, a, true)
 	f.mark(ok)
 	f.free(m)
 }
@@ -552,7 +553,7 @@ func (f *fn) arithOp(n syntax.Node, op syntax.Token, x, y asm.Register, tx, ty, 
 	case syntax.QUO, syntax.REM:
 		ok := f.label("dz")
 		f.emit(asm.JNE.Imm(y, 0, ok))
-		f.fault(FaultDivZero, 0, false)
+		f.fault(abi.FltDivZero, 0, false)
 		f.mark(ok)
 		switch {
 		case op == syntax.QUO && t.Signed:
@@ -835,11 +836,11 @@ func (f *fn) index(e *syntax.IndexExpr) asm.Register {
 		ok, bad, nonnull := f.label("sidx"), f.label("sbad"), f.label("snn")
 		// Indexing NULL faults at the address it would read.
 		f.emit(asm.JNE.Imm(base, 0, nonnull))
-		f.fault(FaultBadAddr, i, true)
+		f.fault(abi.FltBadAddr, i, true)
 		f.mark(nonnull)
 		f.emit(asm.JGE.Imm(i, int32(f.g.opts.StrSize), bad), asm.Ja.Label(ok))
 		f.mark(bad)
-		f.fault(FaultBadIndex, i, true)
+		f.fault(abi.FltBadIndex, i, true)
 		f.mark(ok)
 		f.emit(asm.Add.Reg(base, i))
 		f.free(i)
@@ -863,7 +864,7 @@ func (f *fn) index(e *syntax.IndexExpr) asm.Register {
 		bad := f.label("badidx")
 		f.emit(asm.JGE.Imm(i, int32(bt.Len), bad), asm.Ja.Label(ok))
 		f.mark(bad)
-		f.fault(FaultBadIndex, i, true)
+		f.fault(abi.FltBadIndex, i, true)
 		f.mark(ok)
 		f.emit(asm.Mul.Imm(i, int32(bt.Elem.Size)), asm.Add.Reg(base, i))
 		f.free(i)

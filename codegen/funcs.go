@@ -5,6 +5,7 @@ import (
 
 	"github.com/cilium/ebpf/asm"
 	"github.com/dtrace-go/dtrace/dlang/syntax"
+	"github.com/dtrace-go/dtrace/internal/abi"
 )
 
 // This file compiles subroutines: calls that compute a value in the
@@ -253,7 +254,7 @@ func (f *fn) inetNtop(c *syntax.CallExpr) asm.Register {
 		default:
 			r := f.alloc()
 			f.movImm(r, af)
-			f.fault(FaultIllOp, r, true)
+			f.fault(abi.FltIllOp, r, true)
 			f.free(r, src)
 		}
 		return f.strResult(dst)
@@ -263,7 +264,7 @@ func (f *fn) inetNtop(c *syntax.CallExpr) asm.Register {
 	af := f.release(ha)
 	v6, v4, done := f.label("ntv6"), f.label("ntv4"), f.label("ntdone")
 	f.emit(asm.JEq.Imm(af, afINET6, v6), asm.JEq.Imm(af, afINET, v4))
-	f.fault(FaultIllOp, af, true)
+	f.fault(abi.FltIllOp, af, true)
 	f.free(af)
 	f.mark(v6)
 	f.inetNtoa6(src, dst, true)
@@ -407,7 +408,7 @@ func (f *fn) strtok(s, delim asm.Register) asm.Register {
 	// NULL continues the string taken apart last; there must be one.
 	cont, have := f.label("tkcont"), f.label("tkhave")
 	f.emit(asm.JNE.Imm(s, 0, have), asm.LoadMem(asm.R0, regScratch, ms+msStrtok, asm.DWord), asm.JNE.Imm(asm.R0, 0, cont))
-	f.fault(FaultBadAddr, s, true)
+	f.fault(abi.FltBadAddr, s, true)
 	f.mark(have)
 	f.call(asm.FnProbeReadKernelStr, scr(tok), imm(int64(g.opts.StrSize+1)), reg(s))
 	f.emit(storeImm(regScratch, ms+msStrtok, 1, asm.DWord))
@@ -546,7 +547,7 @@ func (f *fn) substr(s, idx, rem asm.Register) asm.Register {
 func (f *fn) checkNotNull(r asm.Register) {
 	ok := f.label("nn")
 	f.emit(asm.JNE.Imm(r, 0, ok))
-	f.fault(FaultBadAddr, r, true)
+	f.fault(abi.FltBadAddr, r, true)
 	f.mark(ok)
 }
 

@@ -7,70 +7,42 @@ import (
 
 	"github.com/cilium/ebpf/asm"
 	"github.com/dtrace-go/dtrace/dlang/syntax"
+	"github.com/dtrace-go/dtrace/internal/abi"
 )
 
-// Offsets inside mstate (relative to Layout.MState).
+// codegen's own slots in mstate (past abi.MStatePrivate, relative to
+// Layout.MState); the shared ones are in internal/abi.
 const (
-	msArgs      = 0   // u64 arg[10]
-	msPrid      = 80  // u32 probe id
-	msEpid      = 84  // u32 EPID of the running clause
-	msFault     = 88  // u64 fault code
-	msIllval    = 96  // u64 faulting value
-	msTimestamp = 104 // u64 cached timestamp
-	msSpecid    = 112 // u64 current speculation
-	msFaultPC   = 216 // u64 pc of the fault
-	msCPUInfo   = 224 // cpuinfo_t (16 bytes) curcpu points to
-	msErrSave   = 128 // u64 saved prid + arg0..arg5 + epid while dt_error runs
-	msBase      = 192 // u64 address of this scratch area (stored as a number)
-	msLaunder   = 200 // u64 slot that turns a pointer into a plain number
-	msStrtok    = 208 // u64 strtok() position in the tok buffer + 1 (0: none)
-	mstateSize  = 256
+	msErrSave = 128 // u64 saved prid + arg0..arg5 + epid while dt_error runs
+	msBase    = 192 // u64 address of this scratch area (stored as a number)
+	msLaunder = 200 // u64 slot that turns a pointer into a plain number
+	msStrtok  = 208 // u64 strtok() position in the tok buffer + 1 (0: none)
+	msFaultPC = 216 // u64 pc of the fault
+	msCPUInfo = 224 // cpuinfo_t (16 bytes) curcpu points to
 )
 
 // Fixed scratch areas before the record buffer.
 const (
-	faultRecOff  = 256 // the fault record is built here
-	faultRecSize = 56  // header and five 8-byte items, as dtrace's ERROR record
+	faultRecOff = 256 // the fault record is built here (abi.FaultRec*)
 	// OutputOffset is where records are assembled (Layout.Output).
 	OutputOffset = 512
-	// recHeaderSize is the record header: u32 epid, u32 specid, u32
-	// segment, u32 reserved.
-	recHeaderSize = 16
 )
 
 // maxScratch bounds the scratch layout: offsets from R7 are 16-bit.
 const maxScratch = 32760
 
-// EPIDFault is the EPID of fault records (see doc.go for the layout).
-const EPIDFault = 0xFFFFFF01
+// EPIDFault is abi.EPIDFault.
+// For the consumer until it imports internal/abi.
+const EPIDFault = abi.EPIDFault
 
-// dt_state layout.
+// Offsets of dt_cpustate counters (abi.CPU*).
+// For the consumer until it imports internal/abi.
 const (
-	stateActivity   = 0
-	stateExitStatus = 4
-	stateSize       = 16
-)
-
-// Activity values in dt_state.
-const (
-	ActivityInactive = 0
-	ActivityActive   = 1
-	ActivityDraining = 2
-	ActivityStopped  = 3
-)
-
-// dt_cpustate layout: u64 counters the consumer sums over CPUs.
-const (
-	CPUDynVarDrops  = 0
-	CPUAggDrops     = 8
-	CPUSpecDrops    = 16
-	CPUSpecBusy     = 24
-	CPUSpecUnavail  = 32
-	CPUErrors       = 40
-	cpuStateSize    = 64
-	specStateSize   = 16 // dt_spec value: u64 busy flag/owner, u64 reserved
-	tvarKeySize     = 16 // u64 tid, u64 var id
-	assocHeaderSize = 16 // u64 var id, u64 tid (0 for global arrays)
+	CPUDynVarDrops = abi.CPUDynVarDrops
+	CPUAggDrops    = abi.CPUAggDrops
+	CPUSpecDrops   = abi.CPUSpecDrops
+	CPUSpecBusy    = abi.CPUSpecBusy
+	CPUSpecUnavail = abi.CPUSpecUnavail
 )
 
 // gen is the state of one Generate call.
@@ -222,7 +194,7 @@ func generate(clauses []Clause, info Info, opts Options, layout ScratchLayout) (
 		g.srcText = opts.SourceText
 	}
 	g.tvarSize = 8
-	g.assocKey = assocHeaderSize + 8
+	g.assocKey = abi.AssocKeyTuple + 8
 	g.assocValue = 8
 	g.scanVars(clauses)
 	g.scanKeyWidths(clauses)
@@ -311,7 +283,7 @@ func (g *gen) clause(i int, cl Clause, sym string) (cs *ClauseSpec, err error) {
 	f.emit(asm.Mov.Reg(regCtx, asm.R1), asm.Mov.Reg(regScratch, asm.R2),
 		// A speculate() in an earlier clause of this firing must not
 		// leak into this clause's records.
-		storeImm(regScratch, int16(g.layout.MState)+msSpecid, 0, asm.DWord),
+		storeImm(regScratch, int16(g.layout.MState)+abi.MStateSpecID, 0, asm.DWord),
 		// The scratch address as a number, to check pointers into it.
 		asm.StoreMem(regScratch, int16(g.layout.MState)+msBase, regScratch, asm.DWord))
 	f.allocaReset()
@@ -350,24 +322,24 @@ func (f *fn) faultTail() {
 	f.used = map[asm.Register]bool{}
 	r := asm.R1
 	f.emit(
-		storeImm(regScratch, faultRecOff+0, int64(EPIDFault)-1<<32, asm.Word),
-		storeImm(regScratch, faultRecOff+4, 0, asm.Word),
-		storeImm(regScratch, faultRecOff+8, int64(f.clause), asm.Word),
-		asm.LoadMem(r, regScratch, ms+msPrid, asm.Word),
-		asm.StoreMem(regScratch, faultRecOff+12, r, asm.Word),
-		asm.LoadMem(r, regScratch, ms+msFault, asm.DWord),
-		asm.StoreMem(regScratch, faultRecOff+16, r, asm.DWord),
-		asm.LoadMem(r, regScratch, ms+msIllval, asm.DWord),
-		asm.StoreMem(regScratch, faultRecOff+24, r, asm.DWord),
+		storeImm(regScratch, faultRecOff+abi.FaultRecEPID, int64(abi.EPIDFault)-1<<32, asm.Word),
+		storeImm(regScratch, faultRecOff+abi.FaultRecEPID+4, 0, asm.Word),
+		storeImm(regScratch, faultRecOff+abi.FaultRecClause, int64(f.clause), asm.Word),
+		asm.LoadMem(r, regScratch, ms+abi.MStatePrid, asm.Word),
+		asm.StoreMem(regScratch, faultRecOff+abi.FaultRecProbe, r, asm.Word),
+		asm.LoadMem(r, regScratch, ms+abi.MStateFault, asm.DWord),
+		asm.StoreMem(regScratch, faultRecOff+abi.FaultRecCode, r, asm.DWord),
+		asm.LoadMem(r, regScratch, ms+abi.MStateIllval, asm.DWord),
+		asm.StoreMem(regScratch, faultRecOff+abi.FaultRecIllval, r, asm.DWord),
 		asm.LoadMem(r, regScratch, ms+msFaultPC, asm.DWord),
-		asm.StoreMem(regScratch, faultRecOff+32, r, asm.DWord),
-		asm.LoadMem(r, regScratch, ms+msEpid, asm.Word),
-		asm.StoreMem(regScratch, faultRecOff+40, r, asm.Word),
-		storeImm(regScratch, faultRecOff+44, 0, asm.Word),
-		storeImm(regScratch, faultRecOff+48, 0, asm.DWord),
+		asm.StoreMem(regScratch, faultRecOff+abi.FaultRecPC, r, asm.DWord),
+		asm.LoadMem(r, regScratch, ms+abi.MStateEPID, asm.Word),
+		asm.StoreMem(regScratch, faultRecOff+abi.FaultRecClauseEPID, r, asm.Word),
+		storeImm(regScratch, faultRecOff+abi.FaultRecClauseEPID+4, 0, asm.Word),
+		storeImm(regScratch, faultRecOff+abi.FaultRecClauseEPID+8, 0, asm.DWord),
 	)
-	f.call(asm.FnPerfEventOutput, ctxOp(), mapOp("dt_buf"), imm(0xffffffff), scr(faultRecOff), imm(faultRecSize))
-	f.bumpCounter(CPUErrors)
+	f.call(asm.FnPerfEventOutput, ctxOp(), mapOp(abi.MapBuf), imm(0xffffffff), scr(faultRecOff), imm(abi.FaultRecordSize))
+	f.bumpCounter(abi.CPUErrors)
 	if !f.isError && len(g.errorClauses) > 0 {
 		f.callFunc("dt_error", ctxOp(), operand{kind: opScratch})
 	}
@@ -385,35 +357,35 @@ func (g *gen) errorFunc() asm.Instructions {
 	f.emit(asm.Mov.Reg(regCtx, asm.R1).WithSymbol("dt_error").WithSource(asm.Comment("dt_error: run the ERROR clauses")))
 	f.emit(asm.Mov.Reg(regScratch, asm.R2))
 	r := asm.R1
-	f.emit(asm.LoadMem(r, regScratch, ms+msPrid, asm.Word), asm.StoreMem(regScratch, ms+msErrSave, r, asm.DWord))
-	f.emit(asm.LoadMem(r, regScratch, ms+msEpid, asm.Word), asm.StoreMem(regScratch, ms+msErrSave+56, r, asm.DWord))
+	f.emit(asm.LoadMem(r, regScratch, ms+abi.MStatePrid, asm.Word), asm.StoreMem(regScratch, ms+msErrSave, r, asm.DWord))
+	f.emit(asm.LoadMem(r, regScratch, ms+abi.MStateEPID, asm.Word), asm.StoreMem(regScratch, ms+msErrSave+56, r, asm.DWord))
 	for i := int16(0); i < 6; i++ {
-		f.emit(asm.LoadMem(r, regScratch, ms+msArgs+8*i, asm.DWord),
+		f.emit(asm.LoadMem(r, regScratch, ms+abi.MStateArgs+8*i, asm.DWord),
 			asm.StoreMem(regScratch, ms+msErrSave+8+8*i, r, asm.DWord))
 	}
 	f.emit(
-		storeImm(regScratch, ms+msArgs, 0, asm.DWord),
-		asm.LoadMem(r, regScratch, ms+msPrid, asm.Word),
-		asm.StoreMem(regScratch, ms+msArgs+8, r, asm.DWord),
-		asm.LoadMem(r, regScratch, faultRecOff+8, asm.Word),
-		asm.StoreMem(regScratch, ms+msArgs+16, r, asm.DWord),
+		storeImm(regScratch, ms+abi.MStateArgs, 0, asm.DWord),
+		asm.LoadMem(r, regScratch, ms+abi.MStatePrid, asm.Word),
+		asm.StoreMem(regScratch, ms+abi.MStateArgs+8, r, asm.DWord),
+		asm.LoadMem(r, regScratch, faultRecOff+abi.FaultRecClause, asm.Word),
+		asm.StoreMem(regScratch, ms+abi.MStateArgs+16, r, asm.DWord),
 		asm.LoadMem(r, regScratch, ms+msFaultPC, asm.DWord),
-		asm.StoreMem(regScratch, ms+msArgs+24, r, asm.DWord),
-		asm.LoadMem(r, regScratch, ms+msFault, asm.DWord),
-		asm.StoreMem(regScratch, ms+msArgs+32, r, asm.DWord),
-		asm.LoadMem(r, regScratch, ms+msIllval, asm.DWord),
-		asm.StoreMem(regScratch, ms+msArgs+40, r, asm.DWord),
-		storeImm(regScratch, ms+msPrid, 3, asm.Word),
+		asm.StoreMem(regScratch, ms+abi.MStateArgs+24, r, asm.DWord),
+		asm.LoadMem(r, regScratch, ms+abi.MStateFault, asm.DWord),
+		asm.StoreMem(regScratch, ms+abi.MStateArgs+32, r, asm.DWord),
+		asm.LoadMem(r, regScratch, ms+abi.MStateIllval, asm.DWord),
+		asm.StoreMem(regScratch, ms+abi.MStateArgs+40, r, asm.DWord),
+		storeImm(regScratch, ms+abi.MStatePrid, abi.ProbeError, asm.Word),
 	)
 	for i, sym := range g.errorClauses {
-		f.emit(storeImm(regScratch, ms+msEpid, int64(g.errorEPIDs[i]), asm.Word),
+		f.emit(storeImm(regScratch, ms+abi.MStateEPID, int64(g.errorEPIDs[i]), asm.Word),
 			asm.Mov.Reg(asm.R1, regCtx), asm.Mov.Reg(asm.R2, regScratch), asm.Call.Label(sym))
 	}
-	f.emit(asm.LoadMem(r, regScratch, ms+msErrSave, asm.DWord), asm.StoreMem(regScratch, ms+msPrid, r, asm.Word))
-	f.emit(asm.LoadMem(r, regScratch, ms+msErrSave+56, asm.DWord), asm.StoreMem(regScratch, ms+msEpid, r, asm.Word))
+	f.emit(asm.LoadMem(r, regScratch, ms+msErrSave, asm.DWord), asm.StoreMem(regScratch, ms+abi.MStatePrid, r, asm.Word))
+	f.emit(asm.LoadMem(r, regScratch, ms+msErrSave+56, asm.DWord), asm.StoreMem(regScratch, ms+abi.MStateEPID, r, asm.Word))
 	for i := int16(0); i < 6; i++ {
 		f.emit(asm.LoadMem(r, regScratch, ms+msErrSave+8+8*i, asm.DWord),
-			asm.StoreMem(regScratch, ms+msArgs+8*i, r, asm.DWord))
+			asm.StoreMem(regScratch, ms+abi.MStateArgs+8*i, r, asm.DWord))
 	}
 	f.emit(asm.Mov.Imm(asm.R0, 0), asm.Return())
 	return f.insns
@@ -422,7 +394,7 @@ func (g *gen) errorFunc() asm.Instructions {
 // bumpCounter adds one to a u64 counter in dt_cpustate.
 func (f *fn) bumpCounter(off int16) {
 	f.emit(storeImm(asm.R10, stackMisc, 0, asm.DWord))
-	f.call(asm.FnMapLookupElem, mapOp("dt_cpustate"), operand{kind: opStack, imm: stackMisc})
+	f.call(asm.FnMapLookupElem, mapOp(abi.MapCPUState), operand{kind: opStack, imm: stackMisc})
 	skip := f.label("nocpu")
 	r := f.alloc()
 	f.emit(asm.JEq.Imm(asm.R0, 0, skip),
@@ -437,22 +409,22 @@ func (f *fn) bumpCounter(off int16) {
 func (g *gen) declareMaps() {
 	s := g.spec
 	s.Maps = append(s.Maps,
-		MapSpec{Name: "dt_buf", Kind: MapPerfEventArray, KeySize: 4, ValueSize: 4},
-		MapSpec{Name: "dt_scratch", Kind: MapArray, KeySize: 4, ValueSize: 0}, // size set below
-		MapSpec{Name: "dt_state", Kind: MapArray, KeySize: 4, ValueSize: stateSize, MaxEntries: 1},
-		MapSpec{Name: "dt_cpustate", Kind: MapPerCPUArray, KeySize: 4, ValueSize: cpuStateSize, MaxEntries: 1},
-		MapSpec{Name: "dt_gvars", Kind: MapArray, KeySize: 4, ValueSize: max(8, align8(g.gvarEnd)), MaxEntries: 1},
-		MapSpec{Name: "dt_tvars", Kind: MapHash, KeySize: tvarKeySize, ValueSize: g.tvarSize, MaxEntries: g.opts.DynVars},
-		MapSpec{Name: "dt_assoc", Kind: MapHash, KeySize: g.assocKey, ValueSize: g.assocValue, MaxEntries: g.opts.DynVars},
-		MapSpec{Name: "dt_spec", Kind: MapArray, KeySize: 4, ValueSize: specStateSize, MaxEntries: g.opts.NSpec + 1},
+		MapSpec{Name: abi.MapBuf, Kind: MapPerfEventArray, KeySize: 4, ValueSize: 4},
+		MapSpec{Name: abi.MapScratch, Kind: MapArray, KeySize: 4, ValueSize: 0}, // size set below
+		MapSpec{Name: abi.MapState, Kind: MapArray, KeySize: 4, ValueSize: abi.StateSize, MaxEntries: 1},
+		MapSpec{Name: abi.MapCPUState, Kind: MapPerCPUArray, KeySize: 4, ValueSize: abi.CPUStateSize, MaxEntries: 1},
+		MapSpec{Name: abi.MapGVars, Kind: MapArray, KeySize: 4, ValueSize: max(8, align8(g.gvarEnd)), MaxEntries: 1},
+		MapSpec{Name: abi.MapTVars, Kind: MapHash, KeySize: abi.TVarKeySize, ValueSize: g.tvarSize, MaxEntries: g.opts.DynVars},
+		MapSpec{Name: abi.MapAssoc, Kind: MapHash, KeySize: g.assocKey, ValueSize: g.assocValue, MaxEntries: g.opts.DynVars},
+		MapSpec{Name: abi.MapSpec, Kind: MapArray, KeySize: 4, ValueSize: abi.SpecStateSize, MaxEntries: g.opts.NSpec + 1},
 	)
-	if g.maps[zeroMap] {
-		s.Maps = append(s.Maps, MapSpec{Name: zeroMap, Kind: MapArray, KeySize: 4, ValueSize: max(8, g.aggValueMax, g.zeroSize), MaxEntries: 1})
+	if g.maps[abi.MapZero] {
+		s.Maps = append(s.Maps, MapSpec{Name: abi.MapZero, Kind: MapArray, KeySize: 4, ValueSize: max(8, g.aggValueMax, g.zeroSize), MaxEntries: 1})
 	}
-	if g.maps["dt_probes"] {
+	if g.maps[abi.MapProbes] {
 		// An array indexed by probe id (the verifier inlines its
 		// lookups); the library sizes it to the largest enabled id.
-		s.Maps = append(s.Maps, MapSpec{Name: "dt_probes", Kind: MapArray, KeySize: 4, ValueSize: 4 * probeNameSize, MaxEntries: 4096})
+		s.Maps = append(s.Maps, MapSpec{Name: abi.MapProbes, Kind: MapArray, KeySize: 4, ValueSize: 4 * abi.ProbeNameSize, MaxEntries: 4096})
 	}
 	for _, a := range g.spec.Aggs {
 		if a != nil {
@@ -467,7 +439,7 @@ func (g *gen) declareMaps() {
 // finishLayout sets dt_scratch's value size once the layout is final.
 func (s *Spec) finishLayout() {
 	for i := range s.Maps {
-		if s.Maps[i].Name == "dt_scratch" {
+		if s.Maps[i].Name == abi.MapScratch {
 			s.Maps[i].ValueSize = s.Layout.Size
 		}
 	}
@@ -545,7 +517,7 @@ func (g *gen) assignVars(vars []*Var) {
 			for _, t := range v.Keys {
 				k += g.keySize(t)
 			}
-			g.assocKey = max(g.assocKey, assocHeaderSize+k)
+			g.assocKey = max(g.assocKey, abi.AssocKeyTuple+k)
 		}
 	}
 }

@@ -3,13 +3,14 @@ package codegen
 import (
 	"github.com/cilium/ebpf/asm"
 	"github.com/dtrace-go/dtrace/dlang/syntax"
+	"github.com/dtrace-go/dtrace/internal/abi"
 )
 
 // This file narrows the string items of aggregation keys. A key item of
 // type string is strsize+1 bytes wide in general, and every firing would
 // zero, copy and hash all of it. When every key expression an aggregation
 // is ever given at that position has a known bound — execname is at most
-// TASK_COMM_LEN bytes, the probe names at most probeNameSize, a literal
+// TASK_COMM_LEN bytes, the probe names at most abi.ProbeNameSize, a literal
 // its own length — the item is only as wide as the largest bound. The
 // consumer reads items by the offsets and sizes of AggSpec.Keys, so a
 // narrow item needs nothing there.
@@ -43,7 +44,7 @@ func (g *gen) strBound(e syntax.Expr) uint32 {
 	case "execname":
 		return taskCommLen
 	case "probeprov", "probemod", "probefunc", "probename":
-		return probeNameSize
+		return abi.ProbeNameSize
 	}
 	return 0
 }
@@ -116,7 +117,7 @@ func (f *fn) narrowString(k syntax.Expr, kt *Type, off uint32) {
 			f.commInto(off)
 			return
 		case "probeprov", "probemod", "probefunc", "probename":
-			if kt.keyWidth >= probeNameSize {
+			if kt.keyWidth >= abi.ProbeNameSize {
 				f.probeNameInto(v.Name, off)
 				return
 			}
@@ -189,20 +190,20 @@ func (f *fn) nulMask(w, t, m asm.Register) {
 }
 
 // probeNameInto copies one of the probe's names, NUL-padded in its
-// probeNameSize bytes of the dt_probes value, to the key item at scratch
+// abi.ProbeNameSize bytes of the dt_probes value, to the key item at scratch
 // offset off with plain loads (no helper call, no string scan). The item
 // stays zero when the probe has no entry.
 func (f *fn) probeNameInto(name string, off uint32) {
 	ms := int16(f.g.layout.MState)
 	key := f.tmp(8)
-	f.emit(asm.LoadMem(asm.R0, regScratch, ms+msPrid, asm.Word), asm.StoreMem(regScratch, int16(key), asm.R0, asm.Word))
-	f.call(asm.FnMapLookupElem, mapOp("dt_probes"), scr(key))
+	f.emit(asm.LoadMem(asm.R0, regScratch, ms+abi.MStatePrid, asm.Word), asm.StoreMem(regScratch, int16(key), asm.R0, asm.Word))
+	f.call(asm.FnMapLookupElem, mapOp(abi.MapProbes), scr(key))
 	p := f.result()
 	done := f.label("pnk")
 	f.emit(asm.JEq.Imm(p, 0, done))
 	base := probeNameOffset(name)
 	t := f.alloc()
-	for i := int16(0); i < probeNameSize; i += 8 {
+	for i := int16(0); i < abi.ProbeNameSize; i += 8 {
 		f.emit(asm.LoadMem(t, p, base+i, asm.DWord), asm.StoreMem(regScratch, int16(off)+i, t, asm.DWord))
 	}
 	f.free(t)

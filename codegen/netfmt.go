@@ -1,6 +1,10 @@
 package codegen
 
-import "github.com/cilium/ebpf/asm"
+import (
+	"github.com/cilium/ebpf/asm"
+
+	"github.com/dtrace-go/dtrace/internal/abi"
+)
 
 // This file formats network and link-layer addresses: inet_ntoa(),
 // inet_ntoa6(), inet_ntop() and link_ntop(). The input bytes are read
@@ -277,7 +281,7 @@ func (f *fn) inetNtoa6(src asm.Register, dst uint32, strict bool) {
 func (f *fn) linkNtop(typ, src asm.Register, dst uint32) {
 	ok, ib, read := f.label("lnok"), f.label("lnib"), f.label("lnread")
 	f.emit(asm.JEq.Imm(typ, arphrdEther, ok), asm.JEq.Imm(typ, arphrdInfiniband, ok))
-	f.fault(FaultIllOp, typ, true)
+	f.fault(abi.FltIllOp, typ, true)
 	f.mark(ok)
 	in := f.tmp(24)
 	n := f.tmp(8)

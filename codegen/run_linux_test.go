@@ -15,6 +15,8 @@ import (
 	"github.com/cilium/ebpf"
 	"github.com/cilium/ebpf/asm"
 	"github.com/cilium/ebpf/perf"
+
+	"github.com/dtrace-go/dtrace/internal/abi"
 )
 
 // This file runs generated clauses in the kernel: a tiny raw-tracepoint
@@ -42,7 +44,7 @@ func wrapper(spec *Spec, prid uint32) asm.Instructions {
 		asm.Mov.Reg(asm.R6, asm.R1).WithSymbol("test_probe").WithSource(asm.Comment("test probe")),
 		asm.FnGetSmpProcessorId.Call(),
 		asm.StoreMem(asm.R10, -4, asm.R0, asm.Word),
-		asm.LoadMapPtr(asm.R1, 0).WithReference("dt_scratch"),
+		asm.LoadMapPtr(asm.R1, 0).WithReference(abi.MapScratch),
 		asm.Mov.Reg(asm.R2, asm.R10),
 		asm.Add.Imm(asm.R2, -4),
 		asm.FnMapLookupElem.Call(),
@@ -51,18 +53,18 @@ func wrapper(spec *Spec, prid uint32) asm.Instructions {
 		asm.Mov.Reg(asm.R7, asm.R0).WithSymbol("test_have"),
 	}
 	for i := int16(0); i < 10; i++ {
-		insns = append(insns, asm.LoadMem(asm.R0, asm.R6, 8*i, asm.DWord), asm.StoreMem(asm.R7, ms+msArgs+8*i, asm.R0, asm.DWord))
+		insns = append(insns, asm.LoadMem(asm.R0, asm.R6, 8*i, asm.DWord), asm.StoreMem(asm.R7, ms+abi.MStateArgs+8*i, asm.R0, asm.DWord))
 	}
 	insns = append(insns,
-		storeImm(asm.R7, ms+msPrid, int64(prid), asm.Word),
-		storeImm(asm.R7, ms+msFault, 0, asm.DWord),
-		storeImm(asm.R7, ms+msIllval, 0, asm.DWord),
-		storeImm(asm.R7, ms+msTimestamp, 0, asm.DWord),
-		storeImm(asm.R7, ms+msSpecid, 0, asm.DWord),
+		storeImm(asm.R7, ms+abi.MStatePrid, int64(prid), asm.Word),
+		storeImm(asm.R7, ms+abi.MStateFault, 0, asm.DWord),
+		storeImm(asm.R7, ms+abi.MStateIllval, 0, asm.DWord),
+		storeImm(asm.R7, ms+abi.MStateTimestamp, 0, asm.DWord),
+		storeImm(asm.R7, ms+abi.MStateSpecID, 0, asm.DWord),
 	)
 	for _, c := range spec.Clauses {
 		insns = append(insns,
-			storeImm(asm.R7, ms+msEpid, int64(c.EPID), asm.Word),
+			storeImm(asm.R7, ms+abi.MStateEPID, int64(c.EPID), asm.Word),
 			asm.Mov.Reg(asm.R1, asm.R6), asm.Mov.Reg(asm.R2, asm.R7), asm.Call.Label(c.Symbol))
 	}
 	insns = append(insns, asm.Mov.Imm(asm.R0, 0), asm.Return())
@@ -145,7 +147,7 @@ func loadSpec(t testing.TB, spec *Spec) *runner {
 		t.Fatalf("load: %v", err)
 	}
 	r.prog = prog
-	rd, err := perf.NewReader(r.maps["dt_buf"], 16*os.Getpagesize())
+	rd, err := perf.NewReader(r.maps[abi.MapBuf], 16*os.Getpagesize())
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -2,7 +2,11 @@
 
 package codegen
 
-import "testing"
+import (
+	"testing"
+
+	"github.com/dtrace-go/dtrace/internal/abi"
+)
 
 func TestSpeculationIDs(t *testing.T) {
 	needBPF(t)
@@ -11,7 +15,7 @@ func TestSpeculationIDs(t *testing.T) {
 	out := render(t, spec, r.fire(t))
 	var v [16]byte
 	for k := uint32(0); k < 2; k++ {
-		if err := r.maps["dt_spec"].Lookup(k, &v); err != nil {
+		if err := r.maps[abi.MapSpec].Lookup(k, &v); err != nil {
 			t.Fatal(err)
 		}
 		t.Logf("slot %d: %x", k, v)

@@ -3,6 +3,7 @@ package codegen
 import (
 	"github.com/cilium/ebpf/asm"
 	"github.com/dtrace-go/dtrace/dlang/syntax"
+	"github.com/dtrace-go/dtrace/internal/abi"
 )
 
 // This file compiles statements and assembles records.
@@ -76,7 +77,7 @@ func (f *fn) recOpen() *RecordSpec {
 	if f.rec != nil {
 		return f.rec
 	}
-	e := &RecordSpec{Index: uint32(len(f.segs)), Size: recHeaderSize, First: len(f.segs) == 0}
+	e := &RecordSpec{Index: uint32(len(f.segs)), Size: abi.HdrSize, First: len(f.segs) == 0}
 	f.segs = append(f.segs, e)
 	f.rec = e
 	return e
@@ -123,15 +124,15 @@ func (f *fn) flush() {
 	ms := int16(f.g.layout.MState)
 	r := f.alloc()
 	f.emit(
-		asm.LoadMem(r, regScratch, ms+msEpid, asm.Word),
-		asm.StoreMem(regScratch, f.out(0), r, asm.Word),
-		asm.LoadMem(r, regScratch, ms+msSpecid, asm.Word),
-		asm.StoreMem(regScratch, f.out(4), r, asm.Word),
-		storeImm(regScratch, f.out(8), int64(e.Index), asm.Word),
-		storeImm(regScratch, f.out(12), 0, asm.Word),
+		asm.LoadMem(r, regScratch, ms+abi.MStateEPID, asm.Word),
+		asm.StoreMem(regScratch, f.out(abi.HdrEPID), r, asm.Word),
+		asm.LoadMem(r, regScratch, ms+abi.MStateSpecID, asm.Word),
+		asm.StoreMem(regScratch, f.out(abi.HdrSpecID), r, asm.Word),
+		storeImm(regScratch, f.out(abi.HdrSegment), int64(e.Index), asm.Word),
+		storeImm(regScratch, f.out(abi.HdrReserved), 0, asm.Word),
 	)
 	f.free(r)
-	f.call(asm.FnPerfEventOutput, ctxOp(), mapOp("dt_buf"), imm(0xffffffff), scr(f.g.layout.Output), imm(int64(e.Size)))
+	f.call(asm.FnPerfEventOutput, ctxOp(), mapOp(abi.MapBuf), imm(0xffffffff), scr(f.g.layout.Output), imm(int64(e.Size)))
 }
 
 // storeValue stores the value of e (of type t) into the open record and
@@ -166,7 +167,7 @@ func (f *fn) storeReg(r asm.Register, t *Type, action Action) Record {
 		// As in DTrace, recording a NULL string faults (illval 0).
 		nn := f.label("strnn")
 		f.emit(asm.JNE.Imm(r, 0, nn))
-		f.fault(FaultBadAddr, r, true)
+		f.fault(abi.FltBadAddr, r, true)
 		f.mark(nn)
 		size := f.g.strBuf()
 		off := f.recAlloc(size, 1)

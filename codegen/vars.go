@@ -3,6 +3,7 @@ package codegen
 import (
 	"github.com/cilium/ebpf/asm"
 	"github.com/dtrace-go/dtrace/dlang/syntax"
+	"github.com/dtrace-go/dtrace/internal/abi"
 )
 
 // This file compiles variable loads and stores: globals in dt_gvars,
@@ -13,7 +14,7 @@ import (
 // (an array of one needs no lookup).
 func (f *fn) gvars() asm.Register {
 	r := f.alloc()
-	f.emit(asm.LoadMapValue(r, 0, 0).WithReference("dt_gvars"))
+	f.emit(asm.LoadMapValue(r, 0, 0).WithReference(abi.MapGVars))
 	return r
 }
 
@@ -58,7 +59,7 @@ func (f *fn) loadVar(e syntax.Expr, v *Var) asm.Register {
 		return r
 	case VarThread:
 		key := f.tvarKey(v.ID)
-		f.call(asm.FnMapLookupElem, mapOp("dt_tvars"), scr(key))
+		f.call(asm.FnMapLookupElem, mapOp(abi.MapTVars), scr(key))
 		return f.dynResult(t)
 	case VarBuiltin:
 		return f.builtin(e, v)
@@ -109,7 +110,7 @@ func (f *fn) dynResult(t *Type) asm.Register {
 
 // tvarKey builds the (tid, id) key of a thread-local in scratch.
 func (f *fn) tvarKey(id int) uint32 {
-	key := f.tmp(tvarKeySize)
+	key := f.tmp(abi.TVarKeySize)
 	f.call(asm.FnGetCurrentPidTgid)
 	f.emit(asm.Mov.Reg32(asm.R0, asm.R0),
 		asm.StoreMem(regScratch, int16(key), asm.R0, asm.DWord),
@@ -150,7 +151,7 @@ func (f *fn) storeVar(n syntax.Node, v *Var, r asm.Register, vt *Type) {
 		f.free(r)
 	case VarThread:
 		key := f.tvarKey(v.ID)
-		f.dynStore("dt_tvars", key, f.g.tvarSize, r, t)
+		f.dynStore(abi.MapTVars, key, f.g.tvarSize, r, t)
 	default:
 		f.fail(n, "cannot assign to %s", v.Name)
 	}
@@ -223,7 +224,7 @@ func (f *fn) dynStore(m string, key, valSize uint32, r asm.Register, t *Type) {
 	}
 	f.call(asm.FnMapUpdateElem, mapOp(m), scr(key), scr(val), imm(0))
 	f.emit(asm.JEq.Imm(asm.R0, 0, done))
-	f.bumpCounter(CPUDynVarDrops)
+	f.bumpCounter(abi.CPUDynVarDrops)
 	f.mark(done)
 }
 
@@ -239,7 +240,7 @@ func (f *fn) assocKeyBuf(e *syntax.IndexExpr, v *Var) uint32 {
 		f.call(asm.FnGetCurrentPidTgid)
 		f.emit(asm.Mov.Reg32(asm.R0, asm.R0), asm.StoreMem(regScratch, int16(key+8), asm.R0, asm.DWord))
 	}
-	f.tuple(e.Index, v.Keys, key+assocHeaderSize)
+	f.tuple(e.Index, v.Keys, key+abi.AssocKeyTuple)
 	return key
 }
 
@@ -284,7 +285,7 @@ func (f *fn) tuple(keys []syntax.Expr, types []*Type, off uint32) uint32 {
 
 func (f *fn) assocLoad(e *syntax.IndexExpr, v *Var) asm.Register {
 	key := f.assocKeyBuf(e, v)
-	f.call(asm.FnMapLookupElem, mapOp("dt_assoc"), scr(key))
+	f.call(asm.FnMapLookupElem, mapOp(abi.MapAssoc), scr(key))
 	return f.dynResult(v.Type)
 }
 
@@ -356,7 +357,7 @@ func (f *fn) memAddr(e syntax.Expr) (asm.Register, Field) {
 			// store into one of its members.
 			key := f.tvarKey(v.ID)
 			f.g.zeroSize = max(f.g.zeroSize, f.g.tvarSize)
-			p := f.lookupOrInsert("dt_tvars", key, CPUDynVarDrops)
+			p := f.lookupOrInsert(abi.MapTVars, key, abi.CPUDynVarDrops)
 			ok := f.label("tvok")
 			f.emit(asm.JNE.Imm(p, 0, ok), asm.Ja.Label(f.ret))
 			f.mark(ok)
@@ -400,7 +401,7 @@ func (f *fn) memAddr(e syntax.Expr) (asm.Register, Field) {
 			// by the first store into it.
 			key := f.assocKeyBuf(x, v)
 			f.g.zeroSize = max(f.g.zeroSize, f.g.assocValue)
-			p := f.lookupOrInsert("dt_assoc", key, CPUDynVarDrops)
+			p := f.lookupOrInsert(abi.MapAssoc, key, abi.CPUDynVarDrops)
 			ok := f.label("assocok")
 			f.emit(asm.JNE.Imm(p, 0, ok), asm.Ja.Label(f.ret))
 			f.mark(ok)
@@ -417,7 +418,7 @@ func (f *fn) memAddr(e syntax.Expr) (asm.Register, Field) {
 				ok, bad := f.label("idx"), f.label("badidx")
 				f.emit(asm.JGE.Imm(i, int32(bf.Type.Len), bad), asm.Ja.Label(ok))
 				f.mark(bad)
-				f.fault(FaultBadIndex, i, true)
+				f.fault(abi.FltBadIndex, i, true)
 				f.mark(ok)
 				f.emit(asm.Mul.Imm(i, int32(bf.Type.Elem.Size)), asm.Add.Reg(base, i))
 				f.free(i)
@@ -495,7 +496,7 @@ func (f *fn) scratchAddr(a asm.Register, size uint32) asm.Register {
 		f.free(off, gv)
 	}
 	f.mark(bad)
-	f.fault(FaultBadAddr, a, true)
+	f.fault(abi.FltBadAddr, a, true)
 	f.mark(ok)
 	f.free(a)
 	return p
@@ -594,7 +595,7 @@ func (f *fn) loadL(e syntax.Expr, lv lvalue) asm.Register {
 		return f.loadMem(lv)
 	}
 	if lv.idx != nil {
-		f.call(asm.FnMapLookupElem, mapOp("dt_assoc"), scr(lv.key))
+		f.call(asm.FnMapLookupElem, mapOp(abi.MapAssoc), scr(lv.key))
 		return f.dynResult(lv.v.Type)
 	}
 	return f.loadVar(e, lv.v)
@@ -610,7 +611,7 @@ func (f *fn) storeL(n syntax.Node, lv lvalue, r asm.Register, vt *Type) {
 		if !t.byRef() {
 			f.convert(r, vt, t)
 		}
-		f.dynStore("dt_assoc", lv.key, f.g.assocValue, r, t)
+		f.dynStore(abi.MapAssoc, lv.key, f.g.assocValue, r, t)
 		return
 	}
 	f.storeVar(n, lv.v, r, vt)
@@ -723,17 +724,17 @@ func (f *fn) builtin(e syntax.Expr, v *Var) asm.Register {
 	r := f.alloc()
 	switch v.Name {
 	case "arg0", "arg1", "arg2", "arg3", "arg4", "arg5", "arg6", "arg7", "arg8", "arg9":
-		f.emit(asm.LoadMem(r, regScratch, ms+msArgs+8*int16(v.Name[3]-'0'), asm.DWord))
+		f.emit(asm.LoadMem(r, regScratch, ms+abi.MStateArgs+8*int16(v.Name[3]-'0'), asm.DWord))
 	case "id", "probeid":
-		f.emit(asm.LoadMem(r, regScratch, ms+msPrid, asm.Word))
+		f.emit(asm.LoadMem(r, regScratch, ms+abi.MStatePrid, asm.Word))
 	case "epid":
-		f.emit(asm.LoadMem(r, regScratch, ms+msEpid, asm.Word))
+		f.emit(asm.LoadMem(r, regScratch, ms+abi.MStateEPID, asm.Word))
 	case "timestamp", "vtimestamp":
 		l := f.label("ts")
-		f.emit(asm.LoadMem(r, regScratch, ms+msTimestamp, asm.DWord), asm.JNE.Imm(r, 0, l))
+		f.emit(asm.LoadMem(r, regScratch, ms+abi.MStateTimestamp, asm.DWord), asm.JNE.Imm(r, 0, l))
 		f.free(r)
 		f.call(asm.FnKtimeGetNs)
-		f.emit(asm.StoreMem(regScratch, ms+msTimestamp, asm.R0, asm.DWord))
+		f.emit(asm.StoreMem(regScratch, ms+abi.MStateTimestamp, asm.R0, asm.DWord))
 		f.used[r] = true
 		f.emit(asm.Mov.Reg(r, asm.R0))
 		f.mark(l)
@@ -784,7 +785,7 @@ func (f *fn) builtin(e syntax.Expr, v *Var) asm.Register {
 	case "errno":
 		// The provider's prologue leaves errno in mstate (0 where the
 		// probe has none).
-		f.emit(asm.LoadMem(r, regScratch, int16(f.g.layout.MState)+msErrno, asm.DWord))
+		f.emit(asm.LoadMem(r, regScratch, int16(f.g.layout.MState)+abi.MStateErrno, asm.DWord))
 	case "ipl":
 		f.emit(asm.Mov.Imm(r, 0))
 	case "uregs":
@@ -818,7 +819,7 @@ func (f *fn) builtin(e syntax.Expr, v *Var) asm.Register {
 		if v.Name == "stackdepth" {
 			// BEGIN and END fire in the consumer: no kernel stack.
 			p := f.alloc()
-			f.emit(asm.LoadMem(p, regScratch, ms+msPrid, asm.Word), asm.JLE.Imm(p, 2, zero))
+			f.emit(asm.LoadMem(p, regScratch, ms+abi.MStatePrid, asm.Word), asm.JLE.Imm(p, abi.ProbeEnd, zero))
 			f.free(p)
 		}
 		f.emit(asm.Ja.Label(l))
@@ -865,7 +866,7 @@ func (f *fn) argLoad(e *syntax.IndexExpr, t *Type) asm.Register {
 		f.fail(e, "args[] index must be a constant from 0 to 9")
 	}
 	r := f.alloc()
-	f.emit(asm.LoadMem(r, regScratch, int16(f.g.layout.MState)+msArgs+8*int16(i), asm.DWord))
+	f.emit(asm.LoadMem(r, regScratch, int16(f.g.layout.MState)+abi.MStateArgs+8*int16(i), asm.DWord))
 	f.normalize(r, t)
 	return r
 }
@@ -875,8 +876,8 @@ func (f *fn) argLoad(e *syntax.IndexExpr, t *Type) asm.Register {
 func (f *fn) probeName(name string) asm.Register {
 	ms := int16(f.g.layout.MState)
 	key := f.tmp(8)
-	f.emit(asm.LoadMem(asm.R0, regScratch, ms+msPrid, asm.Word), asm.StoreMem(regScratch, int16(key), asm.R0, asm.Word))
-	f.call(asm.FnMapLookupElem, mapOp("dt_probes"), scr(key))
+	f.emit(asm.LoadMem(asm.R0, regScratch, ms+abi.MStatePrid, asm.Word), asm.StoreMem(regScratch, int16(key), asm.R0, asm.Word))
+	f.call(asm.FnMapLookupElem, mapOp(abi.MapProbes), scr(key))
 	r := f.alloc()
 	found, done := f.label("pn"), f.label("pnend")
 	f.emit(asm.JNE.Imm(asm.R0, 0, found))
@@ -893,18 +894,14 @@ func (f *fn) probeName(name string) asm.Register {
 func probeNameOffset(name string) int16 {
 	switch name {
 	case "probemod":
-		return probeNameSize
+		return abi.ProbeNameSize
 	case "probefunc":
-		return 2 * probeNameSize
+		return 2 * abi.ProbeNameSize
 	case "probename":
-		return 3 * probeNameSize
+		return 3 * abi.ProbeNameSize
 	}
 	return 0
 }
-
-// probeNameSize is the size of each of the four NUL-terminated names in
-// a dt_probes value (provider, module, function, name).
-const probeNameSize = 64
 
 // maxFrames returns depth reduced to the maxframes option.
 func (g *gen) maxFrames(depth int64) int64 {
@@ -930,7 +927,7 @@ func (f *fn) uregs(e *syntax.IndexExpr) asm.Register {
 	ok, bad, zero, done := f.label("ur"), f.label("urbad"), f.label("urz"), f.label("urend")
 	f.emit(asm.JGT.Imm(i, 25, bad), asm.JGE.Imm(i, ptRegsWords, zero), asm.Ja.Label(ok))
 	f.mark(bad)
-	f.fault(FaultBadIndex, i, true)
+	f.fault(abi.FltBadIndex, i, true)
 	f.mark(ok)
 	hi := f.hold(i, nil)
 	f.call(asm.FnGetCurrentTaskBtf)

@@ -9,6 +9,7 @@ import (
 
 	"github.com/dtrace-go/dtrace/codegen"
 	"github.com/dtrace-go/dtrace/consumer"
+	"github.com/dtrace-go/dtrace/internal/abi"
 )
 
 // TestProfileIntoBuffers runs profile-997 into the consumer's buffers and
@@ -32,7 +33,7 @@ func TestProfileIntoBuffers(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer o.Close()
-	bufs, err := consumer.OpenBuffers(o.Map("dt_buf"), consumer.BufferOptions{Size: 64 << 10})
+	bufs, err := consumer.OpenBuffers(o.Map(abi.MapBuf), consumer.BufferOptions{Size: 64 << 10})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -17,6 +17,8 @@ import (
 	"github.com/cilium/ebpf/perf"
 	"golang.org/x/sys/unix"
 	"unsafe"
+
+	"github.com/dtrace-go/dtrace/internal/abi"
 )
 
 const bpfFCurrentCPU = 0xffffffff
@@ -50,7 +52,7 @@ func newMap(t *testing.T, spec *ebpf.MapSpec) *ebpf.Map {
 
 func perCPUBufs(t *testing.T) (*ebpf.Map, *perf.Reader) {
 	t.Helper()
-	buf := newMap(t, &ebpf.MapSpec{Name: "dt_buf", Type: ebpf.PerfEventArray})
+	buf := newMap(t, &ebpf.MapSpec{Name: abi.MapBuf, Type: ebpf.PerfEventArray})
 	rd, err := perf.NewReader(buf, os.Getpagesize())
 	if err != nil {
 		t.Fatal(err)
@@ -67,7 +69,7 @@ func TestExperimentRawTracepointTestRun(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	scratch := newMap(t, &ebpf.MapSpec{Name: "dt_scratch", Type: ebpf.Array, KeySize: 4, ValueSize: 128, MaxEntries: uint32(ncpu)})
+	scratch := newMap(t, &ebpf.MapSpec{Name: abi.MapScratch, Type: ebpf.Array, KeySize: 4, ValueSize: 128, MaxEntries: uint32(ncpu)})
 	buf, rd := perCPUBufs(t)
 	// A string in every CPU's scratch at offset 96 for probe_read_kernel_str.
 	for c := 0; c < ncpu; c++ {

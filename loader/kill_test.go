@@ -17,6 +17,7 @@ import (
 
 	"github.com/dtrace-go/dtrace/codegen"
 	"github.com/dtrace-go/dtrace/consumer"
+	"github.com/dtrace-go/dtrace/internal/abi"
 )
 
 const childEnv = "DTRACE_LOADER_KILL_CHILD"
@@ -64,7 +65,7 @@ func runKillChild() int {
 	if err != nil {
 		return fail(err)
 	}
-	bufs, err := consumer.OpenBuffers(o.Map("dt_buf"), consumer.BufferOptions{Size: 4096})
+	bufs, err := consumer.OpenBuffers(o.Map(abi.MapBuf), consumer.BufferOptions{Size: 4096})
 	if err != nil {
 		return fail(err)
 	}

@@ -14,6 +14,7 @@ import (
 	"github.com/cilium/ebpf/btf"
 
 	"github.com/dtrace-go/dtrace/codegen"
+	"github.com/dtrace-go/dtrace/internal/abi"
 	"github.com/dtrace-go/dtrace/internal/kernel"
 	"github.com/dtrace-go/dtrace/provider"
 )
@@ -76,10 +77,10 @@ func (o *Objects) createMaps() error {
 	specs := append([]codegen.MapSpec(nil), o.spec.Maps...)
 	hasScratch := false
 	for _, m := range specs {
-		hasScratch = hasScratch || m.Name == ScratchMap
+		hasScratch = hasScratch || m.Name == abi.MapScratch
 	}
 	if !hasScratch {
-		specs = append(specs, codegen.MapSpec{Name: ScratchMap, Kind: codegen.MapArray, KeySize: 4, ValueSize: o.spec.Layout.Size})
+		specs = append(specs, codegen.MapSpec{Name: abi.MapScratch, Kind: codegen.MapArray, KeySize: 4, ValueSize: o.spec.Layout.Size})
 	}
 	for _, ms := range specs {
 		if _, dup := o.maps[ms.Name]; dup {
@@ -226,7 +227,7 @@ func (o *Objects) RunOn(probeID uint32, cpu int, args []uint64) error {
 	if !lp.kind.TestRun {
 		return fmt.Errorf("probe %s is not a test-run probe", lp.pp.Probe)
 	}
-	var ctx [provider.NumArgs]uint64
+	var ctx [abi.MStateNArgs]uint64
 	copy(ctx[:], args)
 	ro := &ebpf.RunOptions{Context: ctx[:]}
 	if cpu >= 0 {

@@ -13,6 +13,7 @@ import (
 	"github.com/cilium/ebpf/perf"
 
 	"github.com/dtrace-go/dtrace/codegen"
+	"github.com/dtrace-go/dtrace/internal/abi"
 	"github.com/dtrace-go/dtrace/provider"
 	"github.com/dtrace-go/dtrace/provider/dtrace"
 	"github.com/dtrace-go/dtrace/provider/profile"
@@ -33,17 +34,17 @@ func emitClause(sym string, extra ...asm.Instruction) asm.Instructions {
 	}
 	insns = append(insns, extra...)
 	return append(insns,
-		asm.LoadMem(asm.R0, asm.R7, provider.MStateEPID, asm.Word),
+		asm.LoadMem(asm.R0, asm.R7, abi.MStateEPID, asm.Word),
 		asm.StoreMem(asm.R7, testOutput, asm.R0, asm.Word),
 		asm.StoreImm(asm.R7, testOutput+4, 0, asm.Word),
-		asm.LoadMem(asm.R0, asm.R7, provider.MStatePrid, asm.Word),
+		asm.LoadMem(asm.R0, asm.R7, abi.MStatePrid, asm.Word),
 		asm.StoreMem(asm.R7, testOutput+8, asm.R0, asm.DWord),
 		asm.LoadMem(asm.R0, asm.R7, 0, asm.DWord),
 		asm.StoreMem(asm.R7, testOutput+16, asm.R0, asm.DWord),
 		asm.LoadMem(asm.R0, asm.R7, 8, asm.DWord),
 		asm.StoreMem(asm.R7, testOutput+24, asm.R0, asm.DWord),
 		asm.Mov.Reg(asm.R1, asm.R6),
-		asm.LoadMapPtr(asm.R2, 0).WithReference("dt_buf"),
+		asm.LoadMapPtr(asm.R2, 0).WithReference(abi.MapBuf),
 		asm.LoadImm(asm.R3, 0xffffffff, asm.DWord),
 		asm.Mov.Reg(asm.R4, asm.R7),
 		asm.Add.Imm(asm.R4, testOutput),
@@ -58,12 +59,12 @@ func emitClause(sym string, extra ...asm.Instruction) asm.Instructions {
 func exitClause(sym string) asm.Instructions {
 	return asm.Instructions{
 		asm.StoreImm(asm.RFP, -4, 0, asm.Word).WithSymbol(sym),
-		asm.LoadMapPtr(asm.R1, 0).WithReference("dt_state"),
+		asm.LoadMapPtr(asm.R1, 0).WithReference(abi.MapState),
 		asm.Mov.Reg(asm.R2, asm.RFP),
 		asm.Add.Imm(asm.R2, -4),
 		asm.FnMapLookupElem.Call(),
 		asm.JEq.Imm(asm.R0, 0, sym+"_out"),
-		asm.StoreImm(asm.R0, 0, ActivityDraining, asm.Word),
+		asm.StoreImm(asm.R0, 0, abi.ActivityDraining, asm.Word),
 		asm.Mov.Imm(asm.R0, 0).WithSymbol(sym + "_out"),
 		asm.Return(),
 	}
@@ -76,9 +77,9 @@ func testSpec(clauses ...*codegen.ClauseSpec) *codegen.Spec {
 	}
 	return &codegen.Spec{
 		Maps: []codegen.MapSpec{
-			{Name: "dt_buf", Kind: codegen.MapPerfEventArray},
-			{Name: "dt_scratch", Kind: codegen.MapArray, KeySize: 4, ValueSize: 512},
-			{Name: "dt_state", Kind: codegen.MapArray, KeySize: 4, ValueSize: 8, MaxEntries: 1},
+			{Name: abi.MapBuf, Kind: codegen.MapPerfEventArray},
+			{Name: abi.MapScratch, Kind: codegen.MapArray, KeySize: 4, ValueSize: 512},
+			{Name: abi.MapState, Kind: codegen.MapArray, KeySize: 4, ValueSize: 8, MaxEntries: 1},
 		},
 		Clauses: clauses,
 		Layout:  codegen.ScratchLayout{Size: 512, MState: 0, Output: testOutput},
@@ -115,7 +116,7 @@ func load(t *testing.T, spec *codegen.Spec) (*Objects, *perf.Reader) {
 
 func reader(t *testing.T, o *Objects) *perf.Reader {
 	t.Helper()
-	rd, err := perf.NewReader(o.Map("dt_buf"), 4*os.Getpagesize())
+	rd, err := perf.NewReader(o.Map(abi.MapBuf), 4*os.Getpagesize())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -152,7 +153,7 @@ func readAll(t *testing.T, rd *perf.Reader, d time.Duration) []record {
 func activityOf(t *testing.T, o *Objects) uint32 {
 	t.Helper()
 	var v [8]byte
-	if err := o.Map("dt_state").Lookup(uint32(0), &v); err != nil {
+	if err := o.Map(abi.MapState).Lookup(uint32(0), &v); err != nil {
 		t.Fatal(err)
 	}
 	return binary.LittleEndian.Uint32(v[:])
@@ -162,7 +163,7 @@ func setActivity(t *testing.T, o *Objects, a uint32) {
 	t.Helper()
 	var v [8]byte
 	binary.LittleEndian.PutUint32(v[:], a)
-	if err := o.Map("dt_state").Put(uint32(0), v); err != nil {
+	if err := o.Map(abi.MapState).Put(uint32(0), v); err != nil {
 		t.Fatal(err)
 	}
 }
@@ -189,7 +190,7 @@ func TestBeginEndRun(t *testing.T) {
 		got[0].prid != 1 || got[1].arg0 != 7 || got[1].arg1 != 8 {
 		t.Fatalf("BEGIN records = %+v, want %+v", got, want)
 	}
-	if a := activityOf(t, o); a != ActivityActive {
+	if a := activityOf(t, o); a != abi.ActivityActive {
 		t.Fatalf("activity after BEGIN = %d, want ACTIVE", a)
 	}
 	// END runs only while DRAINING.
@@ -199,7 +200,7 @@ func TestBeginEndRun(t *testing.T) {
 	if got := readAll(t, rd, 50*time.Millisecond); len(got) != 0 {
 		t.Fatalf("END ran while ACTIVE: %+v", got)
 	}
-	setActivity(t, o, ActivityDraining)
+	setActivity(t, o, abi.ActivityDraining)
 	if err := o.Run(2, nil); err != nil {
 		t.Fatal(err)
 	}
@@ -208,7 +209,7 @@ func TestBeginEndRun(t *testing.T) {
 	if len(got) != 1 || got[0].prid != 2 || got[0].epid != 3 {
 		t.Fatalf("END records = %+v, want one with prid 2, epid 3", got)
 	}
-	if a := activityOf(t, o); a != ActivityStopped {
+	if a := activityOf(t, o); a != abi.ActivityStopped {
 		t.Fatalf("activity after END = %d, want STOPPED", a)
 	}
 	wantEPIDs := []EPID{{1, 1, 0}, {2, 1, 1}, {3, 2, 1}}
@@ -240,7 +241,7 @@ func TestExitSkipsLaterClauses(t *testing.T) {
 	if len(got) != 1 || got[0].epid != 1 {
 		t.Fatalf("records = %+v, want only EPID 1", got)
 	}
-	if a := activityOf(t, o); a != ActivityStopped {
+	if a := activityOf(t, o); a != abi.ActivityStopped {
 		t.Fatalf("activity = %d, want STOPPED after exit in BEGIN", a)
 	}
 }

@@ -7,6 +7,7 @@ import (
 	"github.com/cilium/ebpf/asm"
 
 	"github.com/dtrace-go/dtrace/codegen"
+	"github.com/dtrace-go/dtrace/internal/abi"
 	"github.com/dtrace-go/dtrace/provider"
 )
 
@@ -142,10 +143,6 @@ func (p *Plan) Probe(id uint32) *ProbePlan {
 const (
 	symHaveScratch = "dt_have_scratch"
 	symDone        = "dt_probe_done"
-	// StateMap holds the run state; activity is its first u32.
-	StateMap = "dt_state"
-	// ScratchMap is the per-CPU scratch map the probe prologue looks up.
-	ScratchMap = "dt_scratch"
 )
 
 // Instructions builds the complete program of one planned probe: the
@@ -159,7 +156,7 @@ const (
 // it, the clause functions and every Spec.Funcs entry they reach. Map
 // references are left by name; Load resolves them.
 func (p *Plan) Instructions(spec *codegen.Spec, pp *ProbePlan) (asm.Instructions, error) {
-	if spec.Layout.MState > 0x7fff-256 {
+	if spec.Layout.MState > 0x7fff-abi.MStateSize {
 		return nil, fmt.Errorf("mstate offset %d too large", spec.Layout.MState)
 	}
 	ms := int16(spec.Layout.MState)
@@ -167,7 +164,7 @@ func (p *Plan) Instructions(spec *codegen.Spec, pp *ProbePlan) (asm.Instructions
 		asm.Mov.Reg(asm.R6, asm.R1).WithSymbol(progSymbol(pp.Probe)),
 		asm.FnGetSmpProcessorId.Call(),
 		asm.StoreMem(asm.RFP, -4, asm.R0, asm.Word),
-		asm.LoadMapPtr(asm.R1, 0).WithReference(ScratchMap),
+		asm.LoadMapPtr(asm.R1, 0).WithReference(abi.MapScratch),
 		asm.Mov.Reg(asm.R2, asm.RFP),
 		asm.Add.Imm(asm.R2, -4),
 		asm.FnMapLookupElem.Call(),
@@ -177,23 +174,23 @@ func (p *Plan) Instructions(spec *codegen.Spec, pp *ProbePlan) (asm.Instructions
 		asm.Mov.Reg(asm.R7, asm.R0).WithSymbol(symHaveScratch),
 	}
 	// errno is 0 unless the provider's prologue sets it.
-	insns = append(insns, provider.StoreImmDW(asm.R7, ms+provider.MStateErrno, 0))
+	insns = append(insns, provider.StoreImmDW(asm.R7, ms+abi.MStateErrno, 0))
 	prologue := pp.Probe.Owner.Prologue(pp.Probe, ms)
 	insns = append(insns, prologue...)
 	insns = append(insns,
-		asm.StoreImm(asm.R7, ms+provider.MStatePrid, int64(pp.Probe.ID), asm.Word),
-		provider.StoreImmDW(asm.R7, ms+provider.MStateFault, 0),
-		provider.StoreImmDW(asm.R7, ms+provider.MStateIllval, 0),
-		provider.StoreImmDW(asm.R7, ms+provider.MStateTimestamp, 0),
-		provider.StoreImmDW(asm.R7, ms+provider.MStateSpecID, 0),
+		asm.StoreImm(asm.R7, ms+abi.MStatePrid, int64(pp.Probe.ID), asm.Word),
+		provider.StoreImmDW(asm.R7, ms+abi.MStateFault, 0),
+		provider.StoreImmDW(asm.R7, ms+abi.MStateIllval, 0),
+		provider.StoreImmDW(asm.R7, ms+abi.MStateTimestamp, 0),
+		provider.StoreImmDW(asm.R7, ms+abi.MStateSpecID, 0),
 	)
 	runsIn, advance := activity(pp.Probe)
-	checked := hasMap(spec, StateMap)
+	checked := hasMap(spec, abi.MapState)
 	if checked {
 		// R8 = &dt_state[0], by direct value access (no lookup: the
 		// map is an array of one); callee-saved, so it survives the
 		// clause calls.
-		insns = append(insns, asm.LoadMapValue(asm.R8, 0, 0).WithReference(StateMap))
+		insns = append(insns, asm.LoadMapValue(asm.R8, 0, 0).WithReference(abi.MapState))
 	}
 	for i, ci := range pp.Clauses {
 		c := spec.Clauses[ci]
@@ -201,13 +198,13 @@ func (p *Plan) Instructions(spec *codegen.Spec, pp *ProbePlan) (asm.Instructions
 			// Skip the remaining clauses once the activity moved on (an
 			// exit() in an earlier clause of this firing).
 			insns = append(insns,
-				asm.LoadMem(asm.R0, asm.R8, 0, asm.Word),
+				asm.LoadMem(asm.R0, asm.R8, abi.StateActivity, asm.Word),
 				asm.JNE.Imm(asm.R0, int32(runsIn), symDone))
 		}
 		// speculate() applies to the rest of its own clause only.
 		insns = append(insns,
-			asm.StoreImm(asm.R7, ms+provider.MStateEPID, int64(pp.EPIDs[i]), asm.Word),
-			provider.StoreImmDW(asm.R7, ms+provider.MStateSpecID, 0),
+			asm.StoreImm(asm.R7, ms+abi.MStateEPID, int64(pp.EPIDs[i]), asm.Word),
+			provider.StoreImmDW(asm.R7, ms+abi.MStateSpecID, 0),
 			asm.Mov.Reg(asm.R1, asm.R6),
 			asm.Mov.Reg(asm.R2, asm.R7),
 			asm.Call.Label(c.Symbol),
@@ -217,6 +214,7 @@ func (p *Plan) Instructions(spec *codegen.Spec, pp *ProbePlan) (asm.Instructions
 	if checked && advance {
 		insns = append(insns,
 			asm.Mov.Imm(asm.R1, 1).WithSymbol(symDone),
+			// StoreXAdd adds at offset 0, abi.StateActivity.
 			asm.StoreXAdd(asm.R8, asm.R1, asm.Word))
 		done = asm.Mov.Imm(asm.R0, 0)
 	}
@@ -278,12 +276,11 @@ func progSymbol(p *provider.Probe) string {
 	return fmt.Sprintf("dt_probe_%d", p.ID)
 }
 
-// Activity values of dt_state (docs/ARCHITECTURE.md).
+// Activity values of dt_state (abi.Activity*).
+// For the consumer until it imports internal/abi.
 const (
-	ActivityInactive = 0
-	ActivityActive   = 1
-	ActivityDraining = 2
-	ActivityStopped  = 3
+	ActivityActive   = abi.ActivityActive
+	ActivityDraining = abi.ActivityDraining
 )
 
 // activity tells in which activity a probe runs its clauses and whether it
@@ -293,12 +290,12 @@ func activity(p *provider.Probe) (runsIn uint32, advance bool) {
 	if p.Provider == "dtrace" {
 		switch p.Name {
 		case "BEGIN":
-			return ActivityInactive, true
+			return abi.ActivityInactive, true
 		case "END":
-			return ActivityDraining, true
+			return abi.ActivityDraining, true
 		}
 	}
-	return ActivityActive, false
+	return abi.ActivityActive, false
 }
 
 func hasMap(spec *codegen.Spec, name string) bool {

@@ -9,6 +9,7 @@ import (
 	"github.com/cilium/ebpf/asm"
 
 	"github.com/dtrace-go/dtrace/codegen"
+	"github.com/dtrace-go/dtrace/internal/abi"
 	"github.com/dtrace-go/dtrace/provider"
 	"github.com/dtrace-go/dtrace/provider/dtrace"
 )
@@ -47,7 +48,7 @@ func TestPrologueSkip(t *testing.T) {
 	}
 	defer o.Close()
 	rd := reader(t, o)
-	setActivity(t, o, ActivityActive)
+	setActivity(t, o, abi.ActivityActive)
 	id := plan.Probes[0].Probe.ID
 	for _, a := range []uint64{0, 5, 0, 7} {
 		if err := o.Run(id, []uint64{a}); err != nil {

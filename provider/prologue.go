@@ -4,6 +4,8 @@ import (
 	"io"
 
 	"github.com/cilium/ebpf/asm"
+
+	"github.com/dtrace-go/dtrace/internal/abi"
 )
 
 // CopyArgs returns prologue instructions that copy n u64 arguments from the
@@ -11,8 +13,8 @@ import (
 // remaining ones, so clauses never see a previous firing's arguments.
 func CopyArgs(ctxOff int16, n int, mstate int16) asm.Instructions {
 	var insns asm.Instructions
-	for i := 0; i < NumArgs; i++ {
-		dst := mstate + MStateArgs + int16(8*i)
+	for i := 0; i < abi.MStateNArgs; i++ {
+		dst := mstate + abi.MStateArgs + int16(8*i)
 		if i < n {
 			insns = append(insns,
 				asm.LoadMem(asm.R0, asm.R6, ctxOff+int16(8*i), asm.DWord),

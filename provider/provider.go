@@ -71,19 +71,6 @@ type Provider interface {
 // its probe: the program then returns without running any clause.
 const SkipLabel = "dt_probe_skip"
 
-// Machine-state offsets shared by the prologues (docs/ARCHITECTURE.md).
-const (
-	MStateArgs      = 0  // u64 arg[10]
-	NumArgs         = 10 // arguments in the machine state
-	MStatePrid      = 80 // u32 probe id
-	MStateEPID      = 84 // u32 enabled probe id of the running clause
-	MStateFault     = 88 // u64 fault code
-	MStateIllval    = 96
-	MStateTimestamp = 104
-	MStateSpecID    = 112
-	MStateErrno     = 120 // u64 errno, set by syscall return prologues
-)
-
 // ListHeader is the header line of dtrace -l.
 const ListHeader = "   ID   PROVIDER            MODULE                          FUNCTION NAME"
 

@@ -7,6 +7,7 @@ import (
 	"github.com/cilium/ebpf"
 	"github.com/cilium/ebpf/asm"
 
+	"github.com/dtrace-go/dtrace/internal/abi"
 	"github.com/dtrace-go/dtrace/provider"
 )
 
@@ -48,7 +49,7 @@ func (*Provider) Program(*provider.Probe) provider.ProgramKind {
 
 // Prologue copies the test-run context (u64 arg[10]) into the machine state.
 func (*Provider) Prologue(_ *provider.Probe, mstate int16) asm.Instructions {
-	return provider.CopyArgs(0, provider.NumArgs, mstate)
+	return provider.CopyArgs(0, abi.MStateNArgs, mstate)
 }
 
 // Attach always fails with ErrNotAttachable.

@@ -7,6 +7,7 @@ import (
 	"github.com/cilium/ebpf"
 	"github.com/cilium/ebpf/asm"
 
+	"github.com/dtrace-go/dtrace/internal/abi"
 	"github.com/dtrace-go/dtrace/provider"
 )
 
@@ -63,7 +64,7 @@ func TestProgramAndPrologue(t *testing.T) {
 			stores[ins.Offset] = true
 		}
 	}
-	for i := int16(0); i < provider.NumArgs; i++ {
+	for i := int16(0); i < abi.MStateNArgs; i++ {
 		if !stores[64+8*i] {
 			t.Errorf("prologue does not store arg%d at %d: %v", i, 64+8*i, insns)
 		}

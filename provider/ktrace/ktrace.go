@@ -22,6 +22,7 @@ import (
 	"github.com/cilium/ebpf/asm"
 	"github.com/cilium/ebpf/btf"
 
+	"github.com/dtrace-go/dtrace/internal/abi"
 	"github.com/dtrace-go/dtrace/internal/kernel"
 	"github.com/dtrace-go/dtrace/provider"
 )
@@ -181,7 +182,7 @@ func (pv *Provider) Prologue(p *provider.Probe, mstate int16) asm.Instructions {
 		return never
 	}
 	e := &Emitter{mstate: mstate, prefix: "dt_" + pv.name + "_"}
-	for i := 0; i < provider.NumArgs; i++ {
+	for i := 0; i < abi.MStateNArgs; i++ {
 		e.Emit(provider.StoreImmDW(asm.R7, e.Arg(i), 0))
 	}
 	if s.Prologue != nil {
@@ -207,7 +208,7 @@ type Emitter struct {
 func (e *Emitter) Emit(insns ...asm.Instruction) { e.insns = append(e.insns, insns...) }
 
 // Arg returns the offset from R7 of arg[i] in the machine state.
-func (e *Emitter) Arg(i int) int16 { return e.mstate + provider.MStateArgs + int16(8*i) }
+func (e *Emitter) Arg(i int) int16 { return e.mstate + abi.MStateArgs + int16(8*i) }
 
 // Label returns a label unique in the program.
 func (e *Emitter) Label() string {

@@ -6,6 +6,7 @@ import (
 
 	"github.com/cilium/ebpf/asm"
 
+	"github.com/dtrace-go/dtrace/internal/abi"
 	"github.com/dtrace-go/dtrace/provider"
 )
 
@@ -88,20 +89,20 @@ func CheckPID(pid int) asm.Instructions {
 // them on entry. They clobber R0-R5 and R8.
 func (r *Regs) EntryArgs(mstate int16) asm.Instructions {
 	var insns asm.Instructions
-	for i := 0; i < provider.NumArgs && i < len(r.Args); i++ {
+	for i := 0; i < abi.MStateNArgs && i < len(r.Args); i++ {
 		insns = append(insns,
 			asm.LoadMem(asm.R0, asm.R6, r.Args[i], asm.DWord),
-			asm.StoreMem(asm.R7, mstate+provider.MStateArgs+int16(8*i), asm.R0, asm.DWord))
+			asm.StoreMem(asm.R7, mstate+abi.MStateArgs+int16(8*i), asm.R0, asm.DWord))
 	}
-	if len(r.Args) >= provider.NumArgs {
+	if len(r.Args) >= abi.MStateNArgs {
 		return insns
 	}
 	insns = append(insns, asm.LoadMem(asm.R8, asm.R6, r.SP, asm.DWord))
-	for i := len(r.Args); i < provider.NumArgs; i++ {
+	for i := len(r.Args); i < abi.MStateNArgs; i++ {
 		// bpf_probe_read_user zeroes the slot when the read faults.
 		insns = append(insns,
 			asm.Mov.Reg(asm.R1, asm.R7),
-			asm.Add.Imm(asm.R1, int32(mstate+provider.MStateArgs+int16(8*i))),
+			asm.Add.Imm(asm.R1, int32(mstate+abi.MStateArgs+int16(8*i))),
 			asm.Mov.Imm(asm.R2, 8),
 			asm.Mov.Reg(asm.R3, asm.R8),
 			asm.Add.Imm(asm.R3, int32(r.StackArg0+int16(8*(i-len(r.Args))))),
@@ -173,21 +174,21 @@ func (r *Regs) takenCheck() asm.Instructions {
 // and its attach cookie is the offset; otherwise it is a uretprobe, which
 // does not know the offset, and arg0 is 0. They clobber R0-R5.
 func (r *Regs) ReturnArgs(mstate int16, atReturn bool) asm.Instructions {
-	insns := asm.Instructions{provider.StoreImmDW(asm.R7, mstate+provider.MStateArgs, 0)}
+	insns := asm.Instructions{provider.StoreImmDW(asm.R7, mstate+abi.MStateArgs, 0)}
 	if atReturn {
 		insns = append(asm.Instructions{
 			asm.Mov.Reg(asm.R1, asm.R6),
 			asm.FnGetAttachCookie.Call(),
 			asm.Mov.Reg32(asm.R2, asm.R0),
-			asm.StoreMem(asm.R7, mstate+provider.MStateArgs, asm.R2, asm.DWord),
+			asm.StoreMem(asm.R7, mstate+abi.MStateArgs, asm.R2, asm.DWord),
 		}, r.takenCheck()...)
 	}
 	insns = append(insns,
 		asm.LoadMem(asm.R0, asm.R6, r.Ret, asm.DWord),
-		asm.StoreMem(asm.R7, mstate+provider.MStateArgs+8, asm.R0, asm.DWord),
+		asm.StoreMem(asm.R7, mstate+abi.MStateArgs+8, asm.R0, asm.DWord),
 	)
-	for i := 2; i < provider.NumArgs; i++ {
-		insns = append(insns, provider.StoreImmDW(asm.R7, mstate+provider.MStateArgs+int16(8*i), 0))
+	for i := 2; i < abi.MStateNArgs; i++ {
+		insns = append(insns, provider.StoreImmDW(asm.R7, mstate+abi.MStateArgs+int16(8*i), 0))
 	}
 	return insns
 }

@@ -8,6 +8,7 @@ import (
 	"github.com/cilium/ebpf"
 	"github.com/cilium/ebpf/asm"
 
+	"github.com/dtrace-go/dtrace/internal/abi"
 	"github.com/dtrace-go/dtrace/provider"
 )
 
@@ -131,7 +132,7 @@ func (*Provider) Program(*provider.Probe) provider.ProgramKind {
 // Prologue sets arg0 to the kernel pc and arg1 to the user pc from the
 // interrupted registers in the bpf_perf_event_data context.
 func (*Provider) Prologue(_ *provider.Probe, mstate int16) asm.Instructions {
-	arg0 := mstate + provider.MStateArgs
+	arg0 := mstate + abi.MStateArgs
 	arg1 := arg0 + 8
 	insns := userMode() // R0 = pc, R1 != 0 when the pc is a user address
 	insns = append(insns,

@@ -21,6 +21,7 @@ import (
 	"github.com/cilium/ebpf"
 	"github.com/cilium/ebpf/asm"
 
+	"github.com/dtrace-go/dtrace/internal/abi"
 	"github.com/dtrace-go/dtrace/internal/kernel"
 	"github.com/dtrace-go/dtrace/internal/tracefs"
 	"github.com/dtrace-go/dtrace/provider"
@@ -117,10 +118,10 @@ func (*Provider) Program(*provider.Probe) provider.ProgramKind {
 	return provider.ProgramKind{Type: ebpf.TracePoint}
 }
 
-// argFields returns the fields that are arguments: at most NumArgs.
+// argFields returns the fields that are arguments: at most abi.MStateNArgs.
 func argFields(f *tracefs.Format) []tracefs.Field {
-	if len(f.Fields) > provider.NumArgs {
-		return f.Fields[:provider.NumArgs]
+	if len(f.Fields) > abi.MStateNArgs {
+		return f.Fields[:abi.MStateNArgs]
 	}
 	return f.Fields
 }
@@ -170,8 +171,8 @@ func (pv *Provider) Prologue(p *provider.Probe, mstate int16) asm.Instructions {
 	}
 	fields := argFields(f)
 	var insns asm.Instructions
-	for i := 0; i < provider.NumArgs; i++ {
-		dst := mstate + provider.MStateArgs + int16(8*i)
+	for i := 0; i < abi.MStateNArgs; i++ {
+		dst := mstate + abi.MStateArgs + int16(8*i)
 		if i >= len(fields) {
 			insns = append(insns, provider.StoreImmDW(asm.R7, dst, 0))
 			continue

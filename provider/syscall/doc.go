@@ -25,7 +25,7 @@
 //   - return: arg0 and arg1 both hold the return value; args[0] and
 //     args[1] are longs.
 //
-// errno: the prologue stores it in the machine state at MStateErrno (a
-// u64 at offset 120): on return probes -ret when the return value is a
-// negated error number (-4095..-1), otherwise 0; on entry probes 0.
+// errno: the prologue stores it in the machine state at abi.MStateErrno:
+// on return probes -ret when the return value is a negated error number
+// (-4095..-1), otherwise 0; on entry probes 0.
 package syscall

@@ -8,14 +8,11 @@ import (
 	"github.com/cilium/ebpf"
 	"github.com/cilium/ebpf/asm"
 
+	"github.com/dtrace-go/dtrace/internal/abi"
 	"github.com/dtrace-go/dtrace/internal/kernel"
 	"github.com/dtrace-go/dtrace/internal/tracefs"
 	"github.com/dtrace-go/dtrace/provider"
 )
-
-// MStateErrno is the machine-state offset of the u64 errno that the
-// prologue fills and the errno built-in variable reads.
-const MStateErrno = 120
 
 // maxErrno is the largest error number a negative return value can carry
 // (the kernel's MAX_ERRNO).
@@ -272,8 +269,8 @@ func (pv *Provider) Prologue(p *provider.Probe, mstate int16) asm.Instructions {
 			fields = append(fields, tracefs.Field{Offset: 16 + 8*i, Size: 8, Signed: !d.entry})
 		}
 	}
-	arg := func(i int) int16 { return mstate + provider.MStateArgs + int16(8*i) }
-	errno := mstate + MStateErrno
+	arg := func(i int) int16 { return mstate + abi.MStateArgs + int16(8*i) }
+	errno := mstate + abi.MStateErrno
 	var insns asm.Instructions
 	if !d.entry {
 		if d.wide {
@@ -296,7 +293,7 @@ func (pv *Provider) Prologue(p *provider.Probe, mstate int16) asm.Instructions {
 			asm.StoreMem(asm.R7, arg(0), asm.R0, asm.DWord),
 			asm.StoreMem(asm.R7, arg(1), asm.R0, asm.DWord),
 		)
-		for i := 2; i < provider.NumArgs; i++ {
+		for i := 2; i < abi.MStateNArgs; i++ {
 			insns = append(insns, provider.StoreImmDW(asm.R7, arg(i), 0))
 		}
 		return append(insns,
@@ -325,12 +322,12 @@ func (pv *Provider) Prologue(p *provider.Probe, mstate int16) asm.Instructions {
 		for i := 0; i < n; i++ {
 			insns = append(insns, asm.StoreMem(asm.R7, arg(i), asm.Register(i), asm.DWord))
 		}
-		for i := n; i < provider.NumArgs; i++ {
+		for i := n; i < abi.MStateNArgs; i++ {
 			insns = append(insns, provider.StoreImmDW(asm.R7, arg(i), 0))
 		}
 		return append(insns, provider.StoreImmDW(asm.R7, errno, 0))
 	}
-	for i := 0; i < provider.NumArgs; i++ {
+	for i := 0; i < abi.MStateNArgs; i++ {
 		if i < len(fields) {
 			insns = append(insns, load(asm.R0, fields[i])...)
 			insns = append(insns, asm.StoreMem(asm.R7, arg(i), asm.R0, asm.DWord))

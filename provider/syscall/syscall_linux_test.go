@@ -18,6 +18,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/dtrace-go/dtrace/codegen"
+	"github.com/dtrace-go/dtrace/internal/abi"
 	"github.com/dtrace-go/dtrace/loader"
 	"github.com/dtrace-go/dtrace/provider"
 	dtraceprov "github.com/dtrace-go/dtrace/provider/dtrace"
@@ -39,13 +40,13 @@ func recordClause(sym string, pid int) asm.Instructions {
 		asm.FnGetCurrentPidTgid.Call(),
 		asm.RSh.Imm(asm.R0, 32),
 		asm.JNE.Imm(asm.R0, int32(pid), skip),
-		asm.LoadMem(asm.R0, asm.R7, provider.MStateEPID, asm.Word),
+		asm.LoadMem(asm.R0, asm.R7, abi.MStateEPID, asm.Word),
 		asm.StoreMem(asm.R7, outOff, asm.R0, asm.Word),
 		asm.StoreImm(asm.R7, outOff+4, 0, asm.Word),
-		asm.LoadMem(asm.R0, asm.R7, provider.MStatePrid, asm.Word),
+		asm.LoadMem(asm.R0, asm.R7, abi.MStatePrid, asm.Word),
 		asm.StoreMem(asm.R7, outOff+8, asm.R0, asm.DWord),
 	}
-	for i, off := range []int16{0, 8, 16, syscall.MStateErrno} {
+	for i, off := range []int16{0, 8, 16, abi.MStateErrno} {
 		insns = append(insns,
 			asm.LoadMem(asm.R0, asm.R7, off, asm.DWord),
 			asm.StoreMem(asm.R7, outOff+16+int16(8*i), asm.R0, asm.DWord))
@@ -233,7 +234,7 @@ func fire(t *testing.T, exe string, wide bool, probes ...string) {
 	defer rd.Close()
 	// Clauses run only while ACTIVE.
 	var state [8]byte
-	binary.LittleEndian.PutUint32(state[:], loader.ActivityActive)
+	binary.LittleEndian.PutUint32(state[:], abi.ActivityActive)
 	if err := objs.Map("dt_state").Put(uint32(0), state); err != nil {
 		t.Fatal(err)
 	}

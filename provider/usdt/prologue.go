@@ -3,6 +3,7 @@ package usdt
 import (
 	"github.com/cilium/ebpf/asm"
 
+	"github.com/dtrace-go/dtrace/internal/abi"
 	"github.com/dtrace-go/dtrace/provider"
 	"github.com/dtrace-go/dtrace/provider/pid"
 )
@@ -12,8 +13,8 @@ import (
 func siteArgs(s Site, mstate int16) asm.Instructions {
 	regs := pid.ArchRegs()
 	var insns asm.Instructions
-	for i := 0; i < provider.NumArgs; i++ {
-		slot := mstate + provider.MStateArgs + int16(8*i)
+	for i := 0; i < abi.MStateNArgs; i++ {
+		slot := mstate + abi.MStateArgs + int16(8*i)
 		if i >= len(s.Args) || regs == nil {
 			insns = append(insns, provider.StoreImmDW(asm.R7, slot, 0))
 			continue
