@@ -38,9 +38,9 @@ func render(t testing.TB, spec *Spec, recs [][]byte) string {
 	t.Helper()
 	var b strings.Builder
 	for _, rec := range recs {
-		epid := u32(rec, 0)
+		epid := u32(rec, abi.HdrEPID)
 		if epid == abi.EPIDFault {
-			fmt.Fprintf(&b, "fault(clause %d, probe %d, code %d, illval %#x)\n", u32(rec, 8), u32(rec, 12), u64(rec, 16), u64(rec, 24))
+			fmt.Fprintf(&b, "fault(clause %d, probe %d, code %d, illval %#x)\n", u32(rec, abi.FaultRecClause), u32(rec, abi.FaultRecProbe), u64(rec, abi.FaultRecCode), u64(rec, abi.FaultRecIllval))
 			continue
 		}
 		var cs *ClauseSpec
@@ -52,7 +52,7 @@ func render(t testing.TB, spec *Spec, recs [][]byte) string {
 		if cs == nil {
 			t.Fatalf("record with unknown EPID %d", epid)
 		}
-		seg := cs.Segments[u32(rec, 8)]
+		seg := cs.Segments[u32(rec, abi.HdrSegment)]
 		items := seg.Records
 		for i := 0; i < len(items); i++ {
 			it := items[i]
@@ -267,8 +267,8 @@ func TestPointerStoreFaults(t *testing.T) {
 			recs := r.fire(t)
 			var codes []uint64
 			for _, rec := range recs {
-				if u32(rec, 0) == abi.EPIDFault {
-					codes = append(codes, u64(rec, 16))
+				if u32(rec, abi.HdrEPID) == abi.EPIDFault {
+					codes = append(codes, u64(rec, abi.FaultRecCode))
 				}
 			}
 			if len(recs) != 1 || len(codes) != 1 || codes[0] != tt.code {
