@@ -140,6 +140,12 @@ func (f *fn) flush() {
 func (f *fn) storeValue(e syntax.Expr, action Action) Record {
 	t := f.typeOf(e)
 	r := f.expr(e)
+	if t.Kind == TArray && t.Size == 0 && t.Elem != nil && t.Elem.Char {
+		// A char array of unknown length (extern char linux_banner[])
+		// is its address: record the string there, as trace() and
+		// printf("%s") show a char array.
+		t = &Type{Kind: TString, Size: f.g.opts.StrSize, Name: "string"}
+	}
 	return f.storeReg(r, t, action)
 }
 

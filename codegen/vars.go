@@ -68,6 +68,12 @@ func (f *fn) loadVar(e syntax.Expr, v *Var) asm.Register {
 	case VarSymbol:
 		r := f.alloc()
 		f.movImm(r, v.Value)
+		if t.Kind == TArray && t.Size == 0 {
+			// An array of unknown length (extern char linux_banner[])
+			// cannot be copied: it stands for its address, from which
+			// stringof() and string arguments read up to strsize bytes.
+			return r
+		}
 		return f.loadScalar(r, t, false)
 	case VarAssoc, VarTAssoc:
 		f.fail(e, "associative array %s used without a key", v.Name)

@@ -33,6 +33,7 @@ var order = []string{
 	"io.d",
 	"pcap.d",
 	"lockstat.d",
+	"kvars.d",
 }
 
 // Source is one file of the D library.

@@ -8,11 +8,12 @@ import (
 
 // Patterns of the names a library file defines at its top level.
 var (
-	inlineName  = regexp.MustCompile(`(?m)^\s*inline\b[^=;]*?\b([A-Za-z_]\w*)\s*(?:\[[^\]]*\]\s*)?=`)
-	typedefKw   = regexp.MustCompile(`(?m)^\s*typedef\b`)
-	tagName     = regexp.MustCompile(`\b(?:struct|union|enum)\s+([A-Za-z_]\w*)\s*\{`)
-	enumerator  = regexp.MustCompile(`(?m)^\s*([A-Z_][A-Z0-9_]*)\s*(?:=[^,\n]*)?,?\s*(?:/\*.*)?$`)
-	word        = regexp.MustCompile(`[A-Za-z_]\w*`)
+	inlineName = regexp.MustCompile(`(?m)^\s*inline\b[^=;]*?\b([A-Za-z_]\w*)\s*(?:\[[^\]]*\]\s*)?=`)
+	typedefKw  = regexp.MustCompile(`(?m)^\s*typedef\b`)
+	externName = regexp.MustCompile(`(?m)^\s*extern\b[^;]*?\b([A-Za-z_]\w*)\s*(?:\[[^\]]*\]\s*)?;`)
+	tagName    = regexp.MustCompile(`\b(?:struct|union|enum)\s+([A-Za-z_]\w*)\s*\{`)
+	enumerator = regexp.MustCompile(`(?m)^\s*([A-Z_][A-Z0-9_]*)\s*(?:=[^,\n]*)?,?\s*(?:/\*.*)?$`)
+	word       = regexp.MustCompile(`[A-Za-z_]\w*`)
 )
 
 // builtinNeeds names library files that define the types of builtin
@@ -34,10 +35,11 @@ var providerNeeds = map[string]string{
 }
 
 // Defines returns the names a library file defines: its inlines,
-// typedefs, struct/union/enum tags and enumerators.
+// typedefs, struct/union/enum tags, enumerators and the kernel
+// variables its externs type.
 func Defines(text string) []string {
 	seen := map[string]bool{}
-	for _, re := range []*regexp.Regexp{inlineName, tagName} {
+	for _, re := range []*regexp.Regexp{inlineName, tagName, externName} {
 		for _, m := range re.FindAllStringSubmatch(text, -1) {
 			seen[m[1]] = true
 		}

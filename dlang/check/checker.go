@@ -34,6 +34,14 @@ type checker struct {
 	nvars      [4]int
 	usedArgs   []bool
 
+	// symTypes holds the types extern declarations (the program's and
+	// the D library's) give kernel symbols by name, for the symbols
+	// whose type the kernel's BTF does not give.
+	symTypes map[string]types.Type
+	// addrOperand is the operand of the unary & being checked: the
+	// address of a kernel symbol without a type may still be taken.
+	addrOperand syntax.Expr
+
 	descs     map[*syntax.ProbeClause][]string // expanded probe descriptions
 	lateTypes map[*Builtin]string              // builtin types to resolve on use
 	flags     map[syntax.Expr]exprFlags
@@ -88,6 +96,7 @@ func newChecker(fset *syntax.FileSet, conf *Config) *checker {
 		inlines:    map[string]*Inline{},
 		enumConsts: map[string]*EnumConst{},
 		externs:    map[string]types.Type{},
+		symTypes:   map[string]types.Type{},
 		flags:      map[syntax.Expr]exprFlags{},
 		nonAlloca:  map[*Var]bool{},
 		descs:      map[*syntax.ProbeClause][]string{},

@@ -332,6 +332,9 @@ func (c *checker) ident(e *syntax.Ident, lhs bool) TypeAndValue {
 	}
 	if t, ok := c.externs[name]; ok {
 		sym := &Symbol{Module: e.Module, Name: name, Type: t}
+		if ks, ok := c.kernelSymbol("", name); ok {
+			sym.Module, sym.Addr, sym.Local = ks.Module, ks.Addr, ks.Local
+		}
 		c.info.Uses[e] = sym
 		return c.record(e, TypeAndValue{Type: t, Lvalue: true}, exprFlags{})
 	}
@@ -339,8 +342,7 @@ func (c *checker) ident(e *syntax.Ident, lhs bool) TypeAndValue {
 	// kernel symbols only when they are read (or written with a
 	// backquote), which also spares scripts the kallsyms scan.
 	if sym, ok := c.kernelSymbolRead(name, lhs); ok {
-		c.info.Uses[e] = sym
-		return c.record(e, TypeAndValue{Type: sym.Type, Lvalue: true}, exprFlags{})
+		return c.symbolUse(e, sym)
 	}
 	if lhs {
 		if c.clause == nil {
@@ -356,12 +358,18 @@ func (c *checker) ident(e *syntax.Ident, lhs bool) TypeAndValue {
 }
 
 // kernelSymbolRead looks up an unscoped kernel variable unless the name
-// is being assigned.
+// is being assigned. A bare identifier names only a global symbol: the
+// kernel's static variables (6.12 has one named x) would otherwise
+// capture the undefined names of D programs.
 func (c *checker) kernelSymbolRead(name string, lhs bool) (*Symbol, bool) {
 	if lhs {
 		return nil, false
 	}
-	return c.kernelSymbol("", name)
+	sym, ok := c.kernelSymbol("", name)
+	if !ok || sym.Local {
+		return nil, false
+	}
+	return sym, true
 }
 
 // kernelSymbol looks up a kernel variable.
@@ -372,13 +380,35 @@ func (c *checker) kernelSymbol(module, name string) (*Symbol, bool) {
 	return c.conf.Kernel.LookupSymbol(module, name)
 }
 
-// symbol resolves a backquoted kernel symbol.
+// symbol resolves a backquoted kernel symbol, local ones included (as
+// dtrace does: the module and backquote say which symbol is meant).
 func (c *checker) symbol(e *syntax.Ident) TypeAndValue {
 	if sym, ok := c.kernelSymbol(e.Module, e.Name); ok {
-		c.info.Uses[e] = sym
-		return c.record(e, TypeAndValue{Type: sym.Type, Lvalue: true}, exprFlags{})
+		return c.symbolUse(e, sym)
 	}
 	return c.fail(e.Pos(), D_IDENT_UNDEF, "failed to resolve %s`%s: Unknown symbol name", e.Module, e.Name)
+}
+
+// symbolUse records e as a use of the kernel symbol sym. A symbol the
+// kernel's BTF does not type takes the type of an extern declaration of
+// its name (the program's or the D library's); without one its value
+// cannot be read, for its size is unknown (DTrace's D_SYM_NOTYPES), but
+// its address may be taken (&`sym is a uintptr_t *, as dtrace types a
+// symbol without type data).
+func (c *checker) symbolUse(e *syntax.Ident, sym *Symbol) TypeAndValue {
+	if sym.Type == nil {
+		s := *sym
+		if t, ok := c.symTypes[sym.Name]; ok {
+			s.Type = t
+		} else if c.addrOperand == syntax.Expr(e) {
+			s.Type = types.Uintptr
+		} else {
+			return c.fail(e.Pos(), D_SYM_NOTYPES, "no symbolic type information is available for %s`%s: No type information available for symbol", sym.Module, sym.Name)
+		}
+		sym = &s
+	}
+	c.info.Uses[e] = sym
+	return c.record(e, TypeAndValue{Type: sym.Type, Lvalue: true}, exprFlags{})
 }
 
 // newVar creates a variable.
@@ -537,7 +567,6 @@ func (c *checker) sizeof(e *syntax.SizeofExpr) TypeAndValue {
 	return c.record(e, TypeAndValue{Type: types.SizeT, Value: intConst(t.Size())}, exprFlags{})
 }
 
-
 // offsetof computes offsetof(type, member).
 func (c *checker) offsetof(e *syntax.OffsetofExpr) TypeAndValue {
 	t := c.typeName(e.Type)
@@ -604,7 +633,11 @@ func (c *checker) unary(e *syntax.UnaryExpr) TypeAndValue {
 	case syntax.INC, syntax.DEC:
 		return c.incdec(e, e.Op, e.X)
 	}
+	if e.Op == syntax.AND {
+		c.addrOperand = syntax.Unparen(e.X)
+	}
 	x := c.expr(e.X)
+	c.addrOperand = nil
 	if x.Type == nil {
 		return bad
 	}

@@ -89,7 +89,8 @@ type ProbeInfo struct {
 type Kernel interface {
 	types.Lookup
 	// LookupSymbol finds a kernel symbol (a variable) by module and name;
-	// module "" searches every module.
+	// module "" searches every module. Of several of one name it should
+	// return a global symbol rather than a local one.
 	LookupSymbol(module, name string) (*Symbol, bool)
 }
 
@@ -259,7 +260,15 @@ type Symbol struct {
 	Module string
 	Name   string
 	Addr   uint64
-	Type   types.Type
+	// Type is the type of the symbol's object; nil when the kernel's
+	// type data does not describe it (BTF describes only per-CPU
+	// variables), and the checker then takes it from an extern
+	// declaration of the program or the D library.
+	Type types.Type
+	// Local is set for a symbol local to its object file (static in C,
+	// a lowercase kallsyms type letter): only a backquoted name may
+	// refer to one, never a bare identifier.
+	Local bool
 }
 
 // FuncKind tells subroutines from actions and aggregating functions.

@@ -416,7 +416,13 @@ func (c *checker) declarator(d *syntax.Declaration, ds *syntax.DeclSpecs, base t
 		return
 	}
 	if ds.Class == syntax.Extern {
-		c.externs[name] = t
+		// An extern types the kernel symbol of its name; in a program
+		// (not the D library) it also declares the name as an
+		// identifier.
+		c.symTypes[name] = t
+		if c.progIndex >= c.conf.LibraryPrograms {
+			c.externs[name] = t
+		}
 		return
 	}
 	tab, kind := c.globals, GlobalVar

@@ -28,6 +28,17 @@ func (s Sym) Text() bool {
 	return false
 }
 
+// Local reports whether the symbol is local to its object file (a
+// static C symbol), which kallsyms writes with a lowercase type letter;
+// w, v and u are not local but weak or unique.
+func (s Sym) Local() bool {
+	switch s.Kind {
+	case 'w', 'v', 'u':
+		return false
+	}
+	return s.Kind >= 'a' && s.Kind <= 'z'
+}
+
 // Symbols is a kernel symbol table in the format of /proc/kallsyms:
 // lines of "address type name", with "\t[module]" after the symbols of
 // loadable modules, the kernel's own symbols first.
@@ -62,23 +73,42 @@ func ParseKallsyms(r io.Reader) (*Symbols, error) {
 }
 
 // Lookup finds a symbol by name in module ("vmlinux" for the kernel), or
-// in any module if module is "" (the kernel first, then the modules in
-// the order of the table).
+// in any module if module is "". Of several symbols of one name it
+// prefers a global one to a local (static) one, and with module "" the
+// kernel's to a module's; among equals, the first in the table.
 func (s *Symbols) Lookup(module, name string) (Sym, bool) {
 	if s == nil || name == "" {
 		return Sym{}, false
 	}
-	var first Sym
-	found := false
+	var best Sym
+	rank := 0
 	for _, sym := range s.all(name) {
-		if sym.Module == module || module == "" && sym.Module == Kernel {
-			return sym, true
-		}
-		if module == "" && !found {
-			first, found = sym, true
+		if r := lookupRank(sym, module); r > rank {
+			best, rank = sym, r
 		}
 	}
-	return first, found
+	return best, rank > 0
+}
+
+// lookupRank orders the candidates of a Lookup in module: 0 for a
+// symbol that does not match, higher for a better match.
+func lookupRank(sym Sym, module string) int {
+	r := 2
+	if sym.Local() {
+		r = 1
+	}
+	switch {
+	case module == "":
+		// Globals first, then the kernel's before a module's.
+		r *= 2
+		if sym.Module == Kernel {
+			r++
+		}
+		return r
+	case sym.Module == module:
+		return r
+	}
+	return 0
 }
 
 // all returns the symbols named name, in table order.

@@ -226,10 +226,12 @@ func (m *module) find(name string) btf.Type {
 }
 
 // LookupSymbol implements check.Kernel: it finds a kernel symbol by
-// module and name (module "" searches the kernel, then the modules).
-// Its type is the type BTF gives the variable; where BTF has none (BTF
-// describes only per-CPU variables, and functions are not variables) it
-// is uintptr_t, as dtrace gives a kernel symbol without type data.
+// module and name (module "" searches the kernel, then the modules),
+// preferring a global symbol to a local one of the same name. Its type is
+// the type BTF gives the variable; BTF describes only per-CPU variables,
+// so other data symbols have none (nil: the checker takes the type from
+// an extern declaration), and functions, which are no variables, are
+// uintptr_t, as dtrace types a kernel symbol without type data.
 func (k *Types) LookupSymbol(module, name string) (*check.Symbol, bool) {
 	if module == "C" || module == "D" {
 		return nil, false
@@ -246,19 +248,21 @@ func (k *Types) LookupSymbol(module, name string) (*check.Symbol, bool) {
 	if !ok {
 		return nil, false
 	}
-	return &check.Symbol{Module: sym.Module, Name: sym.Name, Addr: sym.Addr, Type: k.symbolType(sym)}, true
+	return &check.Symbol{Module: sym.Module, Name: sym.Name, Addr: sym.Addr, Local: sym.Local(), Type: k.symbolType(sym)}, true
 }
 
-// symbolType returns the type of a symbol's object. k.mu is held.
+// symbolType returns the type of a symbol's object: its BTF VAR's type,
+// nil for other data (the checker looks for an extern declaration), and
+// uintptr_t for code. k.mu is held.
 func (k *Types) symbolType(sym Sym) types.Type {
 	m := k.scope(sym.Module)
 	if m == nil {
 		m = k.scope(Kernel)
 	}
-	if m == nil {
-		return types.Uintptr
-	}
 	if !sym.Text() {
+		if m == nil {
+			return nil
+		}
 		if all, err := m.spec.AnyTypesByName(sym.Name); err == nil {
 			for _, t := range all {
 				if v, ok := t.(*btf.Var); ok {
@@ -266,9 +270,12 @@ func (k *Types) symbolType(sym Sym) types.Type {
 				}
 			}
 		}
+		return nil
 	}
-	if t, ok := m.find("uintptr_t").(*btf.Typedef); ok {
-		return m.conv.convert(t)
+	if m != nil {
+		if t, ok := m.find("uintptr_t").(*btf.Typedef); ok {
+			return m.conv.convert(t)
+		}
 	}
 	return types.Uintptr
 }

@@ -57,6 +57,10 @@ ffffffff82000000 D runqueues
 ffffffffc0001000 t schedule	[dummy]
 ffffffffc0002000 d modvar	[dummy]
 ffffffffc0003000 T xschedule
+ffffffff82001000 d x
+ffffffff82002000 d dup
+ffffffff82003000 D dup
+ffffffffc0004000 D dup	[dummy]
 `
 
 func testTypes(t *testing.T) *Types {
@@ -178,7 +182,7 @@ func TestSymbols(t *testing.T) {
 		{"", "schedule", true, "vmlinux", 0xffffffff81001000, "uintptr_t"},
 		{"dummy", "schedule", true, "dummy", 0xffffffffc0001000, "uintptr_t"},
 		{"vmlinux", "runqueues", true, "vmlinux", 0xffffffff82000000, "struct task"},
-		{"", "modvar", true, "dummy", 0xffffffffc0002000, "uintptr_t"},
+		{"", "modvar", true, "dummy", 0xffffffffc0002000, "<nil>"}, // data BTF does not type
 		{"vmlinux", "modvar", false, "", 0, ""},
 		{"", "sched", false, "", 0, ""},
 		{"", "_stext", true, "vmlinux", 0xffffffff81000000, "uintptr_t"},
@@ -197,6 +201,32 @@ func TestSymbols(t *testing.T) {
 			t.Errorf("LookupSymbol(%q, %q) = %s`%s %#x %s, want %s %#x %s", tt.module, tt.name,
 				sym.Module, sym.Name, sym.Addr, types.TypeString(sym.Type), tt.wantMod, tt.addr, tt.typ)
 		}
+	}
+}
+
+// Of several symbols of one name a lookup prefers a global one, and the
+// kernel's to a module's; a local symbol is found, and says so.
+func TestSymbolsLocal(t *testing.T) {
+	k := testTypes(t)
+	tests := []struct {
+		module, name string
+		addr         uint64
+		local        bool
+	}{
+		{"", "x", 0xffffffff82001000, true},
+		{"vmlinux", "x", 0xffffffff82001000, true},
+		{"", "dup", 0xffffffff82003000, false},
+		{"dummy", "dup", 0xffffffffc0004000, false},
+		{"", "modvar", 0xffffffffc0002000, true},
+	}
+	for _, tt := range tests {
+		sym, ok := k.LookupSymbol(tt.module, tt.name)
+		if !ok || sym.Addr != tt.addr || sym.Local != tt.local {
+			t.Errorf("LookupSymbol(%q, %q) = %+v, %v; want addr %#x local %v", tt.module, tt.name, sym, ok, tt.addr, tt.local)
+		}
+	}
+	if _, ok := k.LookupSymbol("dummy", "x"); ok {
+		t.Error("dummy`x found: x is the kernel's")
 	}
 }
 

@@ -1,0 +1,194 @@
+//go:build linux
+
+package kvartest
+
+import (
+	"bufio"
+	"bytes"
+	"errors"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+)
+
+// buildDtrace builds cmd/dtrace into dir.
+func buildDtrace(t *testing.T, dir string) string {
+	t.Helper()
+	bin := filepath.Join(dir, "dtrace")
+	out, err := exec.Command("go", "build", "-o", bin, "../../cmd/dtrace").CombinedOutput()
+	if err != nil {
+		t.Fatalf("go build: %v\n%s", err, out)
+	}
+	return bin
+}
+
+// kallsymsHas reports whether this machine's kallsyms lists name.
+func kallsymsHas(name string) bool {
+	b, err := os.ReadFile("/proc/kallsyms")
+	if err != nil {
+		return false
+	}
+	return bytes.Contains(b, []byte(" "+name+"\n"))
+}
+
+// TestHostTypedReads reads a symbol every kernel with BTF lists, the
+// start of its BTF (magic 0xeb9f, version 1, flags 0, header length 24),
+// at the widths extern declarations give it: each read must take exactly
+// the declared bytes.
+func TestHostTypedReads(t *testing.T) {
+	if os.Getuid() != 0 {
+		t.Skip("needs root for BPF")
+	}
+	if !kallsymsHas("__start_BTF") {
+		t.Skip("kallsyms lists no __start_BTF")
+	}
+	bin := buildDtrace(t, t.TempDir())
+	tests := []struct{ decl, expr, want string }{
+		{"extern unsigned short __start_BTF;", "`__start_BTF", "eb9f"},
+		{"extern unsigned int __start_BTF;", "`__start_BTF", "1eb9f"},
+		{"extern unsigned long __start_BTF;", "`__start_BTF", "180001eb9f"},
+		{"extern unsigned char __start_BTF;", "__start_BTF", "9f"},
+		{"extern const unsigned char __start_BTF[];", "`__start_BTF[1]", "eb"},
+	}
+	for _, tt := range tests {
+		prog := tt.decl + ` BEGIN { printf("%x\n", ` + tt.expr + `); exit(0); }`
+		out, err := exec.Command(bin, "-qn", prog).CombinedOutput()
+		if err != nil || strings.TrimSpace(string(out)) != tt.want {
+			t.Errorf("%s: %q, %v; want %s", prog, out, err, tt.want)
+		}
+	}
+	// A char array of unknown length is a string at its address.
+	for _, expr := range []string{"stringof(`__start_BTF)", "`__start_BTF"} {
+		prog := `extern const char __start_BTF[]; BEGIN { printf("%s|", ` + expr + `); exit(0); }`
+		out, err := exec.Command(bin, "-qn", prog).CombinedOutput()
+		if err != nil || !strings.HasPrefix(string(out), "\x9f\xeb\x01|") {
+			t.Errorf("%s: %q, %v; want \"\\x9f\\xeb\\x01|\"", prog, out, err)
+		}
+	}
+	// Without a type, a data symbol's value cannot be read.
+	prog := "BEGIN { trace(`__start_BTF); exit(0); }"
+	out, err := exec.Command(bin, "-xerrtags", "-qn", prog).CombinedOutput()
+	if err == nil || !strings.Contains(string(out), "[D_SYM_NOTYPES] line 1: no symbolic type information is available for vmlinux`__start_BTF: No type information available for symbol") {
+		t.Errorf("%s: %q, %v; want D_SYM_NOTYPES", prog, out, err)
+	}
+}
+
+// runKernel is ../shared/vm/run-kernel as seen from this package.
+const runKernel = "../../../shared/vm/run-kernel"
+
+// guestScript runs in the guest: each line of its output is key=value.
+// The D programs read the kernel variables the issue names, with their
+// types from the D library (kvars.d) or the program's extern.
+const guestScript = `
+D=$1
+echo possible=$(cat /sys/devices/system/cpu/possible)
+echo memtotal=$(awk '/^MemTotal:/ { print $2 }' /proc/meminfo)
+echo redirect_max=$(cat /sys/module/overlay/parameters/redirect_max 2>/dev/null)
+$D -qn 'BEGIN { printf("nr_cpu_ids=%d\nsize=%d\nmax_pfn=%d\n", ` + "`nr_cpu_ids, sizeof(`nr_cpu_ids), `max_pfn" + `); exit(0); }' 2>&1
+$D -qn 'BEGIN { j = ` + "`jiffies" + `; } tick-100ms { printf("jiffies=%d %d\n", j, ` + "vmlinux`jiffies" + `); exit(0); }' 2>&1
+$D -qn 'BEGIN { printf("%s", stringof(` + "`linux_banner" + `)); exit(0); }' > banner.out 2>&1
+cmp -s banner.out /proc/version; echo banner_cmp=$?
+head -c $(wc -c < /proc/version) banner.out | cmp -s - /proc/version; echo banner_prefix=$?
+rm -f banner.out
+$D -qn 'extern unsigned short ovl_redirect_max; BEGIN { printf("ovl_redirect_max=%d\n", ` + "overlay`ovl_redirect_max" + `); exit(0); }' 2>&1
+echo "exit_x=$($D -xerrtags -qn 'BEGIN { exit(x); }' 2>&1)"
+`
+
+// TestGuestKernelVariables boots Debian's 6.12 kernel (two CPUs) and
+// checks that kernel variables read right there: `nr_cpu_ids is the
+// number of possible CPUs, stringof(`linux_banner) is /proc/version,
+// `max_pfn covers the memory, `jiffies advances, a module's variable
+// (overlay`ovl_redirect_max, a static ushort) has the value its
+// parameter shows, and the kernel's static x does not answer to a bare x.
+func TestGuestKernelVariables(t *testing.T) {
+	if _, err := os.Stat(runKernel); err != nil {
+		t.Skip("no run-kernel:", err)
+	}
+	// The guest sees this machine's files but has its own /tmp: build
+	// into this directory.
+	dir, err := os.MkdirTemp(".", ".guest-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer os.RemoveAll(dir)
+	bin, err := filepath.Abs(buildDtrace(t, dir))
+	if err != nil {
+		t.Fatal(err)
+	}
+	script := filepath.Join(filepath.Dir(bin), "guest.sh")
+	if err := os.WriteFile(script, []byte(guestScript), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	start := time.Now()
+	cmd := exec.Command(runKernel, "-c", "2", "-t", "600", "cd "+filepath.Dir(bin)+" && sh guest.sh "+bin)
+	out, err := cmd.CombinedOutput()
+	t.Logf("guest ran in %v", time.Since(start).Round(time.Second))
+	var ee *exec.ExitError
+	if errors.As(err, &ee) && ee.ExitCode() == 125 &&
+		(bytes.Contains(out, []byte("kernel package found")) || bytes.Contains(out, []byte("cannot download"))) {
+		t.Skipf("no 6.12 kernel package: %s", out)
+	}
+	if err != nil {
+		t.Fatalf("run-kernel: %v\n%s", err, out)
+	}
+	got := map[string]string{}
+	sc := bufio.NewScanner(bytes.NewReader(out))
+	for sc.Scan() {
+		if k, v, ok := strings.Cut(sc.Text(), "="); ok {
+			got[k] = v
+		}
+	}
+	t.Logf("guest output:\n%s", out)
+
+	possible := 0
+	for _, r := range strings.Split(got["possible"], ",") {
+		lo, hi, isRange := strings.Cut(r, "-")
+		a, err1 := strconv.Atoi(lo)
+		b := a
+		var err2 error
+		if isRange {
+			b, err2 = strconv.Atoi(hi)
+		}
+		if err1 != nil || err2 != nil {
+			t.Fatalf("possible CPUs %q", got["possible"])
+		}
+		possible += b - a + 1
+	}
+	if possible < 2 {
+		t.Errorf("guest has %d possible CPUs, want 2 (run-kernel -c 2)", possible)
+	}
+	if got["nr_cpu_ids"] != strconv.Itoa(possible) || got["size"] != "4" {
+		t.Errorf("`nr_cpu_ids = %q (size %q), want %d (size 4)", got["nr_cpu_ids"], got["size"], possible)
+	}
+	pfn, err := strconv.ParseUint(got["max_pfn"], 10, 64)
+	mem, err2 := strconv.ParseUint(got["memtotal"], 10, 64)
+	// MemTotal (kB) is the memory less the kernel's reservations; the
+	// page frames (4 kB) span all of it and the holes below 4 GB.
+	if err != nil || err2 != nil || pfn*4 < mem || pfn*4 > 2*mem+4<<20 {
+		t.Errorf("`max_pfn = %q for MemTotal %q kB", got["max_pfn"], got["memtotal"])
+	}
+	j := strings.Fields(got["jiffies"])
+	if len(j) != 2 {
+		t.Errorf("jiffies: %q", got["jiffies"])
+	} else if a, err1 := strconv.ParseUint(j[0], 10, 64); err1 != nil {
+		t.Errorf("jiffies: %q", got["jiffies"])
+	} else if b, err2 := strconv.ParseUint(j[1], 10, 64); err2 != nil || b <= a {
+		t.Errorf("`jiffies did not advance over 100ms: %q", got["jiffies"])
+	}
+	// dtrace ends its output with a newline of its own.
+	if got["banner_prefix"] != "0" || got["banner_cmp"] != "1" {
+		t.Errorf("stringof(`linux_banner) is not /proc/version (cmp %s, prefix %s)", got["banner_cmp"], got["banner_prefix"])
+	}
+	if got["redirect_max"] == "" {
+		t.Log("no overlay module in the guest: module variable not checked")
+	} else if got["ovl_redirect_max"] != got["redirect_max"] {
+		t.Errorf("overlay`ovl_redirect_max = %q, want %q", got["ovl_redirect_max"], got["redirect_max"])
+	}
+	if !strings.Contains(got["exit_x"], "[D_IDENT_UNDEF] line 1: failed to resolve x: Unknown variable name") {
+		t.Errorf("exit(x): %q, want D_IDENT_UNDEF", got["exit_x"])
+	}
+}
