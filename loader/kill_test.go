@@ -18,6 +18,7 @@ import (
 	"github.com/dtrace-go/dtrace/codegen"
 	"github.com/dtrace-go/dtrace/consumer"
 	"github.com/dtrace-go/dtrace/internal/abi"
+	"github.com/dtrace-go/dtrace/internal/leakcheck"
 )
 
 const childEnv = "DTRACE_LOADER_KILL_CHILD"
@@ -26,27 +27,7 @@ func TestMain(m *testing.M) {
 	if os.Getenv(childEnv) != "" {
 		os.Exit(runKillChild())
 	}
-	before := bpfFDs()
-	code := m.Run()
-	if after := bpfFDs(); code == 0 && after > before {
-		fmt.Fprintf(os.Stderr, "leaked %d BPF/perf file descriptors\n", after-before)
-		code = 1
-	}
-	os.Exit(code)
-}
-
-// bpfFDs counts this process's descriptors for BPF objects and perf
-// events.
-func bpfFDs() int {
-	ents, _ := os.ReadDir("/proc/self/fd")
-	n := 0
-	for _, e := range ents {
-		target, err := os.Readlink("/proc/self/fd/" + e.Name())
-		if err == nil && (strings.HasPrefix(target, "anon_inode:bpf") || target == "anon_inode:[perf_event]") {
-			n++
-		}
-	}
-	return n
+	os.Exit(leakcheck.Run(m))
 }
 
 // runKillChild loads and attaches a tick program, opens the buffers,
@@ -233,17 +214,4 @@ func TestKilledProcessLeavesNothing(t *testing.T) {
 		time.Sleep(50 * time.Millisecond)
 	}
 	t.Fatalf("left behind after SIGKILL: %v", left)
-}
-
-// TestBPFFDsCounts makes sure the leak check in TestMain sees BPF fds.
-func TestBPFFDsCounts(t *testing.T) {
-	n := bpfFDs()
-	m, err := ebpf.NewMap(&ebpf.MapSpec{Type: ebpf.Array, KeySize: 4, ValueSize: 4, MaxEntries: 1})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer m.Close()
-	if bpfFDs() != n+1 {
-		t.Fatalf("bpfFDs went from %d to %d after creating a map", n, bpfFDs())
-	}
 }

@@ -3,123 +3,19 @@
 package pid_test
 
 import (
-	"bytes"
 	"errors"
 	"fmt"
-	"io"
-	"os/exec"
-	"runtime"
 	"strconv"
 	"strings"
-	"syscall"
 	"testing"
-	"time"
-
-	"golang.org/x/sys/unix"
 
 	"github.com/dtrace-go/dtrace/dtrace"
 	"github.com/dtrace-go/dtrace/internal/testprog"
+	"github.com/dtrace-go/dtrace/internal/tracetest"
 	"github.com/dtrace-go/dtrace/provider"
 	"github.com/dtrace-go/dtrace/provider/pid"
 	"github.com/dtrace-go/dtrace/symbol"
 )
-
-// named presents a provider under the name of one process's provider
-// (pid1234), which the Registry compares literally with a description.
-type named struct {
-	provider.Provider
-	name string
-}
-
-func (n named) Name() string { return n.name }
-
-// started is a test program blocked on its first read of stdin.
-type started struct {
-	cmd   *exec.Cmd
-	stdin io.WriteCloser
-	out   bytes.Buffer
-}
-
-func start(t *testing.T, path string, args ...string) *started {
-	t.Helper()
-	s := &started{cmd: exec.Command(path, args...)}
-	s.cmd.Stdout = &s.out
-	var err error
-	if s.stdin, err = s.cmd.StdinPipe(); err != nil {
-		t.Fatal(err)
-	}
-	if err := s.cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { s.cmd.Process.Kill(); s.cmd.Wait() })
-	// The process must have exec'd the program (not still be the forked
-	// Go child) when its mappings are read.
-	deadline := time.Now().Add(5 * time.Second)
-	for {
-		p, err := symbol.ReadProcess(s.cmd.Process.Pid)
-		if err == nil && p.Exe == path {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("%s did not start", path)
-		}
-		time.Sleep(5 * time.Millisecond)
-	}
-	return s
-}
-
-// release lets the program run and waits for it to exit.
-func (s *started) release(t *testing.T) {
-	t.Helper()
-	s.stdin.Write([]byte{'\n'})
-	s.stdin.Close()
-	if err := s.cmd.Wait(); err != nil {
-		t.Fatal(err)
-	}
-}
-
-// trace compiles src with extra providers, runs it while run() runs, then
-// stops and returns the output.
-func trace(t *testing.T, target int, src string, run func(), provs ...provider.Provider) string {
-	t.Helper()
-	h, err := dtrace.Open(dtrace.NewOptions(), dtrace.Config{Target: target})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer h.Close()
-	for _, p := range provs {
-		h.Registry().Add(p)
-	}
-	if _, err := h.Compile(dtrace.Source{Name: "test", Text: src}); err != nil {
-		t.Fatal(err)
-	}
-	if err := h.Go(); err != nil {
-		t.Fatal(err)
-	}
-	run()
-	var out bytes.Buffer
-	// Work before Stop: the library writes records drained by Stop to the
-	// writer Work was given.
-	if _, err := h.Work(&out); err != nil {
-		t.Fatal(err)
-	}
-	if err := h.Stop(); err != nil {
-		t.Fatal(err)
-	}
-	for i := 0; i < 100; i++ {
-		done, err := h.Work(&out)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if done {
-			break
-		}
-	}
-	if err := h.PrintAggregations(&out); err != nil {
-		t.Fatal(err)
-	}
-	return out.String()
-}
 
 // aggValue returns the single value a keyless aggregation printed.
 func aggValue(t *testing.T, out string) int64 {
@@ -147,13 +43,13 @@ func TestEntryCountAndReturnSum(t *testing.T) {
 		{"pid$target:work:work:4 { @ = sum(arg0); }", int64(n * (n - 1) / 2)},
 	} {
 		t.Run(tc.clause, func(t *testing.T) {
-			p := start(t, prog, strconv.Itoa(n))
-			pv := named{pid.New(symbol.NewSymbolizer()), "pid" + strconv.Itoa(p.cmd.Process.Pid)}
-			out := trace(t, p.cmd.Process.Pid, tc.clause, func() { p.release(t) }, pv)
+			p := testprog.Start(t, prog, strconv.Itoa(n))
+			pv := tracetest.Named(pid.New(symbol.NewSymbolizer()), "pid"+strconv.Itoa(p.Pid()))
+			out := tracetest.Trace(t, p.Pid(), tc.clause, func() { p.Release(t) }, pv)
 			if got := aggValue(t, out); got != tc.want {
 				t.Errorf("got %d, want %d", got, tc.want)
 			}
-			if got := strings.TrimSpace(p.out.String()); got != strconv.FormatInt(testprog.Sum(n), 10) {
+			if got := strings.TrimSpace(p.Out.String()); got != strconv.FormatInt(testprog.Sum(n), 10) {
 				t.Errorf("program printed %q", got)
 			}
 		})
@@ -172,11 +68,11 @@ func TestPerfEvents(t *testing.T) {
 
 func TestTenArgs(t *testing.T) {
 	prog := testprog.BuildWork(t, "-O2")
-	p := start(t, prog, "3")
-	pv := named{pid.New(nil), "pid" + strconv.Itoa(p.cmd.Process.Pid)}
-	out := trace(t, p.cmd.Process.Pid,
+	p := testprog.Start(t, prog, "3")
+	pv := tracetest.Named(pid.New(nil), "pid"+strconv.Itoa(p.Pid()))
+	out := tracetest.Trace(t, p.Pid(),
 		`pid$target:work:args10:entry { printf("%d %d %d %d %d %d %d %d %d %d", arg0, arg1, arg2, arg3, arg4, arg5, arg6, arg7, arg8, arg9); }`,
-		func() { p.release(t) }, pv)
+		func() { p.Release(t) }, pv)
 	if !strings.Contains(out, "0 1 2 3 4 5 6 7 8 9") {
 		t.Errorf("output %q lacks the arguments 0..9", out)
 	}
@@ -186,8 +82,8 @@ func TestTenArgs(t *testing.T) {
 // lets the provider resolve module aliases (a.out, libc).
 func TestProbes(t *testing.T) {
 	prog := testprog.BuildWork(t, "-O2")
-	p := start(t, prog, "1")
-	pidStr := strconv.Itoa(p.cmd.Process.Pid)
+	p := testprog.Start(t, prog, "1")
+	pidStr := strconv.Itoa(p.Pid())
 	pv := pid.New(nil)
 	for _, tc := range []struct {
 		desc provider.Desc
@@ -243,7 +139,7 @@ func TestProbes(t *testing.T) {
 		}
 	}
 	// An absolute address: work's own, as pid$target::-:ADDR names it.
-	proc, err := symbol.ReadProcess(p.cmd.Process.Pid)
+	proc, err := symbol.ReadProcess(p.Pid())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -263,49 +159,12 @@ func TestProbes(t *testing.T) {
 	}
 }
 
-// startStopped starts a program held by ptrace right after exec, before
-// the dynamic linker has mapped any library, as dtrace -c does. detach
-// lets it run.
-func startStopped(t *testing.T, path string, args ...string) (s *started, detach func()) {
-	t.Helper()
-	s = &started{cmd: exec.Command(path, args...)}
-	s.cmd.Stdout = &s.out
-	var err error
-	if s.stdin, err = s.cmd.StdinPipe(); err != nil {
-		t.Fatal(err)
-	}
-	s.cmd.SysProcAttr = &syscall.SysProcAttr{Ptrace: true}
-	startErr := make(chan error)
-	release := make(chan struct{})
-	go func() {
-		// ptrace requests must come from the thread that started the child.
-		runtime.LockOSThread()
-		if err := s.cmd.Start(); err != nil {
-			startErr <- err
-			return
-		}
-		var ws unix.WaitStatus
-		if _, err := unix.Wait4(s.cmd.Process.Pid, &ws, unix.WALL, nil); err != nil || !ws.Stopped() {
-			startErr <- fmt.Errorf("no stop after exec: %v", err)
-			return
-		}
-		startErr <- nil
-		<-release
-		unix.PtraceDetach(s.cmd.Process.Pid)
-	}()
-	if err := <-startErr; err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { s.cmd.Process.Kill() })
-	return s, func() { close(release) }
-}
-
 // TestLibraryBeforeLoad probes a libc function of a process that has not
 // loaded libc yet.
 func TestLibraryBeforeLoad(t *testing.T) {
 	prog := testprog.BuildWork(t, "-O0")
-	p, detach := startStopped(t, prog, "5")
-	if proc, err := symbol.ReadProcess(p.cmd.Process.Pid); err != nil {
+	p, detach := testprog.StartStopped(t, prog, "5")
+	if proc, err := symbol.ReadProcess(p.Pid()); err != nil {
 		t.Fatal(err)
 	} else {
 		for _, m := range proc.Modules() {
@@ -314,10 +173,10 @@ func TestLibraryBeforeLoad(t *testing.T) {
 			}
 		}
 	}
-	pv := named{pid.New(nil), "pid" + strconv.Itoa(p.cmd.Process.Pid)}
-	out := trace(t, p.cmd.Process.Pid, "pid$target:libc.so.6:atoi:entry { @ = count(); }", func() {
+	pv := tracetest.Named(pid.New(nil), "pid"+strconv.Itoa(p.Pid()))
+	out := tracetest.Trace(t, p.Pid(), "pid$target:libc.so.6:atoi:entry { @ = count(); }", func() {
 		detach()
-		p.release(t)
+		p.Release(t)
 	}, pv)
 	if got := aggValue(t, out); got != 1 {
 		t.Errorf("atoi called %d times, want 1", got)
@@ -378,10 +237,10 @@ func TestReturnOffsets(t *testing.T) {
 		wantCond += i + 5 - 2*int64(btoi(i < 100)) + i + 5 - 2*int64(btoi(i > 200))
 	}
 	run := func(clause string) string {
-		p := start(t, prog, strconv.Itoa(n))
-		pv := named{pid.New(nil), "pid" + strconv.Itoa(p.cmd.Process.Pid)}
-		out := trace(t, p.cmd.Process.Pid, clause, func() { p.release(t) }, pv)
-		if got := strings.TrimSpace(p.out.String()); got != strconv.FormatInt(wantThree+wantTail+wantCond, 10) {
+		p := testprog.Start(t, prog, strconv.Itoa(n))
+		pv := tracetest.Named(pid.New(nil), "pid"+strconv.Itoa(p.Pid()))
+		out := tracetest.Trace(t, p.Pid(), clause, func() { p.Release(t) }, pv)
+		if got := strings.TrimSpace(p.Out.String()); got != strconv.FormatInt(wantThree+wantTail+wantCond, 10) {
 			t.Errorf("program printed %q", got)
 		}
 		return out
@@ -465,16 +324,16 @@ func btoi(b bool) int {
 // aggregation keys carry the pid they belong to.
 func TestUsymOtherProcess(t *testing.T) {
 	prog := testprog.BuildWork(t, "-O2")
-	p := start(t, prog, "5")
-	prov := "pid" + strconv.Itoa(p.cmd.Process.Pid)
+	p := testprog.Start(t, prog, "5")
+	prov := "pid" + strconv.Itoa(p.Pid())
 	// The library's own pid provider: it snapshots the process for the
 	// library's symbolizer, which resolves the addresses after it exits.
-	out := trace(t, 0, prov+`:work:work:entry /arg0 == 2/ {
+	out := tracetest.Trace(t, 0, prov+`:work:work:entry /arg0 == 2/ {
 		trace(usym(uregs[R_PC])); trace(umod(uregs[R_PC])); trace(uaddr(uregs[R_PC] + 1));
 		printf("[%A]", uaddr(uregs[R_PC]));
 	}
 	`+prov+`:work:work:entry { @f[ufunc(uregs[R_PC])] = count(); @m[umod(uregs[R_PC])] = count(); @a[uaddr(uregs[R_PC])] = count(); }`,
-		func() { p.release(t) })
+		func() { p.Release(t) })
 	for _, want := range []string{"work`work ", " work ", "work`work+0x1", "[work`work]"} {
 		if !strings.Contains(out, want) {
 			t.Errorf("output lacks %q:\n%s", want, out)
@@ -516,15 +375,15 @@ func TestGlobSkipsUnprobeable(t *testing.T) {
 	if hlt < 0 {
 		t.Fatal("_start has no hlt: the test tests nothing")
 	}
-	p := start(t, prog, "5")
-	out := trace(t, p.cmd.Process.Pid, "pid$target:work:_start: { @ = count(); } pid$target:work:work:entry { @ = count(); }",
-		func() { p.release(t) })
+	p := testprog.Start(t, prog, "5")
+	out := tracetest.Trace(t, p.Pid(), "pid$target:work:_start: { @ = count(); } pid$target:work:work:entry { @ = count(); }",
+		func() { p.Release(t) })
 	if got := aggValue(t, out); got != 5 {
 		t.Errorf("count %d, want 5 (work's entries; _start ran before tracing)", got)
 	}
 
-	p = start(t, prog, "5")
-	h, err := dtrace.Open(dtrace.NewOptions(), dtrace.Config{Target: p.cmd.Process.Pid})
+	p = testprog.Start(t, prog, "5")
+	h, err := dtrace.Open(dtrace.NewOptions(), dtrace.Config{Target: p.Pid()})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -536,5 +395,5 @@ func TestGlobSkipsUnprobeable(t *testing.T) {
 		t.Errorf("a probe on _start's hlt was enabled")
 		h.Stop()
 	}
-	p.release(t)
+	p.Release(t)
 }

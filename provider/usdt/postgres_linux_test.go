@@ -13,6 +13,7 @@ import (
 	"syscall"
 	"testing"
 
+	"github.com/dtrace-go/dtrace/internal/tracetest"
 	"github.com/dtrace-go/dtrace/provider/usdt"
 )
 
@@ -88,7 +89,7 @@ func TestPostgreSQL(t *testing.T) {
 	if err := os.WriteFile(file, []byte(script.String()), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	pv := named{usdt.New(nil), "postgresql"}
+	pv := tracetest.Named(usdt.New(nil), "postgresql")
 	lines := trace(t, 0, `postgresql*:::query-start { @[copyinstr(arg0)] = count(); }`, func() {
 		c.run(t, "psql", "-X", "-q", "-h", c.sock, "-p", strconv.Itoa(c.port), "-d", "postgres", "-f", file)
 	}, pv)

@@ -1,0 +1,103 @@
+package testprog
+
+import (
+	"bytes"
+	"fmt"
+	"io"
+	"os/exec"
+	"runtime"
+	"syscall"
+	"testing"
+	"time"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/dtrace-go/dtrace/symbol"
+)
+
+// Process is a started test program blocked on its first read of standard
+// input (as work.c, usdt.c and throw.cc are) until Release.
+type Process struct {
+	Cmd   *exec.Cmd
+	Out   bytes.Buffer // what it writes to standard output
+	stdin io.WriteCloser
+}
+
+// Pid returns the process's id.
+func (p *Process) Pid() int { return p.Cmd.Process.Pid }
+
+func newProcess(t testing.TB, path string, args []string) *Process {
+	t.Helper()
+	p := &Process{Cmd: exec.Command(path, args...)}
+	p.Cmd.Stdout = &p.Out
+	var err error
+	if p.stdin, err = p.Cmd.StdinPipe(); err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+// Start runs the program at path and returns once the process has exec'd
+// it (its mappings are the program's, not still those of the forked Go
+// child). The process is killed when the test ends.
+func Start(t testing.TB, path string, args ...string) *Process {
+	t.Helper()
+	p := newProcess(t, path, args)
+	if err := p.Cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { p.Cmd.Process.Kill(); p.Cmd.Wait() })
+	deadline := time.Now().Add(5 * time.Second)
+	for {
+		proc, err := symbol.ReadProcess(p.Pid())
+		if err == nil && proc.Exe == path {
+			return p
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%s did not start", path)
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+}
+
+// StartStopped starts the program at path held by ptrace right after
+// exec, before the dynamic linker has mapped any library, as dtrace -c
+// does. detach lets it run.
+func StartStopped(t testing.TB, path string, args ...string) (p *Process, detach func()) {
+	t.Helper()
+	p = newProcess(t, path, args)
+	p.Cmd.SysProcAttr = &syscall.SysProcAttr{Ptrace: true}
+	startErr := make(chan error)
+	release := make(chan struct{})
+	go func() {
+		// ptrace requests must come from the thread that started the child.
+		runtime.LockOSThread()
+		if err := p.Cmd.Start(); err != nil {
+			startErr <- err
+			return
+		}
+		var ws unix.WaitStatus
+		if _, err := unix.Wait4(p.Pid(), &ws, unix.WALL, nil); err != nil || !ws.Stopped() {
+			startErr <- fmt.Errorf("no stop after exec: %v", err)
+			return
+		}
+		startErr <- nil
+		<-release
+		unix.PtraceDetach(p.Pid())
+	}()
+	if err := <-startErr; err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { p.Cmd.Process.Kill() })
+	return p, func() { close(release) }
+}
+
+// Release lets the program run and waits for it to exit.
+func (p *Process) Release(t testing.TB) {
+	t.Helper()
+	p.stdin.Write([]byte{'\n'})
+	p.stdin.Close()
+	if err := p.Cmd.Wait(); err != nil {
+		t.Fatal(err)
+	}
+}
