@@ -19,15 +19,7 @@ import (
 func waiting(t *testing.T, script string) (cmd *exec.Cmd, goOn func()) {
 	t.Helper()
 	cmd = exec.Command("/bin/sh", "-c", "read x; "+script)
-	in, err := cmd.StdinPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
-	return cmd, func() { io.WriteString(in, "go\n") }
+	return cmd, ktracetest.Waiting(t, cmd)
 }
 
 // TestProcessLife follows a shell that forks a child and then execs: the
@@ -50,10 +42,8 @@ proc:::exit /pid == %[1]d/ { printf("exit %%d\n", args[0]); exit(0); }
 		"exit 1", // CLD_EXITED
 	}
 	// The records come from per-CPU buffers: compare them sorted.
-	lines := strings.Split(strings.TrimSpace(out), "\n")
-	sort.Strings(lines)
 	sort.Strings(want)
-	if strings.Join(lines, "\n") != strings.Join(want, "\n") {
+	if got := ktracetest.SortedLines(out); got != strings.Join(want, "\n") {
 		t.Errorf("got\n%s\nwant\n%s", out, strings.Join(want, "\n"))
 	}
 }
@@ -89,9 +79,7 @@ proc:::exit /pid == %[1]d/ { printf("exit %%d\n", args[0]); exit(0); }
 `, pid), 10*time.Second, func() { cmd.Process.Signal(syscall.SIGUSR2) })
 	// The records come from per-CPU buffers: sort them. The kernel
 	// turns a fatal signal into SIGKILL before delivering it.
-	lines := strings.Split(strings.TrimSpace(out), "\n")
-	sort.Strings(lines)
-	got := strings.Join(lines, "\n")
+	got := ktracetest.SortedLines(out)
 	want := fmt.Sprintf("exit 2\nhandle sig=9 handler=0\nsend lwp=%d sig=12 fname=sleep", pid)
 	if got != want {
 		t.Errorf("got\n%s\nwant\n%s", got, want)
@@ -100,20 +88,15 @@ proc:::exit /pid == %[1]d/ { printf("exit %%d\n", args[0]); exit(0); }
 
 // TestListing: dtrace -l lists the probes, -lv their translated types.
 func TestListing(t *testing.T) {
-	bin := ktracetest.Dtrace(t)
-	out, err := exec.Command(bin, "-l", "-P", "proc").CombinedOutput()
-	if err != nil {
-		t.Fatalf("%v\n%s", err, out)
-	}
+	out := ktracetest.List(t, "-l", "-P", "proc")
 	for _, name := range []string{"create", "exec", "exec-failure", "exec-success", "exit", "lwp-create", "lwp-exit",
 		"lwp-start", "signal-clear", "signal-discard", "signal-handle", "signal-send", "start"} {
-		if !strings.Contains(string(out), " vmlinux ") || !strings.Contains(string(out), " "+name+"\n") {
+		if !strings.Contains(out, " vmlinux ") || !strings.Contains(out, " "+name+"\n") {
 			t.Errorf("dtrace -l -P proc lacks %s:\n%s", name, out)
 		}
 	}
-	out, err = exec.Command(bin, "-lv", "-n", "proc:::create").CombinedOutput()
-	if err != nil || !strings.Contains(string(out), "args[0]: psinfo_t *") {
-		t.Errorf("dtrace -lv -n proc:::create: %v\n%s", err, out)
+	if out := ktracetest.List(t, "-lv", "-n", "proc:::create"); !strings.Contains(out, "args[0]: psinfo_t *") {
+		t.Errorf("dtrace -lv -n proc:::create:\n%s", out)
 	}
 }
 
@@ -147,14 +130,7 @@ int main(void)
 func TestThreads(t *testing.T) {
 	bin := testprog.BuildSource(t, "thread", threadProgram, "-pthread")
 	cmd := exec.Command(bin)
-	in, err := cmd.StdinPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	defer func() { cmd.Process.Kill(); cmd.Wait() }()
+	goOn := ktracetest.Waiting(t, cmd)
 	pid := cmd.Process.Pid
 	out := ktracetest.Run(t, fmt.Sprintf(`
 proc:::lwp-create /pid == %[1]d/ { printf("lwp-create new=%%d same=%%d creator=%%d\n", args[0]->pr_lwpid != tid, args[1]->pr_pid == pid, tid == %[1]d); }
@@ -164,12 +140,11 @@ proc:::create /pid == %[1]d/ { printf("create\n"); }
 proc:::lwp-exit /pid == %[1]d/ { printf("lwp-exit\n"); }
 proc:::exit /pid == %[1]d/ { printf("exit %%d\n", args[0]); done = 1; }
 tick-100ms /done/ { exit(0); }
-`, pid), 10*time.Second, func() { io.WriteString(in, "go\n") })
-	lines := strings.Split(strings.TrimSpace(out), "\n")
-	sort.Strings(lines)
+`, pid), 10*time.Second, goOn)
+	got := ktracetest.SortedLines(out)
 	want := []string{"exit 1", "lwp-create new=1 same=1 creator=1", "lwp-exit", "lwp-exit", "lwp-start main=0"}
-	if strings.Join(lines, "\n") != strings.Join(want, "\n") {
-		t.Errorf("got\n%s\nwant\n%s", strings.Join(lines, "\n"), strings.Join(want, "\n"))
+	if got != strings.Join(want, "\n") {
+		t.Errorf("got\n%s\nwant\n%s", got, strings.Join(want, "\n"))
 	}
 }
 
@@ -224,10 +199,9 @@ proc:::exit /pid == %[1]d/ { printf("exit %%d\n", args[0]); exit(0); }
 		time.Sleep(100 * time.Millisecond)
 		cmd.Process.Signal(syscall.SIGUSR1)
 	})
-	lines := strings.Split(strings.TrimSpace(out), "\n")
-	sort.Strings(lines)
+	got := ktracetest.SortedLines(out)
 	want := []string{"clear 10", "discard 23 1", "exit 1", "send 10", "send 23"}
-	if strings.Join(lines, "\n") != strings.Join(want, "\n") {
-		t.Errorf("got\n%s\nwant\n%s", strings.Join(lines, "\n"), strings.Join(want, "\n"))
+	if got != strings.Join(want, "\n") {
+		t.Errorf("got\n%s\nwant\n%s", got, strings.Join(want, "\n"))
 	}
 }

@@ -2,7 +2,6 @@ package sched_test
 
 import (
 	"fmt"
-	"io"
 	"os"
 	"os/exec"
 	"runtime"
@@ -21,14 +20,7 @@ import (
 // sleep.
 func TestBusyChild(t *testing.T) {
 	cmd := exec.Command("/bin/sh", "-c", "read x; sleep 0.1; i=0; while [ $i -lt 30000 ]; do i=$((i+1)); done")
-	in, err := cmd.StdinPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	defer func() { cmd.Process.Kill(); cmd.Wait() }()
+	goOn := ktracetest.Waiting(t, cmd)
 	pid := cmd.Process.Pid
 	out := ktracetest.Run(t, fmt.Sprintf(`
 sched:::on-cpu /pid == %[1]d/ { on++; }
@@ -38,7 +30,7 @@ sched:::enqueue /args[1]->pr_pid == %[1]d && args[2]->cpu_id >= 0 && args[2]->cp
 sched:::sleep /pid == %[1]d/ { slept++; }
 sched:::dequeue /args[1]->pr_pid == %[1]d/ { dequeued++; }
 proc:::exit /pid == %[1]d/ { printf("%%d %%d %%d %%d %%d %%d\n", on, to, woken, queued, slept, dequeued); exit(0); }
-`, pid, runtime.NumCPU()), 20*time.Second, func() { io.WriteString(in, "go\n") })
+`, pid, runtime.NumCPU()), 20*time.Second, goOn)
 	f := strings.Fields(out)
 	if len(f) != 6 {
 		t.Fatalf("output %q", out)
@@ -184,20 +176,13 @@ int main(void)
 func TestChangePri(t *testing.T) {
 	bin := testprog.BuildSource(t, "pi", piProgram, "-pthread")
 	cmd := exec.Command(bin)
-	in, err := cmd.StdinPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	defer func() { cmd.Process.Kill(); cmd.Wait() }()
+	goOn := ktracetest.Waiting(t, cmd)
 	pid := cmd.Process.Pid
 	out := ktracetest.Run(t, fmt.Sprintf(`
 sched:::change-pri /args[1]->pr_pid == %[1]d/ { printf("lwp=%%d pri=%%d new=%%d\n", args[0]->pr_lwpid, args[0]->pr_pri, args[2]); }
 proc:::exit /pid == %[1]d/ { done = 1; }
 tick-100ms /done/ { exit(0); }
-`, pid), 10*time.Second, func() { io.WriteString(in, "go\n") })
+`, pid), 10*time.Second, goOn)
 	if err := cmd.Wait(); err != nil {
 		t.Fatalf("pi program: %v", err)
 	}
@@ -218,20 +203,13 @@ func abs(n int) int {
 // queue asleep (S) and, last, dead (Z).
 func TestDequeueStates(t *testing.T) {
 	cmd := exec.Command("/bin/sh", "-c", "read x; sleep 0.2")
-	in, err := cmd.StdinPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	defer func() { cmd.Process.Kill(); cmd.Wait() }()
+	goOn := ktracetest.Waiting(t, cmd)
 	pid := cmd.Process.Pid
 	out := ktracetest.Run(t, fmt.Sprintf(`
 sched:::dequeue /args[1]->pr_pid == %[1]d/ { last = args[0]->pr_sname; @[args[0]->pr_sname] = count(); }
 proc:::exit /pid == %[1]d/ { done = 1; }
 tick-100ms /done && ++n == 3/ { printf("last %%c\n", last); printa("%%c\n", @); exit(0); }
-`, pid), 10*time.Second, func() { io.WriteString(in, "go\n") })
+`, pid), 10*time.Second, goOn)
 	t.Logf("%q", out)
 	lines := strings.Split(strings.TrimSpace(out), "\n")
 	if len(lines) < 3 || lines[0] != "last Z" {

@@ -5,9 +5,11 @@ package ktracetest
 import (
 	"bufio"
 	"bytes"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"sort"
 	"strconv"
 	"strings"
 	"sync"
@@ -105,6 +107,42 @@ func Run(t *testing.T, program string, timeout time.Duration, workload func()) s
 		t.Fatalf("dtrace: %v\nstderr: %s\nstdout: %s", err, stderr.String(), out.String())
 	}
 	return out.String()
+}
+
+// Waiting starts cmd with a pipe on its standard input, for a program
+// that reads a line there before it does what the test traces, and
+// returns the function that sends the line (a workload for Run). The
+// process is killed when the test ends.
+func Waiting(t *testing.T, cmd *exec.Cmd) (goOn func()) {
+	t.Helper()
+	in, err := cmd.StdinPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
+	return func() { io.WriteString(in, "go\n") }
+}
+
+// SortedLines returns the lines of out, sorted: the records of a run come
+// from per-CPU buffers, in no set order across CPUs.
+func SortedLines(out string) string {
+	lines := strings.Split(strings.TrimSpace(out), "\n")
+	sort.Strings(lines)
+	return strings.Join(lines, "\n")
+}
+
+// List runs the dtrace command with args (a listing: -l, -lv) and returns
+// its output; dtrace failing is fatal.
+func List(t *testing.T, args ...string) string {
+	t.Helper()
+	out, err := exec.Command(Dtrace(t), args...).CombinedOutput()
+	if err != nil {
+		t.Fatalf("dtrace %s: %v\n%s", strings.Join(args, " "), err, out)
+	}
+	return string(out)
 }
 
 func ioReadAll(rd *bufio.Reader) ([]byte, error) {

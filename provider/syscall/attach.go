@@ -5,9 +5,7 @@ import (
 	"io"
 
 	"github.com/cilium/ebpf"
-	"github.com/cilium/ebpf/link"
 
-	"github.com/dtrace-go/dtrace/internal/kernel"
 	"github.com/dtrace-go/dtrace/provider"
 )
 
@@ -26,13 +24,5 @@ func (pv *Provider) Attach(p *provider.Probe, prog *ebpf.Program) (io.Closer, er
 		}
 		return c, nil
 	}
-	// cilium/ebpf finds the event id in tracefs, which must be mounted.
-	if _, err := kernel.MountTracefs(); err != nil {
-		return nil, err
-	}
-	l, err := link.Tracepoint(group, d.event, prog, nil)
-	if err != nil {
-		return nil, fmt.Errorf("attach %s to %s:%s: %w", p, group, d.event, err)
-	}
-	return l, nil
+	return provider.AttachTracepoint(p, group, d.event, prog)
 }

@@ -5,9 +5,7 @@ import (
 	"io"
 
 	"github.com/cilium/ebpf"
-	"github.com/cilium/ebpf/link"
 
-	"github.com/dtrace-go/dtrace/internal/kernel"
 	"github.com/dtrace-go/dtrace/provider"
 )
 
@@ -18,13 +16,5 @@ func (pv *Provider) Attach(p *provider.Probe, prog *ebpf.Program) (io.Closer, er
 	if !ok {
 		return nil, fmt.Errorf("sdt: probe %s was not made by this provider", p)
 	}
-	// cilium/ebpf finds the event id in tracefs, which must be mounted.
-	if _, err := kernel.MountTracefs(); err != nil {
-		return nil, err
-	}
-	l, err := link.Tracepoint(ev.group, ev.name, prog, nil)
-	if err != nil {
-		return nil, fmt.Errorf("attach %s to %s:%s: %w", p, ev.group, ev.name, err)
-	}
-	return l, nil
+	return provider.AttachTracepoint(p, ev.group, ev.name, prog)
 }
