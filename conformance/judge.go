@@ -3,6 +3,7 @@ package conformance
 import (
 	"fmt"
 	"regexp"
+	"slices"
 	"sort"
 	"strings"
 )
@@ -62,7 +63,7 @@ func Compare(expected, actual string, nosort bool) (bool, string) {
 		sort.Strings(e)
 		sort.Strings(a)
 	}
-	if equalLines(e, a) {
+	if slices.Equal(e, a) {
 		return true, ""
 	}
 	return false, Diff(e, a)
@@ -73,18 +74,6 @@ func splitLines(s string) []string {
 		return nil
 	}
 	return strings.Split(strings.TrimSuffix(s, "\n"), "\n")
-}
-
-func equalLines(a, b []string) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for i := range a {
-		if a[i] != b[i] {
-			return false
-		}
-	}
-	return true
 }
 
 // Diff is a small line diff (longest common subsequence) of want and got,

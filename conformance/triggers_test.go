@@ -35,6 +35,11 @@ func TestGoTriggers(t *testing.T) {
 				t.Errorf("C trigger %s not built: %v", name, ts.BuildErrors[name])
 			}
 		}
+		for name, same := range sameTriggers {
+			if p, ok := ts.Lookup(name); !ok || filepath.Base(p) != same {
+				t.Errorf("trigger %s is %q, want C trigger %s", name, p, same)
+			}
+		}
 		if p, ok := ts.Lookup("futex"); ok {
 			out, err := exec.Command(p, "2").Output()
 			if err != nil || strings.Count(string(out), "\n") != 4 || !strings.Contains(string(out), "Child ") {

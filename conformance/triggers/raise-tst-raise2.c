@@ -1,6 +1,7 @@
 /*
  * raise() test: a SIGINT handler ends the bogus ioctl() loop; the program
- * then exits normally.
+ * then exits normally. It serves tst.raise2 (SIGINT raised at ioctl
+ * return) and tst.raise3 (at ioctl entry) alike.
  */
 #include <signal.h>
 #include <stddef.h>

@@ -7,6 +7,7 @@ import (
 	"bytes"
 	"debug/elf"
 	"os/exec"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -15,16 +16,23 @@ import (
 	"github.com/dtrace-go/dtrace/symbol"
 )
 
-// objdumpStarts returns the instruction addresses objdump finds in
-// [start, end) of file.
-func objdumpStarts(t *testing.T, file string, start, end uint64) []uint64 {
+// objdumpInsn is one instruction line of objdump -d: its address and
+// what follows the colon (the mnemonic and operands).
+type objdumpInsn struct {
+	addr uint64
+	text string
+}
+
+// objdump disassembles file with objdump -d --no-show-raw-insn and the
+// extra args, and returns its instruction lines.
+func objdump(t *testing.T, file string, args ...string) []objdumpInsn {
 	t.Helper()
-	out, err := exec.Command("objdump", "-d", "--no-show-raw-insn",
-		"--start-address=0x"+strconv.FormatUint(start, 16), "--stop-address=0x"+strconv.FormatUint(end, 16), file).Output()
+	args = append(append([]string{"-d", "--no-show-raw-insn"}, args...), file)
+	out, err := exec.Command("objdump", args...).Output()
 	if err != nil {
 		t.Fatalf("objdump: %v", err)
 	}
-	var addrs []uint64
+	var insns []objdumpInsn
 	sc := bufio.NewScanner(bytes.NewReader(out))
 	for sc.Scan() {
 		l := strings.TrimSpace(sc.Text())
@@ -32,16 +40,59 @@ func objdumpStarts(t *testing.T, file string, start, end uint64) []uint64 {
 		if colon < 0 || strings.Contains(l, "<") && strings.HasSuffix(l, ">:") {
 			continue
 		}
-		a, err := strconv.ParseUint(l[:colon], 16, 64)
-		if err != nil || a < start || a >= end {
+		if a, err := strconv.ParseUint(l[:colon], 16, 64); err == nil {
+			insns = append(insns, objdumpInsn{a, strings.TrimSpace(l[colon+1:])})
+		}
+	}
+	return insns
+}
+
+// objdumpStarts returns the instruction addresses objdump finds in
+// [start, end) of file.
+func objdumpStarts(t *testing.T, file string, start, end uint64) []uint64 {
+	t.Helper()
+	var addrs []uint64
+	for _, in := range objdump(t, file, "--start-address=0x"+strconv.FormatUint(start, 16), "--stop-address=0x"+strconv.FormatUint(end, 16)) {
+		if in.addr < start || in.addr >= end || in.text == "" || strings.HasPrefix(in.text, "(bad)") {
 			continue
 		}
-		if rest := strings.TrimSpace(l[colon+1:]); rest == "" || strings.HasPrefix(rest, "(bad)") {
-			continue
-		}
-		addrs = append(addrs, a)
+		addrs = append(addrs, in.addr)
 	}
 	return addrs
+}
+
+// textFunc is a function of an object's .text with its code.
+type textFunc struct {
+	symbol.Func
+	body []byte
+}
+
+// textFuncs returns the functions (with a size) that lie in file's .text,
+// and the bounds of .text.
+func textFuncs(t *testing.T, file string) (funcs []textFunc, start, end uint64) {
+	t.Helper()
+	obj, err := symbol.OpenObject(file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f, err := elf.Open(file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	text := f.Section(".text")
+	code, err := text.Data()
+	f.Close()
+	if err != nil {
+		t.Fatal(err)
+	}
+	start, end = text.Addr, text.Addr+text.Size
+	for _, fn := range obj.Funcs() {
+		if fn.Size == 0 || fn.Value < start || fn.Value+fn.Size > end {
+			continue
+		}
+		funcs = append(funcs, textFunc{fn, code[fn.Value-start : fn.Value-start+fn.Size]})
+	}
+	return funcs, start, end
 }
 
 // TestInstructionsMatchObjdump decodes every function of libc and of a
@@ -53,32 +104,16 @@ func TestInstructionsMatchObjdump(t *testing.T) {
 	files := []string{testprog.BuildWork(t, "-O2"), "/usr/lib/x86_64-linux-gnu/libc.so.6",
 		"/usr/lib/x86_64-linux-gnu/libm.so.6", "/usr/lib/postgresql/15/bin/postgres"}
 	for _, file := range files {
-		obj, err := symbol.OpenObject(file)
-		if err != nil {
-			t.Fatal(err)
-		}
-		f, err := elf.Open(file)
-		if err != nil {
-			t.Fatal(err)
-		}
-		text := f.Section(".text")
-		code, err := text.Data()
-		f.Close()
-		if err != nil {
-			t.Fatal(err)
-		}
+		funcs, start, end := textFuncs(t, file)
 		// One objdump run over .text, split by function.
-		all := objdumpStarts(t, file, text.Addr, text.Addr+text.Size)
+		all := objdumpStarts(t, file, start, end)
 		set := map[uint64]bool{}
 		for _, a := range all {
 			set[a] = true
 		}
 		checked, failed := 0, 0
-		for _, fn := range obj.Funcs() {
-			if fn.Size == 0 || fn.Value < text.Addr || fn.Value+fn.Size > text.Addr+text.Size {
-				continue
-			}
-			body := code[fn.Value-text.Addr : fn.Value-text.Addr+fn.Size]
+		for _, fn := range funcs {
+			body := fn.body
 			offs, err := Instructions(body)
 			checked++
 			var want []uint64
@@ -87,7 +122,7 @@ func TestInstructionsMatchObjdump(t *testing.T) {
 					want = append(want, a-fn.Value)
 				}
 			}
-			if err != nil || !equal(offs, want) {
+			if err != nil || !slices.Equal(offs, want) {
 				failed++
 				if failed <= 5 {
 					bad := firstDiff(offs, want)
@@ -97,18 +132,6 @@ func TestInstructionsMatchObjdump(t *testing.T) {
 		}
 		t.Logf("%s: %d functions, %d differ", file, checked, failed)
 	}
-}
-
-func equal(a, b []uint64) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for i := range a {
-		if a[i] != b[i] {
-			return false
-		}
-	}
-	return true
 }
 
 func firstDiff(a, b []uint64) uint64 {
@@ -135,47 +158,17 @@ func TestReturnsMatchObjdump(t *testing.T) {
 		t.Fatal("objdump (binutils) is needed as the oracle")
 	}
 	const file = "/usr/lib/x86_64-linux-gnu/libc.so.6"
-	obj, err := symbol.OpenObject(file)
-	if err != nil {
-		t.Fatal(err)
-	}
-	f, err := elf.Open(file)
-	if err != nil {
-		t.Fatal(err)
-	}
-	text := f.Section(".text")
-	code, err := text.Data()
-	f.Close()
-	if err != nil {
-		t.Fatal(err)
-	}
-	out, err := exec.Command("objdump", "-d", "--no-show-raw-insn", "-j", ".text", file).Output()
-	if err != nil {
-		t.Fatalf("objdump: %v", err)
-	}
+	funcs, _, _ := textFuncs(t, file)
 	rets := map[uint64]bool{}
-	sc := bufio.NewScanner(bytes.NewReader(out))
-	for sc.Scan() {
-		l := strings.TrimSpace(sc.Text())
-		colon := strings.IndexByte(l, ':')
-		if colon < 0 {
-			continue
-		}
-		a, err := strconv.ParseUint(l[:colon], 16, 64)
-		if err != nil {
-			continue
-		}
-		m := strings.Fields(l[colon+1:])
+	for _, in := range objdump(t, file, "-j", ".text") {
+		m := strings.Fields(in.text)
 		if len(m) > 0 && (m[0] == "ret" || len(m) > 1 && (m[0] == "repz" || m[0] == "bnd") && m[1] == "ret") {
-			rets[a] = true
+			rets[in.addr] = true
 		}
 	}
 	checked, found := 0, 0
-	for _, fn := range obj.Funcs() {
-		if fn.Size == 0 || fn.Value < text.Addr || fn.Value+fn.Size > text.Addr+text.Size {
-			continue
-		}
-		body := code[fn.Value-text.Addr : fn.Value-text.Addr+fn.Size]
+	for _, fn := range funcs {
+		body := fn.body
 		exits, err := Returns(body)
 		if err != nil {
 			continue // Instructions' test reports decoding failures
