@@ -80,20 +80,8 @@ func TestNegOrder(t *testing.T) {
 	for _, d := range ds {
 		fs = append(fs, newFire(d))
 	}
-	a, b := int64(7), int64(13)
-	val := -a*b + a
-	i := 0
-	for {
-		incr := val % b
-		val += a
-		if val == 0 {
-			val += a
-		}
-		if incr == 0 {
-			break
-		}
-		i++
-		key := k(format.I64(int64(i))) // an undeclared D global is int64_t
+	for i, incr := range negWeights() {
+		key := k(format.I64(int64(i + 1))) // an undeclared D global is int64_t
 		fs[0].on(0, key, 1, incr)
 		fs[1].on(0, key, 1, incr)
 		fs[2].on(0, key, incr, 1)

@@ -355,17 +355,23 @@ func escape(s string) string {
 func (p *Printer) addrString(addr uint64) string {
 	if p.Sym != nil {
 		if mod, fn, off, ok := p.Sym.KernelSym(addr); ok {
-			switch {
-			case fn == "":
-				return fmt.Sprintf("%s`0x%x", mod, addr)
-			case off != 0:
-				return fmt.Sprintf("%s`%s+0x%x", mod, fn, off)
-			default:
-				return mod + "`" + fn
-			}
+			return symOffString(mod, fn, off, addr)
 		}
 	}
 	return fmt.Sprintf("0x%x", addr)
+}
+
+// symOffString names addr in module (or object) mod, inside function fn
+// (none if "") at offset off: "mod`fn+0xoff", "mod`fn" or "mod`0xaddr".
+func symOffString(mod, fn string, off, addr uint64) string {
+	switch {
+	case fn == "":
+		return fmt.Sprintf("%s`0x%x", mod, addr)
+	case off != 0:
+		return fmt.Sprintf("%s`%s+0x%x", mod, fn, off)
+	default:
+		return mod + "`" + fn
+	}
 }
 
 // symString is sym()'s text: the symbol without offset.
@@ -395,15 +401,7 @@ func (p *Printer) modString(addr uint64) string {
 func (p *Printer) uaddrString(pid int, addr uint64) string {
 	if p.Sym != nil && pid > 0 {
 		if obj, fn, off, ok := p.Sym.UserSym(pid, addr); ok {
-			obj = path.Base(obj)
-			switch {
-			case fn == "":
-				return fmt.Sprintf("%s`0x%x", obj, addr)
-			case off != 0:
-				return fmt.Sprintf("%s`%s+0x%x", obj, fn, off)
-			default:
-				return obj + "`" + fn
-			}
+			return symOffString(path.Base(obj), fn, off, addr)
 		}
 	}
 	return fmt.Sprintf("0x%x", addr)

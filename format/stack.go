@@ -40,7 +40,7 @@ func (p *Printer) writeStack(b *strings.Builder, st Stack, indent int, s *spec) 
 		if st.User {
 			text = p.userFrame(st, i, pc)
 		} else {
-			text = p.kernelFrame(pc)
+			text = p.addrString(pc)
 		}
 		if s != nil {
 			text = s.fmtStr(text)
@@ -60,37 +60,13 @@ func (p *Printer) writeStack(b *strings.Builder, st Stack, indent int, s *spec) 
 	}
 }
 
-func (p *Printer) kernelFrame(pc uint64) string {
-	if p.Sym != nil {
-		if mod, fn, off, ok := p.Sym.KernelSym(pc); ok {
-			switch {
-			case fn == "":
-				return fmt.Sprintf("%s`0x%x", mod, pc)
-			case off != 0:
-				return fmt.Sprintf("%s`%s+0x%x", mod, fn, off)
-			default:
-				return mod + "`" + fn
-			}
-		}
-	}
-	return fmt.Sprintf("0x%x", pc)
-}
-
 func (p *Printer) userFrame(st Stack, i int, pc uint64) string {
 	if p.Sym != nil {
 		if obj, fn, off, ok := p.Sym.UserSym(st.PID, pc); ok {
-			obj = path.Base(obj)
-			switch {
-			case fn == "":
-				if i < len(st.Strs) && st.Strs[i] != "" && st.Strs[i][0] != '@' {
-					return st.Strs[i]
-				}
-				return fmt.Sprintf("%s`0x%x", obj, pc)
-			case off != 0:
-				return fmt.Sprintf("%s`%s+0x%x", obj, fn, off)
-			default:
-				return obj + "`" + fn
+			if fn == "" && i < len(st.Strs) && st.Strs[i] != "" && st.Strs[i][0] != '@' {
+				return st.Strs[i]
 			}
+			return symOffString(path.Base(obj), fn, off, pc)
 		}
 	}
 	if i < len(st.Strs) && st.Strs[i] != "" && st.Strs[i][0] != '@' {

@@ -52,6 +52,19 @@ func indentLines(lines ...string) string {
 	return b.String()
 }
 
+// testStructHead is how every printing of testStruct begins: its first
+// two members (the lines as indentLines takes them).
+var testStructHead = []string{
+	"(struct test_struct) {",
+	"|.a = (int)1,",
+	"|.b = (char [5]) [",
+	"||(char)'t',",
+	"||(char)'e',",
+	"||(char)'s',",
+	"||(char)'t',",
+	"|],",
+}
+
 // print/tst.print.local.r (the corpus shows addresses as {ptr}).
 func TestPrintType(t *testing.T) {
 	var b strings.Builder
@@ -60,15 +73,7 @@ func TestPrintType(t *testing.T) {
 	if err := p.PrintType(&b, 0xffff888012345678, testStruct(), data, 0); err != nil {
 		t.Fatal(err)
 	}
-	want := "0xffff888012345678 = *\n" + indentLines(
-		"(struct test_struct) {",
-		"|.a = (int)1,",
-		"|.b = (char [5]) [",
-		"||(char)'t',",
-		"||(char)'e',",
-		"||(char)'s',",
-		"||(char)'t',",
-		"|],",
+	want := "0xffff888012345678 = *\n" + indentLines(append(testStructHead,
 		"|.u = (union) {",
 		"||.c = (__u8)21,",
 		"||.d = (__u64)123456789,",
@@ -80,7 +85,7 @@ func TestPrintType(t *testing.T) {
 		"|.g = (bool)1,",
 		"|.h = (enum eh)SECONDVAL,",
 		"}",
-	)
+	)...)
 	if b.String() != want {
 		t.Errorf("got\n%s\nwant\n%s", b.String(), want)
 	}
@@ -89,22 +94,12 @@ func TestPrintType(t *testing.T) {
 // print/tst.print.local.trunc.r: printsize 8, then 24.
 func TestPrintTypeTruncated(t *testing.T) {
 	data := testData(12345678, 0xfeedfacefeedface, 100, 1)
-	head := []string{
-		"(struct test_struct) {",
-		"|.a = (int)1,",
-		"|.b = (char [5]) [",
-		"||(char)'t',",
-		"||(char)'e',",
-		"||(char)'s',",
-		"||(char)'t',",
-		"|],",
-	}
 	tests := []struct {
 		size int
 		want string
 	}{
-		{8, indentLines(append(head, "|...", "}")...)},
-		{24, indentLines(append(head, "|.u = (union) {", "||.c = (__u8)78,", "||.d = (__u64)12345678,", "|...", "|},", "}")...)},
+		{8, indentLines(append(testStructHead, "|...", "}")...)},
+		{24, indentLines(append(testStructHead, "|.u = (union) {", "||.c = (__u8)78,", "||.d = (__u64)12345678,", "|...", "|},", "}")...)},
 	}
 	for _, tt := range tests {
 		var b strings.Builder

@@ -24,15 +24,7 @@ func TestProfileIntoBuffers(t *testing.T) {
 		&codegen.ClauseSpec{Probes: []string{"BEGIN"}, EPID: 1, Insns: emitClause("dt_clause_0")},
 		&codegen.ClauseSpec{Probes: []string{"profile-997"}, EPID: 2, Insns: emitClause("dt_clause_1", cpuInArg1...)},
 	)
-	plan, err := NewPlan(spec, newRegistry(), PlanOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	o, err := Load(spec, plan, Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer o.Close()
+	o, _ := loadPlan(t, spec, newRegistry())
 	bufs, err := consumer.OpenBuffers(o.Map(abi.MapBuf), consumer.BufferOptions{Size: 64 << 10})
 	if err != nil {
 		t.Fatal(err)

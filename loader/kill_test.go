@@ -85,29 +85,8 @@ type idSets struct {
 
 func kernelIDs(t *testing.T) idSets {
 	t.Helper()
-	s := idSets{progs: map[uint32]bool{}, maps: map[uint32]bool{}, links: map[uint32]bool{}, linkProg: map[uint32]uint32{}}
-	for id := ebpf.ProgramID(0); ; {
-		next, err := ebpf.ProgramGetNextID(id)
-		if errors.Is(err, os.ErrNotExist) {
-			break
-		}
-		if err != nil {
-			t.Fatal(err)
-		}
-		s.progs[uint32(next)] = true
-		id = next
-	}
-	for id := ebpf.MapID(0); ; {
-		next, err := ebpf.MapGetNextID(id)
-		if errors.Is(err, os.ErrNotExist) {
-			break
-		}
-		if err != nil {
-			t.Fatal(err)
-		}
-		s.maps[uint32(next)] = true
-		id = next
-	}
+	s := idSets{progs: kernelIDList(t, ebpf.ProgramGetNextID), maps: kernelIDList(t, ebpf.MapGetNextID),
+		links: map[uint32]bool{}, linkProg: map[uint32]uint32{}}
 	it := new(link.Iterator)
 	defer it.Close()
 	for it.Next() {
@@ -120,6 +99,24 @@ func kernelIDs(t *testing.T) idSets {
 		t.Fatal(err)
 	}
 	return s
+}
+
+// kernelIDList returns the ids of the kernel's objects of one kind, which
+// next (ebpf.ProgramGetNextID, ebpf.MapGetNextID) walks through.
+func kernelIDList[ID ~uint32](t *testing.T, next func(ID) (ID, error)) map[uint32]bool {
+	t.Helper()
+	ids := map[uint32]bool{}
+	for id := ID(0); ; {
+		n, err := next(id)
+		if errors.Is(err, os.ErrNotExist) {
+			return ids
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		ids[uint32(n)] = true
+		id = n
+	}
 }
 
 // TestKilledProcessLeavesNothing starts a child that loads and attaches a

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"os"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -96,9 +97,19 @@ type record struct {
 	arg0, arg1 uint64
 }
 
+// load plans spec with newRegistry's providers, loads it and opens a
+// reader of its buffers; the objects are closed when the test ends.
 func load(t *testing.T, spec *codegen.Spec) (*Objects, *perf.Reader) {
 	t.Helper()
-	plan, err := NewPlan(spec, newRegistry(), PlanOptions{})
+	o, _ := loadPlan(t, spec, newRegistry())
+	return o, reader(t, o)
+}
+
+// loadPlan plans spec with the providers of reg and loads it, logging the
+// verifier's complaints; the objects are closed when the test ends.
+func loadPlan(t *testing.T, spec *codegen.Spec, reg *provider.Registry) (*Objects, *Plan) {
+	t.Helper()
+	plan, err := NewPlan(spec, reg, PlanOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -111,7 +122,7 @@ func load(t *testing.T, spec *codegen.Spec) (*Objects, *perf.Reader) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { o.Close() })
-	return o, reader(t, o)
+	return o, plan
 }
 
 func reader(t *testing.T, o *Objects) *perf.Reader {
@@ -264,16 +275,11 @@ func TestProfileAndTick(t *testing.T) {
 		t.Fatal(err)
 	}
 	// Keep every CPU busy part of the time so profile probes see user pcs too.
-	stop := make(chan struct{})
-	defer close(stop)
+	var stop atomic.Bool
+	defer stop.Store(true)
 	for i := 0; i < 2; i++ {
 		go func() {
-			for {
-				select {
-				case <-stop:
-					return
-				default:
-				}
+			for !stop.Load() {
 			}
 		}()
 	}

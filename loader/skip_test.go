@@ -37,16 +37,7 @@ func (filterProvider) Attach(*provider.Probe, *ebpf.Program) (io.Closer, error) 
 
 func TestPrologueSkip(t *testing.T) {
 	spec := testSpec(&codegen.ClauseSpec{Probes: []string{"filter:::odd"}, EPID: 1, Insns: emitClause("dt_clause_0")})
-	reg := provider.NewRegistry(dtrace.New(), filterProvider{})
-	plan, err := NewPlan(spec, reg, PlanOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	o, err := Load(spec, plan, Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer o.Close()
+	o, plan := loadPlan(t, spec, provider.NewRegistry(dtrace.New(), filterProvider{}))
 	rd := reader(t, o)
 	setActivity(t, o, abi.ActivityActive)
 	id := plan.Probes[0].Probe.ID

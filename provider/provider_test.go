@@ -75,11 +75,7 @@ func TestRegistry(t *testing.T) {
 		&fakeProvider{name: "other", names: []string{"a", "b"}},
 	)
 	match := func(s string) string {
-		d, err := ParseDesc(s)
-		if err != nil {
-			t.Fatal(err)
-		}
-		ps, err := r.Match(d)
+		ps, err := r.MatchString(s)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -41,6 +41,16 @@ func (r *Registry) Add(p Provider) {
 // Providers returns the providers in the order they were added.
 func (r *Registry) Providers() []Provider { return r.providers }
 
+// MatchString returns the probes the description desc ("syscall::read:",
+// "BEGIN") names, as Match does.
+func (r *Registry) MatchString(desc string) ([]*Probe, error) {
+	d, err := ParseDesc(desc)
+	if err != nil {
+		return nil, err
+	}
+	return r.Match(d)
+}
+
 // Match returns the probes d describes, in id order per provider, creating probes on
 // demand where a provider can. No match is not an error here; the caller
 // words that one (D_PDESC_ZERO).

@@ -118,18 +118,7 @@ func insnLen(b []byte) (int, error) {
 	default:
 		return 0, errDecode
 	}
-	if modrm {
-		n, err := modrmLen(b, i)
-		if err != nil {
-			return 0, err
-		}
-		i += n
-	}
-	i += imm
-	if i > len(b) || i > 15 {
-		return 0, errDecode
-	}
-	return i, nil
+	return operands(b, i, modrm, imm)
 }
 
 // twoByte decodes the rest of an instruction whose opcode starts with 0f,
@@ -163,18 +152,7 @@ func twoByte(b []byte, i, immz int) (int, error) {
 		op == 0x36, op == 0x39, op >= 0x3b && op <= 0x3f, op == 0x7a, op == 0x7b, op == 0xa6, op == 0xa7:
 		return 0, errDecode
 	}
-	if modrm {
-		n, err := modrmLen(b, i)
-		if err != nil {
-			return 0, err
-		}
-		i += n
-	}
-	i += imm
-	if i > len(b) || i > 15 {
-		return 0, errDecode
-	}
-	return i, nil
+	return operands(b, i, modrm, imm)
 }
 
 // vex decodes a VEX (c4, c5) or EVEX (62) instruction starting at b[i]:
@@ -206,14 +184,26 @@ func vex(b []byte, i int) (int, error) {
 		// vzeroupper, vzeroall: no ModRM.
 		return i, nil
 	}
-	n, err := modrmLen(b, i)
-	if err != nil {
-		return 0, err
-	}
-	i += n
+	imm := 0
 	if m == 3 || m == 1 && (op >= 0x70 && op <= 0x73 || op == 0xc2 || op >= 0xc4 && op <= 0xc6) {
-		i++
+		imm = 1
 	}
+	return operands(b, i, true, imm)
+}
+
+// operands returns the length of an instruction whose opcode ends before
+// b[i]: then come a ModRM byte (with the SIB byte and displacement it
+// implies) if modrm, and imm bytes of immediate. An instruction longer
+// than b or than 15 bytes is errDecode.
+func operands(b []byte, i int, modrm bool, imm int) (int, error) {
+	if modrm {
+		n, err := modrmLen(b, i)
+		if err != nil {
+			return 0, err
+		}
+		i += n
+	}
+	i += imm
 	if i > len(b) || i > 15 {
 		return 0, errDecode
 	}

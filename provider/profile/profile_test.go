@@ -44,11 +44,7 @@ func TestParseName(t *testing.T) {
 func TestProbes(t *testing.T) {
 	r := provider.NewRegistry(New())
 	match := func(s string) []string {
-		d, err := provider.ParseDesc(s)
-		if err != nil {
-			t.Fatal(err)
-		}
-		ps, err := r.Match(d)
+		ps, err := r.MatchString(s)
 		if err != nil {
 			t.Fatal(err)
 		}

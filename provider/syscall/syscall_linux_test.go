@@ -115,11 +115,7 @@ func TestProbes(t *testing.T) {
 	reg := provider.NewRegistry(dtraceprov.New(), pv)
 	match := func(s string) []*provider.Probe {
 		t.Helper()
-		d, err := provider.ParseDesc(s)
-		if err != nil {
-			t.Fatal(err)
-		}
-		ps, err := reg.Match(d)
+		ps, err := reg.MatchString(s)
 		if err != nil {
 			t.Fatal(err)
 		}

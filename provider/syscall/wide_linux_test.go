@@ -91,11 +91,7 @@ func TestWideChoice(t *testing.T) {
 		}
 		var probes []*provider.Probe
 		for _, s := range tt.descs {
-			d, err := provider.ParseDesc(s)
-			if err != nil {
-				t.Fatal(err)
-			}
-			ps, err := reg.Match(d)
+			ps, err := reg.MatchString(s)
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -8,8 +8,8 @@
  * they returned.
  */
 #include <stdio.h>
-#include <stdlib.h>
-#include <unistd.h>
+
+#include "start.h"
 
 int threeways(int i);
 int tailer(int i);
@@ -76,12 +76,9 @@ __attribute__((noinline)) int plus3(int i)
 
 int main(int argc, char **argv)
 {
-	int n = argc > 1 ? atoi(argv[1]) : 10;
+	int n = start(argc, argv);
 	long sum = 0;
-	char c;
 
-	if (read(0, &c, 1) < 0)
-		return 1;
 	for (int i = 0; i < n; i++)
 		sum += threeways(i) + tailer(i) + condtail(i) + condlt(i) +
 			condabove(i);

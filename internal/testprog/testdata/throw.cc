@@ -4,17 +4,14 @@
  * catches N exceptions.
  */
 #include <cstdio>
-#include <cstdlib>
-#include <unistd.h>
+
+#include "start.h"
 
 int main(int argc, char **argv)
 {
-	int n = argc > 1 ? atoi(argv[1]) : 10;
+	int n = start(argc, argv);
 	int caught = 0;
-	char c;
 
-	if (read(0, &c, 1) < 0)
-		return 1;
 	for (int i = 0; i < n; i++) {
 		try {
 			throw i;

@@ -5,8 +5,8 @@
  * returned.
  */
 #include <stdio.h>
-#include <stdlib.h>
-#include <unistd.h>
+
+#include "start.h"
 
 __attribute__((noinline)) int work(int i)
 {
@@ -25,12 +25,9 @@ __attribute__((noinline)) long args10(long a0, long a1, long a2, long a3,
 
 int main(int argc, char **argv)
 {
-	int n = argc > 1 ? atoi(argv[1]) : 10;
+	int n = start(argc, argv);
 	long sum = 0;
-	char c;
 
-	if (read(0, &c, 1) < 0)
-		return 1;
 	for (int i = 0; i < n; i++)
 		sum += work(i);
 	args10(0, 1, 2, 3, 4, 5, 6, 7, 8, 9);
