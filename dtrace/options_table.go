@@ -91,9 +91,16 @@ var optionTable = map[string]*OptionSpec{}
 func addOpt(s *OptionSpec) { optionTable[s.Name] = s }
 
 func init() {
-	ct, rt, drt := CompileTime, RunTime, DynamicRunTime
+	addCompileFlags()
+	addCompileValues()
+	addAtoiOptions()
+	addRunTimeOptions()
+	addDynamicOptions()
+}
 
-	// Compile-time flags.
+// addCompileFlags adds the compile-time flags.
+func addCompileFlags() {
+	ct := CompileTime
 	flags := []struct {
 		name string
 		f    func(*Options) *bool
@@ -128,6 +135,11 @@ func init() {
 	addOpt(&OptionSpec{Name: "linknommap", Kind: KindAny, Class: ct,
 		set: func(o *Options, v optValue) error { o.LinkNoMmap = true; return nil }})
 
+}
+
+// addCompileValues adds the compile-time options that take a value.
+func addCompileValues() {
+	ct := CompileTime
 	// Preprocessor and paths: command line only.
 	addOpt(&OptionSpec{Name: "define", Kind: KindString, Class: ct, NoPragma: true, set: cppArg("-D")})
 	addOpt(&OptionSpec{Name: "undef", Kind: KindString, Class: ct, NoPragma: true, set: cppArg("-U")})
@@ -195,7 +207,12 @@ func init() {
 			o.Version, o.VersionNum = v.Str, n
 			return nil
 		}})
-	// Integer compile-time options parsed with atoi, as libdtrace does.
+}
+
+// addAtoiOptions adds the integer compile-time options that libdtrace
+// parses with atoi.
+func addAtoiOptions() {
+	ct := CompileTime
 	atoiOpt := func(name string, f func(*Options) *int64, check func(int64) error) {
 		addOpt(&OptionSpec{Name: name, Kind: KindString, Class: ct,
 			set: func(o *Options, v optValue) error {
@@ -240,8 +257,11 @@ func init() {
 			}
 			return nil
 		}})
+}
 
-	// Run-time options.
+// addRunTimeOptions adds the options fixed once tracing is active.
+func addRunTimeOptions() {
+	rt := RunTime
 	sizes := []struct {
 		name string
 		f    func(*Options) *int64
@@ -339,8 +359,11 @@ func init() {
 	for _, b := range rtBools {
 		addOpt(&OptionSpec{Name: b.name, Kind: KindBool, Class: rt, set: boolField(b.f)})
 	}
+}
 
-	// Dynamic run-time options.
+// addDynamicOptions adds the options setopt() may change while tracing.
+func addDynamicOptions() {
+	ct, drt := CompileTime, DynamicRunTime
 	addOpt(&OptionSpec{Name: "aggrate", Kind: KindRate, Class: drt,
 		set: intField(func(o *Options) *int64 { return &o.AggRate })})
 	addOpt(&OptionSpec{Name: "switchrate", Kind: KindRate, Class: drt,

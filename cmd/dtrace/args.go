@@ -49,7 +49,7 @@ func parseArgs(args []string) ([]opt, []string, error) {
 				if c == ':' || k < 0 {
 					return nil, nil, &usageError{fmt.Sprintf("invalid option -- '%c'", c)}
 				}
-				if k+1 < len(optString) && optString[k+1] == ':' {
+				if takesArg(c) {
 					switch {
 					case j+1 < len(a):
 						opts = append(opts, opt{c, a[j+1:]})
@@ -71,6 +71,12 @@ func parseArgs(args []string) ([]opt, []string, error) {
 		i++
 	}
 	return opts, operands, nil
+}
+
+// takesArg reports whether option letter c takes an argument.
+func takesArg(c byte) bool {
+	k := strings.IndexByte(optString, c)
+	return k >= 0 && k+1 < len(optString) && optString[k+1] == ':'
 }
 
 // usageText is dtrace(1M)'s usage message; %s is the program name.

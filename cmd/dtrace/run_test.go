@@ -2,15 +2,11 @@ package main
 
 import (
 	"bytes"
-	"errors"
-	"io"
 	"os"
 	"path/filepath"
 	"reflect"
 	"strings"
 	"testing"
-
-	"github.com/dtrace-go/dtrace/dtrace"
 )
 
 func TestParseArgs(t *testing.T) {
@@ -44,129 +40,77 @@ func TestParseArgs(t *testing.T) {
 	}
 }
 
-// fakeEngine records what the command asks and answers from a script.
-type fakeEngine struct {
-	opts      *dtrace.Options
-	compiled  []source
-	compileFn func(source) error
-	matches   int
-	status    int
-	output    string
-	works     int
-	goErr     error
-}
-
-func (f *fakeEngine) Compile(s source) (program, error) {
-	f.compiled = append(f.compiled, s)
-	if f.compileFn != nil {
-		if err := f.compileFn(s); err != nil {
-			return nil, err
-		}
-	}
-	return len(f.compiled), nil
-}
-func (f *fakeEngine) Info(program) progInfo { return progInfo{Matches: f.matches} }
-func (f *fakeEngine) Exec(program) (progInfo, error) {
-	return progInfo{Matches: f.matches, DescAttr: attr{"Unstable", "Unstable", "Common"}, StmtAttr: attr{"Stable", "Stable", "Common"}}, nil
-}
-func (f *fakeEngine) List(program) ([]probeDesc, error) {
-	return []probeDesc{{ID: 1, Provider: "dtrace", Name: "BEGIN"}}, nil
-}
-func (f *fakeEngine) Go() error { return f.goErr }
-func (f *fakeEngine) Work(w io.Writer) (bool, error) {
-	f.works++
-	io.WriteString(w, f.output)
-	return true, nil
-}
-func (f *fakeEngine) Stop() error     { return nil }
-func (f *fakeEngine) ExitStatus() int { return f.status }
-func (f *fakeEngine) Close() error    { return nil }
-
-func withFake(t *testing.T, f *fakeEngine) {
-	t.Helper()
-	oldOpen, oldPriv, oldEnv := openEngine, checkPrivileges, environ
-	openEngine = func(o *dtrace.Options, cfg engineConfig) (engine, error) {
-		f.opts = o
-		return f, nil
-	}
-	checkPrivileges = func() error { return nil }
-	environ = func() []string { return nil }
-	t.Cleanup(func() { openEngine, checkPrivileges, environ = oldOpen, oldPriv, oldEnv })
-}
-
+// TestRun runs the command in this process. Cases that compile or trace
+// use the library and the kernel, so they need root; the others check
+// what the command does on its own.
 func TestRun(t *testing.T) {
 	dir := t.TempDir()
-	script := filepath.Join(dir, "x.d")
-	if err := os.WriteFile(script, []byte("#!/usr/sbin/dtrace -s\nBEGIN { exit(3); }\n"), 0o644); err != nil {
-		t.Fatal(err)
+	write := func(name, text string) string {
+		path := filepath.Join(dir, name)
+		if err := os.WriteFile(path, []byte(text), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return path
 	}
-	cppScript := filepath.Join(dir, "c.d")
-	if err := os.WriteFile(cppScript, []byte("#ifdef __linux\nVALUE\n#endif\n"), 0o644); err != nil {
-		t.Fatal(err)
-	}
+	// The interpreter line is blanked, not removed: the error is on line 3.
+	script := write("x.d", "#!/usr/sbin/dtrace -s\nBEGIN { printf(\"%s\\n\", $$1); exit(3); }\n")
+	bad := write("bad.d", "#!/usr/sbin/dtrace -s\nBEGIN { exit(0) }\n}\n")
+	decl := write("decl.d", "int x;\n")
+	cppScript := write("c.d", "#ifdef __linux\nBEGIN { printf(\"%d\\n\", VALUE); exit(0); }\n#endif\n")
+	ofile := filepath.Join(dir, "out")
 	tests := []struct {
 		name   string
 		args   []string
-		engine fakeEngine
+		root   bool // needs the kernel
 		status int
-		stdout string
-		stderr string // substring
-		check  func(t *testing.T, f *fakeEngine)
+		stdout string // prefix
+		stderr string // substring; "" wants none
+		file   string // what -o wrote
 	}{
 		{name: "no args", args: nil, status: 2, stderr: "Usage: dtrace [-32|-64]"},
 		{name: "bad option", args: []string{"-k"}, status: 2, stderr: "dtrace: invalid option -- 'k'\nUsage:"},
+		{name: "bad -32", args: []string{"-31", "-n", "BEGIN"}, status: 2, stderr: "dtrace: illegal option -- 31\nUsage:"},
 		{name: "version", args: []string{"-V"}, stdout: "dtrace: Oracle D 2.0\n"},
 		{name: "two modes", args: []string{"-l", "-V"}, status: 2, stderr: "only one of the [-GhlV] options"},
-		{name: "description", args: []string{"-n", "BEGIN { exit(0); }"}, engine: fakeEngine{matches: 1},
-			stdout: "\n", stderr: "dtrace: description 'BEGIN ' matched 1 probe\n"},
-		{name: "script exit status", args: []string{"-s", script, "a1"}, engine: fakeEngine{matches: 2, status: 3, output: "out\n"},
-			status: 3, stdout: "out\n\n", stderr: "dtrace: script '" + script + "' matched 2 probes\n",
-			check: func(t *testing.T, f *fakeEngine) {
-				s := f.compiled[0]
-				if s.Text != "\nBEGIN { exit(3); }\n" || !s.IsFile || !reflect.DeepEqual(s.Args, []string{script, "a1"}) {
-					t.Errorf("compiled %+v", s)
-				}
-			}},
-		{name: "quiet", args: []string{"-q", "-n", "BEGIN"}, engine: fakeEngine{matches: 1}, stdout: "\n"},
-		{name: "compile error", args: []string{"-s", script},
-			engine: fakeEngine{compileFn: func(source) error { return errors.New("line 2: syntax error near \"}\"") }},
-			status: 1, stderr: "dtrace: failed to compile script " + script + ": line 2: syntax error near \"}\"\n"},
-		{name: "bad specifier", args: []string{"-n", "BEGIN {"},
-			engine: fakeEngine{compileFn: func(source) error { return errors.New("syntax error near end-of-input") }},
-			status: 1, stderr: "dtrace: invalid probe specifier BEGIN {: syntax error near end-of-input\n"},
-		{name: "no probes", args: []string{"-n", "nope:::"}, engine: fakeEngine{matches: 0},
-			status: 1, stderr: "dtrace: description 'nope:::' matched 0 probes\ndtrace: no probes matched\n"},
-		{name: "zero ok with -Z", args: []string{"-Z", "-n", "nope:::"}, engine: fakeEngine{matches: 0}, stdout: "\n",
-			stderr: "dtrace: description 'nope:::' matched 0 probes\n"},
-		{name: "compile only", args: []string{"-e", "-n", "BEGIN"}, engine: fakeEngine{matches: 1},
-			check: func(t *testing.T, f *fakeEngine) {
-				if f.works != 0 {
-					t.Errorf("-e traced")
-				}
-			}},
 		{name: "bad -x", args: []string{"-xstdc=X", "-n", "BEGIN"}, status: 1, stderr: "dtrace: failed to set -x stdc: Invalid value for specified option\n"},
 		{name: "bad -b", args: []string{"-b", "-1", "-n", "BEGIN"}, status: 1, stderr: "dtrace: failed to set -b -1: Invalid value for specified option\n"},
-		{name: "missing script", args: []string{"-s", filepath.Join(dir, "wassup")}, status: 1,
+		{name: "-B -o", args: []string{"-B", "-o", "x", "-n", "BEGIN"}, status: 2, stderr: "dtrace: -B not valid in combination with -o option\n"},
+		{name: "-h without scripts", args: []string{"-h", "-n", "BEGIN"}, status: 2, stderr: "dtrace: -h requires scripts (-s) holding provider definitions\n"},
+		{name: "description", args: []string{"-n", "BEGIN { exit(0); }"}, root: true,
+			stdout: "CPU     ID                    FUNCTION:NAME\n", stderr: "dtrace: description 'BEGIN ' matched 1 probe\n"},
+		{name: "script exit status", args: []string{"-s", script, "a1"}, root: true,
+			status: 3, stdout: "CPU", stderr: "dtrace: script '" + script + "' matched 1 probe\n"},
+		{name: "quiet", args: []string{"-q", "-s", script, "a1"}, root: true, status: 3, stdout: "a1\n\n"},
+		{name: "compile error", args: []string{"-s", bad}, root: true,
+			status: 1, stderr: "dtrace: failed to compile script " + bad + ": line 3: syntax error near \"}\"\n"},
+		{name: "bad specifier", args: []string{"-n", "BEGIN {"}, root: true,
+			status: 1, stderr: "dtrace: invalid probe specifier BEGIN {: line 1: syntax error near end of input\n"},
+		{name: "no probes", args: []string{"-s", decl}, root: true,
+			status: 1, stderr: "dtrace: script '" + decl + "' matched 0 probes\ndtrace: no probes matched\n"},
+		{name: "compile only", args: []string{"-e", "-n", "BEGIN"}, root: true},
+		{name: "missing script", args: []string{"-s", filepath.Join(dir, "wassup")}, root: true, status: 1,
 			stderr: "dtrace: failed to open " + filepath.Join(dir, "wassup") + ": No such file or directory\n"},
-		{name: "go fails", args: []string{"-n", "BEGIN"}, engine: fakeEngine{matches: 1, goErr: errors.New("Destructive actions not allowed")},
+		{name: "go fails", args: []string{"-n", "BEGIN { system(\"x\"); }"}, root: true,
 			status: 1, stderr: "dtrace: could not enable tracing: Destructive actions not allowed\n"},
-		{name: "list", args: []string{"-l", "-n", "BEGIN"}, engine: fakeEngine{},
+		{name: "list", args: []string{"-l", "-n", "BEGIN"}, root: true,
 			stdout: "   ID   PROVIDER            MODULE                          FUNCTION NAME\n    1     dtrace                                                     BEGIN\n"},
-		{name: "cpp", args: []string{"-C", "-DVALUE=7", "-s", cppScript}, engine: fakeEngine{matches: 1}, stdout: "\n",
-			stderr: "matched 1 probe\n",
-			check: func(t *testing.T, f *fakeEngine) {
-				if !strings.Contains(f.compiled[0].Text, "\n7\n") {
-					t.Errorf("preprocessed text %q", f.compiled[0].Text)
-				}
-			}},
-		{name: "verbose", args: []string{"-v", "-n", "BEGIN"}, engine: fakeEngine{matches: 1},
-			stdout: "\nStability attributes for description BEGIN:\n\n\tMinimum Probe Description Attributes\n",
-			stderr: "dtrace: description 'BEGIN' matched 1 probe\n"},
+		{name: "list -v", args: []string{"-lv", "-n", "BEGIN"}, root: true,
+			stdout: "   ID   PROVIDER            MODULE                          FUNCTION NAME\n    1     dtrace                                                     BEGIN\n\n\tProbe Description Attributes\n\t\tIdentifier Names: Stable\n"},
+		{name: "cpp", args: []string{"-q", "-C", "-DVALUE=7", "-s", cppScript}, root: true, stdout: "7\n\n"},
+		{name: "verbose", args: []string{"-v", "-e", "-n", "BEGIN"}, root: true,
+			stdout: "\nStability attributes for description BEGIN:\n\n\tMinimum Probe Description Attributes\n"},
+		{name: "-o", args: []string{"-o", ofile, "-qn", "BEGIN { printf(\"hi\\n\"); exit(0); }"}, root: true, file: "hi\n\n"},
+		{name: "-c", args: []string{"-qn", "BEGIN { printf(\"%d\\n\", $target > 0); }", "-c", "/bin/true"}, root: true, stdout: "1\n\n"},
+		{name: "bad -c", args: []string{"-qn", "BEGIN", "-c", "/nonexistent/prog"}, root: true,
+			status: 1, stderr: "dtrace: failed to execute /nonexistent/prog: No such file or directory\n"},
+		{name: "bad -p", args: []string{"-qn", "BEGIN", "-p", "abc"}, root: true, status: 1, stderr: "dtrace: invalid pid: abc\n"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			f := tt.engine
-			withFake(t, &f)
+			if tt.root && os.Getuid() != 0 {
+				t.Skip("needs root for BPF")
+			}
+			os.Remove(ofile)
 			var stdout, stderr bytes.Buffer
 			status := run(append([]string{"dtrace"}, tt.args...), strings.NewReader(""), &stdout, &stderr)
 			if status != tt.status {
@@ -178,34 +122,11 @@ func TestRun(t *testing.T) {
 			if !strings.Contains(stderr.String(), tt.stderr) || tt.stderr == "" && stderr.Len() != 0 {
 				t.Errorf("stderr %q, want %q", stderr.String(), tt.stderr)
 			}
-			if tt.check != nil {
-				tt.check(t, &f)
+			if tt.file != "" {
+				if got, err := os.ReadFile(ofile); err != nil || string(got) != tt.file {
+					t.Errorf("-o file %q (%v), want %q", got, err, tt.file)
+				}
 			}
 		})
-	}
-}
-
-func TestCreateProcess(t *testing.T) {
-	v, err := createProcess("/bin/true", nil, io.Discard, io.Discard)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if v.pid <= 0 {
-		t.Fatalf("pid %d", v.pid)
-	}
-	select {
-	case <-v.exited:
-		t.Fatal("process ran before release")
-	default:
-	}
-	v.continueProcess()
-	<-v.exited
-
-	if _, err := createProcess("/nonexistent/prog", nil, io.Discard, io.Discard); err == nil ||
-		err.Error() != "failed to execute /nonexistent/prog: No such file or directory" {
-		t.Errorf("err = %v", err)
-	}
-	if _, err := grabProcess("abc"); err == nil || err.Error() != "invalid pid: abc" {
-		t.Errorf("err = %v", err)
 	}
 }

@@ -1,0 +1,76 @@
+package dtrace
+
+import (
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+)
+
+// GenerateHeader is dtrace -h for one script: it writes the C header of
+// the provider definitions in the D file script (see WriteHeader) to out,
+// or, when out is "", to the script's base name with ".h" for ".d".
+func GenerateHeader(script, out string) error {
+	text, err := os.ReadFile(script)
+	if err != nil {
+		return fmt.Errorf("failed to open %s: %s", script, Strerror(err))
+	}
+	if out == "" {
+		out = strings.TrimSuffix(filepath.Base(script), ".d") + ".h"
+	}
+	var b strings.Builder
+	if err := WriteHeader(&b, Source{Name: script, Text: string(text), Script: true}, out); err != nil {
+		return err
+	}
+	if err := os.WriteFile(out, []byte(b.String()), 0o666); err != nil {
+		return fmt.Errorf("failed to write header %s: %s", out, Strerror(err))
+	}
+	return nil
+}
+
+// GenerateObject is dtrace -G. The probes of a program built with a
+// dtrace -h header are <sys/sdt.h> notes that need no link step, so -G is
+// accepted for the build files that call it: it writes an object with
+// nothing in it to out, or to the base name of script (the first -s file,
+// "" for none) with ".o", made by the C compiler ($CC, else cc) and
+// passed through the linker ld (dtrace's ldpath option, else "ld") as
+// dtrace does. The linker's messages go to stderr.
+func GenerateObject(script, out, ld string, stderr io.Writer) error {
+	name := "d"
+	if script != "" {
+		name = strings.TrimSuffix(script, ".d")
+	}
+	if out == "" {
+		out = filepath.Base(name) + ".o"
+	}
+	tmp, err := os.MkdirTemp("", "dtrace-G")
+	if err != nil {
+		return fmt.Errorf("failed to link script %s: %v", name, err)
+	}
+	defer os.RemoveAll(tmp)
+	obj := filepath.Join(tmp, "empty.o")
+	cc := os.Getenv("CC")
+	if cc == "" {
+		cc = "cc"
+	}
+	cmd := exec.Command(cc, "-c", "-x", "c", "-o", obj, "-")
+	cmd.Stdin = strings.NewReader("/* dtrace -G: probes come from <sys/sdt.h> notes */\n")
+	if msg, err := cmd.CombinedOutput(); err != nil {
+		return fmt.Errorf("failed to link script %s: %s: %v: %s", name, cc, err, strings.TrimSpace(string(msg)))
+	}
+	if ld == "" {
+		ld = "ld"
+	}
+	link := exec.Command("sh", "-c", ld+` -r -o "$1" "$2"`, "sh", out, obj)
+	link.Stdout, link.Stderr = stderr, stderr
+	if err := link.Run(); err != nil {
+		status := -1
+		if ee, ok := err.(*exec.ExitError); ok {
+			status = ee.ExitCode()
+		}
+		return fmt.Errorf("failed to link script %s: failed to link %s: %s exited with status %d", name, out, ld, status)
+	}
+	return nil
+}

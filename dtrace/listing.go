@@ -1,0 +1,88 @@
+package dtrace
+
+import (
+	"fmt"
+	"io"
+	"strings"
+
+	"github.com/dtrace-go/dtrace/dlang/check"
+	"github.com/dtrace-go/dtrace/provider"
+)
+
+// WriteListHeader writes the column titles of dtrace -l.
+func WriteListHeader(w io.Writer) {
+	fmt.Fprintf(w, "%5s %10s %17s %33s %s\n", "ID", "PROVIDER", "MODULE", "FUNCTION", "NAME")
+}
+
+// WriteList writes the probes that p's descriptions match (every probe
+// when p is nil) as dtrace -l lists them, one line each in id order;
+// verbose adds each probe's stability and argument types (-lv).
+func (h *Handle) WriteList(w io.Writer, p *Program, verbose bool) error {
+	probes, err := h.List(p)
+	if err != nil {
+		return err
+	}
+	for _, q := range probes {
+		fmt.Fprintf(w, "%5d %10s %17s %33s %s\n", q.ID, q.Provider, q.Module, q.Function, q.Name)
+		if verbose {
+			h.writeProbeDetail(w, q)
+		}
+	}
+	return nil
+}
+
+// listAttrs are the stability attributes -lv prints per provider: the
+// probe description's, then the arguments'. Other providers get
+// listDefaultAttrs.
+var (
+	listAttrs = map[string][2]check.Attr{
+		"dtrace":  {stableCommon, stableCommon},
+		"profile": {evolvingCommon, evolvingCommon},
+		"syscall": {evolvingCommon, privateISA},
+	}
+	listDefaultAttrs = [2]check.Attr{privateUnknown, evolvingISA}
+)
+
+// writeProbeDetail writes the -lv block of one probe: its stability and
+// the types of its arguments.
+func (h *Handle) writeProbeDetail(w io.Writer, q *provider.Probe) {
+	a, ok := listAttrs[q.Provider]
+	if !ok {
+		a = listDefaultAttrs
+	}
+	writeAttr(w, "Probe Description Attributes", a[0])
+	writeAttr(w, "Argument Attributes", a[1])
+	fmt.Fprintf(w, "\n\tArgument Types\n")
+	args := h.ListArgTypes(q)
+	if len(args) == 0 {
+		fmt.Fprintf(w, "\t\tNone\n")
+	}
+	for i, t := range args {
+		fmt.Fprintf(w, "\t\targs[%d]: %s\n", i, t)
+	}
+	fmt.Fprintln(w)
+}
+
+// writeAttr writes one titled block of stability attributes.
+func writeAttr(w io.Writer, title string, a check.Attr) {
+	words := strings.SplitN(a.String(), "/", 3)
+	fmt.Fprintf(w, "\n\t%s\n\t\tIdentifier Names: %s\n\t\tData Semantics:   %s\n\t\tDependency Class: %s\n",
+		title, words[0], words[1], words[2])
+}
+
+// WriteStability writes dtrace -v's report on p: the least stability
+// attributes of its probe descriptions and of its statements, followed,
+// when the program was compiled but not enabled (-e), by the
+// description of each of its clauses.
+func (p *Program) WriteStability(w io.Writer, enabled bool) {
+	fmt.Fprintf(w, "\nStability attributes for %s %s:\n", p.Source.Noun(), p.Source.Label())
+	writeAttr(w, "Minimum Probe Description Attributes", p.DescAttr)
+	writeAttr(w, "Minimum Statement Attributes", p.StmtAttr)
+	if enabled {
+		fmt.Fprintln(w)
+		return
+	}
+	for _, d := range p.Probes {
+		fmt.Fprintf(w, "\n%s\n", d)
+	}
+}

@@ -1,0 +1,141 @@
+//go:build linux
+
+package dtrace
+
+import (
+	"fmt"
+	"io"
+	"os/exec"
+	"runtime"
+	"strings"
+	"syscall"
+
+	"golang.org/x/sys/unix"
+)
+
+// Process is a process that tracing follows, as dtrace -c (created) or
+// -p (grabbed) names one; its pid is what Config.Target takes ($target).
+// A created process is held stopped at its first instruction after exec
+// (through ptrace) until Continue, so probes are enabled before it runs a
+// line of its own. Run continues the processes it is given and stops
+// tracing once they have all exited.
+type Process struct {
+	pid     int
+	created bool
+	release chan struct{} // closed to let a created process run
+	exited  chan struct{} // closed when the process is gone
+}
+
+// CreateProcess starts command (split on white space, looked up in PATH)
+// with the given standard streams, stopped just after exec, as dtrace -c
+// does. The error reads "failed to execute NAME: REASON".
+func CreateProcess(command string, stdin io.Reader, stdout, stderr io.Writer) (*Process, error) {
+	argv := strings.Fields(command)
+	if len(argv) == 0 {
+		argv = []string{command}
+	}
+	p := &Process{created: true, release: make(chan struct{}), exited: make(chan struct{})}
+	started := make(chan error, 1)
+	go func() {
+		// ptrace requests must come from the thread that started the
+		// child, so this goroutine keeps its thread to the end (the
+		// thread is discarded when the goroutine returns locked).
+		runtime.LockOSThread()
+		defer close(p.exited)
+		cmd := exec.Command(argv[0], argv[1:]...)
+		cmd.Stdin, cmd.Stdout, cmd.Stderr = stdin, stdout, stderr
+		cmd.SysProcAttr = &syscall.SysProcAttr{Ptrace: true}
+		if err := cmd.Start(); err != nil {
+			started <- err
+			return
+		}
+		pid := cmd.Process.Pid
+		var ws unix.WaitStatus
+		if _, err := unix.Wait4(pid, &ws, unix.WALL, nil); err != nil || !ws.Stopped() {
+			started <- fmt.Errorf("process %d did not stop after exec", pid)
+			_ = cmd.Wait()
+			return
+		}
+		p.pid = pid
+		started <- nil
+		<-p.release
+		_ = unix.PtraceDetach(pid)
+		_ = cmd.Wait()
+	}()
+	if err := <-started; err != nil {
+		return nil, fmt.Errorf("failed to execute %s: %s", argv[0], Strerror(err))
+	}
+	return p, nil
+}
+
+// GrabProcess follows the existing process pid, as dtrace -p does; it is
+// left running and alone when tracing ends.
+func GrabProcess(pid int) (*Process, error) {
+	if pid <= 0 {
+		return nil, fmt.Errorf("invalid pid: %d", pid)
+	}
+	fd, err := unix.PidfdOpen(pid, 0)
+	if err != nil {
+		return nil, fmt.Errorf("failed to grab pid %d: %s", pid, Strerror(err))
+	}
+	p := &Process{pid: pid, release: make(chan struct{}), exited: make(chan struct{})}
+	go func() {
+		defer close(p.exited)
+		defer unix.Close(fd)
+		fds := []unix.PollFd{{Fd: int32(fd), Events: unix.POLLIN}}
+		for {
+			if _, err := unix.Poll(fds, -1); err != unix.EINTR {
+				return
+			}
+		}
+	}()
+	return p, nil
+}
+
+// Pid is the process's id.
+func (p *Process) Pid() int { return p.pid }
+
+// Exited is closed once the process is gone.
+func (p *Process) Exited() <-chan struct{} { return p.exited }
+
+// Continue lets a created process run; it is a no-op for grabbed ones
+// and safe to call twice.
+func (p *Process) Continue() {
+	select {
+	case <-p.release:
+	default:
+		close(p.release)
+	}
+}
+
+// Abandon kills a created process when the caller is done with it: one
+// never continued (tracing failed to start) or one still running when
+// tracing ends, as dtrace kills the processes it created. Grabbed
+// processes are left alone.
+func (p *Process) Abandon() {
+	if !p.created {
+		return
+	}
+	select {
+	case <-p.exited:
+		return
+	default:
+	}
+	_ = unix.Kill(p.pid, unix.SIGKILL)
+	p.Continue()
+}
+
+// allExited reports whether there are processes and all have exited.
+func allExited(ps []*Process) bool {
+	if len(ps) == 0 {
+		return false
+	}
+	for _, p := range ps {
+		select {
+		case <-p.exited:
+		default:
+			return false
+		}
+	}
+	return true
+}

@@ -1,0 +1,68 @@
+//go:build linux
+
+package dtrace
+
+import (
+	"fmt"
+	"io"
+	"os"
+)
+
+// RunConfig says what, besides exit() in the program, ends a Run.
+type RunConfig struct {
+	// Interrupt delivers the caller's stop requests (SIGINT and SIGTERM
+	// for dtrace(1M)): the first stops tracing, END runs and what was
+	// recorded is printed; a second abandons the output. Nil: none.
+	Interrupt <-chan os.Signal
+	// Processes are continued when Run starts; once all have exited,
+	// tracing stops (dtrace -c and -p).
+	Processes []*Process
+}
+
+// Run drives tracing, started by Go, to its end the way dtrace(1M) does:
+// it calls Work until done, calling Stop when interrupted or when every
+// process of rc is gone, then writes the closing newline and the
+// aggregations that printa() did not print, where freopen() last sent
+// the output meant for w. It returns the program's exit status; an error
+// is worded for printing after "dtrace: ".
+func (h *Handle) Run(w io.Writer, rc RunConfig) (int, error) {
+	for _, p := range rc.Processes {
+		p.Continue()
+	}
+	interrupted, stopped := 0, false
+	for done := false; !done; {
+		newline := false
+		select {
+		case <-rc.Interrupt:
+			interrupted++
+			newline = interrupted == 1
+		default:
+		}
+		if interrupted > 1 {
+			// Impatient: a second signal abandons the output.
+			return h.ExitStatus(), nil
+		}
+		if newline && !h.conf.Testing {
+			// dtrace prints a newline on interrupt so that output starts
+			// on a clean line; not in testing mode, where its position
+			// would vary.
+			fmt.Fprintln(h.Output(w))
+		}
+		if !stopped && (interrupted > 0 || allExited(rc.Processes)) {
+			if err := h.Stop(); err != nil {
+				return 1, fmt.Errorf("couldn't stop tracing: %v", err)
+			}
+			stopped = true
+		}
+		var err error
+		if done, err = h.Work(w); err != nil {
+			return 1, fmt.Errorf("processing aborted: %v", err)
+		}
+	}
+	out := h.Output(w)
+	fmt.Fprintln(out)
+	if err := h.PrintAggregations(out); err != nil {
+		return 1, fmt.Errorf("failed to print aggregations: %v", err)
+	}
+	return h.ExitStatus(), nil
+}

@@ -1,0 +1,109 @@
+//go:build linux
+
+package dtrace
+
+import (
+	"bytes"
+	"io"
+	"os"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+)
+
+// openTest opens a handle for a test, or skips without root.
+func openTest(t *testing.T, conf Config) *Handle {
+	t.Helper()
+	if os.Getuid() != 0 {
+		t.Skip("needs root for BPF")
+	}
+	if conf.Stderr == nil {
+		conf.Stderr = io.Discard
+	}
+	h, err := Open(NewOptions(), conf)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { h.Close() })
+	return h
+}
+
+// TestRunInterrupt: the first interrupt stops tracing (END runs), then
+// the closing newline and the aggregations follow; in testing mode no
+// newline marks the interrupt.
+func TestRunInterrupt(t *testing.T) {
+	h := openTest(t, Config{Testing: true})
+	h.opts.Quiet = true
+	if _, err := h.Compile(Source{Name: "t", Text: `BEGIN { @ = count(); } END { printf("end\n"); }`}); err != nil {
+		t.Fatal(err)
+	}
+	if err := h.Go(); err != nil {
+		t.Fatal(err)
+	}
+	sigs := make(chan os.Signal, 1)
+	sigs <- syscall.SIGINT
+	var out bytes.Buffer
+	status, err := h.Run(&out, RunConfig{Interrupt: sigs})
+	if err != nil || status != 0 {
+		t.Fatalf("Run: %d, %v", status, err)
+	}
+	if want := "end\n\n                1\n"; out.String() != want {
+		t.Errorf("output %q, want %q", out.String(), want)
+	}
+}
+
+// TestRunProcesses: tracing stops once the created process has exited,
+// and $target is its pid.
+func TestRunProcesses(t *testing.T) {
+	if os.Getuid() != 0 {
+		t.Skip("needs root for BPF")
+	}
+	p, err := CreateProcess("/bin/true", nil, io.Discard, io.Discard)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer p.Abandon()
+	h := openTest(t, Config{Target: p.Pid()})
+	h.opts.Quiet = true
+	if _, err := h.Compile(Source{Name: "t", Text: `BEGIN { printf("%d\n", $target == ` + strconv.Itoa(p.Pid()) + `); }`}); err != nil {
+		t.Fatal(err)
+	}
+	if err := h.Go(); err != nil {
+		t.Fatal(err)
+	}
+	var out bytes.Buffer
+	if _, err := h.Run(&out, RunConfig{Processes: []*Process{p}}); err != nil {
+		t.Fatal(err)
+	}
+	if out.String() != "1\n\n" {
+		t.Errorf("output %q, want %q", out.String(), "1\n\n")
+	}
+}
+
+// TestWriteList lists what a program matches, with -v's detail, and the
+// stability report of a compiled program.
+func TestWriteList(t *testing.T) {
+	h := openTest(t, Config{})
+	p, err := h.Compile(Source{Name: "BEGIN,END {}", Text: "BEGIN,END {}", Kind: SpecName})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var b strings.Builder
+	WriteListHeader(&b)
+	if err := h.WriteList(&b, p, false); err != nil {
+		t.Fatal(err)
+	}
+	want := "   ID   PROVIDER            MODULE                          FUNCTION NAME\n" +
+		"    1     dtrace                                                     BEGIN\n" +
+		"    2     dtrace                                                     END\n"
+	if b.String() != want {
+		t.Errorf("list\n%q, want\n%q", b.String(), want)
+	}
+	b.Reset()
+	p.WriteStability(&b, false)
+	if s := b.String(); !strings.HasPrefix(s, "\nStability attributes for description BEGIN,END :\n") ||
+		!strings.HasSuffix(s, "\nBEGIN\n\nEND\n") {
+		t.Errorf("stability report %q", s)
+	}
+}
