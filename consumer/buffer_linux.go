@@ -15,6 +15,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/dtrace-go/dtrace/internal/kernel"
+	"github.com/dtrace-go/dtrace/output"
 )
 
 // Buffers are the per-CPU principal buffers of one session.
@@ -406,10 +407,10 @@ func (b *Buffers) Flush(fn Handler) error {
 // per CPU in CPU order, and resets the counts. In ring policy, records
 // the kernel could not store would have been overwritten anyway and are
 // not reported.
-func (b *Buffers) Drops() []Drop {
+func (b *Buffers) Drops() []output.Drop {
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	var out []Drop
+	var out []output.Drop
 	for _, c := range b.cpus {
 		if c == nil {
 			continue
@@ -417,7 +418,7 @@ func (b *Buffers) Drops() []Drop {
 		n := c.lost + c.dropped
 		c.lost, c.dropped = 0, 0
 		if n > 0 && b.opts.Policy != PolicyRing {
-			out = append(out, Drop{CPU: c.cpu, Kind: DropPrincipal, Count: n})
+			out = append(out, output.Drop{CPU: c.cpu, Kind: output.DropPrincipal, Count: n})
 		}
 	}
 	return out

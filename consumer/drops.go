@@ -1,47 +1,72 @@
+//go:build linux
+
 package consumer
 
-import "fmt"
-
-// DropKind says which buffer lost data; the names are dtrace's drop tags.
-type DropKind int
-
-// Drop kinds reported per CPU.
-const (
-	DropPrincipal DropKind = iota
-	DropAggregation
+import (
+	"github.com/dtrace-go/dtrace/codegen"
+	"github.com/dtrace-go/dtrace/output"
 )
 
-// Tag returns the drop tag printed under -xdroptags.
-func (k DropKind) Tag() string {
-	if k == DropAggregation {
-		return "DTRACEDROP_AGGREGATION"
-	}
-	return "DTRACEDROP_PRINCIPAL"
+// statusDrops are the counters of dt_cpustate (codegen's CPU* offsets)
+// summed over the CPUs, in the order dtrace reports them.
+var statusDrops = []struct {
+	off  int
+	kind output.DropKind
+}{
+	{codegen.CPUDynVarDrops, output.DropDynamic},
+	{codegen.CPUSpecDrops, output.DropSpec},
+	{codegen.CPUSpecBusy, output.DropSpecBusy},
+	{codegen.CPUSpecUnavail, output.DropSpecUnavail},
 }
 
-// Drop is a count of records lost on one CPU since the last report.
-type Drop struct {
-	CPU   int
-	Kind  DropKind
-	Count uint64
-}
-
-// Message words the drop as dtrace(1M) does, without the "dtrace: "
-// prefix and newline: "1 drop on CPU 0", "3 aggregation drops on CPU 1",
-// with "[DTRACEDROP_PRINCIPAL] " in front when tags (the droptags option)
-// is set.
-func (d Drop) Message(tags bool) string {
-	s := ""
-	if tags {
-		s = "[" + d.Kind.Tag() + "] "
+// reportDrops hands over the drops counted since the last report:
+// principal buffer losses per CPU, aggregation drops per CPU and the
+// global counters of dt_cpustate.
+func (c *Consumer) reportDrops() error {
+	for _, d := range c.cfg.Buffers.Drops() {
+		if err := c.r.Drop(&d); err != nil {
+			return err
+		}
 	}
-	kind := ""
-	if d.Kind == DropAggregation {
-		kind = "aggregation "
+	m := c.cfg.Program.Map("dt_cpustate")
+	if m == nil {
+		return nil
 	}
-	plural := ""
-	if d.Count > 1 {
-		plural = "s"
+	var key uint32
+	var per [][]byte
+	if err := m.Lookup(&key, &per); err != nil {
+		return nil
 	}
-	return s + fmt.Sprintf("%d %sdrop%s on CPU %d", d.Count, kind, plural, d.CPU)
+	if c.dropsSeen == nil {
+		c.dropsSeen = map[int]uint64{}
+	}
+	for cpu, v := range per {
+		n := u64(v, codegen.CPUAggDrops)
+		k := -1 - cpu
+		if n > c.dropsSeen[k] {
+			d := output.Drop{CPU: cpu, Kind: output.DropAggregation, Count: n - c.dropsSeen[k]}
+			c.dropsSeen[k] = n
+			if err := c.r.Drop(&d); err != nil {
+				return err
+			}
+		}
+	}
+	for _, sd := range statusDrops {
+		var total uint64
+		for _, v := range per {
+			total += u64(v, uint32(sd.off))
+		}
+		if sd.kind == output.DropSpec {
+			total += c.specDrops
+		}
+		old := c.dropsSeen[sd.off]
+		if total <= old {
+			continue
+		}
+		c.dropsSeen[sd.off] = total
+		if err := c.r.Drop(&output.Drop{Kind: sd.kind, CPU: -1, Count: total - old}); err != nil {
+			return err
+		}
+	}
+	return nil
 }

@@ -3,7 +3,6 @@
 package dtrace
 
 import (
-	"encoding/binary"
 	"errors"
 	"fmt"
 	"io"
@@ -12,11 +11,8 @@ import (
 	"strings"
 	"sync"
 	gosyscall "syscall"
-	"time"
 
 	"golang.org/x/sys/unix"
-
-	"github.com/cilium/ebpf"
 
 	"github.com/dtrace-go/dtrace/codegen"
 	"github.com/dtrace-go/dtrace/consumer"
@@ -26,6 +22,7 @@ import (
 	"github.com/dtrace-go/dtrace/dlib"
 	"github.com/dtrace-go/dtrace/internal/kernel"
 	"github.com/dtrace-go/dtrace/loader"
+	"github.com/dtrace-go/dtrace/output/text"
 	"github.com/dtrace-go/dtrace/provider"
 	dtraceprov "github.com/dtrace-go/dtrace/provider/dtrace"
 	ioprov "github.com/dtrace-go/dtrace/provider/io"
@@ -39,19 +36,11 @@ import (
 	"github.com/dtrace-go/dtrace/symbol"
 )
 
-// Probe ids of the dtrace provider, fixed by docs/ARCHITECTURE.md.
-const (
-	probeBegin uint32 = 1
-	probeEnd   uint32 = 2
-	probeError uint32 = 3
-)
+// probeBegin is BEGIN's probe id, fixed by docs/ARCHITECTURE.md.
+const probeBegin uint32 = 1
 
-// Names and offsets fixed by docs/ARCHITECTURE.md.
-const (
-	bufMap        = "dt_buf"
-	stateMap      = "dt_state"
-	stateActivity = 0
-)
+// bufMap is the principal buffers' map (docs/ARCHITECTURE.md).
+const bufMap = "dt_buf"
 
 // Config carries what the caller knows that the library needs besides
 // options.
@@ -99,16 +88,11 @@ type Handle struct {
 	spec *codegen.Spec
 	objs *loader.Objects
 	bufs *consumer.Buffers
-	cons *consumerState
+	// cons decodes the records; text is the renderer Work prints with.
+	cons *consumer.Consumer
+	text *text.Renderer
 
-	// lastSwitch is when the last pass over the buffers was due under
-	// the switchrate.
-	lastSwitch time.Time
-
-	started  bool
-	stopping bool // END has run
-	done     bool
-	status   int
+	started bool
 }
 
 // Open checks privileges and returns a handle with the providers of this
@@ -191,7 +175,7 @@ func (h *Handle) Go() error {
 		return err
 	}
 	h.bufs = bufs
-	h.cons = newConsumerState(h)
+	h.startConsumer(plan)
 	if err := objs.Attach(); err != nil {
 		return err
 	}
@@ -199,174 +183,18 @@ func (h *Handle) Go() error {
 		if err := objs.Run(probeBegin, nil); err != nil {
 			return fmt.Errorf("BEGIN: %w", err)
 		}
-	} else if err := h.setActivity(loader.ActivityActive); err != nil {
+	} else if err := h.cons.SetActivity(loader.ActivityActive); err != nil {
 		return err
 	}
 	return nil
 }
-
-// Work consumes what the buffers hold, waiting up to one switchrate for
-// data, and writes output to w. It reports done once exit() was called
-// or Stop ran and everything has been consumed.
-func (h *Handle) Work(w io.Writer) (bool, error) {
-	if h.done {
-		return true, nil
-	}
-	h.cons.setOutput(w)
-	// Wait a short slice for data and look at the run state, so that an
-	// exit() or a signal the caller handles between calls is acted on
-	// within the slice rather than a switchrate later (the buffers wake
-	// us only when half full).
-	wait := time.Duration(h.opts.SwitchRate)
-	if wait <= 0 || wait > 20*time.Millisecond {
-		wait = 20 * time.Millisecond
-	}
-	for pass := 0; pass < 2; pass++ {
-		act, err := h.activity()
-		if err != nil {
-			return false, err
-		}
-		if (act >= loader.ActivityDraining || h.bufs.Filled()) && !h.stopping {
-			if err := h.runEnd(); err != nil {
-				return false, err
-			}
-		}
-		if h.stopping || pass == 1 {
-			break
-		}
-		// A switchrate set by the user (or setopt()) spaces the passes
-		// that read the buffers; in between only the run state is
-		// watched.
-		if !h.cons.passPending {
-			now := time.Now()
-			if rest := h.switchDue(now); rest > 0 {
-				time.Sleep(min(wait, rest))
-				continue
-			}
-			h.cons.startPass(now)
-		}
-		if err := h.bufs.Poll(wait, h.cons.record); err != nil {
-			return false, err
-		}
-		if err := h.cons.idlePass(time.Now(), h.rate("switchrate")); err != nil {
-			return false, err
-		}
-		if err := h.cons.err; err != nil {
-			return false, err
-		}
-	}
-	if h.stopping {
-		if err := h.cons.freshSnapshot(); err != nil {
-			return false, err
-		}
-		if err := h.bufs.Flush(h.cons.record); err != nil {
-			return false, err
-		}
-		h.cons.reportDrops()
-		h.done = true
-	} else {
-		h.cons.reportDrops()
-	}
-	return h.done, h.cons.err
-}
-
-// rate is the interval of rate option name (switchrate or aggrate) as
-// the consumer honours it: 0, no limit, unless the option was set, as
-// dtrace's defaults for both are 0.
-func (h *Handle) rate(name string) time.Duration {
-	if !h.opts.IsSet(name) {
-		return 0
-	}
-	v := h.opts.SwitchRate
-	if name == "aggrate" {
-		v = h.opts.AggRate
-	}
-	return time.Duration(max(v, 0))
-}
-
-// switchDue reports how long until the next pass over the buffers may
-// run under the switchrate (0: now); when it is due, the pass is counted.
-// As in dtrace, passes keep to the rate's grid rather than drifting.
-func (h *Handle) switchDue(now time.Time) time.Duration {
-	d := h.rate("switchrate")
-	if d <= 0 {
-		return 0
-	}
-	if !h.lastSwitch.IsZero() {
-		if rest := d - now.Sub(h.lastSwitch); rest > 0 {
-			return rest
-		}
-	}
-	rateDue(&h.lastSwitch, now, d)
-	return 0
-}
-
-// rateDue reports whether an event at interval d is due at now, last
-// being when the previous one was due (zero: none yet), and if so counts
-// it: the first at now, the next ones on the grid d apart from it, as
-// dtrace spaces its buffer switches and aggregation snapshots.
-func rateDue(last *time.Time, now time.Time, d time.Duration) bool {
-	switch {
-	case last.IsZero():
-		*last = now
-	case now.Sub(*last) < d:
-		return false
-	default:
-		*last = last.Add(d)
-	}
-	return true
-}
-
-// Stop ends tracing: it fires END. Work must then be called until done.
-func (h *Handle) Stop() error {
-	if !h.started || h.stopping {
-		return nil
-	}
-	return h.runEnd()
-}
-
-// runEnd moves to DRAINING, detaches the probes and fires END.
-func (h *Handle) runEnd() error {
-	h.stopping = true
-	act, err := h.activity()
-	if err != nil {
-		return err
-	}
-	if act != loader.ActivityDraining {
-		if err := h.setActivity(loader.ActivityDraining); err != nil {
-			return err
-		}
-	}
-	// Records of probes that fired before END must come first (they do
-	// in each CPU's buffer; draining now keeps fill buffers from filling
-	// with them). Once tracing stops the aggregations are read afresh
-	// whatever the aggrate.
-	if err := h.cons.freshSnapshot(); err != nil {
-		return err
-	}
-	if h.cons.out != nil {
-		if err := h.bufs.Drain(h.cons.record); err != nil {
-			return err
-		}
-	}
-	h.bufs.Ending()
-	if h.objs.Has(probeEnd) {
-		if err := h.objs.Run(probeEnd, nil); err != nil {
-			return fmt.Errorf("END: %w", err)
-		}
-	}
-	return nil
-}
-
-// ExitStatus is the value given to exit(), or 0.
-func (h *Handle) ExitStatus() int { return h.status }
 
 // Close releases every kernel object.
 func (h *Handle) Close() error {
 	h.sym.Close() // stop following processes
 	var errs []error
 	if h.cons != nil {
-		h.cons.closeReopened()
+		errs = append(errs, h.cons.Close())
 	}
 	if h.bufs != nil {
 		errs = append(errs, h.bufs.Close())
@@ -375,35 +203,6 @@ func (h *Handle) Close() error {
 		errs = append(errs, h.objs.Close())
 	}
 	return errors.Join(errs...)
-}
-
-// activity reads dt_state's activity word.
-func (h *Handle) activity() (uint32, error) {
-	m := h.objs.Map(stateMap)
-	if m == nil {
-		return 0, errors.New("no state map")
-	}
-	var key uint32
-	val := make([]byte, m.ValueSize())
-	if err := m.Lookup(&key, &val); err != nil {
-		return 0, err
-	}
-	return binary.LittleEndian.Uint32(val[stateActivity:]), nil
-}
-
-// setActivity writes dt_state's activity word.
-func (h *Handle) setActivity(act uint32) error {
-	m := h.objs.Map(stateMap)
-	if m == nil {
-		return errors.New("no state map")
-	}
-	var key uint32
-	val := make([]byte, m.ValueSize())
-	if err := m.Lookup(&key, &val); err != nil {
-		return err
-	}
-	binary.LittleEndian.PutUint32(val[stateActivity:], act)
-	return m.Update(&key, val, ebpf.UpdateExist)
 }
 
 // codegenOptions passes the options that shape generated code.

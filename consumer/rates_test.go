@@ -1,12 +1,10 @@
 //go:build linux
 
-package dtrace
+package consumer
 
 import (
 	"testing"
 	"time"
-
-	"github.com/dtrace-go/dtrace/aggregate"
 )
 
 func TestRateDue(t *testing.T) {
@@ -36,38 +34,35 @@ func TestRateDue(t *testing.T) {
 }
 
 // TestRatesHonoured checks that switchrate and aggrate limit passes and
-// snapshots only once set, as dtrace's defaults for them are 0, and that
-// setopt() changes take effect.
+// snapshots only once set, as dtrace's defaults for them are 0.
 func TestRatesHonoured(t *testing.T) {
-	h := &Handle{opts: NewOptions()}
-	c := &consumerState{h: h, aggp: &aggregate.Printer{}}
-	h.cons = c
+	c := New(Config{})
 	now := time.Unix(2000, 0)
-	if d := h.switchDue(now); d != 0 {
+	if d := c.switchDue(now); d != 0 {
 		t.Fatalf("switchrate unset: wait %v, want none", d)
 	}
 	if err := c.refresh(now); err != nil || !c.lastAgg.IsZero() {
 		t.Fatalf("aggrate unset: snapshot taken (%v, %v)", c.lastAgg, err)
 	}
-	c.setopt("switchrate", "100ms", true)
-	c.setopt("aggrate", "5s", true)
-	if d := h.switchDue(now); d != 0 {
+	// As setopt() leaves them.
+	c.set.SwitchRate, c.set.AggRate = 100*time.Millisecond, 5*time.Second
+	if d := c.switchDue(now); d != 0 {
 		t.Fatalf("first pass: wait %v", d)
 	}
-	if d := h.switchDue(now.Add(30 * time.Millisecond)); d != 70*time.Millisecond {
+	if d := c.switchDue(now.Add(30 * time.Millisecond)); d != 70*time.Millisecond {
 		t.Errorf("second pass: wait %v, want 70ms", d)
 	}
 	// A pass that finds no data ends after the switchrate and takes the
 	// snapshot; the first pass's end makes the next one read again.
 	c.startPass(now)
-	if err := c.idlePass(now.Add(50*time.Millisecond), h.rate("switchrate")); err != nil || !c.passPending {
+	if err := c.idlePass(now.Add(50*time.Millisecond), c.set.SwitchRate); err != nil || !c.passPending {
 		t.Fatalf("pass ended before the switchrate (%v)", err)
 	}
-	if err := c.idlePass(now.Add(100*time.Millisecond), h.rate("switchrate")); err != nil || c.passPending {
+	if err := c.idlePass(now.Add(100*time.Millisecond), c.set.SwitchRate); err != nil || c.passPending {
 		t.Fatalf("idle pass did not end (%v)", err)
 	}
-	if !c.lastAgg.IsZero() || !h.lastSwitch.IsZero() {
-		t.Errorf("after the first pass: lastAgg %v, lastSwitch %v, want both reset", c.lastAgg, h.lastSwitch)
+	if !c.lastAgg.IsZero() || !c.lastSwitch.IsZero() {
+		t.Errorf("after the first pass: lastAgg %v, lastSwitch %v, want both reset", c.lastAgg, c.lastSwitch)
 	}
 	at := now.Add(time.Second)
 	c.startPass(at)

@@ -2,24 +2,6 @@ package consumer
 
 import "testing"
 
-func TestDropMessage(t *testing.T) {
-	tests := []struct {
-		d    Drop
-		tags bool
-		want string
-	}{
-		{Drop{CPU: 0, Count: 1}, false, "1 drop on CPU 0"},
-		{Drop{CPU: 1, Count: 2}, false, "2 drops on CPU 1"},
-		{Drop{CPU: 3, Count: 1}, true, "[DTRACEDROP_PRINCIPAL] 1 drop on CPU 3"},
-		{Drop{CPU: 0, Kind: DropAggregation, Count: 3}, true, "[DTRACEDROP_AGGREGATION] 3 aggregation drops on CPU 0"},
-	}
-	for _, tt := range tests {
-		if got := tt.d.Message(tt.tags); got != tt.want {
-			t.Errorf("%+v.Message(%v) = %q, want %q", tt.d, tt.tags, got, tt.want)
-		}
-	}
-}
-
 func TestParseSizeAndPolicy(t *testing.T) {
 	sizes := map[string]int64{"64k": 65536, "4m": 4 << 20, "512": 512, "1G": 1 << 30, "50": 50}
 	for s, want := range sizes {

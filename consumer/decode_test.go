@@ -1,4 +1,4 @@
-package dtrace
+package consumer
 
 import (
 	"encoding/binary"

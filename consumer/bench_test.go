@@ -1,0 +1,91 @@
+//go:build linux
+
+package consumer
+
+import (
+	"testing"
+
+	"github.com/dtrace-go/dtrace/codegen"
+	"github.com/dtrace-go/dtrace/format"
+	"github.com/dtrace-go/dtrace/output"
+	"github.com/dtrace-go/dtrace/provider"
+)
+
+type oneProbe struct{ p *provider.Probe }
+
+func (o oneProbe) Probe(id uint32) *provider.Probe {
+	if id == o.p.ID {
+		return o.p
+	}
+	return nil
+}
+
+// printfConsumer is a consumer of one clause, printf("%d %s\n", int,
+// string[16]), and a record of it.
+func printfConsumer(r output.Renderer) (*Consumer, []byte) {
+	recs := []codegen.Record{
+		{Action: codegen.ActPrintf, FormatID: 0, AggID: -1, NArgs: 2},
+		{Action: codegen.ActArg, Offset: 16, Size: 4, Kind: codegen.KindSigned, AggID: -1, FormatID: -1},
+		{Action: codegen.ActArg, Offset: 20, Size: 16, Kind: codegen.KindString, AggID: -1, FormatID: -1},
+	}
+	spec := &codegen.Spec{
+		Formats: []string{"%d %s\n"},
+		Clauses: []*codegen.ClauseSpec{{Segments: []*codegen.RecordSpec{{Records: recs, Size: 36, First: true}}}},
+	}
+	c := New(Config{
+		Spec: spec,
+		EPID: func(epid uint32) (uint32, int, bool) {
+			return 5, 0, epid == 1
+		},
+		Probes: oneProbe{&provider.Probe{ID: 5, Provider: "syscall", Function: "read", Name: "entry"}},
+	})
+	c.r = r
+	data := make([]byte, 40)
+	le.PutUint32(data[0:], 1)
+	le.PutUint32(data[16:], uint32(0xfffffff9))
+	copy(data[20:], "hello")
+	return c, data
+}
+
+type itemRecorder struct {
+	output.Nop
+	args []format.Value
+	rec  output.Record
+}
+
+func (r *itemRecorder) Item(rec *output.Record, it *output.Item) error {
+	r.rec = *rec
+	r.args = append([]format.Value(nil), it.Args...)
+	return nil
+}
+
+func TestDecodePrintfRecord(t *testing.T) {
+	r := &itemRecorder{}
+	c, data := printfConsumer(r)
+	if err := c.record(2, data); err != nil {
+		t.Fatal(err)
+	}
+	if r.rec.CPU != 2 || r.rec.EPID != 1 || !r.rec.Known || r.rec.Probe.Function != "read" || !r.rec.First || !r.rec.Data {
+		t.Errorf("record %+v", r.rec)
+	}
+	if len(r.args) != 2 || r.args[0] != (format.Int{Bits: 0xfffffff9, Size: 4, Signed: true}) || r.args[1] != format.String("hello") {
+		t.Errorf("args %#v", r.args)
+	}
+	// An EPID the plan does not know is an error, not a panic.
+	le.PutUint32(data[0:], 7)
+	if err := c.record(0, data); err == nil {
+		t.Error("unknown EPID accepted")
+	}
+}
+
+// BenchmarkPrintfRecord measures decoding one printf() record into its
+// event (issue 10 wants millions a second through the consumer).
+func BenchmarkPrintfRecord(b *testing.B) {
+	c, data := printfConsumer(output.Nop{})
+	b.ReportAllocs()
+	for i := 0; i < b.N; i++ {
+		if err := c.record(0, data); err != nil {
+			b.Fatal(err)
+		}
+	}
+}

@@ -1,0 +1,323 @@
+//go:build linux
+
+package consumer
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"time"
+
+	"github.com/cilium/ebpf"
+
+	"github.com/dtrace-go/dtrace/aggregate"
+	"github.com/dtrace-go/dtrace/codegen"
+	"github.com/dtrace-go/dtrace/format"
+	"github.com/dtrace-go/dtrace/output"
+	"github.com/dtrace-go/dtrace/provider"
+)
+
+// Program is what the consumer needs of the loaded program: its maps
+// and the probes it can fire from user space (END). *loader.Objects is
+// one.
+type Program interface {
+	Map(name string) *ebpf.Map
+	Has(probe uint32) bool
+	Run(probe uint32, args []uint64) error
+}
+
+// Probes looks probes up by id; *provider.Registry is one.
+type Probes interface {
+	Probe(id uint32) *provider.Probe
+}
+
+// Config wires a Consumer to one loaded program.
+type Config struct {
+	Spec *codegen.Spec
+	// EPID tells what an EPID stands for: the probe and the clause
+	// (the loader's plan knows).
+	EPID    func(epid uint32) (probe uint32, clause int, ok bool)
+	Program Program
+	Probes  Probes
+	Buffers *Buffers
+	// KeySizes holds, per aggregation, the D size of each integer key
+	// (0 when not an integer): keys are stored 8 bytes wide but print
+	// as their type.
+	KeySizes [][]int
+	// Settings are the options in effect at the start.
+	Settings output.Settings
+	// Setopt applies setopt(name[, value]) and returns the settings
+	// then in effect; an error is worded for dtrace's message.
+	Setopt func(name, value string, hasValue bool) (output.Settings, error)
+	// Sym resolves addresses: aggregation keys of sym() and mod() & co
+	// are reduced to their symbol or module with it.
+	Sym format.Symbolizer
+	// Target is the pid of $target (for formatting system() and
+	// freopen() arguments).
+	Target int
+}
+
+// Consumer decodes the records of one session and runs the library
+// side of their actions, handing typed events to a renderer. It is not
+// safe for concurrent use.
+type Consumer struct {
+	cfg  Config
+	set  output.Settings
+	fmt  *format.Printer
+	aggs []*aggregate.Agg
+	// r is the renderer of the current Work call.
+	r output.Renderer
+
+	// eps caches what each EPID stands for, indexed by EPID.
+	eps []*epInfo
+	// formats caches parsed format strings by id, types print()'s
+	// types.
+	formats []*format.Format
+	types   map[*codegen.Type]*format.TypeInfo
+	// recs holds the reused record events, by nesting depth (commit()
+	// processes records inside a record); depth is the current one.
+	recs  []*recState
+	depth int
+
+	specs     map[uint32][]specRecord
+	specBytes map[uint32]int
+	specDrops uint64
+
+	// cur is the record being processed, for library-level errors.
+	cur *output.Record
+
+	// dropsSeen holds the drop counters already reported.
+	dropsSeen map[int]uint64
+
+	// Under an aggrate, printa() prints the aggregations as read at the
+	// start of the pass over the buffers, and they are read at most once
+	// per aggrate (dtrace's snapshot). passPending is set while a pass
+	// waits for data (it started at passStart); lastAgg is when the
+	// snapshot was last due, lastSwitch when the last pass was due under
+	// the switchrate; passes counts the passes done.
+	passPending bool
+	passStart   time.Time
+	lastAgg     time.Time
+	lastSwitch  time.Time
+	passes      int
+
+	// reopened is the file freopen() sends output to (nil: none).
+	reopened *os.File
+
+	stopping bool // END has run
+	done     bool
+	status   int
+}
+
+// New returns a consumer for a loaded program.
+func New(cfg Config) *Consumer {
+	c := &Consumer{
+		cfg:       cfg,
+		set:       cfg.Settings,
+		specs:     map[uint32][]specRecord{},
+		specBytes: map[uint32]int{},
+		types:     map[*codegen.Type]*format.TypeInfo{},
+	}
+	c.fmt = &format.Printer{
+		Target:   cfg.Target,
+		StrSize:  cfg.Settings.StrSize,
+		RawBytes: cfg.Settings.RawBytes,
+		Sym:      cfg.Sym,
+	}
+	if cfg.Spec != nil {
+		for _, a := range cfg.Spec.Aggs {
+			d := a.Desc
+			c.aggs = append(c.aggs, aggregate.New(&d))
+		}
+	}
+	return c
+}
+
+// ExitStatus is the value given to exit(), or 0.
+func (c *Consumer) ExitStatus() int { return c.status }
+
+// Reopened returns the file freopen() sends output to, or nil.
+func (c *Consumer) Reopened() *os.File { return c.reopened }
+
+// Done reports whether everything has been consumed after exit() or
+// Stop.
+func (c *Consumer) Done() bool { return c.done }
+
+// Close closes the file freopen() opened, if any.
+func (c *Consumer) Close() error {
+	if c.reopened != nil {
+		err := c.reopened.Close()
+		c.reopened = nil
+		return err
+	}
+	return nil
+}
+
+// Work consumes what the buffers hold, waiting up to one switchrate for
+// data, and hands the events to r. It reports done once exit() was
+// called or Stop ran and everything has been consumed.
+func (c *Consumer) Work(r output.Renderer) (bool, error) {
+	if c.done {
+		return true, nil
+	}
+	c.r = r
+	// Wait a short slice for data and look at the run state, so that an
+	// exit() or a signal the caller handles between calls is acted on
+	// within the slice rather than a switchrate later (the buffers wake
+	// us only when half full).
+	wait := c.set.SwitchRate
+	if wait <= 0 || wait > 20*time.Millisecond {
+		wait = 20 * time.Millisecond
+	}
+	bufs := c.cfg.Buffers
+	for pass := 0; pass < 2; pass++ {
+		act, err := c.activity()
+		if err != nil {
+			return false, err
+		}
+		if (act >= activityDraining || bufs.Filled()) && !c.stopping {
+			if err := c.Stop(); err != nil {
+				return false, err
+			}
+		}
+		if c.stopping || pass == 1 {
+			break
+		}
+		// A switchrate set by the user (or setopt()) spaces the passes
+		// that read the buffers; in between only the run state is
+		// watched.
+		if !c.passPending {
+			now := time.Now()
+			if rest := c.switchDue(now); rest > 0 {
+				time.Sleep(min(wait, rest))
+				continue
+			}
+			c.startPass(now)
+		}
+		if err := bufs.Poll(wait, c.record); err != nil {
+			return false, err
+		}
+		if err := c.idlePass(time.Now(), c.set.SwitchRate); err != nil {
+			return false, err
+		}
+	}
+	if c.stopping {
+		if err := c.freshSnapshot(); err != nil {
+			return false, err
+		}
+		if err := bufs.Flush(c.record); err != nil {
+			return false, err
+		}
+		if err := c.reportDrops(); err != nil {
+			return false, err
+		}
+		c.done = true
+	} else if err := c.reportDrops(); err != nil {
+		return false, err
+	}
+	return c.done, r.Flush()
+}
+
+// Stop ends tracing: it moves to DRAINING, consumes what probes sent
+// before, and fires END. Work must then be called until done.
+func (c *Consumer) Stop() error {
+	if c.stopping {
+		return nil
+	}
+	c.stopping = true
+	act, err := c.activity()
+	if err != nil {
+		return err
+	}
+	if act != activityDraining {
+		if err := c.SetActivity(activityDraining); err != nil {
+			return err
+		}
+	}
+	// Records of probes that fired before END must come first (they do
+	// in each CPU's buffer; draining now keeps fill buffers from filling
+	// with them). Once tracing stops the aggregations are read afresh
+	// whatever the aggrate.
+	if err := c.freshSnapshot(); err != nil {
+		return err
+	}
+	if c.r != nil {
+		if err := c.cfg.Buffers.Drain(c.record); err != nil {
+			return err
+		}
+	}
+	c.cfg.Buffers.Ending()
+	if c.cfg.Program.Has(probeEnd) {
+		if err := c.cfg.Program.Run(probeEnd, nil); err != nil {
+			return fmt.Errorf("END: %w", err)
+		}
+	}
+	return nil
+}
+
+// Aggregations reads every aggregation afresh and hands them to r, as
+// at exit.
+func (c *Consumer) Aggregations(r output.Renderer) error {
+	if err := c.snapshotAll(); err != nil {
+		return err
+	}
+	return r.Aggregations(c.aggs)
+}
+
+// FinalAggregations reads every aggregation afresh and returns them
+// (valid until the consumer next runs), for a renderer's own printing.
+func (c *Consumer) FinalAggregations() ([]*aggregate.Agg, error) {
+	return c.aggs, c.snapshotAll()
+}
+
+func (c *Consumer) snapshotAll() error {
+	for i := range c.aggs {
+		if err := c.snapshot(i); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// probeEnd is the END probe's id (docs/ARCHITECTURE.md).
+const probeEnd uint32 = 2
+
+// activityDraining is dt_state's activity once exit() was called or
+// tracing is stopping (docs/ARCHITECTURE.md).
+const activityDraining = 2
+
+// Names and offsets of the run state (docs/ARCHITECTURE.md).
+const (
+	stateMap      = "dt_state"
+	stateActivity = 0
+)
+
+// activity reads dt_state's activity word.
+func (c *Consumer) activity() (uint32, error) {
+	m := c.cfg.Program.Map(stateMap)
+	if m == nil {
+		return 0, errors.New("no state map")
+	}
+	var key uint32
+	val := make([]byte, m.ValueSize())
+	if err := m.Lookup(&key, &val); err != nil {
+		return 0, err
+	}
+	return le.Uint32(val[stateActivity:]), nil
+}
+
+// SetActivity writes dt_state's activity word (docs/ARCHITECTURE.md:
+// 0 inactive, 1 active, 2 draining, 3 stopped).
+func (c *Consumer) SetActivity(act uint32) error {
+	m := c.cfg.Program.Map(stateMap)
+	if m == nil {
+		return errors.New("no state map")
+	}
+	var key uint32
+	val := make([]byte, m.ValueSize())
+	if err := m.Lookup(&key, &val); err != nil {
+		return err
+	}
+	le.PutUint32(val[stateActivity:], act)
+	return m.Update(&key, val, ebpf.UpdateExist)
+}

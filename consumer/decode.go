@@ -1,0 +1,137 @@
+package consumer
+
+import (
+	"bytes"
+	"encoding/binary"
+
+	"github.com/dtrace-go/dtrace/codegen"
+	"github.com/dtrace-go/dtrace/format"
+)
+
+var le = binary.LittleEndian
+
+// value decodes one record item (or aggregation key item) as its kind
+// says.
+func value(data []byte, r codegen.Record) format.Value {
+	buf := data[r.Offset : r.Offset+r.Size]
+	switch r.Kind {
+	case codegen.KindSigned, codegen.KindUnsigned:
+		var v uint64
+		switch r.Size {
+		case 1:
+			v = uint64(buf[0])
+		case 2:
+			v = uint64(le.Uint16(buf))
+		case 4:
+			v = uint64(le.Uint32(buf))
+		default:
+			v = le.Uint64(buf)
+		}
+		return format.Int{Bits: v, Size: int(r.Size), Signed: r.Kind == codegen.KindSigned}
+	case codegen.KindString:
+		if i := bytes.IndexByte(buf, 0); i >= 0 {
+			buf = buf[:i]
+		}
+		return format.String(buf)
+	case codegen.KindStack, codegen.KindUStack:
+		var st format.Stack
+		if r.Kind == codegen.KindUStack && len(buf) >= 8 {
+			st.User, st.PID = true, int(le.Uint64(buf))
+			buf = buf[8:]
+		}
+		for i := 0; i+8 <= len(buf); i += 8 {
+			pc := le.Uint64(buf[i:])
+			if pc == 0 {
+				break
+			}
+			st.PCs = append(st.PCs, pc)
+		}
+		return st
+	case codegen.KindSym, codegen.KindMod:
+		kind := format.KernelSym
+		if r.Kind == codegen.KindMod {
+			kind = format.KernelMod
+		}
+		return format.Sym{Addr: le.Uint64(buf), Kind: kind}
+	case codegen.KindUSym, codegen.KindUMod, codegen.KindUAddr:
+		// The tgid of the process the address belongs to, then the
+		// address.
+		kind := format.UserSym
+		switch r.Kind {
+		case codegen.KindUMod:
+			kind = format.UserMod
+		case codegen.KindUAddr:
+			kind = format.UserAddr
+		}
+		return format.Sym{PID: int(le.Uint64(buf)), Addr: le.Uint64(buf[8:]), Kind: kind}
+	}
+	return format.Bytes{Data: bytes.Clone(buf)}
+}
+
+// u64 reads a little-endian u64 at off, 0 beyond the data.
+func u64(data []byte, off uint32) uint64 {
+	if int(off)+8 > len(data) {
+		return 0
+	}
+	return le.Uint64(data[off:])
+}
+
+// dataRecording reports whether a record prints anything (a clause with
+// only commit/discard does not print the probe line).
+func dataRecording(recs []codegen.Record) bool {
+	if len(recs) == 0 {
+		return true
+	}
+	for _, r := range recs {
+		switch r.Action {
+		case codegen.ActCommit, codegen.ActDiscard, codegen.ActArg:
+		default:
+			return true
+		}
+	}
+	return false
+}
+
+// printTypeInfo describes a D type for format.PrintType: the walk sees
+// members, offsets, bit-fields, enums and array elements. bits is the
+// width of a bit-field member of type t (0: none). Pointers are leaves,
+// so the walk ends: an object cannot contain itself.
+func printTypeInfo(t *codegen.Type, bits uint32) *format.TypeInfo {
+	ti := &format.TypeInfo{Name: t.Name, Size: int(t.Size), Bits: int(bits)}
+	switch t.Kind {
+	case codegen.TInt:
+		switch {
+		case t.Float:
+			ti.Kind = format.TypeOther
+		case t.Enum != nil:
+			ti.Kind = format.TypeEnum
+			for _, e := range t.Enum {
+				ti.Enum = append(ti.Enum, format.EnumConst{Name: e.Name, Value: e.Value})
+			}
+		default:
+			ti.Kind, ti.Signed, ti.Char = format.TypeInt, t.Signed, t.Char
+		}
+	case codegen.TPointer:
+		ti.Kind = format.TypePointer
+	case codegen.TStruct:
+		ti.Kind = format.TypeStruct
+		if t.Union {
+			ti.Kind = format.TypeUnion
+		}
+		for _, f := range t.Fields {
+			ti.Members = append(ti.Members, format.Member{
+				Name:   f.Name,
+				Offset: int(f.Offset*8 + f.BitOff),
+				Type:   printTypeInfo(f.Type, f.BitSize),
+			})
+		}
+	case codegen.TArray:
+		ti.Kind, ti.Len = format.TypeArray, int(t.Len)
+		if t.Elem != nil {
+			ti.Elem = printTypeInfo(t.Elem, 0)
+		}
+	default:
+		ti.Kind = format.TypeOther
+	}
+	return ti
+}

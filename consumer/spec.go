@@ -1,0 +1,33 @@
+//go:build linux
+
+package consumer
+
+import (
+	"github.com/dtrace-go/dtrace/codegen"
+	"github.com/dtrace-go/dtrace/output"
+)
+
+// commit runs commit() and discard(): the records the speculation holds
+// are processed (commit) or dropped (discard). Committed records follow
+// the commit item, each as a record of its own.
+func (c *Consumer) commit(st *recState, data []byte, r codegen.Record) error {
+	id := uint32(u64(data, r.Offset))
+	recs := c.specs[id]
+	delete(c.specs, id)
+	delete(c.specBytes, id)
+	kind := output.KindDiscard
+	if r.Action == codegen.ActCommit {
+		kind = output.KindCommit
+	}
+	if err := c.emit(st, output.Item{Kind: kind, N: int64(id)}); err != nil {
+		return err
+	}
+	if kind == output.KindCommit {
+		for _, sr := range recs {
+			if err := c.process(sr.cpu, sr.data, id); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}

@@ -1,0 +1,245 @@
+package output
+
+import (
+	"os"
+	"time"
+
+	"github.com/dtrace-go/dtrace/aggregate"
+	"github.com/dtrace-go/dtrace/format"
+)
+
+// Probe identifies a probe: its id and its four names.
+type Probe struct {
+	ID                               uint32
+	Provider, Module, Function, Name string
+}
+
+// String returns the probe's description, "provider:module:function:name".
+func (p Probe) String() string {
+	return p.Provider + ":" + p.Module + ":" + p.Function + ":" + p.Name
+}
+
+// Record is one record of a probe firing: the output of one clause, or of
+// one straight-line run of its actions (a clause whose if/else branches
+// record data sends one record per run). Its items are handed to
+// Renderer.Item one by one between Begin and End.
+type Record struct {
+	// CPU is the CPU the probe fired on.
+	CPU int
+	// EPID is the enabled probe id: one clause on one probe.
+	EPID uint32
+	// Clause is the clause's index in the program, from 0.
+	Clause int
+	// Probe is the probe that fired; Known is false when the consumer
+	// does not know it (its names are then empty).
+	Probe Probe
+	Known bool
+	// First is set on the record that can start a firing's output:
+	// dtrace(1M) prints the probe line ("CPU ID FUNCTION:NAME") there.
+	First bool
+	// Data is set when the record holds anything but commit() and
+	// discard(): dtrace(1M) prints the probe line and the closing
+	// newline only for those.
+	Data bool
+	// Spec is the speculation a committed record was held in, 0 for
+	// a record that was not speculative.
+	Spec uint32
+	// Items holds the items handed to Item so far, in order; at End, all
+	// of them. Like the Record, it is reused: copy what must be kept.
+	Items []Item
+}
+
+// Kind is what an item of a record does: the D action that made it.
+type Kind int
+
+// The item kinds.
+const (
+	// KindTrace is trace(x) (and print() of a value without a printable
+	// type): Value.
+	KindTrace Kind = iota + 1
+	// KindPrintf is printf(fmt, args...): Format and Args.
+	KindPrintf
+	// KindPrinta is printa([fmt,] @a, ...): Format (nil without one) and
+	// Aggs, the aggregations as printa() shows them.
+	KindPrinta
+	// KindPrint is print(p) of a pointer to a typed object: Addr, Type
+	// and Data (the object's bytes).
+	KindPrint
+	// KindTracemem is tracemem(addr, n): Data.
+	KindTracemem
+	// KindStack is stack() or ustack(): Value, a format.Stack (User set
+	// and PID the process for ustack()).
+	KindStack
+	// KindSym is sym(), func(), mod(), usym(), ufunc(), umod() or
+	// uaddr(): Value, a format.Sym.
+	KindSym
+	// KindExit is exit(n): N is the status.
+	KindExit
+	// KindSystem is system(fmt, args...): Format, Args and Text, the
+	// command. The consumer runs it after the Item call returns, with
+	// its output going to the renderer's Output (os.Stdout without
+	// one), so a renderer must write out what it holds before
+	// returning.
+	KindSystem
+	// KindFreopen is freopen(fmt, args...): Format, Args and Text, the
+	// file name (empty: back to the original output). File is the file
+	// the consumer opened for it, nil for the original output; the
+	// renderer writes what follows there. The consumer closes it.
+	KindFreopen
+	// KindSetopt is setopt(name[, value]) once applied: Text is the
+	// name, Args the value (none for setopt(name)), Settings the
+	// settings now in effect.
+	KindSetopt
+	// KindClear is clear(@a): Aggs holds the aggregation, cleared.
+	KindClear
+	// KindTrunc is trunc(@a[, n]): N entries kept (0: none), Aggs the
+	// aggregation after it.
+	KindTrunc
+	// KindNormalize is normalize(@a, n): N is the factor.
+	KindNormalize
+	// KindDenormalize is denormalize(@a).
+	KindDenormalize
+	// KindCommit is commit(id): N is the speculation. The records it
+	// held follow as records of their own (Record.Spec set) before the
+	// next item of this one.
+	KindCommit
+	// KindDiscard is discard(id): N is the speculation.
+	KindDiscard
+)
+
+var kindNames = [...]string{"", "trace", "printf", "printa", "print", "tracemem", "stack", "sym", "exit",
+	"system", "freopen", "setopt", "clear", "trunc", "normalize", "denormalize", "commit", "discard"}
+
+// String returns the action's name ("printf").
+func (k Kind) String() string {
+	if k > 0 && int(k) < len(kindNames) {
+		return kindNames[k]
+	}
+	return "unknown"
+}
+
+// Item is one decoded item of a record. Which fields are set depends on
+// Kind. Values are valid during the Renderer call that passes them (and,
+// in Record.Items, until End returns); aggregations change as later
+// actions run: copy what must be kept.
+type Item struct {
+	Kind Kind
+	// Value is the datum of trace(), stack(), ustack() and sym() & co.
+	Value format.Value
+	// Format is the parsed format of printf(), printa(), system() and
+	// freopen().
+	Format *format.Format
+	// Args are the arguments of printf(), system() and freopen(), and
+	// setopt()'s value.
+	Args []format.Value
+	// Aggs are the aggregations of printa() (in argument order), clear(),
+	// trunc(), normalize() and denormalize().
+	Aggs []*aggregate.Agg
+	// Addr, Type and Data are print()'s pointer, the D type of what it
+	// points to and the object's bytes; Data is also tracemem()'s bytes.
+	Addr uint64
+	Type *format.TypeInfo
+	Data []byte
+	// N is exit()'s status, trunc()'s count, normalize()'s factor or
+	// the speculation of commit() and discard().
+	N int64
+	// Text is system()'s command, freopen()'s file name or setopt()'s
+	// option name.
+	Text string
+	// File is where freopen() sends output, nil for the original.
+	File *os.File
+	// Settings are the settings in effect after setopt().
+	Settings *Settings
+}
+
+// Fault is a run-time fault of a clause (dtrace's ERROR probe fires for
+// it): a bad address, a division by zero, an index out of range.
+type Fault struct {
+	// Probe is the probe whose clause faulted (Known false if unknown).
+	Probe Probe
+	Known bool
+	// Clause is the clause's index; CPU where it ran.
+	Clause int
+	CPU    int
+	// Code is the DTRACEFLT_* code, Name dtrace's words for it
+	// ("invalid address").
+	Code uint64
+	Name string
+	// Addr is the illegal value (the address, the index, ...).
+	Addr uint64
+	// PC is the BPF instruction that faulted, -1 when unknown.
+	PC int64
+}
+
+// Error is a library-level error of a clause: an action the consumer
+// could not carry out (setopt() of a bad option, a freopen() that could
+// not open its file).
+type Error struct {
+	Probe  Probe
+	Known  bool
+	Clause int
+	// Msg is the message in dtrace's words.
+	Msg string
+}
+
+// DropKind says what was dropped.
+type DropKind int
+
+// Drop kinds. The first two are per CPU; the others are counted over all
+// CPUs.
+const (
+	// DropPrincipal: records the principal buffer had no room for.
+	DropPrincipal DropKind = iota
+	// DropAggregation: aggregation updates that found the map full.
+	DropAggregation
+	// DropDynamic: dynamic variable (thread-local, associative array)
+	// stores that found no room.
+	DropDynamic
+	// DropSpec: speculative records beyond specsize.
+	DropSpec
+	// DropSpecBusy: speculation() failed, every buffer busy.
+	DropSpecBusy
+	// DropSpecUnavail: speculation() failed, no buffer available.
+	DropSpecUnavail
+)
+
+var dropTags = [...]string{"DTRACEDROP_PRINCIPAL", "DTRACEDROP_AGGREGATION", "DTRACEDROP_DYNAMIC",
+	"DTRACEDROP_SPEC", "DTRACEDROP_SPECBUSY", "DTRACEDROP_SPECUNAVAIL"}
+
+// Tag returns dtrace's tag for the kind (DTRACEDROP_PRINCIPAL).
+func (k DropKind) Tag() string {
+	if k >= 0 && int(k) < len(dropTags) {
+		return dropTags[k]
+	}
+	return "DTRACEDROP_UNKNOWN"
+}
+
+// PerCPU reports whether drops of this kind are counted per CPU.
+func (k DropKind) PerCPU() bool { return k == DropPrincipal || k == DropAggregation }
+
+// Drop counts what was lost since the last report.
+type Drop struct {
+	Kind DropKind
+	// CPU is the CPU for per-CPU kinds, -1 for the others.
+	CPU   int
+	Count uint64
+}
+
+// Settings are the options that shape what is printed, as they stand;
+// setopt() can change them while tracing (KindSetopt).
+type Settings struct {
+	Quiet      bool // quiet: no probe lines, trace() without padding
+	FlowIndent bool // flowindent
+	RawBytes   bool // rawbytes: every value in hex
+	DropTags   bool // droptags: drop messages carry their tag
+	StrSize    int  // strsize
+	PrintSize  int  // printsize: print() cuts objects at this size
+	// AggSort holds the aggsortkey, aggsortrev, aggsortkeypos and
+	// aggsortpos options.
+	AggSort aggregate.SortOptions
+	// SpecSize is specsize: what one speculation may hold.
+	SpecSize int64
+	// SwitchRate and AggRate are the switchrate and aggrate options, 0
+	// when not set (no limit).
+	SwitchRate, AggRate time.Duration
+}
