@@ -31,20 +31,6 @@ const (
 // maxScratch bounds the scratch layout: offsets from R7 are 16-bit.
 const maxScratch = 32760
 
-// EPIDFault is abi.EPIDFault.
-// For the consumer until it imports internal/abi.
-const EPIDFault = abi.EPIDFault
-
-// Offsets of dt_cpustate counters (abi.CPU*).
-// For the consumer until it imports internal/abi.
-const (
-	CPUDynVarDrops = abi.CPUDynVarDrops
-	CPUAggDrops    = abi.CPUAggDrops
-	CPUSpecDrops   = abi.CPUSpecDrops
-	CPUSpecBusy    = abi.CPUSpecBusy
-	CPUSpecUnavail = abi.CPUSpecUnavail
-)
-
 // gen is the state of one Generate call.
 type gen struct {
 	// scanned marks translator member expressions scanVars has visited.

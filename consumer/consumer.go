@@ -13,6 +13,7 @@ import (
 	"github.com/dtrace-go/dtrace/aggregate"
 	"github.com/dtrace-go/dtrace/codegen"
 	"github.com/dtrace-go/dtrace/format"
+	"github.com/dtrace-go/dtrace/internal/abi"
 	"github.com/dtrace-go/dtrace/output"
 	"github.com/dtrace-go/dtrace/provider"
 )
@@ -175,7 +176,7 @@ func (c *Consumer) Work(r output.Renderer) (bool, error) {
 		if err != nil {
 			return false, err
 		}
-		if (act >= activityDraining || bufs.Filled()) && !c.stopping {
+		if (act >= abi.ActivityDraining || bufs.Filled()) && !c.stopping {
 			if err := c.Stop(); err != nil {
 				return false, err
 			}
@@ -229,8 +230,8 @@ func (c *Consumer) Stop() error {
 	if err != nil {
 		return err
 	}
-	if act != activityDraining {
-		if err := c.SetActivity(activityDraining); err != nil {
+	if act != abi.ActivityDraining {
+		if err := c.SetActivity(abi.ActivityDraining); err != nil {
 			return err
 		}
 	}
@@ -247,8 +248,8 @@ func (c *Consumer) Stop() error {
 		}
 	}
 	c.cfg.Buffers.Ending()
-	if c.cfg.Program.Has(probeEnd) {
-		if err := c.cfg.Program.Run(probeEnd, nil); err != nil {
+	if c.cfg.Program.Has(abi.ProbeEnd) {
+		if err := c.cfg.Program.Run(abi.ProbeEnd, nil); err != nil {
 			return fmt.Errorf("END: %w", err)
 		}
 	}
@@ -279,22 +280,9 @@ func (c *Consumer) snapshotAll() error {
 	return nil
 }
 
-// probeEnd is the END probe's id (docs/ARCHITECTURE.md).
-const probeEnd uint32 = 2
-
-// activityDraining is dt_state's activity once exit() was called or
-// tracing is stopping (docs/ARCHITECTURE.md).
-const activityDraining = 2
-
-// Names and offsets of the run state (docs/ARCHITECTURE.md).
-const (
-	stateMap      = "dt_state"
-	stateActivity = 0
-)
-
 // activity reads dt_state's activity word.
 func (c *Consumer) activity() (uint32, error) {
-	m := c.cfg.Program.Map(stateMap)
+	m := c.cfg.Program.Map(abi.MapState)
 	if m == nil {
 		return 0, errors.New("no state map")
 	}
@@ -303,13 +291,12 @@ func (c *Consumer) activity() (uint32, error) {
 	if err := m.Lookup(&key, &val); err != nil {
 		return 0, err
 	}
-	return le.Uint32(val[stateActivity:]), nil
+	return le.Uint32(val[abi.StateActivity:]), nil
 }
 
-// SetActivity writes dt_state's activity word (docs/ARCHITECTURE.md:
-// 0 inactive, 1 active, 2 draining, 3 stopped).
+// SetActivity writes dt_state's activity word (abi.Activity*).
 func (c *Consumer) SetActivity(act uint32) error {
-	m := c.cfg.Program.Map(stateMap)
+	m := c.cfg.Program.Map(abi.MapState)
 	if m == nil {
 		return errors.New("no state map")
 	}
@@ -318,6 +305,6 @@ func (c *Consumer) SetActivity(act uint32) error {
 	if err := m.Lookup(&key, &val); err != nil {
 		return err
 	}
-	le.PutUint32(val[stateActivity:], act)
+	le.PutUint32(val[abi.StateActivity:], act)
 	return m.Update(&key, val, ebpf.UpdateExist)
 }

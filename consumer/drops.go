@@ -3,20 +3,20 @@
 package consumer
 
 import (
-	"github.com/dtrace-go/dtrace/codegen"
+	"github.com/dtrace-go/dtrace/internal/abi"
 	"github.com/dtrace-go/dtrace/output"
 )
 
-// statusDrops are the counters of dt_cpustate (codegen's CPU* offsets)
+// statusDrops are the counters of dt_cpustate (abi.CPU* offsets)
 // summed over the CPUs, in the order dtrace reports them.
 var statusDrops = []struct {
 	off  int
 	kind output.DropKind
 }{
-	{codegen.CPUDynVarDrops, output.DropDynamic},
-	{codegen.CPUSpecDrops, output.DropSpec},
-	{codegen.CPUSpecBusy, output.DropSpecBusy},
-	{codegen.CPUSpecUnavail, output.DropSpecUnavail},
+	{abi.CPUDynVarDrops, output.DropDynamic},
+	{abi.CPUSpecDrops, output.DropSpec},
+	{abi.CPUSpecBusy, output.DropSpecBusy},
+	{abi.CPUSpecUnavail, output.DropSpecUnavail},
 }
 
 // reportDrops hands over the drops counted since the last report:
@@ -28,7 +28,7 @@ func (c *Consumer) reportDrops() error {
 			return err
 		}
 	}
-	m := c.cfg.Program.Map("dt_cpustate")
+	m := c.cfg.Program.Map(abi.MapCPUState)
 	if m == nil {
 		return nil
 	}
@@ -41,7 +41,7 @@ func (c *Consumer) reportDrops() error {
 		c.dropsSeen = map[int]uint64{}
 	}
 	for cpu, v := range per {
-		n := u64(v, codegen.CPUAggDrops)
+		n := u64(v, abi.CPUAggDrops)
 		k := -1 - cpu
 		if n > c.dropsSeen[k] {
 			d := output.Drop{CPU: cpu, Kind: output.DropAggregation, Count: n - c.dropsSeen[k]}

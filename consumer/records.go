@@ -10,15 +10,8 @@ import (
 	"github.com/dtrace-go/dtrace/aggregate"
 	"github.com/dtrace-go/dtrace/codegen"
 	"github.com/dtrace-go/dtrace/format"
+	"github.com/dtrace-go/dtrace/internal/abi"
 	"github.com/dtrace-go/dtrace/output"
-)
-
-// Record header offsets (codegen/doc.go).
-const (
-	hdrEPID    = 0
-	hdrSpecID  = 4
-	hdrSegment = 8
-	hdrSize    = 16
 )
 
 // epInfo is what an EPID stands for: a clause on a probe.
@@ -78,7 +71,7 @@ func (c *Consumer) epid(epid uint32) (*epInfo, error) {
 
 // record handles one record from a CPU's buffer.
 func (c *Consumer) record(cpu int, data []byte) error {
-	if len(data) < hdrSize {
+	if len(data) < abi.HdrSize {
 		return nil
 	}
 	if c.passPending {
@@ -86,11 +79,11 @@ func (c *Consumer) record(cpu int, data []byte) error {
 			return err
 		}
 	}
-	epid := le.Uint32(data[hdrEPID:])
-	if epid == codegen.EPIDFault {
+	epid := le.Uint32(data[abi.HdrEPID:])
+	if epid == abi.EPIDFault {
 		return c.fault(cpu, data)
 	}
-	if spec := le.Uint32(data[hdrSpecID:]); spec != 0 {
+	if spec := le.Uint32(data[abi.HdrSpecID:]); spec != 0 {
 		// Held until commit() or discard(); what does not fit in
 		// specsize is a speculative drop.
 		if c.specBytes[spec]+len(data) > int(c.set.SpecSize) {
@@ -107,11 +100,11 @@ func (c *Consumer) record(cpu int, data []byte) error {
 // process decodes one (non-speculative or committed) record, running its
 // actions and handing its items to the renderer.
 func (c *Consumer) process(cpu int, data []byte, spec uint32) error {
-	ep, err := c.epid(le.Uint32(data[hdrEPID:]))
+	ep, err := c.epid(le.Uint32(data[abi.HdrEPID:]))
 	if err != nil {
 		return err
 	}
-	seg := le.Uint32(data[hdrSegment:])
+	seg := le.Uint32(data[abi.HdrSegment:])
 	si := -1
 	for i, s := range ep.segs {
 		if s.Index == seg {
@@ -130,7 +123,7 @@ func (c *Consumer) process(cpu int, data []byte, spec uint32) error {
 	st := c.recs[c.depth]
 	c.depth++
 	rec := &st.rec
-	*rec = output.Record{CPU: cpu, EPID: le.Uint32(data[hdrEPID:]), Clause: ep.clause, Probe: ep.probe, Known: ep.known,
+	*rec = output.Record{CPU: cpu, EPID: le.Uint32(data[abi.HdrEPID:]), Clause: ep.clause, Probe: ep.probe, Known: ep.known,
 		First: rs.First, Data: ep.data[si], Spec: spec, Items: rec.Items[:0]}
 	st.vals, st.aggs = st.vals[:0], st.aggs[:0]
 	prev := c.cur

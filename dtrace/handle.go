@@ -20,6 +20,7 @@ import (
 	"github.com/dtrace-go/dtrace/dlang/ktypes"
 	"github.com/dtrace-go/dtrace/dlang/syntax"
 	"github.com/dtrace-go/dtrace/dlib"
+	"github.com/dtrace-go/dtrace/internal/abi"
 	"github.com/dtrace-go/dtrace/internal/kernel"
 	"github.com/dtrace-go/dtrace/loader"
 	"github.com/dtrace-go/dtrace/output/text"
@@ -35,12 +36,6 @@ import (
 	"github.com/dtrace-go/dtrace/provider/usdt"
 	"github.com/dtrace-go/dtrace/symbol"
 )
-
-// probeBegin is BEGIN's probe id, fixed by docs/ARCHITECTURE.md.
-const probeBegin uint32 = 1
-
-// bufMap is the principal buffers' map (docs/ARCHITECTURE.md).
-const bufMap = "dt_buf"
 
 // Config carries what the caller knows that the library needs besides
 // options.
@@ -167,7 +162,7 @@ func (h *Handle) Go() error {
 	if err != nil {
 		return err
 	}
-	bufs, err := consumer.OpenBuffers(objs.Map(bufMap), consumer.BufferOptions{
+	bufs, err := consumer.OpenBuffers(objs.Map(abi.MapBuf), consumer.BufferOptions{
 		Size:   int(h.opts.BufSize),
 		Policy: policy,
 	})
@@ -179,11 +174,11 @@ func (h *Handle) Go() error {
 	if err := objs.Attach(); err != nil {
 		return err
 	}
-	if objs.Has(probeBegin) {
-		if err := objs.Run(probeBegin, nil); err != nil {
+	if objs.Has(abi.ProbeBegin) {
+		if err := objs.Run(abi.ProbeBegin, nil); err != nil {
 			return fmt.Errorf("BEGIN: %w", err)
 		}
-	} else if err := h.cons.SetActivity(loader.ActivityActive); err != nil {
+	} else if err := h.cons.SetActivity(abi.ActivityActive); err != nil {
 		return err
 	}
 	return nil
@@ -326,7 +321,7 @@ func (h *Handle) checkEnabling() error {
 		}
 	}
 	if hasError {
-		maxRec = max(maxRec, codegen.FaultRecordSize)
+		maxRec = max(maxRec, abi.FaultRecordSize)
 	}
 	if h.opts.BufPolicy == "fill" && endRec > 0 && h.opts.BufSize < int64(perfHeaderSize+endRec) {
 		return errEndTooBig
@@ -337,10 +332,6 @@ func (h *Handle) checkEnabling() error {
 	return nil
 }
 
-// probeNameSize is the size of each of the four names of a dt_probes
-// value (codegen/doc.go).
-const probeNameSize = 64
-
 // sizeProbeNames makes dt_probes, an array indexed by probe id, just
 // large enough for the enabled probes.
 func sizeProbeNames(spec *codegen.Spec, plan *loader.Plan) {
@@ -349,7 +340,7 @@ func sizeProbeNames(spec *codegen.Spec, plan *loader.Plan) {
 		top = max(top, pp.Probe.ID)
 	}
 	for i := range spec.Maps {
-		if spec.Maps[i].Name == "dt_probes" {
+		if spec.Maps[i].Name == abi.MapProbes {
 			spec.Maps[i].MaxEntries = top + 1
 		}
 	}
@@ -358,18 +349,18 @@ func sizeProbeNames(spec *codegen.Spec, plan *loader.Plan) {
 // fillProbeNames stores the names of every enabled probe in dt_probes,
 // where probeprov, probemod, probefunc and probename read them.
 func (h *Handle) fillProbeNames(plan *loader.Plan) error {
-	m := h.objs.Map("dt_probes")
+	m := h.objs.Map(abi.MapProbes)
 	if m == nil {
 		return nil
 	}
 	for _, pp := range plan.Probes {
 		p := pp.Probe
-		val := make([]byte, 4*probeNameSize)
+		val := make([]byte, 4*abi.ProbeNameSize)
 		for i, name := range []string{p.Provider, p.Module, p.Function, p.Name} {
-			copy(val[i*probeNameSize:(i+1)*probeNameSize-1], name)
+			copy(val[i*abi.ProbeNameSize:(i+1)*abi.ProbeNameSize-1], name)
 		}
 		if err := m.Put(p.ID, val); err != nil {
-			return fmt.Errorf("dt_probes: %w", err)
+			return fmt.Errorf("%s: %w", abi.MapProbes, err)
 		}
 	}
 	return nil
@@ -391,9 +382,9 @@ func (h *Handle) sizeMaps() {
 	}
 	for i, ms := range h.spec.Maps {
 		switch {
-		case ms.Name == "dt_tvars" || ms.Name == "dt_assoc":
+		case ms.Name == abi.MapTVars || ms.Name == abi.MapAssoc:
 			h.spec.Maps[i].MaxEntries = max(entries(h.opts.DynVarSize, ms), minDynVars)
-		case strings.HasPrefix(ms.Name, "dt_agg_"):
+		case strings.HasPrefix(ms.Name, abi.MapAggPrefix):
 			// Charged as dtrace charges the entry, not by our
 			// (possibly narrowed) key.
 			for _, a := range h.spec.Aggs {

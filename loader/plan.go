@@ -276,13 +276,6 @@ func progSymbol(p *provider.Probe) string {
 	return fmt.Sprintf("dt_probe_%d", p.ID)
 }
 
-// Activity values of dt_state (abi.Activity*).
-// For the consumer until it imports internal/abi.
-const (
-	ActivityActive   = abi.ActivityActive
-	ActivityDraining = abi.ActivityDraining
-)
-
 // activity tells in which activity a probe runs its clauses and whether it
 // advances the activity afterwards: BEGIN runs while INACTIVE, END while
 // DRAINING, both then increment it; everything else runs while ACTIVE.

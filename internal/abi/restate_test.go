@@ -13,10 +13,9 @@ import (
 	"github.com/dtrace-go/dtrace/internal/abi"
 )
 
-// notYet lists the directories whose code still spells map names itself
-// until it imports internal/abi: the consumer side, which is moving from
-// dtrace/ to consumer/ (issue 15). Remove an entry when its code switches.
-var notYet = []string{"dtrace/", "consumer/"}
+// notYet lists directories whose code may still spell map names itself
+// (none: every package imports internal/abi).
+var notYet []string
 
 // TestMapNamesNotRestated enforces that the map names are written down
 // only here: no string literal in a non-test Go file elsewhere in the

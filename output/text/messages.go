@@ -3,6 +3,7 @@ package text
 import (
 	"fmt"
 
+	"github.com/dtrace-go/dtrace/internal/abi"
 	"github.com/dtrace-go/dtrace/output"
 )
 
@@ -16,13 +17,13 @@ func (t *Renderer) Fault(f *output.Fault) error {
 	}
 	details := ""
 	switch f.Code {
-	case 1: // invalid address
+	case abi.FltBadAddr:
 		if int64(f.Addr) != -1 {
 			details = fmt.Sprintf(" (0x%x)", f.Addr)
 		}
-	case 2, 9, 10: // invalid alignment, bad stack, invalid size
+	case abi.FltBadAlign, abi.FltBadStack, abi.FltBadSize:
 		details = fmt.Sprintf(" (0x%x)", f.Addr)
-	case 11: // index out of bounds
+	case abi.FltBadIndex:
 		details = fmt.Sprintf(" (%d)", int64(f.Addr))
 	}
 	where := ""
