@@ -1,10 +1,21 @@
 // Package tracetest runs D programs in-process through the dtrace library,
-// with extra providers, for the tests of the user-level providers.
+// with extra providers, for the tests of the user-level providers; and
+// loads hand-built programs and reads their records, for the tests of
+// the kernel side.
 package tracetest
 
 import (
 	"bytes"
+	"errors"
+	"os"
+	"strings"
 	"testing"
+	"time"
+
+	"github.com/cilium/ebpf/perf"
+
+	"github.com/dtrace-go/dtrace/codegen"
+	"github.com/dtrace-go/dtrace/loader"
 
 	"github.com/dtrace-go/dtrace/dtrace"
 	"github.com/dtrace-go/dtrace/provider"
@@ -64,4 +75,41 @@ func Trace(t testing.TB, target int, src string, run func(), provs ...provider.P
 		t.Fatal(err)
 	}
 	return out.String()
+}
+
+// Load plans spec with the providers of reg and loads it, logging the
+// verifier's complaints; the objects are closed when the test ends.
+func Load(t testing.TB, spec *codegen.Spec, reg *provider.Registry) (*loader.Objects, *loader.Plan) {
+	t.Helper()
+	plan, err := loader.NewPlan(spec, reg, loader.PlanOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	o, err := loader.Load(spec, plan, loader.Options{})
+	if err != nil {
+		var ve *loader.VerifierError
+		if errors.As(err, &ve) {
+			t.Logf("verifier log:\n%s", strings.Join(ve.Log, "\n"))
+		}
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { o.Close() })
+	return o, plan
+}
+
+// ReadRecords reads records from rd until none has come for idle.
+func ReadRecords(t testing.TB, rd *perf.Reader, idle time.Duration) []perf.Record {
+	t.Helper()
+	var recs []perf.Record
+	for {
+		rd.SetDeadline(time.Now().Add(idle))
+		r, err := rd.Read()
+		if errors.Is(err, os.ErrDeadlineExceeded) {
+			return recs
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		recs = append(recs, r)
+	}
 }

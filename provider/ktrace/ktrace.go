@@ -51,6 +51,15 @@ type Source struct {
 	Bare        bool
 }
 
+// Sources returns the tracepoints group:name for each of names.
+func Sources(group string, names ...string) []Source {
+	out := make([]Source, 0, len(names))
+	for _, n := range names {
+		out = append(out, Source{Group: group, Name: n})
+	}
+	return out
+}
+
 // Spec describes one probe.
 type Spec struct {
 	Module, Function, Name string

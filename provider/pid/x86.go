@@ -277,11 +277,15 @@ type Exit struct {
 // Indirect jmps are not returns here: a jump table's and a tail call
 // through a pointer cannot be told apart.
 func Returns(code []byte) ([]Exit, error) {
+	offs, err := Instructions(code)
+	if err != nil {
+		return nil, err
+	}
 	var exits []Exit
-	for off := 0; off < len(code); {
-		n, err := insnLen(code[off:])
-		if err != nil {
-			return nil, err
+	for i, o := range offs {
+		off, n := int(o), len(code)-int(o)
+		if i+1 < len(offs) {
+			n = int(offs[i+1] - o)
 		}
 		insn := code[off : off+n]
 		j := 0
@@ -312,7 +316,6 @@ func Returns(code []byte) ([]Exit, error) {
 		if target := int64(off+n) + rel; jump && (target < 0 || target >= int64(len(code))) {
 			exits = append(exits, Exit{Off: uint64(off), Cond: cond})
 		}
-		off += n
 	}
 	return exits, nil
 }

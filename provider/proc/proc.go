@@ -63,37 +63,29 @@ var (
 	sigInfo = []string{"lwpsinfo_t *", "psinfo_t *", ""}
 )
 
-func raw(group string, names ...string) []ktrace.Source {
-	var out []ktrace.Source
-	for _, n := range names {
-		out = append(out, ktrace.Source{Group: group, Name: n})
-	}
-	return out
-}
-
 // New returns the proc provider.
 func New() *ktrace.Provider {
 	specs := []ktrace.Spec{
-		{Name: "create", Sources: raw("task", "task_newtask"), Args: task, XArgs: psinfo,
+		{Name: "create", Sources: ktrace.Sources("task", "task_newtask"), Args: task, XArgs: psinfo,
 			Prologue: newTask(false)},
-		{Name: "exec", Sources: raw("sched", "sched_prepare_exec"), Args: []string{"string"},
+		{Name: "exec", Sources: ktrace.Sources("sched", "sched_prepare_exec"), Args: []string{"string"},
 			Prologue: execPath},
-		{Name: "exec-failure", Kind: ktrace.Event, Sources: raw("syscalls", "sys_exit_execve", "sys_exit_execveat"),
+		{Name: "exec-failure", Kind: ktrace.Event, Sources: ktrace.Sources("syscalls", "sys_exit_execve", "sys_exit_execveat"),
 			Args: []string{"int"}, Prologue: execFailure},
-		{Name: "exec-success", Sources: raw("sched", "sched_process_exec")},
-		{Name: "exit", Sources: raw("sched", "sched_process_exit"), Args: []string{"int"},
+		{Name: "exec-success", Sources: ktrace.Sources("sched", "sched_process_exec")},
+		{Name: "exit", Sources: ktrace.Sources("sched", "sched_process_exit"), Args: []string{"int"},
 			Prologue: exitReason},
-		{Name: "lwp-create", Sources: raw("task", "task_newtask"), Args: lwpTask, XArgs: lwpInfo,
+		{Name: "lwp-create", Sources: ktrace.Sources("task", "task_newtask"), Args: lwpTask, XArgs: lwpInfo,
 			Prologue: newTask(true)},
-		{Name: "lwp-exit", Sources: raw("sched", "sched_process_exit")},
+		{Name: "lwp-exit", Sources: ktrace.Sources("sched", "sched_process_exit")},
 		{Name: "lwp-start", Kind: ktrace.Event, Sources: forkReturns(), Prologue: started(false)},
-		{Name: "signal-clear", Kind: ktrace.Event, Sources: raw("syscalls", "sys_exit_rt_sigtimedwait"),
+		{Name: "signal-clear", Kind: ktrace.Event, Sources: ktrace.Sources("syscalls", "sys_exit_rt_sigtimedwait"),
 			Args: []string{"int"}, Prologue: sigCleared},
-		{Name: "signal-discard", Sources: raw("signal", "signal_generate"), Args: sigArgs, XArgs: sigInfo,
+		{Name: "signal-discard", Sources: ktrace.Sources("signal", "signal_generate"), Args: sigArgs, XArgs: sigInfo,
 			Prologue: sigGenerated(true)},
-		{Name: "signal-handle", Sources: raw("signal", "signal_deliver"),
+		{Name: "signal-handle", Sources: ktrace.Sources("signal", "signal_deliver"),
 			Args: []string{"int", "struct kernel_siginfo *", "void (*)(void)"}, Prologue: sigDelivered},
-		{Name: "signal-send", Sources: raw("signal", "signal_generate"), Args: sigArgs, XArgs: sigInfo,
+		{Name: "signal-send", Sources: ktrace.Sources("signal", "signal_generate"), Args: sigArgs, XArgs: sigInfo,
 			Prologue: sigGenerated(false)},
 		{Name: "start", Kind: ktrace.Event, Sources: forkReturns(), Prologue: started(true)},
 	}
@@ -104,7 +96,7 @@ func New() *ktrace.Provider {
 }
 
 func forkReturns() []ktrace.Source {
-	return raw("syscalls", "sys_exit_clone", "sys_exit_clone3", "sys_exit_fork", "sys_exit_vfork")
+	return ktrace.Sources("syscalls", "sys_exit_clone", "sys_exit_clone3", "sys_exit_fork", "sys_exit_vfork")
 }
 
 // newTask: task_newtask(task, clone_flags); a new thread shares its

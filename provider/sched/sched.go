@@ -63,14 +63,6 @@ var (
 	threadCPX = []string{"lwpsinfo_t *", "psinfo_t *", "cpuinfo_t *"}
 )
 
-func src(group string, names ...string) []ktrace.Source {
-	var out []ktrace.Source
-	for _, n := range names {
-		out = append(out, ktrace.Source{Group: group, Name: n})
-	}
-	return out
-}
-
 // bare names a bare tracepoint of the scheduler (no tracefs event).
 func bare(name string) []ktrace.Source {
 	return []ktrace.Source{{Group: "sched", Name: name, Bare: true}}
@@ -79,19 +71,19 @@ func bare(name string) []ktrace.Source {
 // New returns the sched provider.
 func New() *ktrace.Provider {
 	specs := []ktrace.Spec{
-		{Name: "change-pri", Sources: src("sched", "sched_pi_setprio"),
+		{Name: "change-pri", Sources: ktrace.Sources("sched", "sched_pi_setprio"),
 			Args: []string{"struct task_struct *", "struct task_struct *", "int"}, XArgs: []string{"lwpsinfo_t *", "psinfo_t *", ""},
 			Prologue: changePri},
-		{Name: "dequeue", Sources: src("sched", "sched_switch"), Args: threadCPU, XArgs: threadCPX,
+		{Name: "dequeue", Sources: ktrace.Sources("sched", "sched_switch"), Args: threadCPU, XArgs: threadCPX,
 			Prologue: blocking(taskAny, true)},
-		{Name: "enqueue", Sources: src("sched", "sched_wakeup", "sched_wakeup_new"), Args: threadCPU, XArgs: threadCPX,
+		{Name: "enqueue", Sources: ktrace.Sources("sched", "sched_wakeup", "sched_wakeup_new"), Args: threadCPU, XArgs: threadCPX,
 			Prologue: func(e *ktrace.Emitter) error {
 				for i := 0; i < 3; i++ {
 					e.CtxArg(i, 0)
 				}
 				return nil
 			}},
-		{Name: "off-cpu", Sources: src("sched", "sched_switch"), Args: thread, XArgs: threadX,
+		{Name: "off-cpu", Sources: ktrace.Sources("sched", "sched_switch"), Args: thread, XArgs: threadX,
 			Prologue: func(e *ktrace.Emitter) error {
 				e.CtxArg(0, 2)
 				e.CtxArg(1, 2)
@@ -100,12 +92,12 @@ func New() *ktrace.Provider {
 		{Name: "on-cpu", Sources: bare("sched_exit_tp"), Prologue: flag(true)},
 		{Name: "preempt", Sources: bare("sched_entry_tp"), Prologue: flag(true)},
 		{Name: "remain-cpu", Sources: bare("sched_exit_tp"), Prologue: flag(false)},
-		{Name: "sleep", Sources: src("sched", "sched_switch"), Prologue: blocking(taskSleeping, false)},
+		{Name: "sleep", Sources: ktrace.Sources("sched", "sched_switch"), Prologue: blocking(taskSleeping, false)},
 		{Name: "surrender", Sources: bare("sched_set_need_resched_tp"), Args: thread, XArgs: threadX,
 			Prologue: surrender},
-		{Name: "tick", Kind: ktrace.Event, Sources: src("timer", "hrtimer_expire_entry"), Args: thread, XArgs: threadX,
+		{Name: "tick", Kind: ktrace.Event, Sources: ktrace.Sources("timer", "hrtimer_expire_entry"), Args: thread, XArgs: threadX,
 			Prologue: tick},
-		{Name: "wakeup", Sources: src("sched", "sched_waking"), Args: thread, XArgs: threadX,
+		{Name: "wakeup", Sources: ktrace.Sources("sched", "sched_waking"), Args: thread, XArgs: threadX,
 			Prologue: func(e *ktrace.Emitter) error {
 				e.CtxArg(0, 0)
 				e.CtxArg(1, 0)

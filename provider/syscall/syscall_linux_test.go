@@ -2,7 +2,6 @@ package syscall_test
 
 import (
 	"encoding/binary"
-	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -19,7 +18,7 @@ import (
 
 	"github.com/dtrace-go/dtrace/codegen"
 	"github.com/dtrace-go/dtrace/internal/abi"
-	"github.com/dtrace-go/dtrace/loader"
+	"github.com/dtrace-go/dtrace/internal/tracetest"
 	"github.com/dtrace-go/dtrace/provider"
 	dtraceprov "github.com/dtrace-go/dtrace/provider/dtrace"
 	"github.com/dtrace-go/dtrace/provider/syscall"
@@ -205,19 +204,7 @@ func fire(t *testing.T, exe string, wide bool, probes ...string) {
 	}
 	pv := syscall.New()
 	reg := provider.NewRegistry(dtraceprov.New(), pv)
-	plan, err := loader.NewPlan(spec, reg, loader.PlanOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	objs, err := loader.Load(spec, plan, loader.Options{})
-	if err != nil {
-		var ve *loader.VerifierError
-		if errors.As(err, &ve) {
-			t.Logf("verifier log:\n%s", strings.Join(ve.Log, "\n"))
-		}
-		t.Fatal(err)
-	}
-	defer objs.Close()
+	objs, plan := tracetest.Load(t, spec, reg)
 	for _, pp := range plan.Probes {
 		if got := pv.Program(pp.Probe).Type == ebpf.RawTracepoint; got != wide {
 			t.Fatalf("probe %s: raw tracepoint %v, want %v", pp.Probe, got, wide)
@@ -246,15 +233,7 @@ func fire(t *testing.T, exe string, wide bool, probes ...string) {
 
 	byProbe := map[string][]record{}
 	lost := uint64(0)
-	for {
-		rd.SetDeadline(time.Now().Add(300 * time.Millisecond))
-		r, err := rd.Read()
-		if errors.Is(err, os.ErrDeadlineExceeded) {
-			break
-		}
-		if err != nil {
-			t.Fatal(err)
-		}
+	for _, r := range tracetest.ReadRecords(t, rd, 300*time.Millisecond) {
 		lost += r.LostSamples
 		s := r.RawSample
 		if len(s) < recSize-8 {

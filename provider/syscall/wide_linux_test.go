@@ -8,7 +8,7 @@ import (
 	"github.com/cilium/ebpf"
 
 	"github.com/dtrace-go/dtrace/codegen"
-	"github.com/dtrace-go/dtrace/loader"
+	"github.com/dtrace-go/dtrace/internal/tracetest"
 	"github.com/dtrace-go/dtrace/provider"
 	dtraceprov "github.com/dtrace-go/dtrace/provider/dtrace"
 	"github.com/dtrace-go/dtrace/provider/syscall"
@@ -28,15 +28,7 @@ func TestWideGlob(t *testing.T) {
 	}
 	reg := provider.NewRegistry(dtraceprov.New(), syscall.New())
 	start := time.Now()
-	plan, err := loader.NewPlan(spec, reg, loader.PlanOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	objs, err := loader.Load(spec, plan, loader.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer objs.Close()
+	objs, plan := tracetest.Load(t, spec, reg)
 	loaded := time.Since(start)
 	if err := objs.Attach(); err != nil {
 		t.Fatal(err)
