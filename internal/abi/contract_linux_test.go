@@ -4,9 +4,8 @@ package abi_test
 
 import (
 	"encoding/binary"
-	"errors"
 	"os"
-	"strings"
+	"slices"
 	"testing"
 	"time"
 
@@ -16,7 +15,7 @@ import (
 	"github.com/dtrace-go/dtrace/dlang/check"
 	"github.com/dtrace-go/dtrace/dlang/syntax"
 	"github.com/dtrace-go/dtrace/internal/abi"
-	"github.com/dtrace-go/dtrace/loader"
+	"github.com/dtrace-go/dtrace/internal/tracetest"
 	"github.com/dtrace-go/dtrace/provider"
 	"github.com/dtrace-go/dtrace/provider/dtrace"
 )
@@ -55,24 +54,12 @@ func TestContract(t *testing.T) {
 		t.Fatal(err)
 	}
 	reg := provider.NewRegistry(dtrace.New())
-	plan, err := loader.NewPlan(spec, reg, loader.PlanOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
+	o, plan := tracetest.Load(t, spec, reg)
 	for name, id := range map[string]uint32{"BEGIN": abi.ProbeBegin, "END": abi.ProbeEnd, "ERROR": abi.ProbeError} {
 		if p := reg.Probe(id); p == nil || p.Provider != "dtrace" || p.Name != name {
 			t.Errorf("probe id %d is %v, want dtrace:::%s", id, p, name)
 		}
 	}
-	o, err := loader.Load(spec, plan, loader.Options{})
-	if err != nil {
-		var ve *loader.VerifierError
-		if errors.As(err, &ve) {
-			t.Logf("verifier log:\n%s", strings.Join(ve.Log, "\n"))
-		}
-		t.Fatal(err)
-	}
-	defer o.Close()
 	for _, m := range []struct {
 		name string
 		size uint32
@@ -92,15 +79,7 @@ func TestContract(t *testing.T) {
 		t.Fatal(err)
 	}
 	var recs [][]byte
-	for {
-		rd.SetDeadline(time.Now().Add(200 * time.Millisecond))
-		r, err := rd.Read()
-		if errors.Is(err, os.ErrDeadlineExceeded) {
-			break
-		}
-		if err != nil {
-			t.Fatal(err)
-		}
+	for _, r := range tracetest.ReadRecords(t, rd, 200*time.Millisecond) {
 		recs = append(recs, r.RawSample)
 	}
 	if len(recs) != 3 {
@@ -124,7 +103,7 @@ func TestContract(t *testing.T) {
 	if s := u32(recs[0], abi.HdrSpecID); s != 0 {
 		t.Errorf("clause 0 record specid %d, want 0", s)
 	}
-	if want := []uint64{abi.ProbeBegin, uint64(epidOf(0)), 42, 99}; !equal(got, want) {
+	if want := []uint64{abi.ProbeBegin, uint64(epidOf(0)), 42, 99}; !slices.Equal(got, want) {
 		t.Errorf("clause 0 traced id, epid, arg0, arg9 = %v, want %v", got, want)
 	}
 
@@ -160,7 +139,7 @@ func TestContract(t *testing.T) {
 
 	// The ERROR clause sees the fault as DTrace's ERROR arguments.
 	got = items(t, spec, recs[2])
-	if want := []uint64{abi.ProbeError, abi.ProbeBegin, 1, pc, abi.FltBadAddr, 8}; len(got) < 6 || !equal(got[:6], want) {
+	if want := []uint64{abi.ProbeError, abi.ProbeBegin, 1, pc, abi.FltBadAddr, 8}; len(got) < 6 || !slices.Equal(got[:6], want) {
 		t.Errorf("ERROR traced id, arg1..arg5 = %v, want %v", got[:6], want)
 	}
 
@@ -226,15 +205,3 @@ func items(t *testing.T, spec *codegen.Spec, rec []byte) []uint64 {
 
 func u32(b []byte, off int) uint32 { return binary.LittleEndian.Uint32(b[off:]) }
 func u64(b []byte, off int) uint64 { return binary.LittleEndian.Uint64(b[off:]) }
-
-func equal(a, b []uint64) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for i := range a {
-		if a[i] != b[i] {
-			return false
-		}
-	}
-	return true
-}
