@@ -7,7 +7,10 @@ import (
 	"math/rand"
 	"testing"
 
+	"github.com/cilium/ebpf/asm"
+
 	"github.com/dtrace-go/dtrace/dlang/syntax"
+	"github.com/dtrace-go/dtrace/internal/kfeature"
 )
 
 // argVars returns arg0..arg9 as builtin variables.
@@ -21,8 +24,17 @@ func argVars() []*Var {
 
 // TestDiffIntegerExpressions compares generated code with the Go
 // evaluator on random integer expressions over random arguments.
+// It runs twice: with ISA v4 forms (movsx, sdiv) and with the v3
+// sequences that replace them for 6.1, which the host's kernel accepts
+// too.
 func TestDiffIntegerExpressions(t *testing.T) {
 	needBPF(t)
+	for _, isa := range []int{4, 3} {
+		t.Run(fmt.Sprintf("v%d", isa), func(t *testing.T) { diffIntegerExpressions(t, isa) })
+	}
+}
+
+func diffIntegerExpressions(t *testing.T, isa int) {
 	rnd := rand.New(rand.NewSource(1))
 	const rounds, perClause = 25, 40
 	for round := 0; round < rounds; round++ {
@@ -68,9 +80,12 @@ func TestDiffIntegerExpressions(t *testing.T) {
 			body = append(body, ti.stmt(ti.call("trace", TypeVoid, x)))
 			want[i] = normTo(raw[i], vt)
 		}
-		spec, err := GenerateProgram(program(ti.clause("BEGIN", nil, body...)), ti, Options{})
+		spec, err := GenerateProgram(program(ti.clause("BEGIN", nil, body...)), ti, Options{ISA: isa})
 		if err != nil {
 			t.Fatal(err)
+		}
+		if isa < 4 {
+			noV4(t, spec)
 		}
 		r := loadSpec(t, spec)
 		recs := r.fire(t, argv...)
@@ -97,4 +112,18 @@ func TestDumpSmall(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Logf("%v", wrapper(spec, 1)[:40])
+}
+
+// noV4 fails unless spec's code is free of ISA v4 instructions.
+func noV4(t *testing.T, spec *Spec) {
+	t.Helper()
+	all := append([]asm.Instructions{}, spec.Funcs...)
+	for _, c := range spec.Clauses {
+		all = append(all, c.Insns)
+	}
+	for _, insns := range all {
+		if i, form := kfeature.FirstV4(insns); i >= 0 {
+			t.Fatalf("ISA v3 code has a %s: %v", form, insns[i])
+		}
+	}
 }

@@ -371,3 +371,26 @@ func (f *fn) exitIf(j asm.Instruction) {
 	f.emit(j.WithReference(stay), asm.Ja.Label(exit))
 	f.mark(stay)
 }
+
+// isaV4 reports whether the target kernel accepts ISA v4 instructions
+// (Options.ISA 0 or 4); they are one instruction where v3 needs two or
+// eight, so they are used where the kernel has them.
+func (g *gen) isaV4() bool { return g.opts.ISA == 0 || g.opts.ISA >= 4 }
+
+// signExtend sign-extends the low size bytes (1, 2 or 4) of r to 64
+// bits: one movsx on ISA v4, a shift pair before it.
+func (f *fn) signExtend(r asm.Register, size int) {
+	if f.g.isaV4() {
+		switch size {
+		case 1:
+			f.emit(asm.MovSX8.Reg(r, r))
+		case 2:
+			f.emit(asm.MovSX16.Reg(r, r))
+		default:
+			f.emit(asm.MovSX32.Reg(r, r))
+		}
+		return
+	}
+	n := int32(64 - 8*size)
+	f.emit(asm.LSh.Imm(r, n), asm.ArSh.Imm(r, n))
+}

@@ -43,19 +43,19 @@ func (f *fn) normalize(r asm.Register, t *Type) {
 	switch t.Size {
 	case 1:
 		if t.Signed {
-			f.emit(asm.MovSX8.Reg(r, r))
+			f.signExtend(r, 1)
 		} else {
 			f.emit(asm.And.Imm(r, 0xff))
 		}
 	case 2:
 		if t.Signed {
-			f.emit(asm.MovSX16.Reg(r, r))
+			f.signExtend(r, 2)
 		} else {
 			f.emit(asm.And.Imm(r, 0xffff))
 		}
 	case 4:
 		if t.Signed {
-			f.emit(asm.MovSX32.Reg(r, r))
+			f.signExtend(r, 4)
 		} else {
 			f.emit(asm.Mov.Reg32(r, r))
 		}
@@ -342,9 +342,13 @@ func (f *fn) loadField(v, base asm.Register, off int16, t *Type) {
 	default:
 		sz = asm.DWord
 	}
-	if t.Kind == TInt && t.Signed && size < 8 {
+	switch {
+	case t.Kind == TInt && t.Signed && size < 8 && f.g.isaV4():
 		f.emit(asm.LoadMemSX(v, base, off, sz))
-	} else {
+	case t.Kind == TInt && t.Signed && size < 8:
+		f.emit(asm.LoadMem(v, base, off, sz))
+		f.signExtend(v, int(size))
+	default:
 		f.emit(asm.LoadMem(v, base, off, sz))
 	}
 }
@@ -556,6 +560,9 @@ func (f *fn) arithOp(n syntax.Node, op syntax.Token, x, y asm.Register, tx, ty, 
 		f.fault(abi.FltDivZero, 0, false)
 		f.mark(ok)
 		switch {
+		case op == syntax.QUO && t.Signed && !f.g.isaV4():
+			f.signedDiv(x, y)
+			return
 		case op == syntax.QUO && t.Signed:
 			alu = asm.SDiv
 		case op == syntax.QUO:
@@ -601,6 +608,31 @@ func (f *fn) signedMod(x, y asm.Register) {
 	f.free(neg)
 }
 
+// signedDiv computes x /= y (y non-zero) without ISA v4's signed
+// division: the quotient of the magnitudes, negated when exactly one
+// operand is negative. It truncates toward zero and gives INT64_MIN for
+// INT64_MIN / -1, as BPF_SDIV does.
+func (f *fn) signedDiv(x, y asm.Register) {
+	neg := f.alloc()
+	l1, l2, l3 := f.label("sdx"), f.label("sdy"), f.label("sdr")
+	f.emit(asm.Mov.Imm(neg, 0), asm.JSGE.Imm(x, 0, l1), asm.Neg.Imm(x, 0), asm.Xor.Imm(neg, 1))
+	f.mark(l1)
+	f.emit(asm.JSGE.Imm(y, 0, l2), asm.Neg.Imm(y, 0), asm.Xor.Imm(neg, 1))
+	f.mark(l2)
+	f.emit(asm.Div.Reg(x, y), asm.JEq.Imm(neg, 0, l3), asm.Neg.Imm(x, 0))
+	f.mark(l3)
+	f.free(neg)
+}
+
+// signedDivImm is signedDiv by a positive constant.
+func (f *fn) signedDivImm(x asm.Register, s int32) {
+	pos, done := f.label("sdp"), f.label("sdd")
+	f.emit(asm.JSGE.Imm(x, 0, pos), asm.Neg.Imm(x, 0), asm.Div.Imm(x, s), asm.Neg.Imm(x, 0), asm.Ja.Label(done))
+	f.mark(pos)
+	f.emit(asm.Div.Imm(x, s))
+	f.mark(done)
+}
+
 func (f *fn) ptrArith(n syntax.Node, op syntax.Token, x, y asm.Register, tx, ty, t *Type) {
 	elem := func(p *Type) int32 {
 		if p.Elem == nil || p.Elem.Size == 0 {
@@ -611,8 +643,10 @@ func (f *fn) ptrArith(n syntax.Node, op syntax.Token, x, y asm.Register, tx, ty,
 	switch {
 	case op == syntax.SUB && tx.Kind == TPointer && ty.Kind == TPointer:
 		f.emit(asm.Sub.Reg(x, y))
-		if s := elem(tx); s != 1 {
+		if s := elem(tx); s != 1 && f.g.isaV4() {
 			f.emit(asm.SDiv.Imm(x, s))
+		} else if s != 1 {
+			f.signedDivImm(x, s)
 		}
 	case (op == syntax.ADD || op == syntax.SUB) && tx.Kind == TPointer:
 		if s := elem(tx); s != 1 {

@@ -272,6 +272,11 @@ type Options struct {
 	// SourceText, if set, renders a position for the source annotation of
 	// instructions (dtrace -S); the default prints the raw position.
 	SourceText func(syntax.Pos) string `json:"-"`
+	// ISA is the BPF instruction set version the target kernel accepts
+	// (2, 3 or 4, as internal/kfeature probes it); 0 means 4. Below 4
+	// no sign-extending moves or loads and no signed division are
+	// emitted: shifts and unsigned division on magnitudes replace them.
+	ISA int
 }
 
 func (o *Options) defaults() {

@@ -22,6 +22,7 @@ import (
 	"github.com/dtrace-go/dtrace/dlib"
 	"github.com/dtrace-go/dtrace/internal/abi"
 	"github.com/dtrace-go/dtrace/internal/kernel"
+	"github.com/dtrace-go/dtrace/internal/kfeature"
 	"github.com/dtrace-go/dtrace/loader"
 	"github.com/dtrace-go/dtrace/output/text"
 	"github.com/dtrace-go/dtrace/provider"
@@ -152,6 +153,7 @@ func (h *Handle) Go() error {
 	sizeProbeNames(spec, plan)
 	objs, err := loader.Load(spec, plan, loader.Options{})
 	if err != nil {
+		h.showVerifierLog(err)
 		return err
 	}
 	h.objs = objs
@@ -210,14 +212,13 @@ func (h *Handle) codegenOptions() codegen.Options {
 		SourceText:   h.sourceLine,
 		MemberOffset: kernelMemberOffset,
 		AggSize:      h.opts.AggSize,
+		ISA:          kfeature.Probe().CodegenISA(),
 	}
 }
 
 // kernelBTF is the running kernel's raw BTF, read once when code
 // generation first asks for a member offset.
-var kernelBTF = sync.OnceValues(func() ([]byte, error) {
-	return os.ReadFile("/sys/kernel/btf/vmlinux")
-})
+var kernelBTF = sync.OnceValues(kfeature.ReadBTF)
 
 // kernelMemberOffset finds a struct member's offset in the kernel's BTF
 // without decoding it all (ktypes.MemberOffset).

@@ -16,6 +16,7 @@ import (
 	"github.com/dtrace-go/dtrace/codegen"
 	"github.com/dtrace-go/dtrace/internal/abi"
 	"github.com/dtrace-go/dtrace/internal/kernel"
+	"github.com/dtrace-go/dtrace/internal/kfeature"
 	"github.com/dtrace-go/dtrace/provider"
 )
 
@@ -163,6 +164,9 @@ func (o *Objects) loadProbe(pp *ProbePlan, opts Options) error {
 		if ins.IsLoadFromMap() && ins.Map() == nil && ins.Reference() != "" {
 			return fmt.Errorf("probe %s: reference to undeclared map %s", pp.Probe, ins.Reference())
 		}
+	}
+	if err := checkISA(pp.Probe, insns); err != nil {
+		return err
 	}
 	annotateFunctions(insns)
 	kind := pp.Probe.Owner.Program(pp.Probe)
@@ -320,17 +324,88 @@ type VerifierError struct {
 	Insn asm.Instruction
 	// Source is its source annotation, or "".
 	Source string
-	Err    error
+	// Feature, if set, is what the kernel lacks (an instruction set
+	// version, a helper), named with the kernel's release.
+	Feature error
+	Err     error
 }
 
 func (e *VerifierError) Error() string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "failed to load program for probe %s", e.Probe)
+	fmt.Fprintf(&b, "failed to enable '%s': ", e.Probe)
+	if e.Feature != nil {
+		b.WriteString(e.Feature.Error())
+		if e.Source != "" {
+			fmt.Fprintf(&b, " (at %s)", e.Source)
+		}
+		return b.String()
+	}
+	if len(e.Log) == 0 {
+		fmt.Fprintf(&b, "kernel %s refused the program", kfeature.Probe().Release)
+		if e.Source != "" {
+			fmt.Fprintf(&b, " for %s", e.Source)
+		}
+		fmt.Fprintf(&b, ": %v", e.Err)
+		return b.String()
+	}
+	fmt.Fprintf(&b, "the BPF verifier of kernel %s refused the program", kfeature.Probe().Release)
 	if e.Source != "" {
 		fmt.Fprintf(&b, " at %s", e.Source)
 	}
-	fmt.Fprintf(&b, ": %v", e.Err)
+	fmt.Fprintf(&b, ": %s (-S shows the verifier log)", lastLogLine(e.Log))
 	return b.String()
+}
+
+// lastLogLine is the verifier's reason: its last non-empty line that
+// is not the statistics trailer.
+func lastLogLine(log []string) string {
+	for i := len(log) - 1; i >= 0; i-- {
+		l := strings.TrimSpace(log[i])
+		if l == "" || strings.HasPrefix(l, "processed ") || strings.HasPrefix(l, "verification time") || strings.HasPrefix(l, "stack depth") {
+			continue
+		}
+		return l
+	}
+	return "no reason given"
+}
+
+// unknownHelper matches the verifier's refusal of a helper the kernel
+// lacks ("unknown func bpf_loop#181", "invalid func unknown#212").
+var unknownHelper = regexp.MustCompile(`(?:unknown|invalid) func (\w+)#(\d+)`)
+
+// checkISA refuses, in DTrace's words, instructions of a newer
+// instruction set than the running kernel's, which its verifier would
+// reject with "BPF_MOV uses reserved fields" or "unknown opcode".
+func checkISA(p *provider.Probe, insns asm.Instructions) error {
+	return checkISAFor(p, insns, kfeature.Probe().ISA)
+}
+
+// checkISAFor is checkISA for a kernel of instruction set isa (0:
+// unknown).
+func checkISAFor(p *provider.Probe, insns asm.Instructions, isa int) error {
+	if isa == 0 || isa >= kfeature.ISAv4 {
+		return nil
+	}
+	i, form := kfeature.FirstV4(insns)
+	if i < 0 {
+		return nil
+	}
+	ve := &VerifierError{Probe: p, Index: i, Insn: insns[i]}
+	ve.Source = sourceOf(insns, i)
+	ve.Feature = kfeature.Unsupported("BPF instruction set v4 ("+form+")", nil)
+	ve.Err = ve.Feature
+	return ve
+}
+
+// sourceOf is the source annotation of insns[i], or of the nearest
+// annotated instruction before it.
+func sourceOf(insns asm.Instructions, i int) string {
+	for j := i; j >= 0; j-- {
+		if s := insns[j].Source(); s != nil {
+			return s.String()
+		}
+	}
+	return ""
 }
 
 func (e *VerifierError) Unwrap() error { return e.Err }
@@ -344,6 +419,15 @@ func newVerifierError(p *provider.Probe, insns asm.Instructions, err error) erro
 		return ve
 	}
 	ve.Log = kve.Log
+	for _, line := range kve.Log {
+		if m := unknownHelper.FindStringSubmatch(line); m != nil {
+			name := m[1]
+			if name == "unknown" {
+				name = "#" + m[2]
+			}
+			ve.Feature = kfeature.Unsupported("helper "+name, nil)
+		}
+	}
 	raw := -1
 	for _, line := range kve.Log {
 		if m := logInsn.FindStringSubmatch(line); m != nil {
@@ -357,17 +441,7 @@ func newVerifierError(p *provider.Probe, insns asm.Instructions, err error) erro
 	for i, ins := range insns {
 		if off == raw {
 			ve.Index, ve.Insn = i, ins
-			if src := ins.Source(); src != nil {
-				ve.Source = src.String()
-			} else {
-				// The nearest annotated instruction before it.
-				for j := i - 1; j >= 0; j-- {
-					if s := insns[j].Source(); s != nil {
-						ve.Source = s.String()
-						break
-					}
-				}
-			}
+			ve.Source = sourceOf(insns, i)
 			break
 		}
 		off += int(ins.Size() / asm.InstructionSize)

@@ -201,7 +201,8 @@ func sigGenerated(discardOnly bool) func(e *ktrace.Emitter) error {
 		e.CtxArg(0, 2)
 		e.CtxArg(1, 2)
 		e.Ctx(asm.R0, 0)
-		e.Emit(asm.MovSX32.Reg(asm.R0, asm.R0))
+		// Sign-extend the int by shifts: ISA v4's movsx is not in 6.1.
+		e.Emit(asm.LSh.Imm(asm.R0, 32), asm.ArSh.Imm(asm.R0, 32))
 		e.SetArg(2, asm.R0)
 		return nil
 	}
@@ -215,7 +216,7 @@ func sigDelivered(e *ktrace.Emitter) error {
 		return err
 	}
 	e.Ctx(asm.R0, 0)
-	e.Emit(asm.MovSX32.Reg(asm.R0, asm.R0))
+	e.Emit(asm.LSh.Imm(asm.R0, 32), asm.ArSh.Imm(asm.R0, 32))
 	e.SetArg(0, asm.R0)
 	e.CtxArg(1, 1)
 	e.Ctx(asm.R8, 2)
