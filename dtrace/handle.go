@@ -139,7 +139,7 @@ func (h *Handle) Go() error {
 	}
 	spec, err := codegen.Generate(h.info, h.codegenOptions())
 	if err != nil {
-		return err
+		return btfHint(err)
 	}
 	h.spec = spec
 	h.sizeMaps()

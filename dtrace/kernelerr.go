@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/dtrace-go/dtrace/internal/kfeature"
 	"github.com/dtrace-go/dtrace/loader"
 )
 
@@ -16,4 +17,17 @@ func (h *Handle) showVerifierLog(err error) {
 		return
 	}
 	fmt.Fprintf(h.conf.Stderr, "BPF verifier log for %s:\n%s\n", ve.Probe, strings.TrimRight(strings.Join(ve.Log, "\n"), "\n"))
+}
+
+// btfHint adds to a code generation error, on a kernel without BTF, that
+// kernel types (curthread->..., typed probe arguments) need it: without
+// BTF they are unknown, and the error alone would not say why.
+func btfHint(err error) error {
+	if err == nil {
+		return nil
+	}
+	if nb := kfeature.CheckBTF(); nb != nil {
+		return fmt.Errorf("%w (kernel types are unavailable: %v)", err, nb)
+	}
+	return err
 }

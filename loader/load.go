@@ -153,7 +153,7 @@ func kernelName(s string) string {
 func (o *Objects) loadProbe(pp *ProbePlan, opts Options) error {
 	insns, err := o.plan.Instructions(o.spec, pp)
 	if err != nil {
-		return fmt.Errorf("probe %s: %w", pp.Probe, err)
+		return fmt.Errorf("failed to enable '%s': %w", pp.Probe, err)
 	}
 	for name, m := range o.maps {
 		if err := insns.AssociateMap(name, m); err != nil && !errors.Is(err, asm.ErrUnreferencedSymbol) {

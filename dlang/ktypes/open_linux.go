@@ -6,6 +6,8 @@ import (
 	"os"
 
 	"github.com/cilium/ebpf/btf"
+
+	"github.com/dtrace-go/dtrace/internal/kfeature"
 )
 
 // Open returns the running kernel's types and symbols: BTF from
@@ -19,8 +21,20 @@ func Open() *Types {
 // loader and the checker map and decode it once.
 func FromCache(cache *btf.Cache) *Types {
 	return New(Source{
-		Kernel: cache.Kernel,
-		Module: cache.Module,
+		// Without kernel BTF (kfeature.CheckBTF) there are no kernel
+		// or module types.
+		Kernel: func() (*btf.Spec, error) {
+			if err := kfeature.CheckBTF(); err != nil {
+				return nil, err
+			}
+			return cache.Kernel()
+		},
+		Module: func(name string) (*btf.Spec, error) {
+			if err := kfeature.CheckBTF(); err != nil {
+				return nil, err
+			}
+			return cache.Module(name)
+		},
 		Symbols: func() (*Symbols, error) {
 			f, err := os.Open("/proc/kallsyms")
 			if err != nil {

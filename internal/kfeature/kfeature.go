@@ -85,7 +85,8 @@ func haveV4() error {
 	prog, err := ebpf.NewProgram(&ebpf.ProgramSpec{
 		Type: ebpf.SocketFilter,
 		Instructions: asm.Instructions{
-			asm.StoreImm(asm.R10, -8, -1, asm.DWord),
+			asm.Mov.Imm(asm.R0, -1),
+			asm.StoreMem(asm.R10, -8, asm.R0, asm.DWord),
 			asm.LoadMemSX(asm.R0, asm.R10, -8, asm.Word),
 			asm.MovSX8.Reg(asm.R0, asm.R0),
 			asm.SDiv.Imm(asm.R0, -1),
@@ -213,7 +214,7 @@ func Fentry() error { return fentry() }
 
 var fentry = sync.OnceValue(func() error {
 	if !Probe().BTF {
-		return Unsupported("fentry (it needs BTF)", nil)
+		return Unsupported("fentry (it needs BTF)", noBTF())
 	}
 	spec, err := KernelSpec()
 	if err != nil {
@@ -250,27 +251,47 @@ func asNotSupported(err error) error {
 	return fmt.Errorf("%w: %w", ebpf.ErrNotSupported, err)
 }
 
-// BTFError is the error of a probe that needs kernel types on a kernel
-// without BTF, or nil.
-func BTFError(what string) error {
-	f := Probe()
-	if f.BTF {
-		return nil
-	}
-	return &NotSupportedError{Feature: what + " (it needs kernel BTF, " + f.BTFPath + ")", Release: f.Release, Err: os.ErrNotExist}
+// NoBTFError is the error of whatever needs kernel types on a kernel
+// without BTF.
+type NoBTFError struct {
+	Release, Path string
 }
 
-// KernelSpec loads the kernel's BTF (cached by cilium/ebpf), or fails as
-// on a kernel without it when the test override names a missing file.
+func (e *NoBTFError) Error() string {
+	return fmt.Sprintf("kernel %s has no BTF (%s)", e.Release, e.Path)
+}
+
+// Is makes a NoBTFError match ebpf.ErrNotSupported and os.ErrNotExist.
+func (e *NoBTFError) Is(target error) bool {
+	return target == ebpf.ErrNotSupported || target == os.ErrNotExist
+}
+
+// noBTF returns a NoBTFError for this kernel.
+func noBTF() error {
+	f := Probe()
+	return &NoBTFError{Release: f.Release, Path: f.BTFPath}
+}
+
+// KernelSpec loads the kernel's BTF (cached by cilium/ebpf), or fails
+// with a NoBTFError on a kernel without it (or when the test override
+// names a missing file).
 func KernelSpec() (*btf.Spec, error) {
 	f := Probe()
 	if !f.BTF {
-		return nil, fmt.Errorf("kernel %s has no BTF (%s): %w", f.Release, f.BTFPath, ebpf.ErrNotSupported)
+		return nil, noBTF()
 	}
 	if f.BTFPath != DefaultBTFPath {
 		return btfFromFile()
 	}
 	return btf.LoadKernelSpec()
+}
+
+// CheckBTF returns a NoBTFError on a kernel without BTF, nil otherwise.
+func CheckBTF() error {
+	if !Probe().BTF {
+		return noBTF()
+	}
+	return nil
 }
 
 var btfFromFile = sync.OnceValues(func() (*btf.Spec, error) {
@@ -281,7 +302,7 @@ var btfFromFile = sync.OnceValues(func() (*btf.Spec, error) {
 func ReadBTF() ([]byte, error) {
 	f := Probe()
 	if !f.BTF {
-		return nil, fmt.Errorf("kernel %s has no BTF (%s): %w", f.Release, f.BTFPath, os.ErrNotExist)
+		return nil, noBTF()
 	}
 	return os.ReadFile(f.BTFPath)
 }

@@ -2,6 +2,8 @@ package kfeature
 
 import (
 	"errors"
+	"fmt"
+	"os"
 	"strings"
 	"testing"
 
@@ -62,6 +64,12 @@ func TestProbe(t *testing.T) {
 	}
 	if f.ISA < ISAv2 || f.ISA > ISAv4 {
 		t.Errorf("ISA %d", f.ISA)
+	}
+	// ISA v4 arrived in 6.6.
+	var major, minor int
+	fmt.Sscanf(f.Release, "%d.%d", &major, &minor)
+	if want := major > 6 || major == 6 && minor >= 6; want != (f.ISA == ISAv4) && os.Getenv(TestISAEnv) == "" {
+		t.Errorf("kernel %s: ISA v%d", f.Release, f.ISA)
 	}
 	if f.CodegenISA() != f.ISA {
 		t.Errorf("CodegenISA %d, ISA %d", f.CodegenISA(), f.ISA)

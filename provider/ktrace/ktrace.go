@@ -23,6 +23,7 @@ import (
 	"github.com/cilium/ebpf/btf"
 
 	"github.com/dtrace-go/dtrace/internal/abi"
+	"github.com/dtrace-go/dtrace/internal/kfeature"
 	"github.com/dtrace-go/dtrace/internal/kernel"
 	"github.com/dtrace-go/dtrace/provider"
 )
@@ -279,9 +280,9 @@ func (e *Emitter) Read(i int, src asm.Register, off int32, size int32) {
 // Offset returns the byte offset and size of a member of a kernel struct,
 // from the kernel's BTF. Nested members are named with dots ("sa.sa_handler").
 func Offset(structName, member string) (off, size int32, err error) {
-	spec, err := btf.LoadKernelSpec()
+	spec, err := kfeature.KernelSpec()
 	if err != nil {
-		return 0, 0, err
+		return 0, 0, fmt.Errorf("struct %s: %w", structName, err)
 	}
 	var st *btf.Struct
 	if err := spec.TypeByName(structName, &st); err != nil {
