@@ -96,9 +96,7 @@ func parseRuntimeValue(s string) (int64, error) {
 // would, refusing a leading minus sign (dtrace rejects negative values).
 func parseCUint(s string) (uint64, string, bool) {
 	t := strings.TrimLeft(s, " \t\n\v\f\r")
-	if strings.HasPrefix(t, "+") {
-		t = t[1:]
-	}
+	t = strings.TrimPrefix(t, "+")
 	if strings.HasPrefix(t, "-") {
 		return 0, s, false
 	}

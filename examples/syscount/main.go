@@ -1,0 +1,76 @@
+// Command syscount is a small program that embeds the dtrace library:
+// it runs a command and counts the system calls it makes by name,
+// printing the most frequent ones when the command exits (or on ^C).
+//
+//	syscount [-top N] command [arg ...]
+//
+// It needs root, as tracing does.
+package main
+
+import (
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"strings"
+	"syscall"
+
+	"github.com/dtrace-go/dtrace/dtrace"
+)
+
+// program counts the target's system calls; END keeps the top ones,
+// which the library prints when tracing ends.
+const program = `
+syscall:::entry /pid == $target/ { @calls[probefunc] = count(); }
+END { trunc(@calls, %d); }
+`
+
+func main() {
+	top := flag.Int("top", 10, "how many system calls to print")
+	flag.Usage = func() {
+		fmt.Fprintf(os.Stderr, "usage: syscount [-top N] command [arg ...]\n")
+		flag.PrintDefaults()
+	}
+	flag.Parse()
+	if flag.NArg() == 0 || *top <= 0 {
+		flag.Usage()
+		os.Exit(2)
+	}
+	if err := syscount(strings.Join(flag.Args(), " "), *top, os.Stdout); err != nil {
+		fmt.Fprintf(os.Stderr, "syscount: %v\n", err)
+		os.Exit(1)
+	}
+}
+
+// syscount traces command, writing the counts to w.
+func syscount(command string, top int, w io.Writer) error {
+	// The command starts stopped; Run lets it go once probes are on.
+	proc, err := dtrace.CreateProcess(command, os.Stdin, os.Stderr, os.Stderr)
+	if err != nil {
+		return err
+	}
+	defer proc.Abandon()
+
+	opts := dtrace.NewOptions()
+	if err := opts.Set("quiet", ""); err != nil {
+		return err
+	}
+	h, err := dtrace.Open(opts, dtrace.Config{Target: proc.Pid()})
+	if err != nil {
+		return err
+	}
+	defer h.Close()
+	if _, err := h.Compile(dtrace.Source{Name: "syscount", Text: fmt.Sprintf(program, top)}); err != nil {
+		return err
+	}
+	if err := h.Go(); err != nil {
+		return err
+	}
+	sigs := make(chan os.Signal, 2)
+	signal.Notify(sigs, syscall.SIGINT, syscall.SIGTERM)
+	defer signal.Stop(sigs)
+	// Run stops tracing when the command exits, then prints @calls.
+	_, err = h.Run(w, dtrace.RunConfig{Interrupt: sigs, Processes: []*dtrace.Process{proc}})
+	return err
+}
