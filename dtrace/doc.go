@@ -39,4 +39,22 @@
 //
 // Stop fires END (call Work or Consume until done afterwards); ExitStatus
 // is exit()'s value. A Handle is not safe for concurrent use.
+//
+// Options are dtrace(1M)'s: NewOptions gives its defaults and
+// Options.Set takes what -x takes (Set("quiet", ""), Set("bufsize",
+// "8m")). Run drives a started Handle to its end as the dtrace command
+// does: Work until done, Stop on an interrupt or once the processes
+// traced have exited, then the closing newline and the aggregations.
+// CreateProcess and GrabProcess give such processes (dtrace -c and -p),
+// the first one's pid being Config.Target ($target):
+//
+//	p, err := dtrace.CreateProcess([]string{"ls", "/"}, os.Stdin, os.Stdout, os.Stderr)
+//	defer p.Abandon()
+//	h, err := dtrace.Open(opts, dtrace.Config{Target: p.Pid()})
+//	...
+//	err = h.Go()
+//	status, err := h.Run(os.Stdout, dtrace.RunConfig{Processes: []*dtrace.Process{p}})
+//
+// Tracing needs root (or CAP_BPF and CAP_PERFMON). The repository's
+// examples directory holds complete programs that embed the library.
 package dtrace

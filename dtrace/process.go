@@ -3,11 +3,11 @@
 package dtrace
 
 import (
+	"errors"
 	"fmt"
 	"io"
 	"os/exec"
 	"runtime"
-	"strings"
 	"syscall"
 
 	"golang.org/x/sys/unix"
@@ -26,13 +26,12 @@ type Process struct {
 	exited  chan struct{} // closed when the process is gone
 }
 
-// CreateProcess starts command (split on white space, looked up in PATH)
+// CreateProcess starts the command argv (argv[0] looked up in PATH)
 // with the given standard streams, stopped just after exec, as dtrace -c
 // does. The error reads "failed to execute NAME: REASON".
-func CreateProcess(command string, stdin io.Reader, stdout, stderr io.Writer) (*Process, error) {
-	argv := strings.Fields(command)
+func CreateProcess(argv []string, stdin io.Reader, stdout, stderr io.Writer) (*Process, error) {
 	if len(argv) == 0 {
-		argv = []string{command}
+		return nil, errors.New("failed to execute: no command")
 	}
 	p := &Process{created: true, release: make(chan struct{}), exited: make(chan struct{})}
 	started := make(chan error, 1)

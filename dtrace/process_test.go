@@ -8,7 +8,7 @@ import (
 )
 
 func TestCreateProcess(t *testing.T) {
-	p, err := CreateProcess("/bin/true", nil, io.Discard, io.Discard)
+	p, err := CreateProcess([]string{"/bin/true"}, nil, io.Discard, io.Discard)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -30,7 +30,7 @@ func TestCreateProcess(t *testing.T) {
 	}
 	p.Continue() // twice is fine
 
-	if _, err := CreateProcess("/nonexistent/prog", nil, io.Discard, io.Discard); err == nil ||
+	if _, err := CreateProcess([]string{"/nonexistent/prog"}, nil, io.Discard, io.Discard); err == nil ||
 		err.Error() != "failed to execute /nonexistent/prog: No such file or directory" {
 		t.Errorf("err = %v", err)
 	}
@@ -40,7 +40,7 @@ func TestCreateProcess(t *testing.T) {
 }
 
 func TestAbandon(t *testing.T) {
-	p, err := CreateProcess("sleep 60", nil, io.Discard, io.Discard)
+	p, err := CreateProcess([]string{"sleep", "60"}, nil, io.Discard, io.Discard)
 	if err != nil {
 		t.Fatal(err)
 	}

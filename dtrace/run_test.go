@@ -59,7 +59,7 @@ func TestRunProcesses(t *testing.T) {
 	if os.Getuid() != 0 {
 		t.Skip("needs root for BPF")
 	}
-	p, err := CreateProcess("/bin/true", nil, io.Discard, io.Discard)
+	p, err := CreateProcess([]string{"/bin/true"}, nil, io.Discard, io.Discard)
 	if err != nil {
 		t.Fatal(err)
 	}

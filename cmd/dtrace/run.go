@@ -323,7 +323,11 @@ func (c *cmdline) processes(opts []opt) ([]*dtrace.Process, error) {
 		var err error
 		switch o.c {
 		case 'c':
-			p, err = dtrace.CreateProcess(o.arg, c.stdin, c.stdout, c.stderr)
+			argv := strings.Fields(o.arg)
+			if len(argv) == 0 {
+				argv = []string{o.arg}
+			}
+			p, err = dtrace.CreateProcess(argv, c.stdin, c.stdout, c.stderr)
 		case 'p':
 			if pid, perr := strconv.Atoi(o.arg); perr != nil || pid <= 0 {
 				err = errors.New("invalid pid: " + o.arg)

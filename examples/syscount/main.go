@@ -4,7 +4,8 @@
 //
 //	syscount [-top N] command [arg ...]
 //
-// It needs root, as tracing does.
+// The command's output goes to standard error, leaving standard output
+// to the counts. It needs root, as tracing does.
 package main
 
 import (
@@ -13,7 +14,6 @@ import (
 	"io"
 	"os"
 	"os/signal"
-	"strings"
 	"syscall"
 
 	"github.com/dtrace-go/dtrace/dtrace"
@@ -37,16 +37,16 @@ func main() {
 		flag.Usage()
 		os.Exit(2)
 	}
-	if err := syscount(strings.Join(flag.Args(), " "), *top, os.Stdout); err != nil {
+	if err := syscount(flag.Args(), *top, os.Stdout); err != nil {
 		fmt.Fprintf(os.Stderr, "syscount: %v\n", err)
 		os.Exit(1)
 	}
 }
 
-// syscount traces command, writing the counts to w.
-func syscount(command string, top int, w io.Writer) error {
+// syscount traces the command argv, writing the counts to w.
+func syscount(argv []string, top int, w io.Writer) error {
 	// The command starts stopped; Run lets it go once probes are on.
-	proc, err := dtrace.CreateProcess(command, os.Stdin, os.Stderr, os.Stderr)
+	proc, err := dtrace.CreateProcess(argv, os.Stdin, os.Stderr, os.Stderr)
 	if err != nil {
 		return err
 	}
