@@ -14,6 +14,7 @@ import (
 	"github.com/cilium/ebpf/asm"
 	"golang.org/x/sys/unix"
 
+	"github.com/dtrace-go/dtrace/internal/abi"
 	"github.com/dtrace-go/dtrace/internal/kernel"
 	"github.com/dtrace-go/dtrace/output"
 )
@@ -239,7 +240,7 @@ func (b *Buffers) Sync(fn Handler) error {
 // buffer.
 func markerProgram(array *ebpf.Map) (*ebpf.Program, error) {
 	insns := asm.Instructions{
-		asm.StoreImm(asm.RFP, -8, 0, asm.Word),
+		asm.StoreImm(asm.RFP, -8+abi.HdrEPID, abi.EPIDNone, asm.Word),
 		asm.StoreImm(asm.RFP, -4, 0, asm.Word),
 		asm.LoadMapPtr(asm.R2, array.FD()),
 		asm.LoadImm(asm.R3, 0xffffffff, asm.DWord), // BPF_F_CURRENT_CPU
@@ -314,8 +315,8 @@ func (b *Buffers) drainCPU(c *cpuBuf, fn Handler) error {
 				n = len(body) - 4
 			}
 			rec := body[4 : 4+n]
-			if len(rec) >= 8 && binary.LittleEndian.Uint32(rec) == 0 {
-				continue // EPID 0: a Sync marker
+			if len(rec) >= 8 && binary.LittleEndian.Uint32(rec[abi.HdrEPID:]) == abi.EPIDNone {
+				continue // a Sync marker
 			}
 			if err := b.deliver(c, rec, fn); err != nil {
 				return err
