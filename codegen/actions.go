@@ -9,242 +9,192 @@ import (
 // This file compiles actions: calls whose effect is a record item for the
 // consumer (or a change of kernel-side state such as exit and speculate).
 
-// dataActions are the calls that write to the record.
-var dataActions = map[string]bool{
-	"trace": true, "printf": true, "printa": true, "print": true, "tracemem": true,
-	"exit": true, "stack": true, "ustack": true, "jstack": true, "clear": true, "trunc": true,
-	"normalize": true, "denormalize": true, "setopt": true, "commit": true, "discard": true,
-	"sym": true, "func": true, "mod": true, "usym": true, "ufunc": true, "umod": true, "uaddr": true,
-	"system": true, "raise": true, "ftruncate": true,
-	"freopen": true, "printm": true, "breakpoint": true, "panic": true, "stop": true,
+// actionTrace compiles trace() as a statement.
+func (f *fn) actionTrace(c *syntax.CallExpr, name string, act Action) {
+	f.need(c, 1, 1)
+	if a := symAction(c.Args[0]); a != ActNone {
+		f.recItem(f.storeSym(c.Args[0], a))
+	} else {
+		f.recItem(f.storeValue(c.Args[0], act))
+	}
 }
 
-// hasData reports whether s contains a data action.
-func hasData(s syntax.Node) bool {
-	found := false
-	syntax.InspectCode(s, func(n syntax.Node) bool {
-		if c, ok := n.(*syntax.CallExpr); ok {
-			if id, ok := c.Fun.(*syntax.Ident); ok && dataActions[id.Name] {
-				found = true
-			}
-		}
-		return !found
-	})
-	return found
+// actionSym compiles sym(), func(), mod(), usym(), ufunc(), umod(), uaddr() as a statement.
+func (f *fn) actionSym(c *syntax.CallExpr, name string, act Action) {
+	// As a statement, a symbol subroutine is the action that
+	// traces its symbol.
+	f.need(c, 1, 1)
+	f.recItem(f.storeSym(c, act))
 }
 
-// action compiles a call statement that is an action; it reports false
-// for subroutines, which compile as expressions.
-func (f *fn) action(c *syntax.CallExpr, name string) bool {
-	switch name {
-	case "trace":
-		f.need(c, 1, 1)
-		if a := symAction(c.Args[0]); a != ActNone {
-			f.recItem(f.storeSym(c.Args[0], a))
-		} else {
-			f.recItem(f.storeValue(c.Args[0], ActTrace))
+// actionPrint compiles print() as a statement.
+func (f *fn) actionPrint(c *syntax.CallExpr, name string, act Action) {
+	f.need(c, 1, 1)
+	f.recItem(f.storePrint(c.Args[0]))
+}
+
+// actionPrintf compiles printf(), system(), freopen() as a statement.
+func (f *fn) actionPrintf(c *syntax.CallExpr, name string, act Action) {
+	f.need(c, 1, -1)
+	s, ok := stringConst(c.Args[0])
+	if !ok {
+		f.fail(c.Args[0], "%s( ) format must be a string constant", name)
+	}
+	fid := f.g.format(s)
+	items := []Record{{Action: act, FormatID: fid, AggID: -1, NArgs: len(c.Args) - 1, Offset: f.recAlloc(0, 1)}}
+	for _, a := range c.Args[1:] {
+		if symAction(a) != ActNone {
+			// usym() and friends keep their pid (for %A) and kind.
+			items = append(items, f.storeSym(a, ActArg))
+			continue
 		}
-	case "sym", "func", "mod", "usym", "ufunc", "umod", "uaddr":
-		// As a statement, a symbol subroutine is the action that
-		// traces its symbol.
-		f.need(c, 1, 1)
-		f.recItem(f.storeSym(c, symAction(c)))
-	case "print":
-		f.need(c, 1, 1)
-		f.recItem(f.storePrint(c.Args[0]))
-	case "printf", "system", "freopen":
-		f.need(c, 1, -1)
-		act := map[string]Action{"printf": ActPrintf, "system": ActSystem, "freopen": ActFreopen}[name]
-		s, ok := stringConst(c.Args[0])
+		items = append(items, f.storeValue(a, ActArg))
+	}
+	for _, it := range items {
+		f.recItem(it)
+	}
+}
+
+// actionPrinta compiles printa() as a statement.
+func (f *fn) actionPrinta(c *syntax.CallExpr, name string, act Action) {
+	f.need(c, 1, -1)
+	args := c.Args
+	fid := -1
+	if s, ok := stringConst(args[0]); ok {
+		fid = f.g.format(s)
+		args = args[1:]
+	}
+	items := []Record{{Action: act, FormatID: fid, AggID: -1, NArgs: len(args), Offset: f.recAlloc(0, 1)}}
+	for _, a := range args {
+		ag, ok := a.(*syntax.AggExpr)
 		if !ok {
-			f.fail(c.Args[0], "%s( ) format must be a string constant", name)
-		}
-		fid := f.g.format(s)
-		items := []Record{{Action: act, FormatID: fid, AggID: -1, NArgs: len(c.Args) - 1, Offset: f.recAlloc(0, 1)}}
-		for _, a := range c.Args[1:] {
-			if symAction(a) != ActNone {
-				// usym() and friends keep their pid (for %A) and kind.
-				items = append(items, f.storeSym(a, ActArg))
-				continue
-			}
-			items = append(items, f.storeValue(a, ActArg))
-		}
-		for _, it := range items {
-			f.recItem(it)
-		}
-	case "printa":
-		f.need(c, 1, -1)
-		args := c.Args
-		fid := -1
-		if s, ok := stringConst(args[0]); ok {
-			fid = f.g.format(s)
-			args = args[1:]
-		}
-		items := []Record{{Action: ActPrinta, FormatID: fid, AggID: -1, NArgs: len(args), Offset: f.recAlloc(0, 1)}}
-		for _, a := range args {
-			ag, ok := a.(*syntax.AggExpr)
-			if !ok {
-				f.fail(a, "printa( ) argument must be an aggregation")
-			}
-			ai := f.g.aggOf(f, ag)
-			items = append(items, Record{Action: ActArg, FormatID: -1, AggID: ai.ID, Offset: f.recAlloc(0, 1)})
-		}
-		if len(items) > 1 {
-			items[0].AggID = items[1].AggID
-		}
-		for _, it := range items {
-			f.recItem(it)
-		}
-	case "clear", "denormalize", "trunc", "normalize":
-		f.need(c, 1, 2)
-		ag, ok := c.Args[0].(*syntax.AggExpr)
-		if !ok {
-			f.fail(c.Args[0], "%s( ) argument must be an aggregation", name)
+			f.fail(a, "printa( ) argument must be an aggregation")
 		}
 		ai := f.g.aggOf(f, ag)
-		act := map[string]Action{"clear": ActClear, "denormalize": ActDenormalize, "trunc": ActTrunc, "normalize": ActNormalize}[name]
-		items := []Record{{Action: act, FormatID: -1, AggID: ai.ID, NArgs: len(c.Args) - 1, Offset: f.recAlloc(0, 1)}}
-		for _, a := range c.Args[1:] {
-			r := f.expr(a)
-			f.convert(r, f.typeOf(a), TypeLong)
-			items = append(items, f.storeReg(r, TypeLong, ActArg))
-		}
-		for _, it := range items {
-			f.recItem(it)
-		}
-	case "setopt":
-		f.need(c, 1, 2)
-		s, ok := stringConst(c.Args[0])
-		if !ok {
-			f.fail(c.Args[0], "setopt( ) option must be a string constant")
-		}
-		items := []Record{{Action: ActSetopt, FormatID: f.g.format(s), AggID: -1, NArgs: len(c.Args) - 1, Offset: f.recAlloc(0, 1)}}
-		for _, a := range c.Args[1:] {
-			items = append(items, f.storeValue(a, ActArg))
-		}
-		for _, it := range items {
-			f.recItem(it)
-		}
-	case "exit":
-		f.need(c, 1, 1)
-		r := f.expr(c.Args[0])
-		f.convert(r, f.typeOf(c.Args[0]), TypeInt)
-		keepR := f.alloc()
-		f.emit(asm.Mov.Reg(keepR, r))
-		f.recItem(f.storeReg(r, TypeInt, ActExit))
-		st := f.alloc()
-		f.emit(asm.LoadMapValue(st, 0, 0).WithReference(abi.MapState),
-			asm.StoreMem(st, abi.StateExitStatus, keepR, asm.Word),
-			storeImm(st, abi.StateActivity, abi.ActivityDraining, asm.Word))
-		f.free(st)
-		f.free(keepR)
-	case "stack", "ustack", "jstack":
-		f.stack(c, name)
-	case "tracemem":
-		f.need(c, 2, 3)
-		n, ok := f.constant(c.Args[1])
-		if !ok || n <= 0 || n > 65536 {
-			f.fail(c.Args[1], "tracemem( ) size must be a positive constant")
-		}
-		t := f.typeOf(c.Args[0])
-		r := f.expr(c.Args[0])
-		off := f.recAlloc(uint32(n), 8)
-		addr := f.alloc()
-		f.emit(asm.Mov.Reg(addr, r))
-		h := asm.FnProbeReadKernel
-		if t.User {
-			h = asm.FnProbeReadUser
-		}
-		f.call(h, scr(f.g.layout.Output+off), imm(n), reg(r))
-		f.checkRead(addr)
-		f.free(addr)
-		f.recItem(Record{Action: ActTracemem, Offset: off, Size: uint32(n), Kind: KindBytes, FormatID: -1, AggID: -1})
-	case "speculate":
-		f.need(c, 1, 1)
-		r := f.expr(c.Args[0])
-		f.emit(asm.StoreMem(regScratch, int16(f.g.layout.MState)+abi.MStateSpecID, r, asm.DWord))
-		f.free(r)
-		f.recItem(Record{Action: ActSpeculate, FormatID: -1, AggID: -1, Offset: f.recAlloc(0, 1)})
-	case "commit", "discard":
-		f.need(c, 1, 1)
-		r := f.expr(c.Args[0])
-		keepR := f.alloc()
-		f.emit(asm.Mov.Reg(keepR, r))
-		act := ActCommit
-		if name == "discard" {
-			act = ActDiscard
-		}
-		f.recItem(f.storeReg(r, TypeULong, act))
-		f.specRelease(keepR)
-	case "raise", "panic", "breakpoint", "stop", "ftruncate", "printm":
-		if name == "raise" {
-			// The signal goes to the firing process from the kernel, as
-			// in dtrace on Linux (bpf_send_signal); the helper's errors
-			// (a bad signal, a kernel thread) are ignored as there. The
-			// record below only marks the firing for the consumer.
-			r := f.expr(c.Args[0])
-			f.call(asm.FnSendSignal, reg(r))
-		}
-		act := map[string]Action{"raise": ActRaise, "panic": ActPanic, "breakpoint": ActBreakpoint, "stop": ActStop, "ftruncate": ActFtruncate, "printm": ActPrintm}[name]
-		items := []Record{{Action: act, FormatID: -1, AggID: -1, NArgs: len(c.Args), Offset: f.recAlloc(0, 1)}}
-		for _, a := range c.Args {
-			items = append(items, f.storeValue(a, ActArg))
-		}
-		for _, it := range items {
-			f.recItem(it)
-		}
-	default:
-		return false
+		items = append(items, Record{Action: ActArg, FormatID: -1, AggID: ai.ID, Offset: f.recAlloc(0, 1)})
 	}
-	return true
+	if len(items) > 1 {
+		items[0].AggID = items[1].AggID
+	}
+	for _, it := range items {
+		f.recItem(it)
+	}
 }
 
-// symAction tells which symbol action traces the result of sym(),
-// func(), mod(), usym(), ufunc(), umod() or uaddr().
-func symAction(e syntax.Expr) Action {
-	e = syntax.Unparen(e)
-	c, ok := e.(*syntax.CallExpr)
+// actionAggOp compiles clear(), denormalize(), trunc(), normalize() as a statement.
+func (f *fn) actionAggOp(c *syntax.CallExpr, name string, act Action) {
+	f.need(c, 1, 2)
+	ag, ok := c.Args[0].(*syntax.AggExpr)
 	if !ok {
-		return ActNone
+		f.fail(c.Args[0], "%s( ) argument must be an aggregation", name)
 	}
-	id, ok := c.Fun.(*syntax.Ident)
-	if !ok {
-		return ActNone
+	ai := f.g.aggOf(f, ag)
+	items := []Record{{Action: act, FormatID: -1, AggID: ai.ID, NArgs: len(c.Args) - 1, Offset: f.recAlloc(0, 1)}}
+	for _, a := range c.Args[1:] {
+		r := f.expr(a)
+		f.convert(r, f.typeOf(a), TypeLong)
+		items = append(items, f.storeReg(r, TypeLong, ActArg))
 	}
-	switch id.Name {
-	case "sym", "func":
-		return ActSym
-	case "mod":
-		return ActMod
-	case "usym", "ufunc", "uaddr":
-		return ActUSym
-	case "umod":
-		return ActUMod
+	for _, it := range items {
+		f.recItem(it)
 	}
-	return ActNone
 }
 
-// symKind returns the value kind of the result of a symbol subroutine
-// call (sym(), usym(), ...), or KindNone for any other expression.
-func symKind(e syntax.Expr) ValueKind {
-	e = syntax.Unparen(e)
-	if c, ok := e.(*syntax.CallExpr); ok {
-		if id, ok := c.Fun.(*syntax.Ident); ok {
-			switch id.Name {
-			case "sym", "func":
-				return KindSym
-			case "mod":
-				return KindMod
-			case "usym", "ufunc":
-				return KindUSym
-			case "umod":
-				return KindUMod
-			case "uaddr":
-				return KindUAddr
-			}
-		}
+// actionSetopt compiles setopt() as a statement.
+func (f *fn) actionSetopt(c *syntax.CallExpr, name string, act Action) {
+	f.need(c, 1, 2)
+	s, ok := stringConst(c.Args[0])
+	if !ok {
+		f.fail(c.Args[0], "setopt( ) option must be a string constant")
 	}
-	return KindNone
+	items := []Record{{Action: act, FormatID: f.g.format(s), AggID: -1, NArgs: len(c.Args) - 1, Offset: f.recAlloc(0, 1)}}
+	for _, a := range c.Args[1:] {
+		items = append(items, f.storeValue(a, ActArg))
+	}
+	for _, it := range items {
+		f.recItem(it)
+	}
+}
+
+// actionExit compiles exit() as a statement.
+func (f *fn) actionExit(c *syntax.CallExpr, name string, act Action) {
+	f.need(c, 1, 1)
+	r := f.expr(c.Args[0])
+	f.convert(r, f.typeOf(c.Args[0]), TypeInt)
+	keepR := f.alloc()
+	f.emit(asm.Mov.Reg(keepR, r))
+	f.recItem(f.storeReg(r, TypeInt, act))
+	st := f.alloc()
+	f.emit(asm.LoadMapValue(st, 0, 0).WithReference(abi.MapState),
+		asm.StoreMem(st, abi.StateExitStatus, keepR, asm.Word),
+		storeImm(st, abi.StateActivity, abi.ActivityDraining, asm.Word))
+	f.free(st)
+	f.free(keepR)
+}
+
+// actionStack compiles stack(), ustack(), jstack() as a statement.
+func (f *fn) actionStack(c *syntax.CallExpr, name string, act Action) {
+	f.stack(c, name)
+}
+
+// actionTracemem compiles tracemem() as a statement.
+func (f *fn) actionTracemem(c *syntax.CallExpr, name string, act Action) {
+	f.need(c, 2, 3)
+	n, ok := f.constant(c.Args[1])
+	if !ok || n <= 0 || n > 65536 {
+		f.fail(c.Args[1], "tracemem( ) size must be a positive constant")
+	}
+	t := f.typeOf(c.Args[0])
+	r := f.expr(c.Args[0])
+	off := f.recAlloc(uint32(n), 8)
+	addr := f.alloc()
+	f.emit(asm.Mov.Reg(addr, r))
+	h := asm.FnProbeReadKernel
+	if t.User {
+		h = asm.FnProbeReadUser
+	}
+	f.call(h, scr(f.g.layout.Output+off), imm(n), reg(r))
+	f.checkRead(addr)
+	f.free(addr)
+	f.recItem(Record{Action: act, Offset: off, Size: uint32(n), Kind: KindBytes, FormatID: -1, AggID: -1})
+}
+
+// actionSpeculate compiles speculate() as a statement.
+func (f *fn) actionSpeculate(c *syntax.CallExpr, name string, act Action) {
+	f.need(c, 1, 1)
+	r := f.expr(c.Args[0])
+	f.emit(asm.StoreMem(regScratch, int16(f.g.layout.MState)+abi.MStateSpecID, r, asm.DWord))
+	f.free(r)
+	f.recItem(Record{Action: act, FormatID: -1, AggID: -1, Offset: f.recAlloc(0, 1)})
+}
+
+// actionCommit compiles commit(), discard() as a statement.
+func (f *fn) actionCommit(c *syntax.CallExpr, name string, act Action) {
+	f.need(c, 1, 1)
+	r := f.expr(c.Args[0])
+	keepR := f.alloc()
+	f.emit(asm.Mov.Reg(keepR, r))
+	f.recItem(f.storeReg(r, TypeULong, act))
+	f.specRelease(keepR)
+}
+
+// actionMark compiles raise(), panic(), breakpoint(), stop(), ftruncate(), printm() as a statement.
+func (f *fn) actionMark(c *syntax.CallExpr, name string, act Action) {
+	if act == ActRaise {
+		// The signal goes to the firing process from the kernel, as
+		// in dtrace on Linux (bpf_send_signal); the helper's errors
+		// (a bad signal, a kernel thread) are ignored as there. The
+		// record below only marks the firing for the consumer.
+		r := f.expr(c.Args[0])
+		f.call(asm.FnSendSignal, reg(r))
+	}
+	items := []Record{{Action: act, FormatID: -1, AggID: -1, NArgs: len(c.Args), Offset: f.recAlloc(0, 1)}}
+	for _, a := range c.Args {
+		items = append(items, f.storeValue(a, ActArg))
+	}
+	for _, it := range items {
+		f.recItem(it)
+	}
 }
 
 // storeSym stores the address a symbol subroutine call e returns as an

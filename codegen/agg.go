@@ -14,12 +14,6 @@ import (
 // place with the slot layout of package aggregate (aggregate.Desc.Update
 // is the reference).
 
-var aggFuncs = map[string]aggregate.Func{
-	"count": aggregate.Count, "sum": aggregate.Sum, "min": aggregate.Min, "max": aggregate.Max,
-	"avg": aggregate.Avg, "stddev": aggregate.Stddev, "quantize": aggregate.Quantize,
-	"lquantize": aggregate.Lquantize, "llquantize": aggregate.Llquantize,
-}
-
 // aggOf returns the AggSpec of an aggregation reference, creating it.
 func (g *gen) aggOf(f *fn, ag *syntax.AggExpr) *AggSpec {
 	ai := g.info.AggOf(ag)
@@ -32,8 +26,11 @@ func (g *gen) aggOf(f *fn, ag *syntax.AggExpr) *AggSpec {
 	if a := g.spec.Aggs[ai.ID]; a != nil {
 		return a
 	}
-	fn, ok := aggFuncs[ai.Func]
-	if !ok {
+	var fn aggregate.Func
+	if g := funcGenOf(ai.Func); g != nil {
+		fn = g.agg
+	}
+	if fn == 0 {
 		f.fail(ag, "unknown aggregating function %q", ai.Func)
 	}
 	d := aggregate.Desc{ID: ai.ID, Name: ai.Name, Func: fn}
@@ -382,11 +379,11 @@ func stackKeyType(e syntax.Expr, kt *Type) *Type {
 	e = syntax.Unparen(e)
 	kind, depth := 0, uint32(0)
 	if c, ok := e.(*syntax.CallExpr); ok {
-		if id, ok := c.Fun.(*syntax.Ident); ok {
-			switch id.Name {
-			case "stack":
+		if g, _ := callGen(c); g != nil {
+			switch g.act {
+			case ActStack:
 				kind, depth = 1, stackKeyFrames
-			case "ustack", "jstack":
+			case ActUStack:
 				kind, depth = 2, ustackKeyFrames
 			}
 			if kind != 0 && len(c.Args) > 0 {

@@ -11,209 +11,260 @@ import (
 // This file compiles subroutines: calls that compute a value in the
 // probe context. Strings are produced in scratch temporaries.
 
-func (f *fn) callExpr(c *syntax.CallExpr) asm.Register {
-	id, ok := c.Fun.(*syntax.Ident)
-	if !ok {
-		f.fail(c, "called object is not a function")
+// subrRand compiles rand().
+func (f *fn) subrRand(c *syntax.CallExpr, _ string) asm.Register {
+	f.call(asm.FnGetPrandomU32)
+	r := f.result()
+	f.normalize(r, TypeInt)
+	return r
+}
+
+// subrSpeculation compiles speculation().
+func (f *fn) subrSpeculation(c *syntax.CallExpr, _ string) asm.Register {
+	return f.speculation()
+}
+
+// subrProgenyof compiles progenyof().
+func (f *fn) subrProgenyof(c *syntax.CallExpr, _ string) asm.Register {
+	f.need(c, 1, 1)
+	return f.progenyof(c, f.expr(c.Args[0]))
+}
+
+// subrStrlen compiles strlen().
+func (f *fn) subrStrlen(c *syntax.CallExpr, _ string) asm.Register {
+	f.need(c, 1, 1)
+	s := f.expr(c.Args[0])
+	return f.strlen(s)
+}
+
+// subrStrjoin compiles strjoin().
+func (f *fn) subrStrjoin(c *syntax.CallExpr, _ string) asm.Register {
+	f.need(c, 2, 2)
+	ha := f.hold(f.expr(c.Args[0]), c.Args[1])
+	b := f.expr(c.Args[1])
+	return f.strjoin(f.release(ha), b)
+}
+
+// subrCopyinstr compiles copyinstr().
+func (f *fn) subrCopyinstr(c *syntax.CallExpr, _ string) asm.Register {
+	f.need(c, 1, 2)
+	if len(c.Args) == 1 {
+		return f.copyStr(f.expr(c.Args[0]), true)
 	}
-	switch id.Name {
-	case "rand":
-		f.call(asm.FnGetPrandomU32)
-		r := f.result()
-		f.normalize(r, TypeInt)
-		return r
-	case "speculation":
-		return f.speculation()
-	case "progenyof":
-		f.need(c, 1, 1)
-		return f.progenyof(c, f.expr(c.Args[0]))
-	case "strlen":
-		f.need(c, 1, 1)
-		s := f.expr(c.Args[0])
-		return f.strlen(s)
-	case "strjoin":
-		f.need(c, 2, 2)
-		ha := f.hold(f.expr(c.Args[0]), c.Args[1])
-		b := f.expr(c.Args[1])
-		return f.strjoin(f.release(ha), b)
-	case "copyinstr":
-		f.need(c, 1, 2)
-		if len(c.Args) == 1 {
-			return f.copyStr(f.expr(c.Args[0]), true)
-		}
-		ha := f.hold(f.expr(c.Args[0]), c.Args[1])
-		n := f.expr(c.Args[1])
-		return f.copyStrMax(f.release(ha), n)
-	case "copyin":
-		f.need(c, 2, 2)
-		n, ok := f.constant(c.Args[1])
-		if !ok || n <= 0 || n > 4096 {
-			f.fail(c.Args[1], "copyin( ) size must be a constant from 1 to 4096")
-		}
-		a := f.expr(c.Args[0])
-		// The copy is alloca() memory: it lives until the clause ends.
-		off := f.allocaTake(uint32(n))
-		f.readInto(a, off, uint32(n), true)
-		p := f.alloc()
-		f.scratchPtr(p, off)
-		return p
-	case "alloca":
-		f.need(c, 1, 1)
-		n, ok := f.constant(c.Args[0])
-		if !ok || n < 0 || n > 4096 {
-			f.fail(c.Args[0], "alloca( ) size must be a constant up to 4096")
-		}
-		// alloca(0) takes no room: it returns where the next one starts.
-		off := f.allocaTake(uint32(n))
-		p := f.alloc()
-		f.scratchPtr(p, off)
-		return p
-	case "bcopy":
-		// bcopy(src, alloca'd dest, size).
-		f.need(c, 3, 3)
-		hs := f.hold(f.expr(c.Args[0]), c.Args[1])
-		hd := f.hold(f.expr(c.Args[1]), c.Args[2])
-		n := f.expr(c.Args[2])
-		dst := f.release(hd)
-		src := f.release(hs)
-		// A string source is a value, not memory the program allocated.
-		f.copyToAlloca(src, dst, n, false, f.typeOf(c.Args[0]).Kind != TString)
-		r := f.alloc()
-		f.emit(asm.Mov.Imm(r, 0))
-		return r
-	case "copyinto":
-		// copyinto(user addr, size, alloca'd dest).
-		f.need(c, 3, 3)
-		hs := f.hold(f.expr(c.Args[0]), c.Args[1])
-		hn := f.hold(f.expr(c.Args[1]), c.Args[2])
-		dst := f.expr(c.Args[2])
-		n := f.release(hn)
-		src := f.release(hs)
-		f.copyToAlloca(src, dst, n, true, false)
-		r := f.alloc()
-		f.emit(asm.Mov.Imm(r, 0))
-		return r
-	case "lltostr":
-		f.need(c, 1, 1)
-		v := f.expr(c.Args[0])
-		f.convert(v, f.typeOf(c.Args[0]), TypeLong)
-		return f.lltostr(v)
-	case "toupper", "tolower":
-		f.need(c, 1, 1)
-		s := f.expr(c.Args[0])
-		return f.caseConv(s, id.Name == "toupper")
-	case "htons", "ntohs", "htonl", "ntohl", "htonll", "ntohll":
-		// Network order is big-endian; these machines are little-endian.
-		f.need(c, 1, 1)
-		r := f.expr(c.Args[0])
-		size := map[byte]asm.Size{'s': asm.Half, 'l': asm.Word}[id.Name[len(id.Name)-1]]
-		if strings.HasSuffix(id.Name, "ll") {
-			size = asm.DWord
-		}
-		f.emit(asm.HostTo(asm.BE, r, size))
-		return r
-	case "getmajor", "getminor":
-		// Linux dev_t: major in the bits above 20, minor in the low 20.
-		f.need(c, 1, 1)
-		r := f.expr(c.Args[0])
-		if id.Name == "getmajor" {
-			f.emit(asm.Mov.Reg32(r, r), asm.RSh.Imm(r, 20))
-		} else {
-			f.emit(asm.And.Imm(r, 0xfffff))
-		}
-		return r
-	case "sym", "func", "mod", "usym", "ufunc", "umod", "uaddr":
-		// The value is the address; the consumer symbolizes it.
-		f.need(c, 1, 1)
-		r := f.expr(c.Args[0])
-		return r
-	case "strchr", "strrchr":
-		f.need(c, 2, 2)
-		hs := f.hold(f.expr(c.Args[0]), c.Args[1])
-		ch := f.expr(c.Args[1])
-		str := f.release(hs)
-		f.normalize(ch, TypeUChar)
-		return f.strchr(str, ch, id.Name == "strrchr")
-	case "substr":
-		f.need(c, 2, 3)
-		str := f.expr(c.Args[0])
-		idx := f.expr(c.Args[1])
-		f.convert(idx, f.typeOf(c.Args[1]), TypeLong)
-		var n asm.Register
-		if len(c.Args) == 3 {
-			n = f.expr(c.Args[2])
-			f.convert(n, f.typeOf(c.Args[2]), TypeLong)
-		} else {
-			n = f.alloc()
-			f.movImm(n, int64(f.g.opts.StrSize))
-		}
-		return f.substr(str, idx, n)
-	case "basename", "dirname":
-		f.need(c, 1, 1)
-		return f.pathPart(f.expr(c.Args[0]), id.Name == "dirname")
-	case "strtok":
-		f.need(c, 2, 2)
-		hs := f.hold(f.expr(c.Args[0]), c.Args[1])
-		d := f.expr(c.Args[1])
-		return f.strtok(f.release(hs), d)
-	case "inet_ntoa":
-		f.need(c, 1, 1)
-		dst := f.tmp(f.g.strBuf())
-		f.inetNtoa(f.expr(c.Args[0]), dst)
-		return f.strResult(dst)
-	case "inet_ntoa6":
-		f.need(c, 1, 2)
-		strict := false
-		if len(c.Args) == 2 {
-			v, ok := f.constant(c.Args[1])
-			if !ok {
-				f.fail(c.Args[1], "inet_ntoa6( ) argument #2 must be an integer constant")
-			}
-			strict = v != 0
-		}
-		dst := f.tmp(f.g.strBuf())
-		f.inetNtoa6(f.expr(c.Args[0]), dst, strict)
-		return f.strResult(dst)
-	case "inet_ntop":
-		f.need(c, 2, 2)
-		return f.inetNtop(c)
-	case "link_ntop":
-		f.need(c, 2, 2)
-		ht := f.hold(f.expr(c.Args[0]), c.Args[1])
-		src := f.expr(c.Args[1])
-		dst := f.tmp(f.g.strBuf())
-		f.linkNtop(f.release(ht), src, dst)
-		return f.strResult(dst)
-	case "cleanpath":
-		f.need(c, 1, 1)
-		return f.cleanpath(f.expr(c.Args[0]))
-	case "index", "rindex", "strstr":
-		f.need(c, 2, 3)
-		if id.Name == "strstr" && len(c.Args) != 2 {
-			f.fail(c, "strstr( ) takes two arguments")
-		}
-		hs := f.hold(f.expr(c.Args[0]), c.Args[1])
-		var pos asm.Register
-		var hsub held
-		havePos := len(c.Args) == 3
-		if havePos {
-			hsub = f.hold(f.expr(c.Args[1]), c.Args[2])
-			pos = f.expr(c.Args[2])
-			f.convert(pos, f.typeOf(c.Args[2]), TypeLong)
-		} else {
-			hsub = held{reg: f.expr(c.Args[1]), slot: -1}
-		}
-		sub := f.release(hsub)
-		return f.loopSearch(f.release(hs), sub, pos, havePos, id.Name)
+	ha := f.hold(f.expr(c.Args[0]), c.Args[1])
+	n := f.expr(c.Args[1])
+	return f.copyStrMax(f.release(ha), n)
+}
+
+// subrCopyin compiles copyin().
+func (f *fn) subrCopyin(c *syntax.CallExpr, _ string) asm.Register {
+	f.need(c, 2, 2)
+	n, ok := f.constant(c.Args[1])
+	if !ok || n <= 0 || n > 4096 {
+		f.fail(c.Args[1], "copyin( ) size must be a constant from 1 to 4096")
 	}
-	if f.action(c, id.Name) {
-		// An action used as an expression has the value 0 (void).
-		r := f.alloc()
-		f.emit(asm.Mov.Imm(r, 0))
-		return r
+	a := f.expr(c.Args[0])
+	// The copy is alloca() memory: it lives until the clause ends.
+	off := f.allocaTake(uint32(n))
+	f.readInto(a, off, uint32(n), true)
+	p := f.alloc()
+	f.scratchPtr(p, off)
+	return p
+}
+
+// subrAlloca compiles alloca().
+func (f *fn) subrAlloca(c *syntax.CallExpr, _ string) asm.Register {
+	f.need(c, 1, 1)
+	n, ok := f.constant(c.Args[0])
+	if !ok || n < 0 || n > 4096 {
+		f.fail(c.Args[0], "alloca( ) size must be a constant up to 4096")
 	}
-	f.fail(c, "subroutine %s( ) is not supported yet", id.Name)
-	return 0
+	// alloca(0) takes no room: it returns where the next one starts.
+	off := f.allocaTake(uint32(n))
+	p := f.alloc()
+	f.scratchPtr(p, off)
+	return p
+}
+
+// subrBcopy compiles bcopy().
+func (f *fn) subrBcopy(c *syntax.CallExpr, _ string) asm.Register {
+	// bcopy(src, alloca'd dest, size).
+	f.need(c, 3, 3)
+	hs := f.hold(f.expr(c.Args[0]), c.Args[1])
+	hd := f.hold(f.expr(c.Args[1]), c.Args[2])
+	n := f.expr(c.Args[2])
+	dst := f.release(hd)
+	src := f.release(hs)
+	// A string source is a value, not memory the program allocated.
+	f.copyToAlloca(src, dst, n, false, f.typeOf(c.Args[0]).Kind != TString)
+	r := f.alloc()
+	f.emit(asm.Mov.Imm(r, 0))
+	return r
+}
+
+// subrCopyinto compiles copyinto().
+func (f *fn) subrCopyinto(c *syntax.CallExpr, _ string) asm.Register {
+	// copyinto(user addr, size, alloca'd dest).
+	f.need(c, 3, 3)
+	hs := f.hold(f.expr(c.Args[0]), c.Args[1])
+	hn := f.hold(f.expr(c.Args[1]), c.Args[2])
+	dst := f.expr(c.Args[2])
+	n := f.release(hn)
+	src := f.release(hs)
+	f.copyToAlloca(src, dst, n, true, false)
+	r := f.alloc()
+	f.emit(asm.Mov.Imm(r, 0))
+	return r
+}
+
+// subrLltostr compiles lltostr().
+func (f *fn) subrLltostr(c *syntax.CallExpr, _ string) asm.Register {
+	f.need(c, 1, 1)
+	v := f.expr(c.Args[0])
+	f.convert(v, f.typeOf(c.Args[0]), TypeLong)
+	return f.lltostr(v)
+}
+
+// subrByteOrder compiles htons(), ntohs(), htonl(), ntohl(), htonll(), ntohll().
+func (f *fn) subrByteOrder(c *syntax.CallExpr, name string) asm.Register {
+	// Network order is big-endian; these machines are little-endian.
+	f.need(c, 1, 1)
+	r := f.expr(c.Args[0])
+	size := map[byte]asm.Size{'s': asm.Half, 'l': asm.Word}[name[len(name)-1]]
+	if strings.HasSuffix(name, "ll") {
+		size = asm.DWord
+	}
+	f.emit(asm.HostTo(asm.BE, r, size))
+	return r
+}
+
+// subrDevPart compiles getmajor(), getminor().
+func (f *fn) subrDevPart(c *syntax.CallExpr, name string) asm.Register {
+	// Linux dev_t: major in the bits above 20, minor in the low 20.
+	f.need(c, 1, 1)
+	r := f.expr(c.Args[0])
+	if name == "getmajor" {
+		f.emit(asm.Mov.Reg32(r, r), asm.RSh.Imm(r, 20))
+	} else {
+		f.emit(asm.And.Imm(r, 0xfffff))
+	}
+	return r
+}
+
+// subrSymAddr compiles sym(), func(), mod(), usym(), ufunc(), umod(), uaddr().
+func (f *fn) subrSymAddr(c *syntax.CallExpr, _ string) asm.Register {
+	// The value is the address; the consumer symbolizes it.
+	f.need(c, 1, 1)
+	r := f.expr(c.Args[0])
+	return r
+}
+
+// subrStrchr compiles strchr(), strrchr().
+func (f *fn) subrStrchr(c *syntax.CallExpr, name string) asm.Register {
+	f.need(c, 2, 2)
+	hs := f.hold(f.expr(c.Args[0]), c.Args[1])
+	ch := f.expr(c.Args[1])
+	str := f.release(hs)
+	f.normalize(ch, TypeUChar)
+	return f.strchr(str, ch, name == "strrchr")
+}
+
+// subrSubstr compiles substr().
+func (f *fn) subrSubstr(c *syntax.CallExpr, _ string) asm.Register {
+	f.need(c, 2, 3)
+	str := f.expr(c.Args[0])
+	idx := f.expr(c.Args[1])
+	f.convert(idx, f.typeOf(c.Args[1]), TypeLong)
+	var n asm.Register
+	if len(c.Args) == 3 {
+		n = f.expr(c.Args[2])
+		f.convert(n, f.typeOf(c.Args[2]), TypeLong)
+	} else {
+		n = f.alloc()
+		f.movImm(n, int64(f.g.opts.StrSize))
+	}
+	return f.substr(str, idx, n)
+}
+
+// subrPathPart compiles basename(), dirname().
+func (f *fn) subrPathPart(c *syntax.CallExpr, name string) asm.Register {
+	f.need(c, 1, 1)
+	return f.pathPart(f.expr(c.Args[0]), name == "dirname")
+}
+
+// subrStrtok compiles strtok().
+func (f *fn) subrStrtok(c *syntax.CallExpr, _ string) asm.Register {
+	f.need(c, 2, 2)
+	hs := f.hold(f.expr(c.Args[0]), c.Args[1])
+	d := f.expr(c.Args[1])
+	return f.strtok(f.release(hs), d)
+}
+
+// subrInetNtoa compiles inet_ntoa().
+func (f *fn) subrInetNtoa(c *syntax.CallExpr, _ string) asm.Register {
+	f.need(c, 1, 1)
+	dst := f.tmp(f.g.strBuf())
+	f.inetNtoa(f.expr(c.Args[0]), dst)
+	return f.strResult(dst)
+}
+
+// subrInetNtoa6 compiles inet_ntoa6().
+func (f *fn) subrInetNtoa6(c *syntax.CallExpr, _ string) asm.Register {
+	f.need(c, 1, 2)
+	strict := false
+	if len(c.Args) == 2 {
+		v, ok := f.constant(c.Args[1])
+		if !ok {
+			f.fail(c.Args[1], "inet_ntoa6( ) argument #2 must be an integer constant")
+		}
+		strict = v != 0
+	}
+	dst := f.tmp(f.g.strBuf())
+	f.inetNtoa6(f.expr(c.Args[0]), dst, strict)
+	return f.strResult(dst)
+}
+
+// subrInetNtop compiles inet_ntop().
+func (f *fn) subrInetNtop(c *syntax.CallExpr, _ string) asm.Register {
+	f.need(c, 2, 2)
+	return f.inetNtop(c)
+}
+
+// subrLinkNtop compiles link_ntop().
+func (f *fn) subrLinkNtop(c *syntax.CallExpr, _ string) asm.Register {
+	f.need(c, 2, 2)
+	ht := f.hold(f.expr(c.Args[0]), c.Args[1])
+	src := f.expr(c.Args[1])
+	dst := f.tmp(f.g.strBuf())
+	f.linkNtop(f.release(ht), src, dst)
+	return f.strResult(dst)
+}
+
+// subrCleanpath compiles cleanpath().
+func (f *fn) subrCleanpath(c *syntax.CallExpr, _ string) asm.Register {
+	f.need(c, 1, 1)
+	return f.cleanpath(f.expr(c.Args[0]))
+}
+
+// subrSearch compiles index(), rindex(), strstr().
+func (f *fn) subrSearch(c *syntax.CallExpr, name string) asm.Register {
+	f.need(c, 2, 3)
+	if name == "strstr" && len(c.Args) != 2 {
+		f.fail(c, "strstr( ) takes two arguments")
+	}
+	hs := f.hold(f.expr(c.Args[0]), c.Args[1])
+	var pos asm.Register
+	var hsub held
+	havePos := len(c.Args) == 3
+	if havePos {
+		hsub = f.hold(f.expr(c.Args[1]), c.Args[2])
+		pos = f.expr(c.Args[2])
+		f.convert(pos, f.typeOf(c.Args[2]), TypeLong)
+	} else {
+		hsub = held{reg: f.expr(c.Args[1]), slot: -1}
+	}
+	sub := f.release(hsub)
+	return f.loopSearch(f.release(hs), sub, pos, havePos, name)
 }
 
 // copyStrMax implements copyinstr(addr, maxsize): at most maxsize bytes
@@ -690,31 +741,5 @@ func (f *fn) lltostr(v asm.Register) asm.Register {
 	f.emit(asm.JEq.Imm(neg, 0, l), asm.Add.Imm(p, -1), storeImm(p, 0, '-', asm.Byte))
 	f.mark(l)
 	f.free(neg)
-	return p
-}
-
-// caseConv returns a copy of s with letters converted.
-func (f *fn) caseConv(s asm.Register, upper bool) asm.Register {
-	n := f.g.strBuf()
-	off := f.strCopy(s, n)
-	i, p, c := f.alloc(), f.alloc(), f.alloc()
-	loop, done := f.label("ccloop"), f.label("ccdone")
-	lo, hi := int32('a'), int32('z')
-	if !upper {
-		lo, hi = 'A', 'Z'
-	}
-	f.emit(asm.Mov.Imm(i, 0))
-	f.mark(loop)
-	f.exitIf(asm.JGE.Imm(i, int32(f.g.opts.StrSize+1), done))
-	f.scratchPtr(p, off)
-	f.emit(asm.Add.Reg(p, i), asm.LoadMem(c, p, 0, asm.Byte))
-	f.exitIf(asm.JEq.Imm(c, 0, done))
-	next := f.label("ccnext")
-	f.emit(asm.JLT.Imm(c, lo, next), asm.JGT.Imm(c, hi, next), asm.Xor.Imm(c, 0x20), asm.StoreMem(p, 0, c, asm.Byte))
-	f.mark(next)
-	f.emit(asm.Add.Imm(i, 1), asm.Ja.Label(loop))
-	f.mark(done)
-	f.free(i, c)
-	f.scratchPtr(p, off)
 	return p
 }

@@ -58,7 +58,7 @@ func (f *fn) exprStmt(e syntax.Expr) {
 		}
 	}
 	if c, ok := e.(*syntax.CallExpr); ok {
-		if id, ok := c.Fun.(*syntax.Ident); ok && f.action(c, id.Name) {
+		if f.action(c) {
 			return
 		}
 	}

@@ -116,19 +116,10 @@ type ProviderAttrs struct {
 	Provider, Module, Function, Name, Args Attr
 }
 
-// builtinAttrs are the attributes of builtin variables and functions
-// that are not Stable/Stable/Common.
+// builtinAttrs are the attributes of builtin variables that are not
+// Stable/Stable/Common (the function table gives the functions').
 var builtinAttrs = map[string]Attr{
 	"curthread": {Stable, Private, ClassCommon},
-}
-
-func init() {
-	for _, n := range []string{"d_path", "ddi_pathname", "getmajor", "getminor",
-		"htonl", "htonll", "htons", "ntohl", "ntohll", "ntohs",
-		"mutex_owned", "mutex_owner", "mutex_type_adaptive", "mutex_type_spin",
-		"rw_iswriter", "rw_read_held", "rw_write_held"} {
-		builtinAttrs[n] = Attr{Evolving, Evolving, ClassCommon}
-	}
 }
 
 // isGlob reports whether a probe description field matches more than
@@ -253,8 +244,8 @@ func (c *checker) stmtAttr(cl *Clause) {
 			}
 		case *syntax.CallExpr:
 			if fn := c.info.Calls[n]; fn != nil {
-				if ba, ok := builtinAttrs[fn.Name]; ok {
-					a = MinAttr(a, ba)
+				if d := LookupFunc(fn.Name); d != nil && d.attr != nil {
+					a = MinAttr(a, *d.attr)
 				}
 			}
 		case *syntax.TypeName:

@@ -53,105 +53,6 @@ const (
 	actDiscard
 )
 
-// builtinFuncs lists D's subroutines (kind Subroutine), actions (Action)
-// and aggregating functions (AggFunc) with their prototypes. In a
-// prototype "@" accepts any type, "[T]" is optional and "..." variadic.
-var builtinFuncs = []struct {
-	name  string
-	kind  FuncKind
-	act   actKind
-	proto string
-}{
-	{"alloca", Subroutine, actNone, "void *(size_t)"},
-	{"avg", AggFunc, actNone, "void(@)"},
-	{"basename", Subroutine, actNone, "string(const char *)"},
-	{"bcopy", Subroutine, actNone, "void(void *, void *, size_t)"},
-	{"breakpoint", Action, actDestruct, "void()"},
-	{"chill", Action, actDestruct, "void(int)"},
-	{"cleanpath", Subroutine, actNone, "string(const char *)"},
-	{"clear", Action, actData, "void(@)"},
-	{"commit", Action, actCommit, "void(int)"},
-	{"copyin", Subroutine, actNone, "void *(uintptr_t, size_t)"},
-	{"copyinstr", Subroutine, actNone, "string(uintptr_t, [size_t])"},
-	{"copyinto", Subroutine, actNone, "void(uintptr_t, size_t, void *)"},
-	{"copyout", Subroutine, actDestruct, "void(void *, uintptr_t, size_t)"},
-	{"copyoutstr", Subroutine, actDestruct, "void(char *, uintptr_t, size_t)"},
-	{"count", AggFunc, actNone, "void()"},
-	{"d_path", Subroutine, actNone, "string(vmlinux`struct path *)"},
-	{"ddi_pathname", Subroutine, actNone, "string(void *, int64_t)"},
-	{"denormalize", Action, actData, "void(@)"},
-	{"dirname", Subroutine, actNone, "string(const char *)"},
-	{"discard", Action, actDiscard, "void(int)"},
-	{"exit", Action, actExit, "void(int)"},
-	{"freopen", Action, actDestruct, "void(@, ...)"},
-	{"ftruncate", Action, actData, "void()"},
-	{"func", Action, actData, "_symaddr(uintptr_t)"},
-	{"getmajor", Subroutine, actNone, "vmlinux`dev_t(vmlinux`dev_t)"},
-	{"getminor", Subroutine, actNone, "vmlinux`dev_t(vmlinux`dev_t)"},
-	{"htonl", Subroutine, actNone, "uint32_t(uint32_t)"},
-	{"htonll", Subroutine, actNone, "uint64_t(uint64_t)"},
-	{"htons", Subroutine, actNone, "uint16_t(uint16_t)"},
-	{"index", Subroutine, actNone, "int(const char *, const char *, [int])"},
-	{"inet_ntoa", Subroutine, actNone, "string(ipaddr_t *)"},
-	{"inet_ntoa6", Subroutine, actNone, "string(vmlinux`struct in6_addr *, [int])"},
-	{"inet_ntop", Subroutine, actNone, "string(int, void *)"},
-	{"jstack", Action, actData, "stack([uint32_t], [uint32_t])"},
-	{"link_ntop", Subroutine, actNone, "string(int, void *)"},
-	{"llquantize", AggFunc, actNone, "void(@, int32_t, int32_t, int32_t, int32_t, ...)"},
-	{"lltostr", Subroutine, actNone, "string(int64_t)"},
-	{"lquantize", AggFunc, actNone, "void(@, int32_t, int32_t, ...)"},
-	{"max", AggFunc, actNone, "void(@)"},
-	{"min", AggFunc, actNone, "void(@)"},
-	{"mod", Action, actData, "_symaddr(uintptr_t)"},
-	{"msgdsize", Subroutine, actNone, "size_t(mblk_t *)"},
-	{"msgsize", Subroutine, actNone, "size_t(mblk_t *)"},
-	{"mutex_owned", Subroutine, actNone, "int(vmlinux`struct mutex *)"},
-	{"mutex_owner", Subroutine, actNone, "vmlinux`struct task_struct *(vmlinux`struct mutex *)"},
-	{"mutex_type_adaptive", Subroutine, actNone, "int(vmlinux`struct mutex *)"},
-	{"mutex_type_spin", Subroutine, actNone, "int(vmlinux`struct mutex *)"},
-	{"ntohl", Subroutine, actNone, "uint32_t(uint32_t)"},
-	{"ntohll", Subroutine, actNone, "uint64_t(uint64_t)"},
-	{"ntohs", Subroutine, actNone, "uint16_t(uint16_t)"},
-	{"normalize", Action, actData, "void(@, uint64_t)"},
-	{"panic", Action, actDestruct, "void()"},
-	{"pcap", Action, actData, "void(void *, int)"},
-	{"printa", Action, actData, "void(@, ...)"},
-	{"printf", Action, actData, "void(string, ...)"},
-	{"print", Action, actData, "void(void *)"},
-	{"progenyof", Subroutine, actNone, "int(pid_t)"},
-	{"quantize", AggFunc, actNone, "void(@, ...)"},
-	{"raise", Action, actDestruct, "void(int)"},
-	{"rand", Subroutine, actNone, "int()"},
-	{"rindex", Subroutine, actNone, "int(const char *, const char *, [int])"},
-	{"rw_iswriter", Subroutine, actNone, "int(vmlinux`rwlock_t *)"},
-	{"rw_read_held", Subroutine, actNone, "int(vmlinux`rwlock_t *)"},
-	{"rw_write_held", Subroutine, actNone, "int(vmlinux`rwlock_t *)"},
-	{"setopt", Action, actData, "void(const char *, [const char *])"},
-	{"speculate", Action, actSpeculate, "void(int)"},
-	{"speculation", Subroutine, actNone, "int()"},
-	{"stack", Action, actData, "stack([uint32_t])"},
-	{"stddev", AggFunc, actNone, "void(@)"},
-	{"stop", Action, actDestruct, "void()"},
-	{"strchr", Subroutine, actNone, "string(const char *, char)"},
-	{"strlen", Subroutine, actNone, "size_t(const char *)"},
-	{"strjoin", Subroutine, actNone, "string(const char *, const char *)"},
-	{"strrchr", Subroutine, actNone, "string(const char *, char)"},
-	{"strstr", Subroutine, actNone, "string(const char *, const char *)"},
-	{"strtok", Subroutine, actNone, "string(const char *, const char *)"},
-	{"substr", Subroutine, actNone, "string(const char *, int, [int])"},
-	{"sum", AggFunc, actNone, "void(@)"},
-	{"sym", Action, actData, "_symaddr(uintptr_t)"},
-	{"system", Action, actDestruct, "void(@, ...)"},
-	{"trace", Action, actData, "void(@)"},
-	{"tracemem", Action, actData, "void(@, size_t, [size_t])"},
-	{"trunc", Action, actData, "void(@, [int64_t])"},
-	{"uaddr", Action, actData, "_usymaddr(uintptr_t)"},
-	{"ufunc", Action, actData, "_usymaddr(uintptr_t)"},
-	{"umod", Action, actData, "_usymaddr(uintptr_t)"},
-	{"ustack", Action, actData, "stack([uint32_t], [uint32_t])"},
-	{"usym", Action, actData, "_usymaddr(uintptr_t)"},
-}
-
 // sig is a parsed prototype.
 type sig struct {
 	result   types.Type
@@ -164,7 +65,7 @@ type sig struct {
 // funcInfo is the checker's view of a builtin function.
 type funcInfo struct {
 	fn  *Func
-	act actKind
+	def *FuncDef
 	sig *sig
 	// lazy marks a prototype naming kernel types, parsed again with
 	// them when the function is first called (see resolve).
@@ -286,11 +187,15 @@ func (c *checker) initBuiltins() {
 		c.builtins[b.name] = v
 	}
 	c.funcs = map[string]*funcInfo{}
-	for _, f := range builtinFuncs {
-		s := c.localParseProto(f.proto)
-		c.funcs[f.name] = &funcInfo{
-			fn:   &Func{Name: f.name, Kind: f.kind, Proto: f.proto, Result: s.result, Destructive: f.act == actDestruct},
-			act:  f.act,
+	for i := range funcTable {
+		d := &funcTable[i]
+		if d.Name == "" {
+			continue
+		}
+		s := c.localParseProto(d.Proto)
+		c.funcs[d.Name] = &funcInfo{
+			fn:   &Func{Name: d.Name, Kind: d.Kind, Proto: d.Proto, Result: s.result, Destructive: d.class == actDestruct},
+			def:  d,
 			sig:  s,
 			lazy: s.hasOpaque(),
 		}
@@ -322,22 +227,10 @@ func ParseVersion(s string) (uint32, bool) {
 }
 
 // builtinVersions gives the D version that introduced each builtin
-// variable and function newer than D 1.0 (dtrace binds the others to 1.0).
+// variable newer than D 1.0 (dtrace binds the others to 1.0); the
+// function table gives the functions'.
 var builtinVersions = map[string]uint32{
-	"freopen": version(1, 1, 0), "index": version(1, 1, 0), "rindex": version(1, 1, 0),
-	"strchr": version(1, 1, 0), "strrchr": version(1, 1, 0), "strstr": version(1, 1, 0),
-	"strtok": version(1, 1, 0), "substr": version(1, 1, 0),
-	"func": version(1, 2, 0), "mod": version(1, 2, 0), "setopt": version(1, 2, 0),
-	"sym": version(1, 2, 0), "uaddr": version(1, 2, 0), "ucaller": version(1, 2, 0),
-	"ufunc": version(1, 2, 0), "umod": version(1, 2, 0), "ustackdepth": version(1, 2, 0),
-	"usym":  version(1, 2, 0),
-	"htonl": version(1, 3, 0), "htonll": version(1, 3, 0), "htons": version(1, 3, 0),
-	"ntohl": version(1, 3, 0), "ntohll": version(1, 3, 0), "ntohs": version(1, 3, 0),
-	"inet_ntoa": version(1, 5, 0), "inet_ntoa6": version(1, 5, 0), "inet_ntop": version(1, 5, 0),
-	"link_ntop":  version(1, 5, 0),
-	"stddev":     version(1, 6, 0),
-	"llquantize": version(1, 6, 4), "pcap": version(1, 6, 4),
-	"print": version(2, 0, 0),
+	"ucaller": version(1, 2, 0), "ustackdepth": version(1, 2, 0),
 }
 
 // reduceVersion makes the builtins introduced after version v unknown, as
@@ -350,7 +243,11 @@ func (c *checker) reduceVersion(v uint32) {
 	for name, since := range builtinVersions {
 		if since > v {
 			delete(c.builtins, name)
-			delete(c.funcs, name)
+		}
+	}
+	for i := range funcTable {
+		if d := &funcTable[i]; d.Since > v {
+			delete(c.funcs, d.Name)
 		}
 	}
 }

@@ -138,138 +138,170 @@ func (c *checker) call(e *syntax.CallExpr, stmt bool) TypeAndValue {
 	if fn.Destructive && c.clause != nil {
 		c.clause.Destructive = true
 	}
-	if fn.Name == "speculate" && c.clause != nil {
+	if fi.def.class == actSpeculate && c.clause != nil {
 		c.clause.Speculative = true
 	}
 	fl := exprFlags{}
 	if fn.Kind == Action && types.IsVoid(fn.Result) {
 		fl.action = true
 	}
-	order := c.clause != nil && (stmt && fn.Kind == Action || fi.act == actDestruct)
+	order := c.clause != nil && (stmt && fn.Kind == Action || fi.def.class == actDestruct)
 	pos := c.stmtPos(e)
 	c.defer1(slot, func() bool {
-		if order && !c.actionOrder(pos, fi.act) {
+		if order && !c.actionOrder(pos, fi.def.class) {
 			return false
 		}
-		if !c.special(e, fn, tvs) || !c.specialAfter(e, fn, tvs) {
+		if r := fi.def.before; r != nil && !r(c, e, fn, tvs) {
 			return false
 		}
-		switch fn.Name {
-		case "printf", "system", "freopen":
-			return c.checkPrintf(e, fn, tvs)
-		case "printa":
-			return c.checkPrinta(e, tvs)
+		if r := fi.def.after; r != nil && !r(c, e, fn, tvs) {
+			return false
 		}
 		return true
 	})
-	return c.record(e, TypeAndValue{Type: fn.Result, Alloca: fn.Name == "alloca" || fn.Name == "copyin"}, fl)
+	return c.record(e, TypeAndValue{Type: fn.Result, Alloca: fi.def.alloca}, fl)
 }
 
-// special applies the argument rules of individual functions that come
-// before the prototype check.
-func (c *checker) special(e *syntax.CallExpr, fn *Func, tvs []TypeAndValue) bool {
-	switch fn.Name {
-	case "trace":
-		if len(tvs) == 1 && types.IsVoid(tvs[0].Type) {
-			c.errorf(c.last(e), D_TRACE_VOID, "trace( ) may not be applied to a void expression")
-			return false
-		}
-		if k := types.Underlying(tvs[0].Type).Kind(); len(tvs) == 1 && (k == types.KindDyn || k == types.KindAgg || c.dynamicName(e.Args[0]) != "") {
-			c.errorf(c.last(e), D_TRACE_DYN, "trace( ) may not be applied to a dynamic expression")
-			return false
-		}
-	case "clear", "trunc", "normalize", "denormalize":
-		tag := map[string]Tag{"clear": D_CLEAR_AGGARG, "trunc": D_TRUNC_AGGARG, "normalize": D_NORMALIZE_AGGARG, "denormalize": D_NORMALIZE_AGGARG}[fn.Name]
+// traceRule: trace() takes neither a void nor a dynamic expression.
+func (c *checker) traceRule(e *syntax.CallExpr, fn *Func, tvs []TypeAndValue) bool {
+	if len(tvs) == 1 && types.IsVoid(tvs[0].Type) {
+		c.errorf(c.last(e), D_TRACE_VOID, "trace( ) may not be applied to a void expression")
+		return false
+	}
+	if k := types.Underlying(tvs[0].Type).Kind(); len(tvs) == 1 && (k == types.KindDyn || k == types.KindAgg || c.dynamicName(e.Args[0]) != "") {
+		c.errorf(c.last(e), D_TRACE_DYN, "trace( ) may not be applied to a dynamic expression")
+		return false
+	}
+	return true
+}
+
+// aggArgRule returns the rule of a function whose argument #1 is a
+// defined aggregation, with the tags of its two errors.
+func aggArgRule(argTag, badTag Tag) callRule {
+	return func(c *checker, e *syntax.CallExpr, fn *Func, tvs []TypeAndValue) bool {
 		if len(tvs) >= 1 {
 			ae, ok := syntax.Unparen(e.Args[0]).(*syntax.AggExpr)
 			if !ok {
-				c.errorf(c.last(e), tag, "%s( ) argument #1 is incompatible with prototype:\n\tprototype: aggregation\n\t argument: %s", fn.Name, types.TypeString(tvs[0].Type))
+				c.errorf(c.last(e), argTag, "%s( ) argument #1 is incompatible with prototype:\n\tprototype: aggregation\n\t argument: %s", fn.Name, types.TypeString(tvs[0].Type))
 				return false
 			}
 			if c.aggs[ae.Name] == nil {
-				bad := map[string]Tag{"clear": D_CLEAR_AGGBAD, "trunc": D_TRUNC_AGGBAD, "normalize": D_NORMALIZE_AGGBAD, "denormalize": D_NORMALIZE_AGGBAD}[fn.Name]
-				c.errorf(c.last(e), bad, "undefined aggregation: @%s", ae.Name)
+				c.errorf(c.last(e), badTag, "undefined aggregation: @%s", ae.Name)
 				return false
 			}
 		}
-		if fn.Name == "normalize" && len(tvs) >= 2 && !isScalar(tvs[1].Type) {
-			c.errorf(c.last(e), D_NORMALIZE_SCALAR, "%s( ) argument #2 must be of scalar type", fn.Name)
+		return true
+	}
+}
+
+// normalizeRule: normalize() takes an aggregation and a scalar.
+func normalizeRule(c *checker, e *syntax.CallExpr, fn *Func, tvs []TypeAndValue) bool {
+	if !aggArgRule(D_NORMALIZE_AGGARG, D_NORMALIZE_AGGBAD)(c, e, fn, tvs) {
+		return false
+	}
+	if len(tvs) >= 2 && !isScalar(tvs[1].Type) {
+		c.errorf(c.last(e), D_NORMALIZE_SCALAR, "%s( ) argument #2 must be of scalar type", fn.Name)
+		return false
+	}
+	return true
+}
+
+// constArg returns the value of argument i when it is an integer
+// constant.
+func constArg(tvs []TypeAndValue, i int) (int64, bool) {
+	if i >= len(tvs) || tvs[i].Value == nil || tvs[i].Value.IsStr || !isInt(tvs[i].Type) {
+		return 0, false
+	}
+	return tvs[i].Value.Int, true
+}
+
+// stackRule: stack()'s depth is a positive constant.
+func (c *checker) stackRule(e *syntax.CallExpr, fn *Func, tvs []TypeAndValue) bool {
+	if len(tvs) == 1 {
+		if v, ok := constArg(tvs, 0); !ok || v <= 0 {
+			c.errorf(c.last(e), D_STACK_SIZE, "stack( ) argument #1 must be a non-zero positive integer constant")
 			return false
 		}
 	}
 	return true
 }
 
-// specialAfter applies the rules of individual functions that dtrace
-// checks after the prototype.
-func (c *checker) specialAfter(e *syntax.CallExpr, fn *Func, tvs []TypeAndValue) bool {
-	constArg := func(i int) (int64, bool) {
-		if i >= len(tvs) || tvs[i].Value == nil || tvs[i].Value.IsStr || !isInt(tvs[i].Type) {
-			return 0, false
+// ustackRule: ustack()'s and jstack()'s depth and string size are
+// constants.
+func (c *checker) ustackRule(e *syntax.CallExpr, fn *Func, tvs []TypeAndValue) bool {
+	if len(tvs) >= 1 {
+		if v, ok := constArg(tvs, 0); !ok || v <= 0 {
+			c.errorf(c.last(e), D_USTACK_FRAMES, "%s( ) argument #1 must be a non-zero positive integer constant", fn.Name)
+			return false
 		}
-		return tvs[i].Value.Int, true
 	}
-	switch fn.Name {
-	case "stack":
-		if len(tvs) == 1 {
-			if v, ok := constArg(0); !ok || v <= 0 {
-				c.errorf(c.last(e), D_STACK_SIZE, "stack( ) argument #1 must be a non-zero positive integer constant")
-				return false
-			}
+	if len(tvs) >= 2 {
+		if v, ok := constArg(tvs, 1); !ok || v < 0 {
+			c.errorf(c.last(e), D_USTACK_STRSIZE, "%s( ) argument #2 must be a positive integer constant", fn.Name)
+			return false
 		}
-	case "ustack", "jstack":
-		if len(tvs) >= 1 {
-			if v, ok := constArg(0); !ok || v <= 0 {
-				c.errorf(c.last(e), D_USTACK_FRAMES, "%s( ) argument #1 must be a non-zero positive integer constant", fn.Name)
-				return false
-			}
-		}
-		if len(tvs) >= 2 {
-			if v, ok := constArg(1); !ok || v < 0 {
-				c.errorf(c.last(e), D_USTACK_STRSIZE, "%s( ) argument #2 must be a positive integer constant", fn.Name)
-				return false
-			}
-		}
-	case "bcopy", "copyinto":
-		i := 1
-		if fn.Name == "copyinto" {
-			i = 2
-		}
+	}
+	return true
+}
+
+// allocaArgRule returns the rule of a function whose argument i (from
+// 0) points to alloca() memory.
+func allocaArgRule(i int) callRule {
+	return func(c *checker, e *syntax.CallExpr, fn *Func, tvs []TypeAndValue) bool {
 		if !tvs[i].Alloca {
 			c.errorf(c.after(e.Args[i]), D_PROTO_ARG, "%s( ) argument #%d is incompatible with prototype:\n\tprototype: alloca pointer\n\t argument: non-alloca pointer", fn.Name, i+1)
 			return false
 		}
-	case "inet_ntoa6":
-		if len(tvs) > 1 && tvs[1].Value == nil {
-			c.errorf(c.after(e.Args[1]), D_PROTO_ARG, "inet_ntoa6( ) argument #2 must be an integer constant")
-			return false
-		}
-	case "print":
-		if p, ok := types.Underlying(tvs[0].Type).(*types.Pointer); ok && p.Elem.Size() == 0 && !isOpaque(p) {
-			c.errorf(c.after(e.Args[0]), D_PRINT_SIZE, "print( ) argument #1 reference has type '%s' with size 0; cannot print( ) it.", types.TypeString(p.Elem))
-			return false
-		}
-	case "tracemem":
-		if !isInt(tvs[0].Type) && !isPtrLike(tvs[0].Type) {
-			c.errorf(c.last(e), D_TRACEMEM_ADDR, "tracemem( ) argument #1 is incompatible with prototype:\n\tprototype: pointer or integer\n\t argument: %s", types.TypeString(tvs[0].Type))
-			return false
-		}
-		if v, ok := constArg(1); !ok || v <= 0 {
-			c.errorf(c.last(e), D_TRACEMEM_SIZE, "tracemem( ) argument #2 must be a non-zero positive integral constant expression")
-			return false
-		}
-	case "alloca":
-		if v, ok := constArg(0); ok && c.scratchSize > 0 && uint64(v) > uint64(c.scratchSize) {
-			c.errorf(c.last(e), D_ALLOCA_SIZE, "alloca(%d) size larger than scratchsize %d", uint64(v), c.scratchSize)
-			return false
-		}
-	case "copyin":
-		if v, ok := constArg(1); ok && c.scratchSize > 0 && uint64(v) > uint64(c.scratchSize) {
-			c.errorf(c.last(e), D_ALLOCA_SIZE, "copyin(%d) size larger than scratchsize %d", uint64(v), c.scratchSize)
-			return false
-		}
+		return true
+	}
+}
+
+// inetNtoa6Rule: inet_ntoa6()'s flags are a constant.
+func (c *checker) inetNtoa6Rule(e *syntax.CallExpr, fn *Func, tvs []TypeAndValue) bool {
+	if len(tvs) > 1 && tvs[1].Value == nil {
+		c.errorf(c.after(e.Args[1]), D_PROTO_ARG, "inet_ntoa6( ) argument #2 must be an integer constant")
+		return false
 	}
 	return true
+}
+
+// printRule: print() needs an object of known size.
+func (c *checker) printRule(e *syntax.CallExpr, fn *Func, tvs []TypeAndValue) bool {
+	if p, ok := types.Underlying(tvs[0].Type).(*types.Pointer); ok && p.Elem.Size() == 0 && !isOpaque(p) {
+		c.errorf(c.after(e.Args[0]), D_PRINT_SIZE, "print( ) argument #1 reference has type '%s' with size 0; cannot print( ) it.", types.TypeString(p.Elem))
+		return false
+	}
+	return true
+}
+
+// tracememRule: tracemem() takes an address and a constant size.
+func (c *checker) tracememRule(e *syntax.CallExpr, fn *Func, tvs []TypeAndValue) bool {
+	if !isInt(tvs[0].Type) && !isPtrLike(tvs[0].Type) {
+		c.errorf(c.last(e), D_TRACEMEM_ADDR, "tracemem( ) argument #1 is incompatible with prototype:\n\tprototype: pointer or integer\n\t argument: %s", types.TypeString(tvs[0].Type))
+		return false
+	}
+	if v, ok := constArg(tvs, 1); !ok || v <= 0 {
+		c.errorf(c.last(e), D_TRACEMEM_SIZE, "tracemem( ) argument #2 must be a non-zero positive integral constant expression")
+		return false
+	}
+	return true
+}
+
+// scratchSizeRule returns the rule of a function taking alloca() memory
+// of the constant size in argument i: it must fit in scratchsize.
+func scratchSizeRule(i int) callRule {
+	return func(c *checker, e *syntax.CallExpr, fn *Func, tvs []TypeAndValue) bool {
+		if v, ok := constArg(tvs, i); ok && c.scratchSize > 0 && uint64(v) > uint64(c.scratchSize) {
+			c.errorf(c.last(e), D_ALLOCA_SIZE, "%s(%d) size larger than scratchsize %d", fn.Name, uint64(v), c.scratchSize)
+			return false
+		}
+		return true
+	}
+}
+
+// printaRule checks printa()'s format and aggregations.
+func (c *checker) printaRule(e *syntax.CallExpr, fn *Func, tvs []TypeAndValue) bool {
+	return c.checkPrinta(e, tvs)
 }
 
 // funcKindName names a kind of function as dtrace's messages do.
@@ -282,14 +314,6 @@ func funcKindName(k FuncKind) string {
 	}
 	return "function"
 }
-
-// quantArgMax is the argument count of the quantizing functions with
-// their optional increment.
-var quantArgMax = map[string]int{"quantize": 2, "lquantize": 5, "llquantize": 6}
-
-// aggFuncs are the aggregating functions whose argument #1 must be scalar.
-var scalarAgg = map[string]bool{"avg": true, "sum": true, "min": true, "max": true, "stddev": true,
-	"quantize": true, "lquantize": true, "llquantize": true}
 
 // aggAssign checks `@name[keys] = func(args)`.
 func (c *checker) aggAssign(e *syntax.AssignExpr, ae *syntax.AggExpr) TypeAndValue {
@@ -378,7 +402,7 @@ func (c *checker) aggAssign(e *syntax.AssignExpr, ae *syntax.AggExpr) TypeAndVal
 		if !c.aggOrder(pos) {
 			return false
 		}
-		if scalarAgg[fn.Name] && len(tvs) > 0 && !isScalar(tvs[0].Type) {
+		if fi.def.scalarArg && len(tvs) > 0 && !isScalar(tvs[0].Type) {
 			c.errorf(c.last(call), D_AGG_SCALAR, "%s( ) argument #1 must be of scalar type", fn.Name)
 			return false
 		}
@@ -386,11 +410,14 @@ func (c *checker) aggAssign(e *syntax.AssignExpr, ae *syntax.AggExpr) TypeAndVal
 		if a.Params != nil {
 			prev = a
 		}
-		params, ok := c.quantParams(call, fn.Name, tvs, prev)
-		if !ok {
-			return false
+		var params []int64
+		if fi.def.params != nil {
+			var ok bool
+			if params, ok = fi.def.params(c, call, tvs, prev); !ok {
+				return false
+			}
 		}
-		if argmax, ok := quantArgMax[fn.Name]; ok && len(tvs) >= argmax {
+		if argmax := fi.def.incrArg; argmax > 0 && len(tvs) >= argmax {
 			if !isScalar(tvs[argmax-1].Type) {
 				c.errorf(c.last(call), D_PROTO_ARG, "%s( ) increment value (argument #%d) must be of scalar type", fn.Name, argmax)
 				return false
@@ -408,163 +435,159 @@ func (c *checker) aggAssign(e *syntax.AssignExpr, ae *syntax.AggExpr) TypeAndVal
 	return c.record(e, TypeAndValue{Type: types.Void}, exprFlags{})
 }
 
-// quantParams checks the constant parameters of lquantize and llquantize
-// and returns them.
-func (c *checker) quantParams(call *syntax.CallExpr, name string, tvs []TypeAndValue, prev *Agg) ([]int64, bool) {
-	constArg := func(i int) (int64, bool) {
-		if i >= len(tvs) || tvs[i].Value == nil || tvs[i].Value.IsStr || !isInt(tvs[i].Type) {
-			return 0, false
-		}
-		return tvs[i].Value.Int, true
-	}
+// lquantizeParams checks the constant parameters of lquantize and
+// returns them.
+func (c *checker) lquantizeParams(call *syntax.CallExpr, tvs []TypeAndValue, prev *Agg) ([]int64, bool) {
+	arg := func(i int) (int64, bool) { return constArg(tvs, i) }
 	pos := c.last(call)
-	switch name {
-	case "lquantize":
-		base, ok := constArg(1)
-		if !ok {
-			c.errorf(pos, D_LQUANT_BASETYPE, "lquantize( ) argument #1 must be an integer constant")
-			return nil, false
-		}
-		if base != int64(int32(base)) {
-			c.errorf(pos, D_LQUANT_BASEVAL, "lquantize( ) argument #1 must be a 32-bit quantity")
-			return nil, false
-		}
-		lim, ok := constArg(2)
-		if !ok {
-			c.errorf(pos, D_LQUANT_LIMTYPE, "lquantize( ) argument #2 must be an integer constant")
-			return nil, false
-		}
-		if lim != int64(int32(lim)) {
-			c.errorf(pos, D_LQUANT_LIMVAL, "lquantize( ) argument #2 must be a 32-bit quantity")
-			return nil, false
-		}
-		if lim <= base {
-			c.errorf(pos, D_LQUANT_MISMATCH, "lquantize( ) base (argument #1) must be less than limit (argument #2)")
-			return nil, false
-		}
-		step := int64(1)
-		if len(tvs) > 3 {
-			step, ok = constArg(3)
-			if !ok || step <= 0 {
-				c.errorf(pos, D_LQUANT_STEPTYPE, "lquantize( ) argument #3 must be a non-zero positive integer constant")
-				return nil, false
-			}
-			if step != int64(uint16(step)) {
-				c.errorf(pos, D_LQUANT_STEPVAL, "lquantize( ) argument #3 must be a 16-bit quantity")
-				return nil, false
-			}
-		}
-		levels := (lim - base) / step
-		if levels == 0 {
-			c.errorf(pos, D_LQUANT_STEPLARGE, "lquantize( ) step (argument #3) too large: must have at least one quantization level")
-			return nil, false
-		}
-		if levels > 0xffff {
-			c.errorf(pos, D_LQUANT_STEPSMALL, "lquantize( ) step (argument #3) too small: number of quantization levels must be a 16-bit quantity")
-			return nil, false
-		}
-		if prev != nil && len(prev.Params) == 3 {
-			ob, ol, os := prev.Params[0], prev.Params[1], prev.Params[2]
-			onlevels := (ol - ob) / os
-			switch {
-			case ob != base:
-				c.errorf(pos, D_LQUANT_MATCHBASE, "lquantize( ) base (argument #1) doesn't match previous declaration: expected %d, found %d", ob, base)
-				return nil, false
-			case ob+onlevels*os != lim:
-				c.errorf(pos, D_LQUANT_MATCHLIM, "lquantize( ) limit (argument #2) doesn't match previous declaration: expected %d, found %d", ob+onlevels*os, lim)
-				return nil, false
-			case os != step:
-				c.errorf(pos, D_LQUANT_MATCHSTEP, "lquantize( ) step (argument #3) doesn't match previous declaration: expected %d, found %d", os, step)
-				return nil, false
-			}
-		}
-		return []int64{base, lim, step}, true
-	case "llquantize":
-		argPos := func(i int) syntax.Pos { return c.after(call.Args[i]) }
-		factor, ok := constArg(1)
-		if !ok {
-			c.errorf(argPos(1), D_LLQUANT_FACTORTYPE, "llquantize( ) argument #1 must be an integer constant")
-			return nil, false
-		}
-		if uint64(factor) > 0xffff || factor < 2 {
-			c.errorf(argPos(1), D_LLQUANT_FACTORVAL, "llquantize( ) argument #1 must be an unsigned 16-bit quantity greater than or equal to 2")
-			return nil, false
-		}
-		low, ok := constArg(2)
-		if !ok {
-			c.errorf(argPos(2), D_LLQUANT_LMAGTYPE, "llquantize( ) argument #2 must be an integer constant")
-			return nil, false
-		}
-		if uint64(low) > 0xffff {
-			c.errorf(argPos(2), D_LLQUANT_LMAGVAL, "llquantize( ) argument #2 must be an unsigned 16-bit quantity")
-			return nil, false
-		}
-		high, ok := constArg(3)
-		if !ok {
-			c.errorf(argPos(3), D_LLQUANT_HMAGTYPE, "llquantize( ) argument #3 must be an integer constant")
-			return nil, false
-		}
-		if uint64(high) > 0xffff {
-			c.errorf(argPos(3), D_LLQUANT_HMAGVAL, "llquantize( ) argument #3 must be an unsigned 16-bit quantity")
-			return nil, false
-		}
-		if high < low {
-			c.errorf(argPos(3), D_LLQUANT_HMAGVAL, "llquantize( ) argument #3 (high magnitude) must be at least argument #2 (low magnitude)")
-			return nil, false
-		}
-		if pow(factor, high+1) == 0 {
-			c.errorf(argPos(3), D_LLQUANT_HMAGVAL, "llquantize( ) argument #3 (high magnitude) will cause overflow of 64 bits")
-			return nil, false
-		}
-		steps, ok := constArg(4)
-		if !ok || steps <= 0 {
-			c.errorf(argPos(4), D_LLQUANT_STEPTYPE, "llquantize( ) argument #4 must be a non-zero positive integer constant")
-			return nil, false
-		}
-		if steps > 0xffff {
-			c.errorf(argPos(4), D_LLQUANT_STEPVAL, "llquantize( ) argument #4 must be an unsigned 16-bit quantity")
-			return nil, false
-		}
-		if steps < factor && factor%steps != 0 {
-			c.errorf(argPos(1), D_LLQUANT_STEPVAL, "llquantize() argument #4 (steps) must evenly divide argument #1 (factor) when steps<factor")
-			return nil, false
-		}
-		if steps > factor {
-			if steps%factor != 0 {
-				c.errorf(argPos(1), D_LLQUANT_STEPVAL, "llquantize() argument #4 (steps) must be a multiple of argument #1 (factor) when steps>factor")
-				return nil, false
-			}
-			if low == 0 {
-				if (factor*factor)%steps != 0 {
-					c.errorf(argPos(1), D_LLQUANT_STEPVAL, "llquantize() argument #4 (steps) must evenly divide the square of argument #1 (factor) when steps>factor and lmag==0")
-					return nil, false
-				}
-			} else if p := pow(factor, low+1); p == 0 || p%uint64(steps) != 0 {
-				c.errorf(argPos(1), D_LLQUANT_STEPVAL, "llquantize() argument #4 (steps) must evenly divide pow(argument #1 (factor), lmag (argument #2) + 1) when steps>factor and lmag>0")
-				return nil, false
-			}
-		}
-		if prev != nil && len(prev.Params) == 4 {
-			p := prev.Params
-			pos := c.after(call)
-			switch {
-			case p[0] != factor:
-				c.errorf(pos, D_LLQUANT_MATCHFACTOR, "llquantize() factor (argument #1) doesn't match previous declaration: expected %d, found %d", p[0], factor)
-				return nil, false
-			case p[1] != low:
-				c.errorf(pos, D_LLQUANT_MATCHLMAG, "llquantize() lmag (argument #2) doesn't match previous declaration: expected %d, found %d", p[1], low)
-				return nil, false
-			case p[2] != high:
-				c.errorf(pos, D_LLQUANT_MATCHHMAG, "llquantize() hmag (argument #3) doesn't match previous declaration: expected %d, found %d", p[2], high)
-				return nil, false
-			case p[3] != steps:
-				c.errorf(pos, D_LLQUANT_MATCHSTEPS, "llquantize() steps (argument #4) doesn't match previous declaration: expected %d, found %d", p[3], steps)
-				return nil, false
-			}
-		}
-		return []int64{factor, low, high, steps}, true
+	base, ok := arg(1)
+	if !ok {
+		c.errorf(pos, D_LQUANT_BASETYPE, "lquantize( ) argument #1 must be an integer constant")
+		return nil, false
 	}
-	return nil, true
+	if base != int64(int32(base)) {
+		c.errorf(pos, D_LQUANT_BASEVAL, "lquantize( ) argument #1 must be a 32-bit quantity")
+		return nil, false
+	}
+	lim, ok := arg(2)
+	if !ok {
+		c.errorf(pos, D_LQUANT_LIMTYPE, "lquantize( ) argument #2 must be an integer constant")
+		return nil, false
+	}
+	if lim != int64(int32(lim)) {
+		c.errorf(pos, D_LQUANT_LIMVAL, "lquantize( ) argument #2 must be a 32-bit quantity")
+		return nil, false
+	}
+	if lim <= base {
+		c.errorf(pos, D_LQUANT_MISMATCH, "lquantize( ) base (argument #1) must be less than limit (argument #2)")
+		return nil, false
+	}
+	step := int64(1)
+	if len(tvs) > 3 {
+		step, ok = arg(3)
+		if !ok || step <= 0 {
+			c.errorf(pos, D_LQUANT_STEPTYPE, "lquantize( ) argument #3 must be a non-zero positive integer constant")
+			return nil, false
+		}
+		if step != int64(uint16(step)) {
+			c.errorf(pos, D_LQUANT_STEPVAL, "lquantize( ) argument #3 must be a 16-bit quantity")
+			return nil, false
+		}
+	}
+	levels := (lim - base) / step
+	if levels == 0 {
+		c.errorf(pos, D_LQUANT_STEPLARGE, "lquantize( ) step (argument #3) too large: must have at least one quantization level")
+		return nil, false
+	}
+	if levels > 0xffff {
+		c.errorf(pos, D_LQUANT_STEPSMALL, "lquantize( ) step (argument #3) too small: number of quantization levels must be a 16-bit quantity")
+		return nil, false
+	}
+	if prev != nil && len(prev.Params) == 3 {
+		ob, ol, os := prev.Params[0], prev.Params[1], prev.Params[2]
+		onlevels := (ol - ob) / os
+		switch {
+		case ob != base:
+			c.errorf(pos, D_LQUANT_MATCHBASE, "lquantize( ) base (argument #1) doesn't match previous declaration: expected %d, found %d", ob, base)
+			return nil, false
+		case ob+onlevels*os != lim:
+			c.errorf(pos, D_LQUANT_MATCHLIM, "lquantize( ) limit (argument #2) doesn't match previous declaration: expected %d, found %d", ob+onlevels*os, lim)
+			return nil, false
+		case os != step:
+			c.errorf(pos, D_LQUANT_MATCHSTEP, "lquantize( ) step (argument #3) doesn't match previous declaration: expected %d, found %d", os, step)
+			return nil, false
+		}
+	}
+	return []int64{base, lim, step}, true
+}
+
+// llquantizeParams checks the constant parameters of llquantize and
+// returns them.
+func (c *checker) llquantizeParams(call *syntax.CallExpr, tvs []TypeAndValue, prev *Agg) ([]int64, bool) {
+	arg := func(i int) (int64, bool) { return constArg(tvs, i) }
+	argPos := func(i int) syntax.Pos { return c.after(call.Args[i]) }
+	factor, ok := arg(1)
+	if !ok {
+		c.errorf(argPos(1), D_LLQUANT_FACTORTYPE, "llquantize( ) argument #1 must be an integer constant")
+		return nil, false
+	}
+	if uint64(factor) > 0xffff || factor < 2 {
+		c.errorf(argPos(1), D_LLQUANT_FACTORVAL, "llquantize( ) argument #1 must be an unsigned 16-bit quantity greater than or equal to 2")
+		return nil, false
+	}
+	low, ok := arg(2)
+	if !ok {
+		c.errorf(argPos(2), D_LLQUANT_LMAGTYPE, "llquantize( ) argument #2 must be an integer constant")
+		return nil, false
+	}
+	if uint64(low) > 0xffff {
+		c.errorf(argPos(2), D_LLQUANT_LMAGVAL, "llquantize( ) argument #2 must be an unsigned 16-bit quantity")
+		return nil, false
+	}
+	high, ok := arg(3)
+	if !ok {
+		c.errorf(argPos(3), D_LLQUANT_HMAGTYPE, "llquantize( ) argument #3 must be an integer constant")
+		return nil, false
+	}
+	if uint64(high) > 0xffff {
+		c.errorf(argPos(3), D_LLQUANT_HMAGVAL, "llquantize( ) argument #3 must be an unsigned 16-bit quantity")
+		return nil, false
+	}
+	if high < low {
+		c.errorf(argPos(3), D_LLQUANT_HMAGVAL, "llquantize( ) argument #3 (high magnitude) must be at least argument #2 (low magnitude)")
+		return nil, false
+	}
+	if pow(factor, high+1) == 0 {
+		c.errorf(argPos(3), D_LLQUANT_HMAGVAL, "llquantize( ) argument #3 (high magnitude) will cause overflow of 64 bits")
+		return nil, false
+	}
+	steps, ok := arg(4)
+	if !ok || steps <= 0 {
+		c.errorf(argPos(4), D_LLQUANT_STEPTYPE, "llquantize( ) argument #4 must be a non-zero positive integer constant")
+		return nil, false
+	}
+	if steps > 0xffff {
+		c.errorf(argPos(4), D_LLQUANT_STEPVAL, "llquantize( ) argument #4 must be an unsigned 16-bit quantity")
+		return nil, false
+	}
+	if steps < factor && factor%steps != 0 {
+		c.errorf(argPos(1), D_LLQUANT_STEPVAL, "llquantize() argument #4 (steps) must evenly divide argument #1 (factor) when steps<factor")
+		return nil, false
+	}
+	if steps > factor {
+		if steps%factor != 0 {
+			c.errorf(argPos(1), D_LLQUANT_STEPVAL, "llquantize() argument #4 (steps) must be a multiple of argument #1 (factor) when steps>factor")
+			return nil, false
+		}
+		if low == 0 {
+			if (factor*factor)%steps != 0 {
+				c.errorf(argPos(1), D_LLQUANT_STEPVAL, "llquantize() argument #4 (steps) must evenly divide the square of argument #1 (factor) when steps>factor and lmag==0")
+				return nil, false
+			}
+		} else if p := pow(factor, low+1); p == 0 || p%uint64(steps) != 0 {
+			c.errorf(argPos(1), D_LLQUANT_STEPVAL, "llquantize() argument #4 (steps) must evenly divide pow(argument #1 (factor), lmag (argument #2) + 1) when steps>factor and lmag>0")
+			return nil, false
+		}
+	}
+	if prev != nil && len(prev.Params) == 4 {
+		p := prev.Params
+		pos := c.after(call)
+		switch {
+		case p[0] != factor:
+			c.errorf(pos, D_LLQUANT_MATCHFACTOR, "llquantize() factor (argument #1) doesn't match previous declaration: expected %d, found %d", p[0], factor)
+			return nil, false
+		case p[1] != low:
+			c.errorf(pos, D_LLQUANT_MATCHLMAG, "llquantize() lmag (argument #2) doesn't match previous declaration: expected %d, found %d", p[1], low)
+			return nil, false
+		case p[2] != high:
+			c.errorf(pos, D_LLQUANT_MATCHHMAG, "llquantize() hmag (argument #3) doesn't match previous declaration: expected %d, found %d", p[2], high)
+			return nil, false
+		case p[3] != steps:
+			c.errorf(pos, D_LLQUANT_MATCHSTEPS, "llquantize() steps (argument #4) doesn't match previous declaration: expected %d, found %d", p[3], steps)
+			return nil, false
+		}
+	}
+	return []int64{factor, low, high, steps}, true
 }
 
 // pow returns b**e, or 0 if it overflows 64 bits.

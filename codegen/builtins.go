@@ -1,0 +1,196 @@
+package codegen
+
+import (
+	"github.com/cilium/ebpf/asm"
+	"github.com/dtrace-go/dtrace/aggregate"
+	"github.com/dtrace-go/dtrace/dlang/check"
+	"github.com/dtrace-go/dtrace/dlang/syntax"
+)
+
+// This file picks the generator of a builtin function. The functions are
+// the rows of check's function table (check.LookupFunc); funcGens holds,
+// by the row's FuncID, how codegen compiles a call of each. A function
+// without an entry here fails to compile ("not supported yet").
+
+// funcGen is how codegen compiles calls of one builtin function.
+type funcGen struct {
+	// value compiles a call whose value is used (a subroutine). nil for
+	// an action, whose value is 0.
+	value func(f *fn, c *syntax.CallExpr, name string) asm.Register
+	// stmt compiles an action: a call that is a whole statement, or
+	// whose value is used when value is nil. It writes record items
+	// with the consumer action act.
+	stmt func(f *fn, c *syntax.CallExpr, name string, act Action)
+	act  Action
+	// kind is the value kind of a symbol subroutine's result (sym(),
+	// usym(), ...): the consumer symbolizes the address.
+	kind ValueKind
+	// agg is an aggregating function's kind.
+	agg aggregate.Func
+}
+
+// funcGens are the generators of the builtin functions, by FuncID.
+var funcGens [check.NumFuncIDs]funcGen
+
+func init() {
+	sym := func(act Action, kind ValueKind) funcGen {
+		return funcGen{value: (*fn).subrSymAddr, stmt: (*fn).actionSym, act: act, kind: kind}
+	}
+	// A literal would make an initialization cycle: generators compile
+	// their arguments, which may be calls.
+	funcGens = [check.NumFuncIDs]funcGen{
+		// Subroutines.
+		check.FuncAlloca:      {value: (*fn).subrAlloca},
+		check.FuncBasename:    {value: (*fn).subrPathPart},
+		check.FuncBcopy:       {value: (*fn).subrBcopy},
+		check.FuncCleanpath:   {value: (*fn).subrCleanpath},
+		check.FuncCopyin:      {value: (*fn).subrCopyin},
+		check.FuncCopyinstr:   {value: (*fn).subrCopyinstr},
+		check.FuncCopyinto:    {value: (*fn).subrCopyinto},
+		check.FuncDirname:     {value: (*fn).subrPathPart},
+		check.FuncGetmajor:    {value: (*fn).subrDevPart},
+		check.FuncGetminor:    {value: (*fn).subrDevPart},
+		check.FuncHtonl:       {value: (*fn).subrByteOrder},
+		check.FuncHtonll:      {value: (*fn).subrByteOrder},
+		check.FuncHtons:       {value: (*fn).subrByteOrder},
+		check.FuncIndex:       {value: (*fn).subrSearch},
+		check.FuncInetNtoa:    {value: (*fn).subrInetNtoa},
+		check.FuncInetNtoa6:   {value: (*fn).subrInetNtoa6},
+		check.FuncInetNtop:    {value: (*fn).subrInetNtop},
+		check.FuncLinkNtop:    {value: (*fn).subrLinkNtop},
+		check.FuncLltostr:     {value: (*fn).subrLltostr},
+		check.FuncNtohl:       {value: (*fn).subrByteOrder},
+		check.FuncNtohll:      {value: (*fn).subrByteOrder},
+		check.FuncNtohs:       {value: (*fn).subrByteOrder},
+		check.FuncProgenyof:   {value: (*fn).subrProgenyof},
+		check.FuncRand:        {value: (*fn).subrRand},
+		check.FuncRindex:      {value: (*fn).subrSearch},
+		check.FuncSpeculation: {value: (*fn).subrSpeculation},
+		check.FuncStrchr:      {value: (*fn).subrStrchr},
+		check.FuncStrjoin:     {value: (*fn).subrStrjoin},
+		check.FuncStrlen:      {value: (*fn).subrStrlen},
+		check.FuncStrrchr:     {value: (*fn).subrStrchr},
+		check.FuncStrstr:      {value: (*fn).subrSearch},
+		check.FuncStrtok:      {value: (*fn).subrStrtok},
+		check.FuncSubstr:      {value: (*fn).subrSubstr},
+
+		// Symbol subroutines: the value is the address; as a statement,
+		// the action that traces the symbol.
+		check.FuncSym:   sym(ActSym, KindSym),
+		check.FuncFunc:  sym(ActSym, KindSym),
+		check.FuncMod:   sym(ActMod, KindMod),
+		check.FuncUsym:  sym(ActUSym, KindUSym),
+		check.FuncUfunc: sym(ActUSym, KindUSym),
+		check.FuncUmod:  sym(ActUMod, KindUMod),
+		check.FuncUaddr: sym(ActUSym, KindUAddr),
+
+		// Actions.
+		check.FuncBreakpoint:  {stmt: (*fn).actionMark, act: ActBreakpoint},
+		check.FuncClear:       {stmt: (*fn).actionAggOp, act: ActClear},
+		check.FuncCommit:      {stmt: (*fn).actionCommit, act: ActCommit},
+		check.FuncDenormalize: {stmt: (*fn).actionAggOp, act: ActDenormalize},
+		check.FuncDiscard:     {stmt: (*fn).actionCommit, act: ActDiscard},
+		check.FuncExit:        {stmt: (*fn).actionExit, act: ActExit},
+		check.FuncFreopen:     {stmt: (*fn).actionPrintf, act: ActFreopen},
+		check.FuncFtruncate:   {stmt: (*fn).actionMark, act: ActFtruncate},
+		check.FuncJstack:      {stmt: (*fn).actionStack, act: ActUStack},
+		check.FuncNormalize:   {stmt: (*fn).actionAggOp, act: ActNormalize},
+		check.FuncPanic:       {stmt: (*fn).actionMark, act: ActPanic},
+		check.FuncPrint:       {stmt: (*fn).actionPrint, act: ActPrint},
+		check.FuncPrinta:      {stmt: (*fn).actionPrinta, act: ActPrinta},
+		check.FuncPrintf:      {stmt: (*fn).actionPrintf, act: ActPrintf},
+		check.FuncRaise:       {stmt: (*fn).actionMark, act: ActRaise},
+		check.FuncSetopt:      {stmt: (*fn).actionSetopt, act: ActSetopt},
+		check.FuncSpeculate:   {stmt: (*fn).actionSpeculate, act: ActSpeculate},
+		check.FuncStack:       {stmt: (*fn).actionStack, act: ActStack},
+		check.FuncStop:        {stmt: (*fn).actionMark, act: ActStop},
+		check.FuncSystem:      {stmt: (*fn).actionPrintf, act: ActSystem},
+		check.FuncTrace:       {stmt: (*fn).actionTrace, act: ActTrace},
+		check.FuncTracemem:    {stmt: (*fn).actionTracemem, act: ActTracemem},
+		check.FuncTrunc:       {stmt: (*fn).actionAggOp, act: ActTrunc},
+		check.FuncUstack:      {stmt: (*fn).actionStack, act: ActUStack},
+
+		// Aggregating functions (agg.go).
+		check.FuncAvg:        {agg: aggregate.Avg},
+		check.FuncCount:      {agg: aggregate.Count},
+		check.FuncLlquantize: {agg: aggregate.Llquantize},
+		check.FuncLquantize:  {agg: aggregate.Lquantize},
+		check.FuncMax:        {agg: aggregate.Max},
+		check.FuncMin:        {agg: aggregate.Min},
+		check.FuncQuantize:   {agg: aggregate.Quantize},
+		check.FuncStddev:     {agg: aggregate.Stddev},
+		check.FuncSum:        {agg: aggregate.Sum},
+	}
+}
+
+// funcGenOf returns the generator of the builtin function named name,
+// or nil when there is no such function.
+func funcGenOf(name string) *funcGen {
+	d := check.LookupFunc(name)
+	if d == nil {
+		return nil
+	}
+	return &funcGens[d.ID]
+}
+
+// callGen returns the generator of the function call c calls, or nil.
+func callGen(c *syntax.CallExpr) (*funcGen, string) {
+	id, ok := c.Fun.(*syntax.Ident)
+	if !ok {
+		return nil, ""
+	}
+	return funcGenOf(id.Name), id.Name
+}
+
+// callExpr compiles a call whose value is used.
+func (f *fn) callExpr(c *syntax.CallExpr) asm.Register {
+	if _, ok := c.Fun.(*syntax.Ident); !ok {
+		f.fail(c, "called object is not a function")
+	}
+	g, name := callGen(c)
+	switch {
+	case g != nil && g.value != nil:
+		return g.value(f, c, name)
+	case g != nil && g.stmt != nil:
+		// An action used as an expression has the value 0 (void).
+		g.stmt(f, c, name, g.act)
+		r := f.alloc()
+		f.emit(asm.Mov.Imm(r, 0))
+		return r
+	}
+	f.fail(c, "subroutine %s( ) is not supported yet", name)
+	return 0
+}
+
+// action compiles a call statement that is an action; it reports false
+// for subroutines, which compile as expressions.
+func (f *fn) action(c *syntax.CallExpr) bool {
+	g, name := callGen(c)
+	if g == nil || g.stmt == nil {
+		return false
+	}
+	g.stmt(f, c, name, g.act)
+	return true
+}
+
+// symAction tells which symbol action traces the result of sym(),
+// func(), mod(), usym(), ufunc(), umod() or uaddr().
+func symAction(e syntax.Expr) Action {
+	if c, ok := syntax.Unparen(e).(*syntax.CallExpr); ok {
+		if g, _ := callGen(c); g != nil && g.kind != KindNone {
+			return g.act
+		}
+	}
+	return ActNone
+}
+
+// symKind returns the value kind of the result of a symbol subroutine
+// call (sym(), usym(), ...), or KindNone for any other expression.
+func symKind(e syntax.Expr) ValueKind {
+	if c, ok := syntax.Unparen(e).(*syntax.CallExpr); ok {
+		if g, _ := callGen(c); g != nil {
+			return g.kind
+		}
+	}
+	return KindNone
+}

@@ -1,0 +1,59 @@
+package codegen
+
+import (
+	"testing"
+
+	"github.com/dtrace-go/dtrace/dlang/check"
+)
+
+// unsupportedFuncs are the rows of the function table codegen has no
+// generator for: calls of them fail to compile.
+var unsupportedFuncs = map[string]bool{
+	"chill": true, "copyout": true, "copyoutstr": true, "d_path": true, "ddi_pathname": true,
+	"msgdsize": true, "msgsize": true, "mutex_owned": true, "mutex_owner": true,
+	"mutex_type_adaptive": true, "mutex_type_spin": true, "pcap": true,
+	"rw_iswriter": true, "rw_read_held": true, "rw_write_held": true,
+}
+
+// TestFuncGens checks funcGens against check's function table: every
+// function has the generator its kind calls for, unless it is listed as
+// unsupported.
+func TestFuncGens(t *testing.T) {
+	for id := check.FuncNone + 1; id < check.NumFuncIDs; id++ {
+		d := check.FuncByID(id)
+		g := &funcGens[id]
+		if d == nil {
+			t.Fatalf("FuncID %d has no row", id)
+		}
+		has := g.value != nil || g.stmt != nil || g.agg != 0
+		if unsupportedFuncs[d.Name] {
+			if has {
+				t.Errorf("%s: listed as unsupported but has a generator", d.Name)
+			}
+			continue
+		}
+		switch d.Kind {
+		case check.AggFunc:
+			if g.agg == 0 || g.value != nil || g.stmt != nil {
+				t.Errorf("%s: an aggregating function needs agg only", d.Name)
+			}
+		case check.Subroutine:
+			if g.value == nil || g.stmt != nil || g.agg != 0 {
+				t.Errorf("%s: a subroutine needs value only", d.Name)
+			}
+		case check.Action:
+			if g.stmt == nil || g.act == ActNone || g.agg != 0 {
+				t.Errorf("%s: an action needs stmt and act", d.Name)
+			}
+			if (g.value != nil) != (g.kind != KindNone) {
+				t.Errorf("%s: only the symbol actions have a value, and a value kind", d.Name)
+			}
+		}
+		if funcGenOf(d.Name) != g {
+			t.Errorf("%s: funcGenOf finds another entry", d.Name)
+		}
+	}
+	if funcGenOf("nosuch") != nil {
+		t.Error("funcGenOf found a function that does not exist")
+	}
+}

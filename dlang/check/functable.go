@@ -1,0 +1,267 @@
+package check
+
+import (
+	"github.com/dtrace-go/dtrace/dlang/syntax"
+)
+
+// This file is the table of D's builtin functions: subroutines, actions
+// and aggregating functions. Each row gives the function's name, kind,
+// action class, prototype and D version, the checker's rules for it, and
+// the FuncID by which the code generator picks its generator (codegen's
+// generators array, indexed by FuncID, also names the consumer action of
+// the record an action writes). Adding a function is adding a FuncID, a
+// row here, and a generator in codegen.
+
+// FuncID identifies a builtin function: a row of the function table.
+type FuncID int
+
+// Builtin function IDs, one per row of the function table.
+const (
+	FuncNone FuncID = iota
+	FuncAlloca
+	FuncAvg
+	FuncBasename
+	FuncBcopy
+	FuncBreakpoint
+	FuncChill
+	FuncCleanpath
+	FuncClear
+	FuncCommit
+	FuncCopyin
+	FuncCopyinstr
+	FuncCopyinto
+	FuncCopyout
+	FuncCopyoutstr
+	FuncCount
+	FuncDPath
+	FuncDdiPathname
+	FuncDenormalize
+	FuncDirname
+	FuncDiscard
+	FuncExit
+	FuncFreopen
+	FuncFtruncate
+	FuncFunc
+	FuncGetmajor
+	FuncGetminor
+	FuncHtonl
+	FuncHtonll
+	FuncHtons
+	FuncIndex
+	FuncInetNtoa
+	FuncInetNtoa6
+	FuncInetNtop
+	FuncJstack
+	FuncLinkNtop
+	FuncLlquantize
+	FuncLltostr
+	FuncLquantize
+	FuncMax
+	FuncMin
+	FuncMod
+	FuncMsgdsize
+	FuncMsgsize
+	FuncMutexOwned
+	FuncMutexOwner
+	FuncMutexTypeAdaptive
+	FuncMutexTypeSpin
+	FuncNtohl
+	FuncNtohll
+	FuncNtohs
+	FuncNormalize
+	FuncPanic
+	FuncPcap
+	FuncPrinta
+	FuncPrintf
+	FuncPrint
+	FuncProgenyof
+	FuncQuantize
+	FuncRaise
+	FuncRand
+	FuncRindex
+	FuncRwIswriter
+	FuncRwReadHeld
+	FuncRwWriteHeld
+	FuncSetopt
+	FuncSpeculate
+	FuncSpeculation
+	FuncStack
+	FuncStddev
+	FuncStop
+	FuncStrchr
+	FuncStrlen
+	FuncStrjoin
+	FuncStrrchr
+	FuncStrstr
+	FuncStrtok
+	FuncSubstr
+	FuncSum
+	FuncSym
+	FuncSystem
+	FuncTrace
+	FuncTracemem
+	FuncTrunc
+	FuncUaddr
+	FuncUfunc
+	FuncUmod
+	FuncUstack
+	FuncUsym
+
+	// NumFuncIDs is one more than the largest FuncID.
+	NumFuncIDs
+)
+
+// FuncDef is a row of the function table.
+type FuncDef struct {
+	ID   FuncID
+	Name string
+	Kind FuncKind
+	// Proto is the prototype as dtrace writes it. "@" accepts any type,
+	// "[T]" is optional and "..." variadic; kernel types are written
+	// "vmlinux`T".
+	Proto string
+	// Since is the D version that introduced the function (0: 1.0).
+	Since uint32
+
+	class actKind // the action class, for the clause rules on speculations
+	attr  *Attr   // the attributes, when not Stable/Stable/Common
+	// alloca: the result points to alloca() memory.
+	alloca bool
+	// before and after are the function's own rules, applied before and
+	// after the prototype check.
+	before, after callRule
+	// Aggregating functions: scalarArg requires a scalar argument #1,
+	// incrArg is the argument count with the optional increment of a
+	// quantizing function, params checks and returns its constant
+	// parameters.
+	scalarArg bool
+	incrArg   int
+	params    func(c *checker, call *syntax.CallExpr, tvs []TypeAndValue, prev *Agg) ([]int64, bool)
+}
+
+// callRule checks a call of a builtin function whose arguments have been
+// checked (tvs); it reports false after reporting an error.
+type callRule func(c *checker, e *syntax.CallExpr, fn *Func, tvs []TypeAndValue) bool
+
+// evolvingAttr are the attributes of the functions dtrace marks Evolving.
+var evolvingAttr = Attr{Evolving, Evolving, ClassCommon}
+
+// funcTable is the table of builtin functions, indexed by FuncID.
+var funcTable = [NumFuncIDs]FuncDef{
+	FuncAlloca:            {Name: "alloca", Kind: Subroutine, Proto: "void *(size_t)", alloca: true, after: scratchSizeRule(0)},
+	FuncAvg:               {Name: "avg", Kind: AggFunc, Proto: "void(@)", scalarArg: true},
+	FuncBasename:          {Name: "basename", Kind: Subroutine, Proto: "string(const char *)"},
+	FuncBcopy:             {Name: "bcopy", Kind: Subroutine, Proto: "void(void *, void *, size_t)", after: allocaArgRule(1)},
+	FuncBreakpoint:        {Name: "breakpoint", Kind: Action, class: actDestruct, Proto: "void()"},
+	FuncChill:             {Name: "chill", Kind: Action, class: actDestruct, Proto: "void(int)"},
+	FuncCleanpath:         {Name: "cleanpath", Kind: Subroutine, Proto: "string(const char *)"},
+	FuncClear:             {Name: "clear", Kind: Action, class: actData, Proto: "void(@)", before: aggArgRule(D_CLEAR_AGGARG, D_CLEAR_AGGBAD)},
+	FuncCommit:            {Name: "commit", Kind: Action, class: actCommit, Proto: "void(int)"},
+	FuncCopyin:            {Name: "copyin", Kind: Subroutine, Proto: "void *(uintptr_t, size_t)", alloca: true, after: scratchSizeRule(1)},
+	FuncCopyinstr:         {Name: "copyinstr", Kind: Subroutine, Proto: "string(uintptr_t, [size_t])"},
+	FuncCopyinto:          {Name: "copyinto", Kind: Subroutine, Proto: "void(uintptr_t, size_t, void *)", after: allocaArgRule(2)},
+	FuncCopyout:           {Name: "copyout", Kind: Subroutine, class: actDestruct, Proto: "void(void *, uintptr_t, size_t)"},
+	FuncCopyoutstr:        {Name: "copyoutstr", Kind: Subroutine, class: actDestruct, Proto: "void(char *, uintptr_t, size_t)"},
+	FuncCount:             {Name: "count", Kind: AggFunc, Proto: "void()"},
+	FuncDPath:             {Name: "d_path", Kind: Subroutine, Proto: "string(vmlinux`struct path *)", attr: &evolvingAttr},
+	FuncDdiPathname:       {Name: "ddi_pathname", Kind: Subroutine, Proto: "string(void *, int64_t)", attr: &evolvingAttr},
+	FuncDenormalize:       {Name: "denormalize", Kind: Action, class: actData, Proto: "void(@)", before: aggArgRule(D_NORMALIZE_AGGARG, D_NORMALIZE_AGGBAD)},
+	FuncDirname:           {Name: "dirname", Kind: Subroutine, Proto: "string(const char *)"},
+	FuncDiscard:           {Name: "discard", Kind: Action, class: actDiscard, Proto: "void(int)"},
+	FuncExit:              {Name: "exit", Kind: Action, class: actExit, Proto: "void(int)"},
+	FuncFreopen:           {Name: "freopen", Kind: Action, class: actDestruct, Proto: "void(@, ...)", Since: version(1, 1, 0), after: (*checker).checkPrintf},
+	FuncFtruncate:         {Name: "ftruncate", Kind: Action, class: actData, Proto: "void()"},
+	FuncFunc:              {Name: "func", Kind: Action, class: actData, Proto: "_symaddr(uintptr_t)", Since: version(1, 2, 0)},
+	FuncGetmajor:          {Name: "getmajor", Kind: Subroutine, Proto: "vmlinux`dev_t(vmlinux`dev_t)", attr: &evolvingAttr},
+	FuncGetminor:          {Name: "getminor", Kind: Subroutine, Proto: "vmlinux`dev_t(vmlinux`dev_t)", attr: &evolvingAttr},
+	FuncHtonl:             {Name: "htonl", Kind: Subroutine, Proto: "uint32_t(uint32_t)", Since: version(1, 3, 0), attr: &evolvingAttr},
+	FuncHtonll:            {Name: "htonll", Kind: Subroutine, Proto: "uint64_t(uint64_t)", Since: version(1, 3, 0), attr: &evolvingAttr},
+	FuncHtons:             {Name: "htons", Kind: Subroutine, Proto: "uint16_t(uint16_t)", Since: version(1, 3, 0), attr: &evolvingAttr},
+	FuncIndex:             {Name: "index", Kind: Subroutine, Proto: "int(const char *, const char *, [int])", Since: version(1, 1, 0)},
+	FuncInetNtoa:          {Name: "inet_ntoa", Kind: Subroutine, Proto: "string(ipaddr_t *)", Since: version(1, 5, 0)},
+	FuncInetNtoa6:         {Name: "inet_ntoa6", Kind: Subroutine, Proto: "string(vmlinux`struct in6_addr *, [int])", Since: version(1, 5, 0), after: (*checker).inetNtoa6Rule},
+	FuncInetNtop:          {Name: "inet_ntop", Kind: Subroutine, Proto: "string(int, void *)", Since: version(1, 5, 0)},
+	FuncJstack:            {Name: "jstack", Kind: Action, class: actData, Proto: "stack([uint32_t], [uint32_t])", after: (*checker).ustackRule},
+	FuncLinkNtop:          {Name: "link_ntop", Kind: Subroutine, Proto: "string(int, void *)", Since: version(1, 5, 0)},
+	FuncLlquantize:        {Name: "llquantize", Kind: AggFunc, Proto: "void(@, int32_t, int32_t, int32_t, int32_t, ...)", Since: version(1, 6, 4), scalarArg: true, incrArg: 6, params: (*checker).llquantizeParams},
+	FuncLltostr:           {Name: "lltostr", Kind: Subroutine, Proto: "string(int64_t)"},
+	FuncLquantize:         {Name: "lquantize", Kind: AggFunc, Proto: "void(@, int32_t, int32_t, ...)", scalarArg: true, incrArg: 5, params: (*checker).lquantizeParams},
+	FuncMax:               {Name: "max", Kind: AggFunc, Proto: "void(@)", scalarArg: true},
+	FuncMin:               {Name: "min", Kind: AggFunc, Proto: "void(@)", scalarArg: true},
+	FuncMod:               {Name: "mod", Kind: Action, class: actData, Proto: "_symaddr(uintptr_t)", Since: version(1, 2, 0)},
+	FuncMsgdsize:          {Name: "msgdsize", Kind: Subroutine, Proto: "size_t(mblk_t *)"},
+	FuncMsgsize:           {Name: "msgsize", Kind: Subroutine, Proto: "size_t(mblk_t *)"},
+	FuncMutexOwned:        {Name: "mutex_owned", Kind: Subroutine, Proto: "int(vmlinux`struct mutex *)", attr: &evolvingAttr},
+	FuncMutexOwner:        {Name: "mutex_owner", Kind: Subroutine, Proto: "vmlinux`struct task_struct *(vmlinux`struct mutex *)", attr: &evolvingAttr},
+	FuncMutexTypeAdaptive: {Name: "mutex_type_adaptive", Kind: Subroutine, Proto: "int(vmlinux`struct mutex *)", attr: &evolvingAttr},
+	FuncMutexTypeSpin:     {Name: "mutex_type_spin", Kind: Subroutine, Proto: "int(vmlinux`struct mutex *)", attr: &evolvingAttr},
+	FuncNtohl:             {Name: "ntohl", Kind: Subroutine, Proto: "uint32_t(uint32_t)", Since: version(1, 3, 0), attr: &evolvingAttr},
+	FuncNtohll:            {Name: "ntohll", Kind: Subroutine, Proto: "uint64_t(uint64_t)", Since: version(1, 3, 0), attr: &evolvingAttr},
+	FuncNtohs:             {Name: "ntohs", Kind: Subroutine, Proto: "uint16_t(uint16_t)", Since: version(1, 3, 0), attr: &evolvingAttr},
+	FuncNormalize:         {Name: "normalize", Kind: Action, class: actData, Proto: "void(@, uint64_t)", before: normalizeRule},
+	FuncPanic:             {Name: "panic", Kind: Action, class: actDestruct, Proto: "void()"},
+	FuncPcap:              {Name: "pcap", Kind: Action, class: actData, Proto: "void(void *, int)", Since: version(1, 6, 4)},
+	FuncPrinta:            {Name: "printa", Kind: Action, class: actData, Proto: "void(@, ...)", after: (*checker).printaRule},
+	FuncPrintf:            {Name: "printf", Kind: Action, class: actData, Proto: "void(string, ...)", after: (*checker).checkPrintf},
+	FuncPrint:             {Name: "print", Kind: Action, class: actData, Proto: "void(void *)", Since: version(2, 0, 0), after: (*checker).printRule},
+	FuncProgenyof:         {Name: "progenyof", Kind: Subroutine, Proto: "int(pid_t)"},
+	FuncQuantize:          {Name: "quantize", Kind: AggFunc, Proto: "void(@, ...)", scalarArg: true, incrArg: 2},
+	FuncRaise:             {Name: "raise", Kind: Action, class: actDestruct, Proto: "void(int)"},
+	FuncRand:              {Name: "rand", Kind: Subroutine, Proto: "int()"},
+	FuncRindex:            {Name: "rindex", Kind: Subroutine, Proto: "int(const char *, const char *, [int])", Since: version(1, 1, 0)},
+	FuncRwIswriter:        {Name: "rw_iswriter", Kind: Subroutine, Proto: "int(vmlinux`rwlock_t *)", attr: &evolvingAttr},
+	FuncRwReadHeld:        {Name: "rw_read_held", Kind: Subroutine, Proto: "int(vmlinux`rwlock_t *)", attr: &evolvingAttr},
+	FuncRwWriteHeld:       {Name: "rw_write_held", Kind: Subroutine, Proto: "int(vmlinux`rwlock_t *)", attr: &evolvingAttr},
+	FuncSetopt:            {Name: "setopt", Kind: Action, class: actData, Proto: "void(const char *, [const char *])", Since: version(1, 2, 0)},
+	FuncSpeculate:         {Name: "speculate", Kind: Action, class: actSpeculate, Proto: "void(int)"},
+	FuncSpeculation:       {Name: "speculation", Kind: Subroutine, Proto: "int()"},
+	FuncStack:             {Name: "stack", Kind: Action, class: actData, Proto: "stack([uint32_t])", after: (*checker).stackRule},
+	FuncStddev:            {Name: "stddev", Kind: AggFunc, Proto: "void(@)", Since: version(1, 6, 0), scalarArg: true},
+	FuncStop:              {Name: "stop", Kind: Action, class: actDestruct, Proto: "void()"},
+	FuncStrchr:            {Name: "strchr", Kind: Subroutine, Proto: "string(const char *, char)", Since: version(1, 1, 0)},
+	FuncStrlen:            {Name: "strlen", Kind: Subroutine, Proto: "size_t(const char *)"},
+	FuncStrjoin:           {Name: "strjoin", Kind: Subroutine, Proto: "string(const char *, const char *)"},
+	FuncStrrchr:           {Name: "strrchr", Kind: Subroutine, Proto: "string(const char *, char)", Since: version(1, 1, 0)},
+	FuncStrstr:            {Name: "strstr", Kind: Subroutine, Proto: "string(const char *, const char *)", Since: version(1, 1, 0)},
+	FuncStrtok:            {Name: "strtok", Kind: Subroutine, Proto: "string(const char *, const char *)", Since: version(1, 1, 0)},
+	FuncSubstr:            {Name: "substr", Kind: Subroutine, Proto: "string(const char *, int, [int])", Since: version(1, 1, 0)},
+	FuncSum:               {Name: "sum", Kind: AggFunc, Proto: "void(@)", scalarArg: true},
+	FuncSym:               {Name: "sym", Kind: Action, class: actData, Proto: "_symaddr(uintptr_t)", Since: version(1, 2, 0)},
+	FuncSystem:            {Name: "system", Kind: Action, class: actDestruct, Proto: "void(@, ...)", after: (*checker).checkPrintf},
+	FuncTrace:             {Name: "trace", Kind: Action, class: actData, Proto: "void(@)", before: (*checker).traceRule},
+	FuncTracemem:          {Name: "tracemem", Kind: Action, class: actData, Proto: "void(@, size_t, [size_t])", after: (*checker).tracememRule},
+	FuncTrunc:             {Name: "trunc", Kind: Action, class: actData, Proto: "void(@, [int64_t])", before: aggArgRule(D_TRUNC_AGGARG, D_TRUNC_AGGBAD)},
+	FuncUaddr:             {Name: "uaddr", Kind: Action, class: actData, Proto: "_usymaddr(uintptr_t)", Since: version(1, 2, 0)},
+	FuncUfunc:             {Name: "ufunc", Kind: Action, class: actData, Proto: "_usymaddr(uintptr_t)", Since: version(1, 2, 0)},
+	FuncUmod:              {Name: "umod", Kind: Action, class: actData, Proto: "_usymaddr(uintptr_t)", Since: version(1, 2, 0)},
+	FuncUstack:            {Name: "ustack", Kind: Action, class: actData, Proto: "stack([uint32_t], [uint32_t])", after: (*checker).ustackRule},
+	FuncUsym:              {Name: "usym", Kind: Action, class: actData, Proto: "_usymaddr(uintptr_t)", Since: version(1, 2, 0)},
+}
+
+// funcsByName indexes funcTable by name.
+var funcsByName = map[string]*FuncDef{}
+
+func init() {
+	for i := range funcTable {
+		d := &funcTable[i]
+		if d.Name == "" {
+			continue
+		}
+		d.ID = FuncID(i)
+		funcsByName[d.Name] = d
+	}
+}
+
+// LookupFunc returns the row of the builtin function named name, or nil.
+func LookupFunc(name string) *FuncDef {
+	return funcsByName[name]
+}
+
+// FuncByID returns the row of the function table with the given ID, or
+// nil.
+func FuncByID(id FuncID) *FuncDef {
+	if id <= FuncNone || id >= NumFuncIDs {
+		return nil
+	}
+	return &funcTable[id]
+}
