@@ -5,6 +5,7 @@ import (
 	"github.com/dtrace-go/dtrace/aggregate"
 	"github.com/dtrace-go/dtrace/dlang/check"
 	"github.com/dtrace-go/dtrace/dlang/syntax"
+	"github.com/dtrace-go/dtrace/internal/abi"
 )
 
 // This file picks the generator of a builtin function. The functions are
@@ -193,4 +194,60 @@ func symKind(e syntax.Expr) ValueKind {
 		}
 	}
 	return KindNone
+}
+
+// varGen is how codegen compiles uses of one builtin variable.
+type varGen struct {
+	// load compiles a use of the variable's value (vars.go).
+	load func(f *fn, e syntax.Expr, name string) asm.Register
+	// strBound is the most bytes, with the NUL, a string variable's value
+	// has (0: strsize), which narrows aggregation keys (keywidth.go).
+	strBound uint32
+}
+
+// varGens are the generators of the builtin variables, by VarID. args[]
+// is compiled where it is indexed (builtinArgs, uregs).
+var varGens [check.NumVarIDs]varGen
+
+func init() {
+	arg := varGen{load: (*fn).varArg}
+	probe := varGen{load: (*fn).varProbeName, strBound: abi.ProbeNameSize}
+	varGens = [check.NumVarIDs]varGen{
+		check.VarArg0: arg, check.VarArg1: arg, check.VarArg2: arg, check.VarArg3: arg, check.VarArg4: arg,
+		check.VarArg5: arg, check.VarArg6: arg, check.VarArg7: arg, check.VarArg8: arg, check.VarArg9: arg,
+		check.VarCaller:        {load: (*fn).varCaller},
+		check.VarCurcpu:        {load: (*fn).varCurcpu},
+		check.VarCurthread:     {load: (*fn).varCurthread},
+		check.VarEpid:          {load: (*fn).varEpid},
+		check.VarErrno:         {load: (*fn).varErrno},
+		check.VarExecname:      {load: (*fn).varExecname, strBound: taskCommLen},
+		check.VarGid:           {load: (*fn).varUidGid},
+		check.VarId:            {load: (*fn).varID},
+		check.VarIpl:           {load: (*fn).varIpl},
+		check.VarPid:           {load: (*fn).varPidTid},
+		check.VarPpid:          {load: (*fn).varPpid},
+		check.VarProbefunc:     probe,
+		check.VarProbemod:      probe,
+		check.VarProbename:     probe,
+		check.VarProbeprov:     probe,
+		check.VarStackdepth:    {load: (*fn).varStackdepth},
+		check.VarTid:           {load: (*fn).varPidTid},
+		check.VarTimestamp:     {load: (*fn).varTimestamp},
+		check.VarUcaller:       {load: (*fn).varCaller},
+		check.VarUid:           {load: (*fn).varUidGid},
+		check.VarUregs:         {load: (*fn).varUregs},
+		check.VarUstackdepth:   {load: (*fn).varStackdepth},
+		check.VarVtimestamp:    {load: (*fn).varTimestamp},
+		check.VarWalltimestamp: {load: (*fn).varWalltimestamp},
+	}
+}
+
+// varGenOf returns the generator of the builtin variable named name, or
+// nil when there is no such variable.
+func varGenOf(name string) *varGen {
+	d := check.LookupVar(name)
+	if d == nil {
+		return nil
+	}
+	return &varGens[d.ID]
 }

@@ -57,3 +57,27 @@ func TestFuncGens(t *testing.T) {
 		t.Error("funcGenOf found a function that does not exist")
 	}
 }
+
+// TestVarGens checks varGens against check's variable table: every
+// variable but the arrays, compiled where indexed, has a generator.
+func TestVarGens(t *testing.T) {
+	for id := check.VarNone + 1; id < check.NumVarIDs; id++ {
+		d := check.VarByID(id)
+		if d == nil {
+			t.Fatalf("VarID %d has no row", id)
+		}
+		g := &varGens[id]
+		if (g.load == nil) != (d.Name == "args") {
+			t.Errorf("%s: load %v", d.Name, g.load != nil)
+		}
+		if g.strBound != 0 && d.Type != "string" {
+			t.Errorf("%s: a string bound on a %s", d.Name, d.Type)
+		}
+		if varGenOf(d.Name) != g {
+			t.Errorf("%s: varGenOf finds another entry", d.Name)
+		}
+	}
+	if varGenOf("nosuch") != nil {
+		t.Error("varGenOf found a variable that does not exist")
+	}
+}

@@ -40,11 +40,8 @@ func (g *gen) strBound(e syntax.Expr) uint32 {
 	if v == nil || v.Kind != VarBuiltin {
 		return 0
 	}
-	switch v.Name {
-	case "execname":
-		return taskCommLen
-	case "probeprov", "probemod", "probefunc", "probename":
-		return abi.ProbeNameSize
+	if vg := varGenOf(v.Name); vg != nil {
+		return vg.strBound
 	}
 	return 0
 }

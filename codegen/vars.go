@@ -726,131 +726,194 @@ func (f *fn) incdec(e syntax.Expr, op syntax.Token, post bool) asm.Register {
 
 // builtin loads a builtin variable.
 func (f *fn) builtin(e syntax.Expr, v *Var) asm.Register {
-	ms := int16(f.g.layout.MState)
-	r := f.alloc()
-	switch v.Name {
-	case "arg0", "arg1", "arg2", "arg3", "arg4", "arg5", "arg6", "arg7", "arg8", "arg9":
-		f.emit(asm.LoadMem(r, regScratch, ms+abi.MStateArgs+8*int16(v.Name[3]-'0'), asm.DWord))
-	case "id", "probeid":
-		f.emit(asm.LoadMem(r, regScratch, ms+abi.MStatePrid, asm.Word))
-	case "epid":
-		f.emit(asm.LoadMem(r, regScratch, ms+abi.MStateEPID, asm.Word))
-	case "timestamp", "vtimestamp":
-		l := f.label("ts")
-		f.emit(asm.LoadMem(r, regScratch, ms+abi.MStateTimestamp, asm.DWord), asm.JNE.Imm(r, 0, l))
-		f.free(r)
-		f.call(asm.FnKtimeGetNs)
-		f.emit(asm.StoreMem(regScratch, ms+abi.MStateTimestamp, asm.R0, asm.DWord))
-		f.used[r] = true
-		f.emit(asm.Mov.Reg(r, asm.R0))
-		f.mark(l)
-	case "walltimestamp":
-		f.free(r)
-		f.call(asm.FnKtimeGetTaiNs)
-		// TAI runs 37 s ahead of UTC since 2017.
-		r = f.result()
-		f.emit(asm.LoadImm(asm.R0, 37_000_000_000, asm.DWord), asm.Sub.Reg(r, asm.R0))
-	case "ppid":
-		f.free(r)
-		var ok bool
-		if r, ok = f.taskMember("psinfo_t", "pr_ppid"); !ok {
-			f.fail(e, "builtin variable ppid needs the D library's psinfo_t translator")
-		}
-	case "pid", "tid":
-		f.free(r)
-		f.call(asm.FnGetCurrentPidTgid)
-		r = f.result()
-		if v.Name == "tid" {
-			f.emit(asm.Mov.Reg32(r, r))
-		} else {
-			f.emit(asm.RSh.Imm(r, 32))
-		}
-	case "uid", "gid":
-		f.free(r)
-		f.call(asm.FnGetCurrentUidGid)
-		r = f.result()
-		if v.Name == "uid" {
-			f.emit(asm.Mov.Reg32(r, r))
-		} else {
-			f.emit(asm.RSh.Imm(r, 32))
-		}
-	case "cpu":
-		f.free(r)
-		f.call(asm.FnGetSmpProcessorId)
-		r = f.result()
-	case "curthread":
-		f.free(r)
-		f.call(asm.FnGetCurrentTask)
-		r = f.result()
-	case "execname":
-		f.free(r)
-		off := f.tmp(f.g.strBuf())
-		f.call(asm.FnGetCurrentComm, scr(off), imm(16))
-		r = f.alloc()
-		f.scratchPtr(r, off)
-	case "errno":
-		// The provider's prologue leaves errno in mstate (0 where the
-		// probe has none).
-		f.emit(asm.LoadMem(r, regScratch, int16(f.g.layout.MState)+abi.MStateErrno, asm.DWord))
-	case "ipl":
-		f.emit(asm.Mov.Imm(r, 0))
-	case "uregs":
-		f.fail(e, "uregs[] must be indexed")
-	case "caller", "ucaller":
-		// The second frame of the kernel or user stack (the first is
-		// the probed location itself), 0 when there is none.
-		f.free(r)
-		off := f.tmp(16)
-		f.emit(storeImm(regScratch, int16(off), 0, asm.DWord), storeImm(regScratch, int16(off+8), 0, asm.DWord))
-		flags := int64(0)
-		if v.Name == "ucaller" {
-			flags = 1 << 8 // BPF_F_USER_STACK
-		}
-		f.call(asm.FnGetStack, ctxOp(), scr(off), imm(16), imm(flags))
-		r = f.alloc()
-		f.emit(asm.LoadMem(r, regScratch, int16(off+8), asm.DWord))
-	case "stackdepth", "ustackdepth":
-		// The number of frames bpf_get_stack finds (0 on failure).
-		f.free(r)
-		depth := f.g.maxFrames(stackMaxDepth)
-		off := f.tmp(uint32(depth * 8))
-		flags := int64(0)
-		if v.Name == "ustackdepth" {
-			flags = 1 << 8 // BPF_F_USER_STACK
-		}
-		f.call(asm.FnGetStack, ctxOp(), scr(off), imm(depth*8), imm(flags))
-		r = f.result()
-		l, zero := f.label("sd"), f.label("sdz")
-		f.emit(asm.JSLT.Imm(r, 0, zero), asm.RSh.Imm(r, 3))
-		if v.Name == "stackdepth" {
-			// BEGIN and END fire in the consumer: no kernel stack.
-			p := f.alloc()
-			f.emit(asm.LoadMem(p, regScratch, ms+abi.MStatePrid, asm.Word), asm.JLE.Imm(p, abi.ProbeEnd, zero))
-			f.free(p)
-		}
-		f.emit(asm.Ja.Label(l))
-		f.mark(zero)
-		f.emit(asm.Mov.Imm(r, 0))
-		f.mark(l)
-	case "curcpu":
-		// A cpuinfo_t built in this CPU's mstate (doc.go).
-		f.free(r)
-		f.call(asm.FnGetSmpProcessorId)
-		f.emit(asm.StoreMem(regScratch, ms+msCPUInfo, asm.R0, asm.Word),
-			storeImm(regScratch, ms+msCPUInfo+4, 0, asm.Word))
-		f.call(asm.FnGetNumaNodeId)
-		f.emit(asm.StoreMem(regScratch, ms+msCPUInfo+8, asm.R0, asm.Word),
-			asm.StoreMem(regScratch, ms+msCPUInfo+12, asm.R0, asm.Word))
-		r = f.alloc()
-		f.scratchPtr(r, uint32(ms+msCPUInfo))
-	case "probeprov", "probemod", "probefunc", "probename":
-		f.free(r)
-		r = f.probeName(v.Name)
-	default:
+	g := varGenOf(v.Name)
+	if g == nil || g.load == nil {
 		f.fail(e, "builtin variable %s is not supported yet", v.Name)
 	}
+	r := g.load(f, e, v.Name)
 	f.normalize(r, v.Type)
 	return r
+}
+
+// varArg loads arg0 to arg9.
+func (f *fn) varArg(_ syntax.Expr, name string) asm.Register {
+	ms := int16(f.g.layout.MState)
+	r := f.alloc()
+	f.emit(asm.LoadMem(r, regScratch, ms+abi.MStateArgs+8*int16(name[3]-'0'), asm.DWord))
+	return r
+}
+
+// varID loads id.
+func (f *fn) varID(_ syntax.Expr, _ string) asm.Register {
+	ms := int16(f.g.layout.MState)
+	r := f.alloc()
+	f.emit(asm.LoadMem(r, regScratch, ms+abi.MStatePrid, asm.Word))
+	return r
+}
+
+// varEpid loads epid.
+func (f *fn) varEpid(_ syntax.Expr, _ string) asm.Register {
+	ms := int16(f.g.layout.MState)
+	r := f.alloc()
+	f.emit(asm.LoadMem(r, regScratch, ms+abi.MStateEPID, asm.Word))
+	return r
+}
+
+// varTimestamp loads timestamp, vtimestamp.
+func (f *fn) varTimestamp(_ syntax.Expr, _ string) asm.Register {
+	ms := int16(f.g.layout.MState)
+	r := f.alloc()
+	l := f.label("ts")
+	f.emit(asm.LoadMem(r, regScratch, ms+abi.MStateTimestamp, asm.DWord), asm.JNE.Imm(r, 0, l))
+	f.free(r)
+	f.call(asm.FnKtimeGetNs)
+	f.emit(asm.StoreMem(regScratch, ms+abi.MStateTimestamp, asm.R0, asm.DWord))
+	f.used[r] = true
+	f.emit(asm.Mov.Reg(r, asm.R0))
+	f.mark(l)
+	return r
+}
+
+// varWalltimestamp loads walltimestamp.
+func (f *fn) varWalltimestamp(_ syntax.Expr, _ string) asm.Register {
+	f.call(asm.FnKtimeGetTaiNs)
+	// TAI runs 37 s ahead of UTC since 2017.
+	r := f.result()
+	f.emit(asm.LoadImm(asm.R0, 37_000_000_000, asm.DWord), asm.Sub.Reg(r, asm.R0))
+	return r
+}
+
+// varPpid loads ppid.
+func (f *fn) varPpid(e syntax.Expr, _ string) asm.Register {
+	r, ok := f.taskMember("psinfo_t", "pr_ppid")
+	if !ok {
+		f.fail(e, "builtin variable ppid needs the D library's psinfo_t translator")
+	}
+	return r
+}
+
+// varPidTid loads pid, tid.
+func (f *fn) varPidTid(_ syntax.Expr, name string) asm.Register {
+	f.call(asm.FnGetCurrentPidTgid)
+	r := f.result()
+	if name == "tid" {
+		f.emit(asm.Mov.Reg32(r, r))
+	} else {
+		f.emit(asm.RSh.Imm(r, 32))
+	}
+	return r
+}
+
+// varUidGid loads uid, gid.
+func (f *fn) varUidGid(_ syntax.Expr, name string) asm.Register {
+	f.call(asm.FnGetCurrentUidGid)
+	r := f.result()
+	if name == "uid" {
+		f.emit(asm.Mov.Reg32(r, r))
+	} else {
+		f.emit(asm.RSh.Imm(r, 32))
+	}
+	return r
+}
+
+// varCurthread loads curthread.
+func (f *fn) varCurthread(_ syntax.Expr, _ string) asm.Register {
+	f.call(asm.FnGetCurrentTask)
+	return f.result()
+}
+
+// varExecname loads execname.
+func (f *fn) varExecname(_ syntax.Expr, _ string) asm.Register {
+	off := f.tmp(f.g.strBuf())
+	f.call(asm.FnGetCurrentComm, scr(off), imm(16))
+	r := f.alloc()
+	f.scratchPtr(r, off)
+	return r
+}
+
+// varErrno loads errno.
+func (f *fn) varErrno(_ syntax.Expr, _ string) asm.Register {
+	r := f.alloc()
+	// The provider's prologue leaves errno in mstate (0 where the
+	// probe has none).
+	f.emit(asm.LoadMem(r, regScratch, int16(f.g.layout.MState)+abi.MStateErrno, asm.DWord))
+	return r
+}
+
+// varIpl loads ipl.
+func (f *fn) varIpl(_ syntax.Expr, _ string) asm.Register {
+	r := f.alloc()
+	f.emit(asm.Mov.Imm(r, 0))
+	return r
+}
+
+// varUregs fails: uregs[] is only indexed (uregs).
+func (f *fn) varUregs(e syntax.Expr, _ string) asm.Register {
+	f.fail(e, "uregs[] must be indexed")
+	return 0
+}
+
+// varCaller loads caller, ucaller.
+func (f *fn) varCaller(_ syntax.Expr, name string) asm.Register {
+	// The second frame of the kernel or user stack (the first is
+	// the probed location itself), 0 when there is none.
+	off := f.tmp(16)
+	f.emit(storeImm(regScratch, int16(off), 0, asm.DWord), storeImm(regScratch, int16(off+8), 0, asm.DWord))
+	flags := int64(0)
+	if name == "ucaller" {
+		flags = 1 << 8 // BPF_F_USER_STACK
+	}
+	f.call(asm.FnGetStack, ctxOp(), scr(off), imm(16), imm(flags))
+	r := f.alloc()
+	f.emit(asm.LoadMem(r, regScratch, int16(off+8), asm.DWord))
+	return r
+}
+
+// varStackdepth loads stackdepth, ustackdepth.
+func (f *fn) varStackdepth(_ syntax.Expr, name string) asm.Register {
+	ms := int16(f.g.layout.MState)
+	// The number of frames bpf_get_stack finds (0 on failure).
+	depth := f.g.maxFrames(stackMaxDepth)
+	off := f.tmp(uint32(depth * 8))
+	flags := int64(0)
+	if name == "ustackdepth" {
+		flags = 1 << 8 // BPF_F_USER_STACK
+	}
+	f.call(asm.FnGetStack, ctxOp(), scr(off), imm(depth*8), imm(flags))
+	r := f.result()
+	l, zero := f.label("sd"), f.label("sdz")
+	f.emit(asm.JSLT.Imm(r, 0, zero), asm.RSh.Imm(r, 3))
+	if name == "stackdepth" {
+		// BEGIN and END fire in the consumer: no kernel stack.
+		p := f.alloc()
+		f.emit(asm.LoadMem(p, regScratch, ms+abi.MStatePrid, asm.Word), asm.JLE.Imm(p, abi.ProbeEnd, zero))
+		f.free(p)
+	}
+	f.emit(asm.Ja.Label(l))
+	f.mark(zero)
+	f.emit(asm.Mov.Imm(r, 0))
+	f.mark(l)
+	return r
+}
+
+// varCurcpu loads curcpu.
+func (f *fn) varCurcpu(_ syntax.Expr, _ string) asm.Register {
+	ms := int16(f.g.layout.MState)
+	// A cpuinfo_t built in this CPU's mstate (doc.go).
+	f.call(asm.FnGetSmpProcessorId)
+	f.emit(asm.StoreMem(regScratch, ms+msCPUInfo, asm.R0, asm.Word),
+		storeImm(regScratch, ms+msCPUInfo+4, 0, asm.Word))
+	f.call(asm.FnGetNumaNodeId)
+	f.emit(asm.StoreMem(regScratch, ms+msCPUInfo+8, asm.R0, asm.Word),
+		asm.StoreMem(regScratch, ms+msCPUInfo+12, asm.R0, asm.Word))
+	r := f.alloc()
+	f.scratchPtr(r, uint32(ms+msCPUInfo))
+	return r
+}
+
+// varProbeName loads probeprov, probemod, probefunc, probename.
+func (f *fn) varProbeName(_ syntax.Expr, name string) asm.Register {
+	return f.probeName(name)
 }
 
 // builtinArgs compiles args[i] as mstate arg i.

@@ -4,6 +4,8 @@ import (
 	"regexp"
 	"sort"
 	"sync"
+
+	"github.com/dtrace-go/dtrace/dlang/check"
 )
 
 // Patterns of the names a library file defines at its top level.
@@ -15,15 +17,6 @@ var (
 	enumerator = regexp.MustCompile(`(?m)^\s*([A-Z_][A-Z0-9_]*)\s*(?:=[^,\n]*)?,?\s*(?:/\*.*)?$`)
 	word       = regexp.MustCompile(`[A-Za-z_]\w*`)
 )
-
-// builtinNeeds names library files that define the types of builtin
-// variables: a program naming the builtin needs the file.
-var builtinNeeds = map[string]string{
-	"curcpu":    "sched.d",
-	"cpu":       "sched.d",
-	"ppid":      "procfs.d", // pr_ppid of the psinfo_t translator
-	"progenyof": "procfs.d", // walks task_struct as the psinfo_t translator lays it out
-}
 
 // providerNeeds names library files whose translators give the args[] of
 // a provider's probes: a program naming the provider and args needs the
@@ -119,7 +112,9 @@ func Needed(srcs []Source, texts ...string) []Source {
 		}
 	}
 	for w := range words {
-		if f, ok := builtinNeeds[w]; ok {
+		if f := check.BuiltinLib(w); f != "" {
+			// The builtin's type or value comes from the file (curcpu's
+			// cpuinfo_t, ppid's and progenyof()'s walk of task_struct).
 			add(f)
 		}
 		if f, ok := providerNeeds[w]; ok && words["args"] {

@@ -44,3 +44,23 @@ func TestNeeded(t *testing.T) {
 		}
 	}
 }
+
+// TestNeededBuiltins checks that the builtins whose type or value a
+// library file defines (check's tables, Lib) pull that file in.
+func TestNeededBuiltins(t *testing.T) {
+	srcs := Sources()
+	for _, c := range []struct{ prog, file string }{
+		{"BEGIN { trace(curcpu->cpu_id); }", "sched.d"},
+		{"BEGIN { trace(cpu); }", "sched.d"},
+		{"BEGIN { trace(ppid); }", "procfs.d"},
+		{"BEGIN { trace(progenyof(1)); }", "procfs.d"},
+	} {
+		found := false
+		for _, s := range Needed(srcs, c.prog) {
+			found = found || s.Name == c.file
+		}
+		if !found {
+			t.Errorf("%s does not pull in %s", c.prog, c.file)
+		}
+	}
+}

@@ -116,12 +116,6 @@ type ProviderAttrs struct {
 	Provider, Module, Function, Name, Args Attr
 }
 
-// builtinAttrs are the attributes of builtin variables that are not
-// Stable/Stable/Common (the function table gives the functions').
-var builtinAttrs = map[string]Attr{
-	"curthread": {Stable, Private, ClassCommon},
-}
-
 // isGlob reports whether a probe description field matches more than
 // one name: empty, or with glob characters.
 func isGlob(s string) bool {
@@ -200,24 +194,6 @@ func (c *checker) contextAttrs(cl *Clause) ProviderAttrs {
 	return none
 }
 
-// contextAttr returns the attributes of a builtin variable that takes
-// them from the probe context.
-func contextAttr(pa ProviderAttrs, name string) (Attr, bool) {
-	switch name {
-	case "probeprov":
-		return pa.Provider, true
-	case "probemod":
-		return pa.Module, true
-	case "probefunc":
-		return pa.Function, true
-	case "probename":
-		return pa.Name, true
-	case "args":
-		return pa.Args, true
-	}
-	return Attr{}, false
-}
-
 // stmtAttr computes a checked clause's statement attributes: the
 // minimum over the builtin names, kernel symbols and types, and inlines
 // its predicate and actions use.
@@ -229,11 +205,11 @@ func (c *checker) stmtAttr(cl *Clause) {
 		case *syntax.Ident:
 			switch o := c.info.Uses[n].(type) {
 			case *Builtin:
-				if ba, ok := builtinAttrs[o.Name]; ok {
-					a = MinAttr(a, ba)
+				if d := LookupVar(o.Name); d != nil && d.attr != nil {
+					a = MinAttr(a, *d.attr)
 				}
-				if ca, ok := contextAttr(ctx, o.Name); ok {
-					a = MinAttr(a, ca)
+				if d := LookupVar(o.Name); d != nil && d.context != nil {
+					a = MinAttr(a, d.context(ctx))
 				}
 			case *Symbol:
 				a = MinAttr(a, privateAttr)

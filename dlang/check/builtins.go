@@ -7,38 +7,6 @@ import (
 	"github.com/dtrace-go/dtrace/dlang/types"
 )
 
-// builtinVars lists D's builtin variables with their types as dtrace
-// declares them (dt_open.c); kernel types are written "vmlinux`T".
-var builtinVars = []struct{ name, typ string }{
-	{"arg0", "int64_t"}, {"arg1", "int64_t"}, {"arg2", "int64_t"}, {"arg3", "int64_t"},
-	{"arg4", "int64_t"}, {"arg5", "int64_t"}, {"arg6", "int64_t"}, {"arg7", "int64_t"},
-	{"arg8", "int64_t"}, {"arg9", "int64_t"},
-	{"args", ""}, {"uregs", ""},
-	{"caller", "uintptr_t"},
-	{"curcpu", "cpuinfo_t *"},
-	{"curthread", "vmlinux`struct task_struct *"},
-	{"epid", "uint64_t"},
-	{"errno", "int"},
-	{"execname", "string"},
-	{"gid", "gid_t"},
-	{"id", "uint_t"},
-	{"ipl", "uint_t"},
-	{"pid", "pid_t"},
-	{"ppid", "pid_t"},
-	{"probefunc", "string"},
-	{"probemod", "string"},
-	{"probename", "string"},
-	{"probeprov", "string"},
-	{"stackdepth", "uint32_t"},
-	{"tid", "id_t"},
-	{"timestamp", "uint64_t"},
-	{"ucaller", "uint64_t"},
-	{"uid", "uid_t"},
-	{"ustackdepth", "uint32_t"},
-	{"vtimestamp", "uint64_t"},
-	{"walltimestamp", "int64_t"},
-}
-
 // actKind classifies actions for the clause rules on speculations
 // (dtrace's DTRACEACT_* classes).
 type actKind int
@@ -168,23 +136,24 @@ func (c *checker) localProtoType(s string) types.Type {
 
 func (c *checker) initBuiltins() {
 	c.builtins = map[string]*Builtin{}
-	for _, b := range builtinVars {
-		v := &Builtin{Name: b.name}
-		if b.typ == "" {
+	for i := range varTable {
+		b := &varTable[i]
+		if b.Name == "" {
+			continue
+		}
+		v := &Builtin{Name: b.Name}
+		if b.array {
 			v.Array = true
-			v.Type = types.Int64
-			if b.name == "uregs" {
-				v.Type = types.Uint64
-			}
+			v.Type = b.elem
 		} else {
-			v.Type = c.localProtoType(b.typ)
+			v.Type = c.localProtoType(b.Type)
 			if isOpaque(v.Type) {
 				// Defined by a D library (cpuinfo_t) or the kernel:
 				// resolved again when used.
-				c.lateTypes[v] = b.typ
+				c.lateTypes[v] = b.Type
 			}
 		}
-		c.builtins[b.name] = v
+		c.builtins[b.Name] = v
 	}
 	c.funcs = map[string]*funcInfo{}
 	for i := range funcTable {
@@ -226,13 +195,6 @@ func ParseVersion(s string) (uint32, bool) {
 	return version(n[0], n[1], n[2]), true
 }
 
-// builtinVersions gives the D version that introduced each builtin
-// variable newer than D 1.0 (dtrace binds the others to 1.0); the
-// function table gives the functions'.
-var builtinVersions = map[string]uint32{
-	"ucaller": version(1, 2, 0), "ustackdepth": version(1, 2, 0),
-}
-
 // reduceVersion makes the builtins introduced after version v unknown, as
 // dtrace's version option does (0: no change). Like dtrace's, the
 // reduction cannot be undone.
@@ -240,9 +202,9 @@ func (c *checker) reduceVersion(v uint32) {
 	if v == 0 {
 		return
 	}
-	for name, since := range builtinVersions {
-		if since > v {
-			delete(c.builtins, name)
+	for i := range varTable {
+		if d := &varTable[i]; d.Since > v {
+			delete(c.builtins, d.Name)
 		}
 	}
 	for i := range funcTable {

@@ -36,3 +36,31 @@ func TestFuncTable(t *testing.T) {
 		t.Error("lookups of no function found one")
 	}
 }
+
+// TestVarTable checks that every VarID has its row, found by name, with
+// a type that parses, or an element type for the arrays.
+func TestVarTable(t *testing.T) {
+	c := newChecker(syntax.NewFileSet(), &Config{})
+	for id := VarNone + 1; id < NumVarIDs; id++ {
+		d := VarByID(id)
+		if d == nil || d.Name == "" {
+			t.Errorf("VarID %d has no row", id)
+			continue
+		}
+		if d.ID != id || LookupVar(d.Name) != d {
+			t.Errorf("%s: ID %d, LookupVar %p, want %d, %p", d.Name, d.ID, LookupVar(d.Name), id, d)
+		}
+		if d.array != (d.Type == "") || d.array != (d.elem != nil) {
+			t.Errorf("%s: an array has an element type and no type, a scalar the reverse", d.Name)
+		}
+		if !d.array && c.localProtoType(d.Type) == nil {
+			t.Errorf("%s: type %q does not parse", d.Name, d.Type)
+		}
+		if c.builtins[d.Name] == nil {
+			t.Errorf("%s: not declared by the checker", d.Name)
+		}
+	}
+	if VarByID(VarNone) != nil || VarByID(NumVarIDs) != nil || LookupVar("nosuch") != nil {
+		t.Error("lookups of no variable found one")
+	}
+}

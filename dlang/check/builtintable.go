@@ -2,15 +2,17 @@ package check
 
 import (
 	"github.com/dtrace-go/dtrace/dlang/syntax"
+	"github.com/dtrace-go/dtrace/dlang/types"
 )
 
-// This file is the table of D's builtin functions: subroutines, actions
-// and aggregating functions. Each row gives the function's name, kind,
-// action class, prototype and D version, the checker's rules for it, and
-// the FuncID by which the code generator picks its generator (codegen's
-// generators array, indexed by FuncID, also names the consumer action of
-// the record an action writes). Adding a function is adding a FuncID, a
-// row here, and a generator in codegen.
+// This file is the table of D's builtins: its functions (subroutines,
+// actions and aggregating functions) and its variables. A function's row
+// gives its name, kind, action class, prototype and D version, and the
+// checker's rules for it; a variable's, its name, type and version. The
+// code generator picks the generator of a function by its FuncID and of
+// a variable by its VarID (codegen/builtins.go, whose entries also name
+// the consumer action of the record an action writes). Adding a builtin
+// is adding an ID, a row here, and a generator in codegen.
 
 // FuncID identifies a builtin function: a row of the function table.
 type FuncID int
@@ -122,6 +124,9 @@ type FuncDef struct {
 	Proto string
 	// Since is the D version that introduced the function (0: 1.0).
 	Since uint32
+	// Lib names the D library file a program calling the function needs
+	// (dlib.Needed), "" for none.
+	Lib string
 
 	class actKind // the action class, for the clause rules on speculations
 	attr  *Attr   // the attributes, when not Stable/Stable/Common
@@ -204,7 +209,7 @@ var funcTable = [NumFuncIDs]FuncDef{
 	FuncPrinta:            {Name: "printa", Kind: Action, class: actData, Proto: "void(@, ...)", after: (*checker).printaRule},
 	FuncPrintf:            {Name: "printf", Kind: Action, class: actData, Proto: "void(string, ...)", after: (*checker).checkPrintf},
 	FuncPrint:             {Name: "print", Kind: Action, class: actData, Proto: "void(void *)", Since: version(2, 0, 0), after: (*checker).printRule},
-	FuncProgenyof:         {Name: "progenyof", Kind: Subroutine, Proto: "int(pid_t)"},
+	FuncProgenyof:         {Name: "progenyof", Kind: Subroutine, Proto: "int(pid_t)", Lib: "procfs.d"},
 	FuncQuantize:          {Name: "quantize", Kind: AggFunc, Proto: "void(@, ...)", scalarArg: true, incrArg: 2},
 	FuncRaise:             {Name: "raise", Kind: Action, class: actDestruct, Proto: "void(int)"},
 	FuncRand:              {Name: "rand", Kind: Subroutine, Proto: "int()"},
@@ -264,4 +269,148 @@ func FuncByID(id FuncID) *FuncDef {
 		return nil
 	}
 	return &funcTable[id]
+}
+
+// VarID identifies a builtin variable: a row of the variable table.
+type VarID int
+
+// Builtin variable IDs, one per row of the variable table.
+const (
+	VarNone VarID = iota
+	VarArg0
+	VarArg1
+	VarArg2
+	VarArg3
+	VarArg4
+	VarArg5
+	VarArg6
+	VarArg7
+	VarArg8
+	VarArg9
+	VarArgs
+	VarUregs
+	VarCaller
+	VarCurcpu
+	VarCurthread
+	VarEpid
+	VarErrno
+	VarExecname
+	VarGid
+	VarId
+	VarIpl
+	VarPid
+	VarPpid
+	VarProbefunc
+	VarProbemod
+	VarProbename
+	VarProbeprov
+	VarStackdepth
+	VarTid
+	VarTimestamp
+	VarUcaller
+	VarUid
+	VarUstackdepth
+	VarVtimestamp
+	VarWalltimestamp
+
+	// NumVarIDs is one more than the largest VarID.
+	NumVarIDs
+)
+
+// VarDef is a row of the variable table.
+type VarDef struct {
+	ID   VarID
+	Name string
+	// Type is the type as dtrace declares it (dt_open.c); kernel types
+	// are written "vmlinux`T". Empty for the arrays.
+	Type string
+	// Since is the D version that introduced the variable (0: 1.0).
+	Since uint32
+	// Lib names the D library file that defines the variable's type or
+	// value, which a program naming it needs (dlib.Needed); "" for none.
+	Lib string
+
+	array   bool                     // args[] and uregs[], which are indexed
+	elem    types.Type               // an array's element type
+	attr    *Attr                    // the attributes, when not Stable/Stable/Common
+	context func(ProviderAttrs) Attr // the attributes it takes from the probe's provider
+}
+
+// varTable is the table of builtin variables, indexed by VarID.
+var varTable = [NumVarIDs]VarDef{
+	VarArg0:          {Name: "arg0", Type: "int64_t"},
+	VarArg1:          {Name: "arg1", Type: "int64_t"},
+	VarArg2:          {Name: "arg2", Type: "int64_t"},
+	VarArg3:          {Name: "arg3", Type: "int64_t"},
+	VarArg4:          {Name: "arg4", Type: "int64_t"},
+	VarArg5:          {Name: "arg5", Type: "int64_t"},
+	VarArg6:          {Name: "arg6", Type: "int64_t"},
+	VarArg7:          {Name: "arg7", Type: "int64_t"},
+	VarArg8:          {Name: "arg8", Type: "int64_t"},
+	VarArg9:          {Name: "arg9", Type: "int64_t"},
+	VarArgs:          {Name: "args", array: true, elem: types.Int64, context: func(pa ProviderAttrs) Attr { return pa.Args }},
+	VarUregs:         {Name: "uregs", array: true, elem: types.Uint64},
+	VarCaller:        {Name: "caller", Type: "uintptr_t"},
+	VarCurcpu:        {Name: "curcpu", Type: "cpuinfo_t *", Lib: "sched.d"},
+	VarCurthread:     {Name: "curthread", Type: "vmlinux`struct task_struct *", attr: &Attr{Stable, Private, ClassCommon}},
+	VarEpid:          {Name: "epid", Type: "uint64_t"},
+	VarErrno:         {Name: "errno", Type: "int"},
+	VarExecname:      {Name: "execname", Type: "string"},
+	VarGid:           {Name: "gid", Type: "gid_t"},
+	VarId:            {Name: "id", Type: "uint_t"},
+	VarIpl:           {Name: "ipl", Type: "uint_t"},
+	VarPid:           {Name: "pid", Type: "pid_t"},
+	VarPpid:          {Name: "ppid", Type: "pid_t", Lib: "procfs.d"},
+	VarProbefunc:     {Name: "probefunc", Type: "string", context: func(pa ProviderAttrs) Attr { return pa.Function }},
+	VarProbemod:      {Name: "probemod", Type: "string", context: func(pa ProviderAttrs) Attr { return pa.Module }},
+	VarProbename:     {Name: "probename", Type: "string", context: func(pa ProviderAttrs) Attr { return pa.Name }},
+	VarProbeprov:     {Name: "probeprov", Type: "string", context: func(pa ProviderAttrs) Attr { return pa.Provider }},
+	VarStackdepth:    {Name: "stackdepth", Type: "uint32_t"},
+	VarTid:           {Name: "tid", Type: "id_t"},
+	VarTimestamp:     {Name: "timestamp", Type: "uint64_t"},
+	VarUcaller:       {Name: "ucaller", Type: "uint64_t", Since: version(1, 2, 0)},
+	VarUid:           {Name: "uid", Type: "uid_t"},
+	VarUstackdepth:   {Name: "ustackdepth", Type: "uint32_t", Since: version(1, 2, 0)},
+	VarVtimestamp:    {Name: "vtimestamp", Type: "uint64_t"},
+	VarWalltimestamp: {Name: "walltimestamp", Type: "int64_t"},
+}
+
+// varsByName indexes varTable by name.
+var varsByName = map[string]*VarDef{}
+
+func init() {
+	for i := range varTable {
+		d := &varTable[i]
+		if d.Name == "" {
+			continue
+		}
+		d.ID = VarID(i)
+		varsByName[d.Name] = d
+	}
+}
+
+// LookupVar returns the row of the builtin variable named name, or nil.
+func LookupVar(name string) *VarDef {
+	return varsByName[name]
+}
+
+// VarByID returns the row of the variable table with the given ID, or
+// nil.
+func VarByID(id VarID) *VarDef {
+	if id <= VarNone || id >= NumVarIDs {
+		return nil
+	}
+	return &varTable[id]
+}
+
+// BuiltinLib returns the D library file a program naming the builtin
+// function or variable name needs, or "".
+func BuiltinLib(name string) string {
+	if d := LookupFunc(name); d != nil {
+		return d.Lib
+	}
+	if d := LookupVar(name); d != nil {
+		return d.Lib
+	}
+	return ""
 }
