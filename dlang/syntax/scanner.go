@@ -502,8 +502,7 @@ func (s *scanner) predicateEnd(t *token) {
 // the lookahead bytes the parser's type-name heuristic needs.
 func (s *scanner) scanIdent(start, end int) token {
 	s.off = end
-	text := string(s.src[start:end])
-	if kw, ok := keywords[text]; ok {
+	if kw, ok := keywords[string(s.src[start:end])]; ok {
 		return s.make(kw, start, end)
 	}
 	t := s.make(IDENT, start, end)
