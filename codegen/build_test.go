@@ -116,11 +116,6 @@ func (ti *tinfo) variable(v *Var) syntax.Expr {
 	return ti.typed(e, v.Type)
 }
 
-func (ti *tinfo) index(v *Var, keys ...syntax.Expr) syntax.Expr {
-	x := ti.variable(v)
-	return ti.typed(&syntax.IndexExpr{Span: ti.span(), X: x, Index: keys}, v.Type)
-}
-
 func (ti *tinfo) assign(op syntax.Token, x, y syntax.Expr) syntax.Expr {
 	return ti.typed(&syntax.AssignExpr{Span: ti.span(), Op: op, X: x, Y: y}, ti.types[x])
 }
