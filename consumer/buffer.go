@@ -3,7 +3,6 @@ package consumer
 import (
 	"fmt"
 	"strconv"
-	"strings"
 )
 
 // Policy is a DTrace buffer policy (the bufpolicy option).
@@ -74,31 +73,4 @@ func pagesFor(size, pageSize int) int {
 		n <<= 1
 	}
 	return n
-}
-
-// ParseSize parses a DTrace size option value such as "64k", "4m" or
-// "512" (bytes); suffixes k, m, g, t are powers of 1024, either case.
-func ParseSize(s string) (int64, error) {
-	t := strings.TrimSpace(s)
-	mult := int64(1)
-	if n := len(t); n > 0 {
-		switch t[n-1] {
-		case 'k', 'K':
-			mult = 1 << 10
-		case 'm', 'M':
-			mult = 1 << 20
-		case 'g', 'G':
-			mult = 1 << 30
-		case 't', 'T':
-			mult = 1 << 40
-		}
-		if mult != 1 {
-			t = t[:n-1]
-		}
-	}
-	v, err := strconv.ParseInt(t, 10, 64)
-	if err != nil || v < 0 || v > (1<<62)/mult {
-		return 0, fmt.Errorf("invalid size %q", s)
-	}
-	return v * mult, nil
 }

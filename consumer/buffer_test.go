@@ -2,18 +2,7 @@ package consumer
 
 import "testing"
 
-func TestParseSizeAndPolicy(t *testing.T) {
-	sizes := map[string]int64{"64k": 65536, "4m": 4 << 20, "512": 512, "1G": 1 << 30, "50": 50}
-	for s, want := range sizes {
-		if got, err := ParseSize(s); err != nil || got != want {
-			t.Errorf("ParseSize(%q) = %d, %v; want %d", s, got, err, want)
-		}
-	}
-	for _, bad := range []string{"", "k", "-1", "12x"} {
-		if _, err := ParseSize(bad); err == nil {
-			t.Errorf("ParseSize(%q) did not fail", bad)
-		}
-	}
+func TestParsePolicy(t *testing.T) {
 	for _, p := range []Policy{PolicySwitch, PolicyFill, PolicyRing} {
 		if got, err := ParsePolicy(p.String()); err != nil || got != p {
 			t.Errorf("ParsePolicy(%q) = %v, %v", p, got, err)

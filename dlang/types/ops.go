@@ -52,20 +52,18 @@ func IsSigned(t Type) bool {
 // treats like a string in many places.
 func IsCharArray(t Type) bool {
 	a, ok := Underlying(t).(*Array)
-	if !ok {
-		return false
-	}
-	b, ok := Underlying(a.Elem).(*Basic)
-	return ok && b.Char
+	return ok && isChar(a.Elem)
 }
 
 // IsCharPointer reports whether t is a pointer to a character type.
 func IsCharPointer(t Type) bool {
 	p, ok := Underlying(t).(*Pointer)
-	if !ok {
-		return false
-	}
-	b, ok := Underlying(p.Elem).(*Basic)
+	return ok && isChar(p.Elem)
+}
+
+// isChar reports whether t is a character type.
+func isChar(t Type) bool {
+	b, ok := Underlying(t).(*Basic)
 	return ok && b.Char
 }
 
