@@ -13,9 +13,10 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// TestDebugFile loads the D file named by $CODEGEN_DEBUG_FILE and fires
-// BEGIN once, for investigating corpus programs.
-func TestDebugFile(t *testing.T) {
+// debugSpec compiles the D file named by $CODEGEN_DEBUG_FILE, for
+// investigating corpus programs; without one the test is skipped.
+func debugSpec(t *testing.T) *Spec {
+	t.Helper()
 	name := os.Getenv("CODEGEN_DEBUG_FILE")
 	if name == "" {
 		t.Skip("set CODEGEN_DEBUG_FILE")
@@ -24,22 +25,20 @@ func TestDebugFile(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	spec := compileD(t, string(src), Options{})
+	return compileD(t, string(src), Options{})
+}
+
+// TestDebugFile loads the D file named by $CODEGEN_DEBUG_FILE and fires
+// BEGIN once, for investigating corpus programs.
+func TestDebugFile(t *testing.T) {
+	spec := debugSpec(t)
 	r := loadSpec(t, spec)
 	t.Log(render(t, spec, r.fire(t)))
 }
 
 // TestDebugDump prints the instructions generated for $CODEGEN_DEBUG_FILE.
 func TestDebugDump(t *testing.T) {
-	name := os.Getenv("CODEGEN_DEBUG_FILE")
-	if name == "" {
-		t.Skip("set CODEGEN_DEBUG_FILE")
-	}
-	src, err := os.ReadFile(name)
-	if err != nil {
-		t.Fatal(err)
-	}
-	spec := compileD(t, string(src), Options{})
+	spec := debugSpec(t)
 	for _, c := range spec.Clauses {
 		t.Logf("%v", c.Insns)
 	}
@@ -49,33 +48,11 @@ func TestDebugDump(t *testing.T) {
 // and prints the tail of the verifier log, which cilium/ebpf does not
 // return when the kernel answers EFAULT.
 func TestDebugRawLoad(t *testing.T) {
-	name := os.Getenv("CODEGEN_DEBUG_FILE")
-	if name == "" {
-		t.Skip("set CODEGEN_DEBUG_FILE")
-	}
-	src, err := os.ReadFile(name)
-	if err != nil {
-		t.Fatal(err)
-	}
-	spec := compileD(t, string(src), Options{})
+	spec := debugSpec(t)
 	r := &runner{spec: spec, maps: map[string]*ebpf.Map{}}
 	defer r.close()
 	for _, ms := range spec.Maps {
-		es := &ebpf.MapSpec{Name: ms.Name, KeySize: ms.KeySize, ValueSize: ms.ValueSize, MaxEntries: ms.MaxEntries, Type: ebpf.Array}
-		switch ms.Kind {
-		case MapPerCPUArray:
-			es.Type = ebpf.PerCPUArray
-		case MapHash:
-			es.Type = ebpf.Hash
-		case MapPerCPUHash:
-			es.Type = ebpf.PerCPUHash
-		case MapPerfEventArray:
-			es.Type, es.KeySize, es.ValueSize = ebpf.PerfEventArray, 4, 4
-		}
-		if es.MaxEntries == 0 {
-			es.MaxEntries = 2
-		}
-		m, err := ebpf.NewMap(es)
+		m, err := ebpf.NewMap(testMapSpec(ms, 2))
 		if err != nil {
 			t.Fatal(err)
 		}

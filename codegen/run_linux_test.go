@@ -93,6 +93,29 @@ func wrapper(spec *Spec, prid uint32) asm.Instructions {
 	return insns
 }
 
+// testMapSpec is the kernel map for ms, as the loader would make it (the
+// tests cannot import the loader, which imports codegen), with
+// defaultEntries entries where ms leaves the number to the loader.
+func testMapSpec(ms MapSpec, defaultEntries uint32) *ebpf.MapSpec {
+	es := &ebpf.MapSpec{Name: ms.Name, KeySize: ms.KeySize, ValueSize: ms.ValueSize, MaxEntries: ms.MaxEntries}
+	switch ms.Kind {
+	case MapArray:
+		es.Type = ebpf.Array
+	case MapPerCPUArray:
+		es.Type = ebpf.PerCPUArray
+	case MapHash:
+		es.Type = ebpf.Hash
+	case MapPerCPUHash:
+		es.Type = ebpf.PerCPUHash
+	case MapPerfEventArray:
+		es.Type, es.KeySize, es.ValueSize = ebpf.PerfEventArray, 4, 4
+	}
+	if es.MaxEntries == 0 {
+		es.MaxEntries = defaultEntries
+	}
+	return es
+}
+
 func loadSpec(t testing.TB, spec *Spec) *runner {
 	t.Helper()
 	needBPF(t)
@@ -106,24 +129,7 @@ func loadSpec(t testing.TB, spec *Spec) *runner {
 	runtime.LockOSThread()
 	t.Cleanup(runtime.UnlockOSThread)
 	for _, ms := range spec.Maps {
-		es := &ebpf.MapSpec{Name: ms.Name, KeySize: ms.KeySize, ValueSize: ms.ValueSize, MaxEntries: ms.MaxEntries}
-		switch ms.Kind {
-		case MapArray:
-			es.Type = ebpf.Array
-		case MapPerCPUArray:
-			es.Type = ebpf.PerCPUArray
-		case MapHash:
-			es.Type = ebpf.Hash
-		case MapPerCPUHash:
-			es.Type = ebpf.PerCPUHash
-		case MapPerfEventArray:
-			es.Type = ebpf.PerfEventArray
-			es.KeySize, es.ValueSize = 4, 4
-		}
-		if es.MaxEntries == 0 {
-			es.MaxEntries = uint32(ncpu)
-		}
-		m, err := ebpf.NewMap(es)
+		m, err := ebpf.NewMap(testMapSpec(ms, uint32(ncpu)))
 		if err != nil {
 			t.Fatalf("map %s: %v", ms.Name, err)
 		}

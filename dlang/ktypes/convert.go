@@ -132,6 +132,14 @@ func (c *converter) convert(t btf.Type) types.Type {
 	return r
 }
 
+// sizedInts are D's integer types of each size: signed, unsigned.
+var sizedInts = map[uint32][2]types.Type{
+	1: {types.SignedChar, types.UnsignedChar},
+	2: {types.Short, types.UnsignedShort},
+	4: {types.Int, types.UnsignedInt},
+	8: {types.Long, types.UnsignedLong},
+}
+
 // intType maps a BTF integer to the C intrinsic of that name, or else to
 // one of its size and signedness.
 func intType(t *btf.Int) types.Type {
@@ -144,22 +152,12 @@ func intType(t *btf.Int) types.Type {
 		return types.Bool
 	case t.Size == 1 && t.Encoding&btf.Char != 0:
 		return types.Char
-	case t.Size == 1 && signed:
-		return types.SignedChar
-	case t.Size == 1:
-		return types.UnsignedChar
-	case t.Size == 2 && signed:
-		return types.Short
-	case t.Size == 2:
-		return types.UnsignedShort
-	case t.Size == 4 && signed:
-		return types.Int
-	case t.Size == 4:
-		return types.UnsignedInt
-	case t.Size == 8 && signed:
-		return types.Long
-	case t.Size == 8:
-		return types.UnsignedLong
+	}
+	if ts, ok := sizedInts[t.Size]; ok {
+		if signed {
+			return ts[0]
+		}
+		return ts[1]
 	}
 	// __int128 and other sizes D has no name for: keep BTF's.
 	return &types.Basic{K: types.KindInt, Name: t.Name, Bytes: int64(t.Size), Signed: signed}
