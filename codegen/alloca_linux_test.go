@@ -31,10 +31,7 @@ func TestAllocaBounds(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			spec := compileD(t, tt.src, Options{})
-			r := loadSpec(t, spec)
-			defer r.close()
-			got := render(t, spec, r.fire(t))
+			got := runD(t, tt.src, Options{})
 			// Where scratch is varies: an address in scratch is only
 			// checked to be one.
 			if j := strings.Index(tt.want, "ADDR"); j >= 0 {

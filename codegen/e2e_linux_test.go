@@ -32,6 +32,13 @@ func compileD(t testing.TB, src string, opts Options) *Spec {
 	return spec
 }
 
+// runD compiles src, fires BEGIN once and renders the records.
+func runD(t testing.TB, src string, opts Options) string {
+	t.Helper()
+	spec := compileD(t, src, opts)
+	return render(t, spec, loadSpec(t, spec).fire(t))
+}
+
 // render decodes records into text the way a consumer would, in a
 // compact form: printf output as formatted, other items as name(value).
 func render(t testing.TB, spec *Spec, recs [][]byte) string {
@@ -227,13 +234,11 @@ func TestEndToEnd(t *testing.T) {
 // DTrace's arguments and that later clauses still run.
 func TestErrorClause(t *testing.T) {
 	needBPF(t)
-	spec := compileD(t, `
+	out := runD(t, `
 ERROR { printf("error %d %d %d %d\n", arg1, arg2, arg4, arg5); }
 BEGIN { x = 0; y = 10 / x; }
 BEGIN { trace(*(int *)16); }
 BEGIN { printf("after\n"); }`, Options{})
-	r := loadSpec(t, spec)
-	out := render(t, spec, r.fire(t))
 	want := "error 0 0 0 0\n" + // the wrapper's direct call of clause 0
 		"fault(clause 1, probe 1, code 4, illval 0x0)\nerror 1 1 4 0\n" +
 		"fault(clause 2, probe 1, code 1, illval 0x10)\nerror 1 2 1 16\n" +

@@ -129,9 +129,7 @@ BEGIN { t = 99; printf("%s\n", inet_ntop(t, (void *)0)); }`
 		"fault(clause 1, probe 1, code 3, illval 0x7)\n" +
 		"fault(clause 2, probe 1, code 1, illval 0x0)\n" +
 		"fault(clause 3, probe 1, code 3, illval 0x63)\n"
-	spec := compileD(t, src, Options{})
-	r := loadSpec(t, spec)
-	if got := render(t, spec, r.fire(t)); got != want {
+	if got := runD(t, src, Options{}); got != want {
 		t.Errorf("got\n%s\nwant\n%s", got, want)
 	}
 }
@@ -177,9 +175,7 @@ BEGIN { printf("%s\n", strtok("a b", " ")); }`
 	want := "fault(clause 0, probe 1, code 1, illval 0x0)\nfault(clause 1, probe 1, code 1, illval 0x0)\n" +
 		"fault(clause 2, probe 1, code 1, illval 0x0)\nfault(clause 3, probe 1, code 1, illval 0x0)\n" +
 		"fault(clause 4, probe 1, code 1, illval 0x0)\nfault(clause 5, probe 1, code 1, illval 0x0)\na\n"
-	spec := compileD(t, src, Options{})
-	r := loadSpec(t, spec)
-	if got := render(t, spec, r.fire(t)); got != want {
+	if got := runD(t, src, Options{}); got != want {
 		t.Errorf("got\n%s\nwant\n%s", got, want)
 	}
 }
@@ -188,9 +184,7 @@ func TestRindexNegativeStart(t *testing.T) {
 	needBPF(t)
 	src := `BEGIN { printf("%d %d %d %d %d\n", rindex("foofoo", "foo", -1), rindex("foofoo", "", -1), rindex("foofoo", "foo", 2), index("foofoo", "foo", -5), rindex("", "", -400)); }`
 	want := "-1 0 0 0 0\n"
-	spec := compileD(t, src, Options{})
-	r := loadSpec(t, spec)
-	if got := render(t, spec, r.fire(t)); got != want {
+	if got := runD(t, src, Options{}); got != want {
 		t.Errorf("got\n%s\nwant\n%s", got, want)
 	}
 }

@@ -90,10 +90,7 @@ BEGIN
 
 // print() of a bad address faults as a load through it does.
 func TestPrintBadAddressFaults(t *testing.T) {
-	spec := compileD(t, `struct s { int x; }; BEGIN { print((struct s *)8); }`, Options{})
-	r := loadSpec(t, spec)
-	defer r.close()
-	got := render(t, spec, r.fire(t))
+	got := runD(t, `struct s { int x; }; BEGIN { print((struct s *)8); }`, Options{})
 	if want := "fault(clause 0, probe 1, code 1, illval 0x8)\n"; got != want {
 		t.Errorf("got %q, want %q", got, want)
 	}
