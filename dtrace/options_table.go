@@ -95,6 +95,7 @@ func init() {
 	addCompileValues()
 	addAtoiOptions()
 	addRunTimeOptions()
+	addRunTimeSettings()
 	addDynamicOptions()
 }
 
@@ -259,7 +260,7 @@ func addAtoiOptions() {
 		}})
 }
 
-// addRunTimeOptions adds the options fixed once tracing is active.
+// addRunTimeOptions adds the sizes fixed once tracing is active.
 func addRunTimeOptions() {
 	rt := RunTime
 	sizes := []struct {
@@ -324,6 +325,12 @@ func addRunTimeOptions() {
 			o.PcapSize = (n + 7) &^ 7
 			return nil
 		}})
+}
+
+// addRunTimeSettings adds the run-time policies, rates, counts and
+// toggles.
+func addRunTimeSettings() {
+	rt := RunTime
 	addOpt(&OptionSpec{Name: "bufpolicy", Kind: KindEnum, Class: rt,
 		Enum: []string{BufPolicyRing, BufPolicyFill, BufPolicySwitch},
 		set:  stringField(func(o *Options) *string { return &o.BufPolicy })})
