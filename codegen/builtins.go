@@ -200,27 +200,41 @@ func symKind(e syntax.Expr) ValueKind {
 type varGen struct {
 	// load compiles a use of the variable's value (vars.go).
 	load func(f *fn, e syntax.Expr, name string) asm.Register
+	// index compiles the variable indexed (args[], uregs[]).
+	index func(f *fn, e *syntax.IndexExpr) asm.Register
 	// strBound is the most bytes, with the NUL, a string variable's value
 	// has (0: strsize), which narrows aggregation keys (keywidth.go).
 	strBound uint32
+	// keyInto, when set, stores a string variable into an aggregation
+	// key item of width bytes at scratch offset off without a string
+	// copy, reporting false when it cannot (keywidth.go).
+	keyInto func(f *fn, name string, off, width uint32) bool
 }
 
-// varGens are the generators of the builtin variables, by VarID. args[]
-// is compiled where it is indexed (builtinArgs, uregs).
+// varGens are the generators of the builtin variables, by VarID.
 var varGens [check.NumVarIDs]varGen
 
 func init() {
 	arg := varGen{load: (*fn).varArg}
-	probe := varGen{load: (*fn).varProbeName, strBound: abi.ProbeNameSize}
+	probe := varGen{load: (*fn).varProbeName, strBound: abi.ProbeNameSize,
+		keyInto: func(f *fn, name string, off, width uint32) bool {
+			if width < abi.ProbeNameSize {
+				return false
+			}
+			f.probeNameInto(name, off)
+			return true
+		}}
 	varGens = [check.NumVarIDs]varGen{
 		check.VarArg0: arg, check.VarArg1: arg, check.VarArg2: arg, check.VarArg3: arg, check.VarArg4: arg,
 		check.VarArg5: arg, check.VarArg6: arg, check.VarArg7: arg, check.VarArg8: arg, check.VarArg9: arg,
-		check.VarCaller:        {load: (*fn).varCaller},
-		check.VarCurcpu:        {load: (*fn).varCurcpu},
-		check.VarCurthread:     {load: (*fn).varCurthread},
-		check.VarEpid:          {load: (*fn).varEpid},
-		check.VarErrno:         {load: (*fn).varErrno},
-		check.VarExecname:      {load: (*fn).varExecname, strBound: taskCommLen},
+		check.VarCaller:    {load: (*fn).varCaller},
+		check.VarCurcpu:    {load: (*fn).varCurcpu},
+		check.VarCurthread: {load: (*fn).varCurthread},
+		check.VarEpid:      {load: (*fn).varEpid},
+		check.VarErrno:     {load: (*fn).varErrno},
+		check.VarArgs:      {index: (*fn).argsIndex},
+		check.VarExecname: {load: (*fn).varExecname, strBound: taskCommLen,
+			keyInto: func(f *fn, _ string, off, _ uint32) bool { f.commInto(off); return true }},
 		check.VarGid:           {load: (*fn).varUidGid},
 		check.VarId:            {load: (*fn).varID},
 		check.VarIpl:           {load: (*fn).varIpl},
@@ -235,7 +249,7 @@ func init() {
 		check.VarTimestamp:     {load: (*fn).varTimestamp},
 		check.VarUcaller:       {load: (*fn).varCaller},
 		check.VarUid:           {load: (*fn).varUidGid},
-		check.VarUregs:         {load: (*fn).varUregs},
+		check.VarUregs:         {load: (*fn).varUregs, index: (*fn).uregs},
 		check.VarUstackdepth:   {load: (*fn).varStackdepth},
 		check.VarVtimestamp:    {load: (*fn).varTimestamp},
 		check.VarWalltimestamp: {load: (*fn).varWalltimestamp},

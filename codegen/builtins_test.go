@@ -59,7 +59,7 @@ func TestFuncGens(t *testing.T) {
 }
 
 // TestVarGens checks varGens against check's variable table: every
-// variable but the arrays, compiled where indexed, has a generator.
+// variable but args[] has a loader, the arrays have an indexer.
 func TestVarGens(t *testing.T) {
 	for id := check.VarNone + 1; id < check.NumVarIDs; id++ {
 		d := check.VarByID(id)
@@ -70,7 +70,10 @@ func TestVarGens(t *testing.T) {
 		if (g.load == nil) != (d.Name == "args") {
 			t.Errorf("%s: load %v", d.Name, g.load != nil)
 		}
-		if g.strBound != 0 && d.Type != "string" {
+		if (g.index != nil) != (d.Type == "") {
+			t.Errorf("%s: index %v, but the arrays, and only they, are indexed", d.Name, g.index != nil)
+		}
+		if (g.strBound != 0 || g.keyInto != nil) && d.Type != "string" {
 			t.Errorf("%s: a string bound on a %s", d.Name, d.Type)
 		}
 		if varGenOf(d.Name) != g {

@@ -855,11 +855,10 @@ func (f *fn) index(e *syntax.IndexExpr) asm.Register {
 	}
 	bt := f.typeOf(e.X)
 	t := f.typeOf(e)
-	if v, ok := f.builtinArgs(e); ok {
-		return v
-	}
-	if v := f.g.info.VarOf(e.X); v != nil && v.Kind == VarBuiltin && v.Name == "uregs" {
-		return f.uregs(e)
+	if v := f.g.info.VarOf(e.X); v != nil && v.Kind == VarBuiltin {
+		if g := varGenOf(v.Name); g != nil && g.index != nil {
+			return g.index(f, e)
+		}
 	}
 	switch bt.Kind {
 	case TString:

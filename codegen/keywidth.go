@@ -109,15 +109,8 @@ func (g *gen) narrowKey(id, i int, kt *Type) *Type {
 func (f *fn) narrowString(k syntax.Expr, kt *Type, off uint32) {
 	k = syntax.Unparen(k)
 	if v := f.g.info.VarOf(k); v != nil && v.Kind == VarBuiltin && f.g.info.Expand(k) == nil {
-		switch v.Name {
-		case "execname":
-			f.commInto(off)
+		if g := varGenOf(v.Name); g != nil && g.keyInto != nil && g.keyInto(f, v.Name, off, kt.keyWidth) {
 			return
-		case "probeprov", "probemod", "probefunc", "probename":
-			if kt.keyWidth >= abi.ProbeNameSize {
-				f.probeNameInto(v.Name, off)
-				return
-			}
 		}
 	}
 	r := f.expr(k)

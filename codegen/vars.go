@@ -916,16 +916,13 @@ func (f *fn) varProbeName(_ syntax.Expr, name string) asm.Register {
 	return f.probeName(name)
 }
 
-// builtinArgs compiles args[i] as mstate arg i.
-func (f *fn) builtinArgs(e *syntax.IndexExpr) (asm.Register, bool) {
-	v := f.g.info.VarOf(e.X)
-	if v == nil || v.Kind != VarBuiltin || v.Name != "args" {
-		return 0, false
-	}
+// argsIndex compiles args[i]: the translation of the probe's argument i
+// when its provider translates them, else mstate arg i.
+func (f *fn) argsIndex(e *syntax.IndexExpr) asm.Register {
 	if r, ok := f.xlateWhole(e, f.typeOf(e)); ok {
-		return r, true
+		return r
 	}
-	return f.argLoad(e, f.typeOf(e)), true
+	return f.argLoad(e, f.typeOf(e))
 }
 
 // argLoad loads args[i] (untranslated) as a value of type t.
