@@ -4,6 +4,7 @@ import (
 	"debug/elf"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"sort"
 	"sync"
@@ -68,6 +69,13 @@ func OpenObject(path string) (*Object, error) {
 		return nil, err
 	}
 	defer f.Close()
+	return newObject(f, path)
+}
+
+// newObject reads the symbols, segments and sections of an opened ELF
+// file; the file may be anything any user can write, so nothing it says
+// is trusted to be consistent.
+func newObject(f *elf.File, path string) (*Object, error) {
 	o := &Object{Path: path, objectData: &objectData{Type: f.Type, notes: map[string][]Note{}, data: map[string]uint64{}}}
 	for _, p := range f.Progs {
 		if p.Type == elf.PT_LOAD {
@@ -264,16 +272,43 @@ func (o *Object) Notes(section string) ([]Note, error) {
 		return nil, err
 	}
 	defer f.Close()
-	buf := make([]byte, s.Size)
-	if _, err := f.ReadAt(buf, int64(s.Offset)); err != nil {
-		return nil, fmt.Errorf("%s: %s: %w", o.Path, section, err)
+	fi, err := f.Stat()
+	if err != nil {
+		return nil, err
 	}
-	notes, err := parseNotes(buf)
+	notes, err := readNotes(f, fi.Size(), s)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %s: %w", o.Path, section, err)
 	}
 	o.notes[section] = notes
 	return notes, nil
+}
+
+// readNotes reads and splits a note section of a file of the given size.
+// The section header's size is checked against the file before anything
+// is allocated: a crafted header must not make us allocate gigabytes.
+func readNotes(r io.ReaderAt, fileSize int64, s Section) ([]Note, error) {
+	buf, err := readRange(r, fileSize, s.Offset, s.Size)
+	if err != nil {
+		return nil, err
+	}
+	return parseNotes(buf)
+}
+
+// readRange reads size bytes at off of a file of fileSize bytes, refusing
+// a range that is not within the file.
+func readRange(r io.ReaderAt, fileSize int64, off, size uint64) ([]byte, error) {
+	if fileSize < 0 || off > uint64(fileSize) || size > uint64(fileSize)-off {
+		return nil, fmt.Errorf("range [%#x, +%#x) is outside the file (%d bytes)", off, size, fileSize)
+	}
+	buf := make([]byte, size)
+	if size == 0 {
+		return buf, nil
+	}
+	if _, err := r.ReadAt(buf, int64(off)); err != nil {
+		return nil, err
+	}
+	return buf, nil
 }
 
 // parseNotes splits a note section: namesz, descsz, type (u32 each), then
@@ -425,8 +460,13 @@ func (o *Object) Code(fn Func) ([]byte, error) {
 		return nil, err
 	}
 	defer f.Close()
-	b := make([]byte, fn.Size)
-	if _, err := f.ReadAt(b, int64(off)); err != nil {
+	fi, err := f.Stat()
+	if err != nil {
+		return nil, err
+	}
+	// A symbol's size is the file's word: read no more than the file has.
+	b, err := readRange(f, fi.Size(), off, fn.Size)
+	if err != nil {
 		return nil, fmt.Errorf("%s: %s: %w", o.Path, fn.Name, err)
 	}
 	return b, nil

@@ -1,0 +1,54 @@
+package ktypes
+
+import (
+	"bytes"
+	"testing"
+
+	"github.com/cilium/ebpf/btf"
+)
+
+// FuzzBTF imports types from mutated raw BTF as dtrace imports the
+// kernel's: cilium/ebpf decodes the bytes and our converter turns every
+// named type into a D type; MemberOffset reads the same bytes with its own
+// decoder. Whatever the bytes, both give a type or an error. Seeds are
+// type closures taken from a real kernel's BTF (list_head, hrtimer, iphdr
+// ...) and the test kernel of testSpec.
+func FuzzBTF(f *testing.F) {
+	f.Fuzz(func(t *testing.T, raw []byte) {
+		MemberOffset(raw, "hrtimer", "node")
+		MemberOffset(raw, "list_head", "next")
+		spec, err := btf.LoadSpecFromReader(bytes.NewReader(raw))
+		if err != nil {
+			return
+		}
+		k := New(Source{Kernel: func() (*btf.Spec, error) { return spec, nil }})
+		if err := k.Err(); err != nil {
+			t.Fatal(err)
+		}
+		n := 0
+		for typ, err := range spec.All() {
+			if err != nil {
+				// cilium/ebpf decodes types lazily: a bad one shows here.
+				break
+			}
+			if n++; n > 2000 {
+				break
+			}
+			name := typ.TypeName()
+			switch typ.(type) {
+			case *btf.Struct:
+				name = "struct " + name
+				MemberOffset(raw, typ.TypeName(), "x")
+			case *btf.Union:
+				name = "union " + name
+			case *btf.Enum:
+				name = "enum " + name
+			}
+			if name != "" {
+				k.LookupType("", name)
+				k.IsTypeName(name)
+			}
+			k.modules[Kernel].conv.convert(typ)
+		}
+	})
+}
