@@ -243,6 +243,22 @@ func (o *Object) FileOffset(vaddr uint64) (uint64, bool) {
 	return 0, false
 }
 
+// WritableOffset returns the file offset of the size bytes at the
+// link-time address vaddr when they lie wholly within the file bytes of
+// one writable loadable segment: where the kernel may write a USDT
+// semaphore in the process's private copy of that segment. Any other
+// address (code, read-only data, past the end of the segment's file
+// bytes, or only in a section header) is refused.
+func (o *Object) WritableOffset(vaddr, size uint64) (uint64, bool) {
+	for _, p := range o.loads {
+		if p.Flags&elf.PF_W == 0 || vaddr < p.Vaddr || size > p.Filesz || vaddr-p.Vaddr > p.Filesz-size {
+			continue
+		}
+		return vaddr - p.Vaddr + p.Off, true
+	}
+	return 0, false
+}
+
 // Vaddr turns a file offset into the link-time virtual address it is
 // loaded at.
 func (o *Object) Vaddr(off uint64) (uint64, bool) {

@@ -81,6 +81,17 @@ func Notes(obj *symbol.Object) ([]Note, error) {
 	return out, nil
 }
 
+// SemaphoreSize is the width of a sys/sdt.h semaphore (unsigned short).
+const SemaphoreSize = 2
+
+// SemaphoreOffset returns the file offset of a note's semaphore, the
+// ref_ctr_offset of its uprobes, when the semaphore lies within a
+// writable loadable segment of obj: the only memory the kernel is asked
+// to write in a traced process. Another address is refused.
+func SemaphoreOffset(obj *symbol.Object, vaddr uint64) (uint64, bool) {
+	return obj.WritableOffset(vaddr, SemaphoreSize)
+}
+
 // ProbeName turns an SDT name into a DTrace probe name: a double
 // underscore becomes a dash, as dtrace -h does the other way round.
 func ProbeName(s string) string { return strings.ReplaceAll(s, "__", "-") }

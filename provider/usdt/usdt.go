@@ -299,9 +299,14 @@ func makeProbes(d provider.Desc, obj *symbol.Object, openPath, module string, wa
 		}
 		site := Site{Site: pid.Site{Path: openPath, FileOffset: off}, PC: n.PC, Args: n.Args}
 		if n.Semaphore != 0 {
-			if so, ok := obj.FileOffset(n.Semaphore); ok {
-				site.RefCtrOffset = so
+			// The kernel writes the semaphore (two bytes) in the
+			// process's copy of this file's writable segment; a note
+			// naming any other address is refused, with its site.
+			so, ok := SemaphoreOffset(obj, n.Semaphore)
+			if !ok {
+				continue
 			}
+			site.RefCtrOffset = so
 		}
 		for _, a := range n.Args {
 			if a.Sym == "" {

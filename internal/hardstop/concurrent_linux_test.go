@@ -1,0 +1,72 @@
+//go:build linux
+
+package hardstop
+
+import (
+	"fmt"
+	"regexp"
+	"strconv"
+	"testing"
+	"time"
+
+	"github.com/dtrace-go/dtrace/internal/testprog"
+)
+
+// callsSource calls getppid(2) N times once a line arrives on stdin.
+const callsSource = `#include <stdio.h>
+#include <stdlib.h>
+#include <unistd.h>
+
+int main(int argc, char **argv) {
+	char line[16];
+	int n = atoi(argv[1]);
+	if (fgets(line, sizeof line, stdin) == NULL)
+		return 1;
+	for (int i = 0; i < n; i++)
+		getppid();
+	return 0;
+}
+`
+
+// TestConcurrentConsumers attaches 8 dtrace processes to one process that
+// then calls getppid N times: each consumer counts exactly N system
+// calls and exactly N calls of libc's getppid, whatever the others do.
+func TestConcurrentConsumers(t *testing.T) {
+	needRoot(t)
+	const consumers, n = 8, 5000
+	prog := testprog.BuildSource(t, "calls", callsSource, "-O2")
+	w := startWorkload(t, prog, strconv.Itoa(n))
+	pid := strconv.Itoa(w.cmd.Process.Pid)
+	script := `BEGIN { printf("ready\n"); }
+syscall::getppid:entry /pid == $target/ { @s = count(); }
+pid$target:libc.so.6:getppid:entry { @p = count(); }
+END { printa("syscall %@d\n", @s); printa("pid %@d\n", @p); }`
+	runs := make([]*run, consumers)
+	for i := range runs {
+		runs[i] = startDtrace(t, "-q", "-p", pid, "-n", script)
+	}
+	for _, r := range runs {
+		r.waitLine(t, "ready", 2*time.Minute)
+	}
+	w.release(t)
+	select {
+	case <-w.done:
+	case <-time.After(time.Minute):
+		t.Fatal("the workload did not finish")
+	}
+	re := regexp.MustCompile(`(?m)^(syscall|pid) (\d+)$`)
+	for i, r := range runs {
+		if code := r.wait(t, time.Minute); code != 0 {
+			t.Errorf("consumer %d: exit %d; stderr %q", i, code, r.errOut())
+		}
+		got := map[string]string{}
+		for _, m := range re.FindAllStringSubmatch(r.out(), -1) {
+			got[m[1]] = m[2]
+		}
+		for _, k := range []string{"syscall", "pid"} {
+			if got[k] != fmt.Sprint(n) {
+				t.Errorf("consumer %d: %s count %q, want %d; stdout %q, stderr %q", i, k, got[k], n, r.out(), r.errOut())
+			}
+		}
+	}
+}

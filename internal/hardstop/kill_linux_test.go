@@ -1,0 +1,300 @@
+//go:build linux
+
+package hardstop
+
+import (
+	"errors"
+	"fmt"
+	"math/rand"
+	"os"
+	"path/filepath"
+	"sort"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/cilium/ebpf"
+	"github.com/cilium/ebpf/link"
+
+	"github.com/dtrace-go/dtrace/internal/testprog"
+)
+
+// loopSource calls a few libc functions and system calls until killed.
+const loopSource = `#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+
+int main(int argc, char **argv) {
+	char buf[64];
+	for (;;) {
+		getppid();
+		snprintf(buf, sizeof buf, "%d", (int)strlen(argv[0]));
+		usleep(1000);
+	}
+}
+`
+
+// owned is what one process holds: BPF programs, maps and links by id.
+type owned struct {
+	progs, maps, links map[uint32]bool
+}
+
+func newOwned() owned {
+	return owned{progs: map[uint32]bool{}, maps: map[uint32]bool{}, links: map[uint32]bool{}}
+}
+
+func (o owned) empty() bool { return len(o.progs)+len(o.maps)+len(o.links) == 0 }
+
+// collect adds the BPF objects process pid holds descriptors for, as
+// /proc/PID/fdinfo shows them.
+func (o owned) collect(pid int) {
+	dir := fmt.Sprintf("/proc/%d/fdinfo", pid)
+	ents, _ := os.ReadDir(dir)
+	for _, e := range ents {
+		b, err := os.ReadFile(filepath.Join(dir, e.Name()))
+		if err != nil {
+			continue
+		}
+		for _, line := range strings.Split(string(b), "\n") {
+			k, v, ok := strings.Cut(line, ":")
+			if !ok {
+				continue
+			}
+			id, err := strconv.ParseUint(strings.TrimSpace(v), 10, 32)
+			if err != nil {
+				continue
+			}
+			switch k {
+			case "prog_id":
+				o.progs[uint32(id)] = true
+			case "map_id":
+				o.maps[uint32(id)] = true
+			case "link_id":
+				o.links[uint32(id)] = true
+			}
+		}
+	}
+}
+
+// killAll kills every process running the executable at path.
+func killAll(path string) {
+	ents, _ := os.ReadDir("/proc")
+	for _, e := range ents {
+		pid, err := strconv.Atoi(e.Name())
+		if err != nil {
+			continue
+		}
+		if exe, err := os.Readlink(fmt.Sprintf("/proc/%d/exe", pid)); err == nil && exe == path {
+			syscall.Kill(pid, syscall.SIGKILL)
+		}
+	}
+}
+
+// kernelObjects lists the ids of the kernel's BPF programs, maps and
+// links (BPF_*_GET_NEXT_ID).
+func kernelObjects(t *testing.T) owned {
+	t.Helper()
+	o := newOwned()
+	for id := ebpf.ProgramID(0); ; {
+		next, err := ebpf.ProgramGetNextID(id)
+		if errors.Is(err, os.ErrNotExist) {
+			break
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		o.progs[uint32(next)] = true
+		id = next
+	}
+	for id := ebpf.MapID(0); ; {
+		next, err := ebpf.MapGetNextID(id)
+		if errors.Is(err, os.ErrNotExist) {
+			break
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		o.maps[uint32(next)] = true
+		id = next
+	}
+	it := new(link.Iterator)
+	defer it.Close()
+	for it.Next() {
+		o.links[uint32(it.ID)] = true
+	}
+	if err := it.Err(); err != nil {
+		t.Fatal(err)
+	}
+	return o
+}
+
+// left returns the objects of o that the kernel still has.
+func (o owned) left(kernel owned) []string {
+	var out []string
+	for _, kind := range []struct {
+		name      string
+		ids, kern map[uint32]bool
+	}{{"prog", o.progs, kernel.progs}, {"map", o.maps, kernel.maps}, {"link", o.links, kernel.links}} {
+		for id := range kind.ids {
+			if kind.kern[id] {
+				out = append(out, fmt.Sprintf("%s %d", kind.name, id))
+			}
+		}
+	}
+	sort.Strings(out)
+	return out
+}
+
+// uprobeEvents returns the lines of tracefs's uprobe_events.
+func uprobeEvents(t *testing.T) map[string]bool {
+	t.Helper()
+	set := map[string]bool{}
+	for _, p := range []string{"/sys/kernel/tracing/uprobe_events", "/sys/kernel/debug/tracing/uprobe_events"} {
+		b, err := os.ReadFile(p)
+		if err != nil {
+			continue
+		}
+		for _, l := range strings.Split(string(b), "\n") {
+			if l != "" {
+				set[l] = true
+			}
+		}
+		return set
+	}
+	t.Fatal("no uprobe_events in tracefs")
+	return nil
+}
+
+// TestSIGKILLLeavesNothing kills dtrace with SIGKILL at 20 random moments
+// of a pid$target:libc.so.6:*:entry, syscall:::entry run (compiling,
+// loading, attaching, running and printing) and checks that every BPF
+// program, map and link the killed process held is gone from the kernel
+// and that uprobe_events is as it was. Other tests on the machine load
+// BPF programs meanwhile, so only the objects dtrace itself held (read
+// from its /proc/PID/fdinfo until the moment of the kill) are compared,
+// not global counts.
+func TestSIGKILLLeavesNothing(t *testing.T) {
+	needRoot(t)
+	prog := testprog.BuildSource(t, "loop", loopSource, "-O2")
+	defer killAll(prog)
+	script := `BEGIN { printf("ready\n"); }
+pid$target:libc.so.6:*:entry, syscall:::entry { @[probefunc] = count(); }`
+
+	// One whole run measures the phases: start to tracing (compiling,
+	// loading, attaching) and SIGINT to exit (printing).
+	start := time.Now()
+	r := startDtrace(t, "-q", "-c", prog, "-n", script)
+	r.waitLine(t, "ready", 3*time.Minute)
+	toReady := time.Since(start)
+	time.Sleep(200 * time.Millisecond)
+	r.cmd.Process.Signal(syscall.SIGINT)
+	stop := time.Now()
+	if code := r.wait(t, 3*time.Minute); code != 0 {
+		t.Fatalf("whole run: exit %d; stderr %q", code, r.errOut())
+	}
+	toExit := time.Since(stop)
+	t.Logf("whole run: %v to tracing, %v from SIGINT to exit, %d bytes printed", toReady, toExit, len(r.out()))
+
+	eventsBefore := uprobeEvents(t)
+	rng := rand.New(rand.NewSource(time.Now().UnixNano()))
+	phases := map[string]int{}
+	holding := 0
+	for i := 0; i < 20; i++ {
+		// 12 kills before tracing starts, 4 while it runs, 4 after
+		// SIGINT, while the aggregation prints.
+		var delay, afterInt time.Duration
+		interrupt := false
+		switch {
+		case i < 12:
+			delay = time.Duration(rng.Int63n(int64(toReady)))
+		case i < 16:
+			delay = toReady + time.Duration(rng.Int63n(int64(500*time.Millisecond)))
+		default:
+			delay = toReady + time.Duration(rng.Int63n(int64(200*time.Millisecond)))
+			interrupt = true
+			afterInt = time.Duration(rng.Int63n(int64(toExit) + 1))
+		}
+		r := startDtrace(t, "-q", "-c", prog, "-n", script)
+		dpid := r.cmd.Process.Pid
+		held := newOwned()
+
+		ready := false
+		began := time.Now()
+		poll := func(until time.Time) {
+			for time.Now().Before(until) {
+				held.collect(dpid)
+				select {
+				case l := <-r.lines:
+					ready = ready || l == "ready"
+				default:
+				}
+				time.Sleep(time.Millisecond)
+			}
+		}
+		poll(began.Add(delay))
+		phase := "compiling"
+		switch {
+		case ready:
+			phase = "running"
+		case !held.empty():
+			phase = "loading/attaching"
+		}
+		if interrupt {
+			r.cmd.Process.Signal(syscall.SIGINT)
+			poll(time.Now().Add(afterInt))
+			phase = "printing"
+		}
+		held.collect(dpid)
+		r.cmd.Process.Signal(syscall.SIGKILL)
+		// The -c process outlives a killed dtrace (as it outlives a
+		// killed illumos dtrace) and holds its stdout open; end it.
+		for ended := false; !ended; {
+			killAll(prog)
+			select {
+			case <-r.done:
+				ended = true
+			case <-time.After(10 * time.Millisecond):
+			}
+		}
+		phases[phase]++
+		if !held.empty() {
+			holding++
+		}
+		// The kernel frees objects after an RCU grace period.
+		var left []string
+		for try := 0; try < 200; try++ {
+			if left = held.left(kernelObjects(t)); len(left) == 0 {
+				break
+			}
+			time.Sleep(25 * time.Millisecond)
+		}
+		if len(left) > 0 {
+			t.Errorf("kill %d after %v (%s): left behind %v", i, delay, phase, left)
+		}
+		t.Logf("kill %d after %v (%s): held %d programs, %d maps, %d links; all gone", i, delay, phase, len(held.progs), len(held.maps), len(held.links))
+	}
+	var added []string
+	for try := 0; try < 40; try++ {
+		added = nil
+		for l := range uprobeEvents(t) {
+			if !eventsBefore[l] {
+				added = append(added, l)
+			}
+		}
+		if len(added) == 0 {
+			break
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	if len(added) > 0 {
+		t.Errorf("uprobe_events gained %q", added)
+	}
+	t.Logf("kills by phase: %v", phases)
+	// The test means something only if dtrace had made objects when
+	// killed more often than not.
+	if holding < 10 {
+		t.Errorf("only %d of 20 kills found dtrace holding BPF objects", holding)
+	}
+}

@@ -1,0 +1,192 @@
+//go:build linux
+
+package hardstop
+
+import (
+	"bufio"
+	"bytes"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+)
+
+// dtraceBin is the dtrace command built for these tests by TestMain.
+var dtraceBin string
+
+func TestMain(m *testing.M) {
+	code := func() int {
+		if os.Getuid() != 0 {
+			// The tests skip themselves; nothing to build.
+			return m.Run()
+		}
+		dir, err := os.MkdirTemp("", "hardstop")
+		if err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			return 1
+		}
+		defer os.RemoveAll(dir)
+		dtraceBin = filepath.Join(dir, "dtrace")
+		out, err := exec.Command("go", "build", "-o", dtraceBin, "github.com/dtrace-go/dtrace/cmd/dtrace").CombinedOutput()
+		if err != nil {
+			fmt.Fprintf(os.Stderr, "go build: %v\n%s", err, out)
+			return 1
+		}
+		return m.Run()
+	}()
+	os.Exit(code)
+}
+
+func needRoot(t *testing.T) {
+	t.Helper()
+	if os.Getuid() != 0 {
+		t.Skip("needs root for BPF")
+	}
+}
+
+// run is one dtrace process whose output the test watches.
+type run struct {
+	cmd            *exec.Cmd
+	mu             sync.Mutex
+	stdout, stderr bytes.Buffer
+	lines          chan string // stdout, line by line
+	done           chan struct{}
+	err            error
+}
+
+// startDtrace starts dtrace with args; its stdout is also delivered line
+// by line on r.lines.
+func startDtrace(t *testing.T, args ...string) *run {
+	t.Helper()
+	r := &run{cmd: exec.Command(dtraceBin, args...), lines: make(chan string, 1024), done: make(chan struct{})}
+	out, err := r.cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	r.cmd.Stderr = lockedWriter{&r.mu, &r.stderr}
+	if err := r.cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	go func() {
+		sc := bufio.NewScanner(out)
+		for sc.Scan() {
+			r.mu.Lock()
+			r.stdout.WriteString(sc.Text() + "\n")
+			r.mu.Unlock()
+			select {
+			case r.lines <- sc.Text():
+			default:
+			}
+		}
+		io.Copy(io.Discard, out)
+		r.err = r.cmd.Wait()
+		close(r.done)
+	}()
+	t.Cleanup(func() {
+		r.cmd.Process.Kill()
+		<-r.done
+	})
+	return r
+}
+
+type lockedWriter struct {
+	mu *sync.Mutex
+	w  io.Writer
+}
+
+func (l lockedWriter) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.w.Write(p)
+}
+
+// waitLine waits for a line of stdout equal to want.
+func (r *run) waitLine(t *testing.T, want string, timeout time.Duration) {
+	t.Helper()
+	deadline := time.After(timeout)
+	for {
+		select {
+		case l := <-r.lines:
+			if l == want {
+				return
+			}
+		case <-r.done:
+			t.Fatalf("dtrace %q exited (%v) before printing %q; stdout %q, stderr %q", r.cmd.Args[1:], r.err, want, r.out(), r.errOut())
+		case <-deadline:
+			t.Fatalf("dtrace %q: no %q after %v; stdout %q, stderr %q", r.cmd.Args[1:], want, timeout, r.out(), r.errOut())
+		}
+	}
+}
+
+// wait waits for dtrace to exit and returns its exit status.
+func (r *run) wait(t *testing.T, timeout time.Duration) int {
+	t.Helper()
+	select {
+	case <-r.done:
+	case <-time.After(timeout):
+		t.Fatalf("dtrace %q still running after %v; stdout %q, stderr %q", r.cmd.Args[1:], timeout, r.out(), r.errOut())
+	}
+	return r.cmd.ProcessState.ExitCode()
+}
+
+func (r *run) out() string {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.stdout.String()
+}
+
+func (r *run) errOut() string {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.stderr.String()
+}
+
+// workload starts a program that waits for a line on stdin before doing
+// its work, so that every consumer can attach first.
+type workload struct {
+	cmd   *exec.Cmd
+	stdin io.WriteCloser
+	done  chan struct{}
+}
+
+func startWorkload(t *testing.T, path string, args ...string) *workload {
+	t.Helper()
+	w := &workload{cmd: exec.Command(path, args...), done: make(chan struct{})}
+	var err error
+	if w.stdin, err = w.cmd.StdinPipe(); err != nil {
+		t.Fatal(err)
+	}
+	if err := w.cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	go func() { w.cmd.Wait(); close(w.done) }()
+	t.Cleanup(func() {
+		w.cmd.Process.Kill()
+		<-w.done
+	})
+	// Wait for the exec to be done, so that dtrace sees the program's
+	// mappings and not the test binary's.
+	want, _ := filepath.EvalSymlinks(path)
+	for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); time.Sleep(5 * time.Millisecond) {
+		if exe, err := os.Readlink(fmt.Sprintf("/proc/%d/exe", w.cmd.Process.Pid)); err == nil && exe == want {
+			if maps, err := os.ReadFile(fmt.Sprintf("/proc/%d/maps", w.cmd.Process.Pid)); err == nil && strings.Contains(string(maps), "libc.so.6") {
+				return w
+			}
+		}
+	}
+	t.Fatalf("%s did not start", path)
+	return nil
+}
+
+// release lets the workload go.
+func (w *workload) release(t *testing.T) {
+	t.Helper()
+	if _, err := w.stdin.Write([]byte("go\n")); err != nil {
+		t.Fatal(err)
+	}
+}
