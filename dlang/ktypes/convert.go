@@ -17,10 +17,18 @@ type converter struct {
 	// complete caches the resolution of forward declarations by name
 	// ("struct x", "union x"); a nil value records that none exists.
 	complete map[string]btf.Type
+	// busy holds the types being converted whose conversion is not
+	// cached before their parts are: a cycle through them (a const of
+	// itself, an array of itself) exists only in malformed BTF.
+	busy map[btf.Type]bool
+	// open holds the structs and unions whose members are being
+	// converted: a member that is one of them by value (not through a
+	// pointer) exists only in malformed BTF.
+	open map[*types.Struct]bool
 }
 
 func newConverter(module string, spec *btf.Spec) *converter {
-	return &converter{module: module, spec: spec, cache: map[btf.Type]types.Type{}, complete: map[string]btf.Type{}}
+	return &converter{module: module, spec: spec, cache: map[btf.Type]types.Type{}, complete: map[string]btf.Type{}, busy: map[btf.Type]bool{}, open: map[*types.Struct]bool{}}
 }
 
 // The C intrinsic types under the names BTF gives them (DWARF's
@@ -52,6 +60,15 @@ func (c *converter) convert(t btf.Type) types.Type {
 	if r, ok := c.cache[t]; ok {
 		return r
 	}
+	if c.busy[t] {
+		// Malformed BTF: a type that contains itself other than through
+		// a pointer, a struct, a typedef or a function. It gets a type
+		// of its own name that nothing can be done with, where a
+		// recursive conversion would never end.
+		return types.NewOpaque(t.TypeName())
+	}
+	c.busy[t] = true
+	defer delete(c.busy, t)
 	var r types.Type
 	switch t := t.(type) {
 	case *btf.Void:
@@ -97,6 +114,10 @@ func (c *converter) convert(t btf.Type) types.Type {
 		td := &types.Typedef{Name: t.Name, Module: c.module}
 		c.cache[t] = td
 		td.Type = c.convert(t.Type)
+		if v, ok := valueOf(td.Type, false); !ok || v == types.Type(td) {
+			// Malformed BTF: a typedef of itself.
+			td.Type = types.NewOpaque(t.Name)
+		}
 		return td
 	case *btf.Const:
 		r = c.qualify(types.Const, t.Type)
@@ -179,8 +200,15 @@ func (c *converter) structType(t btf.Type, name string, size uint32, members []b
 	s := &types.Struct{Union: union, Tag: name, Module: c.module, Bytes: int64(size), Complete: true}
 	c.cache[t] = s
 	s.Fields = make([]*types.Field, 0, len(members))
+	c.open[s] = true
+	defer delete(c.open, s)
 	for _, m := range members {
 		ft := c.convert(m.Type)
+		if v, ok := valueOf(ft, true); !ok || c.open[asStruct(v)] {
+			// Malformed BTF: a struct that contains itself by value
+			// would have no size.
+			ft = types.NewOpaque(m.Type.TypeName())
+		}
 		bits := int(m.BitfieldSize)
 		if bits > 0 {
 			// The checker types a bit-field as an integer of the
@@ -223,4 +251,35 @@ func (c *converter) definition(f *btf.Fwd) btf.Type {
 	}
 	c.complete[key] = def
 	return def
+}
+
+// maxChain bounds the typedefs, qualifiers and array dimensions between
+// a type and what its values are made of; real BTF has a handful.
+const maxChain = 1 << 12
+
+// valueOf strips typedefs and qualifiers (and array dimensions if arrays
+// is set) from t. It is false when the chain does not end (malformed
+// BTF); it may end in nil, at a typedef whose conversion is under way.
+func valueOf(t types.Type, arrays bool) (types.Type, bool) {
+	for i := 0; i < maxChain; i++ {
+		switch u := t.(type) {
+		case *types.Typedef:
+			t = u.Type
+		case *types.Qualified:
+			t = u.Type
+		case *types.Array:
+			if !arrays {
+				return t, true
+			}
+			t = u.Elem
+		default:
+			return t, true
+		}
+	}
+	return nil, false
+}
+
+func asStruct(t types.Type) *types.Struct {
+	s, _ := t.(*types.Struct)
+	return s
 }

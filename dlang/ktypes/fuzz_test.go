@@ -5,6 +5,8 @@ import (
 	"testing"
 
 	"github.com/cilium/ebpf/btf"
+
+	"github.com/dtrace-go/dtrace/dlang/types"
 )
 
 // FuzzBTF imports types from mutated raw BTF as dtrace imports the
@@ -48,7 +50,33 @@ func FuzzBTF(f *testing.F) {
 				k.LookupType("", name)
 				k.IsTypeName(name)
 			}
-			k.modules[Kernel].conv.convert(typ)
+			if dt := k.modules[Kernel].conv.convert(typ); !byValue(dt, 0) {
+				t.Fatalf("%v contains itself by value", typ)
+			}
 		}
 	})
+}
+
+// byValue walks what a value of t is made of (typedefs, qualifiers, array
+// elements, struct members; not pointer targets) and reports whether it
+// ends: a type containing itself by value would hang the checker.
+func byValue(t types.Type, depth int) bool {
+	if depth > 1<<12 {
+		return false
+	}
+	switch u := t.(type) {
+	case *types.Typedef:
+		return byValue(u.Type, depth+1)
+	case *types.Qualified:
+		return byValue(u.Type, depth+1)
+	case *types.Array:
+		return byValue(u.Elem, depth+1)
+	case *types.Struct:
+		for _, f := range u.Fields {
+			if !byValue(f.Type, depth+1) {
+				return false
+			}
+		}
+	}
+	return true
 }

@@ -168,7 +168,8 @@ func uprobeEvents(t *testing.T) map[string]bool {
 }
 
 // TestSIGKILLLeavesNothing kills dtrace with SIGKILL at 20 random moments
-// of a pid$target:libc.so.6:*:entry, syscall:::entry run (compiling,
+// of a pid$target:libc.so.6:str*:entry, syscall:::entry run (libc.so.6:*
+// with DTRACE_HARDSTOP_FULL=1) (compiling,
 // loading, attaching, running and printing) and checks that every BPF
 // program, map and link the killed process held is gone from the kernel
 // and that uprobe_events is as it was. Other tests on the machine load
@@ -179,8 +180,18 @@ func TestSIGKILLLeavesNothing(t *testing.T) {
 	needRoot(t)
 	prog := testprog.BuildSource(t, "loop", loopSource, "-O2")
 	defer killAll(prog)
+	// The run of issue 14 probes every function of libc: some 3,500
+	// uprobe links. A SIGKILLed process's links are closed one by one in
+	// its exit, each unregistering its uprobe behind an RCU grace period,
+	// which takes minutes on a loaded machine; so by default the kills
+	// are of a run with libc's str* functions, and DTRACE_HARDSTOP_FULL=1
+	// asks for the whole of libc.
+	funcs := "str*"
+	if os.Getenv("DTRACE_HARDSTOP_FULL") != "" {
+		funcs = "*"
+	}
 	script := `BEGIN { printf("ready\n"); }
-pid$target:libc.so.6:*:entry, syscall:::entry { @[probefunc] = count(); }`
+pid$target:libc.so.6:` + funcs + `:entry, syscall:::entry { @[probefunc] = count(); }`
 
 	// One whole run measures the phases: start to tracing (compiling,
 	// loading, attaching) and SIGINT to exit (printing).
