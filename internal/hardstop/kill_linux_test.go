@@ -215,26 +215,28 @@ pid$target:libc.so.6:` + funcs + `:entry, syscall:::entry { @[probefunc] = count
 	for i := 0; i < 20; i++ {
 		// 12 kills before tracing starts, 4 while it runs, 4 after
 		// SIGINT, while the aggregation prints.
+		// Kills after tracing started wait for BEGIN's line, then a
+		// random moment: the time a run takes to start varies with the
+		// machine's load.
 		var delay, afterInt time.Duration
-		interrupt := false
+		afterReady, interrupt := false, false
 		switch {
 		case i < 12:
 			delay = time.Duration(rng.Int63n(int64(toReady)))
 		case i < 16:
-			delay = toReady + time.Duration(rng.Int63n(int64(500*time.Millisecond)))
+			afterReady = true
+			delay = time.Duration(rng.Int63n(int64(500 * time.Millisecond)))
 		default:
-			delay = toReady + time.Duration(rng.Int63n(int64(200*time.Millisecond)))
-			interrupt = true
+			afterReady, interrupt = true, true
+			delay = time.Duration(rng.Int63n(int64(200 * time.Millisecond)))
 			afterInt = time.Duration(rng.Int63n(int64(toExit) + 1))
 		}
 		r := startDtrace(t, "-q", "-c", prog, "-n", script)
 		dpid := r.cmd.Process.Pid
 		held := newOwned()
-
 		ready := false
-		began := time.Now()
-		poll := func(until time.Time) {
-			for time.Now().Before(until) {
+		poll := func(until time.Time, untilReady bool) {
+			for time.Now().Before(until) && !(untilReady && ready) {
 				held.collect(dpid)
 				select {
 				case l := <-r.lines:
@@ -244,7 +246,13 @@ pid$target:libc.so.6:` + funcs + `:entry, syscall:::entry { @[probefunc] = count
 				time.Sleep(time.Millisecond)
 			}
 		}
-		poll(began.Add(delay))
+		if afterReady {
+			poll(time.Now().Add(3*time.Minute), true)
+			if !ready {
+				t.Fatalf("kill %d: dtrace did not start tracing; stderr %q", i, r.errOut())
+			}
+		}
+		poll(time.Now().Add(delay), false)
 		phase := "compiling"
 		switch {
 		case ready:
@@ -254,7 +262,7 @@ pid$target:libc.so.6:` + funcs + `:entry, syscall:::entry { @[probefunc] = count
 		}
 		if interrupt {
 			r.cmd.Process.Signal(syscall.SIGINT)
-			poll(time.Now().Add(afterInt))
+			poll(time.Now().Add(afterInt), false)
 			phase = "printing"
 		}
 		held.collect(dpid)
