@@ -96,6 +96,11 @@ func findLibrary(root, lib string, dirs []string, class elf.Class, machine elf.M
 		if err != nil {
 			continue
 		}
+		// DT_NEEDED is the traced program's word: a name that is a FIFO
+		// or a device would block or feed the reader forever.
+		if fi, err := os.Stat(real); err != nil || !fi.Mode().IsRegular() {
+			continue
+		}
 		f, err := elf.Open(real)
 		if err != nil {
 			continue
