@@ -64,6 +64,9 @@ type objectData struct {
 // OpenObject reads the ELF file at path. It reads the symbol tables at
 // once, because every user of an Object needs them.
 func OpenObject(path string) (*Object, error) {
+	if err := regular(path); err != nil {
+		return nil, err
+	}
 	f, err := elf.Open(path)
 	if err != nil {
 		return nil, err
@@ -449,6 +452,9 @@ func debugFile(f *elf.File) string {
 // without reading its symbols: a cheap test of whether a file has USDT
 // probes at all. A file without the section gives nil.
 func ReadNotes(path, section string) ([]Note, error) {
+	if err := regular(path); err != nil {
+		return nil, err
+	}
 	f, err := elf.Open(path)
 	if err != nil {
 		return nil, err
@@ -497,4 +503,18 @@ func (o *Object) Executable(vaddr uint64) bool {
 		}
 	}
 	return false
+}
+
+// regular refuses a path that is not a regular file: a traced process
+// names the files it maps, and a FIFO or a device there would block or
+// feed the ELF reader forever.
+func regular(path string) error {
+	fi, err := os.Stat(path)
+	if err != nil {
+		return err
+	}
+	if !fi.Mode().IsRegular() {
+		return fmt.Errorf("%s: not a regular file", path)
+	}
+	return nil
 }
