@@ -267,8 +267,9 @@ pid$target:libc.so.6:` + funcs + `:entry, syscall:::entry { @[probefunc] = count
 		}
 		held.collect(dpid)
 		r.cmd.Process.Signal(syscall.SIGKILL)
-		// The -c process outlives a killed dtrace (as it outlives a
-		// killed illumos dtrace) and holds its stdout open; end it.
+		// The -c process outlives a killed dtrace here (illumos's
+		// dtrace sets kill-on-last-close on the processes it creates)
+		// and holds dtrace's stdout open; end it.
 		for ended := false; !ended; {
 			killAll(prog)
 			select {
