@@ -30,5 +30,14 @@
 // the kernel: each uprobe is opened with the semaphore's file offset as
 // its ref_ctr_offset, so the kernel increments the semaphore in every
 // process it instruments (including processes that start later) and
-// decrements it when the uprobe is closed, even when dtrace is killed.
+// decrements it when the uprobe is closed, even when dtrace is killed:
+// the kernel closes a SIGKILLed process's uprobe links and perf events,
+// and each lowers the semaphore it raised (internal/hardstop tests it).
+// dtrace itself never writes into a traced process. The kernel writes
+// only the two bytes at ref_ctr_offset, in a private writable mapping of
+// the very file the note came from; and a note whose semaphore is not
+// within the file bytes of a writable segment of its own object (code,
+// .bss, an address no segment has) is refused with its site
+// (SemaphoreOffset), so a crafted note cannot aim the kernel's write
+// anywhere else.
 package usdt
