@@ -2,6 +2,7 @@ package loader
 
 import (
 	"errors"
+	"fmt"
 	"strings"
 	"testing"
 
@@ -57,5 +58,23 @@ func TestVerifierErrorWording(t *testing.T) {
 	}
 	if m := unknownHelper.FindStringSubmatch("unknown func bpf_loop#181"); m == nil || m[1] != "bpf_loop" {
 		t.Errorf("unknown helper: %v", m)
+	}
+}
+
+func TestAttachErrorWording(t *testing.T) {
+	p := &provider.Probe{Provider: "fbt", Function: "vfs_read", Name: "entry"}
+	rel := kfeature.Probe().Release
+	for _, c := range []struct {
+		err  error
+		want string
+	}{
+		{kfeature.Unsupported("fentry", errors.New("EPERM")), "failed to enable 'fbt::vfs_read:entry': fentry is not supported by kernel " + rel},
+		{fmt.Errorf("attach fbt::vfs_read:entry: %w", kfeature.Unsupported("kprobes", nil)), "failed to enable 'fbt::vfs_read:entry': kprobes is not supported by kernel " + rel},
+		{fmt.Errorf("x: %w", ebpf.ErrNotSupported), "failed to enable 'fbt::vfs_read:entry': not supported by kernel " + rel + ": x: not supported"},
+		{errors.New("boom"), "failed to enable 'fbt::vfs_read:entry': boom"},
+	} {
+		if got := attachError(p, c.err).Error(); got != c.want {
+			t.Errorf("got  %q\nwant %q", got, c.want)
+		}
 	}
 }

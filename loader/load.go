@@ -205,7 +205,7 @@ func (o *Objects) Attach() error {
 		}
 		c, err := pp.Probe.Owner.Attach(pp.Probe, lp.prog)
 		if err != nil {
-			return fmt.Errorf("attach %s: %w", pp.Probe, err)
+			return attachError(pp.Probe, err)
 		}
 		if c != nil {
 			o.attach = append(o.attach, c)
@@ -372,6 +372,21 @@ func lastLogLine(log []string) string {
 // unknownHelper matches the verifier's refusal of a helper the kernel
 // lacks ("unknown func bpf_loop#181", "invalid func unknown#212").
 var unknownHelper = regexp.MustCompile(`(?:unknown|invalid) func (\w+)#(\d+)`)
+
+// attachError words a failed attachment as dtrace does, naming the
+// probe and, for what the kernel lacks, the kernel:
+// "failed to enable 'fbt::vfs_read:entry': fentry is not supported by
+// kernel 6.1.0-56-amd64".
+func attachError(p *provider.Probe, err error) error {
+	var ns *kfeature.NotSupportedError
+	switch {
+	case errors.As(err, &ns):
+		return fmt.Errorf("failed to enable '%s': %w", p, ns)
+	case errors.Is(err, ebpf.ErrNotSupported):
+		return fmt.Errorf("failed to enable '%s': not supported by kernel %s: %w", p, kfeature.Probe().Release, err)
+	}
+	return fmt.Errorf("failed to enable '%s': %w", p, err)
+}
 
 // checkISA refuses, in DTrace's words, instructions of a newer
 // instruction set than the running kernel's, which its verifier would

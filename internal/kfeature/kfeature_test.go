@@ -116,6 +116,6 @@ func TestLazyProbes(t *testing.T) {
 		if err != nil && errors.Is(err, ebpf.ErrNotSupported) && !strings.Contains(err.Error(), "is not supported by kernel") {
 			t.Errorf("%s: %v", name, err)
 		}
-		t.Logf("%s: %v", name, err)
+		t.Logf("%s: %v (%v)", name, err, errors.Unwrap(err))
 	}
 }
