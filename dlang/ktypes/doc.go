@@ -18,11 +18,15 @@
 // decoding BTF. Reading /proc/kallsyms costs about 50ms of kernel time on
 // a kernel with 120,000 symbols.
 //
-// Following dtrace on BTF, a symbol's type is its variable's type in
-// BTF, which describes only per-CPU variables; every other symbol,
-// function or variable, is a uintptr_t. Kernels built without
-// CONFIG_KALLSYMS_ALL list only functions in /proc/kallsyms, so their
-// variables (`max_pfn, `linux_banner) are not found.
+// A symbol's type is its variable's type in BTF, which describes only
+// per-CPU variables; a function is a uintptr_t, as dtrace has it; other
+// data has no type here (Symbol.Type nil), and the checker takes it from
+// an extern declaration, the program's or the D library's (dlib's
+// kvars.d: `max_pfn, `nr_cpu_ids, `linux_banner, ...). Lookups prefer a
+// global symbol to a local (static) one of the same name and say which
+// they found (Symbol.Local): a bare D identifier may not name a local
+// one. Kernels built without CONFIG_KALLSYMS_ALL list only functions in
+// /proc/kallsyms, so their variables are not found.
 //
 // Open reads the running kernel on Linux and nothing elsewhere; New
 // takes any Source, which is how tests build small kernels.

@@ -6,9 +6,11 @@ import (
 	"bufio"
 	"bytes"
 	"errors"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strconv"
 	"strings"
 	"testing"
@@ -17,9 +19,18 @@ import (
 
 // buildDtrace builds cmd/dtrace into dir.
 func buildDtrace(t *testing.T, dir string) string {
+	return buildCmd(t, dir, "dtrace")
+}
+
+// buildCmd builds cmd/name into dir and returns the binary's absolute
+// path.
+func buildCmd(t *testing.T, dir, name string) string {
 	t.Helper()
-	bin := filepath.Join(dir, "dtrace")
-	out, err := exec.Command("go", "build", "-o", bin, "../../cmd/dtrace").CombinedOutput()
+	bin, err := filepath.Abs(filepath.Join(dir, name))
+	if err != nil {
+		t.Fatal(err)
+	}
+	out, err := exec.Command("go", "build", "-o", bin, "../../cmd/"+name).CombinedOutput()
 	if err != nil {
 		t.Fatalf("go build: %v\n%s", err, out)
 	}
@@ -98,6 +109,42 @@ $D -qn 'extern unsigned short ovl_redirect_max; BEGIN { printf("ovl_redirect_max
 echo "exit_x=$($D -xerrtags -qn 'BEGIN { exit(x); }' 2>&1)"
 `
 
+// guestDir skips the test without run-kernel and returns a directory
+// for binaries the guest can run: the guest sees this machine's files but
+// has its own /tmp, so the directory is made here, and removed after the
+// test.
+func guestDir(t *testing.T) string {
+	t.Helper()
+	if _, err := os.Stat(runKernel); err != nil {
+		t.Skip("no run-kernel:", err)
+	}
+	dir, err := os.MkdirTemp(".", ".guest-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(dir) })
+	abs, err := filepath.Abs(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return abs
+}
+
+// runGuest runs a shell command in a 6.12 guest with two CPUs and returns
+// its output; it skips the test when run-kernel finds no kernel package.
+func runGuest(t *testing.T, command string) ([]byte, error) {
+	t.Helper()
+	start := time.Now()
+	out, err := exec.Command(runKernel, "-c", "2", "-t", "1200", command).CombinedOutput()
+	t.Logf("guest ran in %v", time.Since(start).Round(time.Second))
+	var ee *exec.ExitError
+	if errors.As(err, &ee) && ee.ExitCode() == 125 &&
+		(bytes.Contains(out, []byte("kernel package found")) || bytes.Contains(out, []byte("cannot download"))) {
+		t.Skipf("no 6.12 kernel package: %s", out)
+	}
+	return out, err
+}
+
 // TestGuestKernelVariables boots Debian's 6.12 kernel (two CPUs) and
 // checks that kernel variables read right there: `nr_cpu_ids is the
 // number of possible CPUs, stringof(`linux_banner) is /proc/version,
@@ -105,33 +152,12 @@ echo "exit_x=$($D -xerrtags -qn 'BEGIN { exit(x); }' 2>&1)"
 // (overlay`ovl_redirect_max, a static ushort) has the value its
 // parameter shows, and the kernel's static x does not answer to a bare x.
 func TestGuestKernelVariables(t *testing.T) {
-	if _, err := os.Stat(runKernel); err != nil {
-		t.Skip("no run-kernel:", err)
-	}
-	// The guest sees this machine's files but has its own /tmp: build
-	// into this directory.
-	dir, err := os.MkdirTemp(".", ".guest-")
-	if err != nil {
+	dir := guestDir(t)
+	bin := buildDtrace(t, dir)
+	if err := os.WriteFile(filepath.Join(dir, "guest.sh"), []byte(guestScript), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	defer os.RemoveAll(dir)
-	bin, err := filepath.Abs(buildDtrace(t, dir))
-	if err != nil {
-		t.Fatal(err)
-	}
-	script := filepath.Join(filepath.Dir(bin), "guest.sh")
-	if err := os.WriteFile(script, []byte(guestScript), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	start := time.Now()
-	cmd := exec.Command(runKernel, "-c", "2", "-t", "600", "cd "+filepath.Dir(bin)+" && sh guest.sh "+bin)
-	out, err := cmd.CombinedOutput()
-	t.Logf("guest ran in %v", time.Since(start).Round(time.Second))
-	var ee *exec.ExitError
-	if errors.As(err, &ee) && ee.ExitCode() == 125 &&
-		(bytes.Contains(out, []byte("kernel package found")) || bytes.Contains(out, []byte("cannot download"))) {
-		t.Skipf("no 6.12 kernel package: %s", out)
-	}
+	out, err := runGuest(t, "cd "+dir+" && sh guest.sh "+bin)
 	if err != nil {
 		t.Fatalf("run-kernel: %v\n%s", err, out)
 	}
@@ -190,5 +216,48 @@ func TestGuestKernelVariables(t *testing.T) {
 	}
 	if !strings.Contains(got["exit_x"], "[D_IDENT_UNDEF] line 1: failed to resolve x: Unknown variable name") {
 		t.Errorf("exit(x): %q, want D_IDENT_UNDEF", got["exit_x"])
+	}
+}
+
+// guestCorpusPassing is how many of testdata/guest-corpus.txt pass in the
+// 6.12 guest; testdata/guest-xfail.txt lists the others.
+const guestCorpusPassing = 47
+
+// TestGuestCorpus runs the corpus tests that read kernel variables in
+// the 6.12 guest: all but the expected failures of
+// testdata/guest-xfail.txt must pass.
+func TestGuestCorpus(t *testing.T) {
+	dir := guestDir(t)
+	dtrace := buildDtrace(t, dir)
+	dtconform := buildCmd(t, dir, "dtconform")
+	list, err := os.ReadFile("testdata/guest-corpus.txt")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	for _, l := range strings.Split(string(list), "\n") {
+		if l = strings.TrimSpace(l); l != "" && !strings.HasPrefix(l, "#") {
+			names = append(names, regexp.QuoteMeta(l))
+		}
+	}
+	xfail, err := filepath.Abs("testdata/guest-xfail.txt")
+	if err != nil {
+		t.Fatal(err)
+	}
+	// One emulated CPU runs the guest: one test at a time, with time to
+	// spare.
+	cmd := fmt.Sprintf("cd %s && %s -dtrace %s -xfail %s -j 1 -timeout 60s -v -run '^(%s)$'",
+		dir, dtconform, dtrace, xfail, strings.Join(names, "|"))
+	out, err := runGuest(t, cmd)
+	t.Logf("guest output:\n%s", out)
+	if err != nil {
+		t.Errorf("dtconform in the guest: %v", err)
+	}
+	m := regexp.MustCompile(`(?m)^(\d+) passed, (\d+) failed$`).FindSubmatch(out)
+	if m == nil {
+		t.Fatal("no summary line in the guest's output")
+	}
+	if n, _ := strconv.Atoi(string(m[1])); n < guestCorpusPassing {
+		t.Errorf("%s of %d tests passed in the guest, want at least %d", m[1], len(names), guestCorpusPassing)
 	}
 }
