@@ -135,7 +135,7 @@ func guestDir(t *testing.T) string {
 func runGuest(t *testing.T, command string) ([]byte, error) {
 	t.Helper()
 	start := time.Now()
-	out, err := exec.Command(runKernel, "-c", "2", "-t", "1200", command).CombinedOutput()
+	out, err := exec.Command(runKernel, "-c", "2", "-t", "1800", command).CombinedOutput()
 	t.Logf("guest ran in %v", time.Since(start).Round(time.Second))
 	var ee *exec.ExitError
 	if errors.As(err, &ee) && ee.ExitCode() == 125 &&
