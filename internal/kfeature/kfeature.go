@@ -188,17 +188,11 @@ func MapType(mt ebpf.MapType) error {
 }
 
 // KprobeMulti reports whether the kernel attaches one kprobe program to
-// many functions with one link (kprobe.multi, 5.18, needs fprobe).
-func KprobeMulti() error { return kprobeMulti() }
-
-var kprobeMulti = sync.OnceValue(func() error {
-	if features.HaveBPFLinkKprobeMulti() == nil {
-		return nil
-	}
-	// cilium/ebpf tries vprintk, which Debian's 6.1 refuses; a
-	// function every kernel traces tells whether the link type exists.
-	return check("kprobe.multi", asNotSupported(attachKprobeMulti("vfs_read")))
-})
+// many functions with one link (kprobe.multi, 5.18, needs
+// CONFIG_FPROBE, which Debian's 6.1 lacks).
+func KprobeMulti() error {
+	return check("kprobe.multi", features.HaveBPFLinkKprobeMulti())
+}
 
 // UprobeMulti reports whether the kernel attaches one uprobe program to
 // many offsets with one link (uprobe.multi, 6.6).

@@ -11,5 +11,3 @@ import (
 func release() string { return runtime.GOOS }
 
 func attachTracing(*ebpf.Program) error { return ebpf.ErrNotSupported }
-
-func attachKprobeMulti(string) error { return ebpf.ErrNotSupported }
