@@ -84,7 +84,7 @@ func (h *Handle) Compile(src Source) (*Program, error) {
 			if len(probes) == 0 && !h.opts.ZDefs {
 				return nil, &SourceError{Source: src, Err: &CompileError{
 					Tag: "D_PDESC_ZERO", Line: line, ShowTags: h.opts.ErrTags,
-					Msg: fmt.Sprintf("probe description %s does not match any probes", fullDesc(d)),
+					Msg: fmt.Sprintf("probe description %s does not match any probes", fullDesc(d)) + h.unavailable(d),
 				}}
 			}
 			p.Matches += len(probes)
@@ -318,4 +318,17 @@ func (h *Handle) loadLibrary(text string) {
 	}
 	h.libFiles = need
 	h.lib = dlib.LoadSources(h.fset, &check.Config{Kernel: h.kern, StrSize: h.opts.StrSize}, h.kern.IsTypeName, need)
+}
+
+// unavailable words why a provider named exactly offers no probes on this
+// kernel (fbt without kprobes), for the no-match error.
+func (h *Handle) unavailable(desc string) string {
+	d, err := provider.ParseDesc(desc)
+	if err != nil {
+		return ""
+	}
+	if why := h.reg.Unavailable(d); why != "" {
+		return ": " + why
+	}
+	return ""
 }

@@ -27,7 +27,9 @@ import (
 	"github.com/dtrace-go/dtrace/output/text"
 	"github.com/dtrace-go/dtrace/provider"
 	dtraceprov "github.com/dtrace-go/dtrace/provider/dtrace"
+	"github.com/dtrace-go/dtrace/provider/fbt"
 	ioprov "github.com/dtrace-go/dtrace/provider/io"
+	"github.com/dtrace-go/dtrace/provider/lockstat"
 	"github.com/dtrace-go/dtrace/provider/pid"
 	"github.com/dtrace-go/dtrace/provider/proc"
 	"github.com/dtrace-go/dtrace/provider/profile"
@@ -105,6 +107,7 @@ func Open(opts *Options, conf Config) (*Handle, error) {
 		// Addresses of the target resolve after it exits.
 		_, _ = sym.Snapshot(conf.Target)
 	}
+	fbtp := fbt.New() // lockstat finds kernel functions through fbt
 	h := &Handle{
 		sym:       sym,
 		opts:      opts,
@@ -112,7 +115,7 @@ func Open(opts *Options, conf Config) (*Handle, error) {
 		fset:      syntax.NewFileSet(),
 		macroArgs: conf.MacroArgs,
 		macros:    builtinMacros(conf),
-		reg:       provider.NewRegistry(dtraceprov.New(), profile.New(), syscall.New(), proc.New(), sched.New(), ioprov.New(), sdt.New(), pid.New(sym), usdt.New(sym)),
+		reg:       provider.NewRegistry(dtraceprov.New(), profile.New(), syscall.New(), proc.New(), sched.New(), ioprov.New(), sdt.New(), fbtp, lockstat.New(fbtp), pid.New(sym), usdt.New(sym)),
 		lines:     map[*syntax.File][]string{},
 		kern:      ktypes.Open(),
 		texts:     map[string]string{},

@@ -14,6 +14,20 @@ type Claimer interface {
 	Claims(providerPattern string) bool
 }
 
+// Namer is implemented by providers whose probes have a few fixed names
+// (fbt: entry and return). The Registry does not consult such a provider
+// for a description whose name field matches none of them, so that
+// matching BEGIN does not read the kernel's 40,000 functions.
+type Namer interface {
+	ProbeNames() []string
+}
+
+// Unavailabler is implemented by providers that may offer no probes on
+// this kernel; Unavailable says why ("" when the provider has probes).
+type Unavailabler interface {
+	Unavailable() string
+}
+
 // Registry holds the providers of one session and gives probes stable ids.
 // It is not safe for concurrent use.
 type Registry struct {
@@ -71,6 +85,9 @@ func (r *Registry) Match(d Desc) ([]*Probe, error) {
 		if claims && (exact || !cl.Claims(d.Provider)) || !claims && !Match(d.Provider, pv.Name()) {
 			continue
 		}
+		if nm, ok := pv.(Namer); ok && !matchesAny(d.Name, nm.ProbeNames()) {
+			continue
+		}
 		if err := r.touch(pv); err != nil {
 			return nil, err
 		}
@@ -97,6 +114,29 @@ func (r *Registry) Match(d Desc) ([]*Probe, error) {
 		out = append(out, mine...)
 	}
 	return out, nil
+}
+
+func matchesAny(pattern string, names []string) bool {
+	for _, n := range names {
+		if Match(pattern, n) {
+			return true
+		}
+	}
+	return false
+}
+
+// Unavailable says why the provider a description names exactly offers
+// no probes on this kernel, or "" (a glob or another provider).
+func (r *Registry) Unavailable(d Desc) string {
+	if d.Provider == "" || HasGlob(d.Provider) {
+		return ""
+	}
+	for _, pv := range r.providers {
+		if u, ok := pv.(Unavailabler); ok && pv.Name() == d.Provider {
+			return u.Unavailable()
+		}
+	}
+	return ""
 }
 
 // List returns every probe known for dtrace -l: all the probes of every

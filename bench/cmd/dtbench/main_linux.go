@@ -147,6 +147,11 @@ func run(c *config) error {
 			return fmt.Errorf("compile-and-attach: %w", err)
 		}
 	}
+	if c.only["fbt"] {
+		if err := benchFbt(c); err != nil {
+			return fmt.Errorf("fbt: %w", err)
+		}
+	}
 	return nil
 }
 

@@ -1,0 +1,84 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"os/exec"
+	"strings"
+	"time"
+)
+
+// hotFunction is the kernel function every getppid() call runs (amd64),
+// the hot function of the fbt per-event benchmark.
+const hotFunction = "__x64_sys_getppid"
+
+// benchFbt (-only fbt; needs a kernel with kprobes and fentry, such as
+// the 6.12 guest of ../shared/vm/run-kernel) compares fbt with bpftrace's
+// kfunc (fentry) and kprobe probes: attach-and-detach time of every
+// vfs_* function's entry, and the per-event cost of a hot function.
+func benchFbt(c *config) error {
+	if out, err := exec.Command(c.dtrace, "-l", "-n", "fbt::"+hotFunction+":entry").CombinedOutput(); err != nil {
+		fmt.Printf("\n== fbt: skipped: this kernel offers no fbt probes: %s\n", strings.TrimSpace(string(out)))
+		return nil
+	}
+	kprobe := func(argv ...string) []string { return append([]string{"env", "DTRACE_FBT=kprobe"}, argv...) }
+	fmt.Printf("\n== fbt 1. attach and detach fbt::vfs_*:entry: %d rounds, alternating (first round discarded)\n", c.rounds)
+	fmt.Println("   ready = exec to the line BEGIN prints (every probe attached); exit = SIGINT to exit (detached)")
+	attach := []tracer{
+		{"ours: fbt::vfs_*:entry (fentry)", []string{c.dtrace, "-q", "-n",
+			`fbt::vfs_*:entry { @[probefunc] = count(); } BEGIN { printf("ready\n"); }`}, noCheck, true},
+		{"ours: fbt::vfs_*:entry (kprobe)", kprobe(c.dtrace, "-q", "-n",
+			`fbt::vfs_*:entry { @[probefunc] = count(); } BEGIN { printf("ready\n"); }`), noCheck, true},
+		{"bpftrace: kfunc:vfs_*", []string{c.bpftrace, "-e",
+			`BEGIN { printf("ready\n"); } kfunc:vfs_* { @[probe] = count(); }`}, noCheck, false},
+		{"bpftrace: kprobe:vfs_*", []string{c.bpftrace, "-e",
+			`BEGIN { printf("ready\n"); } kprobe:vfs_* { @[probe] = count(); }`}, noCheck, false},
+	}
+	ready := make([][]time.Duration, len(attach))
+	exit := make([][]time.Duration, len(attach))
+	for round := 0; round <= c.rounds; round++ {
+		for i, t := range attach {
+			r, rd, err := startTracer(c, t)
+			if err != nil {
+				return err
+			}
+			ex, _, serr := r.stop(c)
+			if errors.Is(serr, errHung) {
+				fmt.Printf("   WARNING: round %d: %v; sample dropped\n", round, serr)
+				continue
+			} else if serr != nil {
+				return serr
+			}
+			if c.verbose {
+				fmt.Printf("   round %d: %-34s ready %s exit %s\n", round, t.name, ms(rd), ms(ex))
+			}
+			if round > 0 {
+				ready[i], exit[i] = append(ready[i], rd), append(exit[i], ex)
+			}
+		}
+	}
+	fmt.Printf("   %-36s %10s %10s %10s\n", "median", "ready", "exit", "total")
+	for i, t := range attach {
+		fmt.Printf("   %-36s %10s %10s %10s\n", t.name, ms(median(ready[i])), ms(median(exit[i])), ms(median(ready[i])+median(exit[i])))
+	}
+
+	fmt.Printf("\n== fbt 2. per-event overhead of %s: %d rounds of M=%d getppid() calls, alternating\n", hotFunction, c.rounds, c.m)
+	ts := []tracer{
+		{"ours: fbt (fentry)", []string{c.dtrace, "-q", "-n",
+			`fbt::` + hotFunction + `:entry { @[execname] = count(); } BEGIN { printf("ready\n"); }`}, loopName, true},
+		{"ours: fbt (kprobe)", kprobe(c.dtrace, "-q", "-n",
+			`fbt::`+hotFunction+`:entry { @[execname] = count(); } BEGIN { printf("ready\n"); }`), loopName, true},
+		{"bpftrace: kfunc", []string{c.bpftrace, "-e",
+			`BEGIN { printf("ready\n"); } kfunc:` + hotFunction + ` { @[comm] = count(); }`}, loopName, false},
+		{"bpftrace: kprobe", []string{c.bpftrace, "-e",
+			`BEGIN { printf("ready\n"); } kprobe:` + hotFunction + ` { @[comm] = count(); }`}, loopName, false},
+	}
+	base, res, err := measureEvents(c, c.m, ts)
+	if err != nil {
+		return err
+	}
+	over := printEvents(c, c.m, base, res)
+	fmt.Printf("   ratios: fentry ours/bpftrace %s, kprobe ours/bpftrace %s\n",
+		ratio(get(over, ts[0].name), get(over, ts[2].name)), ratio(get(over, ts[1].name), get(over, ts[3].name)))
+	return nil
+}

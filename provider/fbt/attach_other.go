@@ -1,0 +1,17 @@
+//go:build !linux
+
+package fbt
+
+import (
+	"fmt"
+	"io"
+
+	"github.com/cilium/ebpf"
+
+	"github.com/dtrace-go/dtrace/provider"
+)
+
+// Attach fails: kprobes and fentry are Linux only.
+func (*Provider) Attach(p *provider.Probe, _ *ebpf.Program) (io.Closer, error) {
+	return nil, fmt.Errorf("attach %s: %w", p, ebpf.ErrNotSupported)
+}

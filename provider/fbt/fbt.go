@@ -1,0 +1,505 @@
+package fbt
+
+import (
+	"bufio"
+	"bytes"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+
+	"github.com/cilium/ebpf"
+	"github.com/cilium/ebpf/asm"
+	"github.com/cilium/ebpf/btf"
+
+	"github.com/dtrace-go/dtrace/internal/abi"
+	"github.com/dtrace-go/dtrace/internal/kernel"
+	"github.com/dtrace-go/dtrace/provider"
+)
+
+// Name is the provider's name.
+const Name = "fbt"
+
+// Kernel is the module name of core kernel functions.
+const Kernel = "vmlinux"
+
+// maxFentryArgs is the most arguments a function may have for its probes
+// to run on fentry/fexit: every kernel from 5.5 takes six, more only on
+// some architectures and newer kernels.
+const maxFentryArgs = 6
+
+// noFentry are functions the verifier refuses to let fentry/fexit attach
+// to (the trampoline itself calls them, or they never return); their
+// probes run on kprobes.
+var noFentry = map[string]bool{
+	"migrate_disable": true, "migrate_enable": true, "rcu_read_unlock_strict": true,
+	"preempt_count_add": true, "preempt_count_sub": true, "__rcu_read_lock": true,
+	"__rcu_read_unlock": true, "do_exit": true, "do_group_exit": true,
+	"kthread_complete_and_exit": true, "kthread_exit": true, "make_task_dead": true,
+	"__x64_sys_exit": true, "__x64_sys_exit_group": true, "__ia32_sys_exit": true,
+	"__ia32_sys_exit_group": true, "__arm64_sys_exit": true, "__arm64_sys_exit_group": true,
+}
+
+// function is one traceable kernel function.
+type function struct {
+	mod, name string
+}
+
+// probeData is what a probe made by this provider carries.
+type probeData struct {
+	fn  int // index into Provider.funcs
+	ret bool
+}
+
+// info is what BTF says about a function, found when first needed.
+type info struct {
+	// typed: BTF has a prototype; args and ret are then valid.
+	typed bool
+	args  []string // C types of the parameters
+	ret   string   // C type of the return value, "" for void
+	// retSize and retSigned say how to widen the return value.
+	retSize   int
+	retSigned bool
+	// fentry: the probes run on fentry/fexit.
+	fentry bool
+}
+
+// Provider is the fbt provider.
+type Provider struct {
+	once   sync.Once
+	funcs  []function
+	byName map[string][]int // function name -> indexes into funcs
+	reason string           // why there are no probes
+
+	// kprobeOnly forces kprobes (DTRACE_FBT=kprobe).
+	kprobeOnly bool
+
+	mu    sync.Mutex
+	infos map[int]*info
+	specs map[string]*btf.Spec // module -> BTF (nil: none)
+	cache *btf.Cache           // parses vmlinux's BTF once for all modules
+}
+
+// New returns the fbt provider. It reads the kernel's function list when
+// first asked for probes.
+func New() *Provider {
+	return &Provider{
+		infos:      map[int]*info{},
+		specs:      map[string]*btf.Spec{},
+		cache:      btf.NewCache(),
+		kprobeOnly: os.Getenv("DTRACE_FBT") == "kprobe",
+	}
+}
+
+// Name returns "fbt".
+func (*Provider) Name() string { return Name }
+
+// ProbeNames returns the only probe names fbt has, so that descriptions
+// naming other probes (BEGIN) never read the kernel's function list.
+func (*Provider) ProbeNames() []string { return []string{"entry", "return"} }
+
+// load reads available_filter_functions.
+func (pv *Provider) load() {
+	pv.once.Do(func() {
+		root, err := kernel.MountTracefs()
+		if err != nil {
+			pv.reason = fmt.Sprintf("tracefs is not available (%v)", err)
+			return
+		}
+		data, err := os.ReadFile(filepath.Join(root, "available_filter_functions"))
+		if err != nil {
+			pv.reason = "the kernel has no function tracer (available_filter_functions: " + errText(err) + ")"
+			return
+		}
+		pv.funcs, pv.byName = parseFunctions(data)
+		if len(pv.funcs) == 0 {
+			pv.reason = "the kernel's function tracer lists no traceable functions (a kernel built without kprobes and ftrace)"
+		}
+	})
+}
+
+func errText(err error) string {
+	var pe *os.PathError
+	if errors.As(err, &pe) {
+		return pe.Err.Error()
+	}
+	return err.Error()
+}
+
+// parseFunctions reads available_filter_functions: "name" or
+// "name [module]" per line. Duplicates (static functions of one name) are
+// listed once; entries the kernel marks invalid are left out.
+func parseFunctions(data []byte) ([]function, map[string][]int) {
+	var funcs []function
+	byName := make(map[string][]int, 50000)
+	seen := make(map[function]bool, 50000)
+	sc := bufio.NewScanner(bytes.NewReader(data))
+	sc.Buffer(make([]byte, 64*1024), 1<<20)
+	for sc.Scan() {
+		line := sc.Bytes()
+		name, mod := line, []byte(Kernel)
+		if i := bytes.IndexByte(line, ' '); i >= 0 {
+			name = line[:i]
+			rest := bytes.TrimSpace(line[i+1:])
+			if len(rest) > 2 && rest[0] == '[' && rest[len(rest)-1] == ']' {
+				mod = rest[1 : len(rest)-1]
+			}
+		}
+		if len(name) == 0 || bytes.HasPrefix(name, []byte("__ftrace_invalid_address__")) {
+			continue
+		}
+		f := function{mod: string(mod), name: string(name)}
+		if seen[f] {
+			continue
+		}
+		seen[f] = true
+		byName[f.name] = append(byName[f.name], len(funcs))
+		funcs = append(funcs, f)
+	}
+	return funcs, byName
+}
+
+// Unavailable says why the kernel offers no fbt probes, or "" when it
+// does.
+func (pv *Provider) Unavailable() string {
+	pv.load()
+	if len(pv.funcs) > 0 {
+		return ""
+	}
+	return "this kernel does not offer fbt: " + pv.reason
+}
+
+// Probes returns the entry and return probes of the functions that match
+// d, in the order the kernel lists the functions.
+func (pv *Provider) Probes(d provider.Desc) ([]*provider.Probe, error) {
+	pv.load()
+	names := [2]bool{provider.Match(d.Name, "entry"), provider.Match(d.Name, "return")}
+	if !names[0] && !names[1] {
+		return nil, nil
+	}
+	var out []*provider.Probe
+	add := func(i int) {
+		f := pv.funcs[i]
+		if !provider.Match(d.Module, f.mod) {
+			return
+		}
+		if names[0] {
+			out = append(out, &provider.Probe{Provider: Name, Module: f.mod, Function: f.name, Name: "entry", Data: probeData{fn: i}})
+		}
+		if names[1] {
+			out = append(out, &provider.Probe{Provider: Name, Module: f.mod, Function: f.name, Name: "return", Data: probeData{fn: i, ret: true}})
+		}
+	}
+	if d.Function != "" && !provider.HasGlob(d.Function) {
+		for _, i := range pv.byName[d.Function] {
+			add(i)
+		}
+		return out, nil
+	}
+	if d == (provider.Desc{}) {
+		out = make([]*provider.Probe, 0, 2*len(pv.funcs))
+	}
+	for i, f := range pv.funcs {
+		if provider.Match(d.Function, f.name) {
+			add(i)
+		}
+	}
+	return out, nil
+}
+
+// data returns a probe's function, its BTF information and whether it is
+// a return probe.
+func (pv *Provider) data(p *provider.Probe) (function, *info, bool, error) {
+	d, ok := p.Data.(probeData)
+	if !ok || p.Owner != nil && p.Owner != provider.Provider(pv) {
+		return function{}, nil, false, fmt.Errorf("fbt: probe %s was not made by this provider", p)
+	}
+	pv.load()
+	if d.fn < 0 || d.fn >= len(pv.funcs) {
+		return function{}, nil, false, fmt.Errorf("fbt: probe %s was not made by this provider", p)
+	}
+	return pv.funcs[d.fn], pv.info(d.fn), d.ret, nil
+}
+
+// info returns (and caches) what BTF says about function i.
+func (pv *Provider) info(i int) *info {
+	pv.mu.Lock()
+	defer pv.mu.Unlock()
+	if in := pv.infos[i]; in != nil {
+		return in
+	}
+	f := pv.funcs[i]
+	in := &info{}
+	pv.infos[i] = in
+	spec := pv.spec(f.mod)
+	if spec == nil {
+		return in
+	}
+	all, err := spec.AnyTypesByName(f.name)
+	if err != nil {
+		return in
+	}
+	var fns []*btf.Func
+	for _, t := range all {
+		if fn, ok := t.(*btf.Func); ok {
+			fns = append(fns, fn)
+		}
+	}
+	if len(fns) == 0 {
+		return in
+	}
+	proto, ok := fns[0].Type.(*btf.FuncProto)
+	if !ok {
+		return in
+	}
+	in.typed = true
+	simple := len(proto.Params) <= maxFentryArgs
+	for _, prm := range proto.Params {
+		if prm.Type == nil {
+			// A variadic function's "..." has no type.
+			simple = false
+			continue
+		}
+		in.args = append(in.args, cType(prm.Type))
+		if _, _, ok := scalar(prm.Type); !ok {
+			simple = false
+		}
+	}
+	if rt := btf.UnderlyingType(proto.Return); rt != nil {
+		if _, void := rt.(*btf.Void); !void {
+			in.ret = cType(proto.Return)
+			size, signed, ok := scalar(proto.Return)
+			in.retSize, in.retSigned = size, signed
+			if !ok {
+				simple = false
+			}
+		}
+	}
+	// cilium/ebpf refuses to attach by an ambiguous name; a function in
+	// a module is found only if the module's name is the one BTF gives.
+	in.fentry = simple && len(fns) == 1 && !noFentry[f.name] && !pv.kprobeOnly && hasFentry()
+	return in
+}
+
+// spec returns the BTF of a module (vmlinux for the core kernel), or nil.
+// pv.mu is held.
+func (pv *Provider) spec(mod string) *btf.Spec {
+	if s, ok := pv.specs[mod]; ok {
+		return s
+	}
+	var s *btf.Spec
+	var err error
+	if mod == Kernel {
+		s, err = pv.cache.Kernel()
+	} else {
+		s, err = pv.cache.Module(mod)
+	}
+	if err != nil {
+		s = nil
+	}
+	pv.specs[mod] = s
+	return s
+}
+
+// scalar returns the size and signedness of a type passed in one
+// register (integer, enum, pointer), or false for anything else.
+func scalar(t btf.Type) (int, bool, bool) {
+	switch u := btf.UnderlyingType(t).(type) {
+	case *btf.Int:
+		return int(u.Size), u.Encoding == btf.Signed, u.Size <= 8
+	case *btf.Enum:
+		return int(u.Size), u.Signed, u.Size <= 8
+	case *btf.Pointer:
+		return 8, false, true
+	}
+	return 0, false, false
+}
+
+// cType writes a BTF type as C ("struct file *", "loff_t *", "char *").
+func cType(t btf.Type) string {
+	stars := 0
+	for {
+		switch x := t.(type) {
+		case *btf.Pointer:
+			stars++
+			t = x.Target
+			continue
+		case *btf.Const:
+			t = x.Type
+			continue
+		case *btf.Volatile:
+			t = x.Type
+			continue
+		case *btf.Restrict:
+			t = x.Type
+			continue
+		case *btf.TypeTag:
+			t = x.Type
+			continue
+		}
+		break
+	}
+	base := "void"
+	switch x := t.(type) {
+	case *btf.Int:
+		base = x.Name
+	case *btf.Float:
+		base = x.Name
+	case *btf.Typedef:
+		base = x.Name
+	case *btf.Struct:
+		if x.Name != "" {
+			base = "struct " + x.Name
+		}
+	case *btf.Union:
+		if x.Name != "" {
+			base = "union " + x.Name
+		}
+	case *btf.Enum:
+		if x.Name != "" {
+			base = "enum " + x.Name
+		} else {
+			base = "int"
+		}
+	case *btf.Fwd:
+		if x.Kind == btf.FwdUnion {
+			base = "union " + x.Name
+		} else {
+			base = "struct " + x.Name
+		}
+	case *btf.Array:
+		// Not a parameter type in C; a pointer is the nearest.
+		return cType(&btf.Pointer{Target: x.Type})
+	}
+	if stars == 0 {
+		return base
+	}
+	return base + " " + strings.Repeat("*", stars)
+}
+
+// Program says: a TRACING program on the function's BTF id (fentry or
+// fexit), or a kprobe program.
+func (pv *Provider) Program(p *provider.Probe) provider.ProgramKind {
+	f, in, ret, err := pv.data(p)
+	if err != nil || !in.fentry {
+		return provider.ProgramKind{Type: ebpf.Kprobe}
+	}
+	at := ebpf.AttachTraceFEntry
+	if ret {
+		at = ebpf.AttachTraceFExit
+	}
+	return provider.ProgramKind{Type: ebpf.Tracing, AttachType: at, AttachTo: f.name}
+}
+
+// ArgTypes returns the C types of the probe's args[]: the parameters on
+// entry; on return an int (the offset) and the return type, if any.
+func (pv *Provider) ArgTypes(p *provider.Probe) ([]string, error) {
+	_, in, ret, err := pv.data(p)
+	if err != nil {
+		return nil, err
+	}
+	if !in.typed {
+		return nil, fmt.Errorf("fbt: no type information for %s", p)
+	}
+	if ret {
+		if in.ret == "" {
+			return []string{"int"}, nil
+		}
+		return []string{"int", in.ret}, nil
+	}
+	if in.args == nil {
+		return []string{}, nil
+	}
+	return in.args, nil
+}
+
+// XArgTypes keeps every argument's native type; saying so (rather than
+// nil) lets the types be looked up among the kernel's.
+func (pv *Provider) XArgTypes(p *provider.Probe) ([]string, error) {
+	names, err := pv.ArgTypes(p)
+	if err != nil {
+		return nil, err
+	}
+	return make([]string, len(names)), nil
+}
+
+// Prologue fills arg[] from the fentry/fexit context or the saved
+// registers.
+func (pv *Provider) Prologue(p *provider.Probe, mstate int16) asm.Instructions {
+	_, in, ret, err := pv.data(p)
+	if err != nil {
+		return asm.Instructions{asm.Mov.Imm(asm.R0, 0), asm.JEq.Imm(asm.R0, 0, provider.SkipLabel)}
+	}
+	arg := func(i int) int16 { return mstate + abi.MStateArgs + int16(8*i) }
+	var insns asm.Instructions
+	for i := 0; i < abi.MStateNArgs; i++ {
+		insns = append(insns, provider.StoreImmDW(asm.R7, arg(i), 0))
+	}
+	if ret {
+		insns = append(insns, provider.StoreImmDW(asm.R7, arg(0), -1))
+		switch {
+		case in.fentry && in.ret != "":
+			insns = append(insns, asm.LoadMem(asm.R0, asm.R6, int16(8*len(in.args)), asm.DWord))
+		case in.fentry:
+			return insns
+		default:
+			insns = append(insns, asm.LoadMem(asm.R0, asm.R6, retReg, asm.DWord))
+		}
+		insns = append(insns, widen(asm.R0, in.retSize, in.retSigned)...)
+		return append(insns, asm.StoreMem(asm.R7, arg(1), asm.R0, asm.DWord))
+	}
+	n := len(in.args)
+	if !in.typed {
+		n = len(argRegs)
+	}
+	n = min(n, abi.MStateNArgs)
+	for i := 0; i < n; i++ {
+		switch {
+		case in.fentry:
+			insns = append(insns, asm.LoadMem(asm.R0, asm.R6, int16(8*i), asm.DWord))
+		case i < len(argRegs):
+			insns = append(insns, asm.LoadMem(asm.R0, asm.R6, argRegs[i], asm.DWord))
+		default:
+			// On the stack, above the return address.
+			insns = append(insns,
+				asm.LoadMem(asm.R3, asm.R6, spReg, asm.DWord),
+				asm.Add.Imm(asm.R3, int32(8*(i-len(argRegs)+stackArgSlot))),
+				asm.Mov.Reg(asm.R1, asm.R7),
+				asm.Add.Imm(asm.R1, int32(arg(i))),
+				asm.Mov.Imm(asm.R2, 8),
+				asm.FnProbeReadKernel.Call(),
+			)
+			continue
+		}
+		insns = append(insns, asm.StoreMem(asm.R7, arg(i), asm.R0, asm.DWord))
+	}
+	return insns
+}
+
+// widen sign- or zero-extends the low size bytes of r to 64 bits.
+func widen(r asm.Register, size int, signed bool) asm.Instructions {
+	if size <= 0 || size >= 8 {
+		return nil
+	}
+	shift := int32(64 - 8*size)
+	if signed {
+		return asm.Instructions{asm.LSh.Imm(r, shift), asm.ArSh.Imm(r, shift)}
+	}
+	return asm.Instructions{asm.LSh.Imm(r, shift), asm.RSh.Imm(r, shift)}
+}
+
+// Functions returns the names of the traceable functions of module whose
+// names match the glob pattern, in the kernel's order (for providers
+// built on kernel functions, such as lockstat).
+func (pv *Provider) Functions(module, pattern string) []string {
+	pv.load()
+	var out []string
+	for _, f := range pv.funcs {
+		if f.mod == module && provider.Match(pattern, f.name) {
+			out = append(out, f.name)
+		}
+	}
+	return out
+}

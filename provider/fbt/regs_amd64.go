@@ -1,0 +1,23 @@
+package fbt
+
+import "os"
+
+// Offsets in x86-64's struct pt_regs of the registers that carry the
+// first six arguments (rdi, rsi, rdx, rcx, r8, r9), the return value
+// (rax) and the stack pointer.
+var argRegs = []int16{112, 104, 96, 88, 72, 64}
+
+const (
+	retReg = 80
+	spReg  = 152
+	// stackArgSlot: at function entry the stack pointer points at the
+	// return address; the seventh argument is the next slot.
+	stackArgSlot = 1
+)
+
+// hasFentry reports whether fentry/fexit can be used: x86-64 has had BPF
+// trampolines since 5.5; they need the kernel's BTF.
+func hasFentry() bool {
+	_, err := os.Stat("/sys/kernel/btf/vmlinux")
+	return err == nil
+}

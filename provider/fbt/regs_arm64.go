@@ -1,0 +1,15 @@
+package fbt
+
+// Offsets in arm64's struct pt_regs of x0-x7 (the first eight arguments;
+// x0 also the return value) and of sp.
+var argRegs = []int16{0, 8, 16, 24, 32, 40, 48, 56}
+
+const (
+	retReg = 0
+	spReg  = 248
+	// stackArgSlot: the ninth argument is at the stack pointer on entry.
+	stackArgSlot = 0
+)
+
+// hasFentry: kprobes only until fentry on arm64 (6.0+) is tested.
+func hasFentry() bool { return false }
