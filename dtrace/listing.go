@@ -1,6 +1,7 @@
 package dtrace
 
 import (
+	"bufio"
 	"fmt"
 	"io"
 	"strings"
@@ -22,6 +23,10 @@ func (h *Handle) WriteList(w io.Writer, p *Program, verbose bool) error {
 	if err != nil {
 		return err
 	}
+	// One write per line would be 80,000 system calls for fbt.
+	bw := bufio.NewWriterSize(w, 64<<10)
+	defer bw.Flush()
+	w = bw
 	for _, q := range probes {
 		fmt.Fprintf(w, "%5d %10s %17s %33s %s\n", q.ID, q.Provider, q.Module, q.Function, q.Name)
 		if verbose {

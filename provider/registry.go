@@ -126,15 +126,23 @@ func matchesAny(pattern string, names []string) bool {
 }
 
 // Unavailable says why the provider a description names exactly offers
-// no probes on this kernel, or "" (a glob or another provider).
+// no probes on this kernel, or "" (a glob, another provider, or a probe
+// name the provider never has).
 func (r *Registry) Unavailable(d Desc) string {
 	if d.Provider == "" || HasGlob(d.Provider) {
 		return ""
 	}
 	for _, pv := range r.providers {
-		if u, ok := pv.(Unavailabler); ok && pv.Name() == d.Provider {
-			return u.Unavailable()
+		u, ok := pv.(Unavailabler)
+		if !ok || pv.Name() != d.Provider {
+			continue
 		}
+		// A name the provider never has (fbt:::boo) matches nothing on
+		// any kernel: the plain no-match error says it all.
+		if nm, ok := pv.(Namer); ok && !matchesAny(d.Name, nm.ProbeNames()) {
+			return ""
+		}
+		return u.Unavailable()
 	}
 	return ""
 }

@@ -134,7 +134,7 @@ func errText(err error) string {
 func parseFunctions(data []byte) ([]function, map[string][]int) {
 	var funcs []function
 	byName := make(map[string][]int, 50000)
-	seen := make(map[function]bool, 50000)
+	mods := map[string]string{Kernel: Kernel}
 	sc := bufio.NewScanner(bytes.NewReader(data))
 	sc.Buffer(make([]byte, 64*1024), 1<<20)
 	for sc.Scan() {
@@ -150,11 +150,19 @@ func parseFunctions(data []byte) ([]function, map[string][]int) {
 		if len(name) == 0 || bytes.HasPrefix(name, []byte("__ftrace_invalid_address__")) {
 			continue
 		}
-		f := function{mod: string(mod), name: string(name)}
-		if seen[f] {
+		m, ok := mods[string(mod)] // no allocation for the lookup
+		if !ok {
+			m = string(mod)
+			mods[m] = m
+		}
+		f := function{mod: m, name: string(name)}
+		dup := false
+		for _, j := range byName[f.name] {
+			dup = dup || funcs[j].mod == f.mod
+		}
+		if dup {
 			continue
 		}
-		seen[f] = true
 		byName[f.name] = append(byName[f.name], len(funcs))
 		funcs = append(funcs, f)
 	}
@@ -180,16 +188,30 @@ func (pv *Provider) Probes(d provider.Desc) ([]*provider.Probe, error) {
 		return nil, nil
 	}
 	var out []*provider.Probe
+	// Probes come from blocks: one allocation per 1,024, not per probe.
+	var block []provider.Probe
+	alloc := func() *provider.Probe {
+		if len(block) == 0 {
+			block = make([]provider.Probe, 1024)
+		}
+		p := &block[0]
+		block = block[1:]
+		return p
+	}
 	add := func(i int) {
 		f := pv.funcs[i]
 		if !provider.Match(d.Module, f.mod) {
 			return
 		}
 		if names[0] {
-			out = append(out, &provider.Probe{Provider: Name, Module: f.mod, Function: f.name, Name: "entry", Data: probeData{fn: i}})
+			p := alloc()
+			*p = provider.Probe{Provider: Name, Module: f.mod, Function: f.name, Name: "entry", Data: probeData{fn: i}}
+			out = append(out, p)
 		}
 		if names[1] {
-			out = append(out, &provider.Probe{Provider: Name, Module: f.mod, Function: f.name, Name: "return", Data: probeData{fn: i, ret: true}})
+			p := alloc()
+			*p = provider.Probe{Provider: Name, Module: f.mod, Function: f.name, Name: "return", Data: probeData{fn: i, ret: true}}
+			out = append(out, p)
 		}
 	}
 	if d.Function != "" && !provider.HasGlob(d.Function) {

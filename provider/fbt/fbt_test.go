@@ -96,6 +96,17 @@ func TestRegistrySkipsByName(t *testing.T) {
 	if got := r.Unavailable(provider.Desc{Provider: "fbt"}); got != "" {
 		t.Errorf("Unavailable = %q with functions", got)
 	}
+	empty := New()
+	empty.once.Do(func() { empty.reason = "no function tracer" })
+	r = provider.NewRegistry(empty)
+	if got := r.Unavailable(provider.Desc{Provider: "fbt", Function: "foo", Name: "entry"}); got != "this kernel does not offer fbt: no function tracer" {
+		t.Errorf("Unavailable(fbt::foo:entry) = %q", got)
+	}
+	for _, d := range []provider.Desc{{Provider: "fbt", Name: "boo"}, {Provider: "fb*", Name: "entry"}} {
+		if got := r.Unavailable(d); got != "" {
+			t.Errorf("Unavailable(%v) = %q, want none", d, got)
+		}
+	}
 }
 
 func TestCType(t *testing.T) {
