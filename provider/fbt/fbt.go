@@ -16,6 +16,7 @@ import (
 
 	"github.com/dtrace-go/dtrace/internal/abi"
 	"github.com/dtrace-go/dtrace/internal/kernel"
+	"github.com/dtrace-go/dtrace/internal/kfeature"
 	"github.com/dtrace-go/dtrace/provider"
 )
 
@@ -301,7 +302,7 @@ func (pv *Provider) info(i int) *info {
 	}
 	// cilium/ebpf refuses to attach by an ambiguous name; a function in
 	// a module is found only if the module's name is the one BTF gives.
-	in.fentry = simple && len(fns) == 1 && !noFentry[f.name] && !pv.kprobeOnly && hasFentry()
+	in.fentry = simple && len(fns) == 1 && !noFentry[f.name] && !pv.kprobeOnly && kfeature.Fentry() == nil
 	return in
 }
 

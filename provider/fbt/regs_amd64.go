@@ -1,7 +1,5 @@
 package fbt
 
-import "os"
-
 // Offsets in x86-64's struct pt_regs of the registers that carry the
 // first six arguments (rdi, rsi, rdx, rcx, r8, r9), the return value
 // (rax) and the stack pointer.
@@ -14,10 +12,3 @@ const (
 	// return address; the seventh argument is the next slot.
 	stackArgSlot = 1
 )
-
-// hasFentry reports whether fentry/fexit can be used: x86-64 has had BPF
-// trampolines since 5.5; they need the kernel's BTF.
-func hasFentry() bool {
-	_, err := os.Stat("/sys/kernel/btf/vmlinux")
-	return err == nil
-}

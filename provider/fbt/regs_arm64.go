@@ -10,6 +10,3 @@ const (
 	// stackArgSlot: the ninth argument is at the stack pointer on entry.
 	stackArgSlot = 0
 )
-
-// hasFentry: kprobes only until fentry on arm64 (6.0+) is tested.
-func hasFentry() bool { return false }

@@ -10,5 +10,3 @@ const (
 	spReg        = 0
 	stackArgSlot = 0
 )
-
-func hasFentry() bool { return false }
