@@ -15,3 +15,6 @@ import (
 func (*Provider) Attach(p *provider.Probe, _ *ebpf.Program) (io.Closer, error) {
 	return nil, fmt.Errorf("attach %s: %w", p, ebpf.ErrNotSupported)
 }
+
+// multiState has nothing to dispatch where nothing attaches.
+type multiState struct{}

@@ -74,8 +74,14 @@ type Provider struct {
 	byName map[string][]int // function name -> indexes into funcs
 	reason string           // why there are no probes
 
-	// kprobeOnly forces kprobes (DTRACE_FBT=kprobe).
-	kprobeOnly bool
+	// kprobeOnly forces one kprobe per probe (DTRACE_FBT=kprobe);
+	// noMulti forbids kprobe.multi (DTRACE_FBT=fentry).
+	kprobeOnly, noMulti bool
+
+	// wide holds the probes (probeData) a description matched with
+	// more than WideThreshold others: they run under kprobe.multi.
+	wide  map[probeData]bool
+	multi multiState
 
 	mu    sync.Mutex
 	infos map[int]*info
@@ -91,6 +97,8 @@ func New() *Provider {
 		specs:      map[string]*btf.Spec{},
 		cache:      btf.NewCache(),
 		kprobeOnly: os.Getenv("DTRACE_FBT") == "kprobe",
+		noMulti:    os.Getenv("DTRACE_FBT") == "fentry",
+		wide:       map[probeData]bool{},
 	}
 }
 
@@ -229,7 +237,38 @@ func (pv *Provider) Probes(d provider.Desc) ([]*provider.Probe, error) {
 			add(i)
 		}
 	}
+	if len(out) > WideThreshold && d != (provider.Desc{}) && pv.multiOK() {
+		pv.mu.Lock()
+		for _, p := range out {
+			// kprobe.multi finds functions by name in vmlinux.
+			if p.Module == Kernel {
+				pv.wide[p.Data.(probeData)] = true
+			}
+		}
+		pv.mu.Unlock()
+	}
 	return out, nil
+}
+
+// WideThreshold is the number of probes above which one description's
+// probes run under kprobe.multi: one link (one ftrace update) for all
+// their functions and a dispatcher that tail-calls each function's probe
+// program, rather than a trampoline or kprobe each.
+const WideThreshold = 8
+
+// multiOK reports whether wide descriptions may use kprobe.multi.
+func (pv *Provider) multiOK() bool {
+	return !pv.kprobeOnly && !pv.noMulti && kfeature.KprobeMulti() == nil
+}
+
+// mode says how a probe runs: on fentry/fexit, or under kprobe.multi
+// (neither: its own kprobe).
+func (pv *Provider) mode(p *provider.Probe, in *info) (fentry, multi bool) {
+	d, _ := p.Data.(probeData)
+	pv.mu.Lock()
+	multi = pv.wide[d]
+	pv.mu.Unlock()
+	return in.fentry && !multi, multi
 }
 
 // data returns a probe's function, its BTF information and whether it is
@@ -406,7 +445,14 @@ func cType(t btf.Type) string {
 // fexit), or a kprobe program.
 func (pv *Provider) Program(p *provider.Probe) provider.ProgramKind {
 	f, in, ret, err := pv.data(p)
-	if err != nil || !in.fentry {
+	if err != nil {
+		return provider.ProgramKind{Type: ebpf.Kprobe}
+	}
+	fentry, multi := pv.mode(p, in)
+	if multi {
+		return provider.ProgramKind{Type: ebpf.Kprobe, AttachType: ebpf.AttachTraceKprobeMulti}
+	}
+	if !fentry {
 		return provider.ProgramKind{Type: ebpf.Kprobe}
 	}
 	at := ebpf.AttachTraceFEntry
@@ -455,6 +501,7 @@ func (pv *Provider) Prologue(p *provider.Probe, mstate int16) asm.Instructions {
 	if err != nil {
 		return asm.Instructions{asm.Mov.Imm(asm.R0, 0), asm.JEq.Imm(asm.R0, 0, provider.SkipLabel)}
 	}
+	fentry, _ := pv.mode(p, in)
 	arg := func(i int) int16 { return mstate + abi.MStateArgs + int16(8*i) }
 	var insns asm.Instructions
 	for i := 0; i < abi.MStateNArgs; i++ {
@@ -463,9 +510,9 @@ func (pv *Provider) Prologue(p *provider.Probe, mstate int16) asm.Instructions {
 	if ret {
 		insns = append(insns, provider.StoreImmDW(asm.R7, arg(0), -1))
 		switch {
-		case in.fentry && in.ret != "":
+		case fentry && in.ret != "":
 			insns = append(insns, asm.LoadMem(asm.R0, asm.R6, int16(8*len(in.args)), asm.DWord))
-		case in.fentry:
+		case fentry:
 			return insns
 		default:
 			insns = append(insns, asm.LoadMem(asm.R0, asm.R6, retReg, asm.DWord))
@@ -480,7 +527,7 @@ func (pv *Provider) Prologue(p *provider.Probe, mstate int16) asm.Instructions {
 	n = min(n, abi.MStateNArgs)
 	for i := 0; i < n; i++ {
 		switch {
-		case in.fentry:
+		case fentry:
 			insns = append(insns, asm.LoadMem(asm.R0, asm.R6, int16(8*i), asm.DWord))
 		case i < len(argRegs):
 			insns = append(insns, asm.LoadMem(asm.R0, asm.R6, argRegs[i], asm.DWord))

@@ -190,6 +190,23 @@ func TestInGuest(t *testing.T) {
 			}
 		})
 	}
+	for _, mode := range []string{"multi", "fentry"} {
+		t.Run("wide-"+mode, func(t *testing.T) {
+			// vfs_* is more than fbt.WideThreshold probes: one
+			// kprobe.multi link per side by default.
+			var env []string
+			if mode == "fentry" {
+				env = []string{"DTRACE_FBT=fentry"}
+			}
+			out := dtrace(t, env, "-q", "-n", `fbt::vfs_*:entry /pid == $target/ { @e[probefunc] = count(); }
+				fbt::vfs_*:return /pid == $target/ { @r[probefunc] = count(); }
+				END { printa("e%s %@d\n", @e); printa("r%s %@d\n", @r); }`, "-c", reader)
+			c := counts(out)
+			if c["evfs_read"] < 2 || c["rvfs_read"] != c["evfs_read"] {
+				t.Errorf("vfs_read entries %d, returns %d: want equal and at least 2\n%s", c["evfs_read"], c["rvfs_read"], out)
+			}
+		})
+	}
 	t.Run("flowindent", func(t *testing.T) {
 		out := dtrace(t, nil, "-F", "-n", `fbt::vfs_read:entry,fbt::vfs_read:return,fbt::rw_verify_area:entry,fbt::rw_verify_area:return /pid == $target/ {}`, "-c", reader)
 		for _, want := range []string{"  -> vfs_read", "    -> rw_verify_area", "    <- rw_verify_area", "  <- vfs_read"} {
