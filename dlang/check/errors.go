@@ -3,7 +3,6 @@ package check
 import (
 	"fmt"
 	"sort"
-	"strings"
 
 	"github.com/dtrace-go/dtrace/dlang/syntax"
 )
@@ -37,19 +36,8 @@ func (e *Error) Tagged() string { return "[" + e.Tag.String() + "] " + e.Error()
 // the list keeps the rest for tools and tests.
 type ErrorList []*Error
 
-// Error returns the first error's text.
-func (l ErrorList) Error() string {
-	switch len(l) {
-	case 0:
-		return "no errors"
-	case 1:
-		return l[0].Error()
-	}
-	var b strings.Builder
-	b.WriteString(l[0].Error())
-	fmt.Fprintf(&b, " (and %d more errors)", len(l)-1)
-	return b.String()
-}
+// Error returns the first error's text, as syntax.ErrorList does.
+func (l ErrorList) Error() string { return syntax.FirstError(l) }
 
 // Err returns l as an error, or nil if it is empty.
 func (l ErrorList) Err() error {

@@ -35,7 +35,12 @@ func (e *Error) Error() string {
 type ErrorList []*Error
 
 // Error returns the first error's text, as dtrace reports only the first.
-func (l ErrorList) Error() string {
+func (l ErrorList) Error() string { return FirstError(l) }
+
+// FirstError is the text of a list of errors (this package's, the
+// checker's): the first error's, which is what dtrace reports, and how
+// many more there are.
+func FirstError[E error](l []E) string {
 	switch len(l) {
 	case 0:
 		return "no errors"

@@ -76,6 +76,25 @@ func (t Token) String() string {
 	return "Token(" + strconv.Itoa(int(t)) + ")"
 }
 
+// form prints an S-expression: head and the nodes, in parentheses.
+func (p printer) form(head string, nodes ...Node) {
+	p.printf("(%s", head)
+	for _, n := range nodes {
+		p.printf(" ")
+		p.node(n)
+	}
+	p.printf(")")
+}
+
+// exprs returns es as nodes.
+func exprs(es []Expr) []Node {
+	ns := make([]Node, len(es))
+	for i, e := range es {
+		ns[i] = e
+	}
+	return ns
+}
+
 func (p printer) node(n Node) {
 	switch n := n.(type) {
 	case nil:
@@ -196,12 +215,7 @@ func (p printer) node(n Node) {
 			p.printf("@%s", n.Name)
 			break
 		}
-		p.printf("(@%s", n.Name)
-		for _, k := range n.Keys {
-			p.printf(" ")
-			p.node(k)
-		}
-		p.printf(")")
+		p.form("@"+n.Name, exprs(n.Keys)...)
 	case *UnaryExpr:
 		op := n.Op.String()
 		switch n.Op {
@@ -210,49 +224,25 @@ func (p printer) node(n Node) {
 		case INC, DEC:
 			op = "pre" + op
 		}
-		p.printf("(%s ", op)
-		p.node(n.X)
-		p.printf(")")
+		p.form(op, n.X)
 	case *PostfixExpr:
-		p.printf("(post%s ", n.Op)
-		p.node(n.X)
-		p.printf(")")
+		p.form("post"+n.Op.String(), n.X)
 	case *BinaryExpr:
-		p.printf("(%s ", n.Op)
-		p.node(n.X)
-		p.printf(" ")
-		p.node(n.Y)
-		p.printf(")")
+		p.form(n.Op.String(), n.X, n.Y)
 	case *AssignExpr:
-		p.printf("(%s ", n.Op)
-		p.node(n.X)
-		p.printf(" ")
-		p.node(n.Y)
-		p.printf(")")
+		p.form(n.Op.String(), n.X, n.Y)
 	case *CondExpr:
-		p.printf("(? ")
-		p.node(n.Cond)
-		p.printf(" ")
-		p.node(n.X)
-		p.printf(" ")
-		p.node(n.Y)
-		p.printf(")")
+		p.form("?", n.Cond, n.X, n.Y)
 	case *CastExpr:
-		p.printf("(cast %s ", p.typeName(n.Type))
-		p.node(n.X)
-		p.printf(")")
+		p.form("cast "+p.typeName(n.Type), n.X)
 	case *SizeofExpr:
 		if n.Type != nil {
 			p.printf("(sizeof %s)", p.typeName(n.Type))
 		} else {
-			p.printf("(sizeof ")
-			p.node(n.X)
-			p.printf(")")
+			p.form("sizeof", n.X)
 		}
 	case *StringofExpr:
-		p.printf("(stringof ")
-		p.node(n.X)
-		p.printf(")")
+		p.form("stringof", n.X)
 	case *OffsetofExpr:
 		p.printf("(offsetof %s", p.typeName(n.Type))
 		for _, m := range n.Member {
@@ -260,25 +250,11 @@ func (p printer) node(n Node) {
 		}
 		p.printf(")")
 	case *XlateExpr:
-		p.printf("(xlate %s ", p.typeName(n.Type))
-		p.node(n.X)
-		p.printf(")")
+		p.form("xlate "+p.typeName(n.Type), n.X)
 	case *CallExpr:
-		p.printf("(call ")
-		p.node(n.Fun)
-		for _, a := range n.Args {
-			p.printf(" ")
-			p.node(a)
-		}
-		p.printf(")")
+		p.form("call", append([]Node{n.Fun}, exprs(n.Args)...)...)
 	case *IndexExpr:
-		p.printf("(index ")
-		p.node(n.X)
-		for _, a := range n.Index {
-			p.printf(" ")
-			p.node(a)
-		}
-		p.printf(")")
+		p.form("index", append([]Node{n.X}, exprs(n.Index)...)...)
 	case *MemberExpr:
 		op := "."
 		if n.Arrow {
@@ -288,9 +264,7 @@ func (p printer) node(n Node) {
 		p.node(n.X)
 		p.printf(" %s)", n.Name.Name)
 	case *ParenExpr:
-		p.printf("(paren ")
-		p.node(n.X)
-		p.printf(")")
+		p.form("paren", n.X)
 	case *BadExpr:
 		p.printf("(bad)")
 	case *TypeName:

@@ -701,17 +701,25 @@ func (s *scanner) quotedEnd(start int, q byte) (end int, newline bool) {
 	return -1, false
 }
 
-// scanString scans a string literal.
-func (s *scanner) scanString() token {
-	start := s.off
-	end, nl := s.quotedEnd(start, '"')
+// scanQuoted scans a literal between quotes from s.off and moves past it;
+// a newline within it is the error tag nlTag, saying nlMsg. It returns the
+// offsets of the opening and closing quotes.
+func (s *scanner) scanQuoted(quote byte, nlTag, nlMsg string) (start, end int) {
+	start = s.off
+	end, nl := s.quotedEnd(start, quote)
 	switch {
 	case end < 0:
 		s.badChar(start)
 	case nl:
-		s.errorf(end+1, "D_STR_NL", "newline encountered in string literal")
+		s.errorf(end+1, nlTag, "%s", nlMsg)
 	}
 	s.off = end + 1
+	return start, end
+}
+
+// scanString scans a string literal.
+func (s *scanner) scanString() token {
+	start, end := s.scanQuoted('"', "D_STR_NL", "newline encountered in string literal")
 	t := s.make(STRING, start, s.off)
 	t.str = unescape(s.src[start+1 : end])
 	return t
@@ -720,15 +728,7 @@ func (s *scanner) scanString() token {
 // scanChar scans a character constant; its value is the bytes of the
 // constant, the first one most significant.
 func (s *scanner) scanChar() token {
-	start := s.off
-	end, nl := s.quotedEnd(start, '\'')
-	switch {
-	case end < 0:
-		s.badChar(start)
-	case nl:
-		s.errorf(end+1, "D_CHR_NL", "newline encountered in character constant")
-	}
-	s.off = end + 1
+	start, end := s.scanQuoted('\'', "D_CHR_NL", "newline encountered in character constant")
 	if end == start+1 {
 		s.errorf(s.off, "D_CHR_NULL", "empty character constant")
 	}
