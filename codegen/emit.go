@@ -40,8 +40,6 @@ const (
 	// a sibling subexpression is evaluated (see hold).
 	stackStash = -168
 	maxStash   = 8
-	// stackSize is the frame size a function uses.
-	stackSize = 160 + 8*maxStash
 )
 
 func spillSlot(r asm.Register) int16 { return int16(stackSpillBase - 8*int(r)) }
@@ -143,17 +141,6 @@ func (f *fn) free(rs ...asm.Register) {
 	for _, r := range rs {
 		delete(f.used, r)
 	}
-}
-
-// nfree counts the free temporaries.
-func (f *fn) nfree() int {
-	n := 0
-	for _, r := range pool {
-		if !f.used[r] {
-			n++
-		}
-	}
-	return n
 }
 
 // held is a value kept either in a register or in a stack slot.

@@ -9,6 +9,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -55,9 +56,9 @@ $D -q -n 'pid$target::work:entry { @ = count(); } END { printa("pid work %@d\n",
 // profile's count (which depends on time) is replaced by "fired".
 var want = []string{
 	"hello 42",
-	"getppid 1000",
+	"getppid " + strconv.Itoa(calls),
 	"profile fired",
-	"pid work 1000",
+	"pid work " + strconv.Itoa(calls),
 }
 
 var profileLine = regexp.MustCompile(`^profile ([1-9][0-9]*)$`)
@@ -124,7 +125,7 @@ func TestSmoke61(t *testing.T) {
 		t.Skip("no run-kernel:", err)
 	}
 	dir, dtrace, prog := setup(t)
-	args := []string{filepath.Join(dir, "smoke.sh"), dtrace, prog, "1000"}
+	args := []string{filepath.Join(dir, "smoke.sh"), dtrace, prog, strconv.Itoa(calls)}
 
 	if os.Geteuid() == 0 {
 		out, err := exec.Command("sh", args...).CombinedOutput()
