@@ -3,11 +3,15 @@
 package consumer
 
 import (
+	"bufio"
+	"io"
+
 	"testing"
 
 	"github.com/dtrace-go/dtrace/codegen"
 	"github.com/dtrace-go/dtrace/format"
 	"github.com/dtrace-go/dtrace/output"
+	"github.com/dtrace-go/dtrace/output/text"
 	"github.com/dtrace-go/dtrace/provider"
 )
 
@@ -88,4 +92,21 @@ func BenchmarkPrintfRecord(b *testing.B) {
 			b.Fatal(err)
 		}
 	}
+}
+
+// BenchmarkPrintfText measures a printf() record from its bytes to its
+// text: decoding, the action and dtrace(1M)'s rendering into a buffered
+// writer, as the command does for each record of a stream.
+func BenchmarkPrintfText(b *testing.B) {
+	w := bufio.NewWriterSize(io.Discard, 64<<10)
+	r := text.New(text.Config{Out: w, Settings: output.Settings{Quiet: true, StrSize: 256}})
+	c, data := printfConsumer(r)
+	b.ReportAllocs()
+	for i := 0; i < b.N; i++ {
+		le.PutUint32(data[16:], uint32(i))
+		if err := c.record(0, data); err != nil {
+			b.Fatal(err)
+		}
+	}
+	w.Flush()
 }

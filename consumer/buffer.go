@@ -57,6 +57,10 @@ type BufferOptions struct {
 	// fill and ring policies; nil charges its length. The library can
 	// charge what DTrace would (its records are laid out differently).
 	Charge func(rec []byte) int
+	// Backlog is how many bytes per CPU the readers (Buffers.Start)
+	// may hold in user space before they leave records in the kernel
+	// ring; 0 means 32 rings, at least 64m.
+	Backlog int
 }
 
 // Handler receives one record of a CPU. data is only valid during the

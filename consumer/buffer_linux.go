@@ -35,6 +35,19 @@ type Buffers struct {
 	ending bool        // fill: END records may use the reserve
 	gone   atomic.Bool // closed, for Wake without the lock
 	events []unix.EpollEvent
+
+	// Readers (Start): one goroutine per CPU copies what its kernel
+	// ring holds into the CPU's backlog as soon as the ring passes its
+	// wakeup mark, so that the ring empties at the rate records arrive
+	// whatever the decoding costs; ready tells Poll that a backlog
+	// grew. stopFD ends the readers.
+	readers sync.WaitGroup
+	started bool
+	stopFD  int
+	ready   chan struct{}
+	wake    chan struct{}
+	stop    chan struct{}
+	backlog int // bytes a reader may hold per CPU before it waits
 }
 
 type cpuBuf struct {
@@ -44,8 +57,6 @@ type cpuBuf struct {
 	data []byte
 	meta *perfMeta
 
-	wrapBuf []byte // a record that wraps around the end of data
-
 	lost    uint64 // records the kernel reported lost, not yet reported
 	charged int    // bytes charged (fill, ring)
 	full    bool   // fill: this CPU's buffer is full
@@ -53,6 +64,16 @@ type cpuBuf struct {
 
 	ring     [][]byte // ring policy: retained records, oldest first
 	ringUsed int
+
+	// qmu guards the ring's tail and the backlog: chunks of the kernel
+	// ring's bytes (whole perf records) copied out by the reader or by
+	// Drain, oldest first, not yet delivered. queued counts their bytes;
+	// spare holds emptied chunks for reuse.
+	qmu    sync.Mutex
+	queue  [][]byte
+	queued int
+	spare  [][]byte
+	space  chan struct{} // the backlog was taken (Start)
 }
 
 // perfMeta mirrors the head of struct perf_event_mmap_page that we use.
@@ -78,7 +99,8 @@ func OpenBuffers(m *ebpf.Map, opts BufferOptions) (_ *Buffers, err error) {
 	if err != nil {
 		return nil, err
 	}
-	b := &Buffers{opts: opts, epfd: -1, wakeFD: -1, pageSize: os.Getpagesize()}
+	b := &Buffers{opts: opts, epfd: -1, wakeFD: -1, stopFD: -1, pageSize: os.Getpagesize(),
+		ready: make(chan struct{}, 1), wake: make(chan struct{}, 1)}
 	defer func() {
 		if err != nil {
 			b.Close()
@@ -95,6 +117,9 @@ func OpenBuffers(m *ebpf.Map, opts BufferOptions) (_ *Buffers, err error) {
 	}
 	if err := unix.EpollCtl(b.epfd, unix.EPOLL_CTL_ADD, b.wakeFD, &unix.EpollEvent{Events: unix.EPOLLIN, Fd: int32(b.wakeFD)}); err != nil {
 		return nil, err
+	}
+	if b.stopFD, err = unix.Eventfd(0, unix.EFD_CLOEXEC|unix.EFD_NONBLOCK); err != nil {
+		return nil, fmt.Errorf("eventfd: %w", err)
 	}
 	pages := pagesFor(opts.Size, b.pageSize)
 	for _, cpu := range online {
@@ -131,9 +156,9 @@ func openRing(cpu, pages, pageSize int) (*cpuBuf, error) {
 		Sample_type: unix.PERF_SAMPLE_RAW,
 		Sample:      1,
 		Bits:        unix.PerfBitWatermark,
-		// Wake the consumer when half the ring is used, so that a busy
-		// CPU is drained before it drops.
-		Wakeup: uint32(pages * pageSize / 2),
+		// Wake the reader when a quarter of the ring is used, so that
+		// a busy CPU is copied out with three quarters still free.
+		Wakeup: uint32(max(pages*pageSize/4, 1)),
 	}
 	fd, err := unix.PerfEventOpen(&attr, -1, cpu, -1, unix.PERF_FLAG_FD_CLOEXEC)
 	if err != nil {
@@ -174,22 +199,156 @@ func (b *Buffers) RingSize() int {
 	return 0
 }
 
-// Poll waits until a buffer is half full, Wake is called or timeout
-// passes (the switchrate), then drains every buffer as Drain does. A
-// negative timeout waits without limit. Only one goroutine may Poll at a
-// time.
-func (b *Buffers) Poll(timeout time.Duration, fn Handler) error {
-	ms := -1
-	if timeout >= 0 {
-		ms = int((timeout + time.Millisecond - 1) / time.Millisecond)
-	}
+// Start starts the readers: one goroutine per CPU that copies its kernel
+// ring into a backlog in user space each time the ring passes its wakeup
+// mark, so that records leave the kernel as fast as they arrive and the
+// ring has room for a burst however long decoding takes. A reader stops
+// copying while its CPU's backlog holds more than Backlog bytes; the
+// kernel then drops (and counts) what does not fit. Without Start, Drain
+// reads the kernel rings directly. Call it once, before Poll.
+func (b *Buffers) Start() error {
 	b.mu.Lock()
-	closed := b.closed
+	defer b.mu.Unlock()
+	if b.closed {
+		return os.ErrClosed
+	}
+	if b.started {
+		return nil
+	}
+	b.backlog = b.opts.Backlog
+	if b.backlog <= 0 {
+		b.backlog = max(defaultBacklogRings*b.RingSize(), minBacklog)
+	}
+	b.stop = make(chan struct{})
+	for _, c := range b.cpus {
+		if c == nil {
+			continue
+		}
+		epfd, err := unix.EpollCreate1(unix.EPOLL_CLOEXEC)
+		if err != nil {
+			return fmt.Errorf("epoll_create: %w", err)
+		}
+		for _, fd := range []int{c.fd, b.stopFD} {
+			if err := unix.EpollCtl(epfd, unix.EPOLL_CTL_ADD, fd, &unix.EpollEvent{Events: unix.EPOLLIN, Fd: int32(fd)}); err != nil {
+				unix.Close(epfd)
+				return fmt.Errorf("epoll_ctl: %w", err)
+			}
+		}
+		c.space = make(chan struct{}, 1)
+		b.readers.Add(1)
+		go b.read(c, epfd)
+	}
+	b.started = true
+	return nil
+}
+
+// defaultBacklogRings and minBacklog size a CPU's backlog: 32 kernel
+// rings (128m at the default bufsize), at least 64m.
+const (
+	defaultBacklogRings = 32
+	minBacklog          = 64 << 20
+)
+
+// read is a CPU's reader: it waits for the ring's wakeup, copies the
+// ring out and tells Poll.
+func (b *Buffers) read(c *cpuBuf, epfd int) {
+	defer b.readers.Done()
+	defer unix.Close(epfd)
+	events := make([]unix.EpollEvent, 2)
+	for {
+		n, err := unix.EpollWait(epfd, events, -1)
+		if err != nil && !errors.Is(err, unix.EINTR) {
+			return
+		}
+		for _, ev := range events[:max(n, 0)] {
+			if int(ev.Fd) == b.stopFD {
+				return
+			}
+		}
+		for {
+			c.qmu.Lock()
+			if c.queued < b.backlog {
+				c.pull()
+				c.qmu.Unlock()
+				break
+			}
+			c.qmu.Unlock()
+			select {
+			case <-c.space:
+			case <-b.stop:
+				return
+			}
+		}
+		select {
+		case b.ready <- struct{}{}:
+		default:
+		}
+	}
+}
+
+// pull copies what the kernel ring holds to the end of the backlog and
+// frees it in the ring. The caller holds c.qmu.
+func (c *cpuBuf) pull() {
+	head := atomic.LoadUint64(&c.meta.dataHead)
+	tail := c.meta.dataTail
+	if head == tail {
+		return
+	}
+	n := int(head - tail)
+	var chunk []byte
+	if k := len(c.queue); k > 0 && cap(c.queue[k-1])-len(c.queue[k-1]) >= n {
+		chunk = c.queue[k-1]
+		c.queue = c.queue[:k-1]
+	} else {
+		for i, sp := range c.spare {
+			if cap(sp) >= n {
+				chunk = sp[:0]
+				c.spare = append(c.spare[:i], c.spare[i+1:]...)
+				break
+			}
+		}
+		if chunk == nil {
+			chunk = make([]byte, 0, max(n, len(c.data)))
+		}
+	}
+	at := len(chunk)
+	chunk = chunk[:at+n]
+	c.copyOut(chunk[at:], tail%uint64(len(c.data)))
+	atomic.StoreUint64(&c.meta.dataTail, head)
+	c.queue = append(c.queue, chunk)
+	c.queued += n
+}
+
+// Poll waits until a reader copied records out (with Start) or a buffer
+// passed its wakeup mark (without), Wake is called or timeout passes
+// (the switchrate), then drains every buffer as Drain does. A negative
+// timeout waits without limit. Only one goroutine may Poll at a time.
+func (b *Buffers) Poll(timeout time.Duration, fn Handler) error {
+	b.mu.Lock()
+	closed, started := b.closed, b.started
 	b.mu.Unlock()
 	if closed {
 		return os.ErrClosed
 	}
 	// Wait without the lock so that Wake and Close can run.
+	if started {
+		var expire <-chan time.Time
+		if timeout >= 0 {
+			t := time.NewTimer(timeout)
+			defer t.Stop()
+			expire = t.C
+		}
+		select {
+		case <-b.ready:
+		case <-b.wake:
+		case <-expire:
+		}
+		return b.Drain(fn)
+	}
+	ms := -1
+	if timeout >= 0 {
+		ms = int((timeout + time.Millisecond - 1) / time.Millisecond)
+	}
 	_, err := unix.EpollWait(b.epfd, b.events, ms)
 	if err != nil && !errors.Is(err, unix.EINTR) {
 		return fmt.Errorf("epoll_wait: %w", err)
@@ -259,6 +418,10 @@ func (b *Buffers) Wake() {
 	if b.gone.Load() || b.wakeFD < 0 {
 		return
 	}
+	select {
+	case b.wake <- struct{}{}:
+	default:
+	}
 	var one [8]byte
 	binary.NativeEndian.PutUint64(one[:], 1)
 	unix.Write(b.wakeFD, one[:])
@@ -285,22 +448,60 @@ func (b *Buffers) Drain(fn Handler) error {
 	return nil
 }
 
+// drainCPU copies out what the kernel ring holds and consumes the CPU's
+// backlog.
 func (b *Buffers) drainCPU(c *cpuBuf, fn Handler) error {
-	head := atomic.LoadUint64(&c.meta.dataHead)
-	tail := c.meta.dataTail
-	size := uint64(len(c.data))
-	defer func() { atomic.StoreUint64(&c.meta.dataTail, tail) }()
-	for tail < head {
-		off := tail % size
-		var hdr [8]byte
-		c.copyOut(hdr[:], off)
-		typ := binary.NativeEndian.Uint32(hdr[0:])
-		recSize := uint64(binary.NativeEndian.Uint16(hdr[6:]))
-		if recSize < 8 || tail+recSize > head {
-			return fmt.Errorf("buffers: CPU %d: corrupt perf record of %d bytes", c.cpu, recSize)
+	c.qmu.Lock()
+	c.pull()
+	queue := c.queue
+	c.queue, c.queued = nil, 0
+	c.qmu.Unlock()
+	if c.space != nil {
+		select {
+		case c.space <- struct{}{}:
+		default:
 		}
-		body := c.view(off+8, int(recSize-8))
-		tail += recSize
+	}
+	for i, chunk := range queue {
+		off, err := b.records(c, chunk, fn)
+		if err != nil {
+			// What follows the failed record stays first in the
+			// backlog.
+			rest := append([][]byte{chunk[off:]}, queue[i+1:]...)
+			c.qmu.Lock()
+			for _, r := range rest {
+				c.queued += len(r)
+			}
+			c.queue = append(rest, c.queue...)
+			c.qmu.Unlock()
+			return err
+		}
+	}
+	c.qmu.Lock()
+	for _, chunk := range queue {
+		if len(c.spare) < maxSpare {
+			c.spare = append(c.spare, chunk[:0])
+		}
+	}
+	c.qmu.Unlock()
+	return nil
+}
+
+// maxSpare bounds the emptied chunks a CPU keeps for reuse.
+const maxSpare = 4
+
+// records consumes the perf records of a chunk and returns the offset
+// after the last one consumed.
+func (b *Buffers) records(c *cpuBuf, chunk []byte, fn Handler) (int, error) {
+	off := 0
+	for off+8 <= len(chunk) {
+		typ := binary.NativeEndian.Uint32(chunk[off:])
+		recSize := int(binary.NativeEndian.Uint16(chunk[off+6:]))
+		if recSize < 8 || off+recSize > len(chunk) {
+			return len(chunk), fmt.Errorf("buffers: CPU %d: corrupt perf record of %d bytes", c.cpu, recSize)
+		}
+		body := chunk[off+8 : off+recSize]
+		off += recSize
 		switch typ {
 		case unix.PERF_RECORD_LOST:
 			if len(body) >= 16 {
@@ -319,31 +520,17 @@ func (b *Buffers) drainCPU(c *cpuBuf, fn Handler) error {
 				continue // a Sync marker
 			}
 			if err := b.deliver(c, rec, fn); err != nil {
-				return err
+				return off, err
 			}
 		}
 	}
-	return nil
+	return off, nil
 }
 
 // copyOut copies len(dst) bytes at ring offset off, wrapping.
 func (c *cpuBuf) copyOut(dst []byte, off uint64) {
 	n := copy(dst, c.data[off:])
 	copy(dst[n:], c.data)
-}
-
-// view returns n bytes at ring offset off, copying only when they wrap.
-func (c *cpuBuf) view(off uint64, n int) []byte {
-	off %= uint64(len(c.data))
-	if int(off)+n <= len(c.data) {
-		return c.data[off : int(off)+n]
-	}
-	if cap(c.wrapBuf) < n {
-		c.wrapBuf = make([]byte, n)
-	}
-	buf := c.wrapBuf[:n]
-	c.copyOut(buf, off)
-	return buf
 }
 
 func (b *Buffers) deliver(c *cpuBuf, rec []byte, fn Handler) error {
@@ -458,6 +645,13 @@ func (b *Buffers) Close() error {
 	b.Wake() // a Poll waiting on epoll would not notice the close
 	b.closed = true
 	b.gone.Store(true)
+	if b.started {
+		close(b.stop)
+		var one [8]byte
+		binary.NativeEndian.PutUint64(one[:], 1)
+		unix.Write(b.stopFD, one[:])
+		b.readers.Wait()
+	}
 	for _, c := range b.cpus {
 		if c == nil {
 			continue
@@ -480,6 +674,9 @@ func (b *Buffers) Close() error {
 	}
 	if b.wakeFD >= 0 {
 		unix.Close(b.wakeFD)
+	}
+	if b.stopFD >= 0 {
+		unix.Close(b.stopFD)
 	}
 	return nil
 }

@@ -175,6 +175,9 @@ func (h *Handle) Go() error {
 		return err
 	}
 	h.bufs = bufs
+	if err := bufs.Start(); err != nil {
+		return err
+	}
 	h.startConsumer(plan)
 	if err := objs.Attach(); err != nil {
 		return err

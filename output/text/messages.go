@@ -34,6 +34,10 @@ func (t *Renderer) Fault(f *output.Fault) error {
 	if f.Known {
 		pdesc = f.Probe.String()
 	}
+	// The records before a message are written before it.
+	if err := t.flush(); err != nil {
+		return err
+	}
 	_, err := fmt.Fprintf(t.stderr, "dtrace: error in dt_clause_%d for probe ID %d (%s): %s%s%s\n",
 		f.Clause, f.Probe.ID, pdesc, name, details, where)
 	return err
@@ -45,12 +49,20 @@ func (t *Renderer) Error(e *output.Error) error {
 	if e.Known {
 		pdesc, id = e.Probe.String(), e.Probe.ID
 	}
+	// The records before a message are written before it.
+	if err := t.flush(); err != nil {
+		return err
+	}
 	_, err := fmt.Fprintf(t.stderr, "dtrace: error in dt_clause_%d for probe ID %d (%s): %s\n", e.Clause, id, pdesc, e.Msg)
 	return err
 }
 
 // Drop prints a drop report as dtrace(1M) words it.
 func (t *Renderer) Drop(d *output.Drop) error {
+	// The records before a message are written before it.
+	if err := t.flush(); err != nil {
+		return err
+	}
 	_, err := fmt.Fprintf(t.stderr, "dtrace: %s\n", DropMessage(d, t.set.DropTags))
 	return err
 }

@@ -108,8 +108,19 @@ func (t *Renderer) End(r *output.Record) error {
 	if r.Data && !quiet {
 		t.b.WriteByte('\n')
 	}
+	// Records accumulate up to flushSize bytes between writes (the
+	// consumer calls Flush after each pass over the buffers and at
+	// exit), as dtrace(1M)'s stdio buffers them: a write(2) per record
+	// would bound a stream's rate. Nested records (commit()'s) are
+	// written at once after the committing record's output.
+	if t.b.Len() < flushSize && len(t.quiet) == 0 {
+		return nil
+	}
 	return t.flush()
 }
+
+// flushSize is how much record output End holds before writing it.
+const flushSize = 64 << 10
 
 // flush writes what the record printed so far, so that what an action
 // does outside the text (a command's output, a switch of file, the

@@ -51,6 +51,42 @@ func render(t *testing.T, r *Renderer, rec *output.Record, items ...output.Item)
 	}
 }
 
+// flush is the consumer's Flush at the end of a pass.
+func flush(t *testing.T, r *Renderer) {
+	t.Helper()
+	if err := r.Flush(); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// Records are written out at Flush (after each pass over the buffers),
+// or once flushSize bytes are held, not one write per record; a drop
+// message comes after the records before it.
+func TestEndBuffers(t *testing.T) {
+	var out, errs bytes.Buffer
+	r := New(Config{Out: &out, Stderr: &errs, Settings: output.Settings{Quiet: true}})
+	tr := output.Item{Kind: output.KindTrace, Value: format.String("x")}
+	render(t, r, &output.Record{First: true, Data: true}, tr)
+	if out.Len() != 0 {
+		t.Fatalf("record written before Flush: %q", out.String())
+	}
+	if err := r.Drop(&output.Drop{CPU: 0, Count: 1}); err != nil {
+		t.Fatal(err)
+	}
+	if out.String() != "x" || errs.String() != "dtrace: 1 drop on CPU 0\n" {
+		t.Fatalf("before the drop message: out %q, errors %q", out.String(), errs.String())
+	}
+	for out.Len() < flushSize {
+		render(t, r, &output.Record{First: true, Data: true}, tr)
+	}
+	n := out.Len()
+	render(t, r, &output.Record{First: true, Data: true}, tr)
+	flush(t, r)
+	if out.Len() != n+1 || strings.Count(out.String(), "x") != out.Len() {
+		t.Errorf("after Flush %d bytes, want %d", out.Len(), n+1)
+	}
+}
+
 func probe(id uint32, prov, fn, name string) output.Probe {
 	return output.Probe{ID: id, Provider: prov, Function: fn, Name: name}
 }
@@ -68,6 +104,7 @@ func TestProbeLines(t *testing.T) {
 	want := "CPU     ID                    FUNCTION:NAME\n" +
 		"  1      1                           :BEGIN           5\n" +
 		"          6\n"
+	flush(t, r)
 	if out.String() != want {
 		t.Errorf("got\n%q\nwant\n%q", out.String(), want)
 	}
@@ -91,6 +128,7 @@ func TestFlowIndent(t *testing.T) {
 		"   <- vfs_read                            " +
 		" <= read                                  " +
 		"| :tick-1s                                "
+	flush(t, r)
 	if out.String() != want {
 		t.Errorf("got\n%q\nwant\n%q", out.String(), want)
 	}
@@ -107,6 +145,7 @@ func TestSetoptQuietWithinRecord(t *testing.T) {
 		output.Item{Kind: output.KindTrace, Value: format.String("x")})
 	render(t, r, rec, output.Item{Kind: output.KindTrace, Value: format.String("y")})
 	want := "                   FUNCTION:NAME\n                          :BEGIN x\ny"
+	flush(t, r)
 	if out.String() != want {
 		t.Errorf("got %q, want %q", out.String(), want)
 	}
@@ -144,6 +183,7 @@ func TestCommitNesting(t *testing.T) {
 	if err := r.End(outer); err != nil {
 		t.Fatal(err)
 	}
+	flush(t, r)
 	if out.String() != "abc" {
 		t.Errorf("got %q, want \"abc\"", out.String())
 	}
@@ -167,6 +207,7 @@ func TestFreopen(t *testing.T) {
 	if r.Output() != &out {
 		t.Error("Output is not the original writer after freopen(\"\")")
 	}
+	flush(t, r)
 	data, err := os.ReadFile(file.Name())
 	if err != nil {
 		t.Fatal(err)
