@@ -23,7 +23,7 @@ import (
 func (c *Consumer) action(st *recState, cpu int, data []byte, r codegen.Record, args []codegen.Record) error {
 	switch r.Action {
 	case codegen.ActTrace:
-		return c.emit(st, output.Item{Kind: output.KindTrace, Value: value(data, r)})
+		return c.emit(st, output.Item{Kind: output.KindTrace, Value: c.boxes.value(data, r)})
 	case codegen.ActPrint:
 		if r.Type == nil {
 			return c.emit(st, output.Item{Kind: output.KindTrace, Value: value(data, r)})

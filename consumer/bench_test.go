@@ -7,6 +7,9 @@ import (
 	"io"
 
 	"testing"
+	"time"
+
+	"golang.org/x/sys/unix"
 
 	"github.com/dtrace-go/dtrace/codegen"
 	"github.com/dtrace-go/dtrace/format"
@@ -87,11 +90,14 @@ func TestDecodePrintfRecord(t *testing.T) {
 func BenchmarkPrintfRecord(b *testing.B) {
 	c, data := printfConsumer(output.Nop{})
 	b.ReportAllocs()
+	cpu0 := cpuTime()
 	for i := 0; i < b.N; i++ {
+		le.PutUint32(data[16:], uint32(i))
 		if err := c.record(0, data); err != nil {
 			b.Fatal(err)
 		}
 	}
+	reportCPURate(b, cpu0)
 }
 
 // BenchmarkPrintfText measures a printf() record from its bytes to its
@@ -102,6 +108,7 @@ func BenchmarkPrintfText(b *testing.B) {
 	r := text.New(text.Config{Out: w, Settings: output.Settings{Quiet: true, StrSize: 256}})
 	c, data := printfConsumer(r)
 	b.ReportAllocs()
+	cpu0 := cpuTime()
 	for i := 0; i < b.N; i++ {
 		le.PutUint32(data[16:], uint32(i))
 		if err := c.record(0, data); err != nil {
@@ -109,4 +116,20 @@ func BenchmarkPrintfText(b *testing.B) {
 		}
 	}
 	w.Flush()
+	reportCPURate(b, cpu0)
+}
+
+// cpuTime is the process's CPU time (user + system).
+func cpuTime() time.Duration {
+	var ru unix.Rusage
+	unix.Getrusage(unix.RUSAGE_SELF, &ru)
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+}
+
+// reportCPURate reports records per second of CPU time since cpu0: on a
+// loaded machine the wall time per op says more about the other tasks.
+func reportCPURate(b *testing.B, cpu0 time.Duration) {
+	if d := cpuTime() - cpu0; d > 0 {
+		b.ReportMetric(float64(b.N)/d.Seconds()/1e6, "Mrec/cpu-s")
+	}
 }

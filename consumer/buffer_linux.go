@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"runtime"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -249,11 +250,21 @@ const (
 	minBacklog          = 64 << 20
 )
 
+// readerNice is the readers' nice value.
+const readerNice = -10
+
 // read is a CPU's reader: it waits for the ring's wakeup, copies the
 // ring out and tells Poll.
 func (b *Buffers) read(c *cpuBuf, epfd int) {
 	defer b.readers.Done()
 	defer unix.Close(epfd)
+	// The reader has its own thread with a raised priority (when we
+	// may): it sleeps but for a copy per quarter ring, and on a busy
+	// machine the time it waits to run is what makes a ring overflow.
+	// The thread stays locked: it ends with the reader rather than run
+	// other goroutines at that priority.
+	runtime.LockOSThread()
+	unix.Setpriority(unix.PRIO_PROCESS, unix.Gettid(), readerNice)
 	events := make([]unix.EpollEvent, 2)
 	for {
 		n, err := unix.EpollWait(epfd, events, -1)

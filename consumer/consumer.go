@@ -79,6 +79,8 @@ type Consumer struct {
 	// processes records inside a record); depth is the current one.
 	recs  []*recState
 	depth int
+	// boxes holds the values records decode to.
+	boxes boxes
 
 	specs     map[uint32][]specRecord
 	specBytes map[uint32]int

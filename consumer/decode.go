@@ -3,6 +3,7 @@ package consumer
 import (
 	"bytes"
 	"encoding/binary"
+	"unsafe"
 
 	"github.com/dtrace-go/dtrace/codegen"
 	"github.com/dtrace-go/dtrace/format"
@@ -13,6 +14,74 @@ var le = binary.LittleEndian
 // value decodes one record item (or aggregation key item) as its kind
 // says.
 func value(data []byte, r codegen.Record) format.Value {
+	return (*boxes)(nil).value(data, r)
+}
+
+// boxes hands out the format.Values of integers and strings without an
+// allocation each: a value is an element of a slab (strings' bytes are
+// in an arena) that is never written again once handed out, so a
+// renderer may keep it; a new slab is allocated when one is used up,
+// and the old one lives as long as a value in it does. The nil *boxes
+// boxes as Go does.
+type boxes struct {
+	ints  []format.Int
+	strs  []format.String
+	arena []byte
+}
+
+const (
+	boxSlab   = 256
+	arenaSize = 16 << 10
+)
+
+// The interface type words of an Int and a String in a format.Value.
+var (
+	intType = typeWord(format.Int{})
+	strType = typeWord(format.String(""))
+)
+
+// iface is the layout of a non-empty interface value.
+type iface struct{ tab, data unsafe.Pointer }
+
+func typeWord(v format.Value) unsafe.Pointer { return (*iface)(unsafe.Pointer(&v)).tab }
+
+func (b *boxes) int(v format.Int) format.Value {
+	if b == nil {
+		return v
+	}
+	if len(b.ints) == 0 {
+		b.ints = make([]format.Int, boxSlab)
+	}
+	p := &b.ints[0]
+	b.ints = b.ints[1:]
+	*p = v
+	var out format.Value
+	*(*iface)(unsafe.Pointer(&out)) = iface{intType, unsafe.Pointer(p)}
+	return out
+}
+
+func (b *boxes) string(buf []byte) format.Value {
+	if b == nil || len(buf) > arenaSize/4 {
+		return format.String(buf)
+	}
+	if len(b.arena) < len(buf) {
+		b.arena = make([]byte, arenaSize)
+	}
+	n := copy(b.arena, buf)
+	str := unsafe.String(unsafe.SliceData(b.arena), n)
+	b.arena = b.arena[n:]
+	if len(b.strs) == 0 {
+		b.strs = make([]format.String, boxSlab)
+	}
+	p := &b.strs[0]
+	b.strs = b.strs[1:]
+	*p = format.String(str)
+	var out format.Value
+	*(*iface)(unsafe.Pointer(&out)) = iface{strType, unsafe.Pointer(p)}
+	return out
+}
+
+func (b *boxes) value(data []byte, r codegen.Record) format.Value {
 	buf := data[r.Offset : r.Offset+r.Size]
 	switch r.Kind {
 	case codegen.KindSigned, codegen.KindUnsigned:
@@ -27,12 +96,12 @@ func value(data []byte, r codegen.Record) format.Value {
 		default:
 			v = le.Uint64(buf)
 		}
-		return format.Int{Bits: v, Size: int(r.Size), Signed: r.Kind == codegen.KindSigned}
+		return b.int(format.Int{Bits: v, Size: int(r.Size), Signed: r.Kind == codegen.KindSigned})
 	case codegen.KindString:
 		if i := bytes.IndexByte(buf, 0); i >= 0 {
 			buf = buf[:i]
 		}
-		return format.String(buf)
+		return b.string(buf)
 	case codegen.KindStack, codegen.KindUStack:
 		var st format.Stack
 		if r.Kind == codegen.KindUStack && len(buf) >= 8 {

@@ -176,7 +176,7 @@ func (c *Consumer) format(id int) (*format.Format, error) {
 func (c *Consumer) args(st *recState, data []byte, args []codegen.Record) []format.Value {
 	start := len(st.vals)
 	for _, a := range args {
-		st.vals = append(st.vals, value(data, a))
+		st.vals = append(st.vals, c.boxes.value(data, a))
 	}
 	return st.vals[start:len(st.vals):len(st.vals)]
 }

@@ -1,10 +1,12 @@
 package format
 
 import (
+	"bytes"
 	"fmt"
 	"io"
 	"path"
 	"strings"
+	"sync"
 	"time"
 )
 
@@ -60,8 +62,14 @@ func (p *Printer) Printa(w io.Writer, f *Format, keys []Value, results []Value) 
 // ErrArgs reports that a record holds fewer values than the format needs.
 var ErrArgs = fmt.Errorf("format: too few values for the format string")
 
+// bufs holds the buffers a conversion builds its text in: a stream of
+// records formats without an allocation each.
+var bufs = sync.Pool{New: func() any { return new(bytes.Buffer) }}
+
 func (p *Printer) format(w io.Writer, f *Format, args, results []Value, printa bool) error {
-	var b strings.Builder
+	b := bufs.Get().(*bytes.Buffer)
+	b.Reset()
+	defer bufs.Put(b)
 	cur := 0
 	next := func() (Value, error) {
 		if len(args) == 0 {
@@ -146,12 +154,12 @@ func (p *Printer) format(w io.Writer, f *Format, args, results []Value, printa b
 			}
 			indent = min(indent, maxField)
 			st, _ := v.(Stack)
-			p.writeStack(&b, st, indent, &s)
+			p.writeStack(b, st, indent, &s)
 			continue
 		}
 		b.WriteString(p.conv(c.info, &s, v))
 	}
-	_, err := io.WriteString(w, b.String())
+	_, err := w.Write(b.Bytes())
 	return err
 }
 

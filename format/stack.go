@@ -1,6 +1,7 @@
 package format
 
 import (
+	"bytes"
 	"fmt"
 	"io"
 	"path"
@@ -11,9 +12,9 @@ import (
 // a format: a newline, then one line per frame indented by the
 // stackindent option. An empty user stack prints nothing.
 func (p *Printer) PrintStack(w io.Writer, st Stack) error {
-	var b strings.Builder
+	var b bytes.Buffer
 	p.writeStack(&b, st, p.indent(), nil)
-	_, err := io.WriteString(w, b.String())
+	_, err := w.Write(b.Bytes())
 	return err
 }
 
@@ -26,7 +27,7 @@ func (p *Printer) indent() int {
 
 // writeStack writes the frames; s, when not nil, is the %k conversion
 // applied to each frame's text.
-func (p *Printer) writeStack(b *strings.Builder, st Stack, indent int, s *spec) {
+func (p *Printer) writeStack(b *bytes.Buffer, st Stack, indent int, s *spec) {
 	if st.User && len(st.PCs) == 0 {
 		return
 	}
