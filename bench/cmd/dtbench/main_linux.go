@@ -66,7 +66,7 @@ func main() {
 	flag.Int64Var(&c.m, "m", 2000000, "getppid() calls per loop run")
 	flag.Int64Var(&c.wideM, "wide-m", 200000, "getppid() calls per loop run under the wide descriptions")
 	flag.IntVar(&c.cpu, "cpu", runtime.NumCPU()-1, "CPU to pin the loop program to (-1: none)")
-	flag.StringVar(&only, "only", "startup,event,attach,wide", "benchmarks to run, comma-separated")
+	flag.StringVar(&only, "only", "startup,event,attach,wide,stream", "benchmarks to run, comma-separated")
 	flag.DurationVar(&c.timeout, "timeout", 120*time.Second, "longest wait for a tracer to become ready or to exit")
 	flag.BoolVar(&c.verbose, "v", false, "print every sample")
 	flag.BoolVar(&c.diag, "diag", true, "also run ours with -x switchrate=10ms (start-up and attach), to show what the consumer's polling costs")
@@ -150,6 +150,11 @@ func run(c *config) error {
 	if c.only["fbt"] {
 		if err := benchFbt(c); err != nil {
 			return fmt.Errorf("fbt: %w", err)
+		}
+	}
+	if c.only["stream"] {
+		if err := benchStream(c); err != nil {
+			return fmt.Errorf("printf stream: %w", err)
 		}
 	}
 	return nil
