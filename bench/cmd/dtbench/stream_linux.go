@@ -140,13 +140,12 @@ func benchStream(c *config) error {
 	fmt.Printf("   %-28s %12s %12s %14s %14s  %s\n", "median", "lines", "tracer CPU", "rec/CPU-s", "rec/s (wall)", "lost")
 	for i, t := range ts {
 		var lines []int64
-		var cpus, walls []time.Duration
+		var cpus []time.Duration
 		var rates, wrates []float64
 		lost := 0
 		for _, r := range res[i] {
 			lines = append(lines, r.lines)
 			cpus = append(cpus, r.cpu)
-			walls = append(walls, r.wall)
 			rates = append(rates, float64(r.lines)/r.cpu.Seconds())
 			wrates = append(wrates, float64(r.lines)/r.wall.Seconds())
 			if r.lines < c.m {
