@@ -2,7 +2,6 @@ package loader
 
 import (
 	"bufio"
-	"errors"
 	"fmt"
 	"os"
 	"os/exec"
@@ -12,12 +11,10 @@ import (
 	"testing"
 	"time"
 
-	"github.com/cilium/ebpf"
-	"github.com/cilium/ebpf/link"
-
 	"github.com/dtrace-go/dtrace/codegen"
 	"github.com/dtrace-go/dtrace/consumer"
 	"github.com/dtrace-go/dtrace/internal/abi"
+	"github.com/dtrace-go/dtrace/internal/bpfobj"
 	"github.com/dtrace-go/dtrace/internal/leakcheck"
 )
 
@@ -78,52 +75,14 @@ func runKillChild() int {
 	return 0
 }
 
-type idSets struct {
-	progs, maps, links map[uint32]bool
-	linkProg           map[uint32]uint32 // link id -> program id
-}
-
-func kernelIDs(t *testing.T) idSets {
-	t.Helper()
-	s := idSets{progs: kernelIDList(t, ebpf.ProgramGetNextID), maps: kernelIDList(t, ebpf.MapGetNextID),
-		links: map[uint32]bool{}, linkProg: map[uint32]uint32{}}
-	it := new(link.Iterator)
-	defer it.Close()
-	for it.Next() {
-		s.links[uint32(it.ID)] = true
-		if info, err := it.Link.Info(); err == nil {
-			s.linkProg[uint32(it.ID)] = uint32(info.Program)
-		}
-	}
-	if err := it.Err(); err != nil {
-		t.Fatal(err)
-	}
-	return s
-}
-
-// kernelIDList returns the ids of the kernel's objects of one kind, which
-// next (ebpf.ProgramGetNextID, ebpf.MapGetNextID) walks through.
-func kernelIDList[ID ~uint32](t *testing.T, next func(ID) (ID, error)) map[uint32]bool {
-	t.Helper()
-	ids := map[uint32]bool{}
-	for id := ID(0); ; {
-		n, err := next(id)
-		if errors.Is(err, os.ErrNotExist) {
-			return ids
-		}
-		if err != nil {
-			t.Fatal(err)
-		}
-		ids[uint32(n)] = true
-		id = n
-	}
-}
-
 // TestKilledProcessLeavesNothing starts a child that loads and attaches a
 // tick program, SIGKILLs it, and checks that every program, map and link
 // it created is gone from the kernel.
 func TestKilledProcessLeavesNothing(t *testing.T) {
-	before := kernelIDs(t)
+	before, err := bpfobj.Kernel()
+	if err != nil {
+		t.Fatal(err)
+	}
 	cmd := exec.Command(os.Args[0], "-test.run=^$")
 	cmd.Env = append(os.Environ(), childEnv+"=1")
 	stdout, err := cmd.StdoutPipe()
@@ -158,27 +117,26 @@ func TestKilledProcessLeavesNothing(t *testing.T) {
 			t.Fatalf("child: %s", sc.Text())
 		}
 	}
-	during := kernelIDs(t)
-	childProg := map[uint32]bool{}
+	during, err := bpfobj.Kernel()
+	if err != nil {
+		t.Fatal(err)
+	}
+	// What the child holds descriptors for: the programs and maps it
+	// printed, and the links attaching its programs.
+	held := bpfobj.NewSet()
+	held.AddHeld(cmd.Process.Pid)
 	for _, id := range progs {
-		if before.progs[id] || !during.progs[id] {
-			t.Fatalf("program %d: before %v, during %v", id, before.progs[id], during.progs[id])
+		if before.Progs[id] || !during.Progs[id] || !held.Progs[id] {
+			t.Fatalf("program %d: before %v, during %v, held %v", id, before.Progs[id], during.Progs[id], held.Progs[id])
 		}
-		childProg[id] = true
 	}
 	for _, id := range maps {
-		if before.maps[id] || !during.maps[id] {
-			t.Fatalf("map %d: before %v, during %v", id, before.maps[id], during.maps[id])
+		if before.Maps[id] || !during.Maps[id] || !held.Maps[id] {
+			t.Fatalf("map %d: before %v, during %v, held %v", id, before.Maps[id], during.Maps[id], held.Maps[id])
 		}
 	}
-	var links []uint32
-	for id := range during.links {
-		if !before.links[id] && childProg[during.linkProg[id]] {
-			links = append(links, id)
-		}
-	}
-	if len(progs) != 2 || len(maps) != 3 || len(links) == 0 {
-		t.Fatalf("child made progs %v, maps %v, links %v", progs, maps, links)
+	if len(progs) != 2 || len(maps) != 3 || len(held.Links) == 0 {
+		t.Fatalf("child made progs %v, maps %v, links %v", progs, maps, held.Links)
 	}
 
 	if err := cmd.Process.Signal(syscall.SIGKILL); err != nil {
@@ -188,24 +146,11 @@ func TestKilledProcessLeavesNothing(t *testing.T) {
 	// The kernel frees objects asynchronously (RCU); allow it a moment.
 	var left []string
 	for try := 0; try < 100; try++ {
-		after := kernelIDs(t)
-		left = nil
-		for _, id := range progs {
-			if after.progs[id] {
-				left = append(left, fmt.Sprint("prog ", id))
-			}
+		after, err := bpfobj.Kernel()
+		if err != nil {
+			t.Fatal(err)
 		}
-		for _, id := range maps {
-			if after.maps[id] {
-				left = append(left, fmt.Sprint("map ", id))
-			}
-		}
-		for _, id := range links {
-			if after.links[id] {
-				left = append(left, fmt.Sprint("link ", id))
-			}
-		}
-		if len(left) == 0 {
+		if left = held.Left(after); len(left) == 0 {
 			return
 		}
 		time.Sleep(50 * time.Millisecond)

@@ -35,8 +35,8 @@ func TestConcurrentConsumers(t *testing.T) {
 	needRoot(t)
 	const consumers, n = 8, 5000
 	prog := testprog.BuildSource(t, "calls", callsSource, "-O2")
-	w := startWorkload(t, prog, strconv.Itoa(n))
-	pid := strconv.Itoa(w.cmd.Process.Pid)
+	w := testprog.Start(t, prog, strconv.Itoa(n))
+	pid := strconv.Itoa(w.Pid())
 	script := `BEGIN { printf("ready\n"); }
 syscall::getppid:entry /pid == $target/ { @s = count(); }
 pid$target:libc.so.6:getppid:entry { @p = count(); }
@@ -48,12 +48,7 @@ END { printa("syscall %@d\n", @s); printa("pid %@d\n", @p); }`
 	for _, r := range runs {
 		r.waitLine(t, "ready", 2*time.Minute)
 	}
-	w.release(t)
-	select {
-	case <-w.done:
-	case <-time.After(time.Minute):
-		t.Fatal("the workload did not finish")
-	}
+	w.Release(t)
 	re := regexp.MustCompile(`(?m)^(syscall|pid) (\d+)$`)
 	for i, r := range runs {
 		if code := r.wait(t, time.Minute); code != 0 {

@@ -3,21 +3,16 @@
 package hardstop
 
 import (
-	"errors"
 	"fmt"
 	"math/rand"
 	"os"
-	"path/filepath"
-	"sort"
 	"strconv"
 	"strings"
 	"syscall"
 	"testing"
 	"time"
 
-	"github.com/cilium/ebpf"
-	"github.com/cilium/ebpf/link"
-
+	"github.com/dtrace-go/dtrace/internal/bpfobj"
 	"github.com/dtrace-go/dtrace/internal/testprog"
 )
 
@@ -36,48 +31,6 @@ int main(int argc, char **argv) {
 }
 `
 
-// owned is what one process holds: BPF programs, maps and links by id.
-type owned struct {
-	progs, maps, links map[uint32]bool
-}
-
-func newOwned() owned {
-	return owned{progs: map[uint32]bool{}, maps: map[uint32]bool{}, links: map[uint32]bool{}}
-}
-
-func (o owned) empty() bool { return len(o.progs)+len(o.maps)+len(o.links) == 0 }
-
-// collect adds the BPF objects process pid holds descriptors for, as
-// /proc/PID/fdinfo shows them.
-func (o owned) collect(pid int) {
-	dir := fmt.Sprintf("/proc/%d/fdinfo", pid)
-	ents, _ := os.ReadDir(dir)
-	for _, e := range ents {
-		b, err := os.ReadFile(filepath.Join(dir, e.Name()))
-		if err != nil {
-			continue
-		}
-		for _, line := range strings.Split(string(b), "\n") {
-			k, v, ok := strings.Cut(line, ":")
-			if !ok {
-				continue
-			}
-			id, err := strconv.ParseUint(strings.TrimSpace(v), 10, 32)
-			if err != nil {
-				continue
-			}
-			switch k {
-			case "prog_id":
-				o.progs[uint32(id)] = true
-			case "map_id":
-				o.maps[uint32(id)] = true
-			case "link_id":
-				o.links[uint32(id)] = true
-			}
-		}
-	}
-}
-
 // killAll kills every process running the executable at path.
 func killAll(path string) {
 	ents, _ := os.ReadDir("/proc")
@@ -90,61 +43,6 @@ func killAll(path string) {
 			syscall.Kill(pid, syscall.SIGKILL)
 		}
 	}
-}
-
-// kernelObjects lists the ids of the kernel's BPF programs, maps and
-// links (BPF_*_GET_NEXT_ID).
-func kernelObjects(t *testing.T) owned {
-	t.Helper()
-	o := newOwned()
-	for id := ebpf.ProgramID(0); ; {
-		next, err := ebpf.ProgramGetNextID(id)
-		if errors.Is(err, os.ErrNotExist) {
-			break
-		}
-		if err != nil {
-			t.Fatal(err)
-		}
-		o.progs[uint32(next)] = true
-		id = next
-	}
-	for id := ebpf.MapID(0); ; {
-		next, err := ebpf.MapGetNextID(id)
-		if errors.Is(err, os.ErrNotExist) {
-			break
-		}
-		if err != nil {
-			t.Fatal(err)
-		}
-		o.maps[uint32(next)] = true
-		id = next
-	}
-	it := new(link.Iterator)
-	defer it.Close()
-	for it.Next() {
-		o.links[uint32(it.ID)] = true
-	}
-	if err := it.Err(); err != nil {
-		t.Fatal(err)
-	}
-	return o
-}
-
-// left returns the objects of o that the kernel still has.
-func (o owned) left(kernel owned) []string {
-	var out []string
-	for _, kind := range []struct {
-		name      string
-		ids, kern map[uint32]bool
-	}{{"prog", o.progs, kernel.progs}, {"map", o.maps, kernel.maps}, {"link", o.links, kernel.links}} {
-		for id := range kind.ids {
-			if kind.kern[id] {
-				out = append(out, fmt.Sprintf("%s %d", kind.name, id))
-			}
-		}
-	}
-	sort.Strings(out)
-	return out
 }
 
 // uprobeEvents returns the lines of tracefs's uprobe_events.
@@ -233,11 +131,11 @@ pid$target:libc.so.6:` + funcs + `:entry, syscall:::entry { @[probefunc] = count
 		}
 		r := startDtrace(t, "-q", "-c", prog, "-n", script)
 		dpid := r.cmd.Process.Pid
-		held := newOwned()
+		held := bpfobj.NewSet()
 		ready := false
 		poll := func(until time.Time, untilReady bool) {
 			for time.Now().Before(until) && !(untilReady && ready) {
-				held.collect(dpid)
+				held.AddHeld(dpid)
 				select {
 				case l := <-r.lines:
 					ready = ready || l == "ready"
@@ -257,7 +155,7 @@ pid$target:libc.so.6:` + funcs + `:entry, syscall:::entry { @[probefunc] = count
 		switch {
 		case ready:
 			phase = "running"
-		case !held.empty():
+		case !held.Empty():
 			phase = "loading/attaching"
 		}
 		if interrupt {
@@ -265,7 +163,7 @@ pid$target:libc.so.6:` + funcs + `:entry, syscall:::entry { @[probefunc] = count
 			poll(time.Now().Add(afterInt), false)
 			phase = "printing"
 		}
-		held.collect(dpid)
+		held.AddHeld(dpid)
 		r.cmd.Process.Signal(syscall.SIGKILL)
 		// The -c process outlives a killed dtrace here (illumos's
 		// dtrace sets kill-on-last-close on the processes it creates)
@@ -279,13 +177,17 @@ pid$target:libc.so.6:` + funcs + `:entry, syscall:::entry { @[probefunc] = count
 			}
 		}
 		phases[phase]++
-		if !held.empty() {
+		if !held.Empty() {
 			holding++
 		}
 		// The kernel frees objects after an RCU grace period.
 		var left []string
 		for try := 0; try < 200; try++ {
-			if left = held.left(kernelObjects(t)); len(left) == 0 {
+			kernel, err := bpfobj.Kernel()
+			if err != nil {
+				t.Fatal(err)
+			}
+			if left = held.Left(kernel); len(left) == 0 {
 				break
 			}
 			time.Sleep(25 * time.Millisecond)
@@ -293,7 +195,7 @@ pid$target:libc.so.6:` + funcs + `:entry, syscall:::entry { @[probefunc] = count
 		if len(left) > 0 {
 			t.Errorf("kill %d after %v (%s): left behind %v", i, delay, phase, left)
 		}
-		t.Logf("kill %d after %v (%s): held %d programs, %d maps, %d links; all gone", i, delay, phase, len(held.progs), len(held.maps), len(held.links))
+		t.Logf("kill %d after %v (%s): held %d programs, %d maps, %d links; all gone", i, delay, phase, len(held.Progs), len(held.Maps), len(held.Links))
 	}
 	var added []string
 	for try := 0; try < 40; try++ {

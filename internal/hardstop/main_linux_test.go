@@ -10,7 +10,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -144,49 +143,4 @@ func (r *run) errOut() string {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	return r.stderr.String()
-}
-
-// workload starts a program that waits for a line on stdin before doing
-// its work, so that every consumer can attach first.
-type workload struct {
-	cmd   *exec.Cmd
-	stdin io.WriteCloser
-	done  chan struct{}
-}
-
-func startWorkload(t *testing.T, path string, args ...string) *workload {
-	t.Helper()
-	w := &workload{cmd: exec.Command(path, args...), done: make(chan struct{})}
-	var err error
-	if w.stdin, err = w.cmd.StdinPipe(); err != nil {
-		t.Fatal(err)
-	}
-	if err := w.cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	go func() { w.cmd.Wait(); close(w.done) }()
-	t.Cleanup(func() {
-		w.cmd.Process.Kill()
-		<-w.done
-	})
-	// Wait for the exec to be done, so that dtrace sees the program's
-	// mappings and not the test binary's.
-	want, _ := filepath.EvalSymlinks(path)
-	for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); time.Sleep(5 * time.Millisecond) {
-		if exe, err := os.Readlink(fmt.Sprintf("/proc/%d/exe", w.cmd.Process.Pid)); err == nil && exe == want {
-			if maps, err := os.ReadFile(fmt.Sprintf("/proc/%d/maps", w.cmd.Process.Pid)); err == nil && strings.Contains(string(maps), "libc.so.6") {
-				return w
-			}
-		}
-	}
-	t.Fatalf("%s did not start", path)
-	return nil
-}
-
-// release lets the workload go.
-func (w *workload) release(t *testing.T) {
-	t.Helper()
-	if _, err := w.stdin.Write([]byte("go\n")); err != nil {
-		t.Fatal(err)
-	}
 }

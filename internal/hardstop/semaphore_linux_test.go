@@ -82,8 +82,7 @@ func poke(t *testing.T, pid int, addr int64, v uint16) {
 func TestSemaphoreRestored(t *testing.T) {
 	needRoot(t)
 	prog := testprog.BuildUSDT(t, "-O2")
-	w := startWorkload(t, prog, "3")
-	pid := w.cmd.Process.Pid
+	pid := testprog.Start(t, prog, "3").Pid()
 	addr := semaphoreAddr(t, pid)
 	const old = 5
 	poke(t, pid, addr, old)

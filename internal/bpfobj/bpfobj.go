@@ -1,0 +1,115 @@
+// Package bpfobj lists BPF objects by id: the kernel's programs, maps and
+// links (BPF_*_GET_NEXT_ID), and those one process holds descriptors for
+// (/proc/PID/fdinfo). Tests use it to check that a process, killed or
+// not, leaves nothing of its own behind while other processes load BPF
+// programs of theirs.
+package bpfobj
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sort"
+	"strconv"
+	"strings"
+
+	"github.com/cilium/ebpf"
+	"github.com/cilium/ebpf/link"
+)
+
+// Set is a set of BPF objects by kind and id.
+type Set struct {
+	Progs, Maps, Links map[uint32]bool
+}
+
+// NewSet returns an empty set.
+func NewSet() Set {
+	return Set{Progs: map[uint32]bool{}, Maps: map[uint32]bool{}, Links: map[uint32]bool{}}
+}
+
+// Empty reports whether s holds nothing.
+func (s Set) Empty() bool { return len(s.Progs)+len(s.Maps)+len(s.Links) == 0 }
+
+// Kernel lists every program, map and link the kernel has.
+func Kernel() (Set, error) {
+	s := NewSet()
+	for id := ebpf.ProgramID(0); ; {
+		next, err := ebpf.ProgramGetNextID(id)
+		if errors.Is(err, os.ErrNotExist) {
+			break
+		}
+		if err != nil {
+			return s, err
+		}
+		s.Progs[uint32(next)] = true
+		id = next
+	}
+	for id := ebpf.MapID(0); ; {
+		next, err := ebpf.MapGetNextID(id)
+		if errors.Is(err, os.ErrNotExist) {
+			break
+		}
+		if err != nil {
+			return s, err
+		}
+		s.Maps[uint32(next)] = true
+		id = next
+	}
+	it := new(link.Iterator)
+	defer it.Close()
+	for it.Next() {
+		s.Links[uint32(it.ID)] = true
+	}
+	return s, it.Err()
+}
+
+// AddHeld adds the objects process pid holds descriptors for, as its
+// fdinfo shows them (prog_id, map_id, link_id). A process that has gone
+// adds nothing.
+func (s Set) AddHeld(pid int) {
+	dir := fmt.Sprintf("/proc/%d/fdinfo", pid)
+	ents, _ := os.ReadDir(dir)
+	for _, e := range ents {
+		b, err := os.ReadFile(filepath.Join(dir, e.Name()))
+		if err != nil {
+			continue
+		}
+		for _, line := range strings.Split(string(b), "\n") {
+			k, v, ok := strings.Cut(line, ":")
+			if !ok {
+				continue
+			}
+			id, err := strconv.ParseUint(strings.TrimSpace(v), 10, 32)
+			if err != nil {
+				continue
+			}
+			switch k {
+			case "prog_id":
+				s.Progs[uint32(id)] = true
+			case "map_id":
+				s.Maps[uint32(id)] = true
+			case "link_id":
+				s.Links[uint32(id)] = true
+			}
+		}
+	}
+}
+
+// Left returns, sorted, the objects of s that kernel still has ("prog
+// 12", "link 7").
+func (s Set) Left(kernel Set) []string {
+	var out []string
+	for _, kind := range []struct {
+		name      string
+		ids, kern map[uint32]bool
+	}{{"prog", s.Progs, kernel.Progs}, {"map", s.Maps, kernel.Maps}, {"link", s.Links, kernel.Links}} {
+		for id := range kind.ids {
+			if kind.kern[id] {
+				out = append(out, fmt.Sprintf("%s %d", kind.name, id))
+			}
+		}
+	}
+	sort.Strings(out)
+	return out
+}
