@@ -11,14 +11,21 @@ import (
 	"github.com/dtrace-go/dtrace/consumer"
 	"github.com/dtrace-go/dtrace/loader"
 	"github.com/dtrace-go/dtrace/output"
+	"github.com/dtrace-go/dtrace/output/json"
 	"github.com/dtrace-go/dtrace/output/text"
 )
+
+// printer is a renderer Work can point at its writer.
+type printer interface {
+	output.Renderer
+	SetOutput(w io.Writer)
+}
 
 // errNotStarted is returned by the consuming methods before Go.
 var errNotStarted = errors.New("tracing not started")
 
-// startConsumer creates the consumer of a loaded program and the text
-// renderer Work uses.
+// startConsumer creates the consumer of a loaded program and the
+// renderer Work uses: text, or the one -x oformat names.
 func (h *Handle) startConsumer(plan *loader.Plan) {
 	set := h.settings()
 	h.cons = consumer.New(consumer.Config{
@@ -43,7 +50,20 @@ func (h *Handle) startConsumer(plan *loader.Plan) {
 		Sym:      h.sym,
 		Target:   h.conf.Target,
 	})
+	h.out = h.text
+	if h.opts.OFormat == "json" {
+		h.out = json.New(json.Config{
+			Stderr:   h.conf.Stderr,
+			Settings: set,
+			Sym:      h.sym,
+			Target:   h.conf.Target,
+		})
+	}
 }
+
+// textOutput reports whether output is dtrace(1M)'s text, which alone
+// gets the newlines Run prints around the output.
+func (h *Handle) textOutput() bool { return h.out == nil || h.out == output.Renderer(h.text) }
 
 // Work consumes what the buffers hold, waiting up to one switchrate for
 // data, and writes output to w as dtrace(1M) prints it (errors and
@@ -53,8 +73,8 @@ func (h *Handle) Work(w io.Writer) (bool, error) {
 	if h.cons == nil {
 		return false, errNotStarted
 	}
-	h.text.SetOutput(w)
-	return h.cons.Work(h.text)
+	h.out.SetOutput(w)
+	return h.cons.Work(h.out)
 }
 
 // Consume is Work for a Go program that takes the decoded events
@@ -86,6 +106,10 @@ func (h *Handle) PrintAggregations(w io.Writer) error {
 	aggs, err := h.cons.FinalAggregations()
 	if err != nil {
 		return err
+	}
+	if !h.textOutput() {
+		h.out.SetOutput(w)
+		return h.out.Aggregations(aggs)
 	}
 	return h.text.PrintAggregations(w, aggs)
 }

@@ -86,9 +86,11 @@ type Handle struct {
 	spec *codegen.Spec
 	objs *loader.Objects
 	bufs *consumer.Buffers
-	// cons decodes the records; text is the renderer Work prints with.
+	// cons decodes the records; text is the dtrace(1M) text renderer,
+	// out the renderer Work prints with (text, or -x oformat's).
 	cons *consumer.Consumer
 	text *text.Renderer
+	out  printer
 
 	started bool
 }

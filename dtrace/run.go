@@ -42,7 +42,7 @@ func (h *Handle) Run(w io.Writer, rc RunConfig) (int, error) {
 			// Impatient: a second signal abandons the output.
 			return h.ExitStatus(), nil
 		}
-		if newline && !h.conf.Testing {
+		if newline && !h.conf.Testing && h.textOutput() {
 			// dtrace prints a newline on interrupt so that output starts
 			// on a clean line; not in testing mode, where its position
 			// would vary.
@@ -60,7 +60,9 @@ func (h *Handle) Run(w io.Writer, rc RunConfig) (int, error) {
 		}
 	}
 	out := h.Output(w)
-	fmt.Fprintln(out)
+	if h.textOutput() {
+		fmt.Fprintln(out)
+	}
 	if err := h.PrintAggregations(out); err != nil {
 		return 1, fmt.Errorf("failed to print aggregations: %v", err)
 	}
