@@ -11,6 +11,7 @@ import (
 	"github.com/dtrace-go/dtrace/consumer"
 	"github.com/dtrace-go/dtrace/loader"
 	"github.com/dtrace-go/dtrace/output"
+	"github.com/dtrace-go/dtrace/output/folded"
 	"github.com/dtrace-go/dtrace/output/json"
 	"github.com/dtrace-go/dtrace/output/text"
 )
@@ -43,21 +44,21 @@ func (h *Handle) startConsumer(plan *loader.Plan) {
 		Sym:      h.sym,
 		Target:   h.conf.Target,
 	})
-	h.text = text.New(text.Config{
+	tc := text.Config{
 		Stderr:   h.conf.Stderr,
 		Testing:  h.conf.Testing,
 		Settings: set,
 		Sym:      h.sym,
 		Target:   h.conf.Target,
-	})
-	h.out = h.text
-	if h.opts.OFormat == "json" {
-		h.out = json.New(json.Config{
-			Stderr:   h.conf.Stderr,
-			Settings: set,
-			Sym:      h.sym,
-			Target:   h.conf.Target,
-		})
+	}
+	h.text = text.New(tc)
+	switch h.opts.OFormat {
+	case "json":
+		h.out = json.New(json.Config{Stderr: tc.Stderr, Settings: set, Sym: h.sym, Target: tc.Target})
+	case "folded":
+		h.out = folded.New(tc)
+	default:
+		h.out = h.text
 	}
 }
 

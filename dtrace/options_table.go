@@ -403,7 +403,7 @@ func addDynamicOptions() {
 	for _, b := range drtBools {
 		addOpt(&OptionSpec{Name: b.name, Kind: KindBool, Class: drt, set: boolField(b.f)})
 	}
-	// Output format (illumos's structured output; ours adds json).
-	addOpt(&OptionSpec{Name: "oformat", Kind: KindEnum, Class: ct, Enum: []string{"text", "json"},
+	// Output format: dtrace(1M)'s text, JSON Lines, folded stacks.
+	addOpt(&OptionSpec{Name: "oformat", Kind: KindEnum, Class: ct, Enum: []string{"text", "json", "folded"},
 		set: stringField(func(o *Options) *string { return &o.OFormat })})
 }
