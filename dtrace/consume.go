@@ -4,15 +4,21 @@ package dtrace
 
 import (
 	"errors"
+	"fmt"
 	"io"
+	"os"
+	"strings"
 	"time"
 
 	"github.com/dtrace-go/dtrace/aggregate"
 	"github.com/dtrace-go/dtrace/consumer"
 	"github.com/dtrace-go/dtrace/loader"
 	"github.com/dtrace-go/dtrace/output"
+	"github.com/dtrace-go/dtrace/output/flamegraph"
 	"github.com/dtrace-go/dtrace/output/folded"
 	"github.com/dtrace-go/dtrace/output/json"
+	"github.com/dtrace-go/dtrace/output/pprof"
+	"github.com/dtrace-go/dtrace/output/prom"
 	"github.com/dtrace-go/dtrace/output/text"
 )
 
@@ -26,8 +32,9 @@ type printer interface {
 var errNotStarted = errors.New("tracing not started")
 
 // startConsumer creates the consumer of a loaded program and the
-// renderer Work uses: text, or the one -x oformat names.
-func (h *Handle) startConsumer(plan *loader.Plan) {
+// renderer Work uses: text, or the one -x oformat names; with -x
+// prometheus it starts serving /metrics.
+func (h *Handle) startConsumer(plan *loader.Plan) error {
 	set := h.settings()
 	h.cons = consumer.New(consumer.Config{
 		Spec: h.spec,
@@ -60,6 +67,18 @@ func (h *Handle) startConsumer(plan *loader.Plan) {
 	default:
 		h.out = h.text
 	}
+	if h.opts.Prometheus != "" {
+		var labels []string
+		if h.opts.PromLabels != "" {
+			labels = strings.Split(h.opts.PromLabels, ",")
+		}
+		srv, err := prom.Start(h.opts.Prometheus, labels, h.sym)
+		if err != nil {
+			return fmt.Errorf("failed to serve -x prometheus=%s: %v", h.opts.Prometheus, err)
+		}
+		h.prom = srv
+	}
+	return nil
 }
 
 // textOutput reports whether output is dtrace(1M)'s text, which alone
@@ -73,6 +92,13 @@ func (h *Handle) textOutput() bool { return h.out == nil || h.out == output.Rend
 func (h *Handle) Work(w io.Writer) (bool, error) {
 	if h.cons == nil {
 		return false, errNotStarted
+	}
+	if h.prom != nil {
+		// Scrapes read the aggregations here, between passes, so that
+		// they never race the consumer.
+		if err := h.prom.Serve(h.cons.FinalAggregations); err != nil {
+			return false, err
+		}
 	}
 	h.out.SetOutput(w)
 	return h.cons.Work(h.out)
@@ -104,15 +130,55 @@ func (h *Handle) PrintAggregations(w io.Writer) error {
 	if h.cons == nil {
 		return nil
 	}
+	if h.prom != nil {
+		// Tracing is over: the final values are printed, not served.
+		h.prom.Close()
+	}
 	aggs, err := h.cons.FinalAggregations()
 	if err != nil {
 		return err
 	}
 	if !h.textOutput() {
 		h.out.SetOutput(w)
-		return h.out.Aggregations(aggs)
+		err = h.out.Aggregations(aggs)
+	} else {
+		err = h.text.PrintAggregations(w, aggs)
 	}
-	return h.text.PrintAggregations(w, aggs)
+	if err != nil {
+		return err
+	}
+	return h.writeStackFiles(aggs)
+}
+
+// writeStackFiles writes the stack aggregations to the files -x pprof
+// and -x flamegraph name.
+func (h *Handle) writeStackFiles(aggs []*aggregate.Agg) error {
+	files := []struct {
+		name  string
+		write func(io.Writer) error
+	}{
+		{h.opts.PProf, func(w io.Writer) error { return pprof.Write(w, aggs, h.sym, h.settings().AggSort) }},
+		{h.opts.FlameGraph, func(w io.Writer) error {
+			return flamegraph.Write(w, aggs, h.sym, h.settings().AggSort, "dtrace flame graph")
+		}},
+	}
+	for _, f := range files {
+		if f.name == "" {
+			continue
+		}
+		fd, err := os.Create(f.name)
+		if err != nil {
+			return err
+		}
+		err = f.write(fd)
+		if cerr := fd.Close(); err == nil {
+			err = cerr
+		}
+		if err != nil {
+			return fmt.Errorf("%s: %v", f.name, err)
+		}
+	}
+	return nil
 }
 
 // Output returns where output meant for w goes: the file freopen() named

@@ -24,6 +24,7 @@ import (
 	"github.com/dtrace-go/dtrace/internal/kernel"
 	"github.com/dtrace-go/dtrace/internal/kfeature"
 	"github.com/dtrace-go/dtrace/loader"
+	"github.com/dtrace-go/dtrace/output/prom"
 	"github.com/dtrace-go/dtrace/output/text"
 	"github.com/dtrace-go/dtrace/provider"
 	dtraceprov "github.com/dtrace-go/dtrace/provider/dtrace"
@@ -91,6 +92,8 @@ type Handle struct {
 	cons *consumer.Consumer
 	text *text.Renderer
 	out  printer
+	// prom serves -x prometheus's /metrics while tracing.
+	prom *prom.Server
 
 	started bool
 }
@@ -180,7 +183,9 @@ func (h *Handle) Go() error {
 	if err := bufs.Start(); err != nil {
 		return err
 	}
-	h.startConsumer(plan)
+	if err := h.startConsumer(plan); err != nil {
+		return err
+	}
 	if err := objs.Attach(); err != nil {
 		return err
 	}
@@ -198,6 +203,9 @@ func (h *Handle) Go() error {
 func (h *Handle) Close() error {
 	h.sym.Close() // stop following processes
 	var errs []error
+	if h.prom != nil {
+		errs = append(errs, h.prom.Close())
+	}
 	if h.cons != nil {
 		errs = append(errs, h.cons.Close())
 	}

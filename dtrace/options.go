@@ -161,6 +161,11 @@ type Options struct {
 	CPPPath, LdPath, CTFPath, ModPath, ProcfsPath, SysLibDir string
 	SysSlice, CTypes, DTypes, Amin, DebugAssert, OFormat     string
 	LibDirs                                                  []string
+	// PProf and FlameGraph are the files the stack aggregations are
+	// written to at exit (-x pprof=, -x flamegraph=); Prometheus the
+	// loopback address /metrics is served on, PromLabels the names of
+	// its labels (comma-separated, for key0, key1, ...).
+	PProf, FlameGraph, Prometheus, PromLabels string
 	// CPPArgs are extra preprocessor arguments in command-line order:
 	// -D, -U, -I (from -D/-U/-I, -xdefine, -xundef, -xincdir), -H (cpphdrs)
 	// and the words of -xcppargs.

@@ -1,9 +1,12 @@
 package dtrace
 
 import (
+	"os"
 	"sort"
 	"strconv"
 	"strings"
+
+	"github.com/dtrace-go/dtrace/output/prom"
 )
 
 // This file is the option table: every option dtrace knows, its kind,
@@ -97,6 +100,7 @@ func init() {
 	addRunTimeOptions()
 	addRunTimeSettings()
 	addDynamicOptions()
+	addOutputOptions()
 }
 
 // addCompileFlags adds the compile-time flags.
@@ -370,7 +374,7 @@ func addRunTimeSettings() {
 
 // addDynamicOptions adds the options setopt() may change while tracing.
 func addDynamicOptions() {
-	ct, drt := CompileTime, DynamicRunTime
+	drt := DynamicRunTime
 	addOpt(&OptionSpec{Name: "aggrate", Kind: KindRate, Class: drt,
 		set: intField(func(o *Options) *int64 { return &o.AggRate })})
 	addOpt(&OptionSpec{Name: "switchrate", Kind: KindRate, Class: drt,
@@ -403,7 +407,50 @@ func addDynamicOptions() {
 	for _, b := range drtBools {
 		addOpt(&OptionSpec{Name: b.name, Kind: KindBool, Class: drt, set: boolField(b.f)})
 	}
+}
+
+// addOutputOptions adds the options that choose output besides
+// dtrace(1M)'s text. Their values are checked here, at start-up, so that
+// a bad one stops dtrace before anything is compiled or attached.
+func addOutputOptions() {
+	ct := CompileTime
 	// Output format: dtrace(1M)'s text, JSON Lines, folded stacks.
 	addOpt(&OptionSpec{Name: "oformat", Kind: KindEnum, Class: ct, Enum: []string{"text", "json", "folded"},
 		set: stringField(func(o *Options) *string { return &o.OFormat })})
+	addOpt(&OptionSpec{Name: "pprof", Kind: KindString, Class: ct,
+		set: fileField(func(o *Options) *string { return &o.PProf })})
+	addOpt(&OptionSpec{Name: "flamegraph", Kind: KindString, Class: ct,
+		set: fileField(func(o *Options) *string { return &o.FlameGraph })})
+	addOpt(&OptionSpec{Name: "prometheus", Kind: KindString, Class: ct,
+		set: checkedString(prom.CheckAddr, func(o *Options) *string { return &o.Prometheus })})
+	addOpt(&OptionSpec{Name: "promlabels", Kind: KindString, Class: ct,
+		set: checkedString(prom.CheckLabels, func(o *Options) *string { return &o.PromLabels })})
+}
+
+// checkedString sets a string option once check accepts its value.
+func checkedString(check func(string) error, f func(*Options) *string) func(*Options, optValue) error {
+	return func(o *Options, v optValue) error {
+		if check(v.Str) != nil {
+			return ErrBadOptVal
+		}
+		*f(o) = v.Str
+		return nil
+	}
+}
+
+// fileField sets an option naming a file written at exit, once the file
+// is known to be writable (it is created if missing, not truncated).
+func fileField(f func(*Options) *string) func(*Options, optValue) error {
+	return func(o *Options, v optValue) error {
+		if v.Str == "" {
+			return ErrBadOptVal
+		}
+		fd, err := os.OpenFile(v.Str, os.O_WRONLY|os.O_CREATE, 0o644)
+		if err != nil {
+			return ErrBadOptVal
+		}
+		fd.Close()
+		*f(o) = v.Str
+		return nil
+	}
 }

@@ -3,7 +3,8 @@
 // frames root first separated by ';', a space and the value. A stack key
 // (stack(), ustack()) gives one frame per program counter, outermost
 // first, without offsets so that samples of one function fold together;
-// any other key gives one frame of its own, in key order. Records
+// any other key gives one frame of its own. Other keys come first, in key
+// order, then user stacks, then kernel stacks. Records
 // (printf(), trace() and the others) are printed as dtrace(1M) text.
 package folded
 
@@ -77,10 +78,21 @@ type Sample struct {
 func Fold(a *aggregate.Agg, sym format.Symbolizer, o aggregate.SortOptions) []Sample {
 	var out []Sample
 	for _, e := range a.Sorted(o) {
-		var frames []string
+		// Other keys first, then user stacks, then kernel stacks,
+		// which run on top of them.
+		var frames, ustacks, kstacks []string
 		for _, k := range e.Key {
-			frames = append(frames, keyFrames(k, sym)...)
+			st, ok := k.(format.Stack)
+			switch {
+			case ok && st.User:
+				ustacks = append(ustacks, keyFrames(k, sym)...)
+			case ok:
+				kstacks = append(kstacks, keyFrames(k, sym)...)
+			default:
+				frames = append(frames, keyFrames(k, sym)...)
+			}
 		}
+		frames = append(append(frames, ustacks...), kstacks...)
 		if len(e.Key) == 0 {
 			name := a.Desc.Name
 			if name == "" {

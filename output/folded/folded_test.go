@@ -66,7 +66,7 @@ func TestFolded(t *testing.T) {
 		"0x500;a.out`work 3\n" +
 		"libc.so.6`0x9abc;a.out`main;a.out`work 40\n" +
 		"libc.so.6`0x9abc;a.out`main;a.out`work 60\n" +
-		"a:b;0x10;vmlinux`do_sys:call;-1 5\n"
+		"a:b;-1;0x10;vmlinux`do_sys:call 5\n"
 	if got := out.String(); got != want {
 		t.Errorf("got\n%s\nwant\n%s", got, want)
 	}

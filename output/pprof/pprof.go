@@ -1,0 +1,313 @@
+// Package pprof writes the stack aggregations of a program (those with a
+// stack() or ustack() key) as a gzipped pprof profile: one sample type per
+// aggregation, its value the aggregation's (for quantizations, the number
+// of values counted), one sample per entry, the entry's other keys as
+// labels (key0, key1, ... by position). Locations carry the function and,
+// for user frames whose object has DWARF line tables, the file and line.
+package pprof
+
+import (
+	"debug/dwarf"
+	"debug/elf"
+	"fmt"
+	"io"
+	"path"
+	"sort"
+	"strings"
+
+	"github.com/google/pprof/profile"
+
+	"github.com/dtrace-go/dtrace/aggregate"
+	"github.com/dtrace-go/dtrace/format"
+	"github.com/dtrace-go/dtrace/output/folded"
+)
+
+// HasStack reports whether an aggregation has a stack key.
+func HasStack(a *aggregate.Agg) bool {
+	for _, e := range a.Entries() {
+		for _, k := range e.Key {
+			if _, ok := k.(format.Stack); ok {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// builder accumulates the profile's tables.
+type builder struct {
+	p     *profile.Profile
+	sym   format.Symbolizer
+	locs  map[locKey]*profile.Location
+	funcs map[[2]string]*profile.Function
+	maps  map[string]*profile.Mapping
+	lines map[string]*lineTable
+}
+
+type locKey struct {
+	user bool
+	pid  int
+	pc   uint64
+	leaf bool
+}
+
+// Build makes the profile of aggs' stack aggregations; sym resolves
+// frames. It returns nil when none has a stack key.
+func Build(aggs []*aggregate.Agg, sym format.Symbolizer, o aggregate.SortOptions) *profile.Profile {
+	b := &builder{p: &profile.Profile{}, sym: sym, locs: map[locKey]*profile.Location{},
+		funcs: map[[2]string]*profile.Function{}, maps: map[string]*profile.Mapping{}, lines: map[string]*lineTable{}}
+	var stackAggs []*aggregate.Agg
+	for _, a := range aggs {
+		if a != nil && HasStack(a) {
+			stackAggs = append(stackAggs, a)
+		}
+	}
+	if len(stackAggs) == 0 {
+		return nil
+	}
+	for _, a := range stackAggs {
+		name := strings.TrimPrefix(a.Desc.Name, "@")
+		if name == "" {
+			name = "@"
+		}
+		b.p.SampleType = append(b.p.SampleType, &profile.ValueType{Type: name, Unit: a.Desc.Func.String()})
+	}
+	b.p.DefaultSampleType = b.p.SampleType[0].Type
+	for i, a := range stackAggs {
+		for _, e := range a.Sorted(o) {
+			s := &profile.Sample{Value: make([]int64, len(stackAggs))}
+			s.Value[i] = folded.Value(a, e)
+			b.sample(s, e.Key)
+			b.p.Sample = append(b.p.Sample, s)
+		}
+	}
+	return b.p
+}
+
+// sample fills a sample's locations (innermost first, as pprof wants,
+// from every stack key in order) and labels.
+func (b *builder) sample(s *profile.Sample, key []format.Value) {
+	var stacks []format.Stack
+	for i, k := range key {
+		label := fmt.Sprintf("key%d", i)
+		switch x := k.(type) {
+		case format.Stack:
+			stacks = append(stacks, x)
+		case format.Int:
+			if s.NumLabel == nil {
+				s.NumLabel = map[string][]int64{}
+			}
+			if x.Signed {
+				s.NumLabel[label] = []int64{x.Int64()}
+			} else {
+				s.NumLabel[label] = []int64{int64(x.Uint64())}
+			}
+		default:
+			if s.Label == nil {
+				s.Label = map[string][]string{}
+			}
+			s.Label[label] = []string{keyText(x, b.sym)}
+		}
+	}
+	// Kernel stacks first: a kernel stack recorded with a user stack
+	// runs on top of it. Within a stack, innermost first.
+	for _, user := range []bool{false, true} {
+		for _, st := range stacks {
+			if st.User != user {
+				continue
+			}
+			for j, pc := range st.PCs {
+				if pc == 0 {
+					break
+				}
+				s.Location = append(s.Location, b.location(st, pc, j == 0))
+			}
+		}
+	}
+}
+
+func keyText(v format.Value, sym format.Symbolizer) string {
+	switch x := v.(type) {
+	case format.String:
+		return string(x)
+	case format.Sym:
+		return folded.FrameName(sym, x.Kind >= format.UserSym, x.PID, x.Addr)
+	case format.Bytes:
+		return fmt.Sprintf("%x", x.Data)
+	case format.Float:
+		return fmt.Sprint(x.V)
+	}
+	return fmt.Sprint(v)
+}
+
+// location is the location of one frame; leaf is set for the innermost,
+// whose pc is not a return address.
+func (b *builder) location(st format.Stack, pc uint64, leaf bool) *profile.Location {
+	k := locKey{st.User, st.PID, pc, leaf}
+	if !st.User {
+		k.pid = 0
+	}
+	if l := b.locs[k]; l != nil {
+		return l
+	}
+	l := &profile.Location{ID: uint64(len(b.p.Location) + 1), Address: pc}
+	b.locs[k] = l
+	b.p.Location = append(b.p.Location, l)
+	var obj, fn string
+	var off uint64
+	var ok bool
+	if b.sym != nil {
+		if st.User {
+			obj, fn, off, ok = b.sym.UserSym(st.PID, pc)
+		} else {
+			obj, fn, off, ok = b.sym.KernelSym(pc)
+		}
+	}
+	if !ok {
+		return l
+	}
+	if obj != "" {
+		l.Mapping = b.mapping(obj)
+	}
+	if fn == "" {
+		return l
+	}
+	file, line := "", int64(0)
+	if st.User && obj != "" {
+		file, line = b.lineOf(obj, fn, off, leaf)
+	}
+	l.Line = []profile.Line{{Function: b.function(obj, fn, file), Line: line}}
+	return l
+}
+
+func (b *builder) mapping(obj string) *profile.Mapping {
+	if m := b.maps[obj]; m != nil {
+		return m
+	}
+	m := &profile.Mapping{ID: uint64(len(b.p.Mapping) + 1), File: obj, HasFunctions: true}
+	b.maps[obj] = m
+	b.p.Mapping = append(b.p.Mapping, m)
+	return m
+}
+
+func (b *builder) function(obj, fn, file string) *profile.Function {
+	k := [2]string{obj, fn}
+	if f := b.funcs[k]; f != nil {
+		if f.Filename == "" {
+			f.Filename = file
+		}
+		return f
+	}
+	f := &profile.Function{ID: uint64(len(b.p.Function) + 1), Name: fn, SystemName: fn, Filename: file}
+	if f.Filename == "" && obj != "" {
+		f.Filename = path.Base(obj)
+	}
+	b.funcs[k] = f
+	b.p.Function = append(b.p.Function, f)
+	return f
+}
+
+// lineOf finds the source line of fn+off in obj through its DWARF line
+// table; a return address (not leaf) is looked up one byte back, in the
+// call instruction.
+func (b *builder) lineOf(obj, fn string, off uint64, leaf bool) (string, int64) {
+	t, ok := b.lines[obj]
+	if !ok {
+		t = readLines(obj)
+		b.lines[obj] = t
+	}
+	if t == nil {
+		return "", 0
+	}
+	start, ok := t.syms[fn]
+	if !ok {
+		return "", 0
+	}
+	addr := start + off
+	if !leaf && addr > 0 {
+		addr--
+	}
+	return t.find(addr)
+}
+
+// lineTable is an object's symbols and its DWARF rows, sorted by address.
+type lineTable struct {
+	syms map[string]uint64
+	rows []row
+}
+
+type row struct {
+	addr uint64
+	file string
+	line int64
+	end  bool // end of a sequence: no line from here
+}
+
+func (t *lineTable) find(addr uint64) (string, int64) {
+	i := sort.Search(len(t.rows), func(i int) bool { return t.rows[i].addr > addr }) - 1
+	if i < 0 || t.rows[i].end {
+		return "", 0
+	}
+	return t.rows[i].file, t.rows[i].line
+}
+
+// readLines reads obj's symbols and line table; nil when it has no DWARF.
+func readLines(obj string) *lineTable {
+	f, err := elf.Open(obj)
+	if err != nil {
+		return nil
+	}
+	defer f.Close()
+	t := &lineTable{syms: map[string]uint64{}}
+	syms, _ := f.Symbols()
+	dyn, _ := f.DynamicSymbols()
+	for _, s := range append(syms, dyn...) {
+		if elf.ST_TYPE(s.Info) == elf.STT_FUNC && s.Value != 0 {
+			if _, dup := t.syms[s.Name]; !dup {
+				t.syms[s.Name] = s.Value
+			}
+		}
+	}
+	d, err := f.DWARF()
+	if err != nil {
+		return nil
+	}
+	r := d.Reader()
+	for {
+		e, err := r.Next()
+		if err != nil || e == nil {
+			break
+		}
+		if e.Tag != dwarf.TagCompileUnit {
+			r.SkipChildren()
+			continue
+		}
+		lr, err := d.LineReader(e)
+		if err != nil || lr == nil {
+			continue
+		}
+		var le dwarf.LineEntry
+		for lr.Next(&le) == nil {
+			file := ""
+			if le.File != nil {
+				file = le.File.Name
+			}
+			t.rows = append(t.rows, row{addr: le.Address, file: file, line: int64(le.Line), end: le.EndSequence})
+		}
+	}
+	sort.SliceStable(t.rows, func(i, j int) bool { return t.rows[i].addr < t.rows[j].addr })
+	return t
+}
+
+// Write writes the profile of aggs' stack aggregations to w, gzipped. With
+// no stack aggregation it writes a profile without samples.
+func Write(w io.Writer, aggs []*aggregate.Agg, sym format.Symbolizer, o aggregate.SortOptions) error {
+	p := Build(aggs, sym, o)
+	if p == nil {
+		p = &profile.Profile{SampleType: []*profile.ValueType{{Type: "samples", Unit: "count"}}}
+	}
+	if err := p.CheckValid(); err != nil {
+		return err
+	}
+	return p.Write(w)
+}

@@ -1,0 +1,66 @@
+//go:build linux
+
+package pprof
+
+import (
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/google/pprof/profile"
+
+	"github.com/dtrace-go/dtrace/output/internal/outtest"
+)
+
+// TestGoToolPprof profiles @[ustack()] = count() at work's entry over 100
+// calls: go tool pprof -top lists work with its 100, and the profile has
+// work's file and line from the target's DWARF. An unwritable file is
+// refused.
+func TestGoToolPprof(t *testing.T) {
+	dtrace, target := outtest.Build(t)
+	if _, stderr, status := outtest.Run(t, dtrace, "-x", "pprof=/nonexistent/p.pb.gz", "-n", "BEGIN { exit(0); }"); status == 0 ||
+		!strings.Contains(stderr, "-x pprof: Invalid value") || strings.Contains(stderr, "matched") {
+		t.Errorf("unwritable file: status %d, %s", status, stderr)
+	}
+	file := filepath.Join(t.TempDir(), "work.pb.gz")
+	if _, stderr, status := outtest.Run(t, dtrace, "-x", "pprof="+file,
+		"-n", "pid$target:a.out:work:entry { @[ustack()] = count(); }", "-c", target+" 100"); status != 0 {
+		t.Fatalf("status %d\n%s", status, stderr)
+	}
+	out, err := exec.Command("go", "tool", "pprof", "-top", file).CombinedOutput()
+	if err != nil {
+		t.Fatalf("go tool pprof: %v\n%s", err, out)
+	}
+	var work bool
+	for _, l := range strings.Split(string(out), "\n") {
+		f := strings.Fields(l)
+		if len(f) >= 6 && f[0] == "100" && f[5] == "work" {
+			work = true
+		}
+	}
+	if !work {
+		t.Errorf("go tool pprof -top does not list work with 100:\n%s", out)
+	}
+	fd, err := os.Open(file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer fd.Close()
+	p, err := profile.Parse(fd)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var line bool
+	for _, l := range p.Location {
+		for _, ln := range l.Line {
+			if ln.Function.Name == "work" && strings.HasSuffix(ln.Function.Filename, "target.c") && ln.Line == 6 {
+				line = true
+			}
+		}
+	}
+	if !line {
+		t.Errorf("work has no line target.c:6:\n%s", p)
+	}
+}

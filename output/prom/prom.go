@@ -1,0 +1,282 @@
+// Package prom serves a program's aggregations as Prometheus metrics on
+// /metrics while dtrace runs. Each aggregation @NAME is the metric family
+// dtrace_NAME (dtrace_agg for @); its keys are labels key0, key1, ... or
+// the names given; count, sum, min, max, avg and stddev are gauges (clear()
+// and trunc() can lower them, which a counter may not do); quantize,
+// lquantize and llquantize are histograms with a bucket per non-empty
+// bucket of the aggregation (upper bounds inclusive, as "le" is), their
+// sum estimated from the buckets' lower bounds since the kernel keeps
+// only counts.
+//
+// Values are read from the kernel at scrape time, by the goroutine that
+// consumes the buffers: a scrape asks (Server.Serve answers between
+// passes over the buffers), so that reading never races the consumer.
+package prom
+
+import (
+	"errors"
+	"fmt"
+	"math"
+	"net"
+	"net/http"
+	"strings"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
+
+	"github.com/dtrace-go/dtrace/aggregate"
+	"github.com/dtrace-go/dtrace/format"
+	"github.com/dtrace-go/dtrace/output/folded"
+	"github.com/dtrace-go/dtrace/output/json"
+)
+
+// CheckAddr checks that addr is host:port on a loopback address (or
+// localhost) and that it can be listened on now.
+func CheckAddr(addr string) error {
+	ln, err := Listen(addr)
+	if err != nil {
+		return err
+	}
+	return ln.Close()
+}
+
+// Listen listens on addr, a loopback host:port.
+func Listen(addr string) (net.Listener, error) {
+	host, _, err := net.SplitHostPort(addr)
+	if err != nil {
+		return nil, err
+	}
+	if ip := net.ParseIP(host); host != "localhost" && (ip == nil || !ip.IsLoopback()) {
+		return nil, fmt.Errorf("%s is not a loopback address", host)
+	}
+	return net.Listen("tcp", addr)
+}
+
+// CheckLabels checks names given for the keys' labels.
+func CheckLabels(s string) error {
+	for _, n := range strings.Split(s, ",") {
+		if !validName(n) || strings.HasPrefix(n, "__") {
+			return fmt.Errorf("bad label name %q", n)
+		}
+	}
+	return nil
+}
+
+func validName(n string) bool {
+	if n == "" {
+		return false
+	}
+	for i, c := range n {
+		if !(c == '_' || c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || i > 0 && c >= '0' && c <= '9') {
+			return false
+		}
+	}
+	return true
+}
+
+// Reader reads every aggregation from the kernel.
+type Reader func() ([]*aggregate.Agg, error)
+
+// Server serves /metrics.
+type Server struct {
+	ln     net.Listener
+	srv    *http.Server
+	labels []string
+	sym    format.Symbolizer
+	reqs   chan chan []prometheus.Metric
+	done   chan struct{}
+}
+
+// Start listens on addr and serves /metrics; labels name the keys'
+// labels (empty: key0, key1, ...), sym resolves stack keys.
+func Start(addr string, labels []string, sym format.Symbolizer) (*Server, error) {
+	ln, err := Listen(addr)
+	if err != nil {
+		return nil, err
+	}
+	s := &Server{ln: ln, labels: labels, sym: sym, reqs: make(chan chan []prometheus.Metric), done: make(chan struct{})}
+	reg := prometheus.NewRegistry()
+	reg.MustRegister(collector{s})
+	mux := http.NewServeMux()
+	mux.Handle("/metrics", promhttp.HandlerFor(reg, promhttp.HandlerOpts{}))
+	s.srv = &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
+	go s.srv.Serve(ln)
+	return s, nil
+}
+
+// Addr is the address served.
+func (s *Server) Addr() string { return s.ln.Addr().String() }
+
+// Serve answers the scrapes waiting, reading the aggregations with read.
+// The consumer's goroutine calls it between passes over the buffers.
+func (s *Server) Serve(read Reader) error {
+	for {
+		select {
+		case reply := <-s.reqs:
+			aggs, err := read()
+			if err != nil {
+				close(reply)
+				return err
+			}
+			reply <- s.Metrics(aggs)
+		default:
+			return nil
+		}
+	}
+}
+
+// Close stops serving; scrapes then find no aggregations.
+func (s *Server) Close() error {
+	select {
+	case <-s.done:
+		return nil
+	default:
+	}
+	close(s.done)
+	return s.srv.Close()
+}
+
+// scrapeWait bounds how long a scrape waits for the consumer.
+const scrapeWait = 5 * time.Second
+
+// collector asks the consumer for the metrics at scrape time.
+type collector struct{ s *Server }
+
+// Describe describes nothing: the families follow the program's
+// aggregations, which the registry then does not check in advance.
+func (collector) Describe(chan<- *prometheus.Desc) {}
+
+func (c collector) Collect(ch chan<- prometheus.Metric) {
+	reply := make(chan []prometheus.Metric, 1)
+	select {
+	case c.s.reqs <- reply:
+	case <-c.s.done:
+		return
+	case <-time.After(scrapeWait):
+		return
+	}
+	select {
+	case ms := <-reply:
+		for _, m := range ms {
+			ch <- m
+		}
+	case <-time.After(scrapeWait):
+	}
+}
+
+// Name is the metric family of an aggregation: dtrace_NAME, characters
+// Prometheus does not take as '_'.
+func Name(a *aggregate.Agg) string {
+	n := strings.TrimPrefix(a.Desc.Name, "@")
+	if n == "" {
+		n = "agg"
+	}
+	b := []byte(n)
+	for i, c := range b {
+		if !(c == '_' || c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9') {
+			b[i] = '_'
+		}
+	}
+	return "dtrace_" + string(b)
+}
+
+// Metrics turns aggregations into metrics.
+func (s *Server) Metrics(aggs []*aggregate.Agg) []prometheus.Metric {
+	var out []prometheus.Metric
+	for _, a := range aggs {
+		if a == nil {
+			continue
+		}
+		var desc *prometheus.Desc
+		for _, e := range a.Entries() {
+			if desc == nil {
+				desc = prometheus.NewDesc(Name(a), fmt.Sprintf("dtrace aggregation %s = %s()", aggLabel(a), a.Desc.Func),
+					s.labelNames(len(e.Key)), nil)
+			}
+			vals := s.labelValues(e.Key)
+			var m prometheus.Metric
+			var err error
+			switch a.Desc.Func {
+			case aggregate.Quantize, aggregate.Lquantize, aggregate.Llquantize:
+				count, sum, buckets := histogram(a, e)
+				m, err = prometheus.NewConstHistogram(desc, count, sum, buckets, vals...)
+			default:
+				m, err = prometheus.NewConstMetric(desc, prometheus.GaugeValue, float64(folded.Value(a, e)), vals...)
+			}
+			if err == nil {
+				out = append(out, m)
+			}
+		}
+	}
+	return out
+}
+
+func aggLabel(a *aggregate.Agg) string {
+	if a.Desc.Name == "" {
+		return "@"
+	}
+	return a.Desc.Name
+}
+
+func (s *Server) labelNames(n int) []string {
+	names := make([]string, n)
+	for i := range names {
+		if i < len(s.labels) && s.labels[i] != "" {
+			names[i] = s.labels[i]
+		} else {
+			names[i] = fmt.Sprintf("key%d", i)
+		}
+	}
+	return names
+}
+
+func (s *Server) labelValues(key []format.Value) []string {
+	vals := make([]string, len(key))
+	for i, k := range key {
+		switch x := k.(type) {
+		case format.String:
+			vals[i] = string(x)
+		case format.Int:
+			if x.Signed {
+				vals[i] = fmt.Sprint(x.Int64())
+			} else {
+				vals[i] = fmt.Sprint(x.Uint64())
+			}
+		case format.Stack:
+			a := aggregate.New(&aggregate.Desc{Func: aggregate.Count})
+			a.Add([]format.Value{x}, []int64{0})
+			if f := folded.Fold(a, s.sym, aggregate.SortOptions{}); len(f) == 1 {
+				vals[i] = strings.Join(f[0].Frames, ";")
+			}
+		case format.Sym:
+			vals[i] = folded.FrameName(s.sym, x.Kind >= format.UserSym, x.PID, x.Addr)
+		default:
+			vals[i] = fmt.Sprint(k)
+		}
+	}
+	return vals
+}
+
+// histogram gives a quantization's count, estimated sum and cumulative
+// buckets by upper bound.
+func histogram(a *aggregate.Agg, e *aggregate.Entry) (uint64, float64, map[float64]uint64) {
+	buckets := map[float64]uint64{}
+	var count uint64
+	var sum float64
+	for _, b := range json.Buckets(a, e) {
+		lo, hi, n := b[0], b[1], b[2]
+		if n <= 0 {
+			continue
+		}
+		count += uint64(n)
+		sum += float64(lo) * float64(n)
+		if hi != math.MaxInt64 {
+			buckets[float64(hi)] = count
+		}
+	}
+	return count, sum, buckets
+}
+
+// ErrClosed is returned by Serve's reader once tracing is over.
+var ErrClosed = errors.New("prometheus endpoint closed")
