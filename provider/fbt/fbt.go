@@ -325,16 +325,16 @@ func (pv *Provider) info(i int) *info {
 			continue
 		}
 		in.args = append(in.args, cType(prm.Type))
-		if _, _, ok := scalar(prm.Type); !ok {
+		if !ctxReadable(prm.Type) {
 			simple = false
 		}
 	}
 	if rt := btf.UnderlyingType(proto.Return); rt != nil {
 		if _, void := rt.(*btf.Void); !void {
 			in.ret = cType(proto.Return)
-			size, signed, ok := scalar(proto.Return)
+			size, signed, _ := scalar(proto.Return)
 			in.retSize, in.retSigned = size, signed
-			if !ok {
+			if !ctxReadable(proto.Return) {
 				simple = false
 			}
 		}
@@ -377,6 +377,25 @@ func scalar(t btf.Type) (int, bool, bool) {
 		return 8, false, true
 	}
 	return 0, false, false
+}
+
+// ctxReadable reports whether the verifier lets an fentry/fexit program
+// read an argument (or return value) of type t from its context: an
+// integer or enum, or a pointer to void, an integer or a struct or union
+// (it refuses pointers to pointers, say, as "not a struct").
+func ctxReadable(t btf.Type) bool {
+	switch u := btf.UnderlyingType(t).(type) {
+	case *btf.Int:
+		return u.Size <= 8
+	case *btf.Enum:
+		return u.Size <= 8
+	case *btf.Pointer:
+		switch btf.UnderlyingType(u.Target).(type) {
+		case *btf.Void, *btf.Int, *btf.Struct, *btf.Union:
+			return true
+		}
+	}
+	return false
 }
 
 // cType writes a BTF type as C ("struct file *", "loff_t *", "char *").

@@ -132,6 +132,22 @@ func TestCType(t *testing.T) {
 	if size, signed, ok := scalar(loff); size != 8 || !signed || !ok {
 		t.Errorf("scalar(loff_t) = %d, %v, %v", size, signed, ok)
 	}
+	for _, c := range []struct {
+		t    btf.Type
+		want bool
+	}{
+		{&btf.Pointer{Target: file}, true},
+		{&btf.Pointer{Target: &btf.Const{Type: char}}, true},
+		{&btf.Pointer{Target: &btf.Void{}}, true},
+		{&btf.Pointer{Target: &btf.Pointer{Target: file}}, false},
+		{&btf.Pointer{Target: loff}, true},
+		{loff, true},
+		{file, false},
+	} {
+		if got := ctxReadable(c.t); got != c.want {
+			t.Errorf("ctxReadable(%v) = %v, want %v", c.t, got, c.want)
+		}
+	}
 	if _, _, ok := scalar(file); ok {
 		t.Errorf("a struct passed by value is a scalar")
 	}
