@@ -3,8 +3,9 @@
 // widths proportional to the aggregation's value; hovering a box shows its
 // frame, value and share (its title), clicking one zooms to it (clicking
 // the root resets), and the Search button highlights the frames that
-// contain a string and shows their share. The script is our own and
-// embedded in the SVG, which also reads as a static picture.
+// contain a string and shows their share; the URL's query can zoom
+// (?z=NAME) and search (?s=TEXT) too. The script is our own and embedded
+// in the SVG, which also reads as a static picture.
 package flamegraph
 
 import (
@@ -199,6 +200,14 @@ function init(evt) {
 		var s = prompt("Search for frames containing:", "");
 		if (s !== null) search(s);
 	});
+	// As flamegraph.pl's, the URL can zoom (?z=NAME: the first frame
+	// whose name contains NAME) and search (?s=TEXT).
+	var q = new URLSearchParams(window.location.search), z = q.get("z"), s = q.get("s");
+	if (z) {
+		var hit = frames.filter(function (g) { return g.getAttribute("data-n").indexOf(z) >= 0; });
+		if (hit.length > 0) zoom(hit[0]);
+	}
+	if (s !== null) search(s);
 	svg.setAttribute("data-ready", String(frames.length));
 }
 function num(g, k) { return Number(g.getAttribute("data-" + k)); }
