@@ -382,7 +382,8 @@ func scalar(t btf.Type) (int, bool, bool) {
 // ctxReadable reports whether the verifier lets an fentry/fexit program
 // read an argument (or return value) of type t from its context: an
 // integer or enum, or a pointer to void, an integer or a struct or union
-// (it refuses pointers to pointers, say, as "not a struct").
+// (it refuses pointers to pointers and to const void, say, as "not a
+// struct").
 func ctxReadable(t btf.Type) bool {
 	switch u := btf.UnderlyingType(t).(type) {
 	case *btf.Int:
@@ -390,8 +391,13 @@ func ctxReadable(t btf.Type) bool {
 	case *btf.Enum:
 		return u.Size <= 8
 	case *btf.Pointer:
+		// void * only unqualified: the verifier looks for a zero
+		// type id, and const void * has const's.
+		if _, ok := u.Target.(*btf.Void); ok {
+			return true
+		}
 		switch btf.UnderlyingType(u.Target).(type) {
-		case *btf.Void, *btf.Int, *btf.Struct, *btf.Union:
+		case *btf.Int, *btf.Struct, *btf.Union:
 			return true
 		}
 	}

@@ -139,6 +139,7 @@ func TestCType(t *testing.T) {
 		{&btf.Pointer{Target: file}, true},
 		{&btf.Pointer{Target: &btf.Const{Type: char}}, true},
 		{&btf.Pointer{Target: &btf.Void{}}, true},
+		{&btf.Pointer{Target: &btf.Const{Type: &btf.Void{}}}, false},
 		{&btf.Pointer{Target: &btf.Pointer{Target: file}}, false},
 		{&btf.Pointer{Target: loff}, true},
 		{loff, true},
