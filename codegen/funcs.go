@@ -732,11 +732,14 @@ func (f *fn) lltostr(v asm.Register) asm.Register {
 		asm.JLE.Imm(d, 20, f.pendLabel("lllen")), asm.Mov.Imm(d, 20))
 	f.markPending()
 	// p = end - d, written as base + (20 - d): the verifier wants
-	// variable offsets to be non-negative.
-	f.emit(asm.Neg.Imm(d, 0), asm.Add.Imm(d, 20))
+	// variable offsets to be non-negative. 20 - d is a subtraction from
+	// a constant, not neg and add: verifiers before 6.13 or so know
+	// nothing of a negated register's bounds (6.1 and 6.12 refused it).
+	e := f.alloc()
+	f.emit(asm.Mov.Imm(e, 20), asm.Sub.Reg(e, d))
 	f.scratchPtr(p, off+n-1-20)
-	f.emit(asm.Add.Reg(p, d))
-	f.free(v, d)
+	f.emit(asm.Add.Reg(p, e))
+	f.free(v, d, e)
 	l := f.label("llnosign")
 	f.emit(asm.JEq.Imm(neg, 0, l), asm.Add.Imm(p, -1), storeImm(p, 0, '-', asm.Byte))
 	f.mark(l)
