@@ -114,8 +114,11 @@ func (c *converter) convert(t btf.Type) types.Type {
 		td := &types.Typedef{Name: t.Name, Module: c.module}
 		c.cache[t] = td
 		td.Type = c.convert(t.Type)
-		if v, ok := valueOf(td.Type, false); !ok || v == types.Type(td) {
-			// Malformed BTF: a typedef of itself.
+		if v, ok := valueOf(td.Type, false); !ok || v == types.Type(td) || holds(td.Type, td, map[*types.Struct]bool{}) {
+			// Malformed BTF: a typedef of itself, or of a type that
+			// holds it by value (struct s { t m; } with typedef
+			// struct s t): a cycle through the typedef that the
+			// struct could not see while the typedef was unfinished.
 			td.Type = types.NewOpaque(t.Name)
 		}
 		return td
@@ -282,4 +285,37 @@ func valueOf(t types.Type, arrays bool) (types.Type, bool) {
 func asStruct(t types.Type) *types.Struct {
 	s, _ := t.(*types.Struct)
 	return s
+}
+
+// holds reports whether a value of t contains target by value: through
+// typedefs, qualifiers, array elements and struct members, not pointers.
+// seen holds the structs already searched.
+func holds(t types.Type, target *types.Typedef, seen map[*types.Struct]bool) bool {
+	for i := 0; i < maxChain; i++ {
+		switch u := t.(type) {
+		case *types.Typedef:
+			if u == target {
+				return true
+			}
+			t = u.Type
+		case *types.Qualified:
+			t = u.Type
+		case *types.Array:
+			t = u.Elem
+		case *types.Struct:
+			if seen[u] {
+				return false
+			}
+			seen[u] = true
+			for _, f := range u.Fields {
+				if holds(f.Type, target, seen) {
+					return true
+				}
+			}
+			return false
+		default:
+			return false
+		}
+	}
+	return true
 }

@@ -59,24 +59,38 @@ func FuzzBTF(f *testing.F) {
 
 // byValue walks what a value of t is made of (typedefs, qualifiers, array
 // elements, struct members; not pointer targets) and reports whether it
-// ends: a type containing itself by value would hang the checker.
+// ends: a type containing itself by value would hang the checker. path
+// holds the structs being walked, done those walked already.
 func byValue(t types.Type, depth int) bool {
+	return walkValue(t, depth, map[*types.Struct]bool{}, map[*types.Struct]bool{})
+}
+
+func walkValue(t types.Type, depth int, path, done map[*types.Struct]bool) bool {
 	if depth > 1<<12 {
 		return false
 	}
 	switch u := t.(type) {
 	case *types.Typedef:
-		return byValue(u.Type, depth+1)
+		return walkValue(u.Type, depth+1, path, done)
 	case *types.Qualified:
-		return byValue(u.Type, depth+1)
+		return walkValue(u.Type, depth+1, path, done)
 	case *types.Array:
-		return byValue(u.Elem, depth+1)
+		return walkValue(u.Elem, depth+1, path, done)
 	case *types.Struct:
+		if path[u] {
+			return false
+		}
+		if done[u] {
+			return true
+		}
+		path[u] = true
 		for _, f := range u.Fields {
-			if !byValue(f.Type, depth+1) {
+			if !walkValue(f.Type, depth+1, path, done) {
 				return false
 			}
 		}
+		delete(path, u)
+		done[u] = true
 	}
 	return true
 }

@@ -28,6 +28,11 @@ func TestMalformedCycles(t *testing.T) {
 	s1, s2 := &btf.Struct{Name: "s1", Size: 4}, &btf.Struct{Name: "s2", Size: 4}
 	s1.Members = []btf.Member{{Name: "m", Type: &btf.Array{Index: i32, Type: s2, Nelems: 1}}}
 	s2.Members = []btf.Member{{Name: "m", Type: &btf.Typedef{Name: "s1_t", Type: s1}}}
+	// struct s3 { t3 m; } with typedef struct s3 t3, reached first
+	// through the typedef (FuzzBTF/0d7734f06e438c75).
+	s3 := &btf.Struct{Name: "s3", Size: 4}
+	t3 := &btf.Typedef{Name: "t3", Type: s3}
+	s3.Members = []btf.Member{{Name: "m", Type: t3}}
 	// Legal cycles, through pointers, stay as they were.
 	list := &btf.Struct{Name: "list", Size: 8}
 	list.Members = []btf.Member{{Name: "next", Type: &btf.Pointer{Target: list}}}
@@ -35,7 +40,13 @@ func TestMalformedCycles(t *testing.T) {
 	ptd.Type = &btf.Pointer{Target: ptd}
 
 	c := newConverter("vmlinux", nil)
-	for _, bt := range []btf.Type{cnst, td, tdA, tdB, arr, self, s1, s2, list, ptd} {
+	// And a legal one through a typedef: typedef struct x { struct y *p; }
+	// tx; struct y { tx m; }.
+	sx, sy := &btf.Struct{Name: "x", Size: 8}, &btf.Struct{Name: "y", Size: 8}
+	tx := &btf.Typedef{Name: "tx", Type: sx}
+	sx.Members = []btf.Member{{Name: "p", Type: &btf.Pointer{Target: sy}}}
+	sy.Members = []btf.Member{{Name: "m", Type: tx}}
+	for _, bt := range []btf.Type{cnst, td, tdA, tdB, arr, self, s1, s2, t3, s3, list, ptd, tx, sy} {
 		dt := c.convert(bt)
 		if !byValue(dt, 0) {
 			t.Errorf("%v: %v contains itself by value", bt, dt)
@@ -46,6 +57,9 @@ func TestMalformedCycles(t *testing.T) {
 	}
 	if m := c.convert(self).(*types.Struct).Fields; len(m) != 2 || m[0].Type != types.Int || m[1].Type.Kind() != types.KindOpaque {
 		t.Errorf("struct self: fields %v, want int and an opaque type", m)
+	}
+	if m := c.convert(sy).(*types.Struct).Fields[0].Type; m != c.convert(tx) || c.convert(tx).(*types.Typedef).Type != c.convert(sx) {
+		t.Errorf("struct y: m is %v, want tx, a typedef of struct x", m)
 	}
 	if next := c.convert(list).(*types.Struct).Fields[0].Type; next.(*types.Pointer).Elem != c.convert(list) {
 		t.Errorf("struct list: next is %v, want a pointer to struct list", next)
