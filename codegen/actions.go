@@ -270,7 +270,11 @@ func (f *fn) stack(c *syntax.CallExpr, name string) {
 		f.emit(asm.LoadMem(p, regScratch, int16(f.g.layout.MState)+abi.MStatePrid, asm.Word), asm.JLE.Imm(p, abi.ProbeEnd, skip))
 		f.free(p)
 	}
-	f.call(asm.FnGetStack, ctxOp(), scr(f.g.layout.Output+off+hdr), imm(int64(size)), imm(flags))
+	if user {
+		f.free(f.ustackPCs(f.g.layout.Output+off+hdr, int64(size)))
+	} else {
+		f.call(asm.FnGetStack, ctxOp(), scr(f.g.layout.Output+off+hdr), imm(int64(size)), imm(flags))
+	}
 	f.mark(skip)
 	f.recItem(Record{Action: act, Offset: off, Size: hdr + size, Kind: kind, FormatID: -1, AggID: -1})
 }

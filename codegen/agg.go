@@ -439,6 +439,10 @@ func (f *fn) stackInto(off uint32, kt *Type) {
 		f.emit(asm.LoadMem(p, regScratch, int16(f.g.layout.MState)+abi.MStatePrid, asm.Word), asm.JLE.Imm(p, abi.ProbeEnd, skip))
 		f.free(p)
 	}
-	f.call(asm.FnGetStack, ctxOp(), scr(pcs), imm(int64(8*kt.Len)), imm(flags))
+	if kt.stack == 2 {
+		f.free(f.ustackPCs(pcs, int64(8*kt.Len)))
+	} else {
+		f.call(asm.FnGetStack, ctxOp(), scr(pcs), imm(int64(8*kt.Len)), imm(flags))
+	}
 	f.mark(skip)
 }

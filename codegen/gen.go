@@ -23,7 +23,7 @@ const (
 
 // Fixed scratch areas before the record buffer.
 const (
-	faultRecOff = 256 // the fault record is built here (abi.FaultRec*)
+	faultRecOff = 320 // the fault record is built here (abi.FaultRec*)
 	// OutputOffset is where records are assembled (Layout.Output).
 	OutputOffset = 512
 )

@@ -859,11 +859,11 @@ func (f *fn) varCaller(_ syntax.Expr, name string) asm.Register {
 	// the probed location itself), 0 when there is none.
 	off := f.tmp(16)
 	f.emit(storeImm(regScratch, int16(off), 0, asm.DWord), storeImm(regScratch, int16(off+8), 0, asm.DWord))
-	flags := int64(0)
 	if name == "ucaller" {
-		flags = 1 << 8 // BPF_F_USER_STACK
+		f.free(f.ustackPCs(off, 16))
+	} else {
+		f.call(asm.FnGetStack, ctxOp(), scr(off), imm(16), imm(0))
 	}
-	f.call(asm.FnGetStack, ctxOp(), scr(off), imm(16), imm(flags))
 	r := f.alloc()
 	f.emit(asm.LoadMem(r, regScratch, int16(off+8), asm.DWord))
 	return r
@@ -875,12 +875,13 @@ func (f *fn) varStackdepth(_ syntax.Expr, name string) asm.Register {
 	// The number of frames bpf_get_stack finds (0 on failure).
 	depth := f.g.maxFrames(stackMaxDepth)
 	off := f.tmp(uint32(depth * 8))
-	flags := int64(0)
+	var r asm.Register
 	if name == "ustackdepth" {
-		flags = 1 << 8 // BPF_F_USER_STACK
+		r = f.ustackPCs(off, depth*8)
+	} else {
+		f.call(asm.FnGetStack, ctxOp(), scr(off), imm(depth*8), imm(0))
+		r = f.result()
 	}
-	f.call(asm.FnGetStack, ctxOp(), scr(off), imm(depth*8), imm(flags))
-	r := f.result()
 	l, zero := f.label("sd"), f.label("sdz")
 	f.emit(asm.JSLT.Imm(r, 0, zero), asm.RSh.Imm(r, 3))
 	if name == "stackdepth" {

@@ -175,6 +175,8 @@ func (p *Plan) Instructions(spec *codegen.Spec, pp *ProbePlan) (asm.Instructions
 	}
 	// errno is 0 unless the provider's prologue sets it.
 	insns = append(insns, provider.StoreImmDW(asm.R7, ms+abi.MStateErrno, 0))
+	// So is the caller the user stack walk misses (pid entry probes).
+	insns = append(insns, provider.StoreImmDW(asm.R7, ms+abi.MStateUCaller, 0))
 	prologue := pp.Probe.Owner.Prologue(pp.Probe, ms)
 	insns = append(insns, prologue...)
 	insns = append(insns,

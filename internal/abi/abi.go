@@ -140,8 +140,16 @@ const (
 	// MStatePrivate is the offset of the bytes codegen keeps for itself
 	// (codegen/doc.go); prologues do not touch them.
 	MStatePrivate = 128
+	// MStateUCaller is the offset of the u64 return address that the
+	// user stack's frame-pointer walk misses at this firing, else 0: a
+	// pid probe at a function's entry (or at an offset before its frame
+	// is set up) fires before the caller's frame is linked, so the
+	// provider's prologue reads the return address from the user stack;
+	// ustack(), ustackdepth and ucaller splice it in as the second frame
+	// when the kernel's unwinder has not already (codegen).
+	MStateUCaller = 256
 	// MStateSize is the size of mstate.
-	MStateSize = 256
+	MStateSize = 264
 )
 
 // Probe ids of the dtrace provider: the registry numbers probes from 1

@@ -41,10 +41,11 @@
 //	112 u64 specid     MStateSpecID     speculation of the running clause, 0 none
 //	120 u64 errno      MStateErrno      errno of the firing, else 0
 //	128 ...            MStatePrivate    codegen's own slots (codegen/doc.go)
-//	256                MStateSize
+//	256 u64 ucaller    MStateUCaller    return address the user stack walk misses, else 0
+//	264                MStateSize
 //
-// The loader's prologue zeroes errno, runs the provider's prologue (which
-// fills arg[]), then sets prid and zeroes fault, illval, timestamp and
+// The loader's prologue zeroes errno and ucaller, runs the provider's prologue (which
+// fills arg[], ucaller at pid entry probes), then sets prid and zeroes fault, illval, timestamp and
 // specid; before each clause call it sets epid and zeroes specid again.
 //
 // # Maps

@@ -9,6 +9,7 @@ import (
 
 	"github.com/cilium/ebpf/asm"
 
+	"github.com/dtrace-go/dtrace/internal/abi"
 	"github.com/dtrace-go/dtrace/provider"
 	"github.com/dtrace-go/dtrace/symbol"
 )
@@ -70,6 +71,12 @@ type Probe struct {
 	// is left out rather than failing the enabling, as a probe named
 	// exactly would.
 	Optional bool
+	// Unlinked says that the probe fires before the function's frame is
+	// linked (entry, or an offset in the prologue), with the return
+	// address at CallerSlot above the stack pointer: the prologue stores
+	// it at abi.MStateUCaller for ustack().
+	Unlinked   bool
+	CallerSlot int16
 }
 
 // Provider is the pid provider. It makes probes for any process a
@@ -268,6 +275,13 @@ func (pv *Provider) Probes(d provider.Desc) ([]*provider.Probe, error) {
 					if !ok {
 						continue
 					}
+					slot, unlinked := callerSlot(obj, f, kind, off)
+					if len(p.Sites) == 0 {
+						p.Unlinked, p.CallerSlot = unlinked, slot
+					} else if p.Unlinked != unlinked || p.CallerSlot != slot {
+						// Sites disagree: one program serves them all.
+						p.Unlinked = false
+					}
 					p.Sites = append(p.Sites, Site{Path: openPath, FileOffset: fo})
 				}
 				add(pname, p)
@@ -438,6 +452,24 @@ func instructions(obj *symbol.Object, f symbol.Func) ([]uint64, error) {
 	return nil, fmt.Errorf("no instruction decoder for %s", runtime.GOARCH)
 }
 
+// callerSlot says whether a probe of kind at offset off of f fires before
+// f's frame is linked, and where the return address is then (CallerSlot):
+// at entry it is on top of the stack whatever the prologue; at an offset,
+// only the standard x86-64 prologue is understood.
+func callerSlot(obj *symbol.Object, f symbol.Func, kind Kind, off uint64) (int16, bool) {
+	if runtime.GOARCH != "amd64" || kind == Return {
+		return 0, false
+	}
+	if kind == Entry || off == 0 {
+		return 0, true
+	}
+	code, err := obj.Code(f)
+	if err != nil {
+		return 0, false
+	}
+	return CallerSlot(code, off)
+}
+
 // Program says: a uprobe program (see ProgramKind).
 func (*Provider) Program(*provider.Probe) provider.ProgramKind {
 	return ProgramKind()
@@ -452,5 +484,17 @@ func (*Provider) Prologue(p *provider.Probe, mstate int16) asm.Instructions {
 	if d.Kind == Return {
 		return append(insns, regs.ReturnArgs(mstate, d.AtReturns)...)
 	}
-	return append(insns, regs.EntryArgs(mstate)...)
+	insns = append(insns, regs.EntryArgs(mstate)...)
+	if d.Unlinked {
+		// bpf_probe_read_user leaves 0 (no caller) when the read faults.
+		insns = append(insns,
+			asm.Mov.Reg(asm.R1, asm.R7),
+			asm.Add.Imm(asm.R1, int32(mstate+abi.MStateUCaller)),
+			asm.Mov.Imm(asm.R2, 8),
+			asm.LoadMem(asm.R3, asm.R6, regs.SP, asm.DWord),
+			asm.Add.Imm(asm.R3, int32(d.CallerSlot)),
+			asm.FnProbeReadUser.Call(),
+		)
+	}
+	return insns
 }

@@ -331,3 +331,28 @@ func isLegacyPrefix(b byte) bool {
 	}
 	return false
 }
+
+// CallerSlot returns where the return address lies, relative to the stack
+// pointer, when the instruction at offset off of the function whose bytes
+// are code is about to run, while the function's frame is not linked yet
+// (a frame-pointer walk from %rbp then skips the caller): 0 up to the
+// push %rbp (endbr64 may come first), 8 after it until mov %rsp,%rbp.
+// ok is false once the frame is linked or when the prologue is not the
+// standard one (nothing is known then).
+func CallerSlot(code []byte, off uint64) (slot int16, ok bool) {
+	pos := uint64(0)
+	for pos < off {
+		rest := code[pos:]
+		switch {
+		case len(rest) >= 4 && rest[0] == 0xf3 && rest[1] == 0x0f && rest[2] == 0x1e && rest[3] == 0xfa && slot == 0:
+			pos += 4 // endbr64
+		case len(rest) >= 1 && rest[0] == 0x55 && slot == 0:
+			pos, slot = pos+1, 8 // push %rbp
+		case len(rest) >= 3 && slot == 8 && (rest[0] == 0x48 && rest[1] == 0x89 && rest[2] == 0xe5 || rest[0] == 0x48 && rest[1] == 0x8b && rest[2] == 0xec):
+			return 0, false // mov %rsp,%rbp: the frame is linked
+		default:
+			return 0, false
+		}
+	}
+	return slot, pos == off
+}
