@@ -17,7 +17,9 @@ func FuzzParseNote(f *testing.F) {
 		if len(n.Provider)+len(n.Name) > len(desc) {
 			t.Fatalf("names longer than the descriptor")
 		}
-		ProbeName(n.Name)
+		if name := ProbeName(n.Name); len(name) > len(n.Name) {
+			t.Fatalf("probe name %q is longer than its note name %q", name, n.Name)
+		}
 	})
 }
 

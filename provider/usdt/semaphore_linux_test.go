@@ -66,7 +66,7 @@ func TestSemaphoreOutsideMapping(t *testing.T) {
 	binary.LittleEndian.PutUint64(desc[8:], guarded.Base)
 	binary.LittleEndian.PutUint64(desc[16:], guarded.Semaphore)
 	at := bytes.Index(raw, desc)
-	if at < 0 || bytes.Index(raw[at+1:], desc) >= 0 {
+	if at < 0 || bytes.Contains(raw[at+1:], desc) {
 		t.Fatal("cannot find the guarded probe's note in the file")
 	}
 	for what, addr := range map[string]uint64{"code": main, ".bss": bss} {
