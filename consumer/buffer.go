@@ -61,6 +61,10 @@ type BufferOptions struct {
 	// may hold in user space before they leave records in the kernel
 	// ring; 0 means 32 rings, at least 64m.
 	Backlog int
+	// Trigger, under the ring policy, picks the records that go to the
+	// handler when drained rather than into the ring (those that take
+	// a snapshot).
+	Trigger func(rec []byte) bool
 }
 
 // Handler receives one record of a CPU. data is only valid during the

@@ -63,8 +63,7 @@ type cpuBuf struct {
 	full    bool   // fill: this CPU's buffer is full
 	dropped uint64 // fill: records dropped once full, not yet reported
 
-	ring     [][]byte // ring policy: retained records, oldest first
-	ringUsed int
+	ring *recRing // ring policy: the newest records, oldest first
 
 	// qmu guards the ring's tail and the backlog: chunks of the kernel
 	// ring's bytes (whole perf records) copied out by the reader or by
@@ -130,12 +129,15 @@ func OpenBuffers(m *ebpf.Map, opts BufferOptions) (_ *Buffers, err error) {
 		for len(b.cpus) <= cpu {
 			b.cpus = append(b.cpus, nil)
 		}
-		c, err := openRing(cpu, pages, b.pageSize)
+		c, err := openRing(cpu, pages, b.pageSize, opts.Policy == PolicyRing)
 		if errors.Is(err, unix.ENODEV) {
 			continue // went offline
 		}
 		if err != nil {
 			return nil, fmt.Errorf("buffers: CPU %d: %w", cpu, err)
+		}
+		if opts.Policy == PolicyRing {
+			c.ring = newRecRing(opts.Size)
 		}
 		b.cpus[cpu] = c
 		if err := unix.EpollCtl(b.epfd, unix.EPOLL_CTL_ADD, c.fd, &unix.EpollEvent{Events: unix.EPOLLIN, Fd: int32(c.fd)}); err != nil {
@@ -149,7 +151,9 @@ func OpenBuffers(m *ebpf.Map, opts BufferOptions) (_ *Buffers, err error) {
 	return b, nil
 }
 
-func openRing(cpu, pages, pageSize int) (*cpuBuf, error) {
+// openRing opens a CPU's perf ring; timed samples carry their time
+// (CLOCK_MONOTONIC), which the ring policy orders CPUs by.
+func openRing(cpu, pages, pageSize int, timed bool) (*cpuBuf, error) {
 	attr := unix.PerfEventAttr{
 		Type:        unix.PERF_TYPE_SOFTWARE,
 		Config:      unix.PERF_COUNT_SW_BPF_OUTPUT,
@@ -160,6 +164,11 @@ func openRing(cpu, pages, pageSize int) (*cpuBuf, error) {
 		// Wake the reader when a quarter of the ring is used, so that
 		// a busy CPU is copied out with three quarters still free.
 		Wakeup: uint32(max(pages*pageSize/4, 1)),
+	}
+	if timed {
+		attr.Sample_type |= unix.PERF_SAMPLE_TIME
+		attr.Bits |= unix.PerfBitUseClockID
+		attr.Clockid = unix.CLOCK_MONOTONIC
 	}
 	fd, err := unix.PerfEventOpen(&attr, -1, cpu, -1, unix.PERF_FLAG_FD_CLOEXEC)
 	if err != nil {
@@ -519,6 +528,14 @@ func (b *Buffers) records(c *cpuBuf, chunk []byte, fn Handler) (int, error) {
 				c.lost += binary.NativeEndian.Uint64(body[8:])
 			}
 		case unix.PERF_RECORD_SAMPLE:
+			var time uint64
+			if c.ring != nil { // timed
+				if len(body) < 8 {
+					continue
+				}
+				time = binary.NativeEndian.Uint64(body)
+				body = body[8:]
+			}
 			if len(body) < 4 {
 				continue
 			}
@@ -530,7 +547,7 @@ func (b *Buffers) records(c *cpuBuf, chunk []byte, fn Handler) (int, error) {
 			if len(rec) >= 8 && binary.LittleEndian.Uint32(rec[abi.HdrEPID:]) == abi.EPIDNone {
 				continue // a Sync marker
 			}
-			if err := b.deliver(c, rec, fn); err != nil {
+			if err := b.deliver(c, rec, time, fn); err != nil {
 				return off, err
 			}
 		}
@@ -544,7 +561,7 @@ func (c *cpuBuf) copyOut(dst []byte, off uint64) {
 	copy(dst[n:], c.data)
 }
 
-func (b *Buffers) deliver(c *cpuBuf, rec []byte, fn Handler) error {
+func (b *Buffers) deliver(c *cpuBuf, rec []byte, time uint64, fn Handler) error {
 	switch b.opts.Policy {
 	case PolicyFill:
 		// Until Ending, Reserve bytes stay free for the END records.
@@ -560,46 +577,47 @@ func (b *Buffers) deliver(c *cpuBuf, rec []byte, fn Handler) error {
 		}
 		c.charged += charge
 	case PolicyRing:
-		charge := b.opts.Charge(rec)
-		if charge > b.opts.Size {
-			return nil // can never fit
+		if b.opts.Trigger != nil && b.opts.Trigger(rec) {
+			break // acted on now
 		}
-		keep := append([]byte(nil), rec...)
-		c.ring = append(c.ring, keep)
-		c.ringUsed += charge
-		for c.ringUsed > b.opts.Size {
-			c.ringUsed -= b.opts.Charge(c.ring[0])
-			c.ring[0] = nil
-			c.ring = c.ring[1:]
-		}
+		c.ring.add(rec, time, b.opts.Charge(rec))
 		return nil
 	}
 	return fn(c.cpu, rec)
 }
 
-// Flush is what the library calls at exit (and for a ring snapshot):
-// it syncs (see Sync: drain, make pending losses known, drain again) and,
-// in ring policy, delivers the records kept in the user-space rings, CPU
-// by CPU, and empties them. Drops after Flush are complete.
+// Flush is what the library calls at exit and for a snapshot: it syncs
+// (see Sync: drain, make pending losses known, drain again) and, in ring
+// policy, delivers the records kept in the user-space rings, all CPUs
+// merged in time order, and empties them. Drops after Flush are
+// complete.
 func (b *Buffers) Flush(fn Handler) error {
 	if err := b.Sync(fn); err != nil {
 		return err
 	}
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	for _, c := range b.cpus {
-		if c == nil {
-			continue
-		}
-		ring := c.ring
-		c.ring, c.ringUsed = nil, 0
-		for _, rec := range ring {
-			if err := fn(c.cpu, rec); err != nil {
-				return err
+	for {
+		var next *cpuBuf
+		var first uint64
+		for _, c := range b.cpus {
+			if c == nil || c.ring == nil || c.ring.len() == 0 {
+				continue
+			}
+			if _, t := c.ring.peek(); next == nil || t < first {
+				next, first = c, t
 			}
 		}
+		if next == nil {
+			return nil
+		}
+		rec, _ := next.ring.peek()
+		err := fn(next.cpu, rec)
+		next.ring.pop()
+		if err != nil {
+			return err
+		}
 	}
-	return nil
 }
 
 // Drops returns the principal-buffer drops counted since the last call,

@@ -412,3 +412,38 @@ func TestReadersBacklogBound(t *testing.T) {
 		t.Fatalf("%d delivered + %d dropped, want %d with drops", len(out), dropped, n)
 	}
 }
+
+// Ring policy: at Flush the CPUs' records come out merged in the order
+// they were sent.
+func TestRingTimeOrder(t *testing.T) {
+	e := newEmitter(t)
+	b := open(t, e, BufferOptions{Size: 4096, Policy: PolicyRing})
+	hi := lastCPU(t, b)
+	for i := 0; i < 20; i++ {
+		cpu := 0
+		if i%3 == 1 {
+			cpu = hi
+		}
+		e.emit(t, cpu, 16, uint64(i))
+		if i%5 == 0 {
+			if err := b.Drain(func(int, []byte) error { return fmt.Errorf("delivered before Flush") }); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	var out []got
+	if err := b.Flush(collect(t, &out)); err != nil {
+		t.Fatal(err)
+	}
+	if len(out) != 20 {
+		t.Fatalf("%d records, want 20", len(out))
+	}
+	for i, g := range out {
+		if g.seq != uint64(i) {
+			t.Fatalf("record %d = %+v: not in time order", i, g)
+		}
+	}
+	if err := b.Flush(collect(t, &out)); err != nil || len(out) != 20 {
+		t.Fatalf("second Flush: %v, %d records", err, len(out))
+	}
+}

@@ -107,6 +107,9 @@ type Consumer struct {
 	// reopened is the file freopen() sends output to (nil: none).
 	reopened *os.File
 
+	// snapshots counts the snapshots taken.
+	snapshots int
+
 	stopping bool // END has run
 	done     bool
 	status   int
@@ -309,4 +312,29 @@ func (c *Consumer) SetActivity(act uint32) error {
 	}
 	le.PutUint32(val[abi.StateActivity:], act)
 	return m.Update(&key, val, ebpf.UpdateExist)
+}
+
+// Snapshot writes what the buffers hold now to r, after a header
+// (output.Snapshotter) naming its number, time and cause: under the
+// ring policy the records kept on every CPU in time order, under the
+// others what is buffered and not yet consumed. Tracing goes on; the
+// records delivered leave the buffers.
+func (c *Consumer) Snapshot(r output.Renderer, cause string) error {
+	if c.done {
+		return nil
+	}
+	c.r = r
+	c.snapshots++
+	if s, ok := r.(output.Snapshotter); ok {
+		if err := s.Snapshot(&output.Snapshot{N: c.snapshots, Time: time.Now(), Cause: cause}); err != nil {
+			return err
+		}
+	}
+	if err := c.cfg.Buffers.Flush(c.record); err != nil {
+		return err
+	}
+	if err := c.reportDrops(); err != nil {
+		return err
+	}
+	return r.Flush()
 }

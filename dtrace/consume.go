@@ -104,6 +104,19 @@ func (h *Handle) Work(w io.Writer) (bool, error) {
 	return h.cons.Work(h.out)
 }
 
+// Snapshot writes what the buffers hold now to w (where Work writes),
+// after a header line naming the snapshot's number, time and cause:
+// under bufpolicy=ring the newest records of every CPU in time order,
+// under switch and fill what is buffered now. Tracing goes on. Call it
+// between Work calls (dtrace(1M) does on SIGUSR1).
+func (h *Handle) Snapshot(w io.Writer, cause string) error {
+	if h.cons == nil {
+		return errNotStarted
+	}
+	h.text.SetOutput(w)
+	return h.cons.Snapshot(h.text, cause)
+}
+
 // Consume is Work for a Go program that takes the decoded events
 // itself: the records, faults, errors and drops go to r rather than
 // being printed. Call it until it reports done, then Aggregations for

@@ -14,6 +14,10 @@ type RunConfig struct {
 	// for dtrace(1M)): the first stops tracing, END runs and what was
 	// recorded is printed; a second abandons the output. Nil: none.
 	Interrupt <-chan os.Signal
+	// Snapshot delivers snapshot requests (SIGUSR1 for dtrace(1M)):
+	// each writes what the buffers hold (Handle.Snapshot) and tracing
+	// goes on. Nil: none.
+	Snapshot <-chan os.Signal
 	// Processes are continued when Run starts; once all have exited,
 	// tracing stops (dtrace -c and -p).
 	Processes []*Process
@@ -36,6 +40,10 @@ func (h *Handle) Run(w io.Writer, rc RunConfig) (int, error) {
 		case <-rc.Interrupt:
 			interrupted++
 			newline = interrupted == 1
+		case <-rc.Snapshot:
+			if err := h.Snapshot(w, "signal USR1"); err != nil {
+				return 1, fmt.Errorf("snapshot failed: %v", err)
+			}
 		default:
 		}
 		if interrupted > 1 {

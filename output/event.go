@@ -243,3 +243,15 @@ type Settings struct {
 	// when not set (no limit).
 	SwitchRate, AggRate time.Duration
 }
+
+// Snapshot starts the output of a snapshot of the buffers (beyond
+// DTrace: kill -USR1, snapshot()): the records it delivers follow.
+type Snapshot struct {
+	// N counts the snapshots of the run, from 1.
+	N int
+	// Time is when it was taken.
+	Time time.Time
+	// Cause is what took it: the probe that called snapshot() or
+	// "signal USR1".
+	Cause string
+}

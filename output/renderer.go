@@ -66,3 +66,9 @@ func (Nop) Flush() error { return nil }
 
 // Close does nothing.
 func (Nop) Close() error { return nil }
+
+// Snapshotter is implemented by renderers that mark where a snapshot's
+// records begin (package output/text prints a header line).
+type Snapshotter interface {
+	Snapshot(s *Snapshot) error
+}

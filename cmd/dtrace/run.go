@@ -387,6 +387,9 @@ func (c *cmdline) enable(h *dtrace.Handle, out io.Writer, procs []*dtrace.Proces
 	sigs := make(chan os.Signal, 2)
 	signal.Notify(sigs, syscall.SIGINT, syscall.SIGTERM)
 	defer signal.Stop(sigs)
+	snaps := make(chan os.Signal, 1)
+	signal.Notify(snaps, syscall.SIGUSR1)
+	defer signal.Stop(snaps)
 	if err := h.Go(); err != nil {
 		c.errorf("could not enable tracing: %v", err)
 		return exitError
@@ -394,7 +397,7 @@ func (c *cmdline) enable(h *dtrace.Handle, out io.Writer, procs []*dtrace.Proces
 	if c.opts.Destructive {
 		c.notice("allowing destructive actions")
 	}
-	status, err := h.Run(out, dtrace.RunConfig{Interrupt: sigs, Processes: procs})
+	status, err := h.Run(out, dtrace.RunConfig{Interrupt: sigs, Snapshot: snaps, Processes: procs})
 	if err != nil {
 		c.errorf("%v", err)
 		return exitError

@@ -8,7 +8,9 @@ import (
 	"os"
 	"os/exec"
 	"strings"
+	"syscall"
 	"testing"
+	"time"
 
 	"github.com/dtrace-go/dtrace/internal/testprog"
 )
@@ -60,5 +62,86 @@ func TestStreamNoDrops(t *testing.T) {
 	}
 	if strings.Contains(errs, "drop") {
 		t.Errorf("drops reported:\n%s", errs)
+	}
+}
+
+// TestRingPolicy: bufpolicy=ring with a 64k buffer over 100,000 events
+// keeps only the newest records and prints them at exit, in order, the
+// last one the 100,000th, without a drop message.
+func TestRingPolicy(t *testing.T) {
+	if os.Getuid() != 0 {
+		t.Skip("needs root for BPF")
+	}
+	bin := buildDtrace(t)
+	loop := testprog.BuildSource(t, "getppid-loop", loopSource, "-O2")
+	const n = 100000
+	out, errs := runTraced(t, bin, loop, n, "-x", "bufpolicy=ring", "-b", "64k", "-q", "-n",
+		`syscall::getppid:entry /pid == $target/ { printf("%d\n", ++i); }`)
+	lines := strings.Split(strings.TrimSuffix(out, "\n\n"), "\n")
+	if len(lines) < 100 || len(lines) >= n || lines[len(lines)-1] != fmt.Sprint(n) {
+		t.Errorf("%d lines, the last %q; want 100 to %d, the last %d", len(lines), lines[len(lines)-1], n-1, n)
+	}
+	for i := 1; i < len(lines); i++ {
+		if atoi(lines[i]) != atoi(lines[i-1])+1 {
+			t.Fatalf("line %d %q after %q: not consecutive", i, lines[i], lines[i-1])
+		}
+	}
+	if errs != "" {
+		t.Errorf("stderr: %s", errs)
+	}
+}
+
+func atoi(s string) int {
+	n := 0
+	fmt.Sscan(s, &n)
+	return n
+}
+
+// TestSnapshotSignal: kill -USR1 writes the ring's records to the -o
+// file, after a header line, while dtrace goes on tracing.
+func TestSnapshotSignal(t *testing.T) {
+	if os.Getuid() != 0 {
+		t.Skip("needs root for BPF")
+	}
+	bin := buildDtrace(t)
+	file := t.TempDir() + "/out"
+	cmd := exec.Command(bin, "-x", "bufpolicy=ring", "-q", "-o", file, "-n", `tick-10ms { printf("%d\n", ++i); }`)
+	cmd.Env = withoutTesting(os.Environ())
+	var errs bytes.Buffer
+	cmd.Stderr = &errs
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer cmd.Process.Kill()
+	snapshot := func(k int) string {
+		t.Helper()
+		time.Sleep(500 * time.Millisecond)
+		if err := cmd.Process.Signal(syscall.SIGUSR1); err != nil {
+			t.Fatal(err)
+		}
+		want := fmt.Sprintf("=== snapshot %d at ", k)
+		for deadline := time.Now().Add(20 * time.Second); time.Now().Before(deadline); time.Sleep(50 * time.Millisecond) {
+			data, _ := os.ReadFile(file)
+			if i := strings.Index(string(data), want); i >= 0 && strings.Contains(string(data[i:]), "by signal USR1 ===\n") {
+				return string(data[i:])
+			}
+		}
+		t.Fatalf("no %q in the file; stderr %s", want, errs.String())
+		return ""
+	}
+	first := snapshot(1)
+	if lines := strings.Split(strings.TrimSpace(first), "\n"); len(lines) < 3 || lines[1] != "1" {
+		t.Errorf("first snapshot %q: want the header then records from 1", first)
+	}
+	if err := cmd.Process.Signal(syscall.Signal(0)); err != nil {
+		t.Fatal("dtrace exited after the snapshot")
+	}
+	second := snapshot(2)
+	if !strings.HasPrefix(second, "=== snapshot 2") || len(strings.Split(strings.TrimSpace(second), "\n")) < 3 {
+		t.Errorf("second snapshot %q: want new records", second)
+	}
+	cmd.Process.Signal(syscall.SIGINT)
+	if err := cmd.Wait(); err != nil {
+		t.Fatalf("dtrace: %v\n%s", err, errs.String())
 	}
 }

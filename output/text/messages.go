@@ -104,3 +104,10 @@ func DropMessage(d *output.Drop, tags bool) string {
 	}
 	return s
 }
+
+// Snapshot prints the header line of a snapshot: its number, time and
+// cause, in the output the records go to.
+func (t *Renderer) Snapshot(s *output.Snapshot) error {
+	fmt.Fprintf(&t.b, "=== snapshot %d at %s by %s ===\n", s.N, s.Time.UTC().Format("2006 Jan _2 15:04:05.000000000 UTC"), s.Cause)
+	return t.flush()
+}
