@@ -105,6 +105,7 @@ func init() {
 		check.FuncSpeculate:   {stmt: (*fn).actionSpeculate, act: ActSpeculate},
 		check.FuncStack:       {stmt: (*fn).actionStack, act: ActStack},
 		check.FuncStop:        {stmt: (*fn).actionMark, act: ActStop},
+		check.FuncSnapshot:    {stmt: (*fn).actionSnapshot, act: ActSnapshot},
 		check.FuncSystem:      {stmt: (*fn).actionPrintf, act: ActSystem},
 		check.FuncTrace:       {stmt: (*fn).actionTrace, act: ActTrace},
 		check.FuncTracemem:    {stmt: (*fn).actionTracemem, act: ActTracemem},

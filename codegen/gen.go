@@ -56,6 +56,10 @@ type gen struct {
 	keyWidths map[int][]uint32
 	zeroSize  uint32 // other values created from dt_zero
 
+	// snapSites numbers the snapshot(n) calls, each with a u64 count
+	// in dt_snapshot.
+	snapSites map[*syntax.CallExpr]int
+
 	tempMax uint32 // highest scratch offset used by temporaries
 	recMax  uint32 // largest record
 	// allocaMax is the most alloca() memory a clause takes; allocaSlack
@@ -404,6 +408,9 @@ func (g *gen) declareMaps() {
 		MapSpec{Name: abi.MapAssoc, Kind: MapHash, KeySize: g.assocKey, ValueSize: g.assocValue, MaxEntries: g.opts.DynVars},
 		MapSpec{Name: abi.MapSpec, Kind: MapArray, KeySize: 4, ValueSize: abi.SpecStateSize, MaxEntries: g.opts.NSpec + 1},
 	)
+	if n := len(g.snapSites); n > 0 {
+		s.Maps = append(s.Maps, MapSpec{Name: abi.MapSnapshot, Kind: MapArray, KeySize: 4, ValueSize: uint32(8 * n), MaxEntries: 1})
+	}
 	if g.maps[abi.MapZero] {
 		s.Maps = append(s.Maps, MapSpec{Name: abi.MapZero, Kind: MapArray, KeySize: 4, ValueSize: max(8, g.aggValueMax, g.zeroSize), MaxEntries: 1})
 	}

@@ -180,6 +180,7 @@ const (
 	ActBreakpoint         // breakpoint()
 	ActPanic              // panic()
 	ActStop               // stop()
+	ActSnapshot           // snapshot([n]): a u32, nonzero when this firing takes a snapshot
 )
 
 // ValueKind tells how to decode a record item.

@@ -24,6 +24,13 @@ func (c *Consumer) action(st *recState, cpu int, data []byte, r codegen.Record, 
 	switch r.Action {
 	case codegen.ActTrace:
 		return c.emit(st, output.Item{Kind: output.KindTrace, Value: c.boxes.value(data, r)})
+	case codegen.ActSnapshot:
+		// Taken once the pass over the buffers is over (the buffers
+		// are being read now).
+		if le.Uint32(data[r.Offset:]) != 0 {
+			c.pendingSnaps = append(c.pendingSnaps, st.rec.Probe.String())
+		}
+		return nil
 	case codegen.ActPrint:
 		if r.Type == nil {
 			return c.emit(st, output.Item{Kind: output.KindTrace, Value: value(data, r)})

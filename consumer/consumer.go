@@ -107,8 +107,13 @@ type Consumer struct {
 	// reopened is the file freopen() sends output to (nil: none).
 	reopened *os.File
 
-	// snapshots counts the snapshots taken.
-	snapshots int
+	// snapshots counts the snapshots taken; pendingSnaps holds the
+	// probes whose snapshot() is still to be taken.
+	snapshots    int
+	pendingSnaps []string
+
+	// hasSnapshot is set when a clause calls snapshot().
+	hasSnapshot bool
 
 	stopping bool // END has run
 	done     bool
@@ -131,6 +136,13 @@ func New(cfg Config) *Consumer {
 		Sym:      cfg.Sym,
 	}
 	if cfg.Spec != nil {
+		for _, cl := range cfg.Spec.Clauses {
+			for _, s := range cl.Segments {
+				for _, it := range s.Records {
+					c.hasSnapshot = c.hasSnapshot || it.Action == codegen.ActSnapshot
+				}
+			}
+		}
 		for _, a := range cfg.Spec.Aggs {
 			d := a.Desc
 			c.aggs = append(c.aggs, aggregate.New(&d))
@@ -203,11 +215,17 @@ func (c *Consumer) Work(r output.Renderer) (bool, error) {
 		if err := bufs.Poll(wait, c.record); err != nil {
 			return false, err
 		}
+		if err := c.takeSnapshots(r); err != nil {
+			return false, err
+		}
 		if err := c.idlePass(time.Now(), c.set.SwitchRate); err != nil {
 			return false, err
 		}
 	}
 	if c.stopping {
+		if err := c.takeSnapshots(r); err != nil {
+			return false, err
+		}
 		if err := c.freshSnapshot(); err != nil {
 			return false, err
 		}
@@ -337,4 +355,41 @@ func (c *Consumer) Snapshot(r output.Renderer, cause string) error {
 		return err
 	}
 	return r.Flush()
+}
+
+// takeSnapshots takes the snapshots that snapshot() asked for.
+func (c *Consumer) takeSnapshots(r output.Renderer) error {
+	for len(c.pendingSnaps) > 0 {
+		cause := c.pendingSnaps[0]
+		c.pendingSnaps = c.pendingSnaps[1:]
+		if err := c.Snapshot(r, cause); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// Trigger reports whether a record takes a snapshot (its snapshot()
+// fired): under the ring policy such a record is handed over when
+// drained rather than kept (BufferOptions.Trigger).
+func (c *Consumer) Trigger(rec []byte) bool {
+	if !c.hasSnapshot || len(rec) < abi.HdrSize {
+		return false
+	}
+	ep, err := c.epid(le.Uint32(rec[abi.HdrEPID:]))
+	if err != nil {
+		return false
+	}
+	seg := le.Uint32(rec[abi.HdrSegment:])
+	for _, s := range ep.segs {
+		if s.Index != seg {
+			continue
+		}
+		for _, it := range s.Records {
+			if it.Action == codegen.ActSnapshot && int(it.Offset)+4 <= len(rec) && le.Uint32(rec[it.Offset:]) != 0 {
+				return true
+			}
+		}
+	}
+	return false
 }

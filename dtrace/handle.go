@@ -175,6 +175,8 @@ func (h *Handle) Go() error {
 	bufs, err := consumer.OpenBuffers(objs.Map(abi.MapBuf), consumer.BufferOptions{
 		Size:   int(h.opts.BufSize),
 		Policy: policy,
+		// A snapshot() that fires is acted on when its record is read.
+		Trigger: func(rec []byte) bool { return h.cons != nil && h.cons.Trigger(rec) },
 	})
 	if err != nil {
 		return err

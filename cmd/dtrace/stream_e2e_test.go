@@ -145,3 +145,65 @@ func TestSnapshotSignal(t *testing.T) {
 		t.Fatalf("dtrace: %v\n%s", err, errs.String())
 	}
 }
+
+// TestSnapshotLimit: snapshot(2) on a probe that fires 10,000 times
+// takes exactly 2 snapshots, under the ring policy and the default.
+func TestSnapshotLimit(t *testing.T) {
+	if os.Getuid() != 0 {
+		t.Skip("needs root for BPF")
+	}
+	bin := buildDtrace(t)
+	loop := testprog.BuildSource(t, "getppid-loop", loopSource, "-O2")
+	for _, policy := range []string{"ring", "switch"} {
+		out, errs := runTraced(t, bin, loop, 10000, "-x", "bufpolicy="+policy, "-q", "-n",
+			`syscall::getppid:entry /pid == $target/ { printf("%d\n", ++i); snapshot(2); }`)
+		if n := strings.Count(out, "=== snapshot "); n != 2 || !strings.Contains(out, "=== snapshot 2 at ") ||
+			!strings.Contains(out, ":getppid:entry ===\n") {
+			t.Errorf("bufpolicy=%s: %d snapshots, want 2:\n%.500s", policy, n, out)
+		}
+		if errs != "" {
+			t.Errorf("bufpolicy=%s: stderr %s", policy, errs)
+		}
+	}
+}
+
+// TestSnapshotTick: snapshot() fired by tick-1s writes the ring's
+// records to the -o file while dtrace goes on running.
+func TestSnapshotTick(t *testing.T) {
+	if os.Getuid() != 0 {
+		t.Skip("needs root for BPF")
+	}
+	bin := buildDtrace(t)
+	file := t.TempDir() + "/out"
+	cmd := exec.Command(bin, "-x", "bufpolicy=ring", "-q", "-o", file, "-n",
+		`tick-100ms { printf("%d\n", ++i); } tick-1s { snapshot(); }`)
+	cmd.Env = withoutTesting(os.Environ())
+	var errs bytes.Buffer
+	cmd.Stderr = &errs
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer cmd.Process.Kill()
+	var data []byte
+	for deadline := time.Now().Add(30 * time.Second); time.Now().Before(deadline); time.Sleep(100 * time.Millisecond) {
+		data, _ = os.ReadFile(file)
+		if i := strings.Index(string(data), "=== snapshot 2 at "); i >= 0 {
+			break
+		}
+	}
+	got := string(data)
+	i := strings.Index(got, "=== snapshot 1 at ")
+	if i < 0 || !strings.Contains(got, " by profile:::tick-1s ===\n") || !strings.Contains(got, "=== snapshot 2 at ") {
+		t.Fatalf("file while running: %q; stderr %s", got, errs.String())
+	}
+	if lines := strings.Split(got[i:], "\n"); len(lines) < 3 || atoi(lines[1]) < 1 {
+		t.Errorf("no records after the first header: %q", got[i:])
+	}
+	if err := cmd.Process.Signal(syscall.Signal(0)); err != nil {
+		t.Fatal("dtrace is not running after the snapshots")
+	}
+	cmd.Process.Signal(syscall.SIGINT)
+	if err := cmd.Wait(); err != nil {
+		t.Fatalf("dtrace: %v\n%s", err, errs.String())
+	}
+}

@@ -85,6 +85,7 @@ const (
 	FuncRwReadHeld
 	FuncRwWriteHeld
 	FuncSetopt
+	FuncSnapshot // beyond DTrace: write what the buffers hold now
 	FuncSpeculate
 	FuncSpeculation
 	FuncStack
@@ -223,6 +224,7 @@ var funcTable = [NumFuncIDs]FuncDef{
 	FuncStack:             {Name: "stack", Kind: Action, class: actData, Proto: "stack([uint32_t])", after: (*checker).stackRule},
 	FuncStddev:            {Name: "stddev", Kind: AggFunc, Proto: "void(@)", Since: version(1, 6, 0), scalarArg: true},
 	FuncStop:              {Name: "stop", Kind: Action, class: actDestruct, Proto: "void()"},
+	FuncSnapshot:          {Name: "snapshot", Kind: Action, class: actData, Proto: "void([int])"},
 	FuncStrchr:            {Name: "strchr", Kind: Subroutine, Proto: "string(const char *, char)", Since: version(1, 1, 0)},
 	FuncStrlen:            {Name: "strlen", Kind: Subroutine, Proto: "size_t(const char *)"},
 	FuncStrjoin:           {Name: "strjoin", Kind: Subroutine, Proto: "string(const char *, const char *)"},

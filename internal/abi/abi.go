@@ -189,6 +189,10 @@ const (
 	// MapProbes is the array, indexed by probe id, of the probes' names
 	// (ProbeNameSize bytes each), which the library fills.
 	MapProbes = "dt_probes"
+	// MapSnapshot is the array of one value holding a u64 count per
+	// snapshot(n) call of the program: the firings that took a
+	// snapshot.
+	MapSnapshot = "dt_snapshot"
 	// MapAggPrefix starts the name of each aggregation's per-CPU hash.
 	MapAggPrefix = "dt_agg_"
 	// MapAggCachePrefix starts the name of each aggregation's per-CPU
