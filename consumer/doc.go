@@ -5,7 +5,11 @@
 // behind the dt_buf PERF_EVENT_ARRAY. They hand raw records to a
 // callback as (cpu, bytes), one CPU after another in CPU order and in
 // order within a CPU, as dtrace(1M) consumes its per-CPU buffers, and
-// count the records the kernel could not store, per CPU.
+// count the records the kernel could not store, per CPU. Once started,
+// a reader goroutine per CPU copies its ring into a bounded backlog in
+// user space whenever the ring is a quarter full, so that the rings
+// empty at the rate records arrive; the consumer's one thread decodes
+// the backlogs (records decode into slab-allocated values, decode.go).
 //
 // A Consumer (consumer.go) drives one session: Work polls the buffers,
 // watches the run state (dt_state) and fires END when exit() was called,
@@ -33,8 +37,13 @@
 // its records are dropped and Filled reports it, so that tracing stops as
 // dtrace does; Reserve bytes stay free for the END records (after
 // Ending). ring: records are read continuously into a user-space ring of
-// bufsize bytes per CPU that keeps the newest ones, and are delivered
-// only by Flush (at exit or on a snapshot).
+// bufsize bytes per CPU that keeps the newest ones (recring.go: one
+// buffer allocated once), and are delivered only by Flush (at exit or on
+// a snapshot), every CPU's merged in time order by the samples' times.
+//
+// Snapshots (beyond DTrace): Snapshot, on kill -USR1 or when a record's
+// snapshot() fired, hands a header event (output.Snapshotter) and then
+// what Flush delivers to the renderer; tracing goes on.
 //
 // The kernel reports lost records only in front of the next record that
 // fits, so at exit Flush drains, sends an EPID-0 marker on every CPU

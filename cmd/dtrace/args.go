@@ -125,4 +125,10 @@ const usageText = `Usage: %s [-32|-64] [-CeFGhHlqSvVwZ] [-b bufsz] [-c cmd] [-D 
 	-x  enable or modify compiler and tracing options
 	-X  specify ISO C conformance settings for preprocessor
 	-Z  permit probe descriptions that match zero probes
+
+	Beyond dtrace(1M) (README, "Flight recorder"): -x bufpolicy=ring keeps
+	the newest records of each CPU and prints them in time order at exit;
+	snapshot() or snapshot(n) in a clause (at most n times in the run) and
+	kill -USR1 <dtrace pid> write what the buffers hold now, after a
+	header line, and tracing goes on.
 `
