@@ -122,6 +122,12 @@ func OpenBuffers(m *ebpf.Map, opts BufferOptions) (_ *Buffers, err error) {
 		return nil, fmt.Errorf("eventfd: %w", err)
 	}
 	pages := pagesFor(opts.Size, b.pageSize)
+	if opts.Policy == PolicyRing {
+		// The ring keeps bufsize in user space; the kernel's ring only
+		// carries records there, and must not fill when the reader is
+		// late: what the kernel drops are the newest records.
+		pages = pagesFor(max(opts.Size, ringCarrier), b.pageSize)
+	}
 	for _, cpu := range online {
 		if cpu >= int(m.MaxEntries()) {
 			continue
@@ -251,6 +257,9 @@ func (b *Buffers) Start() error {
 	b.started = true
 	return nil
 }
+
+// ringCarrier is the least size of a kernel ring under the ring policy.
+const ringCarrier = 16 << 20
 
 // defaultBacklogRings and minBacklog size a CPU's backlog: 32 kernel
 // rings (128m at the default bufsize), at least 64m.

@@ -66,8 +66,8 @@ func TestStreamNoDrops(t *testing.T) {
 }
 
 // TestRingPolicy: bufpolicy=ring with a 64k buffer over 100,000 events
-// keeps only the newest records and prints them at exit, in order, the
-// last one the 100,000th, without a drop message.
+// keeps only the newest records of each CPU and prints them at exit in
+// time order, the last one the 100,000th, without a drop message.
 func TestRingPolicy(t *testing.T) {
 	if os.Getuid() != 0 {
 		t.Skip("needs root for BPF")
@@ -81,9 +81,11 @@ func TestRingPolicy(t *testing.T) {
 	if len(lines) < 100 || len(lines) >= n || lines[len(lines)-1] != fmt.Sprint(n) {
 		t.Errorf("%d lines, the last %q; want 100 to %d, the last %d", len(lines), lines[len(lines)-1], n-1, n)
 	}
+	// In time order: increasing (a CPU the loop left keeps its older
+	// records, so the numbers may jump).
 	for i := 1; i < len(lines); i++ {
-		if atoi(lines[i]) != atoi(lines[i-1])+1 {
-			t.Fatalf("line %d %q after %q: not consecutive", i, lines[i], lines[i-1])
+		if atoi(lines[i]) <= atoi(lines[i-1]) {
+			t.Fatalf("line %d %q after %q: not in time order", i, lines[i], lines[i-1])
 		}
 	}
 	if errs != "" {
