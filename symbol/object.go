@@ -64,10 +64,7 @@ type objectData struct {
 // OpenObject reads the ELF file at path. It reads the symbol tables at
 // once, because every user of an Object needs them.
 func OpenObject(path string) (*Object, error) {
-	if err := regular(path); err != nil {
-		return nil, err
-	}
-	f, err := elf.Open(path)
+	f, err := openELF(path)
 	if err != nil {
 		return nil, err
 	}
@@ -452,10 +449,7 @@ func debugFile(f *elf.File) string {
 // without reading its symbols: a cheap test of whether a file has USDT
 // probes at all. A file without the section gives nil.
 func ReadNotes(path, section string) ([]Note, error) {
-	if err := regular(path); err != nil {
-		return nil, err
-	}
-	f, err := elf.Open(path)
+	f, err := openELF(path)
 	if err != nil {
 		return nil, err
 	}
@@ -503,6 +497,14 @@ func (o *Object) Executable(vaddr uint64) bool {
 		}
 	}
 	return false
+}
+
+// openELF opens the ELF file at path, which must be a regular file.
+func openELF(path string) (*elf.File, error) {
+	if err := regular(path); err != nil {
+		return nil, err
+	}
+	return elf.Open(path)
 }
 
 // regular refuses a path that is not a regular file: a traced process

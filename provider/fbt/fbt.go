@@ -408,25 +408,14 @@ func ctxReadable(t btf.Type) bool {
 func cType(t btf.Type) string {
 	stars := 0
 	for {
-		switch x := t.(type) {
-		case *btf.Pointer:
-			stars++
-			t = x.Target
-			continue
-		case *btf.Const:
-			t = x.Type
-			continue
-		case *btf.Volatile:
-			t = x.Type
-			continue
-		case *btf.Restrict:
-			t = x.Type
-			continue
-		case *btf.TypeTag:
-			t = x.Type
-			continue
+		// Qualifiers (const, volatile, restrict, type tags) are dropped.
+		t = btf.QualifiedType(t)
+		p, ok := t.(*btf.Pointer)
+		if !ok {
+			break
 		}
-		break
+		stars++
+		t = p.Target
 	}
 	base := "void"
 	switch x := t.(type) {
