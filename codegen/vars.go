@@ -792,28 +792,20 @@ func (f *fn) varPpid(e syntax.Expr, _ string) asm.Register {
 	return r
 }
 
-// varPidTid loads pid, tid.
-func (f *fn) varPidTid(_ syntax.Expr, name string) asm.Register {
-	f.call(asm.FnGetCurrentPidTgid)
-	r := f.result()
-	if name == "tid" {
-		f.emit(asm.Mov.Reg32(r, r))
-	} else {
-		f.emit(asm.RSh.Imm(r, 32))
+// halfOf loads one half of what helper returns: the low 32 bits if low
+// (tid of bpf_get_current_pid_tgid, uid of bpf_get_current_uid_gid), else
+// the high ones (pid, gid).
+func halfOf(helper asm.BuiltinFunc, low bool) func(*fn, syntax.Expr, string) asm.Register {
+	return func(f *fn, _ syntax.Expr, _ string) asm.Register {
+		f.call(helper)
+		r := f.result()
+		if low {
+			f.emit(asm.Mov.Reg32(r, r))
+		} else {
+			f.emit(asm.RSh.Imm(r, 32))
+		}
+		return r
 	}
-	return r
-}
-
-// varUidGid loads uid, gid.
-func (f *fn) varUidGid(_ syntax.Expr, name string) asm.Register {
-	f.call(asm.FnGetCurrentUidGid)
-	r := f.result()
-	if name == "uid" {
-		f.emit(asm.Mov.Reg32(r, r))
-	} else {
-		f.emit(asm.RSh.Imm(r, 32))
-	}
-	return r
 }
 
 // varCurthread loads curthread.
