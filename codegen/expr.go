@@ -596,30 +596,25 @@ func (f *fn) arithOp(n syntax.Node, op syntax.Token, x, y asm.Register, tx, ty, 
 // signedMod computes x %= y the way DTrace's BPF code does: the
 // remainder of the magnitudes, negated when exactly one operand is
 // negative (so 19 % -5 is -4, unlike C).
-func (f *fn) signedMod(x, y asm.Register) {
-	neg := f.alloc()
-	l1, l2, l3 := f.label("smx"), f.label("smy"), f.label("smr")
-	f.emit(asm.Mov.Imm(neg, 0), asm.JSGE.Imm(x, 0, l1), asm.Neg.Imm(x, 0), asm.Xor.Imm(neg, 1))
-	f.mark(l1)
-	f.emit(asm.JSGE.Imm(y, 0, l2), asm.Neg.Imm(y, 0), asm.Xor.Imm(neg, 1))
-	f.mark(l2)
-	f.emit(asm.Mod.Reg(x, y), asm.JEq.Imm(neg, 0, l3), asm.Neg.Imm(x, 0))
-	f.mark(l3)
-	f.free(neg)
-}
+func (f *fn) signedMod(x, y asm.Register) { f.signedOp(asm.Mod, "sm", x, y) }
 
 // signedDiv computes x /= y (y non-zero) without ISA v4's signed
 // division: the quotient of the magnitudes, negated when exactly one
 // operand is negative. It truncates toward zero and gives INT64_MIN for
 // INT64_MIN / -1, as BPF_SDIV does.
-func (f *fn) signedDiv(x, y asm.Register) {
+func (f *fn) signedDiv(x, y asm.Register) { f.signedOp(asm.Div, "sd", x, y) }
+
+// signedOp applies the unsigned op to the magnitudes of x and y and
+// negates the result when exactly one of them is negative; its labels
+// start with prefix.
+func (f *fn) signedOp(op asm.ALUOp, prefix string, x, y asm.Register) {
 	neg := f.alloc()
-	l1, l2, l3 := f.label("sdx"), f.label("sdy"), f.label("sdr")
+	l1, l2, l3 := f.label(prefix+"x"), f.label(prefix+"y"), f.label(prefix+"r")
 	f.emit(asm.Mov.Imm(neg, 0), asm.JSGE.Imm(x, 0, l1), asm.Neg.Imm(x, 0), asm.Xor.Imm(neg, 1))
 	f.mark(l1)
 	f.emit(asm.JSGE.Imm(y, 0, l2), asm.Neg.Imm(y, 0), asm.Xor.Imm(neg, 1))
 	f.mark(l2)
-	f.emit(asm.Div.Reg(x, y), asm.JEq.Imm(neg, 0, l3), asm.Neg.Imm(x, 0))
+	f.emit(op.Reg(x, y), asm.JEq.Imm(neg, 0, l3), asm.Neg.Imm(x, 0))
 	f.mark(l3)
 	f.free(neg)
 }
