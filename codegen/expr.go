@@ -331,17 +331,7 @@ func (f *fn) loadField(v, base asm.Register, off int16, t *Type) {
 	if t.Kind == TPointer {
 		size = 8
 	}
-	var sz asm.Size
-	switch size {
-	case 1:
-		sz = asm.Byte
-	case 2:
-		sz = asm.Half
-	case 4:
-		sz = asm.Word
-	default:
-		sz = asm.DWord
-	}
+	sz := sizeOf(size)
 	switch {
 	case t.Kind == TInt && t.Signed && size < 8 && f.g.isaV4():
 		f.emit(asm.LoadMemSX(v, base, off, sz))

@@ -194,18 +194,7 @@ func (f *fn) storeReg(r asm.Register, t *Type, action Action) Record {
 			size = 8
 		}
 		off := f.recAlloc(size, size)
-		var sz asm.Size
-		switch size {
-		case 1:
-			sz = asm.Byte
-		case 2:
-			sz = asm.Half
-		case 4:
-			sz = asm.Word
-		default:
-			sz = asm.DWord
-		}
-		f.emit(asm.StoreMem(regScratch, f.out(off), r, sz))
+		f.emit(asm.StoreMem(regScratch, f.out(off), r, sizeOf(size)))
 		f.free(r)
 		item.Offset, item.Size, item.Kind = off, size, KindUnsigned
 		if t.Kind == TInt && t.Signed {

@@ -668,28 +668,19 @@ func (f *fn) assign(e *syntax.AssignExpr) asm.Register {
 	return out
 }
 
+// compoundBase maps a compound assignment operator to its binary one.
+var compoundBase = map[syntax.Token]syntax.Token{
+	syntax.ADDASS: syntax.ADD, syntax.SUBASS: syntax.SUB, syntax.MULASS: syntax.MUL,
+	syntax.QUOASS: syntax.QUO, syntax.REMASS: syntax.REM, syntax.ANDASS: syntax.AND,
+	syntax.ORASS: syntax.OR, syntax.XORASS: syntax.XOR, syntax.SHLASS: syntax.SHL,
+	syntax.SHRASS: syntax.SHR,
+}
+
+// compoundOp returns the binary operator of a compound assignment (ADD
+// for ADDASS), or op itself.
 func compoundOp(op syntax.Token) syntax.Token {
-	switch op {
-	case syntax.ADDASS:
-		return syntax.ADD
-	case syntax.SUBASS:
-		return syntax.SUB
-	case syntax.MULASS:
-		return syntax.MUL
-	case syntax.QUOASS:
-		return syntax.QUO
-	case syntax.REMASS:
-		return syntax.REM
-	case syntax.ANDASS:
-		return syntax.AND
-	case syntax.ORASS:
-		return syntax.OR
-	case syntax.XORASS:
-		return syntax.XOR
-	case syntax.SHLASS:
-		return syntax.SHL
-	case syntax.SHRASS:
-		return syntax.SHR
+	if b, ok := compoundBase[op]; ok {
+		return b
 	}
 	return op
 }

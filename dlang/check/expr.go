@@ -22,80 +22,13 @@ type exprFlags struct {
 // opstr returns the operator as dtrace prints it in messages.
 func opstr(op syntax.Token) string {
 	switch op {
-	case syntax.ADD:
-		return "+"
-	case syntax.SUB:
-		return "-"
-	case syntax.MUL:
-		return "*"
-	case syntax.QUO:
-		return "/"
-	case syntax.REM:
-		return "%"
-	case syntax.AND:
-		return "&"
-	case syntax.OR:
-		return "|"
-	case syntax.XOR:
-		return "^"
-	case syntax.SHL:
-		return "<<"
-	case syntax.SHR:
-		return ">>"
-	case syntax.LAND:
-		return "&&"
-	case syntax.LOR:
-		return "||"
-	case syntax.LXOR:
-		return "^^"
-	case syntax.NOT:
-		return "!"
-	case syntax.BNEG:
-		return "~"
-	case syntax.INC:
-		return "++"
-	case syntax.DEC:
-		return "--"
-	case syntax.EQL:
-		return "=="
-	case syntax.NEQ:
-		return "!="
-	case syntax.LSS:
-		return "<"
-	case syntax.GTR:
-		return ">"
-	case syntax.LEQ:
-		return "<="
-	case syntax.GEQ:
-		return ">="
-	case syntax.ASSIGN:
-		return "="
-	case syntax.ADDASS:
-		return "+="
-	case syntax.SUBASS:
-		return "-="
-	case syntax.MULASS:
-		return "*="
-	case syntax.QUOASS:
-		return "/="
-	case syntax.REMASS:
-		return "%="
-	case syntax.ANDASS:
-		return "&="
-	case syntax.ORASS:
-		return "|="
-	case syntax.XORASS:
-		return "^="
-	case syntax.SHLASS:
-		return "<<="
-	case syntax.SHRASS:
-		return ">>="
-	case syntax.COMMA:
-		return ","
 	case syntax.SIZEOF:
 		return "sizeof"
 	case syntax.STRINGOF:
 		return "stringof"
+	}
+	if s, ok := syntax.OpText(op); ok {
+		return s
 	}
 	return "?"
 }

@@ -42,6 +42,13 @@ var tokenText = map[Token]string{
 	ORASS: "|=", XORASS: "^=", SHLASS: "<<=", SHRASS: ">>=", COMMA: ",",
 }
 
+// OpText returns the spelling of an operator token ("+=", "<<"), and
+// false for any other token.
+func OpText(t Token) (string, bool) {
+	s, ok := tokenText[t]
+	return s, ok
+}
+
 // String returns the token's spelling for operators, else its name.
 func (t Token) String() string {
 	if s, ok := tokenText[t]; ok {
