@@ -583,6 +583,14 @@ func (f *fn) arithOp(n syntax.Node, op syntax.Token, x, y asm.Register, tx, ty, 
 	f.emit(alu.Reg(x, y))
 }
 
+// compareJumps are the jumps taken when a comparison holds, for unsigned
+// and signed operands.
+var compareJumps = map[syntax.Token][2]asm.JumpOp{
+	syntax.EQL: {asm.JEq, asm.JEq}, syntax.NEQ: {asm.JNE, asm.JNE},
+	syntax.LSS: {asm.JLT, asm.JSLT}, syntax.GTR: {asm.JGT, asm.JSGT},
+	syntax.LEQ: {asm.JLE, asm.JSLE}, syntax.GEQ: {asm.JGE, asm.JSGE},
+}
+
 // signedMod computes x %= y the way DTrace's BPF code does: the
 // remainder of the magnitudes, negated when exactly one operand is
 // negative (so 19 % -5 is -4, unlike C).
@@ -671,32 +679,10 @@ func (f *fn) compare(e *syntax.BinaryExpr) asm.Register {
 		// conversions only choose signed or unsigned comparison.
 		signed = arith(tx, ty).Signed
 	}
-	var j asm.JumpOp
-	switch e.Op {
-	case syntax.EQL:
-		j = asm.JEq
-	case syntax.NEQ:
-		j = asm.JNE
-	case syntax.LSS:
-		j = asm.JLT
-		if signed {
-			j = asm.JSLT
-		}
-	case syntax.GTR:
-		j = asm.JGT
-		if signed {
-			j = asm.JSGT
-		}
-	case syntax.LEQ:
-		j = asm.JLE
-		if signed {
-			j = asm.JSLE
-		}
-	case syntax.GEQ:
-		j = asm.JGE
-		if signed {
-			j = asm.JSGE
-		}
+	jumps := compareJumps[e.Op]
+	j := jumps[0]
+	if signed {
+		j = jumps[1]
 	}
 	// The result replaces x, so a comparison needs no third register.
 	t, end := f.label("cmpt"), f.label("cmp")
