@@ -17,7 +17,8 @@ const hotFunction = "__x64_sys_getppid"
 // kfunc (fentry) and kprobe probes: attach-and-detach time of every
 // vfs_* function's entry, and the per-event cost of a hot function.
 func benchFbt(c *config) error {
-	if out, err := exec.Command(c.dtrace, "-l", "-n", "fbt::"+hotFunction+":entry").CombinedOutput(); err != nil {
+	// dtrace -l exits 0 when nothing matches: look for the probe.
+	if out, err := exec.Command(c.dtrace, "-l", "-n", "fbt::"+hotFunction+":entry").CombinedOutput(); err != nil || !strings.Contains(string(out), hotFunction+" entry") {
 		fmt.Printf("\n== fbt: skipped: this kernel offers no fbt probes: %s\n", strings.TrimSpace(string(out)))
 		return nil
 	}
