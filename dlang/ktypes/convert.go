@@ -89,7 +89,14 @@ func (c *converter) convert(t btf.Type) types.Type {
 		// which ends the recursion of self-referencing structs.
 		p := &types.Pointer{}
 		c.cache[t] = p
+		// What a pointer reaches is not part of the types being
+		// converted above it: a struct reached through one may hold
+		// by value a struct that holds the pointer (struct cgroup_root
+		// holds a struct cgroup, whose css points to a struct cgroup).
+		busy, open := c.busy, c.open
+		c.busy, c.open = map[btf.Type]bool{}, map[*types.Struct]bool{}
 		p.Elem = c.convert(t.Target)
+		c.busy, c.open = busy, open
 		return p
 	case *btf.Array:
 		r = &types.Array{Elem: c.convert(t.Type), Len: int64(t.Nelems)}
