@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"reflect"
 	"strings"
+	"sync"
 	"testing"
 )
 
@@ -111,13 +112,15 @@ func TestRun(t *testing.T) {
 				t.Skip("needs root for BPF")
 			}
 			os.Remove(ofile)
-			var stdout, stderr bytes.Buffer
+			// A -c child writes to the same streams from exec's copying
+			// goroutine, so they must take concurrent writes.
+			var stdout, stderr syncBuffer
 			status := run(append([]string{"dtrace"}, tt.args...), strings.NewReader(""), &stdout, &stderr)
 			if status != tt.status {
 				t.Errorf("status %d, want %d (stderr %q)", status, tt.status, stderr.String())
 			}
 			if tt.stdout != "" && !strings.HasPrefix(stdout.String(), tt.stdout) || tt.stdout == "" && stdout.Len() != 0 {
-				t.Errorf("stdout %q, want %q", stdout.String(), tt.stdout)
+				t.Errorf("stdout %q, want %q (stderr %q)", stdout.String(), tt.stdout, stderr.String())
 			}
 			if !strings.Contains(stderr.String(), tt.stderr) || tt.stderr == "" && stderr.Len() != 0 {
 				t.Errorf("stderr %q, want %q", stderr.String(), tt.stderr)
@@ -129,4 +132,30 @@ func TestRun(t *testing.T) {
 			}
 		})
 	}
+}
+
+// syncBuffer is a bytes.Buffer that takes writes from several goroutines.
+// It has no ReadFrom: bytes.Buffer's would grow the buffer outside the
+// lock while waiting to read.
+type syncBuffer struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+}
+
+func (b *syncBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.Write(p)
+}
+
+func (b *syncBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.String()
+}
+
+func (b *syncBuffer) Len() int {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.Len()
 }
