@@ -43,7 +43,10 @@ func CreateProcess(argv []string, stdin io.Reader, stdout, stderr io.Writer) (*P
 		defer close(p.exited)
 		cmd := exec.Command(argv[0], argv[1:]...)
 		cmd.Stdin, cmd.Stdout, cmd.Stderr = stdin, stdout, stderr
-		cmd.SysProcAttr = &syscall.SysProcAttr{Ptrace: true}
+		// The child dies with dtrace, as illumos's dtrace sets
+		// kill-on-last-close on the processes it creates: a killed
+		// dtrace leaves nothing running that it started.
+		cmd.SysProcAttr = &syscall.SysProcAttr{Ptrace: true, Pdeathsig: syscall.SIGKILL}
 		if err := cmd.Start(); err != nil {
 			started <- err
 			return

@@ -165,15 +165,20 @@ pid$target:libc.so.6:` + funcs + `:entry, syscall:::entry { @[probefunc] = count
 		}
 		held.AddHeld(dpid)
 		r.cmd.Process.Signal(syscall.SIGKILL)
-		// The -c process outlives a killed dtrace here (illumos's
-		// dtrace sets kill-on-last-close on the processes it creates)
-		// and holds dtrace's stdout open; end it.
-		for ended := false; !ended; {
-			killAll(prog)
-			select {
-			case <-r.done:
-				ended = true
-			case <-time.After(10 * time.Millisecond):
+		// The -c process dies with dtrace (kill-on-last-close, as
+		// illumos's dtrace sets it); until it has, it holds dtrace's
+		// stdout open.
+		select {
+		case <-r.done:
+		case <-time.After(30 * time.Second):
+			t.Errorf("kill %d (%s): the -c process outlived dtrace", i, phase)
+			for ended := false; !ended; {
+				killAll(prog)
+				select {
+				case <-r.done:
+					ended = true
+				case <-time.After(10 * time.Millisecond):
+				}
 			}
 		}
 		phases[phase]++

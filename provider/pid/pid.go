@@ -66,10 +66,10 @@ type Probe struct {
 	// that leave the function (with their offsets as cookies), not its
 	// entry for a uretprobe.
 	AtReturns bool
-	// Optional marks a probe a glob name made: where the kernel cannot
-	// put a uprobe on its instruction (hlt, lock-prefixed ones, ...) it
-	// is left out rather than failing the enabling, as a probe named
-	// exactly would.
+	// Optional marks a probe a glob function or probe name made: where
+	// the kernel cannot put a uprobe on its instruction (hlt,
+	// lock-prefixed ones, ...) it is left out rather than failing the
+	// enabling, as a probe named exactly would.
 	Optional bool
 	// Unlinked says that the probe fires before the function's frame is
 	// linked (entry, or an offset in the prologue), with the return
@@ -264,7 +264,7 @@ func (pv *Provider) Probes(d provider.Desc) ([]*provider.Probe, error) {
 		for _, fn := range order {
 			add := func(pname string, p *Probe) {
 				if len(p.Sites) > 0 {
-					p.Optional = name == "" || provider.HasGlob(name)
+					p.Optional = glob || name == "" || provider.HasGlob(name)
 					out = append(out, &provider.Probe{Provider: prov, Module: mod.Name, Function: fn, Name: pname, Data: p})
 				}
 			}

@@ -396,4 +396,45 @@ func TestGlobSkipsUnprobeable(t *testing.T) {
 		h.Stop()
 	}
 	p.Release(t)
+
+	// A glob in the function field passes over a function whose entry
+	// cannot be probed (libc's __nptl_free_tcb starts lock-prefixed),
+	// while naming that function exactly fails.
+	prog = testprog.BuildSource(t, "hltentry", hltEntrySource, "-O2")
+	p = testprog.Start(t, prog, "5")
+	out = tracetest.Trace(t, p.Pid(), `pid$target:hltentry::entry /probefunc == "work"/ { @ = count(); }`, func() { p.Release(t) })
+	if got := aggValue(t, out); got != 5 {
+		t.Errorf("count %d, want 5 (work's entries)", got)
+	}
+	p = testprog.Start(t, prog, "5")
+	h2, err := dtrace.Open(dtrace.NewOptions(), dtrace.Config{Target: p.Pid()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer h2.Close()
+	if _, err := h2.Compile(dtrace.Source{Name: "test", Text: "pid$target:hltentry:unprobeable:entry {}"}); err != nil {
+		t.Fatal(err)
+	}
+	if err := h2.Go(); err == nil {
+		t.Errorf("a probe on unprobeable's hlt was enabled")
+		h2.Stop()
+	}
+	p.Release(t)
 }
+
+// hltEntrySource has a function whose first instruction, hlt, the kernel
+// will not probe; main waits for a line on standard input (for Release),
+// then calls work as many times as its argument says.
+const hltEntrySource = `#include <stdio.h>
+#include <stdlib.h>
+__attribute__((naked, noinline, used)) void unprobeable(void) { __asm__("hlt"); }
+__attribute__((noinline)) int work(int i) { __asm__ volatile(""); return i * 2; }
+int main(int argc, char **argv) {
+	char line[16];
+	int n = atoi(argv[1]), s = 0;
+	fgets(line, sizeof line, stdin);
+	for (int i = 0; i < n; i++)
+		s += work(i);
+	return s == -1;
+}
+`
