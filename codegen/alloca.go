@@ -105,13 +105,17 @@ func (f *fn) allocaTake(n uint32) uint32 {
 // readInto copies n bytes from kernel or user address a (consumed) to
 // scratch offset off; a failed read faults with "invalid address".
 func (f *fn) readInto(a asm.Register, off, n uint32, user bool) {
-	h := asm.FnProbeReadKernel
-	if user {
-		h = asm.FnProbeReadUser
-	}
-	f.call(h, scr(off), imm(int64(n)), keep(a))
+	f.call(readHelper(user), scr(off), imm(int64(n)), keep(a))
 	f.checkRead(a)
 	f.free(a)
+}
+
+// readHelper is the BPF helper that reads user or kernel memory.
+func readHelper(user bool) asm.BuiltinFunc {
+	if user {
+		return asm.FnProbeReadUser
+	}
+	return asm.FnProbeReadKernel
 }
 
 // copyToAlloca implements bcopy() and copyinto(): n bytes (a register,

@@ -72,7 +72,7 @@ func init() {
 		check.FuncStrlen:      {value: (*fn).subrStrlen},
 		check.FuncStrrchr:     {value: (*fn).subrStrchr},
 		check.FuncStrstr:      {value: (*fn).subrSearch},
-		check.FuncStrtok:      {value: (*fn).subrStrtok},
+		check.FuncStrtok:      {value: (*fn).subrStrjoin},
 		check.FuncSubstr:      {value: (*fn).subrSubstr},
 
 		// Symbol subroutines: the value is the address; as a statement,
@@ -156,9 +156,7 @@ func (f *fn) callExpr(c *syntax.CallExpr) asm.Register {
 	case g != nil && g.stmt != nil:
 		// An action used as an expression has the value 0 (void).
 		g.stmt(f, c, name, g.act)
-		r := f.alloc()
-		f.emit(asm.Mov.Imm(r, 0))
-		return r
+		return f.zero()
 	}
 	f.fail(c, "subroutine %s( ) is not supported yet", name)
 	return 0

@@ -34,21 +34,6 @@ func normTo(v int64, t *Type) int64 {
 	return v
 }
 
-// usual is the common type of two integer operands as dtrace's
-// dt_type_promote defines it: no promotion to int; the wider type wins,
-// and at equal width the unsigned one.
-func usual(a, b *Type) *Type {
-	switch {
-	case a.Size > b.Size:
-		return a
-	case b.Size > a.Size:
-		return b
-	case !a.Signed:
-		return a
-	}
-	return b
-}
-
 func arithT[T integer](op syntax.Token, a, b T) (T, bool) {
 	switch op {
 	case syntax.ADD:
@@ -168,7 +153,8 @@ func (ti *tinfo) eval(e syntax.Expr, args []uint64) (int64, bool) {
 		case syntax.LXOR:
 			return b2i((x != 0) != (y != 0)), true
 		case syntax.EQL, syntax.NEQ, syntax.LSS, syntax.GTR, syntax.LEQ, syntax.GEQ:
-			if usual(tx, ty).Signed {
+			// Both operands are integers: arith is dt_type_promote.
+			if arith(tx, ty).Signed {
 				return b2i(cmpT(e.Op, x, y)), true
 			}
 			return b2i(cmpT(e.Op, uint64(x), uint64(y))), true

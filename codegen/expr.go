@@ -293,11 +293,7 @@ func (f *fn) loadBytes(r asm.Register, size uint32, user bool) uint32 {
 	off := f.tmp(size)
 	addr := f.alloc()
 	f.emit(asm.Mov.Reg(addr, r))
-	h := asm.FnProbeReadKernel
-	if user {
-		h = asm.FnProbeReadUser
-	}
-	f.call(h, scr(off), imm(int64(size)), reg(r))
+	f.call(readHelper(user), scr(off), imm(int64(size)), reg(r))
 	f.checkRead(addr)
 	f.free(addr)
 	return off
@@ -416,11 +412,7 @@ func (f *fn) addrOf(e syntax.Expr) asm.Register {
 		}
 	case *syntax.MemberExpr:
 		if x.Arrow {
-			st := f.typeOf(x.X).Elem
-			fl, ok := st.field(x.Name.Name)
-			if !ok {
-				f.fail(x, "no member %s", x.Name.Name)
-			}
+			fl := f.fieldOf(x, f.typeOf(x.X).Elem)
 			r := f.expr(x.X)
 			if fl.Offset != 0 {
 				f.emit(asm.Add.Imm(r, int32(fl.Offset)))
@@ -536,15 +528,10 @@ func (f *fn) arithOp(n syntax.Node, op syntax.Token, x, y asm.Register, tx, ty, 
 	// loaded (sign- or zero-extended by their types); only casts, stores
 	// and records truncate. The result type picks signed or unsigned
 	// division, modulus and right shift.
-	var alu asm.ALUOp
-	switch op {
-	case syntax.ADD:
-		alu = asm.Add
-	case syntax.SUB:
-		alu = asm.Sub
-	case syntax.MUL:
-		alu = asm.Mul
-	case syntax.QUO, syntax.REM:
+	alu, plain := plainALU[op]
+	switch {
+	case plain:
+	case op == syntax.QUO || op == syntax.REM:
 		ok := f.label("dz")
 		f.emit(asm.JNE.Imm(y, 0, ok))
 		f.fault(abi.FltDivZero, 0, false)
@@ -563,15 +550,7 @@ func (f *fn) arithOp(n syntax.Node, op syntax.Token, x, y asm.Register, tx, ty, 
 		default:
 			alu = asm.Mod
 		}
-	case syntax.AND:
-		alu = asm.And
-	case syntax.OR:
-		alu = asm.Or
-	case syntax.XOR:
-		alu = asm.Xor
-	case syntax.SHL:
-		alu = asm.LSh
-	case syntax.SHR:
+	case op == syntax.SHR:
 		if t.Signed {
 			alu = asm.ArSh
 		} else {
@@ -581,6 +560,13 @@ func (f *fn) arithOp(n syntax.Node, op syntax.Token, x, y asm.Register, tx, ty, 
 		f.fail(n, "operator %v is not supported", op)
 	}
 	f.emit(alu.Reg(x, y))
+}
+
+// plainALU are the operators that are one ALU instruction whatever the
+// signedness.
+var plainALU = map[syntax.Token]asm.ALUOp{
+	syntax.ADD: asm.Add, syntax.SUB: asm.Sub, syntax.MUL: asm.Mul,
+	syntax.AND: asm.And, syntax.OR: asm.Or, syntax.XOR: asm.Xor, syntax.SHL: asm.LSh,
 }
 
 // compareJumps are the jumps taken when a comparison holds, for unsigned
@@ -714,6 +700,16 @@ func (f *fn) ternary(e *syntax.CondExpr) asm.Register {
 	return y
 }
 
+// fieldOf returns the field of struct or union st that x names; a
+// missing one is an error.
+func (f *fn) fieldOf(x *syntax.MemberExpr, st *Type) Field {
+	fl, ok := st.field(x.Name.Name)
+	if !ok {
+		f.fail(x, "no member %s", x.Name.Name)
+	}
+	return fl
+}
+
 // member compiles x.m and p->m.
 func (f *fn) member(e *syntax.MemberExpr) asm.Register {
 	xt := f.typeOf(e.X)
@@ -724,10 +720,7 @@ func (f *fn) member(e *syntax.MemberExpr) asm.Register {
 	if st == nil || st.Kind != TStruct {
 		f.fail(e, "member of a non-struct")
 	}
-	fl, ok := st.field(e.Name.Name)
-	if !ok {
-		f.fail(e, "no member %s", e.Name.Name)
-	}
+	fl := f.fieldOf(e, st)
 	var base asm.Register
 	inMem := false // base points at memory the verifier can read
 	if e.Arrow {

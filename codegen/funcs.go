@@ -37,12 +37,14 @@ func (f *fn) subrStrlen(c *syntax.CallExpr, _ string) asm.Register {
 	return f.strlen(s)
 }
 
-// subrStrjoin compiles strjoin().
-func (f *fn) subrStrjoin(c *syntax.CallExpr, _ string) asm.Register {
+// subrStrjoin compiles strjoin(), strtok().
+func (f *fn) subrStrjoin(c *syntax.CallExpr, name string) asm.Register {
 	f.need(c, 2, 2)
-	ha := f.hold(f.expr(c.Args[0]), c.Args[1])
-	b := f.expr(c.Args[1])
-	return f.strjoin(f.release(ha), b)
+	a := f.evalArgs(c, 2)
+	if name == "strtok" {
+		return f.strtok(a[0], a[1])
+	}
+	return f.strjoin(a[0], a[1])
 }
 
 // subrCopyinstr compiles copyinstr().
@@ -51,9 +53,8 @@ func (f *fn) subrCopyinstr(c *syntax.CallExpr, _ string) asm.Register {
 	if len(c.Args) == 1 {
 		return f.copyStr(f.expr(c.Args[0]), true)
 	}
-	ha := f.hold(f.expr(c.Args[0]), c.Args[1])
-	n := f.expr(c.Args[1])
-	return f.copyStrMax(f.release(ha), n)
+	a := f.evalArgs(c, 2)
+	return f.copyStrMax(a[0], a[1])
 }
 
 // subrCopyin compiles copyin().
@@ -90,28 +91,39 @@ func (f *fn) subrAlloca(c *syntax.CallExpr, _ string) asm.Register {
 func (f *fn) subrBcopy(c *syntax.CallExpr, _ string) asm.Register {
 	// bcopy(src, alloca'd dest, size).
 	f.need(c, 3, 3)
-	hs := f.hold(f.expr(c.Args[0]), c.Args[1])
-	hd := f.hold(f.expr(c.Args[1]), c.Args[2])
-	n := f.expr(c.Args[2])
-	dst := f.release(hd)
-	src := f.release(hs)
+	a := f.evalArgs(c, 3)
 	// A string source is a value, not memory the program allocated.
-	f.copyToAlloca(src, dst, n, false, f.typeOf(c.Args[0]).Kind != TString)
-	r := f.alloc()
-	f.emit(asm.Mov.Imm(r, 0))
-	return r
+	f.copyToAlloca(a[0], a[1], a[2], false, f.typeOf(c.Args[0]).Kind != TString)
+	return f.zero()
 }
 
 // subrCopyinto compiles copyinto().
 func (f *fn) subrCopyinto(c *syntax.CallExpr, _ string) asm.Register {
 	// copyinto(user addr, size, alloca'd dest).
 	f.need(c, 3, 3)
-	hs := f.hold(f.expr(c.Args[0]), c.Args[1])
-	hn := f.hold(f.expr(c.Args[1]), c.Args[2])
-	dst := f.expr(c.Args[2])
-	n := f.release(hn)
-	src := f.release(hs)
-	f.copyToAlloca(src, dst, n, true, false)
+	a := f.evalArgs(c, 3)
+	f.copyToAlloca(a[0], a[2], a[1], true, false)
+	return f.zero()
+}
+
+// evalArgs evaluates the first n arguments of a call, in order, into
+// registers; each value is held (stashed if need be) while the next
+// arguments are evaluated.
+func (f *fn) evalArgs(c *syntax.CallExpr, n int) []asm.Register {
+	hs := make([]held, n-1)
+	for i := range hs {
+		hs[i] = f.hold(f.expr(c.Args[i]), c.Args[i+1])
+	}
+	r := make([]asm.Register, n)
+	r[n-1] = f.expr(c.Args[n-1])
+	for i := n - 2; i >= 0; i-- {
+		r[i] = f.release(hs[i])
+	}
+	return r
+}
+
+// zero returns a new register holding 0: the value of a void call.
+func (f *fn) zero() asm.Register {
 	r := f.alloc()
 	f.emit(asm.Mov.Imm(r, 0))
 	return r
@@ -162,11 +174,9 @@ func (f *fn) subrSymAddr(c *syntax.CallExpr, _ string) asm.Register {
 // subrStrchr compiles strchr(), strrchr().
 func (f *fn) subrStrchr(c *syntax.CallExpr, name string) asm.Register {
 	f.need(c, 2, 2)
-	hs := f.hold(f.expr(c.Args[0]), c.Args[1])
-	ch := f.expr(c.Args[1])
-	str := f.release(hs)
-	f.normalize(ch, TypeUChar)
-	return f.strchr(str, ch, name == "strrchr")
+	a := f.evalArgs(c, 2)
+	f.normalize(a[1], TypeUChar)
+	return f.strchr(a[0], a[1], name == "strrchr")
 }
 
 // subrSubstr compiles substr().
@@ -190,14 +200,6 @@ func (f *fn) subrSubstr(c *syntax.CallExpr, _ string) asm.Register {
 func (f *fn) subrPathPart(c *syntax.CallExpr, name string) asm.Register {
 	f.need(c, 1, 1)
 	return f.pathPart(f.expr(c.Args[0]), name == "dirname")
-}
-
-// subrStrtok compiles strtok().
-func (f *fn) subrStrtok(c *syntax.CallExpr, _ string) asm.Register {
-	f.need(c, 2, 2)
-	hs := f.hold(f.expr(c.Args[0]), c.Args[1])
-	d := f.expr(c.Args[1])
-	return f.strtok(f.release(hs), d)
 }
 
 // subrInetNtoa compiles inet_ntoa().
@@ -233,10 +235,9 @@ func (f *fn) subrInetNtop(c *syntax.CallExpr, _ string) asm.Register {
 // subrLinkNtop compiles link_ntop().
 func (f *fn) subrLinkNtop(c *syntax.CallExpr, _ string) asm.Register {
 	f.need(c, 2, 2)
-	ht := f.hold(f.expr(c.Args[0]), c.Args[1])
-	src := f.expr(c.Args[1])
+	a := f.evalArgs(c, 2)
 	dst := f.tmp(f.g.strBuf())
-	f.linkNtop(f.release(ht), src, dst)
+	f.linkNtop(a[0], a[1], dst)
 	return f.strResult(dst)
 }
 
@@ -310,9 +311,8 @@ func (f *fn) inetNtop(c *syntax.CallExpr) asm.Register {
 		}
 		return f.strResult(dst)
 	}
-	ha := f.hold(f.expr(c.Args[0]), c.Args[1])
-	src := f.expr(c.Args[1])
-	af := f.release(ha)
+	a := f.evalArgs(c, 2)
+	af, src := a[0], a[1]
 	v6, v4, done := f.label("ntv6"), f.label("ntv4"), f.label("ntdone")
 	f.emit(asm.JEq.Imm(af, afINET6, v6), asm.JEq.Imm(af, afINET, v4))
 	f.fault(abi.FltIllOp, af, true)
@@ -433,13 +433,20 @@ func (f *fn) pathPart(s asm.Register, dir bool) asm.Register {
 	f.mark(fix)
 	f.emit(asm.Mov.Imm(start, 0), asm.Mov.Imm(end, 1))
 	f.markPending()
+	return f.copyPart(src, start, end, f.alloc(), n)
+}
+
+// copyPart copies the string of length-1 bytes at start in the string
+// at scratch offset src into a new string buffer of n bytes and returns
+// a pointer to it. p is a free register the copy uses; start, length and
+// p are consumed.
+func (f *fn) copyPart(src uint32, start, length, p asm.Register, n uint32) asm.Register {
 	dst := f.tmp(n)
 	f.emit(storeImm(regScratch, int16(dst), 0, asm.Byte))
-	p := f.alloc()
 	f.scratchPtr(p, src)
 	f.emit(asm.Add.Reg(p, start))
 	f.free(start)
-	f.call(asm.FnProbeReadKernelStr, scr(dst), reg(end), reg(p))
+	f.call(asm.FnProbeReadKernelStr, scr(dst), reg(length), reg(p))
 	r := f.alloc()
 	f.scratchPtr(r, dst)
 	return r
@@ -492,32 +499,30 @@ func (f *fn) strtok(s, delim asm.Register) asm.Register {
 		f.emit(asm.Add.Reg(p, asm.R0), asm.LoadMem(asm.R0, p, 0, asm.Byte),
 			asm.Mov.Reg(p, c), asm.And.Imm(p, 7), asm.RSh.Reg(asm.R0, p), asm.And.Imm(asm.R0, 1))
 	}
+	// scan advances i while inMap's answer, tested by stop, keeps it
+	// on: at loop, out of it to end, or to out at the string's end or
+	// NUL.
+	scan := func(loop, end, out string, stop asm.JumpOp) {
+		f.mark(loop)
+		f.exitIf(asm.JSGE.Imm(i, size, out))
+		f.scratchPtr(p, tok)
+		f.emit(asm.Add.Reg(p, i), asm.LoadMem(c, p, 0, asm.Byte))
+		f.exitIf(asm.JEq.Imm(c, 0, out))
+		inMap()
+		f.exitIf(stop.Imm(asm.R0, 0, end))
+		f.emit(asm.Add.Imm(i, 1), asm.Ja.Label(loop))
+		f.mark(end)
+	}
 	// Skip leading delimiters from the saved position.
 	null, l2, d2 := f.label("tknull"), f.label("tkskip"), f.label("tkskipd")
 	f.emit(asm.LoadMem(i, regScratch, ms+msStrtok, asm.DWord), asm.JEq.Imm(i, 0, null), asm.Add.Imm(i, -1),
 		asm.JSLT.Imm(i, 0, null))
-	f.mark(l2)
-	f.exitIf(asm.JSGE.Imm(i, size, null))
-	f.scratchPtr(p, tok)
-	f.emit(asm.Add.Reg(p, i), asm.LoadMem(c, p, 0, asm.Byte))
-	f.exitIf(asm.JEq.Imm(c, 0, null))
-	inMap()
-	f.exitIf(asm.JEq.Imm(asm.R0, 0, d2))
-	f.emit(asm.Add.Imm(i, 1), asm.Ja.Label(l2))
-	f.mark(d2)
+	scan(l2, d2, null, asm.JEq)
 	// The token runs from start to the next delimiter or NUL.
 	start := f.tmp(8)
 	f.emit(asm.StoreMem(regScratch, int16(start), i, asm.DWord))
 	l3, d3 := f.label("tktok"), f.label("tktokd")
-	f.mark(l3)
-	f.exitIf(asm.JSGE.Imm(i, size, d3))
-	f.scratchPtr(p, tok)
-	f.emit(asm.Add.Reg(p, i), asm.LoadMem(c, p, 0, asm.Byte))
-	f.exitIf(asm.JEq.Imm(c, 0, d3))
-	inMap()
-	f.exitIf(asm.JNE.Imm(asm.R0, 0, d3))
-	f.emit(asm.Add.Imm(i, 1), asm.Ja.Label(l3))
-	f.mark(d3)
+	scan(l3, d3, d3, asm.JNE)
 	// Save the position (+1) and copy the token.
 	f.emit(asm.Mov.Reg(c, i), asm.Add.Imm(c, 1), asm.StoreMem(regScratch, ms+msStrtok, c, asm.DWord),
 		asm.LoadMem(c, regScratch, int16(start), asm.DWord), asm.StoreMem(regScratch, int16(start), i, asm.DWord),
@@ -526,14 +531,7 @@ func (f *fn) strtok(s, delim asm.Register) asm.Register {
 	bad := f.label("tkbad")
 	f.emit(asm.JSLT.Imm(c, 0, bad), asm.JSGE.Imm(c, size, bad), asm.Sub.Reg(i, c), asm.Add.Imm(i, 1),
 		asm.JSLT.Imm(i, 1, bad), asm.JSGT.Imm(i, size+1, bad))
-	dst := f.tmp(n)
-	f.emit(storeImm(regScratch, int16(dst), 0, asm.Byte))
-	f.scratchPtr(p, tok)
-	f.emit(asm.Add.Reg(p, c))
-	f.free(c)
-	f.call(asm.FnProbeReadKernelStr, scr(dst), reg(i), reg(p))
-	r := f.alloc()
-	f.scratchPtr(r, dst)
+	r := f.copyPart(tok, c, i, p, n)
 	done := f.label("tkdone")
 	f.emit(asm.Ja.Label(done))
 	f.mark(bad)

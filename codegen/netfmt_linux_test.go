@@ -118,19 +118,35 @@ func TestInetNtoa6(t *testing.T) {
 	}
 }
 
-func TestInetNtoaLinkNtop(t *testing.T) {
+// TestStringSubrRuns runs programs of the network and string
+// subroutines and compares what they print.
+func TestStringSubrRuns(t *testing.T) {
 	needBPF(t)
-	src := `BEGIN { this->a = (uint8_t *)alloca(20); ` + storeBytes([]byte{192, 168, 0, 10, 0xa, 0xb, 0, 0xff, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 0xcd}) + `
+	for _, tt := range []struct{ name, src, want string }{
+		{"InetNtoaLinkNtop", `BEGIN { this->a = (uint8_t *)alloca(20); ` + storeBytes([]byte{192, 168, 0, 10, 0xa, 0xb, 0, 0xff, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 0xcd}) + `
 printf("%s|%s|%s|%s\n", inet_ntoa((uint32_t *)this->a), inet_ntop(2, this->a), link_ntop(1, this->a), link_ntop(32, this->a)); }
 BEGIN { t = 7; printf("%s\n", link_ntop(t, alloca(8))); }
 BEGIN { printf("%s\n", inet_ntoa((uint32_t *)0)); }
-BEGIN { t = 99; printf("%s\n", inet_ntop(t, (void *)0)); }`
-	want := "192.168.0.10|192.168.0.10|c0:a8:00:0a:0a:0b|c0:a8:00:0a:0a:0b:00:ff:01:02:03:04:05:06:07:08:09:0a:0b:cd\n" +
-		"fault(clause 1, probe 1, code 3, illval 0x7)\n" +
-		"fault(clause 2, probe 1, code 1, illval 0x0)\n" +
-		"fault(clause 3, probe 1, code 3, illval 0x63)\n"
-	if got := runD(t, src, Options{}); got != want {
-		t.Errorf("got\n%s\nwant\n%s", got, want)
+BEGIN { t = 99; printf("%s\n", inet_ntop(t, (void *)0)); }`,
+			"192.168.0.10|192.168.0.10|c0:a8:00:0a:0a:0b|c0:a8:00:0a:0a:0b:00:ff:01:02:03:04:05:06:07:08:09:0a:0b:cd\n" +
+				"fault(clause 1, probe 1, code 3, illval 0x7)\n" +
+				"fault(clause 2, probe 1, code 1, illval 0x0)\n" +
+				"fault(clause 3, probe 1, code 3, illval 0x63)\n"},
+		// String subroutines given NULL fault with "invalid address"
+		// (0), and strtok(NULL, ...) needs a string taken apart before.
+		{"NullStringArgs", `BEGIN { trace(substr(0, 1)); } BEGIN { trace(strjoin("a", 0)); } BEGIN { trace(index("abc", 0)); }
+BEGIN { trace(strtok(NULL, "x")); } BEGIN { trace(strtok("abc", 0)); } BEGIN { trace(cleanpath(0)); }
+BEGIN { printf("%s\n", strtok("a b", " ")); }`,
+			"fault(clause 0, probe 1, code 1, illval 0x0)\nfault(clause 1, probe 1, code 1, illval 0x0)\n" +
+				"fault(clause 2, probe 1, code 1, illval 0x0)\nfault(clause 3, probe 1, code 1, illval 0x0)\n" +
+				"fault(clause 4, probe 1, code 1, illval 0x0)\nfault(clause 5, probe 1, code 1, illval 0x0)\na\n"},
+		{"RindexNegativeStart", `BEGIN { printf("%d %d %d %d %d\n", rindex("foofoo", "foo", -1), rindex("foofoo", "", -1), rindex("foofoo", "foo", 2), index("foofoo", "foo", -5), rindex("", "", -400)); }`, "-1 0 0 0 0\n"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			if got := runD(t, tt.src, Options{}); got != tt.want {
+				t.Errorf("got\n%s\nwant\n%s", got, tt.want)
+			}
+		})
 	}
 }
 
@@ -161,30 +177,5 @@ func TestCleanpath(t *testing.T) {
 			t.Errorf("paths %q:\ngot\n%s\nwant\n%s", paths[start:min(start+16, len(paths))], got, want.String())
 		}
 		r.close()
-	}
-}
-
-// TestNullStringArgs checks that string subroutines given NULL fault
-// with "invalid address" (0), and that strtok(NULL, ...) needs a string
-// taken apart before.
-func TestNullStringArgs(t *testing.T) {
-	needBPF(t)
-	src := `BEGIN { trace(substr(0, 1)); } BEGIN { trace(strjoin("a", 0)); } BEGIN { trace(index("abc", 0)); }
-BEGIN { trace(strtok(NULL, "x")); } BEGIN { trace(strtok("abc", 0)); } BEGIN { trace(cleanpath(0)); }
-BEGIN { printf("%s\n", strtok("a b", " ")); }`
-	want := "fault(clause 0, probe 1, code 1, illval 0x0)\nfault(clause 1, probe 1, code 1, illval 0x0)\n" +
-		"fault(clause 2, probe 1, code 1, illval 0x0)\nfault(clause 3, probe 1, code 1, illval 0x0)\n" +
-		"fault(clause 4, probe 1, code 1, illval 0x0)\nfault(clause 5, probe 1, code 1, illval 0x0)\na\n"
-	if got := runD(t, src, Options{}); got != want {
-		t.Errorf("got\n%s\nwant\n%s", got, want)
-	}
-}
-
-func TestRindexNegativeStart(t *testing.T) {
-	needBPF(t)
-	src := `BEGIN { printf("%d %d %d %d %d\n", rindex("foofoo", "foo", -1), rindex("foofoo", "", -1), rindex("foofoo", "foo", 2), index("foofoo", "foo", -5), rindex("", "", -400)); }`
-	want := "-1 0 0 0 0\n"
-	if got := runD(t, src, Options{}); got != want {
-		t.Errorf("got\n%s\nwant\n%s", got, want)
 	}
 }

@@ -196,13 +196,27 @@ func (f *fn) copyInto(dst, src asm.Register, t *Type) {
 	f.call(asm.FnProbeReadKernel, reg(dst), imm(int64(t.Size)), reg(src))
 }
 
+// createZeroed returns a pointer to the value of dynamic map m at the
+// key staged at scratch offset key, inserting a zeroed value of size
+// bytes first if there is none; when the map is full the drop is
+// counted and the clause ends. hint names the label.
+func (f *fn) createZeroed(m string, key, size uint32, hint string) asm.Register {
+	f.g.zeroSize = max(f.g.zeroSize, size)
+	p := f.lookupOrInsert(m, key, abi.CPUDynVarDrops)
+	ok := f.label(hint)
+	f.emit(asm.JNE.Imm(p, 0, ok), asm.Ja.Label(f.ret))
+	f.mark(ok)
+	return p
+}
+
 // dynStore writes a dynamic variable: delete on zero, else update with
 // the value staged in scratch; a failed update counts a drop.
 func (f *fn) dynStore(m string, key, valSize uint32, r asm.Register, t *Type) {
 	val := f.tmp(valSize)
 	done := f.label("dsdone")
-	if t.IsString() {
-		// Storing NULL deletes, like storing 0.
+	str, byRef := t.IsString(), !t.IsString() && t.byRef()
+	if !byRef {
+		// Storing 0 deletes, and for a string storing NULL.
 		upd := f.label("dsupd")
 		f.emit(asm.JNE.Imm(r, 0, upd))
 		f.free(r)
@@ -210,21 +224,17 @@ func (f *fn) dynStore(m string, key, valSize uint32, r asm.Register, t *Type) {
 		f.emit(asm.Ja.Label(done))
 		f.mark(upd)
 		f.used[r] = true
+	}
+	switch {
+	case str || byRef:
 		p := f.alloc()
 		f.scratchPtr(p, val)
-		f.copyStrVar(p, r, t)
-	} else if t.byRef() {
-		p := f.alloc()
-		f.scratchPtr(p, val)
-		f.copyInto(p, r, t)
-	} else {
-		upd := f.label("dsupd")
-		f.emit(asm.JNE.Imm(r, 0, upd))
-		f.free(r)
-		f.call(asm.FnMapDeleteElem, mapOp(m), scr(key))
-		f.emit(asm.Ja.Label(done))
-		f.mark(upd)
-		f.used[r] = true
+		if str {
+			f.copyStrVar(p, r, t)
+		} else {
+			f.copyInto(p, r, t)
+		}
+	default:
 		f.emit(asm.StoreMem(regScratch, int16(val), r, asm.DWord))
 		f.free(r)
 	}
@@ -362,12 +372,7 @@ func (f *fn) memAddr(e syntax.Expr) (asm.Register, Field) {
 			// A thread-local struct is created (zeroed) by the first
 			// store into one of its members.
 			key := f.tvarKey(v.ID)
-			f.g.zeroSize = max(f.g.zeroSize, f.g.tvarSize)
-			p := f.lookupOrInsert(abi.MapTVars, key, abi.CPUDynVarDrops)
-			ok := f.label("tvok")
-			f.emit(asm.JNE.Imm(p, 0, ok), asm.Ja.Label(f.ret))
-			f.mark(ok)
-			return p, Field{Type: v.Type}
+			return f.createZeroed(abi.MapTVars, key, f.g.tvarSize, "tvok"), Field{Type: v.Type}
 		}
 	case *syntax.UnaryExpr:
 		if x.Op == syntax.MUL {
@@ -376,11 +381,7 @@ func (f *fn) memAddr(e syntax.Expr) (asm.Register, Field) {
 		}
 	case *syntax.MemberExpr:
 		if x.Arrow {
-			st := f.typeOf(x.X).Elem
-			fl, ok := st.field(x.Name.Name)
-			if !ok {
-				f.fail(x, "no member %s", x.Name.Name)
-			}
+			fl := f.fieldOf(x, f.typeOf(x.X).Elem)
 			p := f.expr(x.X)
 			f.checkNotNull(p)
 			if fl.Offset != 0 {
@@ -391,10 +392,7 @@ func (f *fn) memAddr(e syntax.Expr) (asm.Register, Field) {
 		}
 		if !x.Arrow {
 			base, bf := f.memAddr(x.X)
-			fl, ok := bf.Type.field(x.Name.Name)
-			if !ok {
-				f.fail(x, "no member %s", x.Name.Name)
-			}
+			fl := f.fieldOf(x, bf.Type)
 			if fl.Offset != 0 {
 				f.emit(asm.Add.Imm(base, int32(fl.Offset)))
 			}
@@ -406,12 +404,7 @@ func (f *fn) memAddr(e syntax.Expr) (asm.Register, Field) {
 			// An element holding a struct or array is created (zeroed)
 			// by the first store into it.
 			key := f.assocKeyBuf(x, v)
-			f.g.zeroSize = max(f.g.zeroSize, f.g.assocValue)
-			p := f.lookupOrInsert(abi.MapAssoc, key, abi.CPUDynVarDrops)
-			ok := f.label("assocok")
-			f.emit(asm.JNE.Imm(p, 0, ok), asm.Ja.Label(f.ret))
-			f.mark(ok)
-			return p, Field{Type: v.Type}
+			return f.createZeroed(abi.MapAssoc, key, f.g.assocValue, "assocok"), Field{Type: v.Type}
 		}
 		if bt := f.typeOf(x.X); bt.Kind == TPointer {
 			t := f.typeOf(x)
@@ -825,9 +818,7 @@ func (f *fn) varErrno(_ syntax.Expr, _ string) asm.Register {
 
 // varIpl loads ipl.
 func (f *fn) varIpl(_ syntax.Expr, _ string) asm.Register {
-	r := f.alloc()
-	f.emit(asm.Mov.Imm(r, 0))
-	return r
+	return f.zero()
 }
 
 // varUregs fails: uregs[] is only indexed (uregs).

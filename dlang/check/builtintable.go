@@ -1,6 +1,8 @@
 package check
 
 import (
+	"strconv"
+
 	"github.com/dtrace-go/dtrace/dlang/syntax"
 	"github.com/dtrace-go/dtrace/dlang/types"
 )
@@ -245,34 +247,6 @@ var funcTable = [NumFuncIDs]FuncDef{
 	FuncUsym:              {Name: "usym", Kind: Action, class: actData, Proto: "_usymaddr(uintptr_t)", Since: version(1, 2, 0)},
 }
 
-// funcsByName indexes funcTable by name.
-var funcsByName = map[string]*FuncDef{}
-
-func init() {
-	for i := range funcTable {
-		d := &funcTable[i]
-		if d.Name == "" {
-			continue
-		}
-		d.ID = FuncID(i)
-		funcsByName[d.Name] = d
-	}
-}
-
-// LookupFunc returns the row of the builtin function named name, or nil.
-func LookupFunc(name string) *FuncDef {
-	return funcsByName[name]
-}
-
-// FuncByID returns the row of the function table with the given ID, or
-// nil.
-func FuncByID(id FuncID) *FuncDef {
-	if id <= FuncNone || id >= NumFuncIDs {
-		return nil
-	}
-	return &funcTable[id]
-}
-
 // VarID identifies a builtin variable: a row of the variable table.
 type VarID int
 
@@ -340,16 +314,7 @@ type VarDef struct {
 
 // varTable is the table of builtin variables, indexed by VarID.
 var varTable = [NumVarIDs]VarDef{
-	VarArg0:          {Name: "arg0", Type: "int64_t"},
-	VarArg1:          {Name: "arg1", Type: "int64_t"},
-	VarArg2:          {Name: "arg2", Type: "int64_t"},
-	VarArg3:          {Name: "arg3", Type: "int64_t"},
-	VarArg4:          {Name: "arg4", Type: "int64_t"},
-	VarArg5:          {Name: "arg5", Type: "int64_t"},
-	VarArg6:          {Name: "arg6", Type: "int64_t"},
-	VarArg7:          {Name: "arg7", Type: "int64_t"},
-	VarArg8:          {Name: "arg8", Type: "int64_t"},
-	VarArg9:          {Name: "arg9", Type: "int64_t"},
+	// VarArg0 to VarArg9: filled in by init.
 	VarArgs:          {Name: "args", array: true, elem: types.Int64, context: func(pa ProviderAttrs) Attr { return pa.Args }},
 	VarUregs:         {Name: "uregs", array: true, elem: types.Uint64},
 	VarCaller:        {Name: "caller", Type: "uintptr_t"},
@@ -377,32 +342,55 @@ var varTable = [NumVarIDs]VarDef{
 	VarWalltimestamp: {Name: "walltimestamp", Type: "int64_t"},
 }
 
-// varsByName indexes varTable by name.
-var varsByName = map[string]*VarDef{}
+// funcsByName and varsByName index funcTable and varTable by name.
+var (
+	funcsByName map[string]*FuncDef
+	varsByName  map[string]*VarDef
+)
 
 func init() {
-	for i := range varTable {
-		d := &varTable[i]
-		if d.Name == "" {
-			continue
-		}
-		d.ID = VarID(i)
-		varsByName[d.Name] = d
+	// arg0 to arg9 differ only by their number.
+	for i := VarArg0; i <= VarArg9; i++ {
+		varTable[i] = VarDef{Name: "arg" + strconv.Itoa(int(i-VarArg0)), Type: "int64_t"}
 	}
+	funcsByName = indexRows(funcTable[:], func(d *FuncDef, id int) string { d.ID = FuncID(id); return d.Name })
+	varsByName = indexRows(varTable[:], func(d *VarDef, id int) string { d.ID = VarID(id); return d.Name })
 }
 
+// LookupFunc returns the row of the builtin function named name, or nil.
+func LookupFunc(name string) *FuncDef { return funcsByName[name] }
+
 // LookupVar returns the row of the builtin variable named name, or nil.
-func LookupVar(name string) *VarDef {
-	return varsByName[name]
-}
+func LookupVar(name string) *VarDef { return varsByName[name] }
+
+// FuncByID returns the row of the function table with the given ID, or
+// nil.
+func FuncByID(id FuncID) *FuncDef { return rowByID(funcTable[:], int(id)) }
 
 // VarByID returns the row of the variable table with the given ID, or
 // nil.
-func VarByID(id VarID) *VarDef {
-	if id <= VarNone || id >= NumVarIDs {
+func VarByID(id VarID) *VarDef { return rowByID(varTable[:], int(id)) }
+
+// indexRows indexes by name the rows of a builtin table, whose index in
+// the table is the row's ID; ident records the ID in the row and returns
+// its name. Unused rows (no name, as row 0) are left out.
+func indexRows[R any](rows []R, ident func(r *R, id int) string) map[string]*R {
+	m := make(map[string]*R, len(rows))
+	for i := range rows {
+		if name := ident(&rows[i], i); name != "" {
+			m[name] = &rows[i]
+		}
+	}
+	return m
+}
+
+// rowByID returns the row of a builtin table with the given ID, or nil
+// for ID 0 (none) and IDs out of the table.
+func rowByID[R any](rows []R, id int) *R {
+	if id <= 0 || id >= len(rows) {
 		return nil
 	}
-	return &varTable[id]
+	return &rows[id]
 }
 
 // BuiltinLib returns the D library file a program naming the builtin

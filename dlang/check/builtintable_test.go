@@ -6,25 +6,46 @@ import (
 	"github.com/dtrace-go/dtrace/dlang/syntax"
 )
 
+// checkTableRows checks what the function and variable tables share:
+// every ID from 1 to n-1 has its own named row, which knows its ID and is
+// found by its name, and ID 0, ID n and an unknown name find no row. It
+// returns the rows found.
+func checkTableRows[R any](t *testing.T, what string, n int, byID func(int) *R, lookup func(string) *R, ident func(*R) (string, int)) []*R {
+	t.Helper()
+	var rows []*R
+	seen := map[string]bool{}
+	for id := 1; id < n; id++ {
+		d := byID(id)
+		if d == nil {
+			t.Errorf("%s ID %d has no row", what, id)
+			continue
+		}
+		name, did := ident(d)
+		switch {
+		case name == "":
+			t.Errorf("%s ID %d has no row", what, id)
+			continue
+		case seen[name]:
+			t.Errorf("%s: two rows", name)
+		case did != id || lookup(name) != d:
+			t.Errorf("%s: ID %d, lookup %p, want %d, %p", name, did, lookup(name), id, d)
+		}
+		seen[name] = true
+		rows = append(rows, d)
+	}
+	if byID(0) != nil || byID(n) != nil || lookup("nosuch") != nil {
+		t.Errorf("lookups of no %s found one", what)
+	}
+	return rows
+}
+
 // TestFuncTable checks that every FuncID has its row, found by name, and
 // that the prototypes parse without the kernel's types or with them
 // left opaque.
 func TestFuncTable(t *testing.T) {
-	seen := map[string]bool{}
 	c := newChecker(syntax.NewFileSet(), &Config{})
-	for id := FuncNone + 1; id < NumFuncIDs; id++ {
-		d := FuncByID(id)
-		if d == nil || d.Name == "" {
-			t.Errorf("FuncID %d has no row", id)
-			continue
-		}
-		if seen[d.Name] {
-			t.Errorf("%s: two rows", d.Name)
-		}
-		seen[d.Name] = true
-		if d.ID != id || LookupFunc(d.Name) != d {
-			t.Errorf("%s: ID %d, LookupFunc %p, want %d, %p", d.Name, d.ID, LookupFunc(d.Name), id, d)
-		}
+	byID := func(id int) *FuncDef { return FuncByID(FuncID(id)) }
+	for _, d := range checkTableRows(t, "function", int(NumFuncIDs), byID, LookupFunc, func(d *FuncDef) (string, int) { return d.Name, int(d.ID) }) {
 		if (d.incrArg != 0 || d.params != nil || d.scalarArg) && d.Kind != AggFunc {
 			t.Errorf("%s: aggregating-function columns on a %v", d.Name, d.Kind)
 		}
@@ -32,24 +53,14 @@ func TestFuncTable(t *testing.T) {
 			t.Errorf("%s: prototype %q does not parse", d.Name, d.Proto)
 		}
 	}
-	if FuncByID(FuncNone) != nil || FuncByID(NumFuncIDs) != nil || LookupFunc("nosuch") != nil {
-		t.Error("lookups of no function found one")
-	}
 }
 
 // TestVarTable checks that every VarID has its row, found by name, with
 // a type that parses, or an element type for the arrays.
 func TestVarTable(t *testing.T) {
 	c := newChecker(syntax.NewFileSet(), &Config{})
-	for id := VarNone + 1; id < NumVarIDs; id++ {
-		d := VarByID(id)
-		if d == nil || d.Name == "" {
-			t.Errorf("VarID %d has no row", id)
-			continue
-		}
-		if d.ID != id || LookupVar(d.Name) != d {
-			t.Errorf("%s: ID %d, LookupVar %p, want %d, %p", d.Name, d.ID, LookupVar(d.Name), id, d)
-		}
+	byID := func(id int) *VarDef { return VarByID(VarID(id)) }
+	for _, d := range checkTableRows(t, "variable", int(NumVarIDs), byID, LookupVar, func(d *VarDef) (string, int) { return d.Name, int(d.ID) }) {
 		if d.array != (d.Type == "") || d.array != (d.elem != nil) {
 			t.Errorf("%s: an array has an element type and no type, a scalar the reverse", d.Name)
 		}
@@ -59,8 +70,5 @@ func TestVarTable(t *testing.T) {
 		if c.builtins[d.Name] == nil {
 			t.Errorf("%s: not declared by the checker", d.Name)
 		}
-	}
-	if VarByID(VarNone) != nil || VarByID(NumVarIDs) != nil || LookupVar("nosuch") != nil {
-		t.Error("lookups of no variable found one")
 	}
 }
