@@ -30,13 +30,18 @@ func barDepth(val int64, length int, total *big.Float) int {
 	return int(d)
 }
 
-// quantLine writes one histogram row after its label (dt_print_quantline).
-func quantLine(b *strings.Builder, val int64, normal uint64, total *big.Float, positives, negatives bool) {
+// quantLine writes one histogram row after its label (dt_print_quantline);
+// utf8 draws positive bars with Unicode blocks (encoding=utf8).
+func quantLine(b *strings.Builder, val int64, normal uint64, total *big.Float, positives, negatives, utf8 bool) {
 	n := int64(uint64(val) / normal)
 	length := 40
 	if !negatives {
 		depth := 0
 		if positives {
+			if utf8 {
+				quantLineUTF8(b, val, n, total)
+				return
+			}
 			depth = barDepth(val, length, total)
 		}
 		fmt.Fprintf(b, "|%s%s %-9d\n", histBar[length-depth:], histSpaces[depth:], n)
@@ -58,18 +63,58 @@ func quantLine(b *strings.Builder, val int64, normal uint64, total *big.Float, p
 	}
 }
 
-// signs returns the sum of |data[i]| (in long double, as dtrace adds
-// them) and the signs present in first..last.
-func signs(data []int64, first, last int) (*big.Float, bool, bool) {
-	total := longDouble()
+// quantLineUTF8 is dt_print_quantline_utf8: whole blocks and one
+// partial block of eighths.
+func quantLineUTF8(b *strings.Builder, val, n int64, total *big.Float) {
+	f := longDouble().SetInt64(val)
+	f.Abs(f)
+	f.Mul(f, longDouble().SetInt64(40))
+	f.Quo(f, total)
+	w, _ := f.Int64()
+	frac := f.Sub(f, longDouble().SetInt64(w))
+	frac.Mul(frac, longDouble().SetInt64(8))
+	partial, _ := frac.Int64()
+	b.WriteByte('|')
+	i := int(w)
+	for range i {
+		b.WriteRune(0x2588)
+	}
+	if partial != 0 {
+		b.WriteRune(rune(0x258f - (partial - 1)))
+		i++
+	}
+	fmt.Fprintf(b, "%s %-9d\n", histSpaces[min(i, len(histSpaces)):], n)
+}
+
+// signs returns the total the bars of first..last are measured against
+// and the signs present there.
+func signs(data []int64, first, last int, zoom bool) (*big.Float, bool, bool) {
 	pos, neg := false, false
 	for i := first; i <= last; i++ {
 		pos = pos || data[i] > 0
 		neg = neg || data[i] < 0
-		v := longDouble().SetInt64(data[i])
-		total.Add(total, v.Abs(v))
 	}
-	return total, pos, neg
+	return bucketTotal(data, first, last, zoom), pos, neg
+}
+
+// bucketTotal is what dt_quantize_total makes of first..last: the sum of
+// |data[i]| in long double, or with aggzoom the largest |data[i]| over
+// 0.95, so that the tallest bar nearly fills the line.
+func bucketTotal(data []int64, first, last int, zoom bool) *big.Float {
+	total := longDouble()
+	for i := first; i <= last; i++ {
+		v := longDouble().SetInt64(data[i])
+		v.Abs(v)
+		if !zoom {
+			total.Add(total, v)
+			continue
+		}
+		v.Mul(v, longDouble().SetFloat64(1/zoomMax))
+		if total.Cmp(v) < 0 {
+			total = v
+		}
+	}
+	return total
 }
 
 // trimRange finds the non-zero bins with one zero row kept on each side;
@@ -98,6 +143,11 @@ func trimRange(data []int64) (first, last int, ok bool) {
 // or llquantize() value: a leading newline, the header and one row per
 // bucket in range.
 func (d *Desc) Histogram(data []int64, normal uint64) string {
+	return d.histogram(data, normal, View{})
+}
+
+// histogram is Histogram under the aggzoom and encoding options.
+func (d *Desc) histogram(data []int64, normal uint64, v View) string {
 	if normal == 0 {
 		normal = 1
 	}
@@ -111,11 +161,11 @@ func (d *Desc) Histogram(data []int64, normal uint64) string {
 		if !ok {
 			first, last = QuantizeZero-1, QuantizeZero+1
 		}
-		total, pos, neg := signs(data, first, last)
+		total, pos, neg := signs(data, first, last, v.Zoom)
 		histHeader(&b)
 		for i := first; i <= last; i++ {
 			fmt.Fprintf(&b, "%16d ", QuantizeBucketValue(i))
-			quantLine(&b, data[i], normal, total, pos, neg)
+			quantLine(&b, data[i], normal, total, pos, neg, v.UTF8)
 		}
 	case Lquantize:
 		levels := int(d.Levels)
@@ -123,7 +173,7 @@ func (d *Desc) Histogram(data []int64, normal uint64) string {
 		if !ok {
 			first, last = 0, min(2, len(data)-1)
 		}
-		total, pos, neg := signs(data, first, last)
+		total, pos, neg := signs(data, first, last, v.Zoom)
 		histHeader(&b)
 		base, step := int(d.Base), int(d.Step)
 		for i := first; i <= last; i++ {
@@ -135,18 +185,18 @@ func (d *Desc) Histogram(data []int64, normal uint64) string {
 			default:
 				fmt.Fprintf(&b, "%16d ", base+(i-1)*step)
 			}
-			quantLine(&b, data[i], normal, total, pos, neg)
+			quantLine(&b, data[i], normal, total, pos, neg, v.UTF8)
 		}
 	case Llquantize:
 		if d.llqValid() {
-			d.llqHistogram(&b, data, normal)
+			d.llqHistogram(&b, data, normal, v)
 		}
 	}
 	return b.String()
 }
 
 // llqHistogram is dt_print_llquantize, labels and "ghost bins" included.
-func (d *Desc) llqHistogram(b *strings.Builder, data []int64, normal uint64) {
+func (d *Desc) llqHistogram(b *strings.Builder, data []int64, normal uint64, v View) {
 	factor, lmag, hmag, steps := int(d.Factor), int(d.Lmag), int(d.Hmag), int(d.Steps)
 	sf := steps / factor
 	bin0 := d.llqZero()
@@ -162,7 +212,7 @@ func (d *Desc) llqHistogram(b *strings.Builder, data []int64, normal uint64) {
 			last--
 		}
 	}
-	total, pos, neg := signs(data, first, last)
+	total, pos, neg := signs(data, first, last, v.Zoom)
 	histHeader(b)
 	if first > 0 {
 		first--
@@ -250,6 +300,6 @@ func (d *Desc) llqHistogram(b *strings.Builder, data []int64, normal uint64) {
 			continue
 		}
 		fmt.Fprintf(b, "%16s ", l)
-		quantLine(b, data[i], normal, total, pos, neg)
+		quantLine(b, data[i], normal, total, pos, neg, v.UTF8)
 	}
 }

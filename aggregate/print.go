@@ -18,6 +18,8 @@ type Printer struct {
 	// CPUs lists the CPU ids printed for aggregations kept per CPU
 	// (aggpercpu), in order.
 	CPUs []int
+	// View holds the agghist, aggpack, aggzoom and encoding options.
+	View View
 }
 
 func (p *Printer) fmt() *format.Printer {
@@ -30,11 +32,14 @@ func (p *Printer) fmt() *format.Printer {
 // Datum returns dtrace's default text for an entry's value
 // (dt_print_datum): " %16lld" for count, sum, min, max and avg,
 // " %16llu" for stddev, the histogram for the quantizations.
-func (a *Agg) Datum(e *Entry) string {
+func (a *Agg) Datum(e *Entry) string { return a.datum(e, View{}) }
+
+// datum is Datum under the aggzoom and encoding options.
+func (a *Agg) datum(e *Entry, view View) string {
 	d, normal := a.Desc, a.normal()
 	switch d.Func {
 	case Quantize, Lquantize, Llquantize:
-		return d.Histogram(e.Data, normal)
+		return d.histogram(e.Data, normal, view)
 	case Avg:
 		var v int64
 		if e.Data[0] != 0 {
@@ -78,6 +83,17 @@ func (a *Agg) Result(e *Entry) format.Value {
 	return format.I64(v / int64(normal))
 }
 
+// result is Result under the aggzoom and encoding options.
+func (p *Printer) result(a *Agg, e *Entry) format.Value {
+	switch a.Desc.Func {
+	case Quantize, Lquantize, Llquantize:
+		if p.View.Zoom || p.View.UTF8 {
+			return format.Verbatim(a.Desc.histogram(e.Data, a.normal(), p.View))
+		}
+	}
+	return a.Result(e)
+}
+
 // keysText is the default text of a key tuple.
 func (p *Printer) keysText(b *strings.Builder, key []format.Value) {
 	for _, k := range key {
@@ -97,16 +113,28 @@ func (p *Printer) Printa(w io.Writer, f *format.Format, aggs ...*Agg) error {
 	printed := false
 	if len(aggs) == 1 {
 		a := aggs[0]
+		var l *layout
+		if f == nil {
+			l = p.View.layoutOf(a)
+		}
 		for _, e := range a.Sorted(p.Sort) {
+			if l != nil {
+				if !printed {
+					p.packedHeader(&b, a, e, l)
+				}
+				printed = true
+				p.packedRow(&b, a, e, l)
+				continue
+			}
 			printed = true
 			if f == nil {
 				p.keysText(&b, e.Key)
-				b.WriteString(a.Datum(e))
+				b.WriteString(a.datum(e, p.View))
 				p.perCPU(&b, a, e)
 				b.WriteByte('\n')
 				continue
 			}
-			if err := p.fmt().Printa(&b, f, e.Key, []format.Value{a.Result(e)}); err != nil {
+			if err := p.fmt().Printa(&b, f, e.Key, []format.Value{p.result(a, e)}); err != nil {
 				return err
 			}
 		}
@@ -116,7 +144,7 @@ func (p *Printer) Printa(w io.Writer, f *format.Format, aggs ...*Agg) error {
 			if f == nil {
 				p.keysText(&b, bd.Key)
 				for i, e := range bd.Entries {
-					b.WriteString(aggs[i].Datum(e))
+					b.WriteString(aggs[i].datum(e, p.View))
 					p.perCPU(&b, aggs[i], e)
 				}
 				b.WriteByte('\n')
@@ -124,7 +152,7 @@ func (p *Printer) Printa(w io.Writer, f *format.Format, aggs ...*Agg) error {
 			}
 			results := make([]format.Value, len(aggs))
 			for i, e := range bd.Entries {
-				results[i] = aggs[i].Result(e)
+				results[i] = p.result(aggs[i], e)
 			}
 			if err := p.fmt().Printa(&b, f, bd.Key, results); err != nil {
 				return err
@@ -148,9 +176,30 @@ func (p *Printer) PrintAll(w io.Writer, aggs []*Agg) error {
 	items := makeItems(aggs, true)
 	sortItems(items, p.Sort)
 	var b strings.Builder
+	// With agghist or aggpack, each aggregation laid out that way gets
+	// its header before its first row (the items are sorted by
+	// aggregation first).
+	var layouts map[*Agg]*layout
+	if p.View.Hist || p.View.Pack {
+		layouts = map[*Agg]*layout{}
+		for _, a := range aggs {
+			if l := p.View.layoutOf(a); l != nil {
+				layouts[a] = l
+			}
+		}
+	}
+	var header *Agg
 	for _, it := range items {
+		if l := layouts[it.agg]; l != nil {
+			if header != it.agg {
+				p.packedHeader(&b, it.agg, it.e, l)
+				header = it.agg
+			}
+			p.packedRow(&b, it.agg, it.e, l)
+			continue
+		}
 		p.keysText(&b, it.e.Key)
-		b.WriteString(it.agg.Datum(it.e))
+		b.WriteString(it.agg.datum(it.e, p.View))
 		p.perCPU(&b, it.agg, it.e)
 		b.WriteByte('\n')
 	}
@@ -170,6 +219,6 @@ func (p *Printer) perCPU(b *strings.Builder, a *Agg, e *Entry) {
 			d = make([]int64, a.Desc.NSlots())
 		}
 		fmt.Fprintf(b, "\n    [CPU %d]", cpu)
-		b.WriteString(a.Datum(&Entry{Key: e.Key, Data: d, filler: e.filler}))
+		b.WriteString(a.datum(&Entry{Key: e.Key, Data: d, filler: e.filler}, p.View))
 	}
 }

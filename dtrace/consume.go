@@ -236,9 +236,32 @@ func (h *Handle) settings() output.Settings {
 			KeyPos: int(max(o.AggSortKeyPos, 0)),
 			Pos:    int(max(o.AggSortPos, 0)),
 		},
+		AggView:    o.aggView(),
 		SpecSize:   o.SpecSize,
 		SwitchRate: h.rate("switchrate"),
 		AggRate:    h.rate("aggrate"),
+	}
+}
+
+// aggView is the agghist, aggpack, aggzoom and encoding options as the
+// aggregation printer takes them. Without an encoding, packed bars are
+// Unicode blocks unless TERM names a terminal dtrace knows cannot show
+// them (sun, sun-color, dumb) or is unset.
+func (o *Options) aggView() aggregate.View {
+	packUTF8 := o.Encoding == "utf8"
+	if o.Encoding == "" {
+		switch os.Getenv("TERM") {
+		case "", "sun", "sun-color", "dumb":
+		default:
+			packUTF8 = true
+		}
+	}
+	return aggregate.View{
+		Hist:     o.AggHist,
+		Pack:     o.AggPack,
+		Zoom:     o.AggZoom,
+		UTF8:     o.Encoding == "utf8",
+		PackUTF8: packUTF8,
 	}
 }
 

@@ -140,6 +140,7 @@ type Options struct {
 	Quiet, FlowIndent, RawBytes, StackIndent, Destructive bool
 	AggSortKey, AggSortRev, NoResolve, QuietResize        bool
 	GrabAnon, BPFLog, AggPerCPU                           bool
+	AggHist, AggPack, AggZoom, Temporal                   bool
 
 	// Compiler flags. Verbose is the "verbose" option, set by -S: print
 	// the compiled code (not -v, which the command handles itself).
@@ -149,6 +150,9 @@ type Options struct {
 
 	// Enumerations.
 	BufPolicy, BufResize, LinkMode, LinkType, XlateMode, EvalTime string
+	// Encoding is "ascii", "utf8" or "" (not set: packed aggregations
+	// use UTF-8 unless the terminal is a primitive one).
+	Encoding string
 	// Stdc is the -X mode: "a", "c", "t" (ISO C, the default behaviour of
 	// "a") or "s" (K&R, traditional cpp).
 	Stdc string

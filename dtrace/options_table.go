@@ -201,6 +201,8 @@ func addCompileValues() {
 		}})
 	addOpt(&OptionSpec{Name: "late", Kind: KindEnum, Class: ct, Enum: []string{"dynamic", "static"},
 		set: stringField(func(o *Options) *string { return &o.XlateMode })})
+	addOpt(&OptionSpec{Name: "encoding", Kind: KindEnum, Class: ct, Enum: []string{"ascii", "utf8"},
+		set: stringField(func(o *Options) *string { return &o.Encoding })})
 	addOpt(&OptionSpec{Name: "evaltime", Kind: KindEnum, Class: ct, Enum: []string{"exec", "preinit", "postinit", "main"},
 		set: stringField(func(o *Options) *string { return &o.EvalTime })})
 	addOpt(&OptionSpec{Name: "version", Kind: KindString, Class: ct,
@@ -396,8 +398,11 @@ func addDynamicOptions() {
 		name string
 		f    func(*Options) *bool
 	}{
+		{"agghist", func(o *Options) *bool { return &o.AggHist }},
+		{"aggpack", func(o *Options) *bool { return &o.AggPack }},
 		{"aggsortkey", func(o *Options) *bool { return &o.AggSortKey }},
 		{"aggsortrev", func(o *Options) *bool { return &o.AggSortRev }},
+		{"aggzoom", func(o *Options) *bool { return &o.AggZoom }},
 		{"flowindent", func(o *Options) *bool { return &o.FlowIndent }},
 		{"quiet", func(o *Options) *bool { return &o.Quiet }},
 		{"quietresize", func(o *Options) *bool { return &o.QuietResize }},

@@ -74,6 +74,15 @@ func TestOptionsSet(t *testing.T) {
 		{"aggsortkeypos=1", nil, func(o *Options) bool { return o.AggSortKeyPos == 1 }},
 		{"lockmem=unlimited", nil, func(o *Options) bool { return o.LockMem > 1<<60 }},
 		{"oformat=json", nil, func(o *Options) bool { return o.OFormat == "json" }},
+		{"aggpack", nil, func(o *Options) bool { return o.AggPack }},
+		{"aggpack=off", nil, func(o *Options) bool { return !o.AggPack }},
+		{"aggpack=sometimes", ErrBadOptVal, nil},
+		{"agghist=yes", nil, func(o *Options) bool { return o.AggHist }},
+		{"aggzoom=true", nil, func(o *Options) bool { return o.AggZoom }},
+		{"encoding=utf8", nil, func(o *Options) bool { return o.Encoding == "utf8" }},
+		{"encoding=ascii", nil, func(o *Options) bool { return o.Encoding == "ascii" }},
+		{"encoding=ebcdic", ErrBadOptVal, nil},
+		{"encoding", ErrBadOptVal, nil},
 		{"nosuchoption", ErrBadOptName, nil},
 		{"", ErrBadOptName, nil},
 	}
@@ -135,10 +144,16 @@ func TestCheckSetopt(t *testing.T) {
 	if err := o.CheckSetopt("bufsize", "1m", true); !errors.Is(err, ErrActive) {
 		t.Errorf("setopt bufsize: %v, want ErrActive", err)
 	}
+	// The aggregation layout options change while tracing, as in illumos.
+	for _, n := range []string{"aggpack", "agghist", "aggzoom"} {
+		if err := o.CheckSetopt(n, "", false); err != nil {
+			t.Errorf("setopt %s: %v", n, err)
+		}
+	}
 	if err := o.CheckSetopt("nonsense", "", false); !errors.Is(err, ErrBadOptName) {
 		t.Errorf("setopt nonsense: %v", err)
 	}
-	if o.Quiet {
+	if o.Quiet || o.AggPack {
 		t.Errorf("CheckSetopt changed the options")
 	}
 }
@@ -180,5 +195,32 @@ func TestOptionNamesKnown(t *testing.T) {
 	}
 	if len(OptionNames()) < 60 {
 		t.Errorf("only %d options", len(OptionNames()))
+	}
+}
+
+// Packed bars are Unicode unless encoding=ascii or TERM is unset or names
+// a primitive terminal; histogram bars only with encoding=utf8.
+func TestAggView(t *testing.T) {
+	for _, c := range []struct {
+		enc, term      string
+		packUTF8, utf8 bool
+	}{
+		{"", "xterm-256color", true, false},
+		{"", "dumb", false, false},
+		{"", "sun-color", false, false},
+		{"", "", false, false},
+		{"ascii", "xterm", false, false},
+		{"utf8", "dumb", true, true},
+	} {
+		t.Setenv("TERM", c.term)
+		o := NewOptions()
+		if c.enc != "" {
+			if err := o.Set("encoding", c.enc); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if v := o.aggView(); v.PackUTF8 != c.packUTF8 || v.UTF8 != c.utf8 {
+			t.Errorf("encoding=%q TERM=%q: %+v", c.enc, c.term, v)
+		}
 	}
 }

@@ -237,6 +237,8 @@ type Settings struct {
 	// AggSort holds the aggsortkey, aggsortrev, aggsortkeypos and
 	// aggsortpos options.
 	AggSort aggregate.SortOptions
+	// AggView holds the agghist, aggpack, aggzoom and encoding options.
+	AggView aggregate.View
 	// SpecSize is specsize: what one speculation may hold.
 	SpecSize int64
 	// SwitchRate and AggRate are the switchrate and aggrate options, 0

@@ -70,7 +70,7 @@ func New(c Config) *Renderer {
 		RawBytes: c.Settings.RawBytes,
 		Sym:      c.Sym,
 	}
-	t.aggp = &aggregate.Printer{Fmt: t.fmt, Sort: c.Settings.AggSort}
+	t.aggp = &aggregate.Printer{Fmt: t.fmt, Sort: c.Settings.AggSort, View: c.Settings.AggView}
 	return t
 }
 
@@ -167,6 +167,7 @@ func (t *Renderer) Item(r *output.Record, it *output.Item) error {
 		if it.Settings != nil {
 			t.set = *it.Settings
 			t.aggp.Sort = t.set.AggSort
+			t.aggp.View = t.set.AggView
 		}
 	}
 	return nil
