@@ -14,7 +14,7 @@ import (
 	"github.com/dtrace-go/dtrace/dlang/syntax"
 )
 
-//go:embed d/*.d
+//go:embed d/*.d d/constants.tab
 var files embed.FS
 
 // order lists the library's files so that each comes after the files it
@@ -54,17 +54,79 @@ func Sources() []Source {
 				file = "regs-arm64.d"
 			}
 		}
-		b, err := files.ReadFile("d/" + file)
+		text, err := readFile(file)
 		if err != nil {
-			panic("dlib: missing " + name) // the embed pattern and order disagree
+			panic("dlib: " + err.Error()) // the embedded files disagree
 		}
-		text := string(b)
 		for _, r := range archEdits[runtime.GOARCH][name] {
 			text = strings.ReplaceAll(text, r[0], r[1])
 		}
 		out = append(out, Source{Name: name, Text: text})
 	}
 	return out
+}
+
+// readFile returns the text of the embedded library file name with its
+// integer constants written in (see d/constants.tab).
+func readFile(name string) (string, error) {
+	b, err := files.ReadFile("d/" + name)
+	if err != nil {
+		return "", err
+	}
+	tab, err := files.ReadFile("d/constants.tab")
+	if err != nil {
+		return "", err
+	}
+	return expandConstants(name, string(b), string(tab))
+}
+
+// expandConstants replaces each line "/* constants: name N */" of text,
+// the library file name, with the declarations of section [name N type]
+// of tab, the table of the library's integer constants: a line
+// "NAME VALUE[tail]" there declares "inline type NAME = VALUE;[tail]".
+// The constants are kept as a table because written out, list after
+// list, they are the same line over and over.
+func expandConstants(name, text, tab string) (string, error) {
+	sections := map[string]string{} // "N" to its declarations
+	var key, typ string             // the section being read, if name's
+	for _, line := range strings.Split(tab, "\n") {
+		switch {
+		case line == "" || line[0] == '#':
+		case line[0] == '[':
+			f := strings.Fields(strings.Trim(line, "[]"))
+			if len(f) != 3 {
+				return "", fmt.Errorf("constants.tab: bad section %q", line)
+			}
+			key, typ = "", ""
+			if f[0] == name {
+				key, typ = f[1], f[2]
+			}
+		case key != "":
+			cname, rest, _ := strings.Cut(line, " ")
+			value, tail, _ := strings.Cut(rest, "\t")
+			if tail != "" {
+				tail = "\t" + tail
+			}
+			sections[key] += "inline " + typ + " " + cname + " = " + value + ";" + tail + "\n"
+		}
+	}
+	lines := strings.SplitAfter(text, "\n")
+	for i, line := range lines {
+		n, ok := strings.CutPrefix(strings.TrimSuffix(line, "\n"), "/* constants: "+name+" ")
+		if !ok {
+			continue
+		}
+		n = strings.TrimSuffix(n, " */")
+		decls, ok := sections[n]
+		if !ok {
+			return "", fmt.Errorf("%s: no section %s in constants.tab", name, n)
+		}
+		if !strings.HasSuffix(line, "\n") {
+			decls = strings.TrimSuffix(decls, "\n")
+		}
+		lines[i] = decls
+	}
+	return strings.Join(lines, ""), nil
 }
 
 // archEdits adapts the files, written for x86_64, to the kernel

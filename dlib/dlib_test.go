@@ -98,11 +98,14 @@ func TestEveryFileParses(t *testing.T) {
 	}
 	pc := &syntax.Config{IsTypeName: func(n string) bool { return typedefs[n] || kernelTypedefs[n] }}
 	for _, e := range entries {
-		b, err := files.ReadFile("d/" + e.Name())
+		if !strings.HasSuffix(e.Name(), ".d") {
+			continue
+		}
+		text, err := readFile(e.Name())
 		if err != nil {
 			t.Fatal(err)
 		}
-		if _, err := pc.Parse(syntax.NewFileSet(), e.Name(), b); err != nil {
+		if _, err := pc.Parse(syntax.NewFileSet(), e.Name(), []byte(text)); err != nil {
 			t.Errorf("%s: %v", e.Name(), err)
 		}
 	}
@@ -154,16 +157,62 @@ func TestLoadSources(t *testing.T) {
 func TestArchEdits(t *testing.T) {
 	for arch, byFile := range archEdits {
 		for name, edits := range byFile {
-			b, err := files.ReadFile("d/" + name)
+			text, err := readFile(name)
 			if err != nil {
 				t.Errorf("%s: %s: %v", arch, name, err)
 				continue
 			}
 			for _, e := range edits {
-				if !strings.Contains(string(b), e[0]) {
+				if !strings.Contains(text, e[0]) {
 					t.Errorf("%s: %s has no %q to replace", arch, name, e[0])
 				}
 			}
 		}
+	}
+}
+
+// Every section of constants.tab is written into its file, once; the
+// declarations keep their comments; a missing section is an error.
+func TestConstants(t *testing.T) {
+	tab, err := files.ReadFile("d/constants.tab")
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]bool{}
+	for _, line := range strings.Split(string(tab), "\n") {
+		if strings.HasPrefix(line, "[") {
+			f := strings.Fields(strings.Trim(line, "[]"))
+			want[f[0]+" "+f[1]] = true
+		}
+	}
+	entries, err := files.ReadDir("d")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, e := range entries {
+		b, err := files.ReadFile("d/" + e.Name())
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, line := range strings.Split(string(b), "\n") {
+			if n, ok := strings.CutPrefix(line, "/* constants: "); ok {
+				key := strings.TrimSuffix(n, " */")
+				if !want[key] {
+					t.Errorf("%s: %q names no section, or one used before", e.Name(), line)
+				}
+				delete(want, key)
+			}
+		}
+	}
+	for key := range want {
+		t.Errorf("section [%s] is used by no file", key)
+	}
+	errno, err := readFile("errno.d")
+	if err != nil || !strings.Contains(errno, "\ninline int EPERM = 1;\n") ||
+		!strings.Contains(errno, "\ninline int EWOULDBLOCK = 11;\t/* same as EAGAIN */\n") || strings.Contains(errno, "/* constants:") {
+		t.Errorf("errno.d reads %q (%v)", errno, err)
+	}
+	if _, err := expandConstants("x.d", "/* constants: x.d 1 */\n", "[x.d 2 int]\nA 1\n"); err == nil {
+		t.Error("a missing section expanded")
 	}
 }

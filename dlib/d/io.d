@@ -24,19 +24,10 @@ typedef struct bufinfo {
 } bufinfo_t;
 
 /* b_flags */
-inline int B_BUSY = 0x000001;
-inline int B_DONE = 0x000002;
-inline int B_ERROR = 0x000004;
-inline int B_PAGEIO = 0x000010;
-inline int B_PHYS = 0x000020;
-inline int B_READ = 0x000040;
-inline int B_WRITE = 0x000100;
-inline int B_ASYNC = 0x000400;
+/* constants: io.d 1 */
 
 /* The kernel's request bits (linux/blk_types.h). */
-inline int BIO_USER_MAPPED = 6;		/* a bit number of bi_flags */
-inline int REQ_WRITE = 0x01;		/* bits of bi_opf */
-inline int REQ_SYNC = 0x800;
+/* constants: io.d 2 */
 
 /* A buffer head's direction is the write flag in arg1. */
 translator bufinfo_t < struct buffer_head *B > {
@@ -182,25 +173,7 @@ translator fileinfo_t < struct buffer_head *B > {
 };
 
 /* open(2) flags (fi_oflags), octal as in fcntl.h. */
-inline int O_ACCMODE = 0003;
-inline int O_RDONLY = 00;
-inline int O_WRONLY = 01;
-inline int O_RDWR = 02;
-inline int O_CREAT = 0100;
-inline int O_EXCL = 0200;
-inline int O_NOCTTY = 0400;
-inline int O_TRUNC = 01000;
-inline int O_APPEND = 02000;
-inline int O_NONBLOCK = 04000;
-inline int O_NDELAY = 04000;
-inline int O_DSYNC = 010000;
-inline int O_ASYNC = 020000;
-inline int O_DIRECTORY = 0200000;
-inline int O_NOFOLLOW = 0400000;
-inline int O_CLOEXEC = 02000000;
-inline int O_SYNC = 04010000;
-inline int O_FSYNC = 04010000;
-inline int O_RSYNC = 04010000;
+/* constants: io.d 3 */
 
 /*
  * The kernel lets only fentry/fexit and LSM programs call bpf_d_path(),

@@ -100,10 +100,7 @@ inline char PR_MODEL_ILP32 = 1;
 inline char PR_MODEL_LP64 = 2;
 
 /* Indexes of signal_struct.pids[]: the kernel's enum pid_type. */
-inline int PIDTYPE_PID = 0;
-inline int PIDTYPE_TGID = 1;
-inline int PIDTYPE_PGID = 2;
-inline int PIDTYPE_SID = 3;
+/* constants: procfs.d 1 */
 
 translator psinfo_t < struct task_struct *T > {
 	pr_nlwp = 1;
@@ -140,19 +137,10 @@ translator psinfo_t < struct task_struct *T > {
 };
 
 /* Thread flags (pr_flag). */
-inline int PR_STOPPED = 0x00000001;	/* stopped */
-inline int PR_ISTOP = 0x00000002;	/* stopped on an event of interest */
-inline int PR_DSTOP = 0x00000004;	/* a stop directive is in effect */
-inline int PR_IDLE = 0x10000000;	/* an idle thread */
+/* constants: procfs.d 2 */
 
 /* Thread states (pr_state). */
-inline char SSLEEP = 1;		/* waiting for an event */
-inline char SRUN = 2;		/* runnable */
-inline char SZOMB = 3;		/* exited, not yet waited for */
-inline char SSTOP = 4;		/* stopped */
-inline char SIDL = 5;		/* being created */
-inline char SONPROC = 6;	/* running on a CPU */
-inline char SWAIT = 7;		/* waiting to become runnable */
+/* constants: procfs.d 3 */
 
 /*
  * The kernel's task states are bits of task_struct.__state:
@@ -193,9 +181,4 @@ inline string root = d_path(&curthread->fs->root);
 #pragma D attributes Stable/Stable/Common root
 
 /* How a child changed state (the proc provider's signal and exit codes). */
-inline int CLD_EXITED = 1;
-inline int CLD_KILLED = 2;
-inline int CLD_DUMPED = 3;
-inline int CLD_TRAPPED = 4;
-inline int CLD_STOPPED = 5;
-inline int CLD_CONTINUED = 6;
+/* constants: procfs.d 4 */

@@ -10,28 +10,10 @@
 #pragma D depends_on provider tcp
 
 /* Header flags (tcp_flags). */
-inline int TH_FIN = 0x01;
-inline int TH_SYN = 0x02;
-inline int TH_RST = 0x04;
-inline int TH_PSH = 0x08;
-inline int TH_ACK = 0x10;
-inline int TH_URG = 0x20;
-inline int TH_ECE = 0x40;
-inline int TH_CWR = 0x80;
+/* constants: tcp.d 1 */
 
 /* Connection states (tcps_state), numbered as Solaris numbers them. */
-inline int TCP_STATE_IDLE = 0x00;
-inline int TCP_STATE_ESTABLISHED = 0x01;
-inline int TCP_STATE_SYN_SENT = 0x02;
-inline int TCP_STATE_SYN_RECEIVED = 0x03;
-inline int TCP_STATE_FIN_WAIT_1 = 0x04;
-inline int TCP_STATE_FIN_WAIT_2 = 0x05;
-inline int TCP_STATE_TIME_WAIT = 0x06;
-inline int TCP_STATE_CLOSED = 0x07;
-inline int TCP_STATE_CLOSE_WAIT = 0x08;
-inline int TCP_STATE_LAST_ACK = 0x09;
-inline int TCP_STATE_LISTEN = 0x0a;
-inline int TCP_STATE_CLOSING = 0x0b;
+/* constants: tcp.d 2 */
 
 /* The name of a connection state. */
 inline string tcp_state_string[int state] =
