@@ -2,7 +2,6 @@ package conformance
 
 import (
 	"bufio"
-	"bytes"
 	"context"
 	"fmt"
 	"os"
@@ -14,6 +13,8 @@ import (
 	"sync"
 	"syscall"
 	"time"
+
+	"github.com/dtrace-go/dtrace/internal/lockedbuf"
 )
 
 // Status is the verdict on one test.
@@ -236,8 +237,8 @@ func runOne(ctx context.Context, cfg *Config, t *Test) *Result {
 	// _test names the test for triggers, as runtest.sh exports it.
 	cmd.Env = append(os.Environ(), "_DTRACE_TESTING=t", "LANGUAGE=C", "DTRACE_OPT_CPPARGS="+cppArgs,
 		"_test="+filepath.Join(cfg.Root, t.Path))
-	var stdout, stderr limitedBuffer
-	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	stdout, stderr := &lockedbuf.Buffer{Limit: outputLimit}, &lockedbuf.Buffer{Limit: outputLimit}
+	cmd.Stdout, cmd.Stderr = stdout, stderr
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	if err := cmd.Start(); err != nil {
 		r.Status, r.Reason = Fail, "starting dtrace: "+err.Error()
@@ -371,31 +372,6 @@ func judge(cfg *Config, t *Test, r *Result) {
 		return
 	}
 	r.Status, r.Reason = Pass, note
-}
-
-// limitedBuffer keeps the first outputLimit bytes written to it.
-type limitedBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *limitedBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	if room := outputLimit - b.buf.Len(); room > 0 {
-		if len(p) > room {
-			b.buf.Write(p[:room])
-		} else {
-			b.buf.Write(p)
-		}
-	}
-	return len(p), nil
-}
-
-func (b *limitedBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
 }
 
 // KernelHasFBT reports whether the running kernel can instrument kernel

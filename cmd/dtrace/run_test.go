@@ -1,13 +1,13 @@
 package main
 
 import (
-	"bytes"
 	"os"
 	"path/filepath"
 	"reflect"
 	"strings"
-	"sync"
 	"testing"
+
+	"github.com/dtrace-go/dtrace/internal/lockedbuf"
 )
 
 func TestParseArgs(t *testing.T) {
@@ -114,7 +114,7 @@ func TestRun(t *testing.T) {
 			os.Remove(ofile)
 			// A -c child writes to the same streams from exec's copying
 			// goroutine, so they must take concurrent writes.
-			var stdout, stderr syncBuffer
+			var stdout, stderr lockedbuf.Buffer
 			status := run(append([]string{"dtrace"}, tt.args...), strings.NewReader(""), &stdout, &stderr)
 			if status != tt.status {
 				t.Errorf("status %d, want %d (stderr %q)", status, tt.status, stderr.String())
@@ -132,30 +132,4 @@ func TestRun(t *testing.T) {
 			}
 		})
 	}
-}
-
-// syncBuffer is a bytes.Buffer that takes writes from several goroutines.
-// It has no ReadFrom: bytes.Buffer's would grow the buffer outside the
-// lock while waiting to read.
-type syncBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *syncBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-func (b *syncBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
-}
-
-func (b *syncBuffer) Len() int {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Len()
 }

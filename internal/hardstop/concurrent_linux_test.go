@@ -52,15 +52,15 @@ END { printa("syscall %@d\n", @s); printa("pid %@d\n", @p); }`
 	re := regexp.MustCompile(`(?m)^(syscall|pid) (\d+)$`)
 	for i, r := range runs {
 		if code := r.wait(t, time.Minute); code != 0 {
-			t.Errorf("consumer %d: exit %d; stderr %q", i, code, r.errOut())
+			t.Errorf("consumer %d: exit %d; stderr %q", i, code, r.stderr.String())
 		}
 		got := map[string]string{}
-		for _, m := range re.FindAllStringSubmatch(r.out(), -1) {
+		for _, m := range re.FindAllStringSubmatch(r.stdout.String(), -1) {
 			got[m[1]] = m[2]
 		}
 		for _, k := range []string{"syscall", "pid"} {
 			if got[k] != fmt.Sprint(n) {
-				t.Errorf("consumer %d: %s count %q, want %d; stdout %q, stderr %q", i, k, got[k], n, r.out(), r.errOut())
+				t.Errorf("consumer %d: %s count %q, want %d; stdout %q, stderr %q", i, k, got[k], n, r.stdout.String(), r.stderr.String())
 			}
 		}
 	}

@@ -101,10 +101,10 @@ pid$target:libc.so.6:` + funcs + `:entry, syscall:::entry { @[probefunc] = count
 	r.cmd.Process.Signal(syscall.SIGINT)
 	stop := time.Now()
 	if code := r.wait(t, 3*time.Minute); code != 0 {
-		t.Fatalf("whole run: exit %d; stderr %q", code, r.errOut())
+		t.Fatalf("whole run: exit %d; stderr %q", code, r.stderr.String())
 	}
 	toExit := time.Since(stop)
-	t.Logf("whole run: %v to tracing, %v from SIGINT to exit, %d bytes printed", toReady, toExit, len(r.out()))
+	t.Logf("whole run: %v to tracing, %v from SIGINT to exit, %d bytes printed", toReady, toExit, len(r.stdout.String()))
 
 	eventsBefore := uprobeEvents(t)
 	rng := rand.New(rand.NewSource(time.Now().UnixNano()))
@@ -147,7 +147,7 @@ pid$target:libc.so.6:` + funcs + `:entry, syscall:::entry { @[probefunc] = count
 		if afterReady {
 			poll(time.Now().Add(3*time.Minute), true)
 			if !ready {
-				t.Fatalf("kill %d: dtrace did not start tracing; stderr %q", i, r.errOut())
+				t.Fatalf("kill %d: dtrace did not start tracing; stderr %q", i, r.stderr.String())
 			}
 		}
 		poll(time.Now().Add(delay), false)

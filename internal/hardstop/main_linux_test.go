@@ -4,15 +4,15 @@ package hardstop
 
 import (
 	"bufio"
-	"bytes"
 	"fmt"
 	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
-	"sync"
 	"testing"
 	"time"
+
+	"github.com/dtrace-go/dtrace/internal/lockedbuf"
 )
 
 // dtraceBin is the dtrace command built for these tests by TestMain.
@@ -51,8 +51,7 @@ func needRoot(t *testing.T) {
 // run is one dtrace process whose output the test watches.
 type run struct {
 	cmd            *exec.Cmd
-	mu             sync.Mutex
-	stdout, stderr bytes.Buffer
+	stdout, stderr lockedbuf.Buffer
 	lines          chan string // stdout, line by line
 	done           chan struct{}
 	err            error
@@ -67,16 +66,14 @@ func startDtrace(t *testing.T, args ...string) *run {
 	if err != nil {
 		t.Fatal(err)
 	}
-	r.cmd.Stderr = lockedWriter{&r.mu, &r.stderr}
+	r.cmd.Stderr = &r.stderr
 	if err := r.cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
 	go func() {
 		sc := bufio.NewScanner(out)
 		for sc.Scan() {
-			r.mu.Lock()
-			r.stdout.WriteString(sc.Text() + "\n")
-			r.mu.Unlock()
+			r.stdout.Write([]byte(sc.Text() + "\n"))
 			select {
 			case r.lines <- sc.Text():
 			default:
@@ -93,17 +90,6 @@ func startDtrace(t *testing.T, args ...string) *run {
 	return r
 }
 
-type lockedWriter struct {
-	mu *sync.Mutex
-	w  io.Writer
-}
-
-func (l lockedWriter) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.w.Write(p)
-}
-
 // waitLine waits for a line of stdout equal to want.
 func (r *run) waitLine(t *testing.T, want string, timeout time.Duration) {
 	t.Helper()
@@ -115,9 +101,9 @@ func (r *run) waitLine(t *testing.T, want string, timeout time.Duration) {
 				return
 			}
 		case <-r.done:
-			t.Fatalf("dtrace %q exited (%v) before printing %q; stdout %q, stderr %q", r.cmd.Args[1:], r.err, want, r.out(), r.errOut())
+			t.Fatalf("dtrace %q exited (%v) before printing %q; stdout %q, stderr %q", r.cmd.Args[1:], r.err, want, r.stdout.String(), r.stderr.String())
 		case <-deadline:
-			t.Fatalf("dtrace %q: no %q after %v; stdout %q, stderr %q", r.cmd.Args[1:], want, timeout, r.out(), r.errOut())
+			t.Fatalf("dtrace %q: no %q after %v; stdout %q, stderr %q", r.cmd.Args[1:], want, timeout, r.stdout.String(), r.stderr.String())
 		}
 	}
 }
@@ -128,19 +114,7 @@ func (r *run) wait(t *testing.T, timeout time.Duration) int {
 	select {
 	case <-r.done:
 	case <-time.After(timeout):
-		t.Fatalf("dtrace %q still running after %v; stdout %q, stderr %q", r.cmd.Args[1:], timeout, r.out(), r.errOut())
+		t.Fatalf("dtrace %q still running after %v; stdout %q, stderr %q", r.cmd.Args[1:], timeout, r.stdout.String(), r.stderr.String())
 	}
 	return r.cmd.ProcessState.ExitCode()
-}
-
-func (r *run) out() string {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	return r.stdout.String()
-}
-
-func (r *run) errOut() string {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	return r.stderr.String()
 }

@@ -25,9 +25,9 @@ END { printf("end fired\n"); }`)
 				t.Fatal(err)
 			}
 			if code := r.wait(t, time.Minute); code != 0 {
-				t.Errorf("exit status %d after %v, want 0; stderr %q", code, sig, r.errOut())
+				t.Errorf("exit status %d after %v, want 0; stderr %q", code, sig, r.stderr.String())
 			}
-			out := r.out()
+			out := r.stdout.String()
 			// END's output comes first, then the aggregations dtrace
 			// prints at exit: @ticks's value alone, @'s key and value.
 			re := regexp.MustCompile(`^ready\n+end fired\n+ +([1-9][0-9]*)\n+  tick-1ms +([1-9][0-9]*)\n+$`)
@@ -37,8 +37,8 @@ END { printf("end fired\n"); }`)
 			} else if m[1] != m[2] {
 				t.Errorf("stdout after %v = %q: the two counts of one probe differ", sig, out)
 			}
-			if r.errOut() != "" {
-				t.Errorf("stderr %q", r.errOut())
+			if r.stderr.String() != "" {
+				t.Errorf("stderr %q", r.stderr.String())
 			}
 		})
 	}

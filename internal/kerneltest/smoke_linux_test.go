@@ -3,8 +3,6 @@
 package kerneltest
 
 import (
-	"bytes"
-	"errors"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -12,36 +10,17 @@ import (
 	"strconv"
 	"strings"
 	"testing"
-	"time"
-)
 
-// runKernel is ../shared/vm/run-kernel as seen from this package.
-const runKernel = "../../../shared/vm/run-kernel"
+	"github.com/dtrace-go/dtrace/internal/guesttest"
+	"github.com/dtrace-go/dtrace/internal/testprog"
+)
 
 // kernel61 is the Debian package of Debian 12's own kernel.
 const kernel61 = "linux-image-6.1.0-56-amd64-unsigned"
 
-// calls is how many times the test program calls getppid and work.
+// calls is how many times the test program (testprog's calls.c) calls
+// getppid and work.
 const calls = 1000
-
-// target calls getppid and a function of its own n times each, so that
-// a syscall count and a pid probe count can be checked exactly.
-const target = `#include <stdlib.h>
-#include <unistd.h>
-
-volatile long sink;
-
-__attribute__((noinline)) void work(long i) { sink += i; }
-
-int main(int argc, char **argv) {
-	long n = argc > 1 ? atol(argv[1]) : 0;
-	for (long i = 0; i < n; i++) {
-		sink += getppid();
-		work(i);
-	}
-	return 0;
-}
-`
 
 // script runs the smoke set with dtrace $1 and the target $2; each
 // program prints one line the test checks.
@@ -85,26 +64,9 @@ func normalize(out []byte) []string {
 // the script there.
 func setup(t *testing.T) (dir, dtrace, prog string) {
 	t.Helper()
-	d, err := os.MkdirTemp(".", ".guest61-")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { os.RemoveAll(d) })
-	if dir, err = filepath.Abs(d); err != nil {
-		t.Fatal(err)
-	}
-	dtrace = filepath.Join(dir, "dtrace")
-	if out, err := exec.Command("go", "build", "-o", dtrace, "../../cmd/dtrace").CombinedOutput(); err != nil {
-		t.Fatalf("go build: %v\n%s", err, out)
-	}
-	src := filepath.Join(dir, "target.c")
-	prog = filepath.Join(dir, "target")
-	if err := os.WriteFile(src, []byte(target), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	if out, err := exec.Command("gcc", "-O1", "-o", prog, src).CombinedOutput(); err != nil {
-		t.Fatalf("gcc: %v\n%s", err, out)
-	}
+	dir = guesttest.Dir(t, ".guest61-")
+	dtrace = testprog.BuildCmd(t, dir, "dtrace")
+	prog = testprog.BuildCalls(t, dir, "-O1")
 	if err := os.WriteFile(filepath.Join(dir, "smoke.sh"), []byte(script), 0o644); err != nil {
 		t.Fatal(err)
 	}
@@ -121,9 +83,7 @@ func check(t *testing.T, where string, got []string) {
 // TestSmoke61 runs the smoke set on this machine and in a 6.1 guest:
 // both must print want.
 func TestSmoke61(t *testing.T) {
-	if _, err := os.Stat(runKernel); err != nil {
-		t.Skip("no run-kernel:", err)
-	}
+	guesttest.RunKernel(t)
 	dir, dtrace, prog := setup(t)
 	args := []string{filepath.Join(dir, "smoke.sh"), dtrace, prog, strconv.Itoa(calls)}
 
@@ -135,15 +95,8 @@ func TestSmoke61(t *testing.T) {
 		check(t, "this machine", normalize(out))
 	}
 
-	start := time.Now()
-	cmd := exec.Command(runKernel, "-k", kernel61, "-c", "2", "-t", "600", "uname -r; sh "+strings.Join(args, " "))
-	out, err := cmd.CombinedOutput()
-	t.Logf("6.1 guest ran in %v:\n%s", time.Since(start).Round(time.Second), out)
-	var ee *exec.ExitError
-	if errors.As(err, &ee) && ee.ExitCode() == 125 &&
-		(bytes.Contains(out, []byte("kernel package found")) || bytes.Contains(out, []byte("cannot download"))) {
-		t.Skipf("no %s: %s", kernel61, out)
-	}
+	out, err := guesttest.Run(t, "-k", kernel61, "-c", "2", "-t", "600", "uname -r; sh "+strings.Join(args, " "))
+	t.Logf("6.1 guest:\n%s", out)
 	if err != nil {
 		t.Fatalf("run-kernel: %v\n%s", err, out)
 	}

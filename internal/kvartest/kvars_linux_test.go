@@ -5,7 +5,6 @@ package kvartest
 import (
 	"bufio"
 	"bytes"
-	"errors"
 	"fmt"
 	"os"
 	"os/exec"
@@ -14,28 +13,10 @@ import (
 	"strconv"
 	"strings"
 	"testing"
-	"time"
+
+	"github.com/dtrace-go/dtrace/internal/guesttest"
+	"github.com/dtrace-go/dtrace/internal/testprog"
 )
-
-// buildDtrace builds cmd/dtrace into dir.
-func buildDtrace(t *testing.T, dir string) string {
-	return buildCmd(t, dir, "dtrace")
-}
-
-// buildCmd builds cmd/name into dir and returns the binary's absolute
-// path.
-func buildCmd(t *testing.T, dir, name string) string {
-	t.Helper()
-	bin, err := filepath.Abs(filepath.Join(dir, name))
-	if err != nil {
-		t.Fatal(err)
-	}
-	out, err := exec.Command("go", "build", "-o", bin, "../../cmd/"+name).CombinedOutput()
-	if err != nil {
-		t.Fatalf("go build: %v\n%s", err, out)
-	}
-	return bin
-}
 
 // kallsymsHas reports whether this machine's kallsyms lists name.
 func kallsymsHas(name string) bool {
@@ -57,7 +38,7 @@ func TestHostTypedReads(t *testing.T) {
 	if !kallsymsHas("__start_BTF") {
 		t.Skip("kallsyms lists no __start_BTF")
 	}
-	bin := buildDtrace(t, t.TempDir())
+	bin := testprog.BuildCmd(t, t.TempDir(), "dtrace")
 	tests := []struct{ decl, expr, want string }{
 		{"extern unsigned short __start_BTF;", "`__start_BTF", "eb9f"},
 		{"extern unsigned int __start_BTF;", "`__start_BTF", "1eb9f"},
@@ -88,9 +69,6 @@ func TestHostTypedReads(t *testing.T) {
 	}
 }
 
-// runKernel is ../shared/vm/run-kernel as seen from this package.
-const runKernel = "../../../shared/vm/run-kernel"
-
 // guestScript runs in the guest: each line of its output is key=value.
 // The D programs read the kernel variables the issue names, with their
 // types from the D library (kvars.d) or the program's extern.
@@ -110,39 +88,18 @@ echo "exit_x=$($D -xerrtags -qn 'BEGIN { exit(x); }' 2>&1)"
 `
 
 // guestDir skips the test without run-kernel and returns a directory
-// for binaries the guest can run: the guest sees this machine's files but
-// has its own /tmp, so the directory is made here, and removed after the
-// test.
+// for binaries the guest can run.
 func guestDir(t *testing.T) string {
 	t.Helper()
-	if _, err := os.Stat(runKernel); err != nil {
-		t.Skip("no run-kernel:", err)
-	}
-	dir, err := os.MkdirTemp(".", ".guest-")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { os.RemoveAll(dir) })
-	abs, err := filepath.Abs(dir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return abs
+	guesttest.RunKernel(t)
+	return guesttest.Dir(t, ".guest-")
 }
 
 // runGuest runs a shell command in a 6.12 guest with two CPUs and returns
-// its output; it skips the test when run-kernel finds no kernel package.
+// its output.
 func runGuest(t *testing.T, command string) ([]byte, error) {
 	t.Helper()
-	start := time.Now()
-	out, err := exec.Command(runKernel, "-c", "2", "-t", "1800", command).CombinedOutput()
-	t.Logf("guest ran in %v", time.Since(start).Round(time.Second))
-	var ee *exec.ExitError
-	if errors.As(err, &ee) && ee.ExitCode() == 125 &&
-		(bytes.Contains(out, []byte("kernel package found")) || bytes.Contains(out, []byte("cannot download"))) {
-		t.Skipf("no 6.12 kernel package: %s", out)
-	}
-	return out, err
+	return guesttest.Run(t, "-c", "2", "-t", "1800", command)
 }
 
 // TestGuestKernelVariables boots Debian's 6.12 kernel (two CPUs) and
@@ -153,7 +110,7 @@ func runGuest(t *testing.T, command string) ([]byte, error) {
 // parameter shows, and the kernel's static x does not answer to a bare x.
 func TestGuestKernelVariables(t *testing.T) {
 	dir := guestDir(t)
-	bin := buildDtrace(t, dir)
+	bin := testprog.BuildCmd(t, dir, "dtrace")
 	if err := os.WriteFile(filepath.Join(dir, "guest.sh"), []byte(guestScript), 0o644); err != nil {
 		t.Fatal(err)
 	}
@@ -229,8 +186,8 @@ const guestCorpusPassing = 59
 // testdata/guest-xfail.txt must pass.
 func TestGuestCorpus(t *testing.T) {
 	dir := guestDir(t)
-	dtrace := buildDtrace(t, dir)
-	dtconform := buildCmd(t, dir, "dtconform")
+	dtrace := testprog.BuildCmd(t, dir, "dtrace")
+	dtconform := testprog.BuildCmd(t, dir, "dtconform")
 	list, err := os.ReadFile("testdata/guest-corpus.txt")
 	if err != nil {
 		t.Fatal(err)

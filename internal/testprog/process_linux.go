@@ -2,8 +2,10 @@ package testprog
 
 import (
 	"bytes"
+	"encoding/binary"
 	"fmt"
 	"io"
+	"os"
 	"os/exec"
 	"runtime"
 	"syscall"
@@ -98,6 +100,64 @@ func (p *Process) Release(t testing.TB) {
 	p.stdin.Write([]byte{'\n'})
 	p.stdin.Close()
 	if err := p.Cmd.Wait(); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// SemaphoreAddr returns the address, in process pid, of the semaphore of
+// usdt.c's guarded probe (myprov_guarded_semaphore in its executable).
+func SemaphoreAddr(t testing.TB, pid int) int64 {
+	t.Helper()
+	proc, err := symbol.ReadProcess(pid)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, mod := range proc.Modules() {
+		if !mod.IsExe {
+			continue
+		}
+		obj, err := symbol.LoadObject(proc.OpenPath(mod))
+		if err != nil {
+			t.Fatal(err)
+		}
+		bias, ok := proc.Bias(mod, obj)
+		v, found := obj.SymbolValue("myprov_guarded_semaphore")
+		if !ok || !found {
+			t.Fatalf("semaphore: bias %v, symbol %v", ok, found)
+		}
+		return int64(v + bias)
+	}
+	t.Fatal("no executable mapping")
+	return 0
+}
+
+// Peek reads the 16-bit word (a semaphore) at addr in process pid's
+// memory.
+func Peek(t testing.TB, pid int, addr int64) uint16 {
+	t.Helper()
+	f, err := os.Open(fmt.Sprintf("/proc/%d/mem", pid))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	var b [2]byte
+	if _, err := f.ReadAt(b[:], addr); err != nil {
+		t.Fatal(err)
+	}
+	return binary.LittleEndian.Uint16(b[:])
+}
+
+// Poke writes the 16-bit word v at addr in process pid's memory.
+func Poke(t testing.TB, pid int, addr int64, v uint16) {
+	t.Helper()
+	f, err := os.OpenFile(fmt.Sprintf("/proc/%d/mem", pid), os.O_WRONLY, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	var b [2]byte
+	binary.LittleEndian.PutUint16(b[:], v)
+	if _, err := f.WriteAt(b[:], addr); err != nil {
 		t.Fatal(err)
 	}
 }

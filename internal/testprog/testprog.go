@@ -1,5 +1,7 @@
-// Package testprog builds the C programs that the user-level providers'
-// tests trace (work.c for the pid provider, usdt.c for USDT) with gcc.
+// Package testprog builds the C programs that the tests trace (work.c for
+// the pid provider, usdt.c for USDT, calls.c for the end-to-end tests of
+// the output formats and of other kernels) with gcc, and the module's
+// commands they run.
 package testprog
 
 import (
@@ -18,13 +20,22 @@ func Dir() string {
 }
 
 // Build compiles the named sources (relative to Dir) with gcc (g++ for
-// C++ sources) and the
-// given flags into an executable in a temporary directory of t, and
-// returns its path. A machine without gcc fails the test: the providers
-// cannot be tested without their test programs.
+// C++ sources) and the given flags into an executable in a temporary
+// directory of t, and returns its path. A machine without gcc fails the
+// test: the providers cannot be tested without their test programs.
 func Build(t testing.TB, name string, sources []string, flags ...string) string {
 	t.Helper()
-	out := filepath.Join(t.TempDir(), name)
+	return BuildIn(t, t.TempDir(), name, sources, flags...)
+}
+
+// BuildIn is Build into dir: for a program that a guest kernel runs,
+// which does not see this machine's /tmp.
+func BuildIn(t testing.TB, dir, name string, sources []string, flags ...string) string {
+	t.Helper()
+	out, err := filepath.Abs(filepath.Join(dir, name))
+	if err != nil {
+		t.Fatal(err)
+	}
 	args := append([]string{"-o", out}, flags...)
 	for _, s := range sources {
 		args = append(args, filepath.Join(Dir(), s))
@@ -40,6 +51,22 @@ func Build(t testing.TB, name string, sources []string, flags ...string) string 
 		t.Fatalf("%s: %v\n%s", cmd, err, msg)
 	}
 	return out
+}
+
+// BuildCmd builds the module's cmd/name (dtrace, dtconform) into dir and
+// returns the binary's absolute path.
+func BuildCmd(t testing.TB, dir, name string) string {
+	t.Helper()
+	bin, err := filepath.Abs(filepath.Join(dir, name))
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command("go", "build", "-o", bin, "./cmd/"+name)
+	cmd.Dir = filepath.Join(filepath.Dir(Dir()), "..", "..")
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("go build %s: %v\n%s", name, err, out)
+	}
+	return bin
 }
 
 // BuildSource compiles C source text, as Build compiles files, into an
@@ -62,6 +89,16 @@ func BuildSource(t testing.TB, name, source string, flags ...string) string {
 // BuildWork builds work.c.
 func BuildWork(t testing.TB, flags ...string) string {
 	return Build(t, "work", []string{"work.c"}, flags...)
+}
+
+// BuildCalls builds calls.c (in dir, or in a temporary directory when
+// dir is ""), with the given flags.
+func BuildCalls(t testing.TB, dir string, flags ...string) string {
+	t.Helper()
+	if dir == "" {
+		dir = t.TempDir()
+	}
+	return BuildIn(t, dir, "calls", []string{"calls.c"}, flags...)
 }
 
 // BuildUSDT builds usdt.c and usdt_sem.c.

@@ -13,15 +13,8 @@ import (
 // one line "…main;…work 100". An unknown format is refused.
 func TestUstack(t *testing.T) {
 	dtrace, target := outtest.Build(t)
-	if _, stderr, status := outtest.Run(t, dtrace, "-x", "oformat=flat", "-n", "BEGIN { exit(0); }"); status == 0 ||
-		!strings.Contains(stderr, "-x oformat: Invalid value") {
-		t.Errorf("oformat=flat: status %d, %s", status, stderr)
-	}
-	stdout, stderr, status := outtest.Run(t, dtrace, "-x", "oformat=folded",
-		"-n", "pid$target:a.out:work:entry { @[ustack()] = count(); }", "-c", target+" 100")
-	if status != 0 {
-		t.Fatalf("status %d\n%s", status, stderr)
-	}
+	outtest.Refused(t, dtrace, "oformat=flat")
+	stdout := outtest.Ustack(t, dtrace, target, "oformat=folded")
 	var line string
 	for _, l := range strings.Split(stdout, "\n") {
 		if strings.HasSuffix(l, "`work 100") {

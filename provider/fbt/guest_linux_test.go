@@ -11,6 +11,9 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/dtrace-go/dtrace/internal/guesttest"
+	"github.com/dtrace-go/dtrace/internal/testprog"
 )
 
 // The fbt tests need a kernel with kprobes and fentry, which the machines
@@ -21,48 +24,21 @@ import (
 
 const guestEnv = "FBT_GUEST"
 
-// repoRoot is the module root, two levels above this package.
-func repoRoot(t *testing.T) string {
-	root, err := filepath.Abs("../..")
-	if err != nil {
-		t.Fatal(err)
-	}
-	return root
-}
-
 func TestGuest(t *testing.T) {
 	if os.Getenv(guestEnv) != "" {
 		t.Skip("inside the guest")
 	}
-	root := repoRoot(t)
-	runKernel := filepath.Join(root, "..", "shared", "vm", "run-kernel")
-	if _, err := os.Stat(runKernel); err != nil {
-		t.Skipf("no run-kernel: %v", err)
-	}
+	guesttest.RunKernel(t)
 	if os.Geteuid() != 0 {
 		t.Skip("run-kernel needs root")
 	}
 	// The guest sees the current directory read-write, /tmp empty: put
 	// the binaries here.
-	dt := filepath.Join(root, "provider", "fbt", "dtrace-guest.tmp")
-	self := filepath.Join(root, "provider", "fbt", "fbt-guest.test.tmp")
-	defer os.Remove(dt)
-	defer os.Remove(self)
-	build := exec.Command("go", "build", "-o", dt, "./cmd/dtrace")
-	build.Dir = root
-	if out, err := build.CombinedOutput(); err != nil {
-		t.Fatalf("build dtrace: %v\n%s", err, out)
-	}
+	dir := guesttest.Dir(t, ".fbt-guest-")
+	dt := testprog.BuildCmd(t, dir, "dtrace")
 	env := fmt.Sprintf("%s=1 FBT_DTRACE=%s", guestEnv, dt)
 	if !testing.Short() {
-		conform := filepath.Join(root, "provider", "fbt", "dtconform-guest.tmp")
-		defer os.Remove(conform)
-		build := exec.Command("go", "build", "-o", conform, "./cmd/dtconform")
-		build.Dir = root
-		if out, err := build.CombinedOutput(); err != nil {
-			t.Fatalf("build dtconform: %v\n%s", err, out)
-		}
-		env += " FBT_DTCONFORM=" + conform
+		env += " FBT_DTCONFORM=" + testprog.BuildCmd(t, dir, "dtconform")
 	}
 	exe, err := os.Executable()
 	if err != nil {
@@ -72,6 +48,7 @@ func TestGuest(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	self := filepath.Join(dir, "fbt.test")
 	if err := os.WriteFile(self, data, 0o755); err != nil {
 		t.Fatal(err)
 	}
@@ -79,17 +56,9 @@ func TestGuest(t *testing.T) {
 	if testing.Short() {
 		args += " -test.short"
 	}
-	start := time.Now()
-	cmd := exec.Command(runKernel, "-t", "1500", "-m", "2048",
-		fmt.Sprintf("%s %s %s", env, self, args))
-	cmd.Dir = filepath.Join(root, "provider", "fbt")
-	out, err := cmd.CombinedOutput()
-	t.Logf("guest (%v):\n%s", time.Since(start).Round(time.Second), out)
+	out, err := guesttest.Run(t, "-t", "1500", "-m", "2048", fmt.Sprintf("%s %s %s", env, self, args))
+	t.Logf("guest:\n%s", out)
 	if err != nil {
-		if ee, ok := err.(*exec.ExitError); ok && ee.ExitCode() == 125 &&
-			(bytes.Contains(out, []byte("no 6.12 kernel package")) || bytes.Contains(out, []byte("cannot download"))) {
-			t.Skip("no kernel package for run-kernel")
-		}
 		t.Fatalf("guest: %v", err)
 	}
 	if !bytes.Contains(out, []byte("--- PASS: TestInGuest")) {

@@ -4,7 +4,6 @@ package usdt_test
 
 import (
 	"fmt"
-	"os"
 	"sort"
 	"strconv"
 	"strings"
@@ -14,7 +13,6 @@ import (
 	"github.com/dtrace-go/dtrace/internal/tracetest"
 	"github.com/dtrace-go/dtrace/provider"
 	"github.com/dtrace-go/dtrace/provider/usdt"
-	"github.com/dtrace-go/dtrace/symbol"
 )
 
 // trace runs src as tracetest.Trace does and returns the output's
@@ -138,36 +136,7 @@ libstdcxx$target:::catch { printf("catch\n"); }`, func() {
 // semaphore reads the guarded probe's semaphore in the process's memory.
 func semaphore(t *testing.T, pid int) uint16 {
 	t.Helper()
-	proc, err := symbol.ReadProcess(pid)
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, mod := range proc.Modules() {
-		if !mod.IsExe {
-			continue
-		}
-		obj, err := symbol.LoadObject(proc.OpenPath(mod))
-		if err != nil {
-			t.Fatal(err)
-		}
-		bias, _ := proc.Bias(mod, obj)
-		v, ok := obj.SymbolValue("myprov_guarded_semaphore")
-		if !ok {
-			t.Fatal("no semaphore symbol")
-		}
-		f, err := os.Open(fmt.Sprintf("/proc/%d/mem", pid))
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer f.Close()
-		var b [2]byte
-		if _, err := f.ReadAt(b[:], int64(v+bias)); err != nil {
-			t.Fatal(err)
-		}
-		return uint16(b[0]) | uint16(b[1])<<8
-	}
-	t.Fatal("no executable")
-	return 0
+	return testprog.Peek(t, pid, testprog.SemaphoreAddr(t, pid))
 }
 
 // TestSemaphore: the kernel raises the semaphore while tracing and lowers

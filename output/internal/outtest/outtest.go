@@ -1,45 +1,20 @@
 // Package outtest builds dtrace and a target program for the end-to-end
-// tests of the output formats.
+// tests of the output formats, and runs them.
 package outtest
 
 import (
 	"os"
 	"os/exec"
-	"path/filepath"
-	"runtime"
 	"strings"
 	"testing"
+
+	"github.com/dtrace-go/dtrace/internal/testprog"
 )
 
-// Target calls getppid and a function of its own, work, n times each
-// (n its argument), so that a syscall count and a pid probe count are
-// exact; -g keeps DWARF line information for pprof.
-const Target = `#include <stdlib.h>
-#include <unistd.h>
-
-volatile long sink;
-
-__attribute__((noinline)) void work(long i) { sink += i; }
-
-int main(int argc, char **argv) {
-	long n = argc > 1 ? atol(argv[1]) : 0;
-	for (long i = 0; i < n; i++) {
-		sink += getppid();
-		work(i);
-	}
-	return 0;
-}
-`
-
-// root is the module's root, from this file's place in it.
-func root() string {
-	_, file, _, _ := runtime.Caller(0)
-	return filepath.Join(filepath.Dir(file), "..", "..", "..")
-}
-
-// Build builds cmd/dtrace and Target into the test's temporary directory
-// and returns their paths. It skips the test unless it runs as root
-// (tracing needs it) and cc is there.
+// Build builds cmd/dtrace and testprog's calls.c (which calls getppid and
+// work n times each, n its argument) into the test's temporary directory
+// and returns their paths; -g keeps DWARF line information for pprof. It
+// skips the test unless it runs as root (tracing needs it).
 func Build(t *testing.T) (dtrace, target string) {
 	t.Helper()
 	if os.Getuid() != 0 {
@@ -49,21 +24,7 @@ func Build(t *testing.T) (dtrace, target string) {
 		t.Skip("builds dtrace")
 	}
 	dir := t.TempDir()
-	dtrace = filepath.Join(dir, "dtrace")
-	cmd := exec.Command("go", "build", "-o", dtrace, "./cmd/dtrace")
-	cmd.Dir = root()
-	if out, err := cmd.CombinedOutput(); err != nil {
-		t.Fatalf("go build: %v\n%s", err, out)
-	}
-	src := filepath.Join(dir, "target.c")
-	if err := os.WriteFile(src, []byte(Target), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	target = filepath.Join(dir, "target")
-	if out, err := exec.Command("cc", "-g", "-O1", "-fno-omit-frame-pointer", "-o", target, src).CombinedOutput(); err != nil {
-		t.Skipf("cc: %v\n%s", err, out)
-	}
-	return dtrace, target
+	return testprog.BuildCmd(t, dir, "dtrace"), testprog.BuildCalls(t, dir, "-g", "-O1", "-fno-omit-frame-pointer")
 }
 
 // Run runs dtrace with args and returns its standard output, standard
@@ -80,4 +41,30 @@ func Run(t *testing.T, dtrace string, args ...string) (stdout, stderr string, st
 		t.Fatalf("dtrace: %v", err)
 	}
 	return o.String(), e.String(), status
+}
+
+// Refused runs dtrace with -x option (name=value) and a BEGIN clause, and
+// fails the test unless dtrace refuses the option before anything is
+// attached: a failing status, nothing on standard output, "-x name:
+// Invalid value" and no "matched" on standard error.
+func Refused(t *testing.T, dtrace, option string) {
+	t.Helper()
+	name, _, _ := strings.Cut(option, "=")
+	stdout, stderr, status := Run(t, dtrace, "-x", option, "-n", "BEGIN { trace(1); exit(0); }")
+	if status == 0 || stdout != "" || !strings.Contains(stderr, "-x "+name+": Invalid value") || strings.Contains(stderr, "matched") {
+		t.Errorf("-x %s: status %d, stdout %q, stderr %q", option, status, stdout, stderr)
+	}
+}
+
+// Ustack runs dtrace with -x option over 100 calls of target's work,
+// aggregating @[ustack()] = count() at work's entry, and returns what it
+// prints; a failing status fails the test.
+func Ustack(t *testing.T, dtrace, target, option string) string {
+	t.Helper()
+	stdout, stderr, status := Run(t, dtrace, "-x", option,
+		"-n", "pid$target:a.out:work:entry { @[ustack()] = count(); }", "-c", target+" 100")
+	if status != 0 {
+		t.Fatalf("-x %s: status %d\n%s", option, status, stderr)
+	}
+	return stdout
 }

@@ -1,0 +1,70 @@
+// Package guesttest holds what the tests that boot another kernel with
+// ../shared/vm/run-kernel share (internal/kerneltest, internal/kvartest,
+// provider/fbt): finding run-kernel, a directory the guest can see (for
+// binaries that testprog.BuildIn and testprog.BuildCmd build), and
+// running a command in the guest, skipping when run-kernel has no kernel
+// package to boot.
+package guesttest
+
+import (
+	"bytes"
+	"errors"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"testing"
+	"time"
+)
+
+// Root returns the module's root, from this file's place in it.
+func Root() string {
+	_, file, _, _ := runtime.Caller(0)
+	return filepath.Join(filepath.Dir(file), "..", "..")
+}
+
+// RunKernel returns the path of ../shared/vm/run-kernel beside the module,
+// and skips the test when it is not there.
+func RunKernel(t testing.TB) string {
+	t.Helper()
+	rk := filepath.Join(Root(), "..", "shared", "vm", "run-kernel")
+	if _, err := os.Stat(rk); err != nil {
+		t.Skip("no run-kernel:", err)
+	}
+	return rk
+}
+
+// Dir makes a directory named prefix* under the current one and returns
+// its absolute path: the guest sees this machine's files but has its own
+// /tmp, so binaries it runs go here. The test removes it when it ends.
+func Dir(t testing.TB, prefix string) string {
+	t.Helper()
+	d, err := os.MkdirTemp(".", prefix)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(d) })
+	abs, err := filepath.Abs(d)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return abs
+}
+
+// Run runs run-kernel with args (its options, then the shell command) in
+// the current directory, which the guest sees read-write, and returns
+// the combined output. It skips the test when run-kernel has no kernel
+// package (exit status 125 with its message to that effect), and logs
+// how long the guest ran.
+func Run(t testing.TB, args ...string) ([]byte, error) {
+	t.Helper()
+	start := time.Now()
+	out, err := exec.Command(RunKernel(t), args...).CombinedOutput()
+	t.Logf("guest ran in %v", time.Since(start).Round(time.Second))
+	var ee *exec.ExitError
+	if errors.As(err, &ee) && ee.ExitCode() == 125 &&
+		(bytes.Contains(out, []byte("kernel package found")) || bytes.Contains(out, []byte("cannot download"))) {
+		t.Skipf("no kernel package for run-kernel: %s", out)
+	}
+	return out, err
+}
