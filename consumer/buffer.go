@@ -65,6 +65,21 @@ type BufferOptions struct {
 	// handler when drained rather than into the ring (those that take
 	// a snapshot).
 	Trigger func(rec []byte) bool
+	// Stamp makes every record carry the time it was written
+	// (CLOCK_MONOTONIC) and the process and thread that wrote it, which
+	// Buffers.Stamp reports while the record is handled (timelines).
+	Stamp bool
+}
+
+// Stamp is what the kernel tells of a record beyond its bytes, when
+// BufferOptions.Stamp asks for it (zero otherwise; the ring policy always
+// has Time).
+type Stamp struct {
+	// Time is when the record was written, in CLOCK_MONOTONIC
+	// nanoseconds.
+	Time uint64
+	// PID and TID are the process and thread that wrote it.
+	PID, TID uint32
 }
 
 // Handler receives one record of a CPU. data is only valid during the

@@ -36,6 +36,7 @@ type Buffers struct {
 	ending bool        // fill: END records may use the reserve
 	gone   atomic.Bool // closed, for Wake without the lock
 	events []unix.EpollEvent
+	cur    Stamp // the stamp of the record being handled
 
 	// Readers (Start): one goroutine per CPU copies what its kernel
 	// ring holds into the CPU's backlog as soon as the ring passes its
@@ -64,6 +65,10 @@ type cpuBuf struct {
 	dropped uint64 // fill: records dropped once full, not yet reported
 
 	ring *recRing // ring policy: the newest records, oldest first
+
+	// ids and timed say what the samples carry before their raw
+	// data (openRing).
+	ids, timed bool
 
 	// qmu guards the ring's tail and the backlog: chunks of the kernel
 	// ring's bytes (whole perf records) copied out by the reader or by
@@ -135,7 +140,7 @@ func OpenBuffers(m *ebpf.Map, opts BufferOptions) (_ *Buffers, err error) {
 		for len(b.cpus) <= cpu {
 			b.cpus = append(b.cpus, nil)
 		}
-		c, err := openRing(cpu, pages, b.pageSize, opts.Policy == PolicyRing)
+		c, err := openRing(cpu, pages, b.pageSize, opts.Policy == PolicyRing || opts.Stamp, opts.Stamp)
 		if errors.Is(err, unix.ENODEV) {
 			continue // went offline
 		}
@@ -158,8 +163,9 @@ func OpenBuffers(m *ebpf.Map, opts BufferOptions) (_ *Buffers, err error) {
 }
 
 // openRing opens a CPU's perf ring; timed samples carry their time
-// (CLOCK_MONOTONIC), which the ring policy orders CPUs by.
-func openRing(cpu, pages, pageSize int, timed bool) (*cpuBuf, error) {
+// (CLOCK_MONOTONIC), which the ring policy orders CPUs by, and ids
+// samples the pid and tid of the thread that wrote them.
+func openRing(cpu, pages, pageSize int, timed, ids bool) (*cpuBuf, error) {
 	attr := unix.PerfEventAttr{
 		Type:        unix.PERF_TYPE_SOFTWARE,
 		Config:      unix.PERF_COUNT_SW_BPF_OUTPUT,
@@ -170,6 +176,9 @@ func openRing(cpu, pages, pageSize int, timed bool) (*cpuBuf, error) {
 		// Wake the reader when a quarter of the ring is used, so that
 		// a busy CPU is copied out with three quarters still free.
 		Wakeup: uint32(max(pages*pageSize/4, 1)),
+	}
+	if ids {
+		attr.Sample_type |= unix.PERF_SAMPLE_TID
 	}
 	if timed {
 		attr.Sample_type |= unix.PERF_SAMPLE_TIME
@@ -186,11 +195,13 @@ func openRing(cpu, pages, pageSize int, timed bool) (*cpuBuf, error) {
 		return nil, fmt.Errorf("mmap perf ring: %w", err)
 	}
 	return &cpuBuf{
-		cpu:  cpu,
-		fd:   fd,
-		mem:  mem,
-		data: mem[pageSize:],
-		meta: (*perfMeta)(unsafe.Pointer(&mem[0])),
+		cpu:   cpu,
+		ids:   ids,
+		timed: timed,
+		fd:    fd,
+		mem:   mem,
+		data:  mem[pageSize:],
+		meta:  (*perfMeta)(unsafe.Pointer(&mem[0])),
 	}, nil
 }
 
@@ -537,12 +548,20 @@ func (b *Buffers) records(c *cpuBuf, chunk []byte, fn Handler) (int, error) {
 				c.lost += binary.NativeEndian.Uint64(body[8:])
 			}
 		case unix.PERF_RECORD_SAMPLE:
-			var time uint64
-			if c.ring != nil { // timed
+			// PERF_SAMPLE_TID comes before PERF_SAMPLE_TIME.
+			var st Stamp
+			if c.ids {
 				if len(body) < 8 {
 					continue
 				}
-				time = binary.NativeEndian.Uint64(body)
+				st.PID, st.TID = binary.NativeEndian.Uint32(body), binary.NativeEndian.Uint32(body[4:])
+				body = body[8:]
+			}
+			if c.timed {
+				if len(body) < 8 {
+					continue
+				}
+				st.Time = binary.NativeEndian.Uint64(body)
 				body = body[8:]
 			}
 			if len(body) < 4 {
@@ -556,7 +575,7 @@ func (b *Buffers) records(c *cpuBuf, chunk []byte, fn Handler) (int, error) {
 			if len(rec) >= 8 && binary.LittleEndian.Uint32(rec[abi.HdrEPID:]) == abi.EPIDNone {
 				continue // a Sync marker
 			}
-			if err := b.deliver(c, rec, time, fn); err != nil {
+			if err := b.deliver(c, rec, st, fn); err != nil {
 				return off, err
 			}
 		}
@@ -570,7 +589,7 @@ func (c *cpuBuf) copyOut(dst []byte, off uint64) {
 	copy(dst[n:], c.data)
 }
 
-func (b *Buffers) deliver(c *cpuBuf, rec []byte, time uint64, fn Handler) error {
+func (b *Buffers) deliver(c *cpuBuf, rec []byte, st Stamp, fn Handler) error {
 	switch b.opts.Policy {
 	case PolicyFill:
 		// Until Ending, Reserve bytes stay free for the END records.
@@ -589,9 +608,10 @@ func (b *Buffers) deliver(c *cpuBuf, rec []byte, time uint64, fn Handler) error 
 		if b.opts.Trigger != nil && b.opts.Trigger(rec) {
 			break // acted on now
 		}
-		c.ring.add(rec, time, b.opts.Charge(rec))
+		c.ring.add(rec, st, b.opts.Charge(rec))
 		return nil
 	}
+	b.cur = st
 	return fn(c.cpu, rec)
 }
 
@@ -613,14 +633,15 @@ func (b *Buffers) Flush(fn Handler) error {
 			if c == nil || c.ring == nil || c.ring.len() == 0 {
 				continue
 			}
-			if _, t := c.ring.peek(); next == nil || t < first {
-				next, first = c, t
+			if _, st := c.ring.peek(); next == nil || st.Time < first {
+				next, first = c, st.Time
 			}
 		}
 		if next == nil {
 			return nil
 		}
-		rec, _ := next.ring.peek()
+		rec, st := next.ring.peek()
+		b.cur = st
 		err := fn(next.cpu, rec)
 		next.ring.pop()
 		if err != nil {
@@ -628,6 +649,10 @@ func (b *Buffers) Flush(fn Handler) error {
 		}
 	}
 }
+
+// Stamp returns the stamp of the record a Handler is handling (see
+// BufferOptions.Stamp). Unlike the other methods, a Handler may call it.
+func (b *Buffers) Stamp() Stamp { return b.cur }
 
 // Drops returns the principal-buffer drops counted since the last call,
 // per CPU in CPU order, and resets the counts. In ring policy, records

@@ -36,6 +36,7 @@ type recState struct {
 type specRecord struct {
 	cpu  int
 	data []byte
+	st   Stamp
 }
 
 // maxCachedEPID bounds the EPID cache slice; larger EPIDs are looked up
@@ -91,15 +92,23 @@ func (c *Consumer) record(cpu int, data []byte) error {
 			return nil
 		}
 		c.specBytes[spec] += len(data)
-		c.specs[spec] = append(c.specs[spec], specRecord{cpu, bytes.Clone(data)})
+		c.specs[spec] = append(c.specs[spec], specRecord{cpu, bytes.Clone(data), c.stamp()})
 		return nil
 	}
-	return c.process(cpu, data, 0)
+	return c.process(cpu, data, 0, c.stamp())
+}
+
+// stamp is the stamp of the record being read from the buffers.
+func (c *Consumer) stamp() Stamp {
+	if c.cfg.Buffers == nil {
+		return Stamp{}
+	}
+	return c.cfg.Buffers.Stamp()
 }
 
 // process decodes one (non-speculative or committed) record, running its
 // actions and handing its items to the renderer.
-func (c *Consumer) process(cpu int, data []byte, spec uint32) error {
+func (c *Consumer) process(cpu int, data []byte, spec uint32, stamp Stamp) error {
 	ep, err := c.epid(le.Uint32(data[abi.HdrEPID:]))
 	if err != nil {
 		return err
@@ -124,7 +133,8 @@ func (c *Consumer) process(cpu int, data []byte, spec uint32) error {
 	c.depth++
 	rec := &st.rec
 	*rec = output.Record{CPU: cpu, EPID: le.Uint32(data[abi.HdrEPID:]), Clause: ep.clause, Probe: ep.probe, Known: ep.known,
-		First: rs.First, Data: ep.data[si], Spec: spec, Items: rec.Items[:0]}
+		First: rs.First, Data: ep.data[si], Spec: spec, Items: rec.Items[:0],
+		Time: stamp.Time, PID: int(stamp.PID), TID: int(stamp.TID)}
 	st.vals, st.aggs = st.vals[:0], st.aggs[:0]
 	prev := c.cur
 	c.cur = rec

@@ -16,14 +16,15 @@ type recRing struct {
 
 type ringEnt struct {
 	off, len, charge int
-	time             uint64
+	st               Stamp
 }
 
 func newRecRing(size int) *recRing { return &recRing{size: size} }
 
-// add keeps rec (copied), charged charge, pushing out the oldest records
-// as needed. A record charged more than the whole ring is not kept.
-func (r *recRing) add(rec []byte, time uint64, charge int) {
+// add keeps rec (copied) with its stamp, charged charge, pushing out the
+// oldest records as needed. A record charged more than the whole ring is
+// not kept.
+func (r *recRing) add(rec []byte, st Stamp, charge int) {
 	if charge > r.size || len(rec) > 2*r.size {
 		return
 	}
@@ -49,7 +50,7 @@ func (r *recRing) add(rec []byte, time uint64, charge int) {
 	if r.n == len(r.ents) {
 		r.grow()
 	}
-	r.ents[(r.fr+r.n)%len(r.ents)] = ringEnt{off: at, len: len(rec), charge: charge, time: time}
+	r.ents[(r.fr+r.n)%len(r.ents)] = ringEnt{off: at, len: len(rec), charge: charge, st: st}
 	r.n++
 	r.used += charge
 }
@@ -78,8 +79,8 @@ func (r *recRing) grow() {
 // len is the number of records kept.
 func (r *recRing) len() int { return r.n }
 
-// peek returns the oldest record and its time.
-func (r *recRing) peek() ([]byte, uint64) {
+// peek returns the oldest record and its stamp.
+func (r *recRing) peek() ([]byte, Stamp) {
 	e := r.ents[r.fr]
-	return r.buf[e.off : e.off+e.len], e.time
+	return r.buf[e.off : e.off+e.len], e.st
 }

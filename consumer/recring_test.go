@@ -15,7 +15,7 @@ func TestRecRing(t *testing.T) {
 		return b
 	}
 	for i := 0; i < 10; i++ {
-		r.add(rec(i, 30), uint64(i), 30)
+		r.add(rec(i, 30), Stamp{Time: uint64(i)}, 30)
 	}
 	if r.len() != 3 {
 		t.Fatalf("%d records kept, want 3", r.len())
@@ -23,7 +23,7 @@ func TestRecRing(t *testing.T) {
 	buf := &r.buf[0]
 	// Odd sizes wrap around the buffer's end.
 	for i := 10; i < 1000; i++ {
-		r.add(rec(i, 8+i%37), uint64(i), 8+i%37)
+		r.add(rec(i, 8+i%37), Stamp{Time: uint64(i)}, 8+i%37)
 		if r.used > 100 {
 			t.Fatalf("record %d: %d bytes kept", i, r.used)
 		}
@@ -33,7 +33,8 @@ func TestRecRing(t *testing.T) {
 	}
 	var got []int
 	for r.len() > 0 {
-		b, tm := r.peek()
+		b, st := r.peek()
+		tm := st.Time
 		if int(binary.LittleEndian.Uint32(b)) != int(tm) || len(b) != 8+int(tm)%37 {
 			t.Fatalf("record %x at time %d", b, tm)
 		}
@@ -49,7 +50,7 @@ func TestRecRing(t *testing.T) {
 		}
 	}
 	// A record larger than the ring is not kept.
-	r.add(rec(1, 200), 1, 200)
+	r.add(rec(1, 200), Stamp{Time: 1}, 200)
 	if r.len() != 0 {
 		t.Error("oversized record kept")
 	}

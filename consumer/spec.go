@@ -24,7 +24,7 @@ func (c *Consumer) commit(st *recState, data []byte, r codegen.Record) error {
 	}
 	if kind == output.KindCommit {
 		for _, sr := range recs {
-			if err := c.process(sr.cpu, sr.data, id); err != nil {
+			if err := c.process(sr.cpu, sr.data, id, sr.st); err != nil {
 				return err
 			}
 		}

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
 	"strings"
 	"time"
 
@@ -17,6 +18,7 @@ import (
 	"github.com/dtrace-go/dtrace/output/flamegraph"
 	"github.com/dtrace-go/dtrace/output/folded"
 	"github.com/dtrace-go/dtrace/output/json"
+	"github.com/dtrace-go/dtrace/output/perfetto"
 	"github.com/dtrace-go/dtrace/output/pprof"
 	"github.com/dtrace-go/dtrace/output/prom"
 	"github.com/dtrace-go/dtrace/output/text"
@@ -64,6 +66,9 @@ func (h *Handle) startConsumer(plan *loader.Plan) error {
 		h.out = json.New(json.Config{Stderr: tc.Stderr, Settings: set, Sym: h.sym, Target: tc.Target})
 	case "folded":
 		h.out = folded.New(tc)
+	case "perfetto":
+		h.out = perfetto.New(perfetto.Config{Stderr: tc.Stderr, Settings: set, Sym: h.sym, Target: tc.Target,
+			Names: h.threadNames})
 	default:
 		h.out = h.text
 	}
@@ -79,6 +84,19 @@ func (h *Handle) startConsumer(plan *loader.Plan) error {
 		h.prom = srv
 	}
 	return nil
+}
+
+// threadNames names a thread for a timeline: from /proc, or for a
+// process already gone (a short -c target) its executable as the
+// symbolizer saw it.
+func (h *Handle) threadNames(pid, tid int) (string, string) {
+	proc, thread := perfetto.ProcNames(pid, tid)
+	if proc == "" {
+		if p, err := h.sym.Process(pid); err == nil && p.Exe != "" {
+			proc = filepath.Base(p.Exe)
+		}
+	}
+	return proc, thread
 }
 
 // textOutput reports whether output is dtrace(1M)'s text, which alone

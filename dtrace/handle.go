@@ -54,6 +54,10 @@ type Config struct {
 	Testing bool
 	// Stderr receives run-time error and drop messages.
 	Stderr io.Writer
+	// Stamp has the kernel stamp every record with its time, pid and
+	// tid (output.Record's Time, PID and TID), for a renderer that
+	// draws a timeline; -x oformat=perfetto implies it.
+	Stamp bool
 }
 
 // Handle is one dtrace session: its options, probes, programs and kernel
@@ -177,6 +181,7 @@ func (h *Handle) Go() error {
 		Policy: policy,
 		// A snapshot() that fires is acted on when its record is read.
 		Trigger: func(rec []byte) bool { return h.cons != nil && h.cons.Trigger(rec) },
+		Stamp:   h.conf.Stamp || h.opts.OFormat == "perfetto",
 	})
 	if err != nil {
 		return err

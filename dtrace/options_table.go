@@ -419,8 +419,9 @@ func addDynamicOptions() {
 // a bad one stops dtrace before anything is compiled or attached.
 func addOutputOptions() {
 	ct := CompileTime
-	// Output format: dtrace(1M)'s text, JSON Lines, folded stacks.
-	addOpt(&OptionSpec{Name: "oformat", Kind: KindEnum, Class: ct, Enum: []string{"text", "json", "folded"},
+	// Output format: dtrace(1M)'s text, JSON Lines, folded stacks, a
+	// trace-event timeline.
+	addOpt(&OptionSpec{Name: "oformat", Kind: KindEnum, Class: ct, Enum: []string{"text", "json", "folded", "perfetto"},
 		set: stringField(func(o *Options) *string { return &o.OFormat })})
 	addOpt(&OptionSpec{Name: "pprof", Kind: KindString, Class: ct,
 		set: fileField(func(o *Options) *string { return &o.PProf })})

@@ -44,6 +44,12 @@ type Record struct {
 	// Spec is the speculation a committed record was held in, 0 for
 	// a record that was not speculative.
 	Spec uint32
+	// Time is when the record was written (CLOCK_MONOTONIC
+	// nanoseconds), PID and TID the process and thread that wrote it;
+	// they are 0 unless records are stamped (dtrace.Config.Stamp, -x
+	// oformat=perfetto); Time is also set under bufpolicy=ring.
+	Time     uint64
+	PID, TID int
 	// Items holds the items handed to Item so far, in order; at End, all
 	// of them. Like the Record, it is reused: copy what must be kept.
 	Items []Item

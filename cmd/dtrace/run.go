@@ -300,7 +300,12 @@ func (c *cmdline) trace(opts []opt) int {
 	}
 	out := c.stdout
 	if c.ofile != "" {
-		f, err := os.OpenFile(c.ofile, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o666)
+		mode := os.O_WRONLY | os.O_APPEND | os.O_CREATE
+		if c.opts.OFormat == "perfetto" {
+			// A timeline is one JSON object: appending would spoil it.
+			mode = os.O_WRONLY | os.O_TRUNC | os.O_CREATE
+		}
+		f, err := os.OpenFile(c.ofile, mode, 0o666)
 		if err != nil {
 			c.errorf("failed to open output file '%s': %s", c.ofile, dtrace.Strerror(err))
 			return exitError

@@ -1,0 +1,609 @@
+// Package perfetto renders the consumer's events as a timeline: the
+// Chrome trace-event JSON (object form) that Perfetto (ui.perfetto.dev)
+// and chrome://tracing open.
+//
+// Every record of a probe firing becomes an event on the track of the
+// thread that fired the probe (records are stamped by the kernel with
+// their time, pid and tid): an entry probe opens a slice ("B"), the
+// matching return probe closes it ("E"), any other probe is an instant
+// event ("i"). The output of the record's actions (printf() text, trace()
+// values, stacks, ...) is in the event's args, as package output/json
+// types it. A return whose entry was not seen is dropped; an entry
+// without return is closed when tracing ends; both are counted in the
+// file's otherData, which also holds the final aggregations and the
+// drops. Timestamps are microseconds from the time the renderer was
+// created, nondecreasing on every track.
+//
+// Events from other machines (guests, see package agent) are added with
+// Add; each machine's processes form their own process group.
+package perfetto
+
+import (
+	"bytes"
+	stdjson "encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"sort"
+	"strconv"
+	"strings"
+	"sync"
+
+	"github.com/dtrace-go/dtrace/aggregate"
+	"github.com/dtrace-go/dtrace/format"
+	"github.com/dtrace-go/dtrace/output"
+	"github.com/dtrace-go/dtrace/output/json"
+	"github.com/dtrace-go/dtrace/output/text"
+)
+
+// Config sets up a Renderer.
+type Config struct {
+	// Out receives the file. Stderr receives what system() commands
+	// print (os.Stderr when nil).
+	Out, Stderr io.Writer
+	// Settings are the options in effect at the start.
+	Settings output.Settings
+	// Sym resolves stack frames and symbols; Target is $target's pid.
+	Sym    format.Symbolizer
+	Target int
+	// Machine names the local machine ("host" when empty); it prefixes
+	// process names only once events of other machines are added.
+	Machine string
+	// Clock reads CLOCK_MONOTONIC in nanoseconds, the clock records
+	// are stamped with (the system's when nil). Its value at New is the
+	// origin of the timestamps.
+	Clock func() uint64
+	// Names gives a thread's process and thread names (from /proc when
+	// nil).
+	Names func(pid, tid int) (process, thread string)
+}
+
+// Event is one record of a probe firing, ready to be placed on the
+// timeline.
+type Event struct {
+	// Machine is the machine that fired it, "" for the local one.
+	Machine string
+	// Time is when it fired, in nanoseconds of the local machine's
+	// CLOCK_MONOTONIC (a guest's time mapped onto it).
+	Time uint64
+	// PID and TID are the thread that fired it, CPU where.
+	PID, TID, CPU int
+	// Process and Thread name the process and thread; when empty, the
+	// local machine's are looked up (Config.Names).
+	Process, Thread string
+	// Probe is the probe (its names empty if unknown), Clause the
+	// clause's index.
+	Probe  output.Probe
+	Clause int
+	// Actions are the outputs of the record's actions.
+	Actions []json.Action
+	// Global puts the event on no thread's track: faults, errors, drops.
+	Global bool
+	// Name names a global event.
+	Name string
+
+	seq int // order of arrival, to keep ties in order
+}
+
+// Renderer is the trace-event renderer.
+type Renderer struct {
+	out    io.Writer
+	stderr io.Writer
+	clock  func() uint64
+	names  func(pid, tid int) (string, string)
+	origin uint64
+	local  string
+
+	// jr types each record's actions.
+	jr *json.Collector
+	// msgs words faults, errors and drops into mbuf.
+	msgs *text.Renderer
+	mbuf bytes.Buffer
+	// open holds, per nesting level (commit() nests), the event of the
+	// record being rendered, nil if it is not shown.
+	open []*Event
+
+	// mu guards what Add touches: the queue, the machines, the names,
+	// and the writing.
+	mu      sync.Mutex
+	pending []*Event // not yet written, in arrival order
+	seq     int
+	// mark is the clock at the previous Flush: every record written
+	// before it has been read by now (the consumer drains every CPU
+	// once per pass), so events older than it can be written in order.
+	mark uint64
+
+	tracks   map[trackKey]*track
+	machines map[string]int // machine → index, for pid groups
+	named    map[trackKey]bool
+	procs    map[trackKey][2]string // local threads' names, read once
+	minfo    map[string]map[string]any
+	started  bool
+	finished bool
+
+	// What otherData reports.
+	unmatched, unclosed, slices int
+	drops                       map[string]uint64
+	aggs                        []*json.Aggregation
+	n                           int // events written
+	batch                       []*traceEvent
+	b                           bytes.Buffer
+}
+
+type trackKey struct {
+	machine  string
+	pid, tid int
+}
+
+// track is the state of one thread's track.
+type track struct {
+	stack []string // open slices, innermost last: their provider:module:function
+	last  uint64   // time of the last event written
+	// lastEv is the last event of this batch on the track, for the
+	// records of the same firing's later clauses.
+	lastEv *traceEvent
+	lastID uint32
+	lastCl int
+}
+
+// traceEvent is one object of traceEvents. Field order is the order
+// written.
+type traceEvent struct {
+	Name  string         `json:"name"`
+	Cat   string         `json:"cat,omitempty"`
+	Ph    string         `json:"ph"`
+	Ts    usec           `json:"ts"`
+	PID   int            `json:"pid"`
+	TID   int            `json:"tid"`
+	Scope string         `json:"s,omitempty"`
+	Args  map[string]any `json:"args,omitempty"`
+}
+
+// usec is a time in nanoseconds written as microseconds.
+type usec uint64
+
+// MarshalJSON writes the microseconds with three decimals.
+func (u usec) MarshalJSON() ([]byte, error) {
+	return strconv.AppendFloat(nil, float64(u)/1e3, 'f', 3, 64), nil
+}
+
+// New returns a trace-event renderer.
+func New(c Config) *Renderer {
+	if c.Stderr == nil {
+		c.Stderr = os.Stderr
+	}
+	if c.Clock == nil {
+		c.Clock = Monotonic
+	}
+	if c.Names == nil {
+		c.Names = ProcNames
+	}
+	if c.Machine == "" {
+		c.Machine = "host"
+	}
+	r := &Renderer{out: c.Out, stderr: c.Stderr, clock: c.Clock, names: c.Names, local: c.Machine,
+		tracks: map[trackKey]*track{}, machines: map[string]int{"": 0}, named: map[trackKey]bool{}, procs: map[trackKey][2]string{}, minfo: map[string]map[string]any{},
+		drops: map[string]uint64{}}
+	r.origin = c.Clock()
+	r.mark = r.origin
+	r.jr = json.NewCollector(json.Config{Stderr: c.Stderr, Settings: c.Settings, Sym: c.Sym,
+		Target: c.Target, Machine: c.Machine})
+	r.msgs = text.New(text.Config{Stderr: &r.mbuf, Settings: c.Settings})
+	r.msgs.SetOutput(io.Discard)
+	return r
+}
+
+// Origin is the local CLOCK_MONOTONIC time, in nanoseconds, that
+// timestamp 0 stands for.
+func (r *Renderer) Origin() uint64 { return r.origin }
+
+// SetOutput makes w the writer the file goes to.
+func (r *Renderer) SetOutput(w io.Writer) { r.out = w }
+
+// Output is where system() commands print: the error stream, since
+// their text is not JSON.
+func (r *Renderer) Output() io.Writer { return r.stderr }
+
+// Begin starts the event of a record.
+func (r *Renderer) Begin(rec *output.Record) error {
+	if err := r.jr.Begin(rec); err != nil {
+		return err
+	}
+	ev := &Event{Time: rec.Time, PID: rec.PID, TID: rec.TID, CPU: rec.CPU, Probe: rec.Probe, Clause: rec.Clause}
+	if !rec.Known {
+		ev.Probe = output.Probe{ID: rec.Probe.ID}
+	}
+	r.open = append(r.open, ev)
+	return nil
+}
+
+// Item has the item typed for the event's args. freopen() does not
+// redirect a timeline: the file is one JSON object.
+func (r *Renderer) Item(rec *output.Record, it *output.Item) error { return r.jr.Item(rec, it) }
+
+// End queues the record's event, if the record holds data.
+func (r *Renderer) End(rec *output.Record) error {
+	n := len(r.open)
+	if n == 0 {
+		return nil
+	}
+	ev := r.open[n-1]
+	r.open = r.open[:n-1]
+	acts, err := r.jr.End(rec)
+	if err != nil || !rec.Data {
+		return err
+	}
+	ev.Actions = acts
+	r.Add(ev)
+	return nil
+}
+
+// Add queues an event; it is written, in time order, once no earlier
+// event can come (at a later Flush) or at exit. Other goroutines may
+// call it (a guest's events come in on their own).
+func (r *Renderer) Add(ev *Event) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	ev.seq = r.seq
+	r.seq++
+	if ev.Machine == r.local {
+		ev.Machine = ""
+	}
+	if _, ok := r.machines[ev.Machine]; !ok {
+		r.machines[ev.Machine] = len(r.machines)
+	}
+	if ev.Machine == "" && ev.Process == "" && ev.Thread == "" && !ev.Global {
+		// Read now: the thread may be gone when the event is written.
+		k := trackKey{pid: ev.PID, tid: ev.TID}
+		n, ok := r.procs[k]
+		if !ok {
+			n[0], n[1] = r.names(ev.PID, ev.TID)
+			r.procs[k] = n
+		}
+		ev.Process, ev.Thread = n[0], n[1]
+	}
+	r.pending = append(r.pending, ev)
+}
+
+// message has the text renderer word a fault, error or drop (into
+// mbuf), copies the words to the error stream as dtrace(1M) prints them,
+// and queues them as a global instant event stamped now.
+func (r *Renderer) message(name string, say func(*text.Renderer) error) error {
+	r.mbuf.Reset()
+	if err := say(r.msgs); err != nil {
+		return err
+	}
+	if _, err := r.stderr.Write(r.mbuf.Bytes()); err != nil {
+		return err
+	}
+	msg := strings.TrimSuffix(strings.TrimPrefix(r.mbuf.String(), "dtrace: "), "\n")
+	r.Add(&Event{Time: r.clock(), Global: true, Name: name,
+		Actions: []json.Action{{Action: name, Text: &msg}}})
+	return nil
+}
+
+// Fault prints a fault as dtrace(1M) does and queues it as a global
+// instant event.
+func (r *Renderer) Fault(f *output.Fault) error {
+	return r.message("fault", func(t *text.Renderer) error { return t.Fault(f) })
+}
+
+// Error prints a library error as dtrace(1M) does and queues it as a
+// global instant event.
+func (r *Renderer) Error(e *output.Error) error {
+	return r.message("error", func(t *text.Renderer) error { return t.Error(e) })
+}
+
+// Drop prints a drop as dtrace(1M) does, counts it for otherData and
+// queues it as a global instant event.
+func (r *Renderer) Drop(d *output.Drop) error {
+	r.drops[d.Kind.Tag()] += d.Count
+	return r.message("drop", func(t *text.Renderer) error { return t.Drop(d) })
+}
+
+// Flush writes the events older than the previous Flush.
+func (r *Renderer) Flush() error {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	now := r.clock()
+	err := r.write(r.mark, false)
+	r.mark = now
+	return err
+}
+
+// Aggregations ends the file: it writes every event left, closes the
+// slices still open, and adds the aggregations printa() did not print
+// to otherData.
+func (r *Renderer) Aggregations(aggs []*aggregate.Agg) error {
+	typed := r.jr.Aggregations(aggs)
+	r.mu.Lock()
+	r.aggs = append(r.aggs, typed...)
+	r.mu.Unlock()
+	return r.finish()
+}
+
+// AddAggregation adds an aggregation of another machine to otherData.
+func (r *Renderer) AddAggregation(a *json.Aggregation) {
+	r.mu.Lock()
+	r.aggs = append(r.aggs, a)
+	r.mu.Unlock()
+}
+
+// SetMachine records what is known of another machine (its clock
+// mapping) in otherData's "machines".
+func (r *Renderer) SetMachine(name string, info map[string]any) {
+	r.mu.Lock()
+	r.minfo[name] = info
+	r.mu.Unlock()
+}
+
+// Close ends the file if Aggregations did not.
+func (r *Renderer) Close() error { return r.finish() }
+
+// finish writes what is left and the end of the file.
+func (r *Renderer) finish() error {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.finished {
+		return nil
+	}
+	r.finished = true
+	if err := r.write(0, true); err != nil {
+		return err
+	}
+	// Close the slices still open, each at its track's end or now.
+	end := r.clock()
+	keys := make([]trackKey, 0, len(r.tracks))
+	for k := range r.tracks {
+		keys = append(keys, k)
+	}
+	sort.Slice(keys, func(i, j int) bool { return lessKey(keys[i], keys[j]) })
+	r.b.Reset()
+	for _, k := range keys {
+		t := r.tracks[k]
+		for i := len(t.stack) - 1; i >= 0; i-- {
+			ts := max(end, t.last)
+			pid, tid := r.ids(k)
+			r.emit(&traceEvent{Name: funcName(t.stack[i]), Ph: "E", Ts: r.ts(ts), PID: pid, TID: tid,
+				Args: map[string]any{"closed_at_exit": true}})
+			r.unclosed++
+			r.slices++
+		}
+		t.stack = nil
+	}
+	if err := r.writeBatch(); err != nil {
+		return err
+	}
+	other := map[string]any{
+		"clock":                  "CLOCK_MONOTONIC",
+		"origin_ns":              r.origin,
+		"slices":                 r.slices,
+		"unmatched_returns":      r.unmatched,
+		"entries_closed_at_exit": r.unclosed,
+		"drops":                  r.drops,
+	}
+	if len(r.aggs) > 0 {
+		other["aggregations"] = r.aggs
+	}
+	if len(r.minfo) > 0 {
+		other["machines"] = r.minfo
+	}
+	od, err := stdjson.Marshal(other)
+	if err != nil {
+		return err
+	}
+	r.b.WriteString("\n],\n\"displayTimeUnit\":\"ns\",\n\"otherData\":")
+	r.b.Write(od)
+	r.b.WriteString("}\n")
+	_, err = r.out.Write(r.b.Bytes())
+	return err
+}
+
+func lessKey(a, b trackKey) bool {
+	if a.machine != b.machine {
+		return a.machine < b.machine
+	}
+	if a.pid != b.pid {
+		return a.pid < b.pid
+	}
+	return a.tid < b.tid
+}
+
+// start writes the head of the file once, into r.b.
+func (r *Renderer) start() {
+	if !r.started {
+		r.started = true
+		r.b.WriteString("{\"traceEvents\":[")
+	}
+}
+
+// emit queues one event of the batch being written: the later clauses
+// of a firing may still add to it.
+func (r *Renderer) emit(e *traceEvent) { r.batch = append(r.batch, e) }
+
+// writeBatch encodes the batch into r.b, after the file's head.
+func (r *Renderer) writeBatch() error {
+	r.start()
+	for _, e := range r.batch {
+		if r.n > 0 {
+			r.b.WriteString(",")
+		}
+		r.n++
+		r.b.WriteString("\n")
+		data, err := stdjson.Marshal(e)
+		if err != nil {
+			return err
+		}
+		r.b.Write(data)
+	}
+	r.batch = r.batch[:0]
+	return nil
+}
+
+// ts converts a time to the file's.
+func (r *Renderer) ts(t uint64) usec {
+	if t < r.origin {
+		return 0
+	}
+	return usec(t - r.origin)
+}
+
+// maxPID bounds Linux pids (PID_MAX_LIMIT): each machine's pids are
+// moved up by a multiple of it.
+const maxPID = 1 << 22
+
+// ids are the pid and tid a track is drawn with.
+func (r *Renderer) ids(k trackKey) (int, int) {
+	off := r.machines[k.machine] * maxPID
+	return k.pid + off, k.tid + off
+}
+
+// write writes, in time order, the queued events older than mark (all
+// of them when all is set).
+func (r *Renderer) write(mark uint64, all bool) error {
+	var ready, rest []*Event
+	for _, ev := range r.pending {
+		if all || ev.Time < mark {
+			ready = append(ready, ev)
+		} else {
+			rest = append(rest, ev)
+		}
+	}
+	r.pending = rest
+	if len(ready) == 0 {
+		return nil
+	}
+	sort.SliceStable(ready, func(i, j int) bool { return ready[i].Time < ready[j].Time })
+	r.b.Reset()
+	for _, ev := range ready {
+		r.place(ev)
+	}
+	for _, t := range r.tracks {
+		t.lastEv = nil
+	}
+	if err := r.writeBatch(); err != nil {
+		return err
+	}
+	_, err := r.out.Write(r.b.Bytes())
+	r.b.Reset()
+	return err
+}
+
+// place turns one event into trace events.
+func (r *Renderer) place(ev *Event) {
+	if ev.Global {
+		r.emit(&traceEvent{Name: ev.Name, Cat: "dtrace", Ph: "i", Ts: r.ts(ev.Time), Scope: "g",
+			Args: map[string]any{"actions": ev.Actions}})
+		return
+	}
+	k := trackKey{ev.Machine, ev.PID, ev.TID}
+	t := r.tracks[k]
+	if t == nil {
+		t = &track{}
+		r.tracks[k] = t
+	}
+	pid, tid := r.ids(k)
+	when := max(ev.Time, t.last)
+	r.name(k, ev, pid, tid, when)
+	// The later clauses of one firing add their output to the
+	// event of the first.
+	if t.lastEv != nil && t.lastID == ev.Probe.ID && ev.Clause > t.lastCl {
+		t.lastCl = ev.Clause
+		if len(ev.Actions) > 0 {
+			acts, _ := t.lastEv.Args["actions"].([]json.Action)
+			t.lastEv.Args["actions"] = append(acts, ev.Actions...)
+		}
+		return
+	}
+	te := &traceEvent{Name: ev.Probe.Function, Cat: strings.TrimRight(ev.Probe.Provider, "0123456789"), Ts: r.ts(when), PID: pid, TID: tid,
+		Args: map[string]any{"probe": ev.Probe.String(), "cpu": ev.CPU}}
+	if len(ev.Actions) > 0 {
+		te.Args["actions"] = ev.Actions
+	}
+	fn := ev.Probe.Provider + ":" + ev.Probe.Module + ":" + ev.Probe.Function
+	switch ev.Probe.Name {
+	case "entry":
+		te.Ph = "B"
+		t.stack = append(t.stack, fn)
+	case "return":
+		i := len(t.stack) - 1
+		for i >= 0 && t.stack[i] != fn {
+			i--
+		}
+		if i < 0 {
+			// Its entry was not seen (tracing began inside it).
+			r.unmatched++
+			return
+		}
+		// Slices opened inside it whose return was missed end with it.
+		for j := len(t.stack) - 1; j > i; j-- {
+			r.emit(&traceEvent{Name: funcName(t.stack[j]), Ph: "E", Ts: r.ts(when), PID: pid, TID: tid,
+				Args: map[string]any{"closed_by_outer_return": true}})
+			r.unclosed++
+			r.slices++
+		}
+		t.stack = t.stack[:i]
+		te.Ph = "E"
+		r.slices++
+	default:
+		te.Ph = "i"
+		te.Scope = "t"
+		if te.Name == "" {
+			te.Name = ev.Probe.Name
+		} else {
+			te.Name += ":" + ev.Probe.Name
+		}
+	}
+	if te.Name == "" {
+		te.Name = fmt.Sprintf("probe %d", ev.Probe.ID)
+	}
+	r.emit(te)
+	t.last = when
+	t.lastEv, t.lastID, t.lastCl = te, ev.Probe.ID, ev.Clause
+}
+
+// funcName is the function of a provider:module:function.
+func funcName(fn string) string { return fn[strings.LastIndexByte(fn, ':')+1:] }
+
+// name writes the metadata events that name a track's process and
+// thread, once.
+func (r *Renderer) name(k trackKey, ev *Event, pid, tid int, when uint64) {
+	if r.named[k] {
+		return
+	}
+	r.named[k] = true
+	proc, thread := ev.Process, ev.Thread
+	if proc == "" {
+		proc = "pid " + strconv.Itoa(k.pid)
+	}
+	if thread == "" {
+		thread = proc
+	}
+	machine := k.machine
+	if machine == "" {
+		machine = r.local
+	}
+	if len(r.machines) > 1 {
+		proc = machine + ": " + proc
+	}
+	pk := trackKey{machine: k.machine, pid: k.pid, tid: -1}
+	if !r.named[pk] {
+		r.named[pk] = true
+		r.emit(&traceEvent{Name: "process_name", Ph: "M", Ts: r.ts(when), PID: pid, TID: pid,
+			Args: map[string]any{"name": proc, "machine": machine}})
+	}
+	r.emit(&traceEvent{Name: "thread_name", Ph: "M", Ts: r.ts(when), PID: pid, TID: tid, Args: map[string]any{"name": thread}})
+}
+
+// ProcNames reads a thread's process and thread names from /proc; they
+// are empty once it is gone.
+func ProcNames(pid, tid int) (string, string) {
+	read := func(p string) string {
+		b, err := os.ReadFile(p)
+		if err != nil {
+			return ""
+		}
+		return strings.TrimSuffix(string(b), "\n")
+	}
+	return read(fmt.Sprintf("/proc/%d/comm", pid)), read(fmt.Sprintf("/proc/%d/task/%d/comm", pid, tid))
+}
