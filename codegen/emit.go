@@ -63,6 +63,9 @@ type fn struct {
 	used   map[asm.Register]bool
 	pos    syntax.Pos
 	last   syntax.Pos // position of the last annotated instruction
+	// traceoff is set in a clause that calls traceoff(): its flushes
+	// check msTraceOff.
+	traceoff bool
 	// faultLabel is the clause's shared fault tail, "" before first use.
 	faultLabel string
 

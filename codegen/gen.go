@@ -19,6 +19,8 @@ const (
 	msStrtok  = 208 // u64 strtok() position in the tok buffer + 1 (0: none)
 	msFaultPC = 216 // u64 pc of the fault
 	msCPUInfo = 224 // cpuinfo_t (16 bytes) curcpu points to
+	// 240, 248: alloca() span (alloca.go); 256: abi.MStateUCaller.
+	msTraceOff = 264 // u64 nonzero once this clause's traceoff() closed the gate
 )
 
 // Fixed scratch areas before the record buffer.
@@ -56,9 +58,13 @@ type gen struct {
 	keyWidths map[int][]uint32
 	zeroSize  uint32 // other values created from dt_zero
 
-	// snapSites numbers the snapshot(n) calls, each with a u64 count
-	// in dt_snapshot.
-	snapSites map[*syntax.CallExpr]int
+	// countSites numbers the snapshot(n) and traceoff(n) calls, each with
+	// a u64 count in dt_snapshot.
+	countSites map[*syntax.CallExpr]int
+
+	// gated is set when the program calls traceoff() or traceon():
+	// records pass the recording gate (traceoff.go).
+	gated bool
 
 	tempMax uint32 // highest scratch offset used by temporaries
 	recMax  uint32 // largest record
@@ -192,6 +198,9 @@ func generate(clauses []Clause, info Info, opts Options, layout ScratchLayout) (
 	g.strB = g.strA + g.strBuf()
 	g.tok = g.strB + g.strBuf()
 	g.tempMax = max(g.tempMax, g.allocaStart()+layout.Alloca)
+	for _, c := range clauses {
+		g.gated = g.gated || callsTo(c.Decl, "traceoff") || callsTo(c.Decl, "traceon")
+	}
 	for i, c := range clauses {
 		if isErrorClause(c) {
 			g.errorClauses = append(g.errorClauses, errorCopySym(i))
@@ -276,6 +285,9 @@ func (g *gen) clause(i int, cl Clause, sym string) (cs *ClauseSpec, err error) {
 		storeImm(regScratch, int16(g.layout.MState)+abi.MStateSpecID, 0, asm.DWord),
 		// The scratch address as a number, to check pointers into it.
 		asm.StoreMem(regScratch, int16(g.layout.MState)+msBase, regScratch, asm.DWord))
+	if f.traceoff = callsTo(c, "traceoff"); f.traceoff {
+		f.emit(storeImm(regScratch, int16(g.layout.MState)+msTraceOff, 0, asm.DWord))
+	}
 	f.allocaReset()
 	f.ret = f.label("ret")
 	if c.Pred != nil {
@@ -408,7 +420,7 @@ func (g *gen) declareMaps() {
 		MapSpec{Name: abi.MapAssoc, Kind: MapHash, KeySize: g.assocKey, ValueSize: g.assocValue, MaxEntries: g.opts.DynVars},
 		MapSpec{Name: abi.MapSpec, Kind: MapArray, KeySize: 4, ValueSize: abi.SpecStateSize, MaxEntries: g.opts.NSpec + 1},
 	)
-	if n := len(g.snapSites); n > 0 {
+	if n := len(g.countSites); n > 0 {
 		s.Maps = append(s.Maps, MapSpec{Name: abi.MapSnapshot, Kind: MapArray, KeySize: 4, ValueSize: uint32(8 * n), MaxEntries: 1})
 	}
 	if g.maps[abi.MapZero] {

@@ -20,33 +20,42 @@ func (f *fn) actionSnapshot(c *syntax.CallExpr, name string, act Action) {
 		f.recItem(item)
 		return
 	}
-	n := f.expr(c.Args[0])
-	f.convert(n, f.typeOf(c.Args[0]), TypeInt)
-	site := f.g.snapshotSite(c)
-	p, old := f.alloc(), f.alloc()
 	no := f.label("snapno")
-	f.emit(asm.LoadMapValue(p, 0, uint32(8*site)).WithReference(abi.MapSnapshot),
-		asm.Mov.Imm(old, 1),
-		atomicMem(asm.FetchAdd, p, old, asm.DWord, 0),
-		storeImm(regScratch, f.out(item.Offset), 0, asm.Word),
-		asm.JSGE.Reg(old, n, no),
-		storeImm(regScratch, f.out(item.Offset), 1, asm.Word))
+	f.emit(storeImm(regScratch, f.out(item.Offset), 0, asm.Word))
+	f.free(f.takeCount(c, no))
+	f.emit(storeImm(regScratch, f.out(item.Offset), 1, asm.Word))
 	f.mark(no)
-	f.free(old)
-	f.free(p)
-	f.free(n)
 	f.recItem(item)
 }
 
-// snapshotSite returns the index of a snapshot(n) call's count (the
-// ERROR clauses' copies share their original's).
-func (g *gen) snapshotSite(c *syntax.CallExpr) int {
-	if i, ok := g.snapSites[c]; ok {
+// takeCount compiles the limit of a counted call (snapshot(n),
+// traceoff(n)): it adds 1 to the call's count in dt_snapshot with an
+// atomic fetch-add and jumps to over when the old count has reached n
+// (c's argument), so that exactly n firings get past it however many
+// CPUs race. It returns the register holding the count's address.
+func (f *fn) takeCount(c *syntax.CallExpr, over string) asm.Register {
+	n := f.expr(c.Args[0])
+	f.convert(n, f.typeOf(c.Args[0]), TypeInt)
+	site := f.g.countSite(c)
+	p, old := f.alloc(), f.alloc()
+	f.emit(asm.LoadMapValue(p, 0, uint32(8*site)).WithReference(abi.MapSnapshot),
+		asm.Mov.Imm(old, 1),
+		atomicMem(asm.FetchAdd, p, old, asm.DWord, 0),
+		asm.JSGE.Reg(old, n, over))
+	f.free(old)
+	f.free(n)
+	return p
+}
+
+// countSite returns the index of a counted call's count in dt_snapshot
+// (the ERROR clauses' copies share their original's).
+func (g *gen) countSite(c *syntax.CallExpr) int {
+	if i, ok := g.countSites[c]; ok {
 		return i
 	}
-	if g.snapSites == nil {
-		g.snapSites = map[*syntax.CallExpr]int{}
+	if g.countSites == nil {
+		g.countSites = map[*syntax.CallExpr]int{}
 	}
-	g.snapSites[c] = len(g.snapSites)
-	return g.snapSites[c]
+	g.countSites[c] = len(g.countSites)
+	return g.countSites[c]
 }

@@ -132,7 +132,10 @@ func (f *fn) flush() {
 		storeImm(regScratch, f.out(abi.HdrReserved), 0, asm.Word),
 	)
 	f.free(r)
+	skip := f.label("gated")
+	f.gateSend(e, skip)
 	f.call(asm.FnPerfEventOutput, ctxOp(), mapOp(abi.MapBuf), imm(0xffffffff), scr(f.g.layout.Output), imm(int64(e.Size)))
+	f.mark(skip)
 }
 
 // storeValue stores the value of e (of type t) into the open record and

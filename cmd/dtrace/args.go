@@ -130,5 +130,7 @@ const usageText = `Usage: %s [-32|-64] [-CeFGhHlqSvVwZ] [-b bufsz] [-c cmd] [-D 
 	the newest records of each CPU and prints them in time order at exit;
 	snapshot() or snapshot(n) in a clause (at most n times in the run) and
 	kill -USR1 <dtrace pid> write what the buffers hold now, after a
-	header line, and tracing goes on.
+	header line, and tracing goes on; traceoff() or traceoff(n) (at most n
+	times) stops recording into the buffers and traceon() starts it again,
+	without detaching probes (aggregations keep counting).
 `

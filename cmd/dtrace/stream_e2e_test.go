@@ -209,3 +209,36 @@ func TestSnapshotTick(t *testing.T) {
 		t.Fatalf("dtrace: %v\n%s", err, errs.String())
 	}
 }
+
+// TestTraceoff: traceoff(2) at every 100th event (the 50th, 150th, ...)
+// and traceon() at every 100th (the 100th, 200th, ...) leave exactly
+// events 1-50, 101-150 and 201-1000 in the output under every buffer
+// policy (the third traceoff(2) does nothing), and the aggregation
+// counts all 1,000 events.
+func TestTraceoff(t *testing.T) {
+	if os.Getuid() != 0 {
+		t.Skip("needs root for BPF")
+	}
+	bin := buildDtrace(t)
+	loop := testprog.BuildSource(t, "getppid-loop", loopSource, "-O2")
+	var want strings.Builder
+	for i := 1; i <= 1000; i++ {
+		if i <= 50 || i > 100 && i <= 150 || i > 200 {
+			fmt.Fprintf(&want, "%d\n", i)
+		}
+	}
+	want.WriteString("count 1000\n\n")
+	for _, policy := range []string{"switch", "fill", "ring"} {
+		out, errs := runTraced(t, bin, loop, 1000, "-x", "bufpolicy="+policy, "-q", "-n", `
+syscall::getppid:entry /pid == $target/ { printf("%d\n", ++i); @n = count(); }
+syscall::getppid:entry /pid == $target && i % 100 == 50/ { traceoff(2); }
+syscall::getppid:entry /pid == $target && i % 100 == 0/ { traceon(); }
+END { printa("count %@d\n", @n); }`)
+		if out != want.String() {
+			t.Errorf("bufpolicy=%s: output\n%.300s...\nwant\n%.300s...", policy, out, want.String())
+		}
+		if errs != "" {
+			t.Errorf("bufpolicy=%s: stderr %s", policy, errs)
+		}
+	}
+}

@@ -105,6 +105,8 @@ const (
 	FuncSystem
 	FuncTrace
 	FuncTracemem
+	FuncTraceoff // beyond DTrace: stop recording into the buffers
+	FuncTraceon  // beyond DTrace: record again
 	FuncTrunc
 	FuncUaddr
 	FuncUfunc
@@ -239,6 +241,8 @@ var funcTable = [NumFuncIDs]FuncDef{
 	FuncSystem:            {Name: "system", Kind: Action, class: actDestruct, Proto: "void(@, ...)", after: (*checker).checkPrintf},
 	FuncTrace:             {Name: "trace", Kind: Action, class: actData, Proto: "void(@)", before: (*checker).traceRule},
 	FuncTracemem:          {Name: "tracemem", Kind: Action, class: actData, Proto: "void(@, size_t, [size_t])", after: (*checker).tracememRule},
+	FuncTraceoff:          {Name: "traceoff", Kind: Action, class: actData, Proto: "void([int])"},
+	FuncTraceon:           {Name: "traceon", Kind: Action, class: actData, Proto: "void()"},
 	FuncTrunc:             {Name: "trunc", Kind: Action, class: actData, Proto: "void(@, [int64_t])", before: aggArgRule(D_TRUNC_AGGARG, D_TRUNC_AGGBAD)},
 	FuncUaddr:             {Name: "uaddr", Kind: Action, class: actData, Proto: "_usymaddr(uintptr_t)", Since: version(1, 2, 0)},
 	FuncUfunc:             {Name: "ufunc", Kind: Action, class: actData, Proto: "_usymaddr(uintptr_t)", Since: version(1, 2, 0)},

@@ -148,8 +148,9 @@ const (
 	// ustack(), ustackdepth and ucaller splice it in as the second frame
 	// when the kernel's unwinder has not already (codegen).
 	MStateUCaller = 256
-	// MStateSize is the size of mstate.
-	MStateSize = 264
+	// MStateSize is the size of mstate; codegen keeps the bytes past
+	// MStateUCaller for itself too.
+	MStateSize = 272
 )
 
 // Probe ids of the dtrace provider: the registry numbers probes from 1
@@ -190,8 +191,8 @@ const (
 	// (ProbeNameSize bytes each), which the library fills.
 	MapProbes = "dt_probes"
 	// MapSnapshot is the array of one value holding a u64 count per
-	// snapshot(n) call of the program: the firings that took a
-	// snapshot.
+	// snapshot(n) or traceoff(n) call of the program: the firings that
+	// took a snapshot or turned tracing off.
 	MapSnapshot = "dt_snapshot"
 	// MapAggPrefix starts the name of each aggregation's per-CPU hash.
 	MapAggPrefix = "dt_agg_"
@@ -212,6 +213,10 @@ const (
 	StateActivity = 0
 	// StateExitStatus is the offset of the u32 status exit() set.
 	StateExitStatus = 4
+	// StateTraceOff is the offset of the u32 recording gate: nonzero
+	// while traceoff() keeps records of active tracing out of the
+	// buffers (codegen's flush checks it; traceon() clears it).
+	StateTraceOff = 8
 	// StateSize is the size of dt_state's value.
 	StateSize = 16
 )
