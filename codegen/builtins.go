@@ -109,8 +109,8 @@ func init() {
 		check.FuncSystem:      {stmt: (*fn).actionPrintf, act: ActSystem},
 		check.FuncTrace:       {stmt: (*fn).actionTrace, act: ActTrace},
 		check.FuncTracemem:    {stmt: (*fn).actionTracemem, act: ActTracemem},
-		check.FuncTraceoff:    {stmt: (*fn).actionTraceoff},
-		check.FuncTraceon:     {stmt: (*fn).actionTraceon},
+		check.FuncTraceoff:    {stmt: (*fn).actionTraceoff, act: ActTraceoff},
+		check.FuncTraceon:     {stmt: (*fn).actionTraceon, act: ActTraceon},
 		check.FuncTrunc:       {stmt: (*fn).actionAggOp, act: ActTrunc},
 		check.FuncUstack:      {stmt: (*fn).actionStack, act: ActUStack},
 
