@@ -73,7 +73,10 @@ func init() {
 		check.FuncStrrchr:     {value: (*fn).subrStrchr},
 		check.FuncStrstr:      {value: (*fn).subrSearch},
 		check.FuncStrtok:      {value: (*fn).subrStrjoin},
+		check.FuncStrtoll:     {value: (*fn).subrStrtoll},
 		check.FuncSubstr:      {value: (*fn).subrSubstr},
+		check.FuncTolower:     {value: (*fn).subrCase},
+		check.FuncToupper:     {value: (*fn).subrCase},
 
 		// Symbol subroutines: the value is the address; as a statement,
 		// the action that traces the symbol.

@@ -131,10 +131,15 @@ func (f *fn) zero() asm.Register {
 
 // subrLltostr compiles lltostr().
 func (f *fn) subrLltostr(c *syntax.CallExpr, _ string) asm.Register {
-	f.need(c, 1, 1)
-	v := f.expr(c.Args[0])
+	f.need(c, 1, 2)
+	if b, ok := f.constantArg(c, 1, 10); ok && b == 10 {
+		v := f.expr(c.Args[0])
+		f.convert(v, f.typeOf(c.Args[0]), TypeLong)
+		return f.lltostr(v)
+	}
+	v, base := f.withBase(c)
 	f.convert(v, f.typeOf(c.Args[0]), TypeLong)
-	return f.lltostr(v)
+	return f.lltostrBase(v, base)
 }
 
 // subrByteOrder compiles htons(), ntohs(), htonl(), ntohl(), htonll(), ntohll().

@@ -99,10 +99,13 @@ const (
 	FuncStrrchr
 	FuncStrstr
 	FuncStrtok
+	FuncStrtoll
 	FuncSubstr
 	FuncSum
 	FuncSym
 	FuncSystem
+	FuncTolower
+	FuncToupper
 	FuncTrace
 	FuncTracemem
 	FuncTraceoff // beyond DTrace: stop recording into the buffers
@@ -194,7 +197,7 @@ var funcTable = [NumFuncIDs]FuncDef{
 	FuncJstack:            {Name: "jstack", Kind: Action, class: actData, Proto: "stack([uint32_t], [uint32_t])", after: (*checker).ustackRule},
 	FuncLinkNtop:          {Name: "link_ntop", Kind: Subroutine, Proto: "string(int, void *)", Since: version(1, 5, 0)},
 	FuncLlquantize:        {Name: "llquantize", Kind: AggFunc, Proto: "void(@, int32_t, int32_t, int32_t, int32_t, ...)", Since: version(1, 6, 4), scalarArg: true, incrArg: 6, params: (*checker).llquantizeParams},
-	FuncLltostr:           {Name: "lltostr", Kind: Subroutine, Proto: "string(int64_t)"},
+	FuncLltostr:           {Name: "lltostr", Kind: Subroutine, Proto: "string(int64_t, [int])"},
 	FuncLquantize:         {Name: "lquantize", Kind: AggFunc, Proto: "void(@, int32_t, int32_t, ...)", scalarArg: true, incrArg: 5, params: (*checker).lquantizeParams},
 	FuncMax:               {Name: "max", Kind: AggFunc, Proto: "void(@)", scalarArg: true},
 	FuncMin:               {Name: "min", Kind: AggFunc, Proto: "void(@)", scalarArg: true},
@@ -235,10 +238,13 @@ var funcTable = [NumFuncIDs]FuncDef{
 	FuncStrrchr:           {Name: "strrchr", Kind: Subroutine, Proto: "string(const char *, char)", Since: version(1, 1, 0)},
 	FuncStrstr:            {Name: "strstr", Kind: Subroutine, Proto: "string(const char *, const char *)", Since: version(1, 1, 0)},
 	FuncStrtok:            {Name: "strtok", Kind: Subroutine, Proto: "string(const char *, const char *)", Since: version(1, 1, 0)},
+	FuncStrtoll:           {Name: "strtoll", Kind: Subroutine, Proto: "int64_t(const char *, [int])", Since: version(1, 11, 0)},
 	FuncSubstr:            {Name: "substr", Kind: Subroutine, Proto: "string(const char *, int, [int])", Since: version(1, 1, 0)},
 	FuncSum:               {Name: "sum", Kind: AggFunc, Proto: "void(@)", scalarArg: true},
 	FuncSym:               {Name: "sym", Kind: Action, class: actData, Proto: "_symaddr(uintptr_t)", Since: version(1, 2, 0)},
 	FuncSystem:            {Name: "system", Kind: Action, class: actDestruct, Proto: "void(@, ...)", after: (*checker).checkPrintf},
+	FuncTolower:           {Name: "tolower", Kind: Subroutine, Proto: "string(const char *)", Since: version(1, 8, 0)},
+	FuncToupper:           {Name: "toupper", Kind: Subroutine, Proto: "string(const char *)", Since: version(1, 8, 0)},
 	FuncTrace:             {Name: "trace", Kind: Action, class: actData, Proto: "void(@)", before: (*checker).traceRule},
 	FuncTracemem:          {Name: "tracemem", Kind: Action, class: actData, Proto: "void(@, size_t, [size_t])", after: (*checker).tracememRule},
 	FuncTraceoff:          {Name: "traceoff", Kind: Action, class: actData, Proto: "void([int])"},
