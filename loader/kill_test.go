@@ -143,17 +143,11 @@ func TestKilledProcessLeavesNothing(t *testing.T) {
 		t.Fatal(err)
 	}
 	cmd.Wait()
-	// The kernel frees objects asynchronously (RCU); allow it a moment.
-	var left []string
-	for try := 0; try < 100; try++ {
-		after, err := bpfobj.Kernel()
-		if err != nil {
-			t.Fatal(err)
-		}
-		if left = held.Left(after); len(left) == 0 {
-			return
-		}
-		time.Sleep(50 * time.Millisecond)
+	left, err := held.WaitGone(5 * time.Second)
+	if err != nil {
+		t.Fatal(err)
 	}
-	t.Fatalf("left behind after SIGKILL: %v", left)
+	if len(left) > 0 {
+		t.Fatalf("left behind after SIGKILL: %v", left)
+	}
 }

@@ -3,7 +3,6 @@
 package provider
 
 import (
-	"fmt"
 	"io"
 
 	"github.com/cilium/ebpf"
@@ -11,10 +10,10 @@ import (
 
 // AttachTracepoint fails: tracepoints are Linux only.
 func AttachTracepoint(p *Probe, _, _ string, _ *ebpf.Program) (io.Closer, error) {
-	return nil, fmt.Errorf("attach %s: %w", p, ebpf.ErrNotSupported)
+	return nil, NotSupported(p)
 }
 
 // AttachRawTracepoint fails: tracepoints are Linux only.
 func AttachRawTracepoint(p *Probe, _, _ string, _ *ebpf.Program) (io.Closer, error) {
-	return nil, fmt.Errorf("attach %s: %w", p, ebpf.ErrNotSupported)
+	return nil, NotSupported(p)
 }

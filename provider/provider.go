@@ -78,3 +78,10 @@ const ListHeader = "   ID   PROVIDER            MODULE                          
 func ListLine(p *Probe) string {
 	return fmt.Sprintf("%5d %10s %17s %33s %s", p.ID, p.Provider, p.Module, p.Function, p.Name)
 }
+
+// NotSupported is the error of attaching probe p where the kernel
+// facility its provider uses (kprobes, perf events, tracepoints) does not
+// exist: on anything but Linux.
+func NotSupported(p *Probe) error {
+	return fmt.Errorf("attach %s: %w", p, ebpf.ErrNotSupported)
+}

@@ -12,23 +12,13 @@ import (
 	"testing"
 	"time"
 
+	"github.com/dtrace-go/dtrace/internal/lockedbuf"
 	"github.com/dtrace-go/dtrace/internal/testprog"
 )
 
-// loopSource is a program that calls getppid() as many times as its
-// argument says and prints nothing.
-const loopSource = `#include <stdlib.h>
-#include <unistd.h>
-int main(int argc, char **argv) {
-	long n = argc > 1 ? atol(argv[1]) : 0;
-	for (long i = 0; i < n; i++)
-		getppid();
-	return 0;
-}
-`
-
-// runTraced runs dtrace with args on the loop program making n calls
-// (-c) and returns its standard output and error.
+// runTraced runs dtrace with args on the loop program (testprog's
+// calls.c) making n getppid calls (-c) and returns its standard output
+// and error.
 func runTraced(t *testing.T, bin, loop string, n int, args ...string) (string, string) {
 	t.Helper()
 	cmd := exec.Command(bin, append(args, "-c", fmt.Sprintf("%s %d", loop, n))...)
@@ -53,7 +43,7 @@ func TestStreamNoDrops(t *testing.T) {
 		t.Skip("2,000,000 events")
 	}
 	bin := buildDtrace(t)
-	loop := testprog.BuildSource(t, "getppid-loop", loopSource, "-O2")
+	loop := testprog.BuildCalls(t, "", "-O2")
 	const n = 2000000
 	out, errs := runTraced(t, bin, loop, n, "-q", "-n", `syscall::getppid:entry /pid == $target/ { printf("%d\n", ++i); }`)
 	lines := strings.Split(strings.TrimSuffix(out, "\n\n"), "\n")
@@ -73,7 +63,7 @@ func TestRingPolicy(t *testing.T) {
 		t.Skip("needs root for BPF")
 	}
 	bin := buildDtrace(t)
-	loop := testprog.BuildSource(t, "getppid-loop", loopSource, "-O2")
+	loop := testprog.BuildCalls(t, "", "-O2")
 	const n = 100000
 	out, errs := runTraced(t, bin, loop, n, "-x", "bufpolicy=ring", "-b", "64k", "-q", "-n",
 		`syscall::getppid:entry /pid == $target/ { printf("%d\n", ++i); }`)
@@ -99,6 +89,22 @@ func atoi(s string) int {
 	return n
 }
 
+// startRing starts dtrace -q on program under bufpolicy=ring with its
+// output to file, and returns it with its standard error; the test kills
+// it when it ends.
+func startRing(t *testing.T, bin, file, program string) (*exec.Cmd, *lockedbuf.Buffer) {
+	t.Helper()
+	cmd := exec.Command(bin, "-x", "bufpolicy=ring", "-q", "-o", file, "-n", program)
+	cmd.Env = withoutTesting(os.Environ())
+	errs := new(lockedbuf.Buffer)
+	cmd.Stderr = errs
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { cmd.Process.Kill() })
+	return cmd, errs
+}
+
 // TestSnapshotSignal: kill -USR1 writes the ring's records to the -o
 // file, after a header line, while dtrace goes on tracing.
 func TestSnapshotSignal(t *testing.T) {
@@ -107,14 +113,7 @@ func TestSnapshotSignal(t *testing.T) {
 	}
 	bin := buildDtrace(t)
 	file := t.TempDir() + "/out"
-	cmd := exec.Command(bin, "-x", "bufpolicy=ring", "-q", "-o", file, "-n", `tick-10ms { printf("%d\n", ++i); }`)
-	cmd.Env = withoutTesting(os.Environ())
-	var errs bytes.Buffer
-	cmd.Stderr = &errs
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	defer cmd.Process.Kill()
+	cmd, errs := startRing(t, bin, file, `tick-10ms { printf("%d\n", ++i); }`)
 	snapshot := func(k int) string {
 		t.Helper()
 		time.Sleep(500 * time.Millisecond)
@@ -155,7 +154,7 @@ func TestSnapshotLimit(t *testing.T) {
 		t.Skip("needs root for BPF")
 	}
 	bin := buildDtrace(t)
-	loop := testprog.BuildSource(t, "getppid-loop", loopSource, "-O2")
+	loop := testprog.BuildCalls(t, "", "-O2")
 	for _, policy := range []string{"ring", "switch"} {
 		out, errs := runTraced(t, bin, loop, 10000, "-x", "bufpolicy="+policy, "-q", "-n",
 			`syscall::getppid:entry /pid == $target/ { printf("%d\n", ++i); snapshot(2); }`)
@@ -177,15 +176,7 @@ func TestSnapshotTick(t *testing.T) {
 	}
 	bin := buildDtrace(t)
 	file := t.TempDir() + "/out"
-	cmd := exec.Command(bin, "-x", "bufpolicy=ring", "-q", "-o", file, "-n",
-		`tick-100ms { printf("%d\n", ++i); } tick-1s { snapshot(); }`)
-	cmd.Env = withoutTesting(os.Environ())
-	var errs bytes.Buffer
-	cmd.Stderr = &errs
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	defer cmd.Process.Kill()
+	cmd, errs := startRing(t, bin, file, `tick-100ms { printf("%d\n", ++i); } tick-1s { snapshot(); }`)
 	var data []byte
 	for deadline := time.Now().Add(30 * time.Second); time.Now().Before(deadline); time.Sleep(100 * time.Millisecond) {
 		data, _ = os.ReadFile(file)
@@ -220,7 +211,7 @@ func TestTraceoff(t *testing.T) {
 		t.Skip("needs root for BPF")
 	}
 	bin := buildDtrace(t)
-	loop := testprog.BuildSource(t, "getppid-loop", loopSource, "-O2")
+	loop := testprog.BuildCalls(t, "", "-O2")
 	var want strings.Builder
 	for i := 1; i <= 1000; i++ {
 		if i <= 50 || i > 100 && i <= 150 || i > 200 {

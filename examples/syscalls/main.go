@@ -12,7 +12,6 @@
 package main
 
 import (
-	"flag"
 	"fmt"
 	"io"
 	"os"
@@ -21,15 +20,14 @@ import (
 
 	"github.com/dtrace-go/dtrace/aggregate"
 	"github.com/dtrace-go/dtrace/dtrace"
+	"github.com/dtrace-go/dtrace/examples/internal/excmd"
 	"github.com/dtrace-go/dtrace/format"
 	"github.com/dtrace-go/dtrace/output"
 )
 
 // program counts the target's system calls in @calls and records the
 // size of each write as a printf() item.
-const program = `
-syscall:::entry /pid == $target/ { @calls[probefunc] = count(); }
-syscall::write:entry /pid == $target/ { printf("%d", arg2); }
+const program = excmd.CountCalls + `syscall::write:entry /pid == $target/ { printf("%d", arg2); }
 `
 
 // collector is the renderer: it keeps what it needs from the events and
@@ -67,22 +65,10 @@ func (c *collector) Aggregations(aggs []*aggregate.Agg) error {
 }
 
 func main() {
-	top := flag.Int("top", 10, "how many system calls to print")
-	flag.Usage = func() {
-		fmt.Fprintf(os.Stderr, "usage: syscalls [-top N] command [arg ...]\n")
-		flag.PrintDefaults()
-	}
-	flag.Parse()
-	if flag.NArg() == 0 || *top <= 0 {
-		flag.Usage()
-		os.Exit(2)
-	}
-	c, err := trace(flag.Args())
-	if err != nil {
-		fmt.Fprintf(os.Stderr, "syscalls: %v\n", err)
-		os.Exit(1)
-	}
-	report(os.Stdout, c, *top)
+	top, argv := excmd.Args("syscalls")
+	c, err := trace(argv)
+	excmd.Check("syscalls", err)
+	report(os.Stdout, c, top)
 }
 
 // trace runs the command argv under tracing until it exits and returns what the

@@ -9,7 +9,6 @@
 package main
 
 import (
-	"flag"
 	"fmt"
 	"io"
 	"os"
@@ -17,30 +16,17 @@ import (
 	"syscall"
 
 	"github.com/dtrace-go/dtrace/dtrace"
+	"github.com/dtrace-go/dtrace/examples/internal/excmd"
 )
 
 // program counts the target's system calls; END keeps the top ones,
 // which the library prints when tracing ends.
-const program = `
-syscall:::entry /pid == $target/ { @calls[probefunc] = count(); }
-END { trunc(@calls, %d); }
+const program = excmd.CountCalls + `END { trunc(@calls, %d); }
 `
 
 func main() {
-	top := flag.Int("top", 10, "how many system calls to print")
-	flag.Usage = func() {
-		fmt.Fprintf(os.Stderr, "usage: syscount [-top N] command [arg ...]\n")
-		flag.PrintDefaults()
-	}
-	flag.Parse()
-	if flag.NArg() == 0 || *top <= 0 {
-		flag.Usage()
-		os.Exit(2)
-	}
-	if err := syscount(flag.Args(), *top, os.Stdout); err != nil {
-		fmt.Fprintf(os.Stderr, "syscount: %v\n", err)
-		os.Exit(1)
-	}
+	top, argv := excmd.Args("syscount")
+	excmd.Check("syscount", syscount(argv, top, os.Stdout))
 }
 
 // syscount traces the command argv, writing the counts to w.

@@ -4,7 +4,6 @@ package main
 
 import (
 	"regexp"
-	"sort"
 	"strings"
 	"testing"
 
@@ -17,23 +16,18 @@ import (
 // among them once each; -top keeps the most frequent.
 func TestSyscount(t *testing.T) {
 	bin := extest.Build(t)
-	line := regexp.MustCompile(`^  ([a-z0-9_]+) +([0-9]+)$`)
-	counts := func(top string) ([]string, map[string]int) {
-		out := extest.Run(t, bin, "-top", top, "/bin/sh", "-c", "echo hi >/dev/null; exit 0")
+	l := extest.Listing{Line: regexp.MustCompile(`^  ([a-z0-9_]+) +([0-9]+)$`), Body: func(t *testing.T, out string) []string {
 		if !strings.HasPrefix(out, "\n") {
 			t.Errorf("output does not start with dtrace's closing newline:\n%s", out)
 		}
-		names, n := extest.Counts(t, strings.Split(strings.Trim(out, "\n"), "\n"), line)
-		if !sort.SliceIsSorted(names, func(i, j int) bool { return n[names[i]] < n[names[j]] }) {
-			t.Errorf("not in ascending order of count:\n%s", out)
-		}
-		return names, n
-	}
-	all, n := counts("1000")
+		return strings.Split(strings.Trim(out, "\n"), "\n")
+	}}
+	const command = "echo hi >/dev/null; exit 0"
+	all, n := l.Counts(t, bin, "1000", command)
 	if n["exit_group"] != 1 || n["write"] != 1 || len(all) < 5 {
 		t.Errorf("exit_group %d, write %d, %d calls; want 1, 1, 5 or more", n["exit_group"], n["write"], len(all))
 	}
-	if top, _ := counts("3"); len(top) != 3 || n[top[0]] < n[all[len(all)-4]] {
+	if top, _ := l.Counts(t, bin, "3", command); len(top) != 3 || n[top[0]] < n[all[len(all)-4]] {
 		t.Errorf("-top 3 listed %v of %v", top, all)
 	}
 }

@@ -13,6 +13,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/cilium/ebpf"
 	"github.com/cilium/ebpf/link"
@@ -34,27 +35,11 @@ func (s Set) Empty() bool { return len(s.Progs)+len(s.Maps)+len(s.Links) == 0 }
 // Kernel lists every program, map and link the kernel has.
 func Kernel() (Set, error) {
 	s := NewSet()
-	for id := ebpf.ProgramID(0); ; {
-		next, err := ebpf.ProgramGetNextID(id)
-		if errors.Is(err, os.ErrNotExist) {
-			break
-		}
-		if err != nil {
-			return s, err
-		}
-		s.Progs[uint32(next)] = true
-		id = next
+	if err := addIDs(ebpf.ProgramGetNextID, s.Progs); err != nil {
+		return s, err
 	}
-	for id := ebpf.MapID(0); ; {
-		next, err := ebpf.MapGetNextID(id)
-		if errors.Is(err, os.ErrNotExist) {
-			break
-		}
-		if err != nil {
-			return s, err
-		}
-		s.Maps[uint32(next)] = true
-		id = next
+	if err := addIDs(ebpf.MapGetNextID, s.Maps); err != nil {
+		return s, err
 	}
 	it := new(link.Iterator)
 	defer it.Close()
@@ -62,6 +47,40 @@ func Kernel() (Set, error) {
 		s.Links[uint32(it.ID)] = true
 	}
 	return s, it.Err()
+}
+
+// addIDs adds to set every id that next (ebpf.ProgramGetNextID,
+// ebpf.MapGetNextID) walks through.
+func addIDs[ID ~uint32](next func(ID) (ID, error), set map[uint32]bool) error {
+	for id := ID(0); ; {
+		n, err := next(id)
+		if errors.Is(err, os.ErrNotExist) {
+			return nil
+		}
+		if err != nil {
+			return err
+		}
+		set[uint32(n)] = true
+		id = n
+	}
+}
+
+// WaitGone waits up to d for the kernel to free the objects of s (it
+// frees them after an RCU grace period, not when the last descriptor
+// closes) and returns, as Left does, those it still has then.
+func (s Set) WaitGone(d time.Duration) ([]string, error) {
+	deadline := time.Now().Add(d)
+	for {
+		kernel, err := Kernel()
+		if err != nil {
+			return nil, err
+		}
+		left := s.Left(kernel)
+		if len(left) == 0 || time.Now().After(deadline) {
+			return left, nil
+		}
+		time.Sleep(25 * time.Millisecond)
+	}
 }
 
 // AddHeld adds the objects process pid holds descriptors for, as its

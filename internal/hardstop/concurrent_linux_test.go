@@ -12,29 +12,13 @@ import (
 	"github.com/dtrace-go/dtrace/internal/testprog"
 )
 
-// callsSource calls getppid(2) N times once a line arrives on stdin.
-const callsSource = `#include <stdio.h>
-#include <stdlib.h>
-#include <unistd.h>
-
-int main(int argc, char **argv) {
-	char line[16];
-	int n = atoi(argv[1]);
-	if (fgets(line, sizeof line, stdin) == NULL)
-		return 1;
-	for (int i = 0; i < n; i++)
-		getppid();
-	return 0;
-}
-`
-
 // TestConcurrentConsumers attaches 8 dtrace processes to one process that
 // then calls getppid N times: each consumer counts exactly N system
 // calls and exactly N calls of libc's getppid, whatever the others do.
 func TestConcurrentConsumers(t *testing.T) {
 	needRoot(t)
 	const consumers, n = 8, 5000
-	prog := testprog.BuildSource(t, "calls", callsSource, "-O2")
+	prog := testprog.Build(t, "getppid", []string{"getppid.c"}, "-O2")
 	w := testprog.Start(t, prog, strconv.Itoa(n))
 	pid := strconv.Itoa(w.Pid())
 	script := `BEGIN { printf("ready\n"); }

@@ -16,21 +16,6 @@ import (
 	"github.com/dtrace-go/dtrace/internal/testprog"
 )
 
-// loopSource calls a few libc functions and system calls until killed.
-const loopSource = `#include <stdio.h>
-#include <string.h>
-#include <unistd.h>
-
-int main(int argc, char **argv) {
-	char buf[64];
-	for (;;) {
-		getppid();
-		snprintf(buf, sizeof buf, "%d", (int)strlen(argv[0]));
-		usleep(1000);
-	}
-}
-`
-
 // killAll kills every process running the executable at path.
 func killAll(path string) {
 	ents, _ := os.ReadDir("/proc")
@@ -76,7 +61,7 @@ func uprobeEvents(t *testing.T) map[string]bool {
 // not global counts.
 func TestSIGKILLLeavesNothing(t *testing.T) {
 	needRoot(t)
-	prog := testprog.BuildSource(t, "loop", loopSource, "-O2")
+	prog := testprog.Build(t, "loop", []string{"loop.c"}, "-O2")
 	defer killAll(prog)
 	// The run of issue 14 probes every function of libc: some 3,500
 	// uprobe links. A SIGKILLed process's links are closed one by one in
@@ -185,17 +170,9 @@ pid$target:libc.so.6:` + funcs + `:entry, syscall:::entry { @[probefunc] = count
 		if !held.Empty() {
 			holding++
 		}
-		// The kernel frees objects after an RCU grace period.
-		var left []string
-		for try := 0; try < 200; try++ {
-			kernel, err := bpfobj.Kernel()
-			if err != nil {
-				t.Fatal(err)
-			}
-			if left = held.Left(kernel); len(left) == 0 {
-				break
-			}
-			time.Sleep(25 * time.Millisecond)
+		left, err := held.WaitGone(5 * time.Second)
+		if err != nil {
+			t.Fatal(err)
 		}
 		if len(left) > 0 {
 			t.Errorf("kill %d after %v (%s): left behind %v", i, delay, phase, left)

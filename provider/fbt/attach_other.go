@@ -3,7 +3,6 @@
 package fbt
 
 import (
-	"fmt"
 	"io"
 
 	"github.com/cilium/ebpf"
@@ -13,7 +12,7 @@ import (
 
 // Attach fails: kprobes and fentry are Linux only.
 func (*Provider) Attach(p *provider.Probe, _ *ebpf.Program) (io.Closer, error) {
-	return nil, fmt.Errorf("attach %s: %w", p, ebpf.ErrNotSupported)
+	return nil, provider.NotSupported(p)
 }
 
 // multiState has nothing to dispatch where nothing attaches.

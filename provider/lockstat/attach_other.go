@@ -3,7 +3,6 @@
 package lockstat
 
 import (
-	"fmt"
 	"io"
 
 	"github.com/cilium/ebpf"
@@ -13,5 +12,5 @@ import (
 
 // attach fails: kprobes are Linux only.
 func attach(p *provider.Probe, _ *ebpf.Program, _ []target) (io.Closer, error) {
-	return nil, fmt.Errorf("attach %s: %w", p, ebpf.ErrNotSupported)
+	return nil, provider.NotSupported(p)
 }

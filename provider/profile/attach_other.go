@@ -3,7 +3,6 @@
 package profile
 
 import (
-	"fmt"
 	"io"
 
 	"github.com/cilium/ebpf"
@@ -13,5 +12,5 @@ import (
 
 // Attach fails: perf events are Linux only.
 func (*Provider) Attach(p *provider.Probe, _ *ebpf.Program) (io.Closer, error) {
-	return nil, fmt.Errorf("attach %s: %w", p, ebpf.ErrNotSupported)
+	return nil, provider.NotSupported(p)
 }

@@ -6,6 +6,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"sort"
 	"strconv"
 	"testing"
 )
@@ -53,6 +54,31 @@ func Counts(t *testing.T, lines []string, re *regexp.Regexp) ([]string, map[stri
 		}
 		n[m[1]], _ = strconv.Atoi(m[2])
 		names = append(names, m[1])
+	}
+	return names, n
+}
+
+// Listing is how an example prints its counts of system calls.
+type Listing struct {
+	Line       *regexp.Regexp                          // a name and its count
+	Body       func(t *testing.T, out string) []string // the count lines of out, once the rest is checked
+	Descending bool                                    // most frequent first, else least
+}
+
+// Counts runs bin -top top on the shell command command and returns the
+// names it lists, in order, and their counts; lines out of order by
+// count fail the test.
+func (l Listing) Counts(t *testing.T, bin, top, command string) ([]string, map[string]int) {
+	t.Helper()
+	out := Run(t, bin, "-top", top, "/bin/sh", "-c", command)
+	names, n := Counts(t, l.Body(t, out), l.Line)
+	if !sort.SliceIsSorted(names, func(i, j int) bool {
+		if l.Descending {
+			i, j = j, i
+		}
+		return n[names[i]] < n[names[j]]
+	}) {
+		t.Errorf("not in order of count (descending %v):\n%s", l.Descending, out)
 	}
 	return names, n
 }
