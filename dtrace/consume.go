@@ -99,6 +99,11 @@ func (h *Handle) threadNames(pid, tid int) (string, string) {
 	return proc, thread
 }
 
+// Structured reports whether the output format (-x oformat) is other than
+// dtrace(1M)'s text: then standard output carries that format's objects
+// only, and reports meant for people, such as -v's, belong on stderr.
+func (h *Handle) Structured() bool { return h.opts.OFormat != "text" }
+
 // textOutput reports whether output is dtrace(1M)'s text, which alone
 // gets the newlines Run prints around the output.
 func (h *Handle) textOutput() bool { return h.out == nil || h.out == output.Renderer(h.text) }

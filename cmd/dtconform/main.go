@@ -24,6 +24,7 @@ import (
 )
 
 func main() {
+	jsonWrapperMain()
 	conformance.TriggerMain()
 	os.Exit(run(os.Args[1:], os.Stdout, os.Stderr))
 }
@@ -41,6 +42,8 @@ func run(args []string, stdout, stderr io.Writer) int {
 	xfailPath := fs.String("xfail", "", "expected-failures list (default conformance/expected-failures.txt of this repository)")
 	timeout := fs.Duration("timeout", 10*time.Second, "longest a single test may run")
 	csrc := fs.String("triggers", "", "directory of C trigger sources (default conformance/triggers of this repository)")
+	oformat := fs.String("oformat", "", "json: run every tracing dtrace with -x oformat=json and check its output against the schema instead of judging verdicts")
+	schemaPath := fs.String("schema", "", "JSON Schema of -oformat json (default docs/oformat-json.schema.json of this repository)")
 	if err := fs.Parse(args); err != nil {
 		return 2
 	}
@@ -102,6 +105,33 @@ func run(args []string, stdout, stderr io.Writer) int {
 		}
 	}
 	exe, _ := os.Executable()
+	var jsonDir string
+	switch *oformat {
+	case "":
+	case "json":
+		// The wrapper is this binary linked as "dtrace"; it finds the
+		// real one and its log directory in the environment, which the
+		// runner passes on to every test.
+		jsonDir = filepath.Join(tmp, "json")
+		link := filepath.Join(jsonDir, "bin", "dtrace")
+		if err := os.MkdirAll(filepath.Dir(link), 0o755); err != nil {
+			fmt.Fprintln(stderr, "dtconform:", err)
+			return 2
+		}
+		if err := os.Symlink(exe, link); err != nil {
+			fmt.Fprintln(stderr, "dtconform:", err)
+			return 2
+		}
+		os.Setenv(envJSONDTrace, dt)
+		os.Setenv(envJSONLog, jsonDir)
+		dt = link
+		if *schemaPath == "" {
+			*schemaPath = filepath.Join(repo, "docs", "oformat-json.schema.json")
+		}
+	default:
+		fmt.Fprintf(stderr, "dtconform: -oformat %s: only json is checked\n", *oformat)
+		return 2
+	}
 	triggers, err := conformance.NewTriggers(tmp, exe, *csrc)
 	if err != nil {
 		fmt.Fprintln(stderr, "dtconform:", err)
@@ -131,6 +161,17 @@ func run(args []string, stdout, stderr io.Writer) int {
 		}
 	}
 	results := conformance.Run(ctx, cfg, tests)
+	if jsonDir != "" {
+		ok, err := jsonReport(stdout, jsonDir, *schemaPath)
+		if err != nil {
+			fmt.Fprintln(stderr, "dtconform:", err)
+			return 2
+		}
+		if !ok {
+			return 1
+		}
+		return 0
+	}
 	if !*updateXfail {
 		for _, name := range conformance.Retry(ctx, cfg, results, xf) {
 			fmt.Fprintf(stdout, "flaky (passed on retry): %s\n", name)

@@ -59,3 +59,64 @@ func TestRun(t *testing.T) {
 		t.Errorf("expected-failures file: %v\n%s", err, data)
 	}
 }
+
+// TestTraces: which dtrace command lines the -oformat json wrapper runs
+// with -x oformat=json.
+func TestTraces(t *testing.T) {
+	for _, tt := range []struct {
+		args string
+		want bool
+	}{
+		{"-n BEGIN", true},
+		{"-qs x.d a b", true},
+		{"-l -n BEGIN", false},
+		{"-lvn BEGIN", false},
+		{"-V", false},
+		{"-e -s x.d", false},
+		{"-o out -n BEGIN", false},
+		{"-n -l", true},         // -l is -n's argument
+		{"-xquiet -s -e", true}, // and -e is -s's
+		{"-h -s p.d", false},
+	} {
+		if got := traces(strings.Fields(tt.args)); got != tt.want {
+			t.Errorf("traces(%q) = %v, want %v", tt.args, got, tt.want)
+		}
+	}
+}
+
+// TestJSONReport checks kept runs against a small schema: valid objects
+// count, invalid lines are reported, and the cut last line of a killed
+// run is not.
+func TestJSONReport(t *testing.T) {
+	dir := t.TempDir()
+	schema := filepath.Join(dir, "s.json")
+	write := func(name, text string) {
+		if err := os.WriteFile(filepath.Join(dir, name), []byte(text), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	write("s.json", `{"type": "object", "required": ["type"], "properties": {"type": {"enum": ["probe"]}}}`)
+	write("run-1.meta", `{"test": "/c/test/unittest/a/tst.a.d", "args": ["-n", "BEGIN"]}`)
+	write("run-1.out", "{\"type\":\"probe\"}\n{\"type\":\"probe\"}\n")
+	write("run-2.meta", `{"test": "/c/test/unittest/a/tst.b.d", "args": [], "signaled": true}`)
+	write("run-2.out", "{\"type\":\"probe\"}\n{\"type\":\"pr")
+	var out bytes.Buffer
+	if ok, err := jsonReport(&out, dir, schema); err != nil || !ok {
+		t.Fatalf("valid runs: ok %v, err %v\n%s", ok, err, out.String())
+	}
+	if !strings.Contains(out.String(), "json: 2 dtrace runs, 3 objects valid (probe 3), 0 lines invalid, 0 lines of -c commands not checked") {
+		t.Errorf("summary:\n%s", out.String())
+	}
+	write("run-3.meta", `{"test": "/c/test/unittest/a/tst.c.d", "args": []}`)
+	write("run-4.meta", `{"test": "/c/test/unittest/a/tst.d.d", "args": ["-c", "date"]}`)
+	write("run-4.out", "Wed Nov 25\n{\"type\":\"probe\"}\n{\"type\":\"x\"}\n")
+	write("run-3.out", "{\"type\":\"text\"}\nplain text\n{\"type\":\"probe\"}")
+	out.Reset()
+	if ok, err := jsonReport(&out, dir, schema); err != nil || ok {
+		t.Fatalf("invalid runs: ok %v, err %v\n%s", ok, err, out.String())
+	}
+	if n := strings.Count(out.String(), "invalid: a/tst.c.d"); n != 2 || !strings.Contains(out.String(), "invalid: a/tst.d.d") ||
+		!strings.Contains(out.String(), "5 objects valid (probe 5), 3 lines invalid, 1 lines of -c commands not checked") {
+		t.Errorf("%d invalid lines of tst.c.d reported:\n%s", n, out.String())
+	}
+}

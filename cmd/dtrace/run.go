@@ -373,7 +373,9 @@ func (c *cmdline) enable(h *dtrace.Handle, out io.Writer, procs []*dtrace.Proces
 		if c.execute {
 			c.notice("%s '%s' matched %d probe%s", p.Source.Noun(), p.Source.Label(), p.Matches, plural(p.Matches))
 		}
-		if c.verbose > 0 {
+		if c.verbose > 0 && h.Structured() {
+			p.WriteStability(c.stderr, c.execute)
+		} else if c.verbose > 0 {
 			p.WriteStability(out, c.execute)
 		}
 		total += p.Matches

@@ -174,7 +174,7 @@ type Aggregation struct {
 type Entry struct {
 	Keys    []Value    `json:"keys"`
 	Value   *int64     `json:"value,omitempty"`
-	Buckets [][3]int64 `json:"buckets,omitempty"`
+	Buckets [][3]int64 `json:"buckets,omitzero"`
 }
 
 // Fault is a run-time fault of a clause.
