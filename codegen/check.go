@@ -104,6 +104,8 @@ func (a *checkInfo) varOf(obj check.Object) *Var {
 			v.Kind = VarTAssoc
 		case o.Kind == check.ThreadVar:
 			v.Kind = VarThread
+		case o.Kind == check.FlowVar:
+			v.Kind = VarFlow
 		case o.Kind == check.ParamVar:
 			v.Kind = VarParam
 		default:

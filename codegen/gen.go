@@ -47,6 +47,12 @@ type gen struct {
 	gvarEnd  uint32
 	thisVars map[int]uint32 // clause-local id -> scratch offset
 	thisEnd  uint32
+	// fvars are the offsets of the flow variables after abi.FlowVars
+	// in a dt_flow value (flow.go); flowIDOff is where dt_gvars holds
+	// the counter new flow ids come from.
+	fvars     map[int]uint32
+	fvarEnd   uint32
+	flowIDOff uint32
 
 	tvarSize   uint32 // dt_tvars value size
 	assocKey   uint32 // dt_assoc key size
@@ -183,6 +189,7 @@ func generate(clauses []Clause, info Info, opts Options, layout ScratchLayout) (
 		maps:     map[string]bool{},
 		gvars:    map[int]uint32{},
 		thisVars: map[int]uint32{},
+		fvars:    map[int]uint32{},
 		tempMax:  layout.Temps,
 		srcText:  func(p syntax.Pos) string { return fmt.Sprintf("pos %d", p) },
 	}
@@ -426,6 +433,14 @@ func (g *gen) declareMaps() {
 	if g.maps[abi.MapZero] {
 		s.Maps = append(s.Maps, MapSpec{Name: abi.MapZero, Kind: MapArray, KeySize: 4, ValueSize: max(8, g.aggValueMax, g.zeroSize), MaxEntries: 1})
 	}
+	if g.maps[abi.MapFlow] || g.maps[abi.MapFlowData] || g.maps[abi.MapFlowPos] {
+		// Flow variables (flow.go), sized by flowsize.
+		n := g.opts.FlowSize
+		s.Maps = append(s.Maps,
+			MapSpec{Name: abi.MapFlow, Kind: MapHash, KeySize: 8, ValueSize: g.flowSize(), MaxEntries: n},
+			MapSpec{Name: abi.MapFlowData, Kind: MapHash, KeySize: abi.FlowDataKeySize, ValueSize: g.flowSize(), MaxEntries: n},
+			MapSpec{Name: abi.MapFlowPos, Kind: MapHash, KeySize: 8, ValueSize: abi.FlowPosSize, MaxEntries: n})
+	}
 	if g.maps[abi.MapProbes] {
 		// An array indexed by probe id (the verifier inlines its
 		// lookups); the library sizes it to the largest enabled id.
@@ -458,6 +473,15 @@ func (g *gen) scanVars(clauses []Clause) {
 		g.scanNode(c.Decl, &vars, seen)
 	}
 	g.assignVars(vars)
+	for _, v := range vars {
+		if v.Kind == VarFlow {
+			// New flows take their ids from a counter among the
+			// globals.
+			g.flowIDOff = g.gvarEnd
+			g.gvarEnd += 8
+			break
+		}
+	}
 }
 
 func (g *gen) scanNode(n syntax.Node, vars *[]*Var, seen map[*Var]bool) {
@@ -516,6 +540,11 @@ func (g *gen) assignVars(vars []*Var) {
 			}
 		case VarThread:
 			g.tvarSize = max(g.tvarSize, align8(size))
+		case VarFlow:
+			if _, ok := g.fvars[v.ID]; !ok {
+				g.fvars[v.ID] = g.fvarEnd
+				g.fvarEnd += align8(size)
+			}
 		case VarAssoc, VarTAssoc:
 			g.assocValue = max(g.assocValue, align8(size))
 			var k uint32

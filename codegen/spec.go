@@ -252,6 +252,10 @@ type Options struct {
 	// DynVarSize bounds dt_tvars and dt_assoc entries (derived from
 	// dynvarsize); default 65536 entries.
 	DynVars uint32
+	// FlowSize bounds the entries of each flow map: threads with a
+	// flow, writes in flight, streams carrying flows (flowsize;
+	// default 65536).
+	FlowSize uint32
 	// AggSize bounds entries per aggregation (default 65536).
 	AggEntries uint32
 	// AggSize is the aggsize option in bytes (0: unbounded). Entries
@@ -294,5 +298,8 @@ func (o *Options) defaults() {
 	}
 	if o.AggEntries == 0 {
 		o.AggEntries = 65536
+	}
+	if o.FlowSize == 0 {
+		o.FlowSize = 65536
 	}
 }

@@ -131,6 +131,7 @@ const (
 	VarConst                  // a constant (enumerator, inline of constant)
 	VarSymbol                 // a kernel variable at address Value
 	VarParam                  // a translator's input: bound to an expression while a member is compiled
+	VarFlow                   // flow->x (beyond DTrace): in the thread's dt_flow value
 )
 
 // Var is a resolved variable.

@@ -30,21 +30,9 @@ func (f *fn) loadVar(e syntax.Expr, v *Var) asm.Register {
 		f.movImm(r, v.Value)
 		return r
 	case VarGlobal:
-		p := f.gvars()
-		off := int32(f.g.gvars[v.ID])
-		if t.byRef() {
-			f.emit(asm.Add.Imm(p, off))
-			if t.IsString() {
-				f.nullStr(p)
-			}
-			return p
-		}
-		// By the type's size: a store through &x writes only that many
-		// bytes of the 8-byte slot.
-		r := f.alloc()
-		f.loadField(r, p, int16(off), t)
-		f.free(p)
-		return r
+		return f.loadAt(f.gvars(), f.g.gvars[v.ID], t)
+	case VarFlow:
+		return f.loadFlowVar(v, t)
 	case VarClause:
 		off := f.g.thisVars[v.ID]
 		r := f.alloc()
@@ -80,6 +68,36 @@ func (f *fn) loadVar(e syntax.Expr, v *Var) asm.Register {
 	}
 	f.fail(e, "unsupported variable %s", v.Name)
 	return 0
+}
+
+// loadAt loads a variable of type t stored at offset off of the map
+// value p (consumed): globals, flow variables.
+func (f *fn) loadAt(p asm.Register, off uint32, t *Type) asm.Register {
+	if t.byRef() {
+		f.emit(asm.Add.Imm(p, int32(off)))
+		if t.IsString() {
+			f.nullStr(p)
+		}
+		return p
+	}
+	// By the type's size: a store through &x writes only that many
+	// bytes of the 8-byte slot.
+	r := f.alloc()
+	f.loadField(r, p, int16(off), t)
+	f.free(p)
+	return r
+}
+
+// storeAt stores r (consumed) into a variable of type t at offset off of
+// the map value p (consumed).
+func (f *fn) storeAt(p asm.Register, off uint32, r asm.Register, t *Type) {
+	if t.byRef() {
+		f.emit(asm.Add.Imm(p, int32(off)))
+		f.copyStrVar(p, r, t)
+		return
+	}
+	f.emit(asm.StoreMem(p, int16(off), r, asm.DWord))
+	f.free(p, r)
 }
 
 // dynResult turns the result of a dynamic-variable lookup (R0, possibly
@@ -136,15 +154,9 @@ func (f *fn) storeVar(n syntax.Node, v *Var, r asm.Register, vt *Type) {
 	}
 	switch v.Kind {
 	case VarGlobal:
-		p := f.gvars()
-		off := f.g.gvars[v.ID]
-		if t.byRef() {
-			f.emit(asm.Add.Imm(p, int32(off)))
-			f.copyStrVar(p, r, t)
-			return
-		}
-		f.emit(asm.StoreMem(p, int16(off), r, asm.DWord))
-		f.free(p, r)
+		f.storeAt(f.gvars(), f.g.gvars[v.ID], r, t)
+	case VarFlow:
+		f.storeFlowVar(v, r, t)
 	case VarClause:
 		off := f.g.thisVars[v.ID]
 		if t.byRef() {

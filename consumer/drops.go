@@ -17,6 +17,7 @@ var statusDrops = []struct {
 	{abi.CPUSpecDrops, output.DropSpec},
 	{abi.CPUSpecBusy, output.DropSpecBusy},
 	{abi.CPUSpecUnavail, output.DropSpecUnavail},
+	{abi.CPUFlowDrops, output.DropFlow},
 }
 
 // reportDrops hands over the drops counted since the last report:

@@ -44,7 +44,12 @@ func (h *Handle) Compile(src Source) (*Program, error) {
 	if err != nil {
 		return nil, &SourceError{Source: src, Err: err}
 	}
-	progs := append(append(append([]*syntax.Program(nil), h.lib.Programs...), h.user...), ast)
+	before, after, err := h.flowPrograms(ast)
+	if err != nil {
+		return nil, &SourceError{Source: src, Err: err}
+	}
+	progs := append(append([]*syntax.Program(nil), h.lib.Programs...), before...)
+	progs = append(append(append(progs, h.user...), ast), after...)
 	info, err := check.Check(h.fset, progs, h.checkConfig())
 	if err != nil {
 		return nil, &SourceError{Source: src, Err: h.compileError(err)}

@@ -72,6 +72,10 @@ type Handle struct {
 	// user holds the compiled programs; the D library's come before
 	// them when checking.
 	user []*syntax.Program
+	// flow holds the transports of flow variables once a program uses
+	// them (flow.go): the one that comes between the library and the
+	// user programs, and the one that comes after them.
+	flow []*syntax.Program
 	// libFiles are the D library files loaded (those the programs use).
 	libFiles  []dlib.Source
 	info      *check.Info
@@ -235,6 +239,7 @@ func (h *Handle) codegenOptions() codegen.Options {
 		SourceText:   h.sourceLine,
 		MemberOffset: kernelMemberOffset,
 		AggSize:      h.opts.AggSize,
+		FlowSize:     uint32(min(max(h.opts.FlowSize, 1), 1<<24)),
 		ISA:          kfeature.Probe().CodegenISA(),
 	}
 }

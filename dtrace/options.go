@@ -114,6 +114,7 @@ const (
 	DefaultJStackStr  = 512
 	DefaultPrintSize  = 8192
 	DefaultPcapSize   = 1518
+	DefaultFlowSize   = 65536
 	// DefaultVersion is the D language version this implementation speaks.
 	DefaultVersion = "2.0"
 )
@@ -128,6 +129,9 @@ type Options struct {
 	BufSize, AggSize, SpecSize, DynVarSize, ScratchSize int64
 	StrSize, JStackStrSize, BPFLogSize, LockMem         int64
 	PcapSize, PrintSize                                 int64
+	// FlowSize is the number of entries of each flow variable table
+	// (beyond DTrace; docs/FLOW.md).
+	FlowSize int64
 	// Rates (nanoseconds between events).
 	SwitchRate, AggRate, StatusRate, CleanRate int64
 	// Counts.
@@ -191,6 +195,7 @@ func NewOptions() *Options {
 		BPFLogSize:    Unset,
 		LockMem:       Unset,
 		PcapSize:      DefaultPcapSize,
+		FlowSize:      DefaultFlowSize,
 		PrintSize:     DefaultPrintSize,
 		SwitchRate:    DefaultSwitchRate,
 		AggRate:       DefaultAggRate,

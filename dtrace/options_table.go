@@ -277,6 +277,7 @@ func addRunTimeOptions() {
 		{"bpflogsize", func(o *Options) *int64 { return &o.BPFLogSize }},
 		{"bufsize", func(o *Options) *int64 { return &o.BufSize }},
 		{"dynvarsize", func(o *Options) *int64 { return &o.DynVarSize }},
+		{"flowsize", func(o *Options) *int64 { return &o.FlowSize }},
 		{"jstackstrsize", func(o *Options) *int64 { return &o.JStackStrSize }},
 		{"specsize", func(o *Options) *int64 { return &o.SpecSize }},
 	}

@@ -207,10 +207,13 @@ const (
 	DropSpecBusy
 	// DropSpecUnavail: speculation() failed, no buffer available.
 	DropSpecUnavail
+	// DropFlow: flow variables (beyond DTrace) that found their table
+	// full (flowsize) and were lost.
+	DropFlow
 )
 
 var dropTags = [...]string{"DTRACEDROP_PRINCIPAL", "DTRACEDROP_AGGREGATION", "DTRACEDROP_DYNAMIC",
-	"DTRACEDROP_SPEC", "DTRACEDROP_SPECBUSY", "DTRACEDROP_SPECUNAVAIL"}
+	"DTRACEDROP_SPEC", "DTRACEDROP_SPECBUSY", "DTRACEDROP_SPECUNAVAIL", "DTRACEDROP_FLOW"}
 
 // Tag returns dtrace's tag for the kind (DTRACEDROP_PRINCIPAL).
 func (k DropKind) Tag() string {

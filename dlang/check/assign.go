@@ -217,10 +217,7 @@ func (c *checker) index(e *syntax.IndexExpr, lhs bool) TypeAndValue {
 		c.record(x, TypeAndValue{Type: types.Dyn}, exprFlags{isVar: true, writable: true})
 		return c.record(e, TypeAndValue{Lvalue: true}, exprFlags{writable: true})
 	case *syntax.ScopedVar:
-		tab, kind, prefix := c.threads, ThreadVar, "self->"
-		if x.Scope == syntax.ScopeThis {
-			tab, kind, prefix = c.locals, LocalVar, "this->"
-		}
+		tab, kind, prefix := c.scopeTable(x.Scope)
 		v, ok := tab[x.Name.Name]
 		if ok && v.Keys != nil {
 			return c.assocRef(e, x, v)
@@ -230,6 +227,11 @@ func (c *checker) index(e *syntax.IndexExpr, lhs bool) TypeAndValue {
 		}
 		if kind == LocalVar {
 			return c.fail(c.last(e), D_ARR_LOCAL, "local variables may not be used as associative arrays: %s", x.Name.Name)
+		}
+		if kind == FlowVar {
+			// A flow's variables are copied whole as work moves: a
+			// fixed set of scalars, not tables.
+			return c.fail(c.last(e), D_ARR_LOCAL, "flow variables may not be used as associative arrays: %s", x.Name.Name)
 		}
 		if !lhs {
 			return c.fail(c.after(x), D_VAR_UNDEF, "%s%s has not yet been declared or assigned", prefix, x.Name.Name)
@@ -308,10 +310,7 @@ func exprName(e syntax.Expr) string {
 	case *syntax.Ident:
 		return e.Name
 	case *syntax.ScopedVar:
-		if e.Scope == syntax.ScopeSelf {
-			return "self->" + e.Name.Name
-		}
-		return "this->" + e.Name.Name
+		return e.Scope.String() + "->" + e.Name.Name
 	}
 	return "expression"
 }

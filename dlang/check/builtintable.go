@@ -43,6 +43,13 @@ const (
 	FuncDirname
 	FuncDiscard
 	FuncExit
+	// The transports of flow variables (beyond DTrace), called by the
+	// clauses the library adds to a program that uses flow-> (dtrace/flow.go).
+	FuncFlowFork
+	FuncFlowExit
+	FuncFlowRecv
+	FuncFlowSend
+	FuncFlowSent
 	FuncFreopen
 	FuncFtruncate
 	FuncFunc
@@ -182,6 +189,11 @@ var funcTable = [NumFuncIDs]FuncDef{
 	FuncDirname:           {Name: "dirname", Kind: Subroutine, Proto: "string(const char *)"},
 	FuncDiscard:           {Name: "discard", Kind: Action, class: actDiscard, Proto: "void(int)"},
 	FuncExit:              {Name: "exit", Kind: Action, class: actExit, Proto: "void(int)"},
+	FuncFlowFork:          {Name: "__flow_fork", Kind: Subroutine, Proto: "void(int64_t)", attr: &evolvingAttr},
+	FuncFlowExit:          {Name: "__flow_exit", Kind: Subroutine, Proto: "void()", attr: &evolvingAttr},
+	FuncFlowRecv:          {Name: "__flow_recv", Kind: Subroutine, Proto: "void(uint64_t, int64_t)", attr: &evolvingAttr},
+	FuncFlowSend:          {Name: "__flow_send", Kind: Subroutine, Proto: "int64_t(uint64_t, int64_t)", attr: &evolvingAttr},
+	FuncFlowSent:          {Name: "__flow_sent", Kind: Subroutine, Proto: "void(uint64_t, int64_t, int64_t, int64_t)", attr: &evolvingAttr},
 	FuncFreopen:           {Name: "freopen", Kind: Action, class: actDestruct, Proto: "void(@, ...)", Since: version(1, 1, 0), after: (*checker).checkPrintf},
 	FuncFtruncate:         {Name: "ftruncate", Kind: Action, class: actData, Proto: "void()"},
 	FuncFunc:              {Name: "func", Kind: Action, class: actData, Proto: "_symaddr(uintptr_t)", Since: version(1, 2, 0)},
@@ -281,6 +293,7 @@ const (
 	VarEpid
 	VarErrno
 	VarExecname
+	VarFlowid
 	VarGid
 	VarId
 	VarIpl
@@ -333,6 +346,7 @@ var varTable = [NumVarIDs]VarDef{
 	VarEpid:          {Name: "epid", Type: "uint64_t"},
 	VarErrno:         {Name: "errno", Type: "int"},
 	VarExecname:      {Name: "execname", Type: "string"},
+	VarFlowid:        {Name: "flowid", Type: "uint64_t", attr: &evolvingAttr},
 	VarGid:           {Name: "gid", Type: "gid_t"},
 	VarId:            {Name: "id", Type: "uint_t"},
 	VarIpl:           {Name: "ipl", Type: "uint_t"},

@@ -26,12 +26,13 @@ type checker struct {
 	funcs      map[string]*funcInfo
 	globals    map[string]*Var
 	threads    map[string]*Var
+	flows      map[string]*Var // flow->x
 	locals     map[string]*Var
 	aggs       map[string]*Agg
 	inlines    map[string]*Inline
 	enumConsts map[string]*EnumConst
 	externs    map[string]types.Type
-	nvars      [4]int
+	nvars      [5]int
 	usedArgs   []bool
 
 	// symTypes holds the types extern declarations (the program's and
@@ -91,6 +92,7 @@ func newChecker(fset *syntax.FileSet, conf *Config) *checker {
 		opaque:     map[string]types.Type{},
 		globals:    map[string]*Var{},
 		threads:    map[string]*Var{},
+		flows:      map[string]*Var{},
 		locals:     map[string]*Var{},
 		aggs:       map[string]*Agg{},
 		inlines:    map[string]*Inline{},

@@ -373,12 +373,21 @@ func (c *checker) use(e syntax.Expr, v *Var) {
 	*list = append(*list, v)
 }
 
-// scopedVar resolves self->x and this->x.
-func (c *checker) scopedVar(e *syntax.ScopedVar, lhs bool) TypeAndValue {
-	kind, tab, prefix := ThreadVar, c.threads, "self->"
-	if e.Scope == syntax.ScopeThis {
-		kind, tab, prefix = LocalVar, c.locals, "this->"
+// scopeTable returns the variables of a scope, their kind and the prefix
+// messages name them with.
+func (c *checker) scopeTable(s syntax.VarScope) (map[string]*Var, VarKind, string) {
+	switch s {
+	case syntax.ScopeThis:
+		return c.locals, LocalVar, "this->"
+	case syntax.ScopeFlow:
+		return c.flows, FlowVar, "flow->"
 	}
+	return c.threads, ThreadVar, "self->"
+}
+
+// scopedVar resolves self->x, this->x and flow->x.
+func (c *checker) scopedVar(e *syntax.ScopedVar, lhs bool) TypeAndValue {
+	tab, kind, prefix := c.scopeTable(e.Scope)
 	name := e.Name.Name
 	v, ok := tab[name]
 	if ok && v.Keys != nil {

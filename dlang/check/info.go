@@ -179,6 +179,7 @@ const (
 	ThreadVar                // self->x, self->a[k]
 	LocalVar                 // this->x
 	ParamVar                 // a parameter of an inline or a translator's input
+	FlowVar                  // flow->x (beyond DTrace): follows the unit of work
 )
 
 // Var is a D variable: global, thread-local or clause-local, scalar or

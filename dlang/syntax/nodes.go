@@ -408,9 +408,10 @@ type VarScope int
 const (
 	ScopeSelf VarScope = iota + 1 // self->x
 	ScopeThis                     // this->x
+	ScopeFlow                     // flow->x (beyond DTrace: follows the unit of work)
 )
 
-// ScopedVar is `self->name` or `this->name`.
+// ScopedVar is `self->name`, `this->name` or `flow->name`.
 type ScopedVar struct {
 	Span
 	Scope VarScope
@@ -578,3 +579,16 @@ func (*IndexExpr) exprNode()    {}
 func (*MemberExpr) exprNode()   {}
 func (*ParenExpr) exprNode()    {}
 func (*BadExpr) exprNode()      {}
+
+// String returns the scope's keyword: "self", "this" or "flow".
+func (s VarScope) String() string {
+	switch s {
+	case ScopeSelf:
+		return "self"
+	case ScopeThis:
+		return "this"
+	case ScopeFlow:
+		return "flow"
+	}
+	return "?"
+}

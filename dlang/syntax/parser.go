@@ -1359,7 +1359,18 @@ func (p *parser) parsePrimary() Expr {
 	t := p.tok
 	switch t.tok {
 	case IDENT:
-		return p.ident()
+		id := p.ident()
+		if id.Name == "flow" && !id.Scoped && id.Module == "" && p.tok.tok == ARROW {
+			// flow->x, beyond DTrace: `flow` is no keyword, so that
+			// programs naming a variable flow still parse.
+			p.next()
+			if p.tok.tok != IDENT {
+				p.syntaxError()
+			}
+			name := p.ident()
+			return &ScopedVar{Span{id.Pos(), name.End()}, ScopeFlow, name}
+		}
+		return id
 	case INT:
 		p.next()
 		return &IntLit{Span: Span{t.pos, t.end}, Text: t.lit, Value: t.val,

@@ -207,11 +207,7 @@ func (p printer) node(n Node) {
 	case *StringLit:
 		p.printf("%q", n.Value)
 	case *ScopedVar:
-		if n.Scope == ScopeSelf {
-			p.printf("self->%s", n.Name.Name)
-		} else {
-			p.printf("this->%s", n.Name.Name)
-		}
+		p.printf("%s->%s", n.Scope, n.Name.Name)
 	case *MacroVar:
 		if n.Quoted {
 			p.printf("$")

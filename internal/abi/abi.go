@@ -194,6 +194,17 @@ const (
 	// snapshot(n) or traceoff(n) call of the program: the firings that
 	// took a snapshot or turned tracing off.
 	MapSnapshot = "dt_snapshot"
+	// MapFlow is the hash of flow variables (beyond DTrace), keyed by
+	// the u64 tid of the thread doing the work: one Flow* value each.
+	MapFlow = "dt_flow"
+	// MapFlowData is the hash of flows in flight in a pipe or socket:
+	// keyed by FlowDataKey*, one Flow* value each (FlowAux holds the
+	// stream offset just past the write's bytes).
+	MapFlowData = "dt_flowdata"
+	// MapFlowPos is the hash of the stream positions of each pipe or
+	// socket that carries flows, keyed by its kernel address
+	// (FlowPos* value).
+	MapFlowPos = "dt_flowpos"
 	// MapAggPrefix starts the name of each aggregation's per-CPU hash.
 	MapAggPrefix = "dt_agg_"
 	// MapAggCachePrefix starts the name of each aggregation's per-CPU
@@ -250,6 +261,9 @@ const (
 	CPUSpecUnavail = 32
 	// CPUErrors counts faults.
 	CPUErrors = 40
+	// CPUFlowDrops counts flow variable drops (beyond DTrace): a flow
+	// that found dt_flow, dt_flowdata or dt_flowpos full (flowsize).
+	CPUFlowDrops = 48
 	// CPUStateSize is the size of dt_cpustate's value.
 	CPUStateSize = 64
 )
@@ -260,6 +274,23 @@ const (
 	TVarKeyTID = 0
 	// TVarKeyVar is the offset in a dt_tvars key of the u64 variable id.
 	TVarKeyVar = 8
+	// FlowID, FlowAux and FlowVars lay out a dt_flow value: the u64
+	// flow id (0: none), a u64 the transports use (dt_flowdata: the
+	// end offset of the write), then the flow-> variables.
+	FlowID   = 0
+	FlowAux  = 8
+	FlowVars = 16
+	// FlowDataKeySize is the size of a dt_flowdata key: the u64 address
+	// of the pipe or socket, the u64 stream offset of the write's first
+	// byte.
+	FlowDataKeySize = 16
+	// FlowPosWrite and FlowPosRead are the u64 byte counts written and
+	// read of a stream in a dt_flowpos value; FlowPosCur is the offset
+	// of the write whose bytes the reader is in.
+	FlowPosWrite = 0
+	FlowPosRead  = 8
+	FlowPosCur   = 16
+	FlowPosSize  = 24
 	// TVarKeySize is the size of a dt_tvars key.
 	TVarKeySize = 16
 	// AssocKeyVar is the offset in a dt_assoc key of the u64 variable id.

@@ -73,6 +73,7 @@ var dropWords = map[output.DropKind]struct{ what, suffix string }{
 	output.DropSpec:        {"speculative drop", ""},
 	output.DropSpecBusy:    {"failed speculation", " (available buffer(s) still busy)"},
 	output.DropSpecUnavail: {"failed speculation", " (no speculative buffer available)"},
+	output.DropFlow:        {"flow variable drop", ""},
 }
 
 // DropMessage words a drop as dtrace(1M) does, without the "dtrace: "

@@ -1,0 +1,332 @@
+package codegen
+
+import (
+	"github.com/cilium/ebpf/asm"
+
+	"github.com/dtrace-go/dtrace/dlang/syntax"
+	"github.com/dtrace-go/dtrace/internal/abi"
+)
+
+// This file compiles flow variables (beyond DTrace; docs/FLOW.md): the
+// flow-> variables of a thread live together in one dt_flow value keyed
+// by its tid (abi.Flow* layout), so that the transports copy a flow whole
+// as work moves: to a child at fork (__flow_fork), into dt_flowdata with
+// the bytes of a write (__flow_send) and back out to the thread that reads
+// them (__flow_recv). The maps are declared only when a clause names them:
+// a program without flow-> has none of this.
+
+// flowSize is the size of a dt_flow value.
+func (g *gen) flowSize() uint32 { return abi.FlowVars + g.fvarEnd }
+
+// flowKey stores the current thread's dt_flow key (its u64 tid) in
+// scratch.
+func (f *fn) flowKey() uint32 {
+	key := f.tmp(8)
+	f.call(asm.FnGetCurrentPidTgid)
+	f.emit(asm.Mov.Reg32(asm.R0, asm.R0), asm.StoreMem(regScratch, int16(key), asm.R0, asm.DWord))
+	return key
+}
+
+// zeroValue returns in R0 a pointer to dt_zero's all-zero value, which is
+// at least size bytes; a failed lookup (never, for an array of one) ends
+// the clause.
+func (f *fn) zeroValue(size uint32) {
+	f.g.zeroSize = max(f.g.zeroSize, size)
+	f.emit(storeImm(asm.R10, stackMisc, 0, asm.DWord))
+	f.call(asm.FnMapLookupElem, mapOp(abi.MapZero), operand{kind: opStack, imm: stackMisc})
+	f.emit(asm.JEq.Imm(asm.R0, 0, f.ret))
+}
+
+// flowRead returns a pointer to the current thread's flow value, or to
+// zeros when the thread has none: reading an unset flow variable gives 0.
+func (f *fn) flowRead() asm.Register {
+	key := f.flowKey()
+	found := f.label("flow")
+	f.call(asm.FnMapLookupElem, mapOp(abi.MapFlow), scr(key))
+	f.emit(asm.JNE.Imm(asm.R0, 0, found))
+	f.zeroValue(f.g.flowSize())
+	f.mark(found)
+	return f.result()
+}
+
+// flowWrite returns a pointer to the current thread's flow value,
+// creating it with a new flow id on the thread's first store. A full
+// dt_flow counts a flow drop and ends the clause.
+func (f *fn) flowWrite() asm.Register {
+	key := f.flowKey()
+	found, made := f.label("flow"), f.label("flownew")
+	f.call(asm.FnMapLookupElem, mapOp(abi.MapFlow), scr(key))
+	f.emit(asm.JNE.Imm(asm.R0, 0, found))
+	f.zeroValue(f.g.flowSize())
+	z := f.result()
+	f.call(asm.FnMapUpdateElem, mapOp(abi.MapFlow), scr(key), reg(z), imm(1)) // BPF_NOEXIST
+	f.call(asm.FnMapLookupElem, mapOp(abi.MapFlow), scr(key))
+	f.emit(asm.JNE.Imm(asm.R0, 0, made))
+	f.bumpCounter(abi.CPUFlowDrops)
+	f.emit(asm.Ja.Label(f.ret))
+	f.mark(made)
+	// A new flow: its id comes from the program-wide counter in
+	// dt_gvars, taken atomically so that CPUs never share one.
+	p, id := f.result(), f.alloc()
+	f.emit(asm.LoadMapValue(id, 0, f.g.flowIDOff).WithReference(abi.MapGVars))
+	n := f.alloc()
+	f.emit(asm.Mov.Imm(n, 1),
+		atomicMem(asm.FetchAdd, id, n, asm.DWord, 0),
+		asm.Add.Imm(n, 1),
+		asm.StoreMem(p, abi.FlowID, n, asm.DWord),
+		asm.Mov.Reg(asm.R0, p))
+	f.free(p, id, n)
+	f.mark(found)
+	return f.result()
+}
+
+// loadFlowVar loads flow->x.
+func (f *fn) loadFlowVar(v *Var, t *Type) asm.Register {
+	p := f.flowRead()
+	return f.loadAt(p, abi.FlowVars+f.g.fvars[v.ID], t)
+}
+
+// storeFlowVar stores r (consumed) into flow->x. Storing 0 clears the
+// variable; the flow and its id stay, as the work goes on.
+func (f *fn) storeFlowVar(v *Var, r asm.Register, t *Type) {
+	// r stays live across flowWrite's helper calls (call saves it).
+	p := f.flowWrite()
+	f.storeAt(p, abi.FlowVars+f.g.fvars[v.ID], r, t)
+}
+
+// varFlowid compiles flowid: the current flow's id, 0 without one.
+func (f *fn) varFlowid(e syntax.Expr, _ string) asm.Register {
+	p := f.flowRead()
+	r := f.alloc()
+	f.emit(asm.LoadMem(r, p, abi.FlowID, asm.DWord))
+	f.free(p)
+	return r
+}
+
+// subrFlowFork compiles __flow_fork(tid): the new thread tid starts with
+// a copy of the current thread's flow (task:task_newtask runs in the
+// parent, before the child can run).
+func (f *fn) subrFlowFork(c *syntax.CallExpr, _ string) asm.Register {
+	f.need(c, 1, 1)
+	child := f.expr(c.Args[0])
+	ckey := f.tmp(8)
+	f.emit(asm.StoreMem(regScratch, int16(ckey), child, asm.DWord))
+	f.free(child)
+	key := f.flowKey()
+	done := f.label("ffdone")
+	f.call(asm.FnMapLookupElem, mapOp(abi.MapFlow), scr(key))
+	f.emit(asm.JEq.Imm(asm.R0, 0, done))
+	v := f.result()
+	f.call(asm.FnMapUpdateElem, mapOp(abi.MapFlow), scr(ckey), reg(v), imm(0))
+	f.flowDropIf(done)
+	f.mark(done)
+	return f.zero()
+}
+
+// subrFlowExit compiles __flow_exit(): an exiting thread's flow goes.
+func (f *fn) subrFlowExit(c *syntax.CallExpr, _ string) asm.Register {
+	f.need(c, 0, 0)
+	key := f.flowKey()
+	f.call(asm.FnMapDeleteElem, mapOp(abi.MapFlow), scr(key))
+	return f.zero()
+}
+
+// zero returns a register holding 0, the value of the void transports.
+func (f *fn) zero() asm.Register {
+	r := f.alloc()
+	f.emit(asm.Mov.Imm(r, 0))
+	return r
+}
+
+// subrFlowSend compiles __flow_send(stream, n): n bytes are being
+// written to the pipe or socket at address stream (0: not one). The
+// writer's flow, as it is now, is filed in dt_flowdata under the stream
+// offset of the first byte, with the offset past the last in FlowAux; a
+// writer without a flow files zeros there once the stream carries flows,
+// so that the reader of those bytes loses the flow it had. The value is
+// the offset plus 1, 0 when nothing was filed. Called at a write's entry
+// with the count asked for, the entry is on file before a reader can see
+// the bytes; __flow_sent corrects a write that wrote less.
+func (f *fn) subrFlowSend(c *syntax.CallExpr, _ string) asm.Register {
+	res := f.zero()
+	dkey, n, done := f.flowStreamArgs(c)
+	key := f.flowKey()
+	has := f.label("fshas")
+	f.call(asm.FnMapLookupElem, mapOp(abi.MapFlow), scr(key))
+	f.emit(asm.JNE.Imm(asm.R0, 0, has))
+	f.zeroValue(f.g.flowSize())
+	f.mark(has)
+	fl := f.result()
+	pos := f.flowPos(dkey, fl, done)
+	start := f.alloc()
+	f.emit(asm.Mov.Reg(start, n),
+		atomicMem(asm.FetchAdd, pos, start, asm.DWord, abi.FlowPosWrite),
+		asm.StoreMem(regScratch, int16(dkey+8), start, asm.DWord))
+	f.free(pos)
+	f.call(asm.FnMapUpdateElem, mapOp(abi.MapFlowData), scr(dkey), reg(fl), imm(0))
+	f.flowDropIf(done)
+	f.call(asm.FnMapLookupElem, mapOp(abi.MapFlowData), scr(dkey))
+	f.emit(asm.JEq.Imm(asm.R0, 0, done),
+		asm.Mov.Reg(res, start), asm.Add.Imm(res, 1),
+		asm.Add.Reg(start, n),
+		asm.StoreMem(asm.R0, abi.FlowAux, start, asm.DWord))
+	f.free(start, n)
+	f.mark(done)
+	return res
+}
+
+// subrFlowSent compiles __flow_sent(stream, at, asked, n): the write that
+// __flow_send filed at offset at (its value minus 1) for asked bytes wrote
+// n (< 0: none). A short write gives back the offsets it did not use when
+// no write was filed after it; otherwise the stream's offsets are off by
+// the difference from then on, which counts a flow drop.
+func (f *fn) subrFlowSent(c *syntax.CallExpr, _ string) asm.Register {
+	f.need(c, 4, 4)
+	// The arguments wait in scratch: stream, at, asked, n.
+	args := f.tmp(4 * 8)
+	for i, a := range c.Args {
+		r := f.expr(a)
+		f.emit(asm.StoreMem(regScratch, int16(args+uint32(8*i)), r, asm.DWord))
+		f.free(r)
+	}
+	dkey := f.tmp(abi.FlowDataKeySize)
+	done := f.label("fsdone")
+	at, want, n := f.alloc(), f.alloc(), f.alloc()
+	f.emit(asm.LoadMem(want, regScratch, int16(args+16), asm.DWord),
+		asm.LoadMem(n, regScratch, int16(args+24), asm.DWord),
+		asm.JEq.Reg(n, want, done),
+		asm.LoadMem(at, regScratch, int16(args+8), asm.DWord),
+		asm.LoadMem(asm.R0, regScratch, int16(args), asm.DWord),
+		asm.StoreMem(regScratch, int16(dkey), asm.R0, asm.DWord),
+		asm.StoreMem(regScratch, int16(dkey+8), at, asm.DWord))
+	pos := f.label("fsneg")
+	f.emit(asm.JSGE.Imm(n, 0, pos), asm.Mov.Imm(n, 0))
+	f.mark(pos)
+	// want and n become the end offsets asked for and written.
+	f.emit(asm.Add.Reg(want, at), asm.Add.Reg(n, at))
+	f.free(at)
+	f.call(asm.FnMapLookupElem, mapOp(abi.MapFlowPos), scr(dkey))
+	f.emit(asm.JEq.Imm(asm.R0, 0, done))
+	p := f.result()
+	ok := f.label("fsok")
+	f.emit(asm.Mov.Reg(asm.R0, want),
+		atomicMem(asm.CmpXchg, p, n, asm.DWord, abi.FlowPosWrite),
+		asm.JEq.Reg(asm.R0, want, ok))
+	f.free(p, want)
+	f.bumpCounter(abi.CPUFlowDrops)
+	f.mark(ok)
+	f.call(asm.FnMapLookupElem, mapOp(abi.MapFlowData), scr(dkey))
+	f.emit(asm.JEq.Imm(asm.R0, 0, done))
+	some, begin := f.label("fssome"), f.alloc()
+	f.emit(asm.LoadMem(begin, regScratch, int16(dkey+8), asm.DWord),
+		asm.JGT.Reg(n, begin, some))
+	f.free(begin)
+	// Nothing written: the entry goes.
+	f.call(asm.FnMapDeleteElem, mapOp(abi.MapFlowData), scr(dkey))
+	f.emit(asm.Ja.Label(done))
+	f.mark(some)
+	f.emit(asm.StoreMem(asm.R0, abi.FlowAux, n, asm.DWord))
+	f.free(n)
+	f.mark(done)
+	return f.zero()
+}
+
+// subrFlowRecv compiles __flow_recv(stream, n): n bytes were read from
+// the pipe or socket at address stream. The reader takes the flow of the
+// write its first byte belongs to, in place of its own: the write that
+// starts at that byte, or the one it is in the middle of (FlowPosCur).
+func (f *fn) subrFlowRecv(c *syntax.CallExpr, _ string) asm.Register {
+	dkey, n, done := f.flowStreamArgs(c)
+	f.call(asm.FnMapLookupElem, mapOp(abi.MapFlowPos), scr(dkey))
+	f.emit(asm.JEq.Imm(asm.R0, 0, done))
+	pos := f.result()
+	start, e := f.alloc(), f.alloc()
+	f.emit(asm.Mov.Imm(e, 0), asm.Mov.Reg(start, n),
+		atomicMem(asm.FetchAdd, pos, start, asm.DWord, abi.FlowPosRead),
+		asm.StoreMem(regScratch, int16(dkey+8), start, asm.DWord))
+	f.free(n)
+	inside, give := f.label("frin"), f.label("frgive")
+	f.call(asm.FnMapLookupElem, mapOp(abi.MapFlowData), scr(dkey))
+	f.emit(asm.JEq.Imm(asm.R0, 0, inside), asm.Mov.Reg(e, asm.R0))
+	// A write starts at this byte: it is the one being read now, and
+	// the one before it is consumed.
+	cur := f.alloc()
+	f.emit(asm.LoadMem(cur, pos, abi.FlowPosCur, asm.DWord),
+		asm.StoreMem(pos, abi.FlowPosCur, start, asm.DWord),
+		asm.JEq.Reg(cur, start, give),
+		asm.StoreMem(regScratch, int16(dkey+8), cur, asm.DWord))
+	f.call(asm.FnMapDeleteElem, mapOp(abi.MapFlowData), scr(dkey))
+	f.emit(asm.Ja.Label(give))
+	f.mark(inside)
+	f.emit(asm.LoadMem(cur, pos, abi.FlowPosCur, asm.DWord),
+		asm.StoreMem(regScratch, int16(dkey+8), cur, asm.DWord))
+	f.call(asm.FnMapLookupElem, mapOp(abi.MapFlowData), scr(dkey))
+	// Bytes past the write being read belong to a write not on file
+	// (its entry refused or gone): the reader keeps its own flow.
+	f.emit(asm.JEq.Imm(asm.R0, 0, done), asm.Mov.Reg(e, asm.R0),
+		asm.LoadMem(cur, e, abi.FlowAux, asm.DWord),
+		asm.JGE.Reg(start, cur, done))
+	f.mark(give)
+	f.free(cur, start, pos)
+	key := f.flowKey()
+	clear := f.label("frclear")
+	id := f.alloc()
+	f.emit(asm.LoadMem(id, e, abi.FlowID, asm.DWord), asm.JEq.Imm(id, 0, clear))
+	f.free(id)
+	f.call(asm.FnMapUpdateElem, mapOp(abi.MapFlow), scr(key), reg(e), imm(0))
+	f.flowDropIf(done)
+	f.emit(asm.Ja.Label(done))
+	f.mark(clear)
+	f.call(asm.FnMapDeleteElem, mapOp(abi.MapFlow), scr(key))
+	f.mark(done)
+	return f.zero()
+}
+
+// flowStreamArgs compiles the (stream, n) arguments of a transport: the
+// stream's address goes into a new dt_flowdata key in scratch, n stays in
+// a register; done is where the transport ends, to which a null stream or
+// a count below 1 go at once.
+func (f *fn) flowStreamArgs(c *syntax.CallExpr) (dkey uint32, n asm.Register, done string) {
+	f.need(c, 2, 2)
+	stream := f.expr(c.Args[0])
+	h := f.hold(stream, c.Args[1])
+	n = f.expr(c.Args[1])
+	stream = f.release(h)
+	dkey = f.tmp(abi.FlowDataKeySize)
+	done = f.label("fdone")
+	f.emit(asm.JEq.Imm(stream, 0, done), asm.JSLE.Imm(n, 0, done),
+		asm.StoreMem(regScratch, int16(dkey), stream, asm.DWord))
+	f.free(stream)
+	return dkey, n, done
+}
+
+// flowPos returns a pointer to the dt_flowpos value of the stream whose
+// address starts the key at dkey. A stream is tracked from the first
+// write of a thread with a flow (fl's id nonzero); before that, and when
+// dt_flowpos is full (a flow drop), the transport ends at done.
+func (f *fn) flowPos(dkey uint32, fl asm.Register, done string) asm.Register {
+	found := f.label("fpos")
+	f.call(asm.FnMapLookupElem, mapOp(abi.MapFlowPos), scr(dkey))
+	f.emit(asm.JNE.Imm(asm.R0, 0, found),
+		asm.LoadMem(asm.R0, fl, abi.FlowID, asm.DWord),
+		asm.JEq.Imm(asm.R0, 0, done))
+	f.zeroValue(abi.FlowPosSize)
+	z := f.result()
+	f.call(asm.FnMapUpdateElem, mapOp(abi.MapFlowPos), scr(dkey), reg(z), imm(1)) // BPF_NOEXIST
+	f.call(asm.FnMapLookupElem, mapOp(abi.MapFlowPos), scr(dkey))
+	f.emit(asm.JNE.Imm(asm.R0, 0, found))
+	f.bumpCounter(abi.CPUFlowDrops)
+	f.emit(asm.Ja.Label(done))
+	f.mark(found)
+	return f.result()
+}
+
+// flowDropIf counts a flow drop and goes to done when the helper call
+// just made failed (R0 != 0); otherwise the code goes on.
+func (f *fn) flowDropIf(done string) {
+	ok := f.label("fok")
+	f.emit(asm.JEq.Imm(asm.R0, 0, ok))
+	f.bumpCounter(abi.CPUFlowDrops)
+	f.emit(asm.Ja.Label(done))
+	f.mark(ok)
+}

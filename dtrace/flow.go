@@ -1,0 +1,125 @@
+package dtrace
+
+import (
+	"fmt"
+
+	"github.com/dtrace-go/dtrace/dlang/syntax"
+)
+
+// flowBefore and flowAfter are the D programs that carry flow variables
+// (beyond DTrace; docs/FLOW.md) from one thread to another, added to a
+// handle's programs once one of them uses flow-> or flowid. Their clauses
+// record nothing, so they print nothing. flowBefore's run before the
+// user's clauses, so that a read's return already sees the flow the bytes
+// brought.
+//
+// A pipe or FIFO is known at the system call's entry, while the fd is
+// surely open, by the file behind it (curthread->files->fdt->fd[fd]):
+// its pipe_inode_info is the stream both ends share. Only such calls
+// keep thread-locals until their return. A write files its flow at entry
+// for the bytes it asks to write, before a reader can see them, and
+// corrects the count at return; a writev, whose count is known only at
+// return, files it there.
+const flowBefore = `
+self uint64_t __flow_stream;
+self int64_t __flow_at;
+self int64_t __flow_asked;
+
+proc:::create, proc:::lwp-create
+{
+	__flow_fork(((struct task_struct *)arg0)->pid);
+}
+
+proc:::lwp-exit
+{
+	__flow_exit();
+}
+
+syscall::read:return, syscall::readv:return
+/self->__flow_stream/
+{
+	__flow_recv(self->__flow_stream, arg0);
+	self->__flow_stream = 0;
+}
+`
+
+// flowAfter are the transports that run after the user's clauses: a
+// write's entry files the flow as the user's clauses at that entry left it.
+const flowAfter = `
+syscall::read:entry, syscall::readv:entry, syscall::write:entry, syscall::writev:entry
+{
+	this->__flow_file = (uint64_t)arg0 < curthread->files->fdt->max_fds ?
+	    curthread->files->fdt->fd[arg0] : (struct file *)0;
+	self->__flow_stream = this->__flow_file != 0 &&
+	    (this->__flow_file->f_inode->i_mode & 0170000) == 0010000 ?
+	    (uint64_t)this->__flow_file->private_data : 0;
+}
+
+syscall::write:entry
+/self->__flow_stream/
+{
+	self->__flow_at = __flow_send(self->__flow_stream, arg2);
+	self->__flow_asked = arg2;
+}
+
+syscall::write:return
+/self->__flow_at/
+{
+	__flow_sent(self->__flow_stream, self->__flow_at - 1, self->__flow_asked, arg0);
+	self->__flow_at = 0;
+	self->__flow_asked = 0;
+}
+
+syscall::writev:return
+/self->__flow_stream/
+{
+	__flow_send(self->__flow_stream, arg0);
+}
+
+syscall::write:return, syscall::writev:return
+{
+	self->__flow_stream = 0;
+}
+`
+
+// usesFlow reports whether a program names a flow variable or flowid.
+func usesFlow(p *syntax.Program) bool {
+	found := false
+	var visit func(n syntax.Node) bool
+	visit = func(n syntax.Node) bool {
+		switch n := n.(type) {
+		case *syntax.ScopedVar:
+			// Its name (self->flowid) is no use of flowid.
+			found = found || n.Scope == syntax.ScopeFlow
+			return false
+		case *syntax.MemberExpr:
+			// Nor is a member's (curthread->flowid).
+			syntax.Inspect(n.X, visit)
+			return false
+		case *syntax.Ident:
+			found = found || (n.Name == "flowid" && !n.Scoped && n.Module == "")
+		}
+		return !found
+	}
+	syntax.Inspect(p, visit)
+	return found
+}
+
+// flowPrograms returns the transports of flow variables that run before
+// and after the user's clauses, parsed once, when ast or a program
+// compiled before uses them; none otherwise.
+func (h *Handle) flowPrograms(ast *syntax.Program) (before, after []*syntax.Program, err error) {
+	if h.flow == nil && usesFlow(ast) {
+		for i, text := range []string{flowBefore, flowAfter} {
+			p, err := h.parse(Source{Name: fmt.Sprintf("flow transports %d", i), Text: text, Kind: SpecProgram})
+			if err != nil {
+				return nil, nil, err
+			}
+			h.flow = append(h.flow, p)
+		}
+	}
+	if h.flow == nil {
+		return nil, nil, nil
+	}
+	return h.flow[:1], h.flow[1:], nil
+}

@@ -1,0 +1,146 @@
+package flowtest
+
+import (
+	_ "embed"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/dtrace-go/dtrace/internal/testprog"
+	"github.com/dtrace-go/dtrace/internal/tracetest"
+)
+
+//go:embed testdata/flowprog.c
+var flowprog string
+
+// build compiles flowprog.c once per test under each of names (a process's
+// execname is the name it was run by, which the D predicates tell the
+// roles apart with) and returns the paths.
+func build(t *testing.T, names ...string) []string {
+	t.Helper()
+	if os.Geteuid() != 0 {
+		t.Skip("needs root for BPF")
+	}
+	bin := testprog.BuildSource(t, "flowprog", flowprog, "-O2")
+	data, err := os.ReadFile(bin)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var paths []string
+	for _, n := range names {
+		p := filepath.Join(filepath.Dir(bin), n)
+		if err := os.WriteFile(p, data, 0o755); err != nil {
+			t.Fatal(err)
+		}
+		paths = append(paths, p)
+	}
+	return paths
+}
+
+// run runs a shell command line, failing the test on an error.
+func run(t *testing.T, line string) func() {
+	return func() {
+		if out, err := exec.Command("/bin/sh", "-c", line).CombinedOutput(); err != nil {
+			t.Errorf("%s: %v\n%s", line, err, out)
+		}
+	}
+}
+
+// ints parses the lines of out made of space-separated integers.
+func ints(t *testing.T, out string) [][]int64 {
+	t.Helper()
+	var rows [][]int64
+	for _, line := range strings.Split(strings.TrimSpace(out), "\n") {
+		var row []int64
+		for _, f := range strings.Fields(line) {
+			n, err := strconv.ParseInt(f, 10, 64)
+			if err != nil {
+				t.Fatalf("line %q: %v\n%s", line, err, out)
+			}
+			row = append(row, n)
+		}
+		if row != nil {
+			rows = append(rows, row)
+		}
+	}
+	return rows
+}
+
+// A forked child starts with its parent's flow as it was at the fork: it
+// sees what the parent set before, not what the parent set after, and
+// the flow's id.
+func TestFork(t *testing.T) {
+	p := build(t, "flowfork")[0]
+	out := tracetest.Trace(t, 0, `#pragma D option quiet
+syscall::getppid:entry /execname == "flowfork"/ { flow->before = 42; printf("%d\n", flowid); }
+syscall::getpgid:entry /execname == "flowfork"/ { flow->after = 7; }
+syscall::getsid:entry /execname == "flowfork"/ { printf("%d %d %d\n", flow->before, flow->after, flowid); }
+`, run(t, p+" fork"))
+	rows := ints(t, out)
+	if len(rows) != 2 || len(rows[0]) != 1 || len(rows[1]) != 3 {
+		t.Fatalf("want the parent's flowid and the child's line, got:\n%s", out)
+	}
+	if id, child := rows[0][0], rows[1]; child[0] != 42 || child[1] != 0 || child[2] != id || id == 0 {
+		t.Errorf("child saw before=%d after=%d flowid=%d, want 42, 0, %d", child[0], child[1], child[2], id)
+	}
+}
+
+// In producer | filter | consumer, where the producer writes each line
+// with one write and the others read byte by byte and write each line on
+// with one write, the flow set at each of the producer's writes is the one
+// of the consumer's write of that line: 1,000 distinct values in order.
+func TestPipeline(t *testing.T) {
+	const n = 1000
+	p := build(t, "flowproducer", "flowfilter", "flowconsumer")
+	out := tracetest.Trace(t, 0, `#pragma D option quiet
+syscall::write:entry /execname == "flowproducer"/ { flow->req = ++n; }
+syscall::write:entry /execname == "flowconsumer"/ { printf("%d\n", flow->req); }
+`, run(t, fmt.Sprintf("%s produce %d | %s relay | %s relay >/dev/null", p[0], n, p[1], p[2])))
+	rows := ints(t, out)
+	if len(rows) != n {
+		t.Fatalf("%d consumer writes, want %d:\n%s", len(rows), n, out)
+	}
+	for i, r := range rows {
+		if r[0] != int64(i+1) {
+			t.Fatalf("consumer write %d has flow->req %d, want %d", i+1, r[0], i+1)
+		}
+	}
+}
+
+// A pool of 4 workers reads requests from one pipe and answers each over
+// another: every answer carries the flow of its own request (the request
+// number in the answer's bytes), 10,000 distinct values.
+func TestPool(t *testing.T) {
+	const n = 10000
+	p := build(t, "flowpool")[0]
+	out := tracetest.Trace(t, 0, `#pragma D option quiet
+#pragma D option bufsize=16m
+syscall::write:entry /execname == "flowpool" && arg2 == 16 && *(char *)copyin(arg1, 1) == 'R'/ { flow->req = ++n; }
+syscall::write:entry /execname == "flowpool" && arg2 == 16 && *(char *)copyin(arg1, 1) == 'A'/
+{
+	printf("%d %d\n", flow->req, *(int64_t *)copyin(arg1 + 8, 8));
+}
+`, run(t, fmt.Sprintf("%s pool %d 4 >/dev/null", p, n)))
+	rows := ints(t, out)
+	if len(rows) != n {
+		t.Fatalf("%d answers, want %d", len(rows), n)
+	}
+	seen := map[int64]bool{}
+	wrong := 0
+	for _, r := range rows {
+		if seen[r[0]] {
+			t.Errorf("flow->req %d answered twice", r[0])
+		}
+		seen[r[0]] = true
+		if r[0] != r[1] {
+			wrong++
+		}
+	}
+	if wrong > 0 {
+		t.Errorf("%d of %d answers carry another request's flow", wrong, n)
+	}
+}
