@@ -148,6 +148,7 @@ func (f *fn) zero() asm.Register {
 // with the count asked for, the entry is on file before a reader can see
 // the bytes; __flow_sent corrects a write that wrote less.
 func (f *fn) subrFlowSend(c *syntax.CallExpr, _ string) asm.Register {
+	f.need(c, 2, 2)
 	res := f.zero()
 	dkey, n, done := f.flowStreamArgs(c)
 	key := f.flowKey()
@@ -231,15 +232,37 @@ func (f *fn) subrFlowSent(c *syntax.CallExpr, _ string) asm.Register {
 	return f.zero()
 }
 
-// subrFlowRecv compiles __flow_recv(stream, n): n bytes were read from
-// the pipe or socket at address stream. The reader takes the flow of the
+// subrFlowRecv compiles __flow_recv(stream, n, kind): n bytes were read
+// from the pipe or socket at address stream (kind 0), one datagram (kind
+// 1), or an eventfd's count (kind 2: what every write since the last read
+// added). The reader takes the flow of the
 // write its first byte belongs to, in place of its own: the write that
 // starts at that byte, or the one it is in the middle of (FlowPosCur).
 func (f *fn) subrFlowRecv(c *syntax.CallExpr, _ string) asm.Register {
+	f.need(c, 3, 3)
 	dkey, n, done := f.flowStreamArgs(c)
 	f.call(asm.FnMapLookupElem, mapOp(abi.MapFlowPos), scr(dkey))
 	f.emit(asm.JEq.Imm(asm.R0, 0, done))
 	pos := f.result()
+	// A datagram read takes the whole write at the read position,
+	// however much of it fits the reader's buffer.
+	dg, stream, counter := f.expr(c.Args[2]), f.label("frstream"), f.label("frcounter")
+	f.emit(asm.JEq.Imm(dg, 0, stream), asm.JNE.Imm(dg, 1, counter),
+		asm.LoadMem(dg, pos, abi.FlowPosRead, asm.DWord),
+		asm.StoreMem(regScratch, int16(dkey+8), dg, asm.DWord))
+	f.call(asm.FnMapLookupElem, mapOp(abi.MapFlowData), scr(dkey))
+	f.emit(asm.JEq.Imm(asm.R0, 0, done),
+		asm.LoadMem(n, asm.R0, abi.FlowAux, asm.DWord),
+		asm.Sub.Reg(n, dg),
+		asm.Ja.Label(stream))
+	// A counter (eventfd) read takes every write since the last read.
+	f.mark(counter)
+	f.emit(asm.LoadMem(n, pos, abi.FlowPosWrite, asm.DWord),
+		asm.LoadMem(dg, pos, abi.FlowPosRead, asm.DWord),
+		asm.Sub.Reg(n, dg),
+		asm.JSLE.Imm(n, 0, done))
+	f.mark(stream)
+	f.free(dg)
 	start, e := f.alloc(), f.alloc()
 	f.emit(asm.Mov.Imm(e, 0), asm.Mov.Reg(start, n),
 		atomicMem(asm.FetchAdd, pos, start, asm.DWord, abi.FlowPosRead),
@@ -287,7 +310,6 @@ func (f *fn) subrFlowRecv(c *syntax.CallExpr, _ string) asm.Register {
 // a register; done is where the transport ends, to which a null stream or
 // a count below 1 go at once.
 func (f *fn) flowStreamArgs(c *syntax.CallExpr) (dkey uint32, n asm.Register, done string) {
-	f.need(c, 2, 2)
 	stream := f.expr(c.Args[0])
 	h := f.hold(stream, c.Args[1])
 	n = f.expr(c.Args[1])

@@ -24,6 +24,7 @@ const flowBefore = `
 self uint64_t __flow_stream;
 self int64_t __flow_at;
 self int64_t __flow_asked;
+self int __flow_dgram;
 
 proc:::create, proc:::lwp-create
 {
@@ -35,34 +36,77 @@ proc:::lwp-exit
 	__flow_exit();
 }
 
-syscall::read:return, syscall::readv:return
+syscall::read:return, syscall::readv:return, syscall::recvfrom:return, syscall::recvmsg:return
 /self->__flow_stream/
 {
-	__flow_recv(self->__flow_stream, arg0);
+	__flow_recv(self->__flow_stream, arg0, self->__flow_dgram);
 	self->__flow_stream = 0;
+	self->__flow_dgram = 0;
 }
 `
 
 // flowAfter are the transports that run after the user's clauses: a
 // write's entry files the flow as the user's clauses at that entry left it.
 const flowAfter = `
-syscall::read:entry, syscall::readv:entry, syscall::write:entry, syscall::writev:entry
+syscall::read:entry, syscall::readv:entry, syscall::recvfrom:entry, syscall::recvmsg:entry,
+syscall::write:entry, syscall::writev:entry, syscall::sendto:entry, syscall::sendmsg:entry
 {
 	this->__flow_file = (uint64_t)arg0 < curthread->files->fdt->max_fds ?
 	    curthread->files->fdt->fd[arg0] : (struct file *)0;
-	self->__flow_stream = this->__flow_file != 0 &&
-	    (this->__flow_file->f_inode->i_mode & 0170000) == 0010000 ?
-	    (uint64_t)this->__flow_file->private_data : 0;
+	this->__flow_mode = this->__flow_file != 0 ?
+	    this->__flow_file->f_inode->i_mode & 0170000 : 0;
+	this->__flow_sk = this->__flow_mode == 0140000 ?
+	    ((struct socket *)this->__flow_file->private_data)->sk : (struct sock *)0;
+	this->__flow_family = this->__flow_sk != 0 ? this->__flow_sk->__sk_common.skc_family : 0;
+	this->__flow_dgram = this->__flow_sk != 0 && this->__flow_sk->sk_type == 2;
+	/* An eventfd (an anonymous inode named [eventfd]) is a counter. */
+	this->__flow_counter = this->__flow_file != 0 && this->__flow_mode != 0010000 &&
+	    this->__flow_mode != 0140000 && this->__flow_file->f_path.dentry->d_name.len == 9 &&
+	    stringof(this->__flow_file->f_path.dentry->d_name.name) == "[eventfd]";
+	/*
+	 * An inet socket's ends: the local and remote address and port. A
+	 * connection's direction is named by both ends (sender's first), a
+	 * datagram's by the receiver's port (an unconnected receiver has no
+	 * remote end).
+	 */
+	this->__flow_la = this->__flow_family == 2 ? this->__flow_sk->__sk_common.skc_rcv_saddr : 0;
+	this->__flow_lp = this->__flow_family == 2 ? this->__flow_sk->__sk_common.skc_num : 0;
+	this->__flow_ra = this->__flow_family == 2 ? this->__flow_sk->__sk_common.skc_daddr : 0;
+	this->__flow_rp = this->__flow_family == 2 ? ntohs(this->__flow_sk->__sk_common.skc_dport) : 0;
 }
 
-syscall::write:entry
+syscall::write:entry, syscall::writev:entry, syscall::sendto:entry, syscall::sendmsg:entry
+{
+	self->__flow_stream =
+	    this->__flow_mode == 0010000 || this->__flow_counter ? (uint64_t)this->__flow_file->private_data :
+	    this->__flow_family == 1 ? (uint64_t)((struct unix_sock *)this->__flow_sk)->peer :
+	    this->__flow_family == 2 && this->__flow_rp != 0 ? (this->__flow_dgram ?
+	    0x1000000000000 | this->__flow_rp :
+	    (uint64_t)(uint32_t)(this->__flow_la ^ this->__flow_rp) << 32 |
+	    (uint32_t)(this->__flow_ra ^ this->__flow_lp << 16)) : 0;
+	self->__flow_dgram = this->__flow_dgram;
+}
+
+syscall::read:entry, syscall::readv:entry, syscall::recvfrom:entry, syscall::recvmsg:entry
+{
+	self->__flow_stream =
+	    this->__flow_mode == 0010000 || this->__flow_counter ? (uint64_t)this->__flow_file->private_data :
+	    this->__flow_family == 1 ? (uint64_t)this->__flow_sk :
+	    this->__flow_family == 2 ? (this->__flow_dgram ?
+	    0x1000000000000 | this->__flow_lp :
+	    (uint64_t)(uint32_t)(this->__flow_ra ^ this->__flow_lp) << 32 |
+	    (uint32_t)(this->__flow_la ^ this->__flow_rp << 16)) : 0;
+	self->__flow_dgram = this->__flow_counter ? 2 : this->__flow_dgram;
+}
+
+syscall::write:entry, syscall::sendto:entry
 /self->__flow_stream/
 {
 	self->__flow_at = __flow_send(self->__flow_stream, arg2);
 	self->__flow_asked = arg2;
 }
 
-syscall::write:return
+syscall::write:return, syscall::sendto:return
 /self->__flow_at/
 {
 	__flow_sent(self->__flow_stream, self->__flow_at - 1, self->__flow_asked, arg0);
@@ -70,15 +114,16 @@ syscall::write:return
 	self->__flow_asked = 0;
 }
 
-syscall::writev:return
+syscall::writev:return, syscall::sendmsg:return
 /self->__flow_stream/
 {
 	__flow_send(self->__flow_stream, arg0);
 }
 
-syscall::write:return, syscall::writev:return
+syscall::write:return, syscall::writev:return, syscall::sendto:return, syscall::sendmsg:return
 {
 	self->__flow_stream = 0;
+	self->__flow_dgram = 0;
 }
 `
 

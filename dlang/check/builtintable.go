@@ -191,7 +191,7 @@ var funcTable = [NumFuncIDs]FuncDef{
 	FuncExit:              {Name: "exit", Kind: Action, class: actExit, Proto: "void(int)"},
 	FuncFlowFork:          {Name: "__flow_fork", Kind: Subroutine, Proto: "void(int64_t)", attr: &evolvingAttr},
 	FuncFlowExit:          {Name: "__flow_exit", Kind: Subroutine, Proto: "void()", attr: &evolvingAttr},
-	FuncFlowRecv:          {Name: "__flow_recv", Kind: Subroutine, Proto: "void(uint64_t, int64_t)", attr: &evolvingAttr},
+	FuncFlowRecv:          {Name: "__flow_recv", Kind: Subroutine, Proto: "void(uint64_t, int64_t, int)", attr: &evolvingAttr},
 	FuncFlowSend:          {Name: "__flow_send", Kind: Subroutine, Proto: "int64_t(uint64_t, int64_t)", attr: &evolvingAttr},
 	FuncFlowSent:          {Name: "__flow_sent", Kind: Subroutine, Proto: "void(uint64_t, int64_t, int64_t, int64_t)", attr: &evolvingAttr},
 	FuncFreopen:           {Name: "freopen", Kind: Action, class: actDestruct, Proto: "void(@, ...)", Since: version(1, 1, 0), after: (*checker).checkPrintf},

@@ -14,11 +14,25 @@
  *                             each over another pipe with one write of 16
  *                             bytes ('A', k at byte 8); the parent reads
  *                             the answers and prints their number
+ *   flowprog sock KIND N      a child reads what the parent sends over a
+ *                             KIND channel (unix: a stream socketpair,
+ *                             unixdgram: a datagram socketpair, tcp and
+ *                             udp: connected over loopback) and writes each
+ *                             line to stdout with one write (streams: read
+ *                             byte by byte; datagrams: one recv each); the
+ *                             parent sends N lines "k\n", one send each
+ *   flowprog eventfd N        the parent adds 1 to an eventfd N times; after
+ *                             each the child reads the count, writes a line
+ *                             to stdout and answers over a pipe
  */
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <sys/eventfd.h>
+#include <sys/socket.h>
 #include <sys/types.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -133,8 +147,118 @@ static int pool(int n, int workers)
 	return got == n ? 0 : 1;
 }
 
+/* channel makes a connected pair of KIND: fds[0] to send, fds[1] to
+ * receive. */
+static int channel(const char *kind, int fds[2], int *dgram)
+{
+	*dgram = strcmp(kind, "unixdgram") == 0 || strcmp(kind, "udp") == 0;
+	if (strncmp(kind, "unix", 4) == 0)
+		return socketpair(AF_UNIX, *dgram ? SOCK_DGRAM : SOCK_STREAM, 0, fds);
+	int type = *dgram ? SOCK_DGRAM : SOCK_STREAM;
+	struct sockaddr_in a = { .sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
+	socklen_t len = sizeof a;
+	int l = socket(AF_INET, type, 0);
+	if (l < 0 || bind(l, (struct sockaddr *)&a, sizeof a) < 0 ||
+	    getsockname(l, (struct sockaddr *)&a, &len) < 0)
+		return -1;
+	if (!*dgram && listen(l, 1) < 0)
+		return -1;
+	int c = socket(AF_INET, type, 0);
+	if (c < 0 || connect(c, (struct sockaddr *)&a, sizeof a) < 0)
+		return -1;
+	fds[0] = c;
+	if (*dgram) {
+		/* The receiver takes datagrams from the sender only. */
+		struct sockaddr_in b;
+		len = sizeof b;
+		if (getsockname(c, (struct sockaddr *)&b, &len) < 0 ||
+		    connect(l, (struct sockaddr *)&b, sizeof b) < 0)
+			return -1;
+		fds[1] = l;
+		return 0;
+	}
+	fds[1] = accept(l, NULL, NULL);
+	close(l);
+	return fds[1] < 0 ? -1 : 0;
+}
+
+static int socktest(const char *kind, int n)
+{
+	int fds[2], dgram;
+	char buf[64];
+	if (channel(kind, fds, &dgram) < 0) {
+		perror(kind);
+		return 1;
+	}
+	pid_t pid = fork();
+	if (pid == 0) {
+		close(fds[0]);
+		size_t len = 0;
+		for (int got = 0; got < n;) {
+			if (dgram) {
+				ssize_t r = recv(fds[1], buf, sizeof buf, 0);
+				if (r <= 0)
+					_exit(1);
+				writeall(1, buf, r);
+				got++;
+				continue;
+			}
+			if (read(fds[1], buf + len, 1) != 1)
+				_exit(1);
+			if (buf[len++] == '\n' || len == sizeof buf) {
+				writeall(1, buf, len);
+				len = 0;
+				got++;
+			}
+		}
+		_exit(0);
+	}
+	for (int k = 1; k <= n; k++) {
+		int len = snprintf(buf, sizeof buf, "%d\n", k);
+		if (send(fds[0], buf, len, 0) != len)
+			return 1;
+		if (dgram && k % 64 == 0)
+			usleep(1000); /* a datagram socket drops what overflows */
+	}
+	int status;
+	waitpid(pid, &status, 0);
+	return WIFEXITED(status) ? WEXITSTATUS(status) : 1;
+}
+
+static int eventfdtest(int n)
+{
+	int efd = eventfd(0, 0), back[2];
+	uint64_t v = 1;
+	char c = 'x';
+	if (efd < 0 || pipe(back) < 0)
+		return 1;
+	pid_t pid = fork();
+	if (pid == 0) {
+		for (int k = 1; k <= n; k++) {
+			char buf[32];
+			if (read(efd, &v, sizeof v) != sizeof v)
+				_exit(1);
+			writeall(1, buf, snprintf(buf, sizeof buf, "%d\n", k));
+			writeall(back[1], &c, 1);
+		}
+		_exit(0);
+	}
+	for (int k = 1; k <= n; k++) {
+		writeall(efd, (char *)&v, sizeof v);
+		if (read(back[0], &c, 1) != 1)
+			return 1;
+	}
+	int status;
+	waitpid(pid, &status, 0);
+	return WIFEXITED(status) ? WEXITSTATUS(status) : 1;
+}
+
 int main(int argc, char **argv)
 {
+	if (argc >= 3 && strcmp(argv[1], "eventfd") == 0)
+		return eventfdtest(atoi(argv[2]));
+	if (argc >= 4 && strcmp(argv[1], "sock") == 0)
+		return socktest(argv[2], atoi(argv[3]));
 	if (argc >= 2 && strcmp(argv[1], "fork") == 0)
 		return forktest();
 	if (argc >= 3 && strcmp(argv[1], "produce") == 0)
@@ -143,6 +267,6 @@ int main(int argc, char **argv)
 		return relay();
 	if (argc >= 4 && strcmp(argv[1], "pool") == 0)
 		return pool(atoi(argv[2]), atoi(argv[3]));
-	fprintf(stderr, "usage: flowprog fork | produce N | relay | pool N W\n");
+	fprintf(stderr, "usage: flowprog fork | produce N | relay | pool N W | sock KIND N | eventfd N\n");
 	return 2;
 }
