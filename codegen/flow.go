@@ -131,13 +131,6 @@ func (f *fn) subrFlowExit(c *syntax.CallExpr, _ string) asm.Register {
 	return f.zero()
 }
 
-// zero returns a register holding 0, the value of the void transports.
-func (f *fn) zero() asm.Register {
-	r := f.alloc()
-	f.emit(asm.Mov.Imm(r, 0))
-	return r
-}
-
 // subrFlowSend compiles __flow_send(stream, n): n bytes are being
 // written to the pipe or socket at address stream (0: not one). The
 // writer's flow, as it is now, is filed in dt_flowdata under the stream
