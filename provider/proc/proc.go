@@ -27,8 +27,12 @@
 package proc
 
 import (
-	"github.com/cilium/ebpf/asm"
+	"fmt"
 
+	"github.com/cilium/ebpf/asm"
+	"github.com/cilium/ebpf/btf"
+
+	"github.com/dtrace-go/dtrace/internal/kfeature"
 	"github.com/dtrace-go/dtrace/provider"
 	"github.com/dtrace-go/dtrace/provider/ktrace"
 )
@@ -139,13 +143,34 @@ func execFailure(e *ktrace.Emitter) error {
 
 // exitReason: sched_process_exit(task, group_dead) when the thread group
 // dies; args[0] from the task's exit code, as waitpid would decode it.
+// Older kernels (6.12 among them) pass the task alone; do_exit has counted the thread
+// out of signal->live before the tracepoint, so the group is dead when
+// live is 0.
 func exitReason(e *ktrace.Emitter) error {
 	off, _, err := ktrace.Offset("task_struct", "exit_code")
 	if err != nil {
 		return err
 	}
-	e.Ctx(asm.R0, 1)
-	e.Emit(asm.And.Imm(asm.R0, 0xff), asm.JEq.Imm(asm.R0, 0, provider.SkipLabel))
+	if n, err := tracepointArgs("sched_process_exit"); err != nil {
+		return err
+	} else if n >= 2 {
+		e.Ctx(asm.R0, 1)
+		e.Emit(asm.And.Imm(asm.R0, 0xff), asm.JEq.Imm(asm.R0, 0, provider.SkipLabel))
+	} else {
+		sig, _, err := ktrace.Offset("task_struct", "signal")
+		if err != nil {
+			return err
+		}
+		live, _, err := ktrace.Offset("signal_struct", "live")
+		if err != nil {
+			return err
+		}
+		e.Ctx(asm.R8, 0)
+		e.Read(0, asm.R8, sig, 8)
+		e.Emit(asm.LoadMem(asm.R8, asm.R7, e.Arg(0), asm.DWord), asm.JEq.Imm(asm.R8, 0, provider.SkipLabel))
+		e.Read(0, asm.R8, live, 4)
+		e.Emit(asm.LoadMem(asm.R0, asm.R7, e.Arg(0), asm.Word), asm.JNE.Imm(asm.R0, 0, provider.SkipLabel))
+	}
 	e.Ctx(asm.R8, 0)
 	e.Read(0, asm.R8, off, 4)
 	killed, dumped, done := e.Label(), e.Label(), e.Label()
@@ -222,4 +247,24 @@ func sigDelivered(e *ktrace.Emitter) error {
 	e.Ctx(asm.R8, 2)
 	e.Read(2, asm.R8, off, 8)
 	return nil
+}
+
+// tracepointArgs returns the number of arguments a raw tracepoint passes,
+// from its btf_trace_NAME type: a pointer to a function whose first
+// parameter is the tracepoint's data, not an argument.
+func tracepointArgs(name string) (int, error) {
+	spec, err := kfeature.KernelSpec()
+	if err != nil {
+		return 0, fmt.Errorf("tracepoint %s: %w", name, err)
+	}
+	var td *btf.Typedef
+	if err := spec.TypeByName("btf_trace_"+name, &td); err != nil {
+		return 0, fmt.Errorf("tracepoint %s: %w", name, err)
+	}
+	if ptr, ok := btf.UnderlyingType(td).(*btf.Pointer); ok {
+		if fp, ok := btf.UnderlyingType(ptr.Target).(*btf.FuncProto); ok && len(fp.Params) > 0 {
+			return len(fp.Params) - 1, nil
+		}
+	}
+	return 0, fmt.Errorf("tracepoint %s: btf_trace_%s is not a function pointer", name, name)
 }
