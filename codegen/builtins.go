@@ -83,6 +83,12 @@ func init() {
 		check.FuncTolower:     {value: (*fn).subrCase},
 		check.FuncToupper:     {value: (*fn).subrCase},
 
+		// Linux's struct mutex (mutex.go).
+		check.FuncMutexOwned:        {value: (*fn).subrMutex},
+		check.FuncMutexOwner:        {value: (*fn).subrMutex},
+		check.FuncMutexTypeAdaptive: {value: (*fn).subrMutex},
+		check.FuncMutexTypeSpin:     {value: (*fn).subrMutex},
+
 		// Symbol subroutines: the value is the address; as a statement,
 		// the action that traces the symbol.
 		check.FuncSym:   sym(ActSym, KindSym),

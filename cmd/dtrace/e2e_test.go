@@ -78,6 +78,10 @@ func TestEndToEnd(t *testing.T) {
 		{"thread-local", []string{"-qn", `BEGIN { self->x = 5; } BEGIN { printf("%d\n", self->x); exit(0); }`}, "5\n\n", 0},
 		{"system", []string{"-wqn", `BEGIN { printf("before\n"); system("echo %s %d", probename, 4 + 1); printf("after\n"); exit(0); }`},
 			"before\nBEGIN 5\nafter\n\n", 0},
+		// struct mutex's owner word: the task, flags in its low 3 bits.
+		{"mutex", []string{"-qn", `BEGIN { m = (struct mutex *)alloca(sizeof(struct mutex)); m->owner.counter = 0xffff888812345607;
+printf("%d %p %d %d\n", mutex_owned(m), mutex_owner(m), mutex_type_adaptive(m), mutex_type_spin(m)); m->owner.counter = 7; printf("%d\n", mutex_owned(m)); exit(0); }`},
+			"1 ffff888812345600 1 0\n0\n\n", 0},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
