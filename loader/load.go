@@ -1,6 +1,7 @@
 package loader
 
 import (
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"io"
@@ -45,6 +46,9 @@ type loadedProg struct {
 	kind  provider.ProgramKind
 	prog  *ebpf.Program
 	insns asm.Instructions
+	// group holds the probes of a shared program (provider.Sharer), pp
+	// first; nil for a program of one probe.
+	group []*ProbePlan
 }
 
 // Load creates the Spec's maps and loads one program per planned probe.
@@ -61,12 +65,102 @@ func Load(spec *codegen.Spec, plan *Plan, opts Options) (_ *Objects, err error) 
 	if err := o.createMaps(); err != nil {
 		return nil, err
 	}
+	groups := shareGroups(plan)
 	for _, pp := range plan.Probes {
+		if g := groups[pp]; g != nil {
+			if g[0] == pp {
+				if err := o.loadShared(g, opts); err != nil {
+					return nil, err
+				}
+			}
+			continue
+		}
 		if err := o.loadProbe(pp, opts); err != nil {
 			return nil, err
 		}
 	}
 	return o, nil
+}
+
+// shareGroups gathers the probes that can run one program: those whose
+// provider gives them equal share keys and that run the same clauses. It
+// maps each member to its group (in plan order).
+func shareGroups(plan *Plan) map[*ProbePlan][]*ProbePlan {
+	type key struct {
+		owner   provider.Provider
+		share   string
+		clauses string
+	}
+	byKey := map[key][]*ProbePlan{}
+	var keys []key
+	for _, pp := range plan.Probes {
+		s, ok := pp.Probe.Owner.(provider.Sharer)
+		if !ok {
+			continue
+		}
+		k := key{owner: pp.Probe.Owner, share: s.ShareKey(pp.Probe)}
+		if k.share == "" {
+			continue
+		}
+		k.clauses = fmt.Sprint(pp.Clauses)
+		if byKey[k] == nil {
+			keys = append(keys, k)
+		}
+		byKey[k] = append(byKey[k], pp)
+	}
+	groups := map[*ProbePlan][]*ProbePlan{}
+	for _, k := range keys {
+		for _, pp := range byKey[k] {
+			groups[pp] = byKey[k]
+		}
+	}
+	return groups
+}
+
+// loadShared loads one program for a group of probes sharing it, with the
+// map that gives each probe's EPIDs by probe id.
+func (o *Objects) loadShared(g []*ProbePlan, opts Options) error {
+	pp := g[0]
+	name := fmt.Sprintf("dt_share_%d", pp.Probe.ID)
+	m, err := ebpf.NewMap(&ebpf.MapSpec{Name: kernelName(name), Type: ebpf.Hash, KeySize: 4,
+		ValueSize: uint32(4 * max(len(pp.Clauses), 1)), MaxEntries: uint32(len(g))})
+	if err != nil {
+		return fmt.Errorf("failed to enable '%s': create map %s: %w", pp.Probe, name, err)
+	}
+	o.maps[name] = m
+	keys := make([]uint32, len(g))
+	vals := make([]byte, 0, len(g)*int(m.ValueSize()))
+	for i, q := range g {
+		keys[i] = q.Probe.ID
+		for _, e := range q.EPIDs {
+			vals = binary.NativeEndian.AppendUint32(vals, e)
+		}
+		if len(q.EPIDs) == 0 {
+			vals = binary.NativeEndian.AppendUint32(vals, 0)
+		}
+	}
+	if _, err := m.BatchUpdate(keys, vals, nil); err != nil {
+		// Batch operations arrived in 5.6; one at a time otherwise.
+		vs := int(m.ValueSize())
+		for i, k := range keys {
+			if err := m.Put(k, vals[i*vs:(i+1)*vs]); err != nil {
+				return fmt.Errorf("failed to enable '%s': fill map %s: %w", pp.Probe, name, err)
+			}
+		}
+	}
+	insns, err := o.plan.instructions(o.spec, pp, name)
+	if err != nil {
+		return fmt.Errorf("failed to enable '%s': %w", pp.Probe, err)
+	}
+	lp, err := o.loadInsns(pp, insns, opts)
+	if err != nil {
+		return err
+	}
+	lp.group = g
+	for _, q := range g {
+		o.progs[q.Probe.ID] = lp
+	}
+	return nil
 }
 
 func (o *Objects) createMaps() error {
@@ -155,18 +249,40 @@ func (o *Objects) loadProbe(pp *ProbePlan, opts Options) error {
 	if err != nil {
 		return fmt.Errorf("failed to enable '%s': %w", pp.Probe, err)
 	}
+	lp, err := o.loadInsns(pp, insns, opts)
+	if err != nil {
+		var ve *VerifierError
+		fb, ok := pp.Probe.Owner.(provider.Fallbacker)
+		if !ok || !errors.As(err, &ve) || ve.Feature != nil || !fb.Fallback(pp.Probe) {
+			return err
+		}
+		// The kernel refused the program (an fentry program on a
+		// function the verifier will not trace): the probe's other way.
+		if insns, err = o.plan.Instructions(o.spec, pp); err != nil {
+			return fmt.Errorf("failed to enable '%s': %w", pp.Probe, err)
+		}
+		if lp, err = o.loadInsns(pp, insns, opts); err != nil {
+			return err
+		}
+	}
+	o.progs[pp.Probe.ID] = lp
+	return nil
+}
+
+// loadInsns resolves a program's maps and loads it for pp's probe.
+func (o *Objects) loadInsns(pp *ProbePlan, insns asm.Instructions, opts Options) (*loadedProg, error) {
 	for name, m := range o.maps {
 		if err := insns.AssociateMap(name, m); err != nil && !errors.Is(err, asm.ErrUnreferencedSymbol) {
-			return fmt.Errorf("probe %s: map %s: %w", pp.Probe, name, err)
+			return nil, fmt.Errorf("probe %s: map %s: %w", pp.Probe, name, err)
 		}
 	}
 	for _, ins := range insns {
 		if ins.IsLoadFromMap() && ins.Map() == nil && ins.Reference() != "" {
-			return fmt.Errorf("probe %s: reference to undeclared map %s", pp.Probe, ins.Reference())
+			return nil, fmt.Errorf("probe %s: reference to undeclared map %s", pp.Probe, ins.Reference())
 		}
 	}
 	if err := checkISA(pp.Probe, insns); err != nil {
-		return err
+		return nil, err
 	}
 	annotateFunctions(insns)
 	kind := pp.Probe.Owner.Program(pp.Probe)
@@ -180,10 +296,9 @@ func (o *Objects) loadProbe(pp *ProbePlan, opts Options) error {
 	}
 	prog, err := ebpf.NewProgramWithOptions(ps, ebpf.ProgramOptions{LogSizeStart: opts.VerifierLogSize})
 	if err != nil {
-		return newVerifierError(pp.Probe, insns, err)
+		return nil, newVerifierError(pp.Probe, insns, err)
 	}
-	o.progs[pp.Probe.ID] = &loadedProg{pp: pp, kind: kind, prog: prog, insns: insns}
-	return nil
+	return &loadedProg{pp: pp, kind: kind, prog: prog, insns: insns}, nil
 }
 
 // Attach attaches every program whose probe is not test-run only. Calling
@@ -201,6 +316,21 @@ func (o *Objects) Attach() error {
 	for _, pp := range o.plan.Probes {
 		lp := o.progs[pp.Probe.ID]
 		if lp.kind.TestRun {
+			continue
+		}
+		if lp.group != nil {
+			if lp.pp != pp {
+				continue
+			}
+			ps := make([]*provider.Probe, len(lp.group))
+			for i, q := range lp.group {
+				ps[i] = q.Probe
+			}
+			c, err := pp.Probe.Owner.(provider.Sharer).AttachShared(ps, lp.prog)
+			if err != nil {
+				return attachError(pp.Probe, err)
+			}
+			o.attach = append(o.attach, c)
 			continue
 		}
 		c, err := pp.Probe.Owner.Attach(pp.Probe, lp.prog)
@@ -301,8 +431,10 @@ func (o *Objects) Close() error {
 	for _, err := range errs {
 		keep(err)
 	}
-	for _, lp := range o.progs {
-		keep(lp.prog.Close())
+	for id, lp := range o.progs {
+		if lp.group == nil || lp.pp.Probe.ID == id {
+			keep(lp.prog.Close())
+		}
 	}
 	for _, m := range o.maps {
 		keep(m.Close())

@@ -393,3 +393,39 @@ func TestPlanNoMatch(t *testing.T) {
 		t.Fatalf("with ZeroMatches: %v, %v", plan, err)
 	}
 }
+
+// refusing is dtrace's provider whose programs the kernel refuses until
+// Fallback switches them back, as fbt's fentry programs may be.
+type refusing struct {
+	*dtrace.Provider
+	fellBack bool
+}
+
+func (r *refusing) Program(p *provider.Probe) provider.ProgramKind {
+	if !r.fellBack {
+		return provider.ProgramKind{Type: ebpf.Tracing, AttachType: ebpf.AttachTraceFEntry, AttachTo: "dt_no_such_function"}
+	}
+	return r.Provider.Program(p)
+}
+
+func (r *refusing) Fallback(*provider.Probe) bool {
+	was := r.fellBack
+	r.fellBack = true
+	return !was
+}
+
+func TestFallback(t *testing.T) {
+	spec := testSpec(&codegen.ClauseSpec{Probes: []string{"BEGIN"}, EPID: 1, Insns: emitClause("dt_clause_0")})
+	pv := &refusing{Provider: dtrace.New()}
+	o, _ := loadPlan(t, spec, provider.NewRegistry(pv))
+	if !pv.fellBack {
+		t.Fatal("the refused program loaded without a fallback")
+	}
+	rd := reader(t, o)
+	if err := o.Run(1, nil); err != nil {
+		t.Fatal(err)
+	}
+	if got := readAll(t, rd, 100*time.Millisecond); len(got) != 1 {
+		t.Fatalf("records = %+v", got)
+	}
+}

@@ -143,6 +143,7 @@ func (p *Plan) Probe(id uint32) *ProbePlan {
 const (
 	symHaveScratch = "dt_have_scratch"
 	symDone        = "dt_probe_done"
+	symShareSkip   = "dt_share_skip"
 )
 
 // Instructions builds the complete program of one planned probe: the
@@ -156,6 +157,14 @@ const (
 // it, the clause functions and every Spec.Funcs entry they reach. Map
 // references are left by name; Load resolves them.
 func (p *Plan) Instructions(spec *codegen.Spec, pp *ProbePlan) (asm.Instructions, error) {
+	return p.instructions(spec, pp, "")
+}
+
+// instructions is Instructions; with share set, the program serves every
+// probe of a shared group (provider.Sharer) that runs pp's clauses: it
+// takes the probe id from the attach cookie and each clause's EPID from
+// the hash map named share (probe id -> one EPID per clause).
+func (p *Plan) instructions(spec *codegen.Spec, pp *ProbePlan, share string) (asm.Instructions, error) {
 	if spec.Layout.MState > 0x7fff-abi.MStateSize {
 		return nil, fmt.Errorf("mstate offset %d too large", spec.Layout.MState)
 	}
@@ -177,10 +186,30 @@ func (p *Plan) Instructions(spec *codegen.Spec, pp *ProbePlan) (asm.Instructions
 	insns = append(insns, provider.StoreImmDW(asm.R7, ms+abi.MStateErrno, 0))
 	// So is the caller the user stack walk misses (pid entry probes).
 	insns = append(insns, provider.StoreImmDW(asm.R7, ms+abi.MStateUCaller, 0))
+	if share != "" {
+		insns = append(insns,
+			asm.Mov.Reg(asm.R1, asm.R6),
+			asm.FnGetAttachCookie.Call(),
+			asm.StoreMem(asm.R7, ms+abi.MStatePrid, asm.R0, asm.Word))
+	}
 	prologue := pp.Probe.Owner.Prologue(pp.Probe, ms)
 	insns = append(insns, prologue...)
+	if share != "" {
+		// R9 = the probe's EPIDs; callee-saved like R8, and set after
+		// the prologue, which may clobber both.
+		insns = append(insns,
+			asm.LoadMem(asm.R0, asm.R7, ms+abi.MStatePrid, asm.Word),
+			asm.StoreMem(asm.RFP, -8, asm.R0, asm.Word),
+			asm.LoadMapPtr(asm.R1, 0).WithReference(share),
+			asm.Mov.Reg(asm.R2, asm.RFP),
+			asm.Add.Imm(asm.R2, -8),
+			asm.FnMapLookupElem.Call(),
+			asm.JEq.Imm(asm.R0, 0, symShareSkip),
+			asm.Mov.Reg(asm.R9, asm.R0))
+	} else {
+		insns = append(insns, asm.StoreImm(asm.R7, ms+abi.MStatePrid, int64(pp.Probe.ID), asm.Word))
+	}
 	insns = append(insns,
-		asm.StoreImm(asm.R7, ms+abi.MStatePrid, int64(pp.Probe.ID), asm.Word),
 		provider.StoreImmDW(asm.R7, ms+abi.MStateFault, 0),
 		provider.StoreImmDW(asm.R7, ms+abi.MStateIllval, 0),
 		provider.StoreImmDW(asm.R7, ms+abi.MStateTimestamp, 0),
@@ -203,9 +232,15 @@ func (p *Plan) Instructions(spec *codegen.Spec, pp *ProbePlan) (asm.Instructions
 				asm.LoadMem(asm.R0, asm.R8, abi.StateActivity, asm.Word),
 				asm.JNE.Imm(asm.R0, int32(runsIn), symDone))
 		}
+		if share != "" {
+			insns = append(insns,
+				asm.LoadMem(asm.R0, asm.R9, int16(4*i), asm.Word),
+				asm.StoreMem(asm.R7, ms+abi.MStateEPID, asm.R0, asm.Word))
+		} else {
+			insns = append(insns, asm.StoreImm(asm.R7, ms+abi.MStateEPID, int64(pp.EPIDs[i]), asm.Word))
+		}
 		// speculate() applies to the rest of its own clause only.
 		insns = append(insns,
-			asm.StoreImm(asm.R7, ms+abi.MStateEPID, int64(pp.EPIDs[i]), asm.Word),
 			provider.StoreImmDW(asm.R7, ms+abi.MStateSpecID, 0),
 			asm.Mov.Reg(asm.R1, asm.R6),
 			asm.Mov.Reg(asm.R2, asm.R7),
@@ -224,6 +259,9 @@ func (p *Plan) Instructions(spec *codegen.Spec, pp *ProbePlan) (asm.Instructions
 	if references(prologue, provider.SkipLabel) {
 		// Only when used: the verifier refuses unreachable instructions.
 		insns = append(insns, asm.Mov.Imm(asm.R0, 0).WithSymbol(provider.SkipLabel), asm.Return())
+	}
+	if share != "" {
+		insns = append(insns, asm.Mov.Imm(asm.R0, 0).WithSymbol(symShareSkip), asm.Return())
 	}
 
 	funcs := map[string]asm.Instructions{}

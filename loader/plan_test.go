@@ -1,13 +1,20 @@
 package loader
 
 import (
+	"errors"
 	"fmt"
+	"io"
 	"strings"
 	"testing"
 
+	"github.com/cilium/ebpf"
 	"github.com/cilium/ebpf/asm"
 
 	"github.com/dtrace-go/dtrace/codegen"
+	"github.com/dtrace-go/dtrace/internal/abi"
+	"github.com/dtrace-go/dtrace/provider"
+	"github.com/dtrace-go/dtrace/provider/dtrace"
+	"github.com/dtrace-go/dtrace/provider/profile"
 )
 
 func TestPlan(t *testing.T) {
@@ -61,6 +68,69 @@ func TestWriteListing(t *testing.T) {
 	} {
 		if !strings.Contains(out, want) {
 			t.Errorf("listing lacks %q:\n%s", want, out)
+		}
+	}
+}
+
+// sharing makes profile's tick probes share programs, as fbt's wide
+// probes do.
+type sharing struct{ *profile.Provider }
+
+func (sharing) ShareKey(p *provider.Probe) string {
+	if strings.HasPrefix(p.Name, "tick-") {
+		return "tick"
+	}
+	return ""
+}
+
+func (sharing) AttachShared([]*provider.Probe, *ebpf.Program) (io.Closer, error) {
+	return nil, errors.New("not attached in this test")
+}
+
+func TestShareGroups(t *testing.T) {
+	spec := testSpec(
+		&codegen.ClauseSpec{Probes: []string{"tick-1s", "tick-2s", "profile-97"}, EPID: 1, Insns: emitClause("dt_clause_0")},
+		&codegen.ClauseSpec{Probes: []string{"tick-3s"}, EPID: 2, Insns: emitClause("dt_clause_1")},
+	)
+	reg := provider.NewRegistry(dtrace.New(), sharing{profile.New()})
+	plan, err := NewPlan(spec, reg, PlanOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	groups := shareGroups(plan)
+	var got []string
+	for _, pp := range plan.Probes {
+		var ids []string
+		for _, q := range groups[pp] {
+			ids = append(ids, q.Probe.Name)
+		}
+		got = append(got, pp.Probe.Name+":"+strings.Join(ids, ","))
+	}
+	// tick-3s runs other clauses: a group of its own; profile-97 is
+	// not shared.
+	want := "profile-97: tick-1s:tick-1s,tick-2s tick-2s:tick-1s,tick-2s tick-3s:tick-3s"
+	if g := strings.Join(got, " "); g != want {
+		t.Errorf("groups %s, want %s", g, want)
+	}
+	var first *ProbePlan
+	for _, pp := range plan.Probes {
+		if pp.Probe.Name == "tick-1s" {
+			first = pp
+		}
+	}
+	insns, err := plan.instructions(spec, first, "dt_share_x")
+	if err != nil {
+		t.Fatal(err)
+	}
+	listing := fmt.Sprint(insns)
+	for _, want := range []string{"GetAttachCookie", "<dt_share_x>", "dt_share_skip"} {
+		if !strings.Contains(listing, want) {
+			t.Errorf("shared program lacks %q:\n%s", want, listing)
+		}
+	}
+	for _, ins := range insns {
+		if ins.OpCode.Class() == asm.StClass && ins.Offset == abi.MStateEPID {
+			t.Errorf("shared program stores a constant EPID: %v", ins)
 		}
 	}
 }

@@ -85,3 +85,29 @@ func ListLine(p *Probe) string {
 func NotSupported(p *Probe) error {
 	return fmt.Errorf("attach %s: %w", p, ebpf.ErrNotSupported)
 }
+
+// Sharer is implemented by providers some of whose probes can run one
+// program together: thousands of fbt probes of one description would
+// otherwise each load a program of their own. The loader gives probes of
+// one non-empty ShareKey that run the same clauses one program, built from
+// the Prologue of any of them; at run time the program finds the probe's
+// id with bpf_get_attach_cookie, so AttachShared must attach it with each
+// probe's ID as the cookie.
+type Sharer interface {
+	// ShareKey names the program a probe can share (probes with equal
+	// keys have equal Program kinds and Prologues), or "" when the probe
+	// needs a program of its own.
+	ShareKey(p *Probe) string
+	// AttachShared attaches one program to all of ps; closing the result
+	// detaches it from all of them.
+	AttachShared(ps []*Probe, prog *ebpf.Program) (io.Closer, error)
+}
+
+// Fallbacker is implemented by providers that can run a probe another way
+// when the kernel refuses its program (fbt: a kprobe where fentry is
+// refused).
+type Fallbacker interface {
+	// Fallback switches the probe to its other way and reports whether
+	// there was one; Program and Prologue then describe the new way.
+	Fallback(p *Probe) bool
+}

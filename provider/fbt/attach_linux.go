@@ -1,35 +1,31 @@
 package fbt
 
 import (
+	"errors"
 	"fmt"
 	"io"
-	"sort"
 	"sync"
 
 	"github.com/cilium/ebpf"
-	"github.com/cilium/ebpf/asm"
 	"github.com/cilium/ebpf/link"
 
+	"github.com/dtrace-go/dtrace/internal/kfeature"
 	"github.com/dtrace-go/dtrace/provider"
 )
 
 // Attach links the probe's program to its function: a tracing link for
-// fentry/fexit, a slot in the kprobe.multi dispatcher for a wide probe, a
-// kprobe or kretprobe link otherwise.
+// fentry/fexit, a kprobe or kretprobe link otherwise (a wide probe alone
+// goes the way of AttachShared).
 func (pv *Provider) Attach(p *provider.Probe, prog *ebpf.Program) (io.Closer, error) {
 	f, in, ret, err := pv.data(p)
 	if err != nil {
 		return nil, err
 	}
-	fentry, multi := pv.mode(p, in)
+	fentry, wide := pv.mode(p, in)
 	var l link.Link
 	switch {
-	case multi:
-		c, err := pv.multi.add(pv, p.Data.(probeData), prog)
-		if err != nil {
-			return nil, fmt.Errorf("attach %s: %w", p, err)
-		}
-		return c, nil
+	case wide:
+		return pv.AttachShared([]*provider.Probe{p}, prog)
 	case fentry:
 		at := ebpf.AttachTraceFEntry
 		if ret {
@@ -47,146 +43,81 @@ func (pv *Provider) Attach(p *provider.Probe, prog *ebpf.Program) (io.Closer, er
 	return l, nil
 }
 
-// multiState runs the wide probes: per side (entry, return) one
-// kprobe.multi link on every wide function of that side, whose program
-// tail-calls the probe program in the slot its cookie names.
-type multiState struct {
-	mu    sync.Mutex
-	sides [2]*multiSide
-}
-
-type multiSide struct {
-	slots map[probeData]uint32
-	progs *ebpf.Map
-	prog  *ebpf.Program
-	link  link.Link
-	users int
-}
-
-func sideOf(ret bool) int {
-	if ret {
-		return 1
+// AttachShared attaches one program to wide probes of one side, each
+// probe's id its cookie: one kprobe.multi link on all their functions
+// where the kernel has it (one ftrace update), one kprobe (or kretprobe)
+// per function otherwise.
+func (pv *Provider) AttachShared(ps []*provider.Probe, prog *ebpf.Program) (io.Closer, error) {
+	if len(ps) == 0 {
+		return nil, errors.New("fbt: no probes to attach")
 	}
-	return 0
-}
-
-// add puts prog in its probe's slot, creating the side (with a link on
-// every wide function known now: all of the program's descriptions have
-// been matched by then) on first use.
-func (m *multiState) add(pv *Provider, d probeData, prog *ebpf.Program) (io.Closer, error) {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	i := sideOf(d.ret)
-	s := m.sides[i]
-	if s == nil {
-		var err error
-		if s, err = newMultiSide(pv, d.ret); err != nil {
+	syms := make([]string, len(ps))
+	cookies := make([]uint64, len(ps))
+	ret := false
+	for i, p := range ps {
+		f, _, r, err := pv.data(p)
+		if err != nil {
 			return nil, err
 		}
-		m.sides[i] = s
+		syms[i], cookies[i], ret = f.name, uint64(p.ID), r
 	}
-	slot, ok := s.slots[d]
-	if !ok {
-		m.release(i)
-		return nil, fmt.Errorf("kprobe.multi: no slot for %s", pv.funcs[d.fn].name)
-	}
-	if err := s.progs.Put(slot, prog); err != nil {
-		m.release(i)
-		return nil, fmt.Errorf("kprobe.multi slot: %w", err)
-	}
-	s.users++
-	return &multiEntry{m: m, side: i, slot: slot}, nil
-}
-
-func newMultiSide(pv *Provider, ret bool) (*multiSide, error) {
-	pv.mu.Lock()
-	var keys []probeData
-	for d := range pv.wide {
-		if d.ret == ret {
-			keys = append(keys, d)
+	if pv.multiOK() {
+		opts := link.KprobeMultiOptions{Symbols: syms, Cookies: cookies}
+		var l link.Link
+		var err error
+		if ret {
+			l, err = link.KretprobeMulti(prog, opts)
+		} else {
+			l, err = link.KprobeMulti(prog, opts)
 		}
-	}
-	pv.mu.Unlock()
-	sort.Slice(keys, func(a, b int) bool { return keys[a].fn < keys[b].fn })
-	s := &multiSide{slots: map[probeData]uint32{}}
-	syms := make([]string, len(keys))
-	cookies := make([]uint64, len(keys))
-	for i, d := range keys {
-		s.slots[d] = uint32(i)
-		syms[i] = pv.funcs[d.fn].name
-		cookies[i] = uint64(i)
-	}
-	var err error
-	s.progs, err = ebpf.NewMap(&ebpf.MapSpec{Name: "dt_fbt_multi", Type: ebpf.ProgramArray, KeySize: 4, ValueSize: 4, MaxEntries: uint32(max(len(keys), 1))})
-	if err != nil {
-		return nil, fmt.Errorf("kprobe.multi program array: %w", err)
-	}
-	progs := asm.LoadMapPtr(asm.R2, 0)
-	if err := progs.AssociateMap(s.progs); err != nil {
-		s.progs.Close()
-		return nil, err
-	}
-	dispatch := asm.Instructions{
-		asm.Mov.Reg(asm.R6, asm.R1),
-		asm.FnGetAttachCookie.Call(),
-		asm.Mov.Reg(asm.R3, asm.R0),
-		asm.Mov.Reg(asm.R1, asm.R6),
-		progs,
-		asm.FnTailCall.Call(),
-		asm.Mov.Imm(asm.R0, 0),
-		asm.Return(),
-	}
-	s.prog, err = ebpf.NewProgram(&ebpf.ProgramSpec{Name: "dt_fbt_multi", Type: ebpf.Kprobe, AttachType: ebpf.AttachTraceKprobeMulti,
-		Instructions: dispatch, License: "GPL"})
-	if err != nil {
-		s.progs.Close()
-		return nil, fmt.Errorf("kprobe.multi dispatcher: %w", err)
-	}
-	opts := link.KprobeMultiOptions{Symbols: syms, Cookies: cookies}
-	if ret {
-		s.link, err = link.KretprobeMulti(s.prog, opts)
-	} else {
-		s.link, err = link.KprobeMulti(s.prog, opts)
-	}
-	if err != nil {
-		s.prog.Close()
-		s.progs.Close()
-		return nil, fmt.Errorf("kprobe.multi link on %d functions: %w", len(syms), err)
-	}
-	return s, nil
-}
-
-// release closes a side nobody uses: the link first, so that the
-// dispatcher never runs on a closed array.
-func (m *multiState) release(i int) {
-	s := m.sides[i]
-	if s == nil || s.users > 0 {
-		return
-	}
-	s.link.Close()
-	s.prog.Close()
-	s.progs.Close()
-	m.sides[i] = nil
-}
-
-type multiEntry struct {
-	m    *multiState
-	side int
-	slot uint32
-	once sync.Once
-}
-
-func (e *multiEntry) Close() error {
-	e.once.Do(func() {
-		e.m.mu.Lock()
-		defer e.m.mu.Unlock()
-		s := e.m.sides[e.side]
-		if s == nil {
-			return
+		if err != nil {
+			return nil, fmt.Errorf("attach %s: kprobe.multi link on %d functions: %w", ps[0], len(syms), err)
 		}
-		s.progs.Delete(e.slot)
-		s.users--
-		e.m.release(e.side)
-	})
-	return nil
+		return l, nil
+	}
+	ls := make(links, 0, len(ps))
+	for i, p := range ps {
+		var l link.Link
+		var err error
+		o := &link.KprobeOptions{Cookie: cookies[i]}
+		if ret {
+			l, err = link.Kretprobe(syms[i], prog, o)
+		} else {
+			l, err = link.Kprobe(syms[i], prog, o)
+		}
+		if err != nil {
+			ls.Close()
+			return nil, fmt.Errorf("attach %s: %w", p, err)
+		}
+		ls = append(ls, l)
+	}
+	return ls, nil
+}
+
+// links closes many kprobe links, a few at a time: each waits for the
+// kernel to unregister its kprobe.
+type links []link.Link
+
+func (ls links) Close() error {
+	const workers = 4
+	var wg sync.WaitGroup
+	errs := make([]error, workers)
+	for w := 0; w < workers; w++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := w; i < len(ls); i += workers {
+				if err := ls[i].Close(); err != nil && errs[w] == nil {
+					errs[w] = err
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	return errors.Join(errs...)
+}
+
+// multiOK reports whether wide probes may share a kprobe.multi link.
+func (pv *Provider) multiOK() bool {
+	return !pv.kprobeOnly && !pv.noMulti && kfeature.KprobeMulti() == nil
 }

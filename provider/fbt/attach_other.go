@@ -15,5 +15,10 @@ func (*Provider) Attach(p *provider.Probe, _ *ebpf.Program) (io.Closer, error) {
 	return nil, provider.NotSupported(p)
 }
 
-// multiState has nothing to dispatch where nothing attaches.
-type multiState struct{}
+// AttachShared fails: kprobes and fentry are Linux only.
+func (*Provider) AttachShared(ps []*provider.Probe, _ *ebpf.Program) (io.Closer, error) {
+	return nil, provider.NotSupported(&provider.Probe{Provider: Name})
+}
+
+// multiOK is false where nothing attaches.
+func (*Provider) multiOK() bool { return false }

@@ -79,9 +79,8 @@ type Provider struct {
 	kprobeOnly, noMulti bool
 
 	// wide holds the probes (probeData) a description matched with
-	// more than WideThreshold others: they run under kprobe.multi.
-	wide  map[probeData]bool
-	multi multiState
+	// more than WideThreshold others: they share programs (ShareKey).
+	wide map[probeData]bool
 
 	mu    sync.Mutex
 	infos map[int]*info
@@ -237,7 +236,7 @@ func (pv *Provider) Probes(d provider.Desc) ([]*provider.Probe, error) {
 			add(i)
 		}
 	}
-	if len(out) > WideThreshold && d != (provider.Desc{}) && pv.multiOK() {
+	if len(out) > WideThreshold && d != (provider.Desc{}) && !pv.noMulti {
 		pv.mu.Lock()
 		for _, p := range out {
 			// kprobe.multi finds functions by name in vmlinux.
@@ -251,24 +250,62 @@ func (pv *Provider) Probes(d provider.Desc) ([]*provider.Probe, error) {
 }
 
 // WideThreshold is the number of probes above which one description's
-// probes run under kprobe.multi: one link (one ftrace update) for all
-// their functions and a dispatcher that tail-calls each function's probe
-// program, rather than a trampoline or kprobe each.
+// probes share programs: one per side and prologue, whatever the number
+// of functions, attached by one kprobe.multi link (one ftrace update)
+// where the kernel has it and by a kprobe each otherwise, rather than a
+// program and a trampoline or kprobe each.
 const WideThreshold = 8
 
-// multiOK reports whether wide descriptions may use kprobe.multi.
-func (pv *Provider) multiOK() bool {
-	return !pv.kprobeOnly && !pv.noMulti && kfeature.KprobeMulti() == nil
-}
-
-// mode says how a probe runs: on fentry/fexit, or under kprobe.multi
+// mode says how a probe runs: on fentry/fexit, or as a wide probe
 // (neither: its own kprobe).
-func (pv *Provider) mode(p *provider.Probe, in *info) (fentry, multi bool) {
+func (pv *Provider) mode(p *provider.Probe, in *info) (fentry, wide bool) {
 	d, _ := p.Data.(probeData)
 	pv.mu.Lock()
-	multi = pv.wide[d]
+	wide = pv.wide[d]
 	pv.mu.Unlock()
-	return in.fentry && !multi, multi
+	return in.fentry && !wide, wide
+}
+
+// ShareKey puts a wide probe with the others of its side whose prologue
+// is the same (number of arguments read on entry, width and sign of the
+// return value on return); other probes get programs of their own.
+func (pv *Provider) ShareKey(p *provider.Probe) string {
+	_, in, ret, err := pv.data(p)
+	if err != nil {
+		return ""
+	}
+	if _, wide := pv.mode(p, in); !wide {
+		return ""
+	}
+	if ret {
+		return fmt.Sprintf("return/%d/%v", in.retSize, in.retSigned)
+	}
+	return fmt.Sprintf("entry/%d", pv.entryArgs(in))
+}
+
+// Fallback moves a probe the kernel would not run on fentry/fexit to a
+// kprobe.
+func (pv *Provider) Fallback(p *provider.Probe) bool {
+	_, in, _, err := pv.data(p)
+	if err != nil {
+		return false
+	}
+	pv.mu.Lock()
+	defer pv.mu.Unlock()
+	if !in.fentry {
+		return false
+	}
+	in.fentry = false
+	return true
+}
+
+// entryArgs is how many arguments an entry probe's kprobe prologue reads.
+func (pv *Provider) entryArgs(in *info) int {
+	n := len(in.args)
+	if !in.typed {
+		n = len(argRegs)
+	}
+	return min(n, abi.MStateNArgs)
 }
 
 // data returns a probe's function, its BTF information and whether it is
@@ -462,8 +499,8 @@ func (pv *Provider) Program(p *provider.Probe) provider.ProgramKind {
 	if err != nil {
 		return provider.ProgramKind{Type: ebpf.Kprobe}
 	}
-	fentry, multi := pv.mode(p, in)
-	if multi {
+	fentry, wide := pv.mode(p, in)
+	if wide && pv.multiOK() {
 		return provider.ProgramKind{Type: ebpf.Kprobe, AttachType: ebpf.AttachTraceKprobeMulti}
 	}
 	if !fentry {
@@ -534,11 +571,7 @@ func (pv *Provider) Prologue(p *provider.Probe, mstate int16) asm.Instructions {
 		insns = append(insns, widen(asm.R0, in.retSize, in.retSigned)...)
 		return append(insns, asm.StoreMem(asm.R7, arg(1), asm.R0, asm.DWord))
 	}
-	n := len(in.args)
-	if !in.typed {
-		n = len(argRegs)
-	}
-	n = min(n, abi.MStateNArgs)
+	n := pv.entryArgs(in)
 	for i := 0; i < n; i++ {
 		switch {
 		case fentry:

@@ -159,13 +159,15 @@ func TestInGuest(t *testing.T) {
 			}
 		})
 	}
-	for _, mode := range []string{"multi", "fentry"} {
+	for _, mode := range []string{"multi", "fentry", "kprobe"} {
 		t.Run("wide-"+mode, func(t *testing.T) {
-			// vfs_* is more than fbt.WideThreshold probes: one
-			// kprobe.multi link per side by default.
+			// vfs_* is more than fbt.WideThreshold probes: programs
+			// shared by prologue, one kprobe.multi link each by
+			// default, one kprobe per function with cookies as on
+			// 6.1 (kprobe).
 			var env []string
-			if mode == "fentry" {
-				env = []string{"DTRACE_FBT=fentry"}
+			if mode != "multi" {
+				env = []string{"DTRACE_FBT=" + mode}
 			}
 			out := dtrace(t, env, "-q", "-n", `fbt::vfs_*:entry /pid == $target/ { @e[probefunc] = count(); }
 				fbt::vfs_*:return /pid == $target/ { @r[probefunc] = count(); }
