@@ -40,6 +40,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 	listFailing := fs.Bool("list-failing", false, "print the failing tests with their reasons")
 	corpus := fs.String("corpus", "", "corpus root (the dtrace-utils directory); default $"+conformance.CorpusEnv+" or "+conformance.DefaultCorpus)
 	xfailPath := fs.String("xfail", "", "expected-failures list (default conformance/expected-failures.txt of this repository)")
+	xfailAlso := fs.String("xfail-also", "", "further expected failures of the kernel under test (a guest's): merged into the list for this run, never rewritten")
 	timeout := fs.Duration("timeout", 10*time.Second, "longest a single test may run")
 	csrc := fs.String("triggers", "", "directory of C trigger sources (default conformance/triggers of this repository)")
 	oformat := fs.String("oformat", "", "json: run every tracing dtrace with -x oformat=json and check its output against the schema instead of judging verdicts")
@@ -89,6 +90,24 @@ func run(args []string, stdout, stderr io.Writer) int {
 	if err != nil {
 		fmt.Fprintln(stderr, "dtconform:", err)
 		return 2
+	}
+	if *xfailAlso != "" {
+		if *updateXfail {
+			fmt.Fprintln(stderr, "dtconform: -xfail-also and -update-xfail do not go together")
+			return 2
+		}
+		more, err := conformance.LoadExpectedFailures(*xfailAlso)
+		if err != nil {
+			fmt.Fprintln(stderr, "dtconform:", err)
+			return 2
+		}
+		if len(more) == 0 {
+			fmt.Fprintf(stderr, "dtconform: %s: no expected failures (no such file?)\n", *xfailAlso)
+			return 2
+		}
+		for name, reason := range more {
+			xf[name] = reason
+		}
 	}
 	tmp, err := os.MkdirTemp("", "dtconform")
 	if err != nil {

@@ -32,6 +32,10 @@ func TestRun(t *testing.T) {
 		t.Fatal(err)
 	}
 	xfail := filepath.Join(top, "xfail.txt")
+	also := filepath.Join(top, "xfail-guest.txt")
+	if err := os.WriteFile(also, []byte("x/tst.bad  # fails in the guest only\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
 
 	tests := []struct {
 		name   string
@@ -40,6 +44,8 @@ func TestRun(t *testing.T) {
 		last   string
 	}{
 		{"unexpected failure", nil, 1, "1 passed, 1 failed"},
+		{"listed by -xfail-also", []string{"-xfail-also", also}, 0, "1 passed, 1 failed"},
+		{"-xfail-also missing", []string{"-xfail-also", also + ".none"}, 2, ""},
 		{"update", []string{"-update-xfail"}, 0, "1 passed, 1 failed"},
 		{"listed failure", nil, 0, "1 passed, 1 failed"},
 		{"filtered", []string{"-run", "good"}, 0, "1 passed, 0 failed"},
