@@ -4,10 +4,14 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"os"
+	"strconv"
+	"strings"
 	"sync"
 
 	"github.com/cilium/ebpf"
 	"github.com/cilium/ebpf/link"
+	"golang.org/x/sys/unix"
 
 	"github.com/dtrace-go/dtrace/internal/kfeature"
 	"github.com/dtrace-go/dtrace/provider"
@@ -75,6 +79,7 @@ func (pv *Provider) AttachShared(ps []*provider.Probe, prog *ebpf.Program) (io.C
 		}
 		return l, nil
 	}
+	raiseFileLimit(2 * len(ps))
 	ls := make(links, 0, len(ps))
 	for i, p := range ps {
 		var l link.Link
@@ -92,6 +97,40 @@ func (pv *Provider) AttachShared(ps []*provider.Probe, prog *ebpf.Program) (io.C
 		ls = append(ls, l)
 	}
 	return ls, nil
+}
+
+// raiseFileLimit makes room for n more open files: a kprobe link holds a
+// perf event and a link, and fbt:::entry is some 40,000 kprobes where the
+// usual limit is 1,024 (soft) or 4,096 (hard). Root may raise both up to
+// fs.nr_open; if it cannot, attaching says "too many open files".
+func raiseFileLimit(n int) {
+	var lim unix.Rlimit
+	if unix.Getrlimit(unix.RLIMIT_NOFILE, &lim) != nil {
+		return
+	}
+	want := lim.Cur + uint64(n) + 256
+	if want <= lim.Cur {
+		return
+	}
+	old := lim.Max
+	if want > lim.Max {
+		max := want
+		if data, err := os.ReadFile("/proc/sys/fs/nr_open"); err == nil {
+			if v, err := strconv.ParseUint(strings.TrimSpace(string(data)), 10, 64); err == nil && v < max {
+				max = v
+			}
+		}
+		if max > lim.Max {
+			lim.Max = max
+		}
+	}
+	lim.Cur = min(want, lim.Max)
+	if unix.Setrlimit(unix.RLIMIT_NOFILE, &lim) != nil && lim.Max > old {
+		// Not allowed to raise the hard limit: up to it, then.
+		lim.Max = old
+		lim.Cur = min(want, old)
+		unix.Setrlimit(unix.RLIMIT_NOFILE, &lim)
+	}
 }
 
 // links closes many kprobe links, a few at a time: each waits for the
