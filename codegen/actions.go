@@ -156,7 +156,15 @@ func (f *fn) actionTracemem(c *syntax.CallExpr, name string, act Action) {
 	f.call(h, scr(f.g.layout.Output+off), imm(n), reg(r))
 	f.checkRead(addr)
 	f.free(addr)
-	f.recItem(Record{Action: act, Offset: off, Size: uint32(n), Kind: KindBytes, FormatID: -1, AggID: -1})
+	// tracemem(addr, size, nbytes) shows nbytes of the size bytes read
+	// (all of them when nbytes is negative or above size); the count,
+	// known only at run time, follows as an argument.
+	f.recItem(Record{Action: act, Offset: off, Size: uint32(n), Kind: KindBytes, FormatID: -1, AggID: -1, NArgs: len(c.Args) - 2})
+	if len(c.Args) == 3 {
+		r := f.expr(c.Args[2])
+		f.convert(r, f.typeOf(c.Args[2]), TypeLong)
+		f.recItem(f.storeReg(r, TypeLong, ActArg))
+	}
 }
 
 // actionSpeculate compiles speculate() as a statement.

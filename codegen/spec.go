@@ -141,7 +141,11 @@ type Record struct {
 	// of the object: the item holds the u64 address and then the
 	// object's Size-8 bytes (Kind KindBytes). The consumer walks it
 	// (members, offsets, enums, bit-fields) to print the value.
-	Type *Type
+	// With ByValue, ActPrint of any other value (print(1 + 2),
+	// print(*p)): the item holds the value as trace() stores it, and
+	// Type is its D type.
+	Type    *Type
+	ByValue bool
 }
 
 // Action is what the consumer does with a record item.

@@ -158,8 +158,17 @@ func (f *fn) storeValue(e syntax.Expr, action Action) Record {
 // known size (the checker lets opaque ones through) records p alone.
 func (f *fn) storePrint(e syntax.Expr) Record {
 	t := f.typeOf(e)
-	if t == nil || t.Kind != TPointer || t.Elem == nil || t.Elem.Size == 0 {
+	if t == nil || t.Kind == TPointer && (t.Elem == nil || t.Elem.Size == 0) {
 		return f.storeValue(e, ActPrint)
+	}
+	if t.Kind != TPointer {
+		// A value, printed with its type as illumos does.
+		it := f.storeValue(e, ActPrint)
+		if it.Kind == KindString {
+			t = &Type{Kind: TString, Size: it.Size, Name: "string"}
+		}
+		it.Type, it.ByValue = t, true
+		return it
 	}
 	n := t.Elem.Size
 	r := f.expr(e)

@@ -40,10 +40,25 @@ func (c *Consumer) action(st *recState, cpu int, data []byte, r codegen.Record, 
 			ti = printTypeInfo(r.Type, 0)
 			c.types[r.Type] = ti
 		}
+		if r.ByValue {
+			return c.emit(st, output.Item{Kind: output.KindPrint, Type: ti, ByValue: true,
+				Data: data[r.Offset : r.Offset+r.Size]})
+		}
 		return c.emit(st, output.Item{Kind: output.KindPrint, Addr: u64(data, r.Offset),
 			Type: ti, Data: data[r.Offset+8 : r.Offset+r.Size]})
 	case codegen.ActTracemem:
-		return c.emit(st, output.Item{Kind: output.KindTracemem, Data: data[r.Offset : r.Offset+r.Size]})
+		b := data[r.Offset : r.Offset+r.Size]
+		if len(args) == 1 {
+			// tracemem()'s nbytes: a negative count or one above the
+			// size shows it all, 0 nothing (as dtrace-utils).
+			if n := int64(le.Uint64(data[args[0].Offset:])); n >= 0 && n < int64(len(b)) {
+				if n == 0 {
+					return nil
+				}
+				b = b[:n]
+			}
+		}
+		return c.emit(st, output.Item{Kind: output.KindTracemem, Data: b})
 	case codegen.ActPrintf:
 		f, err := c.format(r.FormatID)
 		if err != nil {

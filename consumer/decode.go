@@ -199,6 +199,10 @@ func printTypeInfo(t *codegen.Type, bits uint32) *format.TypeInfo {
 		if t.Elem != nil {
 			ti.Elem = printTypeInfo(t.Elem, 0)
 		}
+	case codegen.TString:
+		// D's string is a char array of strsize, as illumos prints it.
+		ti.Kind, ti.Len = format.TypeArray, int(t.Size)
+		ti.Elem = &format.TypeInfo{Kind: format.TypeInt, Name: "char", Size: 1, Signed: true, Char: true}
 	default:
 		ti.Kind = format.TypeOther
 	}

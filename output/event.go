@@ -69,7 +69,8 @@ const (
 	// Aggs, the aggregations as printa() shows them.
 	KindPrinta
 	// KindPrint is print(p) of a pointer to a typed object: Addr, Type
-	// and Data (the object's bytes).
+	// and Data (the object's bytes); with ByValue, print(x) of any
+	// other value: Type and Data.
 	KindPrint
 	// KindTracemem is tracemem(addr, n): Data.
 	KindTracemem
@@ -143,9 +144,12 @@ type Item struct {
 	Aggs []*aggregate.Agg
 	// Addr, Type and Data are print()'s pointer, the D type of what it
 	// points to and the object's bytes; Data is also tracemem()'s bytes.
-	Addr uint64
-	Type *format.TypeInfo
-	Data []byte
+	// ByValue marks print() of a value that is not a pointer: Data is
+	// the value itself and Addr is unused (format.PrintValue).
+	Addr    uint64
+	Type    *format.TypeInfo
+	Data    []byte
+	ByValue bool
 	// N is exit()'s status, trunc()'s count, normalize()'s factor or
 	// the speculation of commit() and discard().
 	N int64

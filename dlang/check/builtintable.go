@@ -228,7 +228,7 @@ var funcTable = [NumFuncIDs]FuncDef{
 	FuncPcap:              {Name: "pcap", Kind: Action, class: actData, Proto: "void(void *, int)", Since: version(1, 6, 4)},
 	FuncPrinta:            {Name: "printa", Kind: Action, class: actData, Proto: "void(@, ...)", after: (*checker).printaRule},
 	FuncPrintf:            {Name: "printf", Kind: Action, class: actData, Proto: "void(string, ...)", after: (*checker).checkPrintf},
-	FuncPrint:             {Name: "print", Kind: Action, class: actData, Proto: "void(void *)", Since: version(2, 0, 0), after: (*checker).printRule},
+	FuncPrint:             {Name: "print", Kind: Action, class: actData, Proto: "void(@)", Since: version(2, 0, 0), before: (*checker).printRule},
 	FuncProgenyof:         {Name: "progenyof", Kind: Subroutine, Proto: "int(pid_t)", Lib: "procfs.d"},
 	FuncQuantize:          {Name: "quantize", Kind: AggFunc, Proto: "void(@, ...)", scalarArg: true, incrArg: 2},
 	FuncRaise:             {Name: "raise", Kind: Action, class: actDestruct, Proto: "void(int)"},

@@ -265,8 +265,20 @@ func (c *checker) inetNtoa6Rule(e *syntax.CallExpr, fn *Func, tvs []TypeAndValue
 	return true
 }
 
-// printRule: print() needs an object of known size.
+// printRule: print() takes any value, as illumos's does (dtrace-utils
+// takes only pointers); a pointer needs an object of known size.
 func (c *checker) printRule(e *syntax.CallExpr, fn *Func, tvs []TypeAndValue) bool {
+	if len(tvs) != 1 {
+		return true // the prototype check counts the arguments
+	}
+	if types.IsVoid(tvs[0].Type) {
+		c.errorf(c.last(e), D_PRINT_VOID, "print( ) may not be applied to a void expression")
+		return false
+	}
+	if k := types.Underlying(tvs[0].Type).Kind(); k == types.KindDyn || k == types.KindAgg || c.dynamicName(e.Args[0]) != "" {
+		c.errorf(c.last(e), D_PRINT_DYN, "print( ) may not be applied to a dynamic expression")
+		return false
+	}
 	if p, ok := types.Underlying(tvs[0].Type).(*types.Pointer); ok && p.Elem.Size() == 0 && !isOpaque(p) {
 		c.errorf(c.after(e.Args[0]), D_PRINT_SIZE, "print( ) argument #1 reference has type '%s' with size 0; cannot print( ) it.", types.TypeString(p.Elem))
 		return false

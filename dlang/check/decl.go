@@ -287,6 +287,15 @@ func (c *checker) structType(st *syntax.StructType) types.Type {
 		if base == nil {
 			return s
 		}
+		if len(f.Decls) == 0 {
+			// An anonymous struct or union member (the parser allows no
+			// other member without a declarator).
+			if !s.AddField("", base, 0) {
+				c.errorf(c.after(f), D_UNKNOWN, "failed to define anonymous member: Duplicate member or variable name")
+				return s
+			}
+			continue
+		}
 		for _, d := range f.Decls {
 			name := ""
 			if d.Name != nil {

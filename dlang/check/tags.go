@@ -218,6 +218,8 @@ const (
 	D_PCAP_PROTO
 	D_PCAP_SIZE
 	D_PRINT_SIZE
+	D_PRINT_VOID
+	D_PRINT_DYN
 )
 
 var tagNames = [...]string{
@@ -433,6 +435,8 @@ var tagNames = [...]string{
 	D_PCAP_PROTO:          "D_PCAP_PROTO",
 	D_PCAP_SIZE:           "D_PCAP_SIZE",
 	D_PRINT_SIZE:          "D_PRINT_SIZE",
+	D_PRINT_VOID:          "D_PRINT_VOID",
+	D_PRINT_DYN:           "D_PRINT_DYN",
 }
 
 // String returns the tag's name, e.g. "D_IDENT_UNDEF".

@@ -726,7 +726,9 @@ func (p *parser) parseStruct() *StructType {
 	for {
 		f := &Field{Span: Span{From: p.tok.pos}}
 		f.Specs = p.parseDeclSpecs(classNone)
-		for {
+		// An anonymous struct or union member (C11) declares no name:
+		// its members are found as the enclosing struct's.
+		for more := !anonMember(f.Specs, p.tok.tok); more; {
 			var d *Declarator
 			if p.tok.tok == COLON {
 				d = &Declarator{Span: Span{p.tok.pos, p.tok.pos}}
@@ -757,6 +759,13 @@ func (p *parser) parseStruct() *StructType {
 	st.To = p.tok.end
 	p.next()
 	return st
+}
+
+// anonMember reports a member declaration that is an anonymous struct
+// or union definition followed by tok, a semicolon.
+func anonMember(ds *DeclSpecs, tok Token) bool {
+	st, ok := ds.Type.(*StructType)
+	return ok && tok == SEMI && st.Tag == "" && st.Defined
 }
 
 // parseEnum parses `enum tag` or `enum [tag] { A [= expr], ... }`.

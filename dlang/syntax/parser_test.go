@@ -72,6 +72,8 @@ var parseTests = []struct {
 		"(decl typedef unsigned long mytype_t)\n(decl mytype_t x)\n(clause \"BEGIN\" {(= x (cast mytype_t 1));})"},
 	{"struct foo { int a; char *b, c[4]; unsigned x : 3, : 2; };",
 		`(decl struct foo{int a; char b *, c [4]; unsigned x : 3, _ : 2})`},
+	{"struct foo { int a; union { int b; struct { char c; }; }; };",
+		`(decl struct foo{int a; union{int b; struct{char c}}})`},
 	{"struct foo x; union { int a; long b; } u;", "(decl struct foo x)\n(decl union{int a; long b} u)"},
 	{"enum e { A, B = 2, C }; enum e v;", "(decl enum e{A, B=2, C})\n(decl enum e v)"},
 	{"typedef struct s { int a; } s_t; s_t *p;", "(decl typedef struct s{int a} s_t)\n(decl s_t p *)"},
@@ -116,6 +118,8 @@ var errorTests = []struct {
 	want string // "TAG line N: msg"
 }{
 	{"BEGIN { x = (y)z }", `D_SYNTAX line 1: syntax error near "z }"`},
+	{"struct foo { int; };", `D_SYNTAX line 1: syntax error near ";"`},
+	{"struct foo { struct bar { int b; }; };", `D_SYNTAX line 1: syntax error near ";"`},
 	{"BEGIN { x = (y)timestamp }", `D_SYNTAX line 1: syntax error near "timestamp"`},
 	{"BEGIN\n{\n\ta = 1 +;\n}", `D_SYNTAX line 3: syntax error near ";"`},
 	{"BEGIN\n{\n\ttrace(1);\n", `D_SYNTAX line 4: syntax error near end of input`},

@@ -348,6 +348,10 @@ func (p printer) typeSpec(t TypeSpec) string {
 				for _, d := range f.Decls {
 					ds = append(ds, p.declString(d))
 				}
+				if len(ds) == 0 { // an anonymous struct or union member
+					fs = append(fs, p.specs(f.Specs))
+					continue
+				}
 				fs = append(fs, p.specs(f.Specs)+" "+strings.Join(ds, ", "))
 			}
 			s += "{" + strings.Join(fs, "; ") + "}"

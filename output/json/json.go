@@ -301,11 +301,16 @@ func (j *Renderer) Item(r *output.Record, it *output.Item) error {
 		}
 	case output.KindPrint:
 		var b bytes.Buffer
-		if err := j.fmt.PrintType(&b, it.Addr, it.Type, it.Data, j.set.PrintSize); err != nil {
+		if it.ByValue {
+			if err := j.fmt.PrintValue(&b, it.Type, it.Data); err != nil {
+				return err
+			}
+		} else if err := j.fmt.PrintType(&b, it.Addr, it.Type, it.Data, j.set.PrintSize); err != nil {
 			return err
+		} else {
+			a.Address = ptr(it.Addr)
 		}
 		a.Text = ptr(b.String())
-		a.Address = ptr(it.Addr)
 		if it.Type != nil {
 			a.CType = it.Type.Name
 		}

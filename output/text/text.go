@@ -141,6 +141,9 @@ func (t *Renderer) Item(r *output.Record, it *output.Item) error {
 	case output.KindTrace, output.KindSym:
 		return t.fmt.Trace(b, it.Value, t.set.Quiet)
 	case output.KindPrint:
+		if it.ByValue {
+			return t.fmt.PrintValue(b, it.Type, it.Data)
+		}
 		return t.fmt.PrintType(b, it.Addr, it.Type, it.Data, t.set.PrintSize)
 	case output.KindTracemem:
 		return format.Tracemem(b, it.Data)
