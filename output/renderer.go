@@ -2,6 +2,7 @@ package output
 
 import (
 	"io"
+	"os"
 
 	"github.com/dtrace-go/dtrace/aggregate"
 )
@@ -71,4 +72,14 @@ func (Nop) Close() error { return nil }
 // records begin (package output/text prints a header line).
 type Snapshotter interface {
 	Snapshot(s *Snapshot) error
+}
+
+// Redirect is where a renderer's output goes after freopen(): the file
+// it opened, or, for freopen("") (a nil file), the writer the renderer
+// was given.
+func Redirect(f *os.File, base io.Writer) io.Writer {
+	if f != nil {
+		return f
+	}
+	return base
 }

@@ -24,6 +24,15 @@ func (p *Probe) String() string {
 	return p.Provider + ":" + p.Module + ":" + p.Function + ":" + p.Name
 }
 
+// Names returns the full names of ps, in order.
+func Names(ps []*Probe) []string {
+	var names []string
+	for _, p := range ps {
+		names = append(names, p.String())
+	}
+	return names
+}
+
 // ProgramKind tells the loader what kind of BPF program a probe needs.
 type ProgramKind struct {
 	Type       ebpf.ProgramType

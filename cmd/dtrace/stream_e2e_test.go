@@ -31,19 +31,42 @@ func runTraced(t *testing.T, bin, loop string, n int, args ...string) (string, s
 	return out.String(), errs.String()
 }
 
+// tracedLoop skips the test unless it runs as root, and builds dtrace
+// and the loop program (testprog's calls.c).
+func tracedLoop(t *testing.T) (bin, loop string) {
+	t.Helper()
+	if os.Getuid() != 0 {
+		t.Skip("needs root for BPF")
+	}
+	return buildDtrace(t), testprog.BuildCalls(t, "", "-O2")
+}
+
+// perPolicy runs dtrace -q with program over n getppid calls of the loop
+// program under each buffer policy, and returns the outputs by policy;
+// anything on standard error fails the test.
+func perPolicy(t *testing.T, n int, program string, policies ...string) map[string]string {
+	t.Helper()
+	bin, loop := tracedLoop(t)
+	outs := map[string]string{}
+	for _, policy := range policies {
+		out, errs := runTraced(t, bin, loop, n, "-x", "bufpolicy="+policy, "-q", "-n", program)
+		if errs != "" {
+			t.Errorf("bufpolicy=%s: stderr %s", policy, errs)
+		}
+		outs[policy] = out
+	}
+	return outs
+}
+
 // TestStreamNoDrops: a tight loop of 2,000,000 system calls, each
 // printing a line, at default options: every line comes out and nothing
 // is dropped (the readers keep the kernel rings empty while the records
 // are decoded).
 func TestStreamNoDrops(t *testing.T) {
-	if os.Getuid() != 0 {
-		t.Skip("needs root for BPF")
-	}
 	if testing.Short() {
 		t.Skip("2,000,000 events")
 	}
-	bin := buildDtrace(t)
-	loop := testprog.BuildCalls(t, "", "-O2")
+	bin, loop := tracedLoop(t)
 	const n = 2000000
 	out, errs := runTraced(t, bin, loop, n, "-q", "-n", `syscall::getppid:entry /pid == $target/ { printf("%d\n", ++i); }`)
 	lines := strings.Split(strings.TrimSuffix(out, "\n\n"), "\n")
@@ -59,11 +82,7 @@ func TestStreamNoDrops(t *testing.T) {
 // keeps only the newest records of each CPU and prints them at exit in
 // time order, the last one the 100,000th, without a drop message.
 func TestRingPolicy(t *testing.T) {
-	if os.Getuid() != 0 {
-		t.Skip("needs root for BPF")
-	}
-	bin := buildDtrace(t)
-	loop := testprog.BuildCalls(t, "", "-O2")
+	bin, loop := tracedLoop(t)
 	const n = 100000
 	out, errs := runTraced(t, bin, loop, n, "-x", "bufpolicy=ring", "-b", "64k", "-q", "-n",
 		`syscall::getppid:entry /pid == $target/ { printf("%d\n", ++i); }`)
@@ -150,20 +169,10 @@ func TestSnapshotSignal(t *testing.T) {
 // TestSnapshotLimit: snapshot(2) on a probe that fires 10,000 times
 // takes exactly 2 snapshots, under the ring policy and the default.
 func TestSnapshotLimit(t *testing.T) {
-	if os.Getuid() != 0 {
-		t.Skip("needs root for BPF")
-	}
-	bin := buildDtrace(t)
-	loop := testprog.BuildCalls(t, "", "-O2")
-	for _, policy := range []string{"ring", "switch"} {
-		out, errs := runTraced(t, bin, loop, 10000, "-x", "bufpolicy="+policy, "-q", "-n",
-			`syscall::getppid:entry /pid == $target/ { printf("%d\n", ++i); snapshot(2); }`)
+	for policy, out := range perPolicy(t, 10000, `syscall::getppid:entry /pid == $target/ { printf("%d\n", ++i); snapshot(2); }`, "ring", "switch") {
 		if n := strings.Count(out, "=== snapshot "); n != 2 || !strings.Contains(out, "=== snapshot 2 at ") ||
 			!strings.Contains(out, ":getppid:entry ===\n") {
 			t.Errorf("bufpolicy=%s: %d snapshots, want 2:\n%.500s", policy, n, out)
-		}
-		if errs != "" {
-			t.Errorf("bufpolicy=%s: stderr %s", policy, errs)
 		}
 	}
 }
@@ -207,11 +216,6 @@ func TestSnapshotTick(t *testing.T) {
 // policy (the third traceoff(2) does nothing), and the aggregation
 // counts all 1,000 events.
 func TestTraceoff(t *testing.T) {
-	if os.Getuid() != 0 {
-		t.Skip("needs root for BPF")
-	}
-	bin := buildDtrace(t)
-	loop := testprog.BuildCalls(t, "", "-O2")
 	var want strings.Builder
 	for i := 1; i <= 1000; i++ {
 		if i <= 50 || i > 100 && i <= 150 || i > 200 {
@@ -219,17 +223,13 @@ func TestTraceoff(t *testing.T) {
 		}
 	}
 	want.WriteString("count 1000\n\n")
-	for _, policy := range []string{"switch", "fill", "ring"} {
-		out, errs := runTraced(t, bin, loop, 1000, "-x", "bufpolicy="+policy, "-q", "-n", `
+	for policy, out := range perPolicy(t, 1000, `
 syscall::getppid:entry /pid == $target/ { printf("%d\n", ++i); @n = count(); }
 syscall::getppid:entry /pid == $target && i % 100 == 50/ { traceoff(2); }
 syscall::getppid:entry /pid == $target && i % 100 == 0/ { traceon(); }
-END { printa("count %@d\n", @n); }`)
+END { printa("count %@d\n", @n); }`, "switch", "fill", "ring") {
 		if out != want.String() {
 			t.Errorf("bufpolicy=%s: output\n%.300s...\nwant\n%.300s...", policy, out, want.String())
-		}
-		if errs != "" {
-			t.Errorf("bufpolicy=%s: stderr %s", policy, errs)
 		}
 	}
 }

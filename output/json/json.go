@@ -107,16 +107,23 @@ type Probe struct {
 	Name     string `json:"name"`
 }
 
-// Record is the object of one record of a probe firing.
+// Fired is what a record and a fault say first: what happened ("probe",
+// "fault"), when, where, and in which probe and clause. Its fields come
+// first in their objects.
+type Fired struct {
+	Type      string `json:"type"`
+	Timestamp int64  `json:"timestamp"`
+	Machine   string `json:"machine"`
+	CPU       int    `json:"cpu"`
+	Probe     *Probe `json:"probe"`
+	Clause    int    `json:"clause"`
+}
+
+// Record is the object of one record of a probe firing (Type "probe").
 type Record struct {
-	Type      string   `json:"type"` // "probe"
-	Timestamp int64    `json:"timestamp"`
-	Machine   string   `json:"machine"`
-	CPU       int      `json:"cpu"`
-	Probe     *Probe   `json:"probe"`
-	Clause    int      `json:"clause"`
-	Spec      uint32   `json:"speculation,omitempty"`
-	Actions   []Action `json:"actions"`
+	Fired
+	Spec    uint32   `json:"speculation,omitempty"`
+	Actions []Action `json:"actions"`
 }
 
 // Action is the output of one action of a record.
@@ -177,18 +184,13 @@ type Entry struct {
 	Buckets [][3]int64 `json:"buckets,omitzero"`
 }
 
-// Fault is a run-time fault of a clause.
+// Fault is a run-time fault of a clause (Type "fault").
 type Fault struct {
-	Type      string `json:"type"` // "fault"
-	Timestamp int64  `json:"timestamp"`
-	Machine   string `json:"machine"`
-	CPU       int    `json:"cpu"`
-	Probe     *Probe `json:"probe"`
-	Clause    int    `json:"clause"`
-	Fault     string `json:"fault"`
-	Code      uint64 `json:"code"`
-	Address   uint64 `json:"address"`
-	PC        int64  `json:"pc"`
+	Fired
+	Fault   string `json:"fault"`
+	Code    uint64 `json:"code"`
+	Address uint64 `json:"address"`
+	PC      int64  `json:"pc"`
 }
 
 // Error is a library error of a clause.
@@ -220,11 +222,15 @@ func probe(p output.Probe, known bool) *Probe {
 
 func (j *Renderer) stamp() int64 { return j.now().UnixNano() }
 
+// fired stamps what a record or fault of kind typ says first.
+func (j *Renderer) fired(typ string, cpu int, p output.Probe, known bool, clause int) Fired {
+	return Fired{Type: typ, Timestamp: j.stamp(), Machine: j.machine, CPU: cpu, Probe: probe(p, known), Clause: clause}
+}
+
 // Begin starts the object of a record, stamped with the time the consumer
 // decoded it.
 func (j *Renderer) Begin(r *output.Record) error {
-	j.recs = append(j.recs, &Record{Type: "probe", Timestamp: j.stamp(), Machine: j.machine, CPU: r.CPU,
-		Probe: probe(r.Probe, r.Known), Clause: r.Clause, Spec: r.Spec, Actions: []Action{}})
+	j.recs = append(j.recs, &Record{Fired: j.fired("probe", r.CPU, r.Probe, r.Known, r.Clause), Spec: r.Spec, Actions: []Action{}})
 	return nil
 }
 
@@ -282,12 +288,7 @@ func (j *Renderer) Item(r *output.Record, it *output.Item) error {
 	case output.KindSystem, output.KindFreopen:
 		a.Text = ptr(it.Text)
 		if it.Kind == output.KindFreopen {
-			j.reopened = it.File
-			if it.File != nil {
-				j.out = it.File
-			} else {
-				j.out = j.base
-			}
+			j.reopened, j.out = it.File, output.Redirect(it.File, j.base)
 		}
 	case output.KindPrinta:
 		var b bytes.Buffer
@@ -551,8 +552,7 @@ func firstAtLeast(bucket func(int64) int, i int) int64 {
 
 // Fault writes a fault's object.
 func (j *Renderer) Fault(f *output.Fault) error {
-	return j.write(&Fault{Type: "fault", Timestamp: j.stamp(), Machine: j.machine, CPU: f.CPU,
-		Probe: probe(f.Probe, f.Known), Clause: f.Clause, Fault: f.Name, Code: f.Code, Address: f.Addr, PC: f.PC})
+	return j.write(&Fault{Fired: j.fired("fault", f.CPU, f.Probe, f.Known, f.Clause), Fault: f.Name, Code: f.Code, Address: f.Addr, PC: f.PC})
 }
 
 // Error writes a library error's object.

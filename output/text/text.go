@@ -160,12 +160,7 @@ func (t *Renderer) Item(r *output.Record, it *output.Item) error {
 		if err := t.flush(); err != nil {
 			return err
 		}
-		t.reopened = it.File
-		if it.File != nil {
-			t.out = it.File
-		} else {
-			t.out = t.base
-		}
+		t.reopened, t.out = it.File, output.Redirect(it.File, t.base)
 	case output.KindSetopt:
 		if it.Settings != nil {
 			t.set = *it.Settings

@@ -61,10 +61,7 @@ func TestProbes(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		var got []string
-		for _, p := range ps {
-			got = append(got, p.String())
-		}
+		got := provider.Names(ps)
 		if len(got) != len(c.want) {
 			t.Errorf("%v: got %v, want %v", c.d, got, c.want)
 			continue

@@ -108,10 +108,7 @@ func TestProbes(t *testing.T) {
 			t.Errorf("%s: %v", tc.desc, err)
 			continue
 		}
-		var got []string
-		for _, pr := range probes {
-			got = append(got, pr.String())
-		}
+		got := provider.Names(probes)
 		if strings.Join(got, " ") != strings.Join(tc.want, " ") {
 			t.Errorf("%s: got %q, want %q", tc.desc, got, tc.want)
 		}

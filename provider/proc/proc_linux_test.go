@@ -129,9 +129,7 @@ int main(void)
 // it, and the main thread's lwp-exit runs after its exit.)
 func TestThreads(t *testing.T) {
 	bin := testprog.BuildSource(t, "thread", threadProgram, "-pthread")
-	cmd := exec.Command(bin)
-	goOn := ktracetest.Waiting(t, cmd)
-	pid := cmd.Process.Pid
+	pid, goOn := ktracetest.Start(t, bin)
 	out := ktracetest.Run(t, fmt.Sprintf(`
 proc:::lwp-create /pid == %[1]d/ { printf("lwp-create new=%%d same=%%d creator=%%d\n", args[0]->pr_lwpid != tid, args[1]->pr_pid == pid, tid == %[1]d); }
 proc:::lwp-start /pid == %[1]d/ { printf("lwp-start main=%%d\n", tid == pid); }

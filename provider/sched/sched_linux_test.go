@@ -19,9 +19,7 @@ import (
 // are switched away for it, be woken, queued on a CPU that exists, and
 // sleep.
 func TestBusyChild(t *testing.T) {
-	cmd := exec.Command("/bin/sh", "-c", "read x; sleep 0.1; i=0; while [ $i -lt 30000 ]; do i=$((i+1)); done")
-	goOn := ktracetest.Waiting(t, cmd)
-	pid := cmd.Process.Pid
+	pid, goOn := ktracetest.Start(t, "/bin/sh", "-c", "read x; sleep 0.1; i=0; while [ $i -lt 30000 ]; do i=$((i+1)); done")
 	out := ktracetest.Run(t, fmt.Sprintf(`
 sched:::on-cpu /pid == %[1]d/ { on++; }
 sched:::off-cpu /args[1]->pr_pid == %[1]d && args[0]->pr_lwpid == %[1]d/ { to++; }
@@ -202,9 +200,7 @@ func abs(n int) int {
 // TestDequeueStates: a process that sleeps and then exits leaves the run
 // queue asleep (S) and, last, dead (Z).
 func TestDequeueStates(t *testing.T) {
-	cmd := exec.Command("/bin/sh", "-c", "read x; sleep 0.2")
-	goOn := ktracetest.Waiting(t, cmd)
-	pid := cmd.Process.Pid
+	pid, goOn := ktracetest.Start(t, "/bin/sh", "-c", "read x; sleep 0.2")
 	out := ktracetest.Run(t, fmt.Sprintf(`
 sched:::dequeue /args[1]->pr_pid == %[1]d/ { last = args[0]->pr_sname; @[args[0]->pr_sname] = count(); }
 proc:::exit /pid == %[1]d/ { done = 1; }

@@ -193,10 +193,7 @@ func TestProbeNames(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		var got []string
-		for _, pr := range probes {
-			got = append(got, pr.String())
-		}
+		got := provider.Names(probes)
 		if strings.Join(got, " ") != strings.Join(tc.want, " ") {
 			t.Errorf("%s: got %q, want %q", tc.desc, got, tc.want)
 		}

@@ -126,6 +126,15 @@ func Waiting(t *testing.T, cmd *exec.Cmd) (goOn func()) {
 	return func() { io.WriteString(in, "go\n") }
 }
 
+// Start runs the program at path with args as Waiting does, and returns
+// its process id and the function that lets it go on.
+func Start(t *testing.T, path string, args ...string) (pid int, goOn func()) {
+	t.Helper()
+	cmd := exec.Command(path, args...)
+	goOn = Waiting(t, cmd)
+	return cmd.Process.Pid, goOn
+}
+
 // SortedLines returns the lines of out, sorted: the records of a run come
 // from per-CPU buffers, in no set order across CPUs.
 func SortedLines(out string) string {
