@@ -91,10 +91,19 @@ func (pv *Provider) AttachShared(ps []*provider.Probe, prog *ebpf.Program) (io.C
 			l, err = link.Kprobe(syms[i], prog, o)
 		}
 		if err != nil {
+			if len(ps) > 1 && (errors.Is(err, os.ErrNotExist) || errors.Is(err, unix.EINVAL)) {
+				// A function kprobes refuse (the kprobe blacklist:
+				// perf_event_nmi_handler, say) is left out of a wide
+				// description, as kprobe.multi's ftrace would not.
+				continue
+			}
 			ls.Close()
 			return nil, fmt.Errorf("attach %s: %w", p, err)
 		}
 		ls = append(ls, l)
+	}
+	if len(ls) == 0 {
+		return nil, fmt.Errorf("attach %s: no function of the description takes a kprobe", ps[0])
 	}
 	return ls, nil
 }
