@@ -141,16 +141,11 @@ func (f *fn) subrFlowExit(c *syntax.CallExpr, _ string) asm.Register {
 // with the count asked for, the entry is on file before a reader can see
 // the bytes; __flow_sent corrects a write that wrote less.
 func (f *fn) subrFlowSend(c *syntax.CallExpr, _ string) asm.Register {
-	f.need(c, 2, 2)
+	f.need(c, 3, 3)
 	res := f.zero()
+	buf := f.flowBufArg(c, 2)
 	dkey, n, done := f.flowStreamArgs(c)
-	key := f.flowKey()
-	has := f.label("fshas")
-	f.call(asm.FnMapLookupElem, mapOp(abi.MapFlow), scr(key))
-	f.emit(asm.JNE.Imm(asm.R0, 0, has))
-	f.zeroValue(f.g.flowSize())
-	f.mark(has)
-	fl := f.result()
+	fl := f.flowRead()
 	pos := f.flowPos(dkey, fl, done)
 	start := f.alloc()
 	f.emit(asm.Mov.Reg(start, n),
@@ -164,9 +159,49 @@ func (f *fn) subrFlowSend(c *syntax.CallExpr, _ string) asm.Register {
 		asm.Mov.Reg(res, start), asm.Add.Imm(res, 1),
 		asm.Add.Reg(start, n),
 		asm.StoreMem(asm.R0, abi.FlowAux, start, asm.DWord))
-	f.free(start, n)
+	f.free(start)
+	// A write of 16 bytes or more is also found by its tag.
+	tag := f.flowTag(buf, n, dkey, done)
+	f.free(n)
+	f.call(asm.FnMapUpdateElem, mapOp(abi.MapFlowTag), scr(tag), scr(dkey+8), imm(0))
 	f.mark(done)
 	return res
+}
+
+// flowBufArg stores argument i of a transport, the address of the bytes
+// written or read (0: not known), in scratch and returns the offset.
+func (f *fn) flowBufArg(c *syntax.CallExpr, i int) uint32 {
+	slot := f.tmp(8)
+	r := f.expr(c.Args[i])
+	f.emit(asm.StoreMem(regScratch, int16(slot), r, asm.DWord))
+	f.free(r)
+	return slot
+}
+
+// flowTag computes the dt_flowtag key of the bytes at the user address in
+// scratch at buf, n of them, in the stream of the dt_flowdata
+// key at dkey: a hash of the first 16 bytes and the stream. With fewer
+// than 16 bytes, no address, or bytes that cannot be read, the code goes
+// to none. It returns the key's scratch offset.
+func (f *fn) flowTag(buf uint32, n asm.Register, dkey uint32, none string) uint32 {
+	tb, key := f.tmp(16), f.tmp(8)
+	b := f.alloc()
+	f.emit(asm.JLT.Imm(n, 16, none), asm.LoadMem(b, regScratch, int16(buf), asm.DWord), asm.JEq.Imm(b, 0, none))
+	f.call(asm.FnProbeReadUser, scr(tb), imm(16), reg(b))
+	f.emit(asm.JNE.Imm(asm.R0, 0, none))
+	w, x, k := f.alloc(), f.alloc(), f.alloc()
+	f.emit(asm.LoadMem(w, regScratch, int16(tb), asm.DWord),
+		asm.LoadImm(k, -0x61c8864680b583eb, asm.DWord), // 0x9e3779b97f4a7c15
+		asm.Mul.Reg(w, k),
+		asm.LoadMem(x, regScratch, int16(tb+8), asm.DWord),
+		asm.LoadImm(k, -0x3d4d51c2d82b14b1, asm.DWord), // 0xc2b2ae3d27d4eb4f
+		asm.Mul.Reg(x, k),
+		asm.Xor.Reg(w, x),
+		asm.LoadMem(x, regScratch, int16(dkey), asm.DWord),
+		asm.Xor.Reg(w, x),
+		asm.StoreMem(regScratch, int16(key), w, asm.DWord))
+	f.free(w, x, k)
+	return key
 }
 
 // subrFlowSent compiles __flow_sent(stream, at, asked, n): the write that
@@ -232,7 +267,10 @@ func (f *fn) subrFlowSent(c *syntax.CallExpr, _ string) asm.Register {
 // write its first byte belongs to, in place of its own: the write that
 // starts at that byte, or the one it is in the middle of (FlowPosCur).
 func (f *fn) subrFlowRecv(c *syntax.CallExpr, _ string) asm.Register {
-	f.need(c, 3, 3)
+	f.need(c, 4, 4)
+	buf := f.flowBufArg(c, 3)
+	drop := f.tmp(8)
+	f.emit(storeImm(regScratch, int16(drop), 0, asm.DWord))
 	dkey, n, done := f.flowStreamArgs(c)
 	f.call(asm.FnMapLookupElem, mapOp(abi.MapFlowPos), scr(dkey))
 	f.emit(asm.JEq.Imm(asm.R0, 0, done))
@@ -260,8 +298,32 @@ func (f *fn) subrFlowRecv(c *syntax.CallExpr, _ string) asm.Register {
 	f.emit(asm.Mov.Imm(e, 0), asm.Mov.Reg(start, n),
 		atomicMem(asm.FetchAdd, pos, start, asm.DWord, abi.FlowPosRead),
 		asm.StoreMem(regScratch, int16(dkey+8), start, asm.DWord))
-	f.free(n)
-	inside, give := f.label("frin"), f.label("frgive")
+	inside, give, byPos := f.label("frin"), f.label("frgive"), f.label("frpos")
+	// Readers of one stream take their offsets as their reads return,
+	// which may be in another order than they took the bytes: a read of
+	// 16 bytes or more first looks its write up by the bytes' tag, and
+	// takes it whole (deleting it when it read all of it).
+	tag := f.flowTag(buf, n, dkey, byPos)
+	f.call(asm.FnMapLookupElem, mapOp(abi.MapFlowTag), scr(tag))
+	f.emit(asm.JEq.Imm(asm.R0, 0, byPos))
+	at, tagged := f.alloc(), f.label("frtagged")
+	f.emit(asm.LoadMem(at, asm.R0, 0, asm.DWord))
+	f.call(asm.FnMapDeleteElem, mapOp(abi.MapFlowTag), scr(tag))
+	f.emit(asm.StoreMem(regScratch, int16(dkey+8), at, asm.DWord))
+	f.call(asm.FnMapLookupElem, mapOp(abi.MapFlowData), scr(dkey))
+	f.emit(asm.JNE.Imm(asm.R0, 0, tagged),
+		asm.StoreMem(regScratch, int16(dkey+8), start, asm.DWord),
+		asm.Ja.Label(byPos))
+	f.mark(tagged)
+	nn := f.alloc()
+	f.emit(asm.Mov.Reg(e, asm.R0),
+		asm.LoadMem(nn, e, abi.FlowAux, asm.DWord),
+		asm.Sub.Reg(nn, at),
+		asm.JGT.Reg(nn, n, give),
+		storeImm(regScratch, int16(drop), 1, asm.DWord),
+		asm.Ja.Label(give))
+	f.free(at, nn, n)
+	f.mark(byPos)
 	f.call(asm.FnMapLookupElem, mapOp(abi.MapFlowData), scr(dkey))
 	f.emit(asm.JEq.Imm(asm.R0, 0, inside), asm.Mov.Reg(e, asm.R0))
 	// A write starts at this byte: it is the one being read now, and
@@ -285,15 +347,19 @@ func (f *fn) subrFlowRecv(c *syntax.CallExpr, _ string) asm.Register {
 	f.mark(give)
 	f.free(cur, start, pos)
 	key := f.flowKey()
-	clear := f.label("frclear")
+	clear, taken := f.label("frclear"), f.label("frtaken")
 	id := f.alloc()
 	f.emit(asm.LoadMem(id, e, abi.FlowID, asm.DWord), asm.JEq.Imm(id, 0, clear))
 	f.free(id)
 	f.call(asm.FnMapUpdateElem, mapOp(abi.MapFlow), scr(key), reg(e), imm(0))
 	f.flowDropIf(done)
-	f.emit(asm.Ja.Label(done))
+	f.emit(asm.Ja.Label(taken))
 	f.mark(clear)
 	f.call(asm.FnMapDeleteElem, mapOp(abi.MapFlow), scr(key))
+	// A write taken whole by its tag is done with.
+	f.mark(taken)
+	f.emit(asm.LoadMem(asm.R0, regScratch, int16(drop), asm.DWord), asm.JEq.Imm(asm.R0, 0, done))
+	f.call(asm.FnMapDeleteElem, mapOp(abi.MapFlowData), scr(dkey))
 	f.mark(done)
 	return f.zero()
 }

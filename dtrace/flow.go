@@ -25,6 +25,7 @@ self uint64_t __flow_stream;
 self int64_t __flow_at;
 self int64_t __flow_asked;
 self int __flow_dgram;
+self uint64_t __flow_buf;
 
 proc:::create, proc:::lwp-create
 {
@@ -39,9 +40,10 @@ proc:::lwp-exit
 syscall::read:return, syscall::readv:return, syscall::recvfrom:return, syscall::recvmsg:return
 /self->__flow_stream/
 {
-	__flow_recv(self->__flow_stream, arg0, self->__flow_dgram);
+	__flow_recv(self->__flow_stream, arg0, self->__flow_dgram, self->__flow_buf);
 	self->__flow_stream = 0;
 	self->__flow_dgram = 0;
+	self->__flow_buf = 0;
 }
 `
 
@@ -99,10 +101,16 @@ syscall::read:entry, syscall::readv:entry, syscall::recvfrom:entry, syscall::rec
 	self->__flow_dgram = this->__flow_counter ? 2 : this->__flow_dgram;
 }
 
+syscall::read:entry, syscall::recvfrom:entry
+/self->__flow_stream/
+{
+	self->__flow_buf = arg1;
+}
+
 syscall::write:entry, syscall::sendto:entry
 /self->__flow_stream/
 {
-	self->__flow_at = __flow_send(self->__flow_stream, arg2);
+	self->__flow_at = __flow_send(self->__flow_stream, arg2, arg1);
 	self->__flow_asked = arg2;
 }
 
@@ -117,7 +125,7 @@ syscall::write:return, syscall::sendto:return
 syscall::writev:return, syscall::sendmsg:return
 /self->__flow_stream/
 {
-	__flow_send(self->__flow_stream, arg0);
+	__flow_send(self->__flow_stream, arg0, 0);
 }
 
 syscall::write:return, syscall::writev:return, syscall::sendto:return, syscall::sendmsg:return

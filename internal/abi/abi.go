@@ -205,6 +205,10 @@ const (
 	// socket that carries flows, keyed by its kernel address
 	// (FlowPos* value).
 	MapFlowPos = "dt_flowpos"
+	// MapFlowTag is the hash from a tag of a write's first 16 bytes
+	// and its stream to the write's offset, by which a reader of those
+	// bytes finds its write when readers race (u64 key, u64 value).
+	MapFlowTag = "dt_flowtag"
 	// MapAggPrefix starts the name of each aggregation's per-CPU hash.
 	MapAggPrefix = "dt_agg_"
 	// MapAggCachePrefix starts the name of each aggregation's per-CPU
