@@ -65,6 +65,11 @@ type cpuBuf struct {
 	dropped uint64 // fill: records dropped once full, not yet reported
 
 	ring *recRing // ring policy: the newest records, oldest first
+	// pool, when nonzero, is the fixed number of backlog chunks: pull
+	// allocates none beyond them (ring policy). owned are the mappings
+	// of the ring and the pool, unmapped by Close.
+	pool  int
+	owned [][]byte
 
 	// ids and timed say what the samples carry before their raw
 	// data (openRing).
@@ -147,10 +152,14 @@ func OpenBuffers(m *ebpf.Map, opts BufferOptions) (_ *Buffers, err error) {
 		if err != nil {
 			return nil, fmt.Errorf("buffers: CPU %d: %w", cpu, err)
 		}
-		if opts.Policy == PolicyRing {
-			c.ring = newRecRing(opts.Size)
-		}
 		b.cpus[cpu] = c
+		if opts.Policy == PolicyRing {
+			// The ring and the backlog, a fixed set of chunks (see
+			// pull), are allocated and touched now.
+			if err := c.allocRing(opts.Size); err != nil {
+				return nil, err
+			}
+		}
 		if err := unix.EpollCtl(b.epfd, unix.EPOLL_CTL_ADD, c.fd, &unix.EpollEvent{Events: unix.EPOLLIN, Fd: int32(c.fd)}); err != nil {
 			return nil, err
 		}
@@ -328,35 +337,75 @@ func (b *Buffers) read(c *cpuBuf, epfd int) {
 
 // pull copies what the kernel ring holds to the end of the backlog and
 // frees it in the ring. The caller holds c.qmu.
+//
+// The backlog is made of chunks of chunkSize bytes, each holding whole
+// perf records: a pull larger than the room left is split at record
+// boundaries. Under the ring policy the chunks are a fixed pool
+// allocated at the start, so that a long run's memory stays flat:
+// chunks allocated as a late consumer needed them, as large as a pull
+// (a quarter of the 16m kernel ring), were touched further and further
+// as the run went on, and those beyond the spares kept were garbage
+// that the heap grew by until the next collection. What the pool cannot
+// take waits in the kernel ring.
 func (c *cpuBuf) pull() {
 	head := atomic.LoadUint64(&c.meta.dataHead)
 	tail := c.meta.dataTail
-	if head == tail {
-		return
+	for tail != head {
+		var chunk []byte
+		if k := len(c.queue); k > 0 && cap(c.queue[k-1])-len(c.queue[k-1]) >= max(c.nextRecord(tail), 8) {
+			chunk = c.queue[k-1]
+			c.queue = c.queue[:k-1]
+		} else if k := len(c.spare); k > 0 {
+			chunk = c.spare[k-1][:0]
+			c.spare = c.spare[:k-1]
+		} else if c.pool > 0 {
+			break // the rest waits in the kernel ring
+		} else {
+			chunk = make([]byte, 0, chunkSize)
+		}
+		n := c.fitting(tail, head, cap(chunk)-len(chunk))
+		at := len(chunk)
+		chunk = chunk[:at+n]
+		c.copyOut(chunk[at:], tail%uint64(len(c.data)))
+		tail += uint64(n)
+		c.queue = append(c.queue, chunk)
+		c.queued += n
 	}
-	n := int(head - tail)
-	var chunk []byte
-	if k := len(c.queue); k > 0 && cap(c.queue[k-1])-len(c.queue[k-1]) >= n {
-		chunk = c.queue[k-1]
-		c.queue = c.queue[:k-1]
-	} else {
-		for i, sp := range c.spare {
-			if cap(sp) >= n {
-				chunk = sp[:0]
-				c.spare = append(c.spare[:i], c.spare[i+1:]...)
-				break
+	atomic.StoreUint64(&c.meta.dataTail, tail)
+}
+
+// chunkSize is the size of a backlog chunk: more than the largest perf
+// record (64k).
+const chunkSize = 1 << 20
+
+// nextRecord returns the size of the perf record at ring position pos.
+// Records are 8-byte aligned, so that their header does not wrap.
+func (c *cpuBuf) nextRecord(pos uint64) int {
+	off := pos % uint64(len(c.data))
+	return int(binary.NativeEndian.Uint16(c.data[off+6:]))
+}
+
+// fitting returns how many bytes of the whole records from tail to head
+// fit in room (all of them when they do).
+func (c *cpuBuf) fitting(tail, head uint64, room int) int {
+	if int(head-tail) <= room {
+		return int(head - tail)
+	}
+	n := 0
+	for pos := tail; pos != head; {
+		size := c.nextRecord(pos)
+		if size < 8 || n+size > room {
+			if n == 0 {
+				// A corrupt header: hand the rest over whole, for
+				// records to report.
+				return min(int(head-tail), room)
 			}
+			return n
 		}
-		if chunk == nil {
-			chunk = make([]byte, 0, max(n, len(c.data)))
-		}
+		n += size
+		pos += uint64(size)
 	}
-	at := len(chunk)
-	chunk = chunk[:at+n]
-	c.copyOut(chunk[at:], tail%uint64(len(c.data)))
-	atomic.StoreUint64(&c.meta.dataTail, head)
-	c.queue = append(c.queue, chunk)
-	c.queued += n
+	return n
 }
 
 // Poll waits until a reader copied records out (with Start) or a buffer
@@ -519,7 +568,7 @@ func (b *Buffers) drainCPU(c *cpuBuf, fn Handler) error {
 	}
 	c.qmu.Lock()
 	for _, chunk := range queue {
-		if len(c.spare) < maxSpare {
+		if len(c.spare) < max(maxSpare, c.pool) {
 			c.spare = append(c.spare, chunk[:0])
 		}
 	}
@@ -529,6 +578,43 @@ func (b *Buffers) drainCPU(c *cpuBuf, fn Handler) error {
 
 // maxSpare bounds the emptied chunks a CPU keeps for reuse.
 const maxSpare = 4
+
+// ringPool is the number of backlog chunks of a CPU under the ring
+// policy: two pulls of a quarter of its 16m kernel ring.
+const ringPool = 8
+
+// allocRing gives c, under the ring policy, its user-space ring of size
+// bytes and its pool of backlog chunks.
+func (c *cpuBuf) allocRing(size int) error {
+	buf, err := resident(2 * size)
+	if err != nil {
+		return err
+	}
+	c.owned = append(c.owned, buf)
+	c.ring = newRecRing(buf)
+	c.pool = ringPool
+	for range ringPool {
+		chunk, err := resident(chunkSize)
+		if err != nil {
+			return err
+		}
+		c.owned = append(c.owned, chunk)
+		c.spare = append(c.spare, chunk[:0])
+	}
+	return nil
+}
+
+// resident maps n zeroed bytes with every page present. They are
+// outside Go's heap: a heap holding the ring's megabytes would let
+// garbage grow as large before a collection, and the resident set with
+// it.
+func resident(n int) ([]byte, error) {
+	m, err := unix.Mmap(-1, 0, n, unix.PROT_READ|unix.PROT_WRITE, unix.MAP_PRIVATE|unix.MAP_ANONYMOUS|unix.MAP_POPULATE)
+	if err != nil {
+		return nil, fmt.Errorf("buffers: map %d bytes: %w", n, err)
+	}
+	return m, nil
+}
 
 // records consumes the perf records of a chunk and returns the offset
 // after the last one consumed.
@@ -723,6 +809,9 @@ func (b *Buffers) Close() error {
 			b.array.Delete(uint32(c.cpu))
 		}
 		unix.Munmap(c.mem)
+		for _, m := range c.owned {
+			unix.Munmap(m)
+		}
 		unix.Close(c.fd)
 	}
 	b.cpus = nil

@@ -447,3 +447,54 @@ func TestRingTimeOrder(t *testing.T) {
 		t.Fatalf("second Flush: %v, %d records", err, len(out))
 	}
 }
+
+// Under the ring policy a CPU's backlog is a fixed pool of chunks
+// allocated at the start: a late consumer makes the records wait in the
+// kernel ring rather than the backlog allocate, and nothing is lost.
+func TestRingBacklogPool(t *testing.T) {
+	e := newEmitter(t)
+	b := open(t, e, BufferOptions{Size: 1 << 20, Policy: PolicyRing})
+	c := b.cpus[0]
+	first := map[*byte]bool{}
+	for _, sp := range c.spare {
+		first[&sp[:1][0]] = true
+	}
+	if len(first) != ringPool {
+		t.Fatalf("%d chunks at the start, want %d", len(first), ringPool)
+	}
+	if err := b.Start(); err != nil {
+		t.Fatal(err)
+	}
+	const n = 3000 // 12m: more than the pool holds
+	for i := 0; i < n; i++ {
+		e.emit(t, 0, 4000, uint64(i))
+	}
+	time.Sleep(100 * time.Millisecond)
+	c.qmu.Lock()
+	chunks := append(append([][]byte{}, c.queue...), c.spare...)
+	queued := c.queued
+	c.qmu.Unlock()
+	if queued == 0 || queued > ringPool*chunkSize {
+		t.Errorf("backlog of %d bytes, want some, at most %d", queued, ringPool*chunkSize)
+	}
+	for _, ch := range chunks {
+		if cap(ch) != chunkSize || !first[&ch[:1][0]] {
+			t.Fatalf("a chunk of %d bytes not in the pool", cap(ch))
+		}
+	}
+	var out []got
+	if err := b.Flush(collect(t, &out)); err != nil {
+		t.Fatal(err)
+	}
+	if len(out) == 0 || out[len(out)-1].seq != n-1 {
+		t.Fatalf("%d records kept, the last %+v; want the newest, %d", len(out), out[len(out)-1], n-1)
+	}
+	for i := 1; i < len(out); i++ {
+		if out[i].seq != out[i-1].seq+1 {
+			t.Fatalf("records %+v then %+v: one lost", out[i-1], out[i])
+		}
+	}
+	if len(c.queue)+len(c.spare) != ringPool {
+		t.Errorf("%d chunks after the drain, want %d", len(c.queue)+len(c.spare), ringPool)
+	}
+}

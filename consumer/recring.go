@@ -1,79 +1,85 @@
 package consumer
 
+import "encoding/binary"
+
 // recRing is a CPU's user-space ring under the ring policy: the newest
-// records whose charges add up to at most size, with their times, in
-// one byte buffer allocated once (so that a long run's memory stays
-// flat). A record that does not fit pushes out the oldest ones.
+// records whose charges add up to at most size, with their stamps, in
+// one byte buffer of twice size that the buffers allocate and touch
+// once (resident), so that a long run's memory stays flat (a buffer
+// whose pages were first written as records reached them, and a table
+// of entries that grew with the number of records kept, made the
+// resident set of a CPU that the traced work visits rarely grow for
+// minutes). A record that does not fit pushes out the oldest ones.
+//
+// Each record is kept behind a header of ringHdr bytes (u32 charge, u32
+// length, then the stamp: u64 time, u32 pid, u32 tid) and padded to 8
+// bytes. Records run from fr to w;
+// when wrapped, from fr to end, then from 0 to w.
 type recRing struct {
-	size int
-	buf  []byte
-	ents []ringEnt // circular: n entries from front
-	fr   int
-	n    int
-	used int // charges of the entries
-	w    int // where the next record's bytes go
+	size    int
+	buf     []byte
+	fr, w   int
+	end     int
+	wrapped bool
+	n       int
+	used    int // charges of the records kept
 }
 
-type ringEnt struct {
-	off, len, charge int
-	st               Stamp
-}
+// ringHdr is the size of a kept record's header.
+const ringHdr = 24
 
-func newRecRing(size int) *recRing { return &recRing{size: size} }
+// newRecRing returns a ring of len(buf)/2 bytes kept in buf.
+func newRecRing(buf []byte) *recRing { return &recRing{size: len(buf) / 2, buf: buf} }
 
 // add keeps rec (copied) with its stamp, charged charge, pushing out the
 // oldest records as needed. A record charged more than the whole ring is
 // not kept.
 func (r *recRing) add(rec []byte, st Stamp, charge int) {
-	if charge > r.size || len(rec) > 2*r.size {
+	need := ringHdr + (len(rec)+7)&^7
+	if charge > r.size || need > len(r.buf) {
 		return
-	}
-	if r.buf == nil {
-		// Twice the size: the records kept take at most size bytes
-		// (when charged their length), the rest absorbs the gap a
-		// record leaves when it goes back to the start.
-		r.buf = make([]byte, 2*r.size)
 	}
 	for r.n > 0 && r.used+charge > r.size {
 		r.pop()
 	}
 	at := r.w
-	if at+len(rec) > len(r.buf) {
+	if at+need > len(r.buf) {
+		// Back to the start: what is left before the end goes first.
+		for r.wrapped {
+			r.pop()
+		}
+		if r.n > 0 {
+			r.end, r.wrapped = r.w, true
+		}
 		at = 0
 	}
 	// The bytes the record takes may still hold the oldest records.
-	for r.n > 0 && overlaps(r.ents[r.fr], at, len(rec)) {
+	for r.wrapped && r.fr < at+need {
 		r.pop()
 	}
-	copy(r.buf[at:], rec)
-	r.w = at + len(rec)
-	if r.n == len(r.ents) {
-		r.grow()
-	}
-	r.ents[(r.fr+r.n)%len(r.ents)] = ringEnt{off: at, len: len(rec), charge: charge, st: st}
+	le := binary.LittleEndian
+	le.PutUint32(r.buf[at:], uint32(charge))
+	le.PutUint32(r.buf[at+4:], uint32(len(rec)))
+	le.PutUint64(r.buf[at+8:], st.Time)
+	le.PutUint32(r.buf[at+16:], st.PID)
+	le.PutUint32(r.buf[at+20:], st.TID)
+	copy(r.buf[at+ringHdr:], rec)
+	r.w = at + need
 	r.n++
 	r.used += charge
 }
 
-func overlaps(e ringEnt, at, n int) bool {
-	return e.off < at+n && at < e.off+e.len
-}
-
 func (r *recRing) pop() {
-	r.used -= r.ents[r.fr].charge
-	r.fr = (r.fr + 1) % len(r.ents)
+	le := binary.LittleEndian
+	r.used -= int(le.Uint32(r.buf[r.fr:]))
+	r.fr += ringHdr + (int(le.Uint32(r.buf[r.fr+4:]))+7)&^7
 	r.n--
+	if r.wrapped && r.fr >= r.end {
+		r.fr, r.wrapped = 0, false
+	}
 	if r.n == 0 {
-		r.fr, r.w = 0, 0
+		r.fr, r.w, r.wrapped = 0, 0, false
 	}
-}
-
-func (r *recRing) grow() {
-	ents := make([]ringEnt, max(2*len(r.ents), 64))
-	for i := 0; i < r.n; i++ {
-		ents[i] = r.ents[(r.fr+i)%len(r.ents)]
-	}
-	r.ents, r.fr = ents, 0
 }
 
 // len is the number of records kept.
@@ -81,6 +87,8 @@ func (r *recRing) len() int { return r.n }
 
 // peek returns the oldest record and its stamp.
 func (r *recRing) peek() ([]byte, Stamp) {
-	e := r.ents[r.fr]
-	return r.buf[e.off : e.off+e.len], e.st
+	le := binary.LittleEndian
+	h := r.buf[r.fr:]
+	n := int(le.Uint32(h[4:]))
+	return h[ringHdr : ringHdr+n], Stamp{Time: le.Uint64(h[8:]), PID: le.Uint32(h[16:]), TID: le.Uint32(h[20:])}
 }

@@ -8,7 +8,7 @@ import (
 // The ring keeps the newest records within its size, in order, in the
 // memory it allocated first.
 func TestRecRing(t *testing.T) {
-	r := newRecRing(100)
+	r := newRecRing(make([]byte, 200))
 	rec := func(i int, n int) []byte {
 		b := make([]byte, n)
 		binary.LittleEndian.PutUint32(b, uint32(i))
@@ -23,7 +23,7 @@ func TestRecRing(t *testing.T) {
 	buf := &r.buf[0]
 	// Odd sizes wrap around the buffer's end.
 	for i := 10; i < 1000; i++ {
-		r.add(rec(i, 8+i%37), Stamp{Time: uint64(i)}, 8+i%37)
+		r.add(rec(i, 8+i%37), Stamp{Time: uint64(i), PID: uint32(i), TID: uint32(i) + 1}, 8+i%37)
 		if r.used > 100 {
 			t.Fatalf("record %d: %d bytes kept", i, r.used)
 		}
@@ -35,7 +35,7 @@ func TestRecRing(t *testing.T) {
 	for r.len() > 0 {
 		b, st := r.peek()
 		tm := st.Time
-		if int(binary.LittleEndian.Uint32(b)) != int(tm) || len(b) != 8+int(tm)%37 {
+		if int(binary.LittleEndian.Uint32(b)) != int(tm) || len(b) != 8+int(tm)%37 || st.PID != uint32(tm) || st.TID != uint32(tm)+1 {
 			t.Fatalf("record %x at time %d", b, tm)
 		}
 		got = append(got, int(tm))
