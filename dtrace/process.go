@@ -24,6 +24,7 @@ type Process struct {
 	created bool
 	release chan struct{} // closed to let a created process run
 	exited  chan struct{} // closed when the process is gone
+	atExit  func(pid int) // see AtExit
 }
 
 // CreateProcess starts the command argv (argv[0] looked up in PATH)
@@ -61,6 +62,9 @@ func CreateProcess(argv []string, stdin io.Reader, stdout, stderr io.Writer) (*P
 		p.pid = pid
 		started <- nil
 		<-p.release
+		if p.atExit != nil {
+			p.traceToExit(pid)
+		}
 		_ = unix.PtraceDetach(pid)
 		_ = cmd.Wait()
 	}()
@@ -69,6 +73,46 @@ func CreateProcess(argv []string, stdin io.Reader, stdout, stderr io.Writer) (*P
 	}
 	return p, nil
 }
+
+// traceToExit lets a created process run, still traced, until its exit
+// event (the process is about to exit, its memory still there), runs
+// atExit, and returns for the caller to detach. Signals the process
+// receives are passed on; it returns early when the process is gone
+// without an exit event.
+func (p *Process) traceToExit(pid int) {
+	// With exec events, a SIGTRAP stop is a signal to pass on, not the
+	// trap of an exec.
+	if unix.PtraceSetOptions(pid, unix.PTRACE_O_TRACEEXIT|unix.PTRACE_O_TRACEEXEC) != nil {
+		return
+	}
+	sig := 0
+	for {
+		if unix.PtraceCont(pid, sig) != nil {
+			return
+		}
+		var ws unix.WaitStatus
+		if _, err := unix.Wait4(pid, &ws, unix.WALL, nil); err != nil || !ws.Stopped() {
+			return
+		}
+		sig = int(ws.StopSignal())
+		switch {
+		case ws.StopSignal() != unix.SIGTRAP || ws.TrapCause() <= 0:
+			// A signal for the process (a group-stop ignores it).
+		case ws.TrapCause() == unix.PTRACE_EVENT_EXIT:
+			p.atExit(pid)
+			return
+		default:
+			sig = 0 // another event (exec)
+		}
+	}
+}
+
+// AtExit makes fn run when a created process is about to exit, while its
+// memory is still mapped (ptrace's exit event), so that what it mapped
+// late can still be read: a target that maps its libraries and exits
+// within milliseconds is gone before a poll of its mappings comes
+// round. Call it before Continue; grabbed processes ignore it.
+func (p *Process) AtExit(fn func(pid int)) { p.atExit = fn }
 
 // GrabProcess follows the existing process pid, as dtrace -p does; it is
 // left running and alone when tracing ends.
