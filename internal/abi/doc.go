@@ -42,7 +42,8 @@
 //	120 u64 errno      MStateErrno      errno of the firing, else 0
 //	128 ...            MStatePrivate    codegen's own slots (codegen/doc.go)
 //	256 u64 ucaller    MStateUCaller    return address the user stack walk misses, else 0
-//	264                MStateSize
+//	264 ...            (private)        codegen's own slots again (codegen/doc.go)
+//	272                MStateSize
 //
 // The loader's prologue zeroes errno and ucaller, runs the provider's prologue (which
 // fills arg[], ucaller at pid entry probes), then sets prid and zeroes fault, illval, timestamp and
