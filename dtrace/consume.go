@@ -13,6 +13,7 @@ import (
 
 	"github.com/dtrace-go/dtrace/aggregate"
 	"github.com/dtrace-go/dtrace/consumer"
+	"github.com/dtrace-go/dtrace/format"
 	"github.com/dtrace-go/dtrace/loader"
 	"github.com/dtrace-go/dtrace/output"
 	"github.com/dtrace-go/dtrace/output/flamegraph"
@@ -68,7 +69,7 @@ func (h *Handle) startConsumer(plan *loader.Plan) error {
 		h.out = folded.New(tc)
 	case "perfetto":
 		h.out = perfetto.New(perfetto.Config{Stderr: tc.Stderr, Settings: set, Sym: h.sym, Target: tc.Target,
-			Names: h.threadNames})
+			Names: h.ThreadNames})
 	default:
 		h.out = h.text
 	}
@@ -86,10 +87,10 @@ func (h *Handle) startConsumer(plan *loader.Plan) error {
 	return nil
 }
 
-// threadNames names a thread for a timeline: from /proc, or for a
-// process already gone (a short -c target) its executable as the
-// symbolizer saw it.
-func (h *Handle) threadNames(pid, tid int) (string, string) {
+// ThreadNames names a thread (its process and itself) for a timeline:
+// from /proc, or for a process already gone (a short -c target) its
+// executable as the symbolizer saw it.
+func (h *Handle) ThreadNames(pid, tid int) (string, string) {
 	proc, thread := perfetto.ProcNames(pid, tid)
 	if proc == "" {
 		if p, err := h.sym.Process(pid); err == nil && p.Exe != "" {
@@ -103,6 +104,22 @@ func (h *Handle) threadNames(pid, tid int) (string, string) {
 // dtrace(1M)'s text: then standard output carries that format's objects
 // only, and reports meant for people, such as -v's, belong on stderr.
 func (h *Handle) Structured() bool { return h.opts.OFormat != "text" }
+
+// Settings are the output settings the options give at the start, for a
+// renderer a Consume caller makes.
+func (h *Handle) Settings() output.Settings { return h.settings() }
+
+// Symbolizer resolves kernel and user addresses, for a renderer a
+// Consume caller makes.
+func (h *Handle) Symbolizer() format.Symbolizer { return h.sym }
+
+// Timeline is the -x oformat=perfetto renderer, once Go has started
+// tracing; nil for other output. Events of other machines are added to
+// it.
+func (h *Handle) Timeline() *perfetto.Renderer {
+	t, _ := h.out.(*perfetto.Renderer)
+	return t
+}
 
 // textOutput reports whether output is dtrace(1M)'s text, which alone
 // gets the newlines Run prints around the output.
@@ -162,7 +179,11 @@ func (h *Handle) Aggregations(r output.Renderer) error {
 
 // PrintAggregations prints, at exit, the aggregations printa() did not.
 // dtrace(1M) calls it after its final newline.
-func (h *Handle) PrintAggregations(w io.Writer) error {
+func (h *Handle) PrintAggregations(w io.Writer) error { return h.printAggregations(w, nil) }
+
+// printAggregations is PrintAggregations with the aggregations passed
+// through merge first, when set.
+func (h *Handle) printAggregations(w io.Writer, merge func([]*aggregate.Agg) []*aggregate.Agg) error {
 	if h.cons == nil {
 		return nil
 	}
@@ -173,6 +194,9 @@ func (h *Handle) PrintAggregations(w io.Writer) error {
 	aggs, err := h.cons.FinalAggregations()
 	if err != nil {
 		return err
+	}
+	if merge != nil {
+		aggs = merge(aggs)
 	}
 	if !h.textOutput() {
 		h.out.SetOutput(w)

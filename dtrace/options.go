@@ -174,6 +174,11 @@ type Options struct {
 	// loopback address /metrics is served on, PromLabels the names of
 	// its labels (comma-separated, for key0, key1, ...).
 	PProf, FlameGraph, Prometheus, PromLabels string
+	// Agent is the device a guest's agent serves the host over (-x
+	// agent=/dev/virtio-ports/NAME); Guests the guests a host traces
+	// too, each NAME=SOCKET (-x guest=, repeatable). See package agent.
+	Agent  string
+	Guests []string
 	// CPPArgs are extra preprocessor arguments in command-line order:
 	// -D, -U, -I (from -D/-U/-I, -xdefine, -xundef, -xincdir), -H (cpphdrs)
 	// and the words of -xcppargs.

@@ -432,6 +432,18 @@ func addOutputOptions() {
 		set: checkedString(prom.CheckAddr, func(o *Options) *string { return &o.Prometheus })})
 	addOpt(&OptionSpec{Name: "promlabels", Kind: KindString, Class: ct,
 		set: checkedString(prom.CheckLabels, func(o *Options) *string { return &o.PromLabels })})
+	// Beyond DTrace: a host traces its guests through their agents.
+	addOpt(&OptionSpec{Name: "agent", Kind: KindString, Class: ct, NoPragma: true,
+		set: stringField(func(o *Options) *string { return &o.Agent })})
+	addOpt(&OptionSpec{Name: "guest", Kind: KindString, Class: ct, NoPragma: true,
+		set: func(o *Options, v optValue) error {
+			name, sock, ok := strings.Cut(v.Str, "=")
+			if !ok || name == "" || sock == "" || name == "host" || strings.ContainsAny(name, " \t") {
+				return ErrBadOptVal
+			}
+			o.Guests = append(o.Guests, v.Str)
+			return nil
+		}})
 }
 
 // checkedString sets a string option once check accepts its value.

@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"io"
 	"os"
+
+	"github.com/dtrace-go/dtrace/aggregate"
 )
 
 // RunConfig says what, besides exit() in the program, ends a Run.
@@ -21,6 +23,10 @@ type RunConfig struct {
 	// Processes are continued when Run starts; once all have exited,
 	// tracing stops (dtrace -c and -p).
 	Processes []*Process
+	// Aggregations, when set, is handed the final aggregations and
+	// returns those to print instead (-x guest merges the guests' in,
+	// keyed by machine). It is called once tracing has ended.
+	Aggregations func([]*aggregate.Agg) []*aggregate.Agg
 }
 
 // Run drives tracing, started by Go, to its end the way dtrace(1M) does:
@@ -73,7 +79,7 @@ func (h *Handle) Run(w io.Writer, rc RunConfig) (int, error) {
 	if h.textOutput() {
 		fmt.Fprintln(out)
 	}
-	if err := h.PrintAggregations(out); err != nil {
+	if err := h.printAggregations(out, rc.Aggregations); err != nil {
 		return 1, fmt.Errorf("failed to print aggregations: %v", err)
 	}
 	return h.ExitStatus(), nil

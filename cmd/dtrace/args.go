@@ -133,4 +133,8 @@ const usageText = `Usage: %s [-32|-64] [-CeFGhHlqSvVwZ] [-b bufsz] [-c cmd] [-D 
 	header line, and tracing goes on; traceoff() or traceoff(n) (at most n
 	times) stops recording into the buffers and traceon() starts it again,
 	without detaching probes (aggregations keep counting).
+
+	Guests (README, "Guests"): -x agent=/dev/virtio-ports/NAME in a guest
+	serves the host; -x guest=NAME=SOCKET (repeatable) on the host runs the
+	programs in that guest too, output in one stream by machine.
 `

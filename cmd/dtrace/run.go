@@ -73,6 +73,9 @@ type cmdline struct {
 	mode, verbose  int
 	execute        bool // enable the programs (not -e, -h, -G)
 	compileOnly    bool // -e
+	// forward are the options a guest's agent runs the programs with
+	// (-x guest), as -x takes them.
+	forward []string
 }
 
 func (c *cmdline) errorf(format string, a ...any) {
@@ -111,6 +114,9 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	}
 	if status, done := c.setOptions(opts); done {
 		return status
+	}
+	if c.opts.Agent != "" {
+		return c.serveAgent()
 	}
 	switch c.mode {
 	case modeHeader:
@@ -204,6 +210,9 @@ func (c *cmdline) setOptions(opts []opt) (int, bool) {
 		case 'x':
 			name, _, _ := strings.Cut(o.arg, "=")
 			what, err = "-x "+name, c.opts.SetArg(o.arg)
+			if forwarded(name) {
+				c.forward = append(c.forward, o.arg)
+			}
 		case 'Z':
 			c.opts.ZDefs = true
 		case 's':
@@ -211,6 +220,10 @@ func (c *cmdline) setOptions(opts []opt) (int, bool) {
 		default:
 			if name, ok := setters[o.c]; ok {
 				err = c.opts.Set(name, o.arg)
+				if o.arg != "" {
+					name += "=" + o.arg
+				}
+				c.forward = append(c.forward, name)
 			} else if kind, ok := specKinds[o.c]; ok {
 				c.cmds = append(c.cmds, &command{arg: o.arg, kind: kind})
 			}
@@ -397,6 +410,19 @@ func (c *cmdline) enable(h *dtrace.Handle, out io.Writer, procs []*dtrace.Proces
 	snaps := make(chan os.Signal, 1)
 	signal.Notify(snaps, syscall.SIGUSR1)
 	defer signal.Stop(snaps)
+	var gs *guests
+	if len(c.opts.Guests) > 0 {
+		if c.opts.OFormat != "text" && c.opts.OFormat != "perfetto" {
+			c.errorf("-x guest works with text and perfetto output only")
+			return exitError
+		}
+		var err error
+		if gs, err = c.startGuests(); err != nil {
+			c.errorf("%v", err)
+			return exitError
+		}
+		defer gs.stop()
+	}
 	if err := h.Go(); err != nil {
 		c.errorf("could not enable tracing: %v", err)
 		return exitError
@@ -404,7 +430,12 @@ func (c *cmdline) enable(h *dtrace.Handle, out io.Writer, procs []*dtrace.Proces
 	if c.opts.Destructive {
 		c.notice("allowing destructive actions")
 	}
-	status, err := h.Run(out, dtrace.RunConfig{Interrupt: sigs, Snapshot: snaps, Processes: procs})
+	rc := dtrace.RunConfig{Interrupt: sigs, Snapshot: snaps, Processes: procs}
+	if gs != nil {
+		out = gs.run(h, out)
+		rc.Aggregations = gs.merge
+	}
+	status, err := h.Run(out, rc)
 	if err != nil {
 		c.errorf("%v", err)
 		return exitError

@@ -68,3 +68,23 @@ func Run(t testing.TB, args ...string) ([]byte, error) {
 	}
 	return out, err
 }
+
+// Self copies the running test binary into dir as name and returns its
+// path, for a test that runs part of itself in the guest (selected by an
+// environment variable).
+func Self(t testing.TB, dir, name string) string {
+	t.Helper()
+	exe, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	data, err := os.ReadFile(exe)
+	if err != nil {
+		t.Fatal(err)
+	}
+	self := filepath.Join(dir, name)
+	if err := os.WriteFile(self, data, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	return self
+}

@@ -329,12 +329,20 @@ func (r *Renderer) AddAggregation(a *json.Aggregation) {
 	r.mu.Unlock()
 }
 
-// SetMachine records what is known of another machine (its clock
-// mapping) in otherData's "machines".
+// SetMachine declares another machine whose events will be added,
+// before any are (so that every process name says its machine), and
+// records what is known of it (its clock mapping) in otherData's
+// "machines".
 func (r *Renderer) SetMachine(name string, info map[string]any) {
 	r.mu.Lock()
+	defer r.mu.Unlock()
+	if _, ok := r.machines[name]; !ok && name != r.local {
+		r.machines[name] = len(r.machines)
+	}
+	if info == nil {
+		info = map[string]any{}
+	}
 	r.minfo[name] = info
-	r.mu.Unlock()
 }
 
 // Close ends the file if Aggregations did not.

@@ -1,0 +1,132 @@
+package agent
+
+import (
+	"bytes"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/dtrace-go/dtrace/internal/testprog"
+	"github.com/dtrace-go/dtrace/output/perfetto"
+)
+
+// collect is a Handler that keeps what it is given.
+type collect struct {
+	mu   sync.Mutex
+	recs []Record
+	msgs []string
+}
+
+func (c *collect) Record(g *Guest, r *Record) {
+	c.mu.Lock()
+	c.recs = append(c.recs, *r)
+	c.mu.Unlock()
+}
+
+func (c *collect) Message(g *Guest, text string) {
+	c.mu.Lock()
+	c.msgs = append(c.msgs, text)
+	c.mu.Unlock()
+}
+
+// TestServe runs an agent on this machine over a socket and a host
+// against it: the program runs with the host's options, records come
+// back as text and typed actions with their thread and a time on the
+// host's clock, the count comes back at the end, and nothing stays
+// attached.
+func TestServe(t *testing.T) {
+	if os.Getuid() != 0 {
+		t.Skip("needs root for BPF")
+	}
+	if testing.Short() {
+		t.Skip("traces")
+	}
+	calls := testprog.Build(t, "agentcalls", []string{"calls.c"})
+	sock := filepath.Join(t.TempDir(), "vm.sock")
+	var logw bytes.Buffer
+	served, err := ServeSocket(sock, &logw)
+	if err != nil {
+		t.Fatal(err)
+	}
+	before := links(t)
+	g, err := Dial("vm1", sock, perfetto.Monotonic)
+	if err != nil {
+		t.Fatal(err)
+	}
+	n, err := g.Start(Program{
+		Sources: []Source{{Name: "x", Text: `syscall::getppid:entry /execname == "agentcalls"/ { @[probefunc] = count(); }
+			syscall::getppid:entry /execname == "agentcalls" && !done/ { done = 1; printf("first %d\n", pid); }`, Kind: 0}},
+		Options: []string{"quiet", "switchrate=50ms"},
+	})
+	if err != nil || n != 2 {
+		t.Fatalf("Start: %d probes, %v", n, err)
+	}
+	if during := links(t); during == before {
+		t.Errorf("tracing holds no BPF objects: %s", during)
+	}
+	var h collect
+	go g.Run(&h, 20*time.Millisecond)
+	start := perfetto.Monotonic()
+	cmd := exec.Command(calls, "1234")
+	if err := cmd.Run(); err != nil {
+		t.Fatal(err)
+	}
+	end := perfetto.Monotonic()
+	time.Sleep(200 * time.Millisecond)
+	aggs, status, err := g.Stop(time.Minute)
+	if err != nil || status != 0 {
+		t.Fatalf("Stop: status %d, %v", status, err)
+	}
+	if err := <-served; err != nil {
+		t.Fatalf("Serve: %v\n%s", err, logw.String())
+	}
+	if len(aggs) != 1 || len(aggs[0].Entries) != 1 || *aggs[0].Entries[0].Key[0].Str != "getppid" ||
+		aggs[0].Entries[0].Data[0] != 1234 {
+		t.Errorf("aggregations %+v", aggs)
+	}
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if len(h.recs) != 1 {
+		t.Fatalf("records %+v", h.recs)
+	}
+	r := h.recs[0]
+	pid := cmd.Process.Pid
+	if r.Text != fmt.Sprintf("first %d\n", pid) || r.PID != pid || r.TID != pid || r.Process != "agentcalls" && r.Process != "" ||
+		len(r.Actions) != 1 || r.Actions[0].Action != "printf" || r.Probe.Function != "getppid" {
+		t.Errorf("record %+v", r)
+	}
+	// Same machine, same clock: the mapped time is within the run.
+	if r.Time < start || r.Time > end {
+		t.Errorf("record at %d, run from %d to %d", r.Time, start, end)
+	}
+	if off, bound, samples := g.Clock.Estimate(); samples < 8 || bound > uint64(50*time.Millisecond) || off > int64(bound) || -off > int64(bound) {
+		t.Errorf("clock offset %d bound %d from %d samples", off, bound, samples)
+	}
+	if after := links(t); after != before {
+		t.Errorf("BPF links before %q, after %q", before, after)
+	}
+	if !strings.Contains(logw.String(), "tracing for host host") {
+		t.Errorf("log %q", logw.String())
+	}
+}
+
+// links counts the BPF objects (links, programs, maps) this process holds
+// open, to see that the agent left none.
+func links(t *testing.T) string {
+	fds, err := os.ReadDir("/proc/self/fd")
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := map[string]int{}
+	for _, fd := range fds {
+		if l, err := os.Readlink("/proc/self/fd/" + fd.Name()); err == nil && strings.HasPrefix(l, "anon_inode:bpf") {
+			n[l]++
+		}
+	}
+	return fmt.Sprint(n)
+}
