@@ -8,6 +8,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"sort"
 	"strings"
 	"syscall"
 	"testing"
@@ -16,18 +17,30 @@ import (
 	"github.com/dtrace-go/dtrace/internal/bpfobj"
 	"github.com/dtrace-go/dtrace/internal/guesttest"
 	"github.com/dtrace-go/dtrace/internal/testprog"
+	"github.com/dtrace-go/dtrace/output/perfetto"
 )
 
-// guestEnv selects, in the guest, the guest's half of TestGuestVM.
-const guestEnv = "AGENT_GUEST"
+// guestEnv selects, in the guest, the guest's half of a VM test
+// (TestInGuest) and names the directory of the binaries; guestMode says
+// what the guest runs while the agent traces.
+const (
+	guestEnv  = "AGENT_GUEST"
+	guestMode = "AGENT_GUEST_MODE"
+)
 
-// TestGuestVM boots a guest with a virtio-serial port vm1 and runs this
-// test binary in it (TestInGuest): the agent serves the port, and a
-// process calls getppid 1,234 times, twice. The host dtrace, with -x
-// guest=vm1=SOCKET, counts them under vm1 ("vm1  2468"); when it exits,
-// the agent detaches everything: the guest's BPF program, map and link
-// lists are as before.
-func TestGuestVM(t *testing.T) {
+// vm is a booted guest with the agent's port vm1 and, for the ping-pong,
+// a port app; the host side of a VM test.
+type vm struct {
+	dir, dtrace, sock, app string
+	out                    bytes.Buffer
+	done                   chan error
+	start                  time.Time
+}
+
+// boot builds dtrace, the test programs and this test binary where the
+// guest sees them, and boots a guest that runs TestInGuest in mode; it
+// returns once QEMU listens on the agent's socket.
+func boot(t *testing.T, mode string) *vm {
 	if os.Getenv(guestEnv) != "" {
 		t.Skip("inside the guest")
 	}
@@ -38,73 +51,202 @@ func TestGuestVM(t *testing.T) {
 	if testing.Short() {
 		t.Skip("boots a guest")
 	}
-	dir := guesttest.Dir(t, ".agent-guest-")
-	dt := testprog.BuildCmd(t, dir, "dtrace")
-	testprog.BuildIn(t, dir, "gp", []string{"calls.c"})
-	self := guesttest.Self(t, dir, "agent.test")
-	sock := filepath.Join(t.TempDir(), "vm1.sock")
-	done := filepath.Join(dir, "done")
-	guest := exec.Command(rk, "-t", "900", "-m", "1024", "-S", "vm1="+sock,
-		fmt.Sprintf("%s=%s %s -test.v -test.run '^TestInGuest$'", guestEnv, dir, self))
-	var gout bytes.Buffer
-	guest.Stdout, guest.Stderr = &gout, &gout
-	start := time.Now()
+	v := &vm{dir: guesttest.Dir(t, ".agent-guest-"), done: make(chan error, 1)}
+	v.dtrace = testprog.BuildCmd(t, v.dir, "dtrace")
+	testprog.BuildIn(t, v.dir, "gp", []string{"calls.c"})
+	testprog.BuildIn(t, v.dir, "pp", []string{"pingpong.c"})
+	self := guesttest.Self(t, v.dir, "agent.test")
+	v.sock = filepath.Join(t.TempDir(), "vm1.sock")
+	v.app = filepath.Join(t.TempDir(), "app.sock")
+	guest := exec.Command(rk, "-t", "900", "-m", "1024", "-S", "vm1="+v.sock, "-S", "app="+v.app,
+		fmt.Sprintf("%s=%s %s=%s %s -test.v -test.run '^TestInGuest$'", guestEnv, v.dir, guestMode, mode, self))
+	guest.Stdout, guest.Stderr = &v.out, &v.out
+	v.start = time.Now()
 	if err := guest.Start(); err != nil {
 		t.Fatal(err)
 	}
-	gdone := make(chan error, 1)
-	go func() { gdone <- guest.Wait() }()
-	defer func() {
+	go func() { v.done <- guest.Wait() }()
+	t.Cleanup(func() {
 		guest.Process.Kill()
-		<-gdone
-	}()
-	for _, err := os.Stat(sock); err != nil; _, err = os.Stat(sock) {
+		<-v.done
+	})
+	v.waitFor(t, v.sock)
+	return v
+}
+
+// waitFor waits until path exists, failing if the guest ends first.
+func (v *vm) waitFor(t *testing.T, path string) {
+	for _, err := os.Stat(path); err != nil; _, err = os.Stat(path) {
 		select {
-		case err := <-gdone:
-			t.Fatalf("guest ended: %v\n%s", err, gout.String())
+		case err := <-v.done:
+			v.done <- err
+			t.Fatalf("guest ended: %v\n%s", err, v.out.String())
 		case <-time.After(100 * time.Millisecond):
 		}
 	}
-	host := exec.Command(dt, "-q", "-x", "guest=vm1="+sock,
-		"-n", `syscall::getppid:entry /execname == "gp"/ { @ = count(); }`)
+}
+
+// host runs the host dtrace with args and -x guest=vm1 until the guest
+// writes its done file, then interrupts it and waits for the guest to end;
+// it returns the host dtrace's standard output. Once the host traces
+// (its notice "guest vm1: matched": args without -q), ready runs.
+func (v *vm) host(t *testing.T, ready func(), args ...string) string {
+	host := exec.Command(v.dtrace, append([]string{"-x", "guest=vm1=" + v.sock}, args...)...)
 	var hout, herr bytes.Buffer
-	host.Stdout, host.Stderr = &hout, &herr
+	errr, errw, err := os.Pipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	host.Stdout, host.Stderr = &hout, errw
 	if err := host.Start(); err != nil {
 		t.Fatal(err)
 	}
-	// The guest writes done once its process has run.
-	for _, err := os.Stat(done); err != nil; _, err = os.Stat(done) {
-		select {
-		case err := <-gdone:
-			host.Process.Kill()
-			t.Fatalf("guest ended: %v\n%s\nhost: %s", err, gout.String(), herr.String())
-		case <-time.After(200 * time.Millisecond):
+	errw.Close()
+	defer host.Process.Kill()
+	traced := make(chan struct{})
+	copied := make(chan struct{})
+	go func() {
+		defer close(copied)
+		sc := bufio.NewScanner(errr)
+		for sc.Scan() {
+			herr.WriteString(sc.Text() + "\n")
+			if strings.Contains(sc.Text(), "guest vm1: matched") {
+				close(traced)
+			}
 		}
+	}()
+	if ready != nil {
+		select {
+		case <-traced:
+		case <-time.After(5 * time.Minute):
+			t.Fatalf("the host does not trace\n%s", v.out.String())
+		}
+		ready()
 	}
+	v.waitFor(t, filepath.Join(v.dir, "done"))
 	host.Process.Signal(syscall.SIGINT)
-	if err := host.Wait(); err != nil {
+	err = host.Wait()
+	<-copied
+	if err != nil {
 		t.Fatalf("host dtrace: %v\n%s", err, herr.String())
 	}
-	err := <-gdone
-	gdone <- err
-	t.Logf("guest ran %v:\n%s", time.Since(start).Round(time.Second), gout.String())
+	err = <-v.done
+	v.done <- err
+	t.Logf("guest ran %v:\n%s", time.Since(v.start).Round(time.Second), v.out.String())
 	t.Logf("host dtrace:\n%s%s", hout.String(), herr.String())
 	if err != nil {
 		t.Fatalf("guest: %v", err)
 	}
-	if !regexp.MustCompile(`(?m)^  vm1 +2468$`).MatchString(hout.String()) {
-		t.Errorf("no vm1 2468 line in\n%s", hout.String())
-	}
-	if !strings.Contains(gout.String(), "--- PASS: TestInGuest") {
+	if !strings.Contains(v.out.String(), "--- PASS: TestInGuest") {
 		t.Error("TestInGuest did not pass in the guest")
+	}
+	return hout.String()
+}
+
+// TestGuestVM: a guest process calls getppid 1,234 times, twice; the
+// host dtrace, with -x guest=vm1=SOCKET, counts them under vm1 ("vm1
+// 2468"); when it exits, the agent detaches everything: the guest's BPF
+// program, map and link lists are as before (TestInGuest checks).
+func TestGuestVM(t *testing.T) {
+	v := boot(t, "count")
+	out := v.host(t, nil, "-q", "-n", `syscall::getppid:entry /execname == "gp"/ { @ = count(); }`)
+	if !regexp.MustCompile(`(?m)^  vm1 +2468$`).MatchString(out) {
+		t.Errorf("no vm1 2468 line in\n%s", out)
 	}
 }
 
-// TestInGuest is the guest's half of TestGuestVM.
+// TestMergedTimelineVM: a host process and a guest process exchange 100
+// messages ping-pong over a second virtio-serial port, traced on both
+// sides into one -x oformat=perfetto file: it holds all 400 sends and
+// receives (write and read slices on the channel), and on the merged
+// timeline every receive ends after its send began.
+func TestMergedTimelineVM(t *testing.T) {
+	v := boot(t, "pingpong")
+	pp := exec.Command(filepath.Join(v.dir, "pp"), "h", v.app, "100")
+	var ppout bytes.Buffer
+	pp.Stdout, pp.Stderr = &ppout, &ppout
+	v.waitFor(t, v.app)
+	file := filepath.Join(t.TempDir(), "t.json")
+	// Once both sides trace, the host's pp connects and the guest's may
+	// start (its go file).
+	v.host(t, func() {
+		if err := pp.Start(); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(v.dir, "go"), nil, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}, "-x", "oformat=perfetto", "-o", file, "-n", `
+		syscall::read:entry, syscall::write:entry /execname == "pp" && arg0 == 10/ { self->in = 1; trace(arg2); }
+		syscall::read:return, syscall::write:return /self->in/ { self->in = 0; trace(arg1); }`)
+	defer pp.Process.Kill()
+	if err := pp.Wait(); err != nil {
+		t.Fatalf("host pp: %v\n%s", err, ppout.String())
+	}
+	data, err := os.ReadFile(file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, err := perfetto.Check(data)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("otherData: %v", s.OtherData)
+	// Each side's sends (write slices: their start) and receives (read
+	// slices: their end), in time order.
+	type side struct{ send, recv []float64 }
+	sides := map[bool]*side{false: {}, true: {}} // by "is the guest"
+	for _, e := range s.Events {
+		ph, name := e["ph"].(string), e["name"].(string)
+		if ph != "B" && ph != "E" {
+			continue
+		}
+		pid, _ := integer(e["pid"])
+		ts, _ := number(e["ts"])
+		sd := sides[pid >= 1<<22]
+		switch {
+		case ph == "B" && name == "write":
+			sd.send = append(sd.send, ts)
+		case ph == "E" && name == "read":
+			sd.recv = append(sd.recv, ts)
+		}
+	}
+	for _, sd := range sides {
+		sort.Float64s(sd.send)
+		sort.Float64s(sd.recv)
+	}
+	h, g := sides[false], sides[true]
+	if len(h.send) != 100 || len(h.recv) != 100 || len(g.send) != 100 || len(g.recv) != 100 {
+		t.Fatalf("host %d sends %d receives, guest %d sends %d receives; want 100 each",
+			len(h.send), len(h.recv), len(g.send), len(g.recv))
+	}
+	bad := 0
+	for i := 0; i < 100; i++ {
+		// Ping i: the guest sends, the host receives; then the host
+		// sends it back and the guest receives.
+		if h.recv[i] <= g.send[i] || g.recv[i] <= h.send[i] {
+			bad++
+			if bad < 5 {
+				t.Errorf("message %d: guest send %.3f, host receive %.3f, host send %.3f, guest receive %.3f",
+					i, g.send[i], h.recv[i], h.send[i], g.recv[i])
+			}
+		}
+	}
+	if bad > 0 {
+		t.Errorf("%d of 100 round trips out of order", bad)
+	}
+	t.Logf("first round trip: guest send %.3f, host receive %.3f, host send %.3f, guest receive %.3f µs",
+		g.send[0], h.recv[0], h.send[0], g.recv[0])
+}
+
+// TestInGuest is the guest's half of the VM tests: it starts the agent
+// on vm1, runs the mode's workload once the agent traces, writes the done
+// file, waits for the agent to end with the host and checks that the
+// BPF program, map and link lists are as before.
 func TestInGuest(t *testing.T) {
 	dir := os.Getenv(guestEnv)
 	if dir == "" {
-		t.Skip("runs in TestGuestVM's guest")
+		t.Skip("runs in the guest of the VM tests")
 	}
 	before, err := bpfobj.Kernel()
 	if err != nil {
@@ -127,10 +269,20 @@ func TestInGuest(t *testing.T) {
 			break
 		}
 	}
-	for i := 0; i < 2; i++ {
-		if out, err := exec.Command(filepath.Join(dir, "gp"), "1234").CombinedOutput(); err != nil {
-			t.Fatalf("gp: %v\n%s", err, out)
+	run := func(args ...string) {
+		if out, err := exec.Command(filepath.Join(dir, args[0]), args[1:]...).CombinedOutput(); err != nil {
+			t.Fatalf("%s: %v\n%s", args, err, out)
 		}
+	}
+	switch os.Getenv(guestMode) {
+	case "count":
+		run("gp", "1234")
+		run("gp", "1234")
+	case "pingpong":
+		for _, err := os.Stat(filepath.Join(dir, "go")); err != nil; _, err = os.Stat(filepath.Join(dir, "go")) {
+			time.Sleep(100 * time.Millisecond)
+		}
+		run("pp", "g", "/dev/virtio-ports/app", "100")
 	}
 	during, err := bpfobj.Kernel()
 	if err != nil {
@@ -158,13 +310,40 @@ func TestInGuest(t *testing.T) {
 		agent.Process.Kill()
 		t.Fatal("the agent did not end when the host did")
 	}
-	after, err := bpfobj.Kernel()
-	if err != nil {
-		t.Fatal(err)
+	// The kernel frees maps in a work queue after their last reference
+	// goes: give it a moment.
+	var after bpfobj.Set
+	for wait := 0; wait < 100; wait++ {
+		if after, err = bpfobj.Kernel(); err != nil {
+			t.Fatal(err)
+		}
+		if fmt.Sprint(after) == fmt.Sprint(before) {
+			break
+		}
+		time.Sleep(100 * time.Millisecond)
 	}
 	if fmt.Sprint(after) != fmt.Sprint(before) {
 		t.Errorf("BPF objects before %v, after %v", before, after)
 	}
 	t.Logf("BPF lists as before: %d programs, %d maps, %d links (%d, %d, %d while tracing)", len(after.Progs),
 		len(after.Maps), len(after.Links), len(during.Progs), len(during.Maps), len(during.Links))
+}
+
+// number and integer read the checker's JSON numbers.
+func number(v any) (float64, bool) {
+	n, ok := v.(interface{ Float64() (float64, error) })
+	if !ok {
+		return 0, false
+	}
+	f, err := n.Float64()
+	return f, err == nil
+}
+
+func integer(v any) (int64, bool) {
+	n, ok := v.(interface{ Int64() (int64, error) })
+	if !ok {
+		return 0, false
+	}
+	i, err := n.Int64()
+	return i, err == nil
 }

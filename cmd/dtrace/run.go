@@ -410,22 +410,24 @@ func (c *cmdline) enable(h *dtrace.Handle, out io.Writer, procs []*dtrace.Proces
 	snaps := make(chan os.Signal, 1)
 	signal.Notify(snaps, syscall.SIGUSR1)
 	defer signal.Stop(snaps)
+	if len(c.opts.Guests) > 0 && c.opts.OFormat != "text" && c.opts.OFormat != "perfetto" {
+		c.errorf("-x guest works with text and perfetto output only")
+		return exitError
+	}
+	if err := h.Go(); err != nil {
+		c.errorf("could not enable tracing: %v", err)
+		return exitError
+	}
+	// The guests start once the host traces: what they make the host
+	// do is seen.
 	var gs *guests
 	if len(c.opts.Guests) > 0 {
-		if c.opts.OFormat != "text" && c.opts.OFormat != "perfetto" {
-			c.errorf("-x guest works with text and perfetto output only")
-			return exitError
-		}
 		var err error
 		if gs, err = c.startGuests(); err != nil {
 			c.errorf("%v", err)
 			return exitError
 		}
 		defer gs.stop()
-	}
-	if err := h.Go(); err != nil {
-		c.errorf("could not enable tracing: %v", err)
-		return exitError
 	}
 	if c.opts.Destructive {
 		c.notice("allowing destructive actions")
