@@ -77,29 +77,27 @@ func (c *Config) Parse(fset *FileSet, filename string, src []byte) (prog *Progra
 // ParseType parses a type name given as text, such as a provider's
 // argument type "struct task_struct *" or a -xtype option, as dtrace's
 // type context (DT_CTX_DTYPE) does: every name is a type name.
-func (c *Config) ParseType(fset *FileSet, filename string, src []byte) (tn *TypeName, err error) {
-	p := c.newParser(fset, filename, src)
-	p.typeContext = true
-	p.lenientEOF = true
-	p.s.mode = exprMode
-	defer p.finish(&err)
-	p.next()
-	tn = p.parseTypeName()
-	if p.tok.tok != EOF {
-		p.syntaxError()
-	}
-	return tn, nil
+func (c *Config) ParseType(fset *FileSet, filename string, src []byte) (*TypeName, error) {
+	return parseAll(c, fset, filename, src, true, (*parser).parseTypeName)
 }
 
 // ParseExpr parses a D expression given as text (dtrace's expression
 // context, DT_CTX_DEXPR).
-func (c *Config) ParseExpr(fset *FileSet, filename string, src []byte) (x Expr, err error) {
+func (c *Config) ParseExpr(fset *FileSet, filename string, src []byte) (Expr, error) {
+	return parseAll(c, fset, filename, src, false, (*parser).parseExpr)
+}
+
+// parseAll parses all of src with parse in the scanner's expression
+// mode, in dtrace's type context if typeContext (every name a type
+// name); anything after what parse reads is a syntax error.
+func parseAll[T any](c *Config, fset *FileSet, filename string, src []byte, typeContext bool, parse func(*parser) T) (x T, err error) {
 	p := c.newParser(fset, filename, src)
-	p.s.mode = exprMode
+	p.typeContext = typeContext
 	p.lenientEOF = true
+	p.s.mode = exprMode
 	defer p.finish(&err)
 	p.next()
-	x = p.parseExpr()
+	x = parse(p)
 	if p.tok.tok != EOF {
 		p.syntaxError()
 	}
@@ -358,18 +356,15 @@ func (p *parser) isTypeStart() bool {
 // parseClause parses `descs [/pred/] [{ body }]`.
 func (p *parser) parseClause() *ProbeClause {
 	c := &ProbeClause{Span: Span{From: p.tok.pos}}
-	for {
+	p.commaList(func() bool {
 		if p.tok.tok != PDESC && p.tok.tok != INT {
 			p.syntaxError()
 		}
 		c.Descs = append(c.Descs, &ProbeDesc{Span: Span{p.tok.pos, p.tok.end}, Text: p.tok.lit})
 		c.To = p.tok.end
 		p.next()
-		if p.tok.tok != COMMA {
-			break
-		}
-		p.next()
-	}
+		return true
+	})
 	p.s.mode = exprMode
 	switch p.tok.tok {
 	case LBRACE:
@@ -522,15 +517,12 @@ func (p *parser) parseDeclaration() *Declaration {
 	d.Specs = p.parseDeclSpecs(classD)
 	p.inTypedef = d.Specs.Class == Typedef
 	if p.tok.tok != SEMI {
-		for {
+		p.commaList(func() bool {
 			dcl := p.parseDeclarator(nameRequired)
 			d.Decls = append(d.Decls, dcl)
 			p.declare(d.Specs, dcl)
-			if p.tok.tok != COMMA {
-				break
-			}
-			p.next()
-		}
+			return true
+		})
 	}
 	p.inTypedef = false
 	p.declHasType = false
@@ -697,6 +689,30 @@ func (p *parser) defineTag(kind, module, tag string, pos Pos) {
 	p.tags[n] = true
 }
 
+// parseTag parses what follows the keyword of a struct, union or enum
+// (kind) up to its body: the optional tag, into module, tag and to; it
+// reports whether a body follows, whose '{' it has read after defining
+// the tag and opening the scope of the members (outer restores the
+// enclosing one).
+func (p *parser) parseTag(kind string, module, tag *string, to *Pos) (body bool, outer scopeState) {
+	p.next()
+	if p.tok.tok == TNAME || p.tok.tok == IDENT {
+		*module, *tag = splitScope(p.tok.lit)
+		*to = p.tok.end
+		p.declHasType = true
+		p.next()
+		if p.tok.tok != LBRACE {
+			return false, outer
+		}
+	} else if p.tok.tok != LBRACE {
+		p.syntaxError()
+	}
+	p.defineTag(kind, *module, *tag, p.tok.pos)
+	outer = p.openScope()
+	p.next()
+	return true, outer
+}
+
 // parseStruct parses `struct tag`, `struct [tag] { members }` and the
 // same with union.
 func (p *parser) parseStruct() *StructType {
@@ -706,21 +722,10 @@ func (p *parser) parseStruct() *StructType {
 	if st.Union {
 		kind = "union"
 	}
-	p.next()
-	if p.tok.tok == TNAME || p.tok.tok == IDENT {
-		st.Module, st.Tag = splitScope(p.tok.lit)
-		st.To = p.tok.end
-		p.declHasType = true
-		p.next()
-		if p.tok.tok != LBRACE {
-			return st
-		}
-	} else if p.tok.tok != LBRACE {
-		p.syntaxError()
+	body, outer := p.parseTag(kind, &st.Module, &st.Tag, &st.To)
+	if !body {
+		return st
 	}
-	p.defineTag(kind, st.Module, st.Tag, p.tok.pos)
-	outer := p.openScope()
-	p.next()
 	st.Defined = true
 	st.Members = []*Field{}
 	for {
@@ -728,23 +733,20 @@ func (p *parser) parseStruct() *StructType {
 		f.Specs = p.parseDeclSpecs(classNone)
 		// An anonymous struct or union member (C11) declares no name:
 		// its members are found as the enclosing struct's.
-		for more := !anonMember(f.Specs, p.tok.tok); more; {
-			var d *Declarator
-			if p.tok.tok == COLON {
-				d = &Declarator{Span: Span{p.tok.pos, p.tok.pos}}
-			} else {
-				d = p.parseDeclarator(nameRequired)
-			}
-			if p.tok.tok == COLON {
-				p.next()
-				d.BitField = p.parseCond()
-				d.To = d.BitField.End()
-			}
-			f.Decls = append(f.Decls, d)
-			if p.tok.tok != COMMA {
-				break
-			}
-			p.next()
+		if !anonMember(f.Specs, p.tok.tok) {
+			p.commaList(func() bool {
+				var d *Declarator
+				if p.tok.tok == COLON {
+					d = &Declarator{Span: Span{p.tok.pos, p.tok.pos}}
+				} else {
+					d = p.parseDeclarator(nameRequired)
+				}
+				if d.BitField = p.parseAfter(COLON, p.parseCond); d.BitField != nil {
+					d.To = d.BitField.End()
+				}
+				f.Decls = append(f.Decls, d)
+				return true
+			})
 		}
 		f.To = p.tok.end
 		p.declHasType = false
@@ -754,10 +756,7 @@ func (p *parser) parseStruct() *StructType {
 			break
 		}
 	}
-	p.closeScope(outer)
-	p.declHasType = true
-	st.To = p.tok.end
-	p.next()
+	st.To = p.closeTag(outer)
 	return st
 }
 
@@ -771,48 +770,57 @@ func anonMember(ds *DeclSpecs, tok Token) bool {
 // parseEnum parses `enum tag` or `enum [tag] { A [= expr], ... }`.
 func (p *parser) parseEnum() *EnumType {
 	et := &EnumType{Span: Span{p.tok.pos, p.tok.end}}
-	p.next()
-	if p.tok.tok == TNAME || p.tok.tok == IDENT {
-		et.Module, et.Tag = splitScope(p.tok.lit)
-		et.To = p.tok.end
-		p.declHasType = true
-		p.next()
-		if p.tok.tok != LBRACE {
-			return et
-		}
-	} else if p.tok.tok != LBRACE {
-		p.syntaxError()
+	body, outer := p.parseTag("enum", &et.Module, &et.Tag, &et.To)
+	if !body {
+		return et
 	}
-	p.defineTag("enum", et.Module, et.Tag, p.tok.pos)
-	outer := p.openScope()
-	p.next()
 	et.Defined = true
-	for {
+	p.commaList(func() bool {
 		if p.tok.tok != IDENT {
 			p.syntaxError()
 		}
 		e := &Enumerator{Span: Span{p.tok.pos, p.tok.end}}
 		p.idents[p.tok.lit] = true
 		e.Name = p.ident()
-		if p.tok.tok == ASSIGN {
-			p.next()
-			e.Value = p.parseAssign()
+		if e.Value = p.parseAfter(ASSIGN, p.parseAssign); e.Value != nil {
 			e.To = e.Value.End()
 		}
 		et.Values = append(et.Values, e)
-		if p.tok.tok != COMMA {
-			break
-		}
-		p.next()
-	}
-	et.To = p.tok.end
+		return true
+	})
 	if p.tok.tok != RBRACE {
 		p.syntaxError()
 	}
+	et.To = p.closeTag(outer)
+	return et
+}
+
+// closeTag ends the body of a struct, union or enum at its '}': it
+// restores the enclosing scope, outer, and returns where the body ends.
+func (p *parser) closeTag(outer scopeState) Pos {
 	p.closeScope(outer)
 	p.declHasType = true
+	end := p.tok.end
 	p.next()
-	return et
+	return end
+}
+
+// parseAfter skips a token tok and parses what follows it with parse;
+// with no tok it returns nil.
+func (p *parser) parseAfter(tok Token, parse func() Expr) Expr {
+	if p.tok.tok != tok {
+		return nil
+	}
+	p.next()
+	return parse()
+}
+
+// wantIdent is ident of an identifier; another token is a syntax error.
+func (p *parser) wantIdent() *Ident {
+	if p.tok.tok != IDENT {
+		p.syntaxError()
+	}
+	return p.ident()
 }
 
 // ident makes an Ident of the current token and advances.
@@ -950,20 +958,17 @@ func (p *parser) parseSuffixes(d *Declarator) []derive {
 			switch {
 			case p.tok.tok == RBRACK:
 			case p.isDeclStart() || p.tok.tok == ELLIPSIS:
-				for {
+				p.commaList(func() bool {
 					if p.tok.tok == ELLIPSIS {
 						a.Variadic = true
 						p.next()
-						break
+						return false
 					}
 					prm := p.parseParam()
 					p.declHasType = false
 					a.Keys = append(a.Keys, &TypeName{Span: prm.Span, Specs: prm.Specs, Decl: prm.Decl})
-					if p.tok.tok != COMMA {
-						break
-					}
-					p.next()
-				}
+					return true
+				})
 			default:
 				a.Len = p.parseCond()
 			}
@@ -999,19 +1004,16 @@ func (p *parser) parseParams() *FuncDecl {
 func (p *parser) finishParams(lparen Pos, outer scopeState) *FuncDecl {
 	f := &FuncDecl{Span: Span{From: lparen}}
 	if p.tok.tok != RPAREN {
-		for {
+		p.commaList(func() bool {
 			if p.tok.tok == ELLIPSIS {
 				f.Variadic = true
 				p.next()
-				break
+				return false
 			}
 			f.Params = append(f.Params, p.parseParam())
 			p.declHasType = false
-			if p.tok.tok != COMMA {
-				break
-			}
-			p.next()
-		}
+			return true
+		})
 	}
 	f.To = p.tok.end
 	if p.tok.tok != RPAREN {
@@ -1078,20 +1080,14 @@ func (p *parser) parseTranslator() *TranslatorDecl {
 	p.xlatorInput = true
 	p.want(LSS)
 	d.In = p.parseTypeName()
-	if p.tok.tok != IDENT {
-		p.syntaxError()
-	}
-	d.Param = p.ident()
+	d.Param = p.wantIdent()
 	p.xlatorInput = false
 	p.want(GTR)
 	p.want(LBRACE)
 	d.Members = []*XlateMember{}
 	for p.tok.tok != RBRACE {
-		if p.tok.tok != IDENT {
-			p.syntaxError()
-		}
 		m := &XlateMember{Span: Span{From: p.tok.pos}}
-		m.Name = p.ident()
+		m.Name = p.wantIdent()
 		p.want(ASSIGN)
 		m.Value = p.parseAssign()
 		m.To = p.tok.end
@@ -1107,18 +1103,12 @@ func (p *parser) parseTranslator() *TranslatorDecl {
 func (p *parser) parseProvider() *ProviderDecl {
 	d := &ProviderDecl{Span: Span{From: p.tok.pos}}
 	p.next()
-	if p.tok.tok != IDENT {
-		p.syntaxError()
-	}
-	d.Name = p.ident()
+	d.Name = p.wantIdent()
 	p.want(LBRACE)
 	for p.tok.tok != RBRACE {
 		pp := &ProviderProbe{Span: Span{From: p.tok.pos}}
 		p.want(PROBE)
-		if p.tok.tok != IDENT {
-			p.syntaxError()
-		}
-		pp.Name = p.ident()
+		pp.Name = p.wantIdent()
 		if p.tok.tok != LPAREN {
 			p.syntaxError()
 		}
@@ -1336,10 +1326,7 @@ func (p *parser) parsePostfix(x Expr) Expr {
 		case DOT, ARROW:
 			arrow := p.tok.tok == ARROW
 			p.next()
-			if p.tok.tok != IDENT {
-				p.syntaxError()
-			}
-			name := p.ident()
+			name := p.wantIdent()
 			x = &MemberExpr{Span{x.Pos(), name.End()}, x, arrow, name}
 		case INC, DEC:
 			x = &PostfixExpr{Span{x.Pos(), p.tok.end}, p.tok.tok, x}
@@ -1353,11 +1340,17 @@ func (p *parser) parsePostfix(x Expr) Expr {
 // parseArgs parses a non-empty argument list.
 func (p *parser) parseArgs() []Expr {
 	var args []Expr
-	for {
+	p.commaList(func() bool {
 		args = append(args, p.parseAssign())
-		if p.tok.tok != COMMA {
-			return args
-		}
+		return true
+	})
+	return args
+}
+
+// commaList parses a list whose items are separated by commas: item
+// parses one, and reports false where the list must end (after "...").
+func (p *parser) commaList(item func() bool) {
+	for item() && p.tok.tok == COMMA {
 		p.next()
 	}
 }
@@ -1402,10 +1395,7 @@ func (p *parser) parsePrimary() Expr {
 			return &Ident{Span: Span{t.pos, t.end}, Name: t.lit}
 		}
 		p.next()
-		if p.tok.tok != IDENT {
-			p.syntaxError()
-		}
-		name := p.ident()
+		name := p.wantIdent()
 		scope := ScopeSelf
 		if t.tok == THIS {
 			scope = ScopeThis
