@@ -237,34 +237,14 @@ func (a *checkInfo) XlateOf(e syntax.Expr) (map[string]syntax.Expr, *Var, syntax
 }
 
 // xlateInput finds the expression a translation applies to, looking
-// through parentheses, dereferences and inlines (as the checker's
-// xlatorOf does).
+// through parentheses, dereferences and inlines.
 func (a *checkInfo) xlateInput(e syntax.Expr) syntax.Expr {
-	for i := 0; i < 8; i++ {
-		switch x := e.(type) {
-		case *syntax.ParenExpr:
-			e = x.X
-			i--
-		case *syntax.XlateExpr:
-			return x.X
-		case *syntax.IndexExpr:
-			if a.info.ArgXlators[x] != nil {
-				return x
-			}
-			return nil
-		case *syntax.UnaryExpr:
-			if x.Op != syntax.MUL {
-				return nil
-			}
-			e = x.X
-		case *syntax.Ident:
-			in, ok := a.info.Uses[x].(*check.Inline)
-			if !ok {
-				return nil
-			}
-			e = in.Value
-		default:
-			return nil
+	switch x := a.info.Translation(e).(type) {
+	case *syntax.XlateExpr:
+		return x.X
+	case *syntax.IndexExpr:
+		if a.info.ArgXlators[x] != nil {
+			return x
 		}
 	}
 	return nil

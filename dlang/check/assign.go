@@ -254,12 +254,9 @@ func (c *checker) index(e *syntax.IndexExpr, lhs bool) TypeAndValue {
 	if a.Type == nil {
 		return bad
 	}
-	var elem types.Type
+	elem := types.Elem(a.Type)
 	switch u := types.Underlying(a.Type).(type) {
-	case *types.Pointer:
-		elem = u.Elem
-	case *types.Array:
-		elem = u.Elem
+	case *types.Pointer, *types.Array:
 	case *types.String:
 		elem = types.Char
 	case *types.Special:

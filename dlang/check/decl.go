@@ -265,23 +265,12 @@ func (c *checker) structType(st *syntax.StructType) types.Type {
 		c.info.Scope.Insert(key, s)
 		return s
 	}
-	var s *types.Struct
-	if st.Tag != "" {
-		if old, ok := c.info.Scope.Lookup(key).(*types.Struct); ok {
-			if old.Complete {
-				c.errorf(c.after(st), D_DECL_TYPERED, "type redeclared: %s", key)
-				return old
-			}
-			s = old
-			s.Forward = false
-		}
+	s, ok := definedTag(c, st, st.Tag, key, func(s *types.Struct) bool { return s.Complete },
+		func() *types.Struct { return &types.Struct{Union: st.Union, Tag: st.Tag, Module: "D"} })
+	if !ok {
+		return s
 	}
-	if s == nil {
-		s = &types.Struct{Union: st.Union, Tag: st.Tag, Module: "D"}
-		if st.Tag != "" {
-			c.info.Scope.Insert(key, s)
-		}
-	}
+	s.Forward = false
 	for _, f := range st.Members {
 		base := c.specType(f.Specs)
 		if base == nil {
@@ -360,6 +349,30 @@ func (c *checker) incomplete(t types.Type) bool {
 	return false
 }
 
+// definedTag returns the type that the definition n of a struct, union
+// or enum fills in: the earlier declaration of its tag (key in the
+// scope), or a new type made by mk and declared if tagged. A complete
+// earlier one is a redeclaration: reported, and returned with false.
+func definedTag[T interface {
+	*types.Struct | *types.Enum
+	types.Type
+}](c *checker, n syntax.Node, tag, key string, complete func(T) bool, mk func() T) (T, bool) {
+	if tag != "" {
+		if old, ok := c.info.Scope.Lookup(key).(T); ok {
+			if complete(old) {
+				c.errorf(c.after(n), D_DECL_TYPERED, "type redeclared: %s", key)
+				return old, false
+			}
+			return old, true
+		}
+	}
+	t := mk()
+	if tag != "" {
+		c.info.Scope.Insert(key, t)
+	}
+	return t, true
+}
+
 // enumType resolves `enum tag` or defines an enumeration; enumerators
 // become global constants.
 func (c *checker) enumType(et *syntax.EnumType) types.Type {
@@ -375,21 +388,10 @@ func (c *checker) enumType(et *syntax.EnumType) types.Type {
 		c.info.Scope.Insert(key, e)
 		return e
 	}
-	var e *types.Enum
-	if et.Tag != "" {
-		if old, ok := c.info.Scope.Lookup(key).(*types.Enum); ok {
-			if old.Complete {
-				c.errorf(c.after(et), D_DECL_TYPERED, "type redeclared: %s", key)
-				return old
-			}
-			e = old
-		}
-	}
-	if e == nil {
-		e = &types.Enum{Tag: et.Tag, Module: "D"}
-		if et.Tag != "" {
-			c.info.Scope.Insert(key, e)
-		}
+	e, ok := definedTag(c, et, et.Tag, key, func(e *types.Enum) bool { return e.Complete },
+		func() *types.Enum { return &types.Enum{Tag: et.Tag, Module: "D"} })
+	if !ok {
+		return e
 	}
 	next := int64(0)
 	for _, v := range et.Values {

@@ -539,14 +539,21 @@ func (c *checker) offsetof(e *syntax.OffsetofExpr) TypeAndValue {
 	return c.record(e, TypeAndValue{Type: types.SizeT, Value: intConst(off / 8)}, exprFlags{})
 }
 
+// typeAndOperand checks the type name tn and then the expression x of a
+// cast or an xlate; false if either is bad (and reported).
+func (c *checker) typeAndOperand(tn *syntax.TypeName, e syntax.Expr) (types.Type, TypeAndValue, bool) {
+	t := c.typeName(tn)
+	if t == nil {
+		return nil, bad, false
+	}
+	x := c.expr(e)
+	return t, x, x.Type != nil
+}
+
 // cast checks (type) x.
 func (c *checker) cast(e *syntax.CastExpr) TypeAndValue {
-	t := c.typeName(e.Type)
-	if t == nil {
-		return bad
-	}
-	x := c.expr(e.X)
-	if x.Type == nil {
+	t, x, ok := c.typeAndOperand(e.Type, e.X)
+	if !ok {
 		return bad
 	}
 	if xl, ok := syntax.Unparen(e.X).(*syntax.XlateExpr); ok && types.IsPointer(c.info.Types[xl].Type) {
@@ -586,13 +593,8 @@ func (c *checker) unary(e *syntax.UnaryExpr) TypeAndValue {
 	fl := c.flags[e.X]
 	switch e.Op {
 	case syntax.MUL:
-		var t types.Type
-		switch u := types.Underlying(x.Type).(type) {
-		case *types.Pointer:
-			t = u.Elem
-		case *types.Array:
-			t = u.Elem
-		default:
+		t := types.Elem(x.Type)
+		if t == nil { // neither a pointer nor an array
 			return c.fail(c.after(e), D_DEREF_NONPTR, "cannot dereference non-pointer type")
 		}
 		if types.IsVoid(t) {
@@ -1129,19 +1131,31 @@ func (c *checker) member(e *syntax.MemberExpr) TypeAndValue {
 // xlatorOf returns the translator that produces the value of e, if e is a
 // translation or an inline defined as one.
 func (c *checker) xlatorOf(e syntax.Expr) *Translator {
+	switch x := c.info.Translation(e).(type) {
+	case *syntax.XlateExpr:
+		return c.info.Xlates[x]
+	case *syntax.IndexExpr:
+		return c.info.ArgXlators[x]
+	}
+	return nil
+}
+
+// Translation returns the translation whose value e is: the xlate
+// expression, or the index expression of a translated argument
+// (args[i]), that it names through parentheses, dereferences and
+// inlines; nil if e names none.
+func (info *Info) Translation(e syntax.Expr) syntax.Expr {
 	for i := 0; i < 8; i++ {
 		switch x := syntax.Unparen(e).(type) {
-		case *syntax.XlateExpr:
-			return c.info.Xlates[x]
-		case *syntax.IndexExpr:
-			return c.info.ArgXlators[x]
+		case *syntax.XlateExpr, *syntax.IndexExpr:
+			return x
 		case *syntax.UnaryExpr:
 			if x.Op != syntax.MUL {
 				return nil
 			}
 			e = x.X
 		case *syntax.Ident:
-			in, ok := c.info.Uses[x].(*Inline)
+			in, ok := info.Uses[x].(*Inline)
 			if !ok {
 				return nil
 			}
@@ -1182,12 +1196,8 @@ func (c *checker) dynamicName(e syntax.Expr) string {
 
 // xlate checks xlate<T>(x).
 func (c *checker) xlate(e *syntax.XlateExpr) TypeAndValue {
-	t := c.typeName(e.Type)
-	if t == nil {
-		return bad
-	}
-	x := c.expr(e.X)
-	if x.Type == nil {
+	t, x, ok := c.typeAndOperand(e.Type, e.X)
+	if !ok {
 		return bad
 	}
 	out := t

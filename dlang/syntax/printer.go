@@ -283,30 +283,22 @@ func (p printer) specs(ds *DeclSpecs) string {
 		return "nil"
 	}
 	var w []string
-	switch ds.Class {
-	case Auto:
-		w = append(w, "auto")
-	case Register:
-		w = append(w, "register")
-	case Static:
-		w = append(w, "static")
-	case Extern:
-		w = append(w, "extern")
-	case Typedef:
-		w = append(w, "typedef")
-	case Self:
-		w = append(w, "self")
-	case This:
-		w = append(w, "this")
+	if ds.Class != NoClass {
+		w = append(w, classNames[ds.Class])
 	}
-	w = append(w, quals(ds.Quals)...)
+	w = append(w, QualNames(ds.Quals)...)
 	if ds.Type != nil {
 		w = append(w, p.typeSpec(ds.Type))
 	}
 	return strings.Join(w, " ")
 }
 
-func quals(q int) []string {
+// classNames are the storage classes' keywords.
+var classNames = [...]string{Auto: "auto", Register: "register", Static: "static", Extern: "extern", Typedef: "typedef", Self: "self", This: "this"}
+
+// QualNames returns the keywords of the qualifier bits q, in the order
+// C writes them.
+func QualNames(q int) []string {
 	var w []string
 	if q&Const != 0 {
 		w = append(w, "const")
@@ -408,7 +400,7 @@ func (p printer) derivation(t DeclType) string {
 		switch d := t.(type) {
 		case *PointerDecl:
 			b.WriteString("*")
-			for _, q := range quals(d.Quals) {
+			for _, q := range QualNames(d.Quals) {
 				b.WriteString(q + " ")
 			}
 			t = d.Elem

@@ -290,23 +290,22 @@ func (s *scanner) identEnd(off int) int {
 
 // outerKeywords are the keywords dt_lex.l knows in S2; each one switches
 // to expression mode.
-var outerKeywords = map[string]Token{
-	"auto": AUTO, "char": CHAR, "const": CONST, "counter": COUNTER,
-	"double": DOUBLE, "enum": ENUM, "extern": EXTERN, "float": FLOAT_KW,
-	"import": IMPORT, "inline": INLINE, "int": INT_KW, "long": LONG,
-	"provider": PROVIDER, "register": REGISTER, "restrict": RESTRICT,
-	"self": SELF, "short": SHORT, "signed": SIGNED, "static": STATIC,
-	"string": STRING_KW, "struct": STRUCT, "this": THIS,
-	"translator": TRANSLATOR, "typedef": TYPEDEF, "union": UNION,
-	"unsigned": UNSIGNED, "void": VOID, "volatile": VOLATILE,
-}
+var outerKeywords = someKeywords("auto char const counter double enum extern float import inline int long " +
+	"provider register restrict self short signed static string struct this translator typedef union " +
+	"unsigned void volatile")
 
 // typeKeywords are the keywords that name types; "int*x" at the outer
 // level starts a declaration with one of them.
-var typeKeywords = map[string]Token{
-	"char": CHAR, "double": DOUBLE, "float": FLOAT_KW, "int": INT_KW,
-	"long": LONG, "short": SHORT, "signed": SIGNED, "unsigned": UNSIGNED,
-	"void": VOID, "string": STRING_KW,
+var typeKeywords = someKeywords("char double float int long short signed unsigned void string")
+
+// someKeywords returns the entries of keywords for the names in list,
+// separated by spaces.
+func someKeywords(list string) map[string]Token {
+	m := map[string]Token{}
+	for _, name := range strings.Fields(list) {
+		m[name] = keywords[name]
+	}
+	return m
 }
 
 // keywords are the keywords of expression mode.
@@ -750,6 +749,10 @@ func (s *scanner) scanChar() token {
 	return t
 }
 
+// simpleEscapes are the escapes of one character after the backslash,
+// by that character.
+var simpleEscapes = [256]byte{'a': '\a', 'b': '\b', 'f': '\f', 'n': '\n', 'r': '\r', 't': '\t', 'v': '\v', '"': '"', '\\': '\\'}
+
 // unescape converts C escape sequences as dtrace's stresc2chr does. An
 // unknown escape keeps its backslash (\' and \? too, unlike C).
 func unescape(b []byte) string {
@@ -764,29 +767,15 @@ func unescape(b []byte) string {
 			continue
 		}
 		i++
-		switch c = b[i]; c {
-		case '0', '1', '2', '3', '4', '5', '6', '7':
+		switch c = b[i]; {
+		case c >= '0' && c <= '7':
 			v := c - '0'
 			for k := 0; k < 2 && i+1 < len(b) && b[i+1] >= '0' && b[i+1] <= '7'; k++ {
 				i++
 				v = v*8 + b[i] - '0'
 			}
 			out = append(out, v)
-		case 'a':
-			out = append(out, '\a')
-		case 'b':
-			out = append(out, '\b')
-		case 'f':
-			out = append(out, '\f')
-		case 'n':
-			out = append(out, '\n')
-		case 'r':
-			out = append(out, '\r')
-		case 't':
-			out = append(out, '\t')
-		case 'v':
-			out = append(out, '\v')
-		case 'x':
+		case c == 'x':
 			var v byte
 			for i+1 < len(b) && isHex(b[i+1]) {
 				i++
@@ -802,8 +791,8 @@ func unescape(b []byte) string {
 				v = v*16 + d
 			}
 			out = append(out, v)
-		case '"', '\\':
-			out = append(out, c)
+		case simpleEscapes[c] != 0:
+			out = append(out, simpleEscapes[c])
 		default:
 			out = append(out, '\\', c)
 		}

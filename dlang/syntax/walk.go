@@ -1,5 +1,7 @@
 package syntax
 
+import "reflect"
+
 // Inspect traverses the tree rooted at n in depth-first order, calling f
 // for each node before its children. If f returns false, the node's
 // children are skipped. nil children are not visited.
@@ -25,23 +27,20 @@ func InspectCode(n Node, f func(Node) bool) {
 	})
 }
 
-// isNilNode reports whether n is a typed nil pointer in an interface.
+// isNilNode reports whether n is a typed nil pointer in an interface
+// (every node type is a pointer).
 func isNilNode(n Node) bool {
-	switch n := n.(type) {
-	case *Ident:
-		return n == nil
-	case *BlockStmt:
-		return n == nil
-	case *DeclSpecs:
-		return n == nil
-	case *Declarator:
-		return n == nil
-	case *TypeName:
-		return n == nil
-	case *Declaration:
-		return n == nil
+	v := reflect.ValueOf(n)
+	return v.Kind() == reflect.Pointer && v.IsNil()
+}
+
+// nodes returns a list of nodes of one type as Nodes.
+func nodes[T Node](list []T) []Node {
+	out := make([]Node, len(list))
+	for i, n := range list {
+		out[i] = n
 	}
-	return false
+	return out
 }
 
 // children returns the direct children of n in source order.
@@ -61,20 +60,14 @@ func children(n Node) []Node {
 	}
 	switch n := n.(type) {
 	case *Program:
-		for _, d := range n.Decls {
-			add(d)
-		}
+		add(nodes(n.Decls)...)
 	case *ProbeClause:
-		for _, d := range n.Descs {
-			add(d)
-		}
+		add(nodes(n.Descs)...)
 		expr(n.Pred)
 		add(n.Body)
 	case *Declaration:
 		add(n.Specs)
-		for _, d := range n.Decls {
-			add(d)
-		}
+		add(nodes(n.Decls)...)
 	case *InlineDecl:
 		add(n.Specs, n.Decl)
 		if n.Decl == nil || n.Decl.Init != n.Value {
@@ -82,71 +75,43 @@ func children(n Node) []Node {
 		}
 	case *TranslatorDecl:
 		add(n.Out, n.In, n.Param)
-		for _, m := range n.Members {
-			add(m)
-		}
+		add(nodes(n.Members)...)
 	case *XlateMember:
 		add(n.Name)
 		expr(n.Value)
 	case *ProviderDecl:
 		add(n.Name)
-		for _, p := range n.Probes {
-			add(p)
-		}
+		add(nodes(n.Probes)...)
 	case *ProviderProbe:
 		add(n.Name)
-		for _, p := range n.Params {
-			add(p)
-		}
-		for _, p := range n.XArgs {
-			add(p)
-		}
+		add(nodes(n.Params)...)
+		add(nodes(n.XArgs)...)
 	case *DeclSpecs:
-		if n.Type != nil {
-			add(n.Type)
-		}
+		add(n.Type)
 	case *StructType:
-		for _, f := range n.Members {
-			add(f)
-		}
+		add(nodes(n.Members)...)
 	case *Field:
 		add(n.Specs)
-		for _, d := range n.Decls {
-			add(d)
-		}
+		add(nodes(n.Decls)...)
 	case *EnumType:
-		for _, e := range n.Values {
-			add(e)
-		}
+		add(nodes(n.Values)...)
 	case *Enumerator:
 		add(n.Name)
 		expr(n.Value)
 	case *Declarator:
 		add(n.Name)
-		if n.Type != nil {
-			add(n.Type)
-		}
+		add(n.Type)
 		expr(n.BitField)
 		expr(n.Init)
 	case *PointerDecl:
-		if n.Elem != nil {
-			add(n.Elem)
-		}
+		add(n.Elem)
 	case *ArrayDecl:
 		expr(n.Len)
-		for _, k := range n.Keys {
-			add(k)
-		}
-		if n.Elem != nil {
-			add(n.Elem)
-		}
+		add(nodes(n.Keys)...)
+		add(n.Elem)
 	case *FuncDecl:
-		for _, p := range n.Params {
-			add(p)
-		}
-		if n.Elem != nil {
-			add(n.Elem)
-		}
+		add(nodes(n.Params)...)
+		add(n.Elem)
 	case *Param:
 		add(n.Specs, n.Decl)
 	case *TypeName:
@@ -155,24 +120,18 @@ func children(n Node) []Node {
 	case *ExprStmt:
 		expr(n.X)
 	case *BlockStmt:
-		for _, s := range n.List {
-			add(s)
-		}
+		add(nodes(n.List)...)
 	case *IfStmt:
 		expr(n.Cond)
 		add(n.Then)
-		if n.Else != nil {
-			add(n.Else)
-		}
+		add(n.Else)
 	case *DeclStmt:
 		add(n.Decl)
 
 	case *ScopedVar:
 		add(n.Name)
 	case *AggExpr:
-		for _, k := range n.Keys {
-			expr(k)
-		}
+		add(nodes(n.Keys)...)
 	case *UnaryExpr:
 		expr(n.X)
 	case *PostfixExpr:
@@ -197,22 +156,16 @@ func children(n Node) []Node {
 		expr(n.X)
 	case *OffsetofExpr:
 		add(n.Type)
-		for _, m := range n.Member {
-			add(m)
-		}
+		add(nodes(n.Member)...)
 	case *XlateExpr:
 		add(n.Type)
 		expr(n.X)
 	case *CallExpr:
 		expr(n.Fun)
-		for _, a := range n.Args {
-			expr(a)
-		}
+		add(nodes(n.Args)...)
 	case *IndexExpr:
 		expr(n.X)
-		for _, i := range n.Index {
-			expr(i)
-		}
+		add(nodes(n.Index)...)
 	case *MemberExpr:
 		expr(n.X)
 		add(n.Name)

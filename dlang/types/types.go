@@ -12,6 +12,8 @@ package types
 import (
 	"strconv"
 	"strings"
+
+	"github.com/dtrace-go/dtrace/dlang/syntax"
 )
 
 // Kind classifies a type.
@@ -83,27 +85,15 @@ func Underlying(t Type) Type {
 // Qual is a set of C type qualifiers.
 type Qual uint8
 
-// Qualifier bits (the same values as syntax.Const etc).
+// Qualifier bits: syntax's.
 const (
-	Const Qual = 1 << iota
-	Volatile
-	Restrict
+	Const    Qual = syntax.Const
+	Volatile Qual = syntax.Volatile
+	Restrict Qual = syntax.Restrict
 )
 
 // String returns the qualifiers as C writes them ("const volatile").
-func (q Qual) String() string {
-	var w []string
-	if q&Const != 0 {
-		w = append(w, "const")
-	}
-	if q&Volatile != 0 {
-		w = append(w, "volatile")
-	}
-	if q&Restrict != 0 {
-		w = append(w, "restrict")
-	}
-	return strings.Join(w, " ")
-}
+func (q Qual) String() string { return strings.Join(syntax.QualNames(int(q)), " ") }
 
 // Basic is void, an integer type or a floating-point type.
 type Basic struct {
