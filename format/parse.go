@@ -117,55 +117,52 @@ const (
 
 // conversions is dtrace's printf conversion table (dt_printf.c).
 var conversions = map[string]*convInfo{
-	"a":   {'s', protoAddr, cKaddr, pAddr},
-	"A":   {'s', protoUaddr, cUaddr, pUaddr},
-	"c":   {'c', protoCSI, cCSI, pSint},
-	"C":   {'s', protoCSI, cCSI, pEchr},
-	"d":   {'d', protoXint, cDint, pDint},
-	"e":   {'e', protoFP, cFP, pFloat},
-	"E":   {'E', protoFP, cFP, pFloat},
-	"f":   {'f', protoFP, cFP, pFloat},
-	"g":   {'g', protoFP, cFP, pFloat},
-	"G":   {'G', protoFP, cFP, pFloat},
-	"hd":  {'d', "short", cType, pSint},
-	"hi":  {'i', "short", cType, pSint},
-	"ho":  {'o', "unsigned short", cType, pUint},
-	"hu":  {'u', "unsigned short", cType, pUint},
-	"hx":  {'x', "short", cXshort, pUint},
-	"hX":  {'X', "short", cXshort, pUint},
-	"i":   {'i', protoXint, cDint, pDint},
-	"k":   {'s', "stack", cStack, pStack},
-	"lc":  {'c', "int", cType, pSint},
-	"ld":  {'d', "long", cType, pSint},
-	"li":  {'i', "long", cType, pSint},
-	"lo":  {'o', "unsigned long", cType, pUint},
-	"lu":  {'u', "unsigned long", cType, pUint},
-	"ls":  {'s', protoWstr, cWstr, pWstr},
-	"lx":  {'x', "long", cXlong, pUint},
-	"lX":  {'X', "long", cXlong, pUint},
-	"lld": {'d', "long long", cType, pSint},
-	"lli": {'i', "long long", cType, pSint},
-	"llo": {'o', "unsigned long long", cType, pUint},
-	"llu": {'u', "unsigned long long", cType, pUint},
-	"llx": {'x', "long long", cXlonglong, pUint},
-	"llX": {'X', "long long", cXlonglong, pUint},
-	"Le":  {'e', "long double", cType, pFloat},
-	"LE":  {'E', "long double", cType, pFloat},
-	"Lf":  {'f', "long double", cType, pFloat},
-	"Lg":  {'g', "long double", cType, pFloat},
-	"LG":  {'G', "long double", cType, pFloat},
-	"o":   {'o', protoXint, cXint, pUint},
-	"p":   {'x', protoAddr, cAddr, pUint},
-	"s":   {'s', protoCstr, cStr, pCstr},
-	"S":   {'s', protoCstr, cStr, pEstr},
-	"T":   {'s', "int64_t", cTime, pTime822},
-	"u":   {'u', protoXint, cXint, pUint},
-	"wc":  {'c', "int", cType, pSint},
-	"ws":  {'s', protoWstr, cWstr, pWstr},
-	"x":   {'x', protoXint, cXint, pUint},
-	"X":   {'X', protoXint, cXint, pUint},
-	"Y":   {'s', "int64_t", cTime, pTime},
-	"%":   {'%', "void", cType, pPct},
+	"a":  {'s', protoAddr, cKaddr, pAddr},
+	"A":  {'s', protoUaddr, cUaddr, pUaddr},
+	"c":  {'c', protoCSI, cCSI, pSint},
+	"C":  {'s', protoCSI, cCSI, pEchr},
+	"k":  {'s', "stack", cStack, pStack},
+	"lc": {'c', "int", cType, pSint},
+	"ls": {'s', protoWstr, cWstr, pWstr},
+	"p":  {'x', protoAddr, cAddr, pUint},
+	"s":  {'s', protoCstr, cStr, pCstr},
+	"S":  {'s', protoCstr, cStr, pEstr},
+	"T":  {'s', "int64_t", cTime, pTime822},
+	"wc": {'c', "int", cType, pSint},
+	"ws": {'s', protoWstr, cWstr, pWstr},
+	"Y":  {'s', "int64_t", cTime, pTime},
+	"%":  {'%', "void", cType, pPct},
+}
+
+// The integer conversions (%d ... %X, %hd ... %llX) and the
+// floating-point ones (%e ... %LG) are a row a conversion character in
+// each group.
+func init() {
+	for _, z := range []struct {
+		size string
+		typ  string
+		hex  checkKind
+	}{{"h", "short", cXshort}, {"l", "long", cXlong}, {"ll", "long long", cXlonglong}} {
+		for _, c := range "di" {
+			conversions[z.size+string(c)] = &convInfo{byte(c), z.typ, cType, pSint}
+		}
+		for _, c := range "ou" {
+			conversions[z.size+string(c)] = &convInfo{byte(c), "unsigned " + z.typ, cType, pUint}
+		}
+		for _, c := range "xX" {
+			conversions[z.size+string(c)] = &convInfo{byte(c), z.typ, z.hex, pUint}
+		}
+	}
+	for _, c := range "di" {
+		conversions[string(c)] = &convInfo{byte(c), protoXint, cDint, pDint}
+	}
+	for _, c := range "ouxX" {
+		conversions[string(c)] = &convInfo{byte(c), protoXint, cXint, pUint}
+	}
+	for _, c := range "eEfgG" {
+		conversions[string(c)] = &convInfo{byte(c), protoFP, cFP, pFloat}
+		conversions["L"+string(c)] = &convInfo{byte(c), "long double", cType, pFloat}
+	}
 }
 
 // Parse splits a D format string into literal text and conversions, with

@@ -314,35 +314,24 @@ func wideString(v Value) string {
 	return sb.String()
 }
 
+// escapes are the letters of the C escapes that escape writes, by the
+// byte escaped.
+var escapes = [256]byte{'\a': 'a', '\b': 'b', '\f': 'f', '\n': 'n', '\r': 'r', '\t': 't', '\v': 'v', '"': '"', '\\': '\\'}
+
 // escape is dtrace's strchr2esc: C escapes for control characters,
 // quotes and backslashes, octal for other unprintable bytes.
 func escape(s string) string {
 	var b strings.Builder
 	for i := 0; i < len(s); i++ {
 		c := s[i]
-		switch c {
-		case 0:
+		switch {
+		case c == 0:
 			b.WriteString(`\0`)
 			return b.String()
-		case '\a':
-			b.WriteString(`\a`)
-		case '\b':
-			b.WriteString(`\b`)
-		case '\f':
-			b.WriteString(`\f`)
-		case '\n':
-			b.WriteString(`\n`)
-		case '\r':
-			b.WriteString(`\r`)
-		case '\t':
-			b.WriteString(`\t`)
-		case '\v':
-			b.WriteString(`\v`)
-		case '"':
-			b.WriteString(`\"`)
-		case '\\':
-			b.WriteString(`\\`)
-		case ' ':
+		case escapes[c] != 0:
+			b.WriteByte('\\')
+			b.WriteByte(escapes[c])
+		case c == ' ':
 			b.WriteByte(' ')
 		default:
 			if c < '!' || c > '~' {

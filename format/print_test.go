@@ -356,3 +356,13 @@ func TestPrintfTimeZone(t *testing.T) {
 		t.Errorf("%%T: got %q want %q", got, want)
 	}
 }
+
+// escape writes C escapes, octal for other unprintable bytes, and stops
+// at a NUL.
+func TestEscape(t *testing.T) {
+	in := "a\a\b\f\n\r\t\v\"\\ z\x01\xff\x00after"
+	want := `a\a\b\f\n\r\t\v\"\\ z\001\377\0`
+	if got := escape(in); got != want {
+		t.Errorf("escape(%q) = %q, want %q", in, got, want)
+	}
+}
