@@ -20,30 +20,27 @@ func TestFindLibraryNotRegular(t *testing.T) {
 	if err := syscall.Mkfifo(fifo, 0o644); err != nil {
 		t.Fatal(err)
 	}
-	done := make(chan string, 1)
-	go func() {
-		done <- findLibrary("", fifo, nil, elf.ELFCLASS64, elf.EM_X86_64) + findLibrary("", "libfifo.so", []string{dir}, elf.ELFCLASS64, elf.EM_X86_64) + findLibrary("", "/dev/zero", nil, elf.ELFCLASS64, elf.EM_X86_64)
-	}()
-	select {
-	case got := <-done:
-		if got != "" {
-			t.Errorf("findLibrary found %q", got)
+	// within runs f, which must not block, and compares its result.
+	within := func(what, want string, f func() string) {
+		done := make(chan string, 1)
+		go func() { done <- f() }()
+		select {
+		case got := <-done:
+			if got != want {
+				t.Errorf("%s: %q, want %q", what, got, want)
+			}
+		case <-time.After(5 * time.Second):
+			t.Fatalf("%s blocked opening a FIFO", what)
 		}
-	case <-time.After(5 * time.Second):
-		t.Fatal("findLibrary blocked opening a FIFO")
 	}
-	go func() {
+	within("findLibrary", "", func() string {
+		return findLibrary("", fifo, nil, elf.ELFCLASS64, elf.EM_X86_64) + findLibrary("", "libfifo.so", []string{dir}, elf.ELFCLASS64, elf.EM_X86_64) + findLibrary("", "/dev/zero", nil, elf.ELFCLASS64, elf.EM_X86_64)
+	})
+	// All three fail.
+	within("OpenObject, ReadNotes, OpenObject(/dev/zero)", "true true true", func() string {
 		_, err1 := OpenObject(fifo)
 		_, err2 := ReadNotes(fifo, ".note.stapsdt")
 		_, err3 := OpenObject("/dev/zero")
-		done <- fmt.Sprint(err1 != nil, err2 != nil, err3 != nil)
-	}()
-	select {
-	case got := <-done:
-		if got != "true true true" {
-			t.Errorf("OpenObject, ReadNotes, OpenObject(/dev/zero) errors: %s, want all", got)
-		}
-	case <-time.After(5 * time.Second):
-		t.Fatal("OpenObject or ReadNotes blocked opening a FIFO")
-	}
+		return fmt.Sprint(err1 != nil, err2 != nil, err3 != nil)
+	})
 }

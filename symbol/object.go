@@ -283,21 +283,32 @@ func (o *Object) Notes(section string) ([]Note, error) {
 		o.notes[section] = nil
 		return nil, nil
 	}
-	f, err := os.Open(o.Path)
+	notes, err := readFile(o.Path, section, func(f *os.File, size int64) ([]Note, error) { return readNotes(f, size, s) })
 	if err != nil {
 		return nil, err
+	}
+	o.notes[section] = notes
+	return notes, nil
+}
+
+// readFile opens the file at path and reads from it with read, given
+// the file's size; read's error is reported with path and what.
+func readFile[T any](path, what string, read func(f *os.File, size int64) (T, error)) (T, error) {
+	var zero T
+	f, err := os.Open(path)
+	if err != nil {
+		return zero, err
 	}
 	defer f.Close()
 	fi, err := f.Stat()
 	if err != nil {
-		return nil, err
+		return zero, err
 	}
-	notes, err := readNotes(f, fi.Size(), s)
+	v, err := read(f, fi.Size())
 	if err != nil {
-		return nil, fmt.Errorf("%s: %s: %w", o.Path, section, err)
+		return zero, fmt.Errorf("%s: %s: %w", path, what, err)
 	}
-	o.notes[section] = notes
-	return notes, nil
+	return v, nil
 }
 
 // readNotes reads and splits a note section of a file of the given size.
@@ -471,21 +482,8 @@ func (o *Object) Code(fn Func) ([]byte, error) {
 	if !ok {
 		return nil, fmt.Errorf("%s: %s is not in a loaded segment", o.Path, fn.Name)
 	}
-	f, err := os.Open(o.Path)
-	if err != nil {
-		return nil, err
-	}
-	defer f.Close()
-	fi, err := f.Stat()
-	if err != nil {
-		return nil, err
-	}
 	// A symbol's size is the file's word: read no more than the file has.
-	b, err := readRange(f, fi.Size(), off, fn.Size)
-	if err != nil {
-		return nil, fmt.Errorf("%s: %s: %w", o.Path, fn.Name, err)
-	}
-	return b, nil
+	return readFile(o.Path, fn.Name, func(f *os.File, size int64) ([]byte, error) { return readRange(f, size, off, fn.Size) })
 }
 
 // Executable reports whether vaddr lies in a loadable segment that is
