@@ -23,9 +23,4 @@ static void on_usr1(int sig)
 	exit(0);
 }
 
-int main(void)
-{
-	signal(SIGUSR1, on_usr1);
-	for (;;)
-		ioctl(-1, -1, NULL);
-}
+#include "usr1-main.h"

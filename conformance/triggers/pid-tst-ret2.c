@@ -13,9 +13,4 @@ int go(void) { return help(); }
 
 static void on_usr1(int sig) { (void)sig; go(); exit(0); }
 
-int main(void)
-{
-	signal(SIGUSR1, on_usr1);
-	for (;;)
-		ioctl(-1, -1, NULL);
-}
+#include "usr1-main.h"

@@ -12,9 +12,4 @@ int _go(int a) __attribute__((weak, alias("go")));
 
 static void on_usr1(int sig) { (void)sig; _go(sig); exit(0); }
 
-int main(void)
-{
-	signal(SIGUSR1, on_usr1);
-	for (;;)
-		ioctl(-1, -1, NULL);
-}
+#include "usr1-main.h"
