@@ -48,6 +48,8 @@ func init() {
 		check.FuncCopyin:      {value: (*fn).subrCopyin},
 		check.FuncCopyinstr:   {value: (*fn).subrCopyinstr},
 		check.FuncCopyinto:    {value: (*fn).subrCopyinto},
+		check.FuncCopyout:     {value: (*fn).subrCopyout},
+		check.FuncCopyoutstr:  {value: (*fn).subrCopyout},
 		check.FuncDirname:     {value: (*fn).subrPathPart},
 		check.FuncFlowExit:    {value: (*fn).subrFlowExit},
 		check.FuncFlowFork:    {value: (*fn).subrFlowFork},

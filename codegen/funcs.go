@@ -749,3 +749,53 @@ func (f *fn) lltostr(v asm.Register) asm.Register {
 	f.free(neg)
 	return p
 }
+
+// copyoutMax is the most bytes one copyout() writes: the bytes go
+// through a scratch temporary of this size, since bpf_probe_write_user
+// takes its source from memory the verifier can bound.
+const copyoutMax = 1024
+
+// subrCopyout compiles the destructive copyout(buf, uaddr, size) and
+// copyoutstr(str, uaddr, size) with bpf_probe_write_user: copyout writes
+// size bytes of kernel memory buf, copyoutstr the string str with its
+// NUL, at most size bytes, into the firing process at uaddr. A size
+// above copyoutMax (or strsize for a string) is an invalid size; a
+// source or destination that cannot be accessed an invalid address.
+func (f *fn) subrCopyout(c *syntax.CallExpr, name string) asm.Register {
+	f.need(c, 3, 3)
+	h0 := f.hold(f.expr(c.Args[0]), c.Args[1])
+	h1 := f.hold(f.expr(c.Args[1]), c.Args[2])
+	n := f.expr(c.Args[2])
+	f.convert(n, f.typeOf(c.Args[2]), TypeLong)
+	dst := f.release(h1)
+	src := f.release(h0)
+	str := name == "copyoutstr"
+	max := int32(copyoutMax)
+	if str {
+		max = int32(f.g.opts.StrSize + 1)
+	}
+	done, ok := f.label("codone"), f.label("cosize")
+	f.emit(asm.JEq.Imm(n, 0, done), asm.JLE.Imm(n, max, ok))
+	f.fault(abi.FltBadSize, n, true)
+	f.mark(ok)
+	buf := f.tmp(uint32(max))
+	if str {
+		f.checkNotNull(src)
+		f.call(asm.FnProbeReadKernelStr, scr(buf), keep(n), keep(src))
+		f.checkRead(src)
+		// The string's length with its NUL, which size bounds.
+		f.emit(asm.Mov.Reg(n, asm.R0))
+		f.exitIf(asm.JSLE.Imm(n, 0, done))
+		f.emit(asm.JLE.Imm(n, max, f.pendLabel("cosmax")), asm.Mov.Imm(n, max))
+		f.markPending()
+	} else {
+		f.call(asm.FnProbeReadKernel, scr(buf), keep(n), keep(src))
+		f.checkRead(src)
+	}
+	f.free(src)
+	f.call(asm.FnProbeWriteUser, keep(dst), scr(buf), reg(n))
+	f.checkRead(dst)
+	f.free(dst)
+	f.mark(done)
+	return f.zero()
+}
