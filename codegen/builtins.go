@@ -56,6 +56,7 @@ func init() {
 		check.FuncFlowRecv:    {value: (*fn).subrFlowRecv},
 		check.FuncFlowSend:    {value: (*fn).subrFlowSend},
 		check.FuncFlowSent:    {value: (*fn).subrFlowSent},
+		check.FuncGetf:        {value: (*fn).subrGetf},
 		check.FuncGetmajor:    {value: (*fn).subrDevPart},
 		check.FuncGetminor:    {value: (*fn).subrDevPart},
 		check.FuncHtonl:       {value: (*fn).subrByteOrder},

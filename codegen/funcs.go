@@ -799,3 +799,57 @@ func (f *fn) subrCopyout(c *syntax.CallExpr, name string) asm.Register {
 	f.mark(done)
 	return f.zero()
 }
+
+// subrGetf compiles getf(fd): the current task's open file fd, a struct
+// file * (illumos's file_t *), read through current->files->fdt as the
+// kernel's fd table holds it; NULL for a descriptor outside the table or
+// not open. The offsets come from the kernel's BTF.
+func (f *fn) subrGetf(c *syntax.CallExpr, name string) asm.Register {
+	f.need(c, 1, 1)
+	mo := f.g.opts.MemberOffset
+	if mo == nil {
+		f.fail(c, "getf( ) needs the kernel's type information")
+	}
+	var offs [4]uint32
+	for i, m := range [4][2]string{{"task_struct", "files"}, {"files_struct", "fdt"}, {"fdtable", "max_fds"}, {"fdtable", "fd"}} {
+		o, err := mo(m[0], m[1])
+		if err != nil {
+			f.fail(c, "getf( ) needs struct %s of the kernel: %v", m[0], err)
+		}
+		offs[i] = o
+	}
+	fd := f.expr(c.Args[0])
+	f.convert(fd, f.typeOf(c.Args[0]), TypeInt)
+	// The descriptor and the result live in scratch slots: the jumps to
+	// null leave from points where registers differ.
+	st := f.tmp(16)
+	res := int16(st + 8)
+	f.emit(asm.StoreMem(regScratch, int16(st), fd, asm.DWord), storeImm(regScratch, res, 0, asm.DWord))
+	f.free(fd)
+	f.call(asm.FnGetCurrentTask)
+	p := f.result()
+	null := f.label("getfnull")
+	// p = task->files, then ->fdt; a NULL link is no file.
+	for _, o := range offs[:2] {
+		f.emit(asm.Add.Imm(p, int32(o)))
+		p = f.loadScalar(p, TypeULong, false)
+		f.emit(asm.JEq.Imm(p, 0, null))
+	}
+	t := f.alloc()
+	f.emit(asm.Mov.Reg(t, p), asm.Add.Imm(t, int32(offs[2])))
+	n := f.loadScalar(t, TypeUInt, false)
+	i := f.alloc()
+	f.emit(asm.LoadMem(i, regScratch, int16(st), asm.DWord), asm.JSLT.Imm(i, 0, null), asm.JGE.Reg(i, n, null))
+	f.free(n)
+	f.emit(asm.Add.Imm(p, int32(offs[3])))
+	p = f.loadScalar(p, TypeULong, false)
+	f.emit(asm.LSh.Imm(i, 3), asm.Add.Reg(p, i))
+	f.free(i)
+	p = f.loadScalar(p, TypeULong, false)
+	f.emit(asm.StoreMem(regScratch, res, p, asm.DWord))
+	f.free(p)
+	f.mark(null)
+	r := f.alloc()
+	f.emit(asm.LoadMem(r, regScratch, res, asm.DWord))
+	return r
+}

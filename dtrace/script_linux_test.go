@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 )
@@ -90,5 +91,36 @@ syscall::write:entry /%s/ { copyoutstr("HEY", arg1, 4); done = 1; exit(0); }`, p
 	}
 	if status, err := h.Run(io.Discard, RunConfig{}); err != nil || status != 0 {
 		t.Fatalf("Run: %d, %v", status, err)
+	}
+}
+
+// TestGetf: getf(fd) is the struct file * of the firing task's
+// descriptor fd (BEGIN fires in this process), NULL outside its table;
+// the run ends with dtrace's closing newline.
+func TestGetf(t *testing.T) {
+	h := openTest(t, Config{})
+	h.opts.Quiet = true
+	file, err := os.CreateTemp(t.TempDir(), "getf-*")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer file.Close()
+	src := fmt.Sprintf(`BEGIN { printf("%%s %%d %%d %%d\n", stringof(getf(%d)->f_path.dentry->d_name.name),
+	getf(-1) == NULL, getf(0x7fffffff) == NULL, getf(%d)->f_pos); exit(0); }`, file.Fd(), file.Fd())
+	if _, err := file.WriteString("12345"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := h.Compile(Source{Name: "getf.d", Text: src}); err != nil {
+		t.Fatal(err)
+	}
+	if err := h.Go(); err != nil {
+		t.Fatal(err)
+	}
+	var out bytes.Buffer
+	if status, err := h.Run(&out, RunConfig{}); err != nil || status != 0 {
+		t.Fatalf("Run: %d, %v", status, err)
+	}
+	if want := filepath.Base(file.Name()) + " 1 1 5\n\n"; out.String() != want {
+		t.Errorf("got %q, want %q", out.String(), want)
 	}
 }

@@ -53,6 +53,7 @@ const (
 	FuncFreopen
 	FuncFtruncate
 	FuncFunc
+	FuncGetf
 	FuncGetmajor
 	FuncGetminor
 	FuncHtonl
@@ -197,6 +198,7 @@ var funcTable = [NumFuncIDs]FuncDef{
 	FuncFreopen:           {Name: "freopen", Kind: Action, class: actDestruct, Proto: "void(@, ...)", Since: version(1, 1, 0), after: (*checker).checkPrintf},
 	FuncFtruncate:         {Name: "ftruncate", Kind: Action, class: actData, Proto: "void()"},
 	FuncFunc:              {Name: "func", Kind: Action, class: actData, Proto: "_symaddr(uintptr_t)", Since: version(1, 2, 0)},
+	FuncGetf:              {Name: "getf", Kind: Subroutine, Proto: "vmlinux`struct file *(int)", Since: version(1, 10, 0)},
 	FuncGetmajor:          {Name: "getmajor", Kind: Subroutine, Proto: "vmlinux`dev_t(vmlinux`dev_t)", attr: &evolvingAttr},
 	FuncGetminor:          {Name: "getminor", Kind: Subroutine, Proto: "vmlinux`dev_t(vmlinux`dev_t)", attr: &evolvingAttr},
 	FuncHtonl:             {Name: "htonl", Kind: Subroutine, Proto: "uint32_t(uint32_t)", Since: version(1, 3, 0), attr: &evolvingAttr},
