@@ -2,6 +2,7 @@ package dtrace
 
 import (
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 )
@@ -18,49 +19,26 @@ func parseOptValue(spec *OptionSpec, s string, present bool) (optValue, error) {
 		if present {
 			return v, ErrBadOptVal
 		}
-	case KindBool, KindCount:
+	case KindBool, KindCount, KindSize, KindRate:
 		if !present {
 			return v, nil
 		}
-		n, err := parseRuntimeValue(s)
+		n, err := intParsers[spec.Kind](s)
 		if err != nil {
 			return v, err
 		}
 		v.Int = n
-	case KindSize:
-		if !present {
-			return v, nil
-		}
-		n, err := ParseSize(s)
-		if err != nil {
-			return v, err
-		}
-		v.Int = n
-	case KindRate:
-		if !present {
-			return v, nil
-		}
-		n, err := ParseRate(s)
-		if err != nil {
-			return v, err
-		}
-		v.Int = n
-	case KindString:
-		if !present {
+	case KindString, KindEnum:
+		if !present || spec.Kind == KindEnum && !slices.Contains(spec.Enum, s) {
 			return v, ErrBadOptVal
 		}
-	case KindEnum:
-		if !present {
-			return v, ErrBadOptVal
-		}
-		for _, e := range spec.Enum {
-			if e == s {
-				return v, nil
-			}
-		}
-		return v, ErrBadOptVal
 	}
 	return v, nil
+}
+
+// intParsers parse the values of the options of integer kinds.
+var intParsers = map[OptionKind]func(string) (int64, error){
+	KindBool: parseRuntimeValue, KindCount: parseRuntimeValue, KindSize: ParseSize, KindRate: ParseRate,
 }
 
 // runtimeWords are the words dtrace accepts for run-time integer options;

@@ -15,23 +15,23 @@ static int more(int frame)
 	return frame < limit--;
 }
 
-int grow(int frame)
-{
-	if (more(frame))
-		frame = grow1(frame + 1);
-	for (;;)
-		ioctl(-1, -1, NULL);
-	return frame;
-}
+/*
+ * The two functions of the pair: each calls the other while the stack
+ * grows, then waits in an ioctl whose bogus arguments (cmd) tell the
+ * two apart.
+ */
+#define GROW(name, other, cmd)				\
+	int name(int frame)				\
+	{						\
+		if (more(frame))			\
+			frame = other(frame + 1);	\
+		for (;;)				\
+			ioctl(cmd, cmd, NULL);		\
+		return frame;				\
+	}
 
-int grow1(int frame)
-{
-	if (more(frame))
-		frame = grow(frame + 1);
-	for (;;)
-		ioctl(-2, -2, NULL);
-	return frame;
-}
+GROW(grow, grow1, -1)
+GROW(grow1, grow, -2)
 
 int main(void)
 {
