@@ -239,23 +239,30 @@ func (g *Guest) Done() <-chan struct{} { return g.done }
 // Clock maps a guest's CLOCK_MONOTONIC onto the host's from ping-pong
 // samples: of the recent samples, the one with the shortest round trip
 // gives the offset (the guest's time taken halfway through it), and half
-// that round trip bounds the error.
+// that round trip bounds the error. The best samples of successive
+// windows give the drift: the rate at which the offset changes.
 type Clock struct {
 	mu      sync.Mutex
 	samples []clockSample // the most recent, at most keepSamples
-	offset  int64
-	bound   uint64
+	best    clockSample   // the best of samples
+	anchor  *clockSample  // the best of an earlier window, for the rate
+	rate    float64       // offset change per host nanosecond
 	n       int
 }
 
 type clockSample struct {
 	rtt    uint64
 	offset int64
+	at     uint64 // host time halfway through the round trip
 }
 
 // keepSamples is how many recent samples the estimate is taken from, so
 // that it follows drift.
 const keepSamples = 32
+
+// minRateSpan is how far apart in host time two best samples must be for
+// the rate between them to mean more than their noise.
+const minRateSpan = 2e9
 
 // Sample adds one ping-pong: the host's times when the ping left (sent)
 // and the pong came back (recv), and the guest's when it answered.
@@ -264,7 +271,7 @@ func (c *Clock) Sample(sent, guest, recv uint64) {
 		return
 	}
 	rtt := recv - sent
-	s := clockSample{rtt: rtt, offset: int64(guest) - int64(sent+rtt/2)}
+	s := clockSample{rtt: rtt, offset: int64(guest) - int64(sent+rtt/2), at: sent + rtt/2}
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	c.n++
@@ -272,20 +279,41 @@ func (c *Clock) Sample(sent, guest, recv uint64) {
 	if len(c.samples) > keepSamples {
 		c.samples = c.samples[1:]
 	}
+	if c.n%keepSamples == 0 {
+		// A window is complete: its best anchors the rate once the
+		// next window's best is far enough away.
+		if c.anchor == nil || c.best.at-c.anchor.at >= minRateSpan {
+			a := c.best
+			c.anchor = &a
+		}
+	}
 	best := c.samples[0]
 	for _, x := range c.samples[1:] {
 		if x.rtt < best.rtt {
 			best = x
 		}
 	}
-	c.offset, c.bound = best.offset, best.rtt/2
+	c.best = best
+	if a := c.anchor; a != nil && best.at > a.at+minRateSpan {
+		c.rate = float64(best.offset-a.offset) / float64(best.at-a.at)
+	}
 }
 
-// ToHost maps a guest time onto the host's clock.
+// ToHost maps a guest time onto the host's clock: the offset of the best
+// recent sample, moved by the rate to the time mapped.
 func (c *Clock) ToHost(guest uint64) uint64 {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	return uint64(int64(guest) - c.offset)
+	h := int64(guest) - c.best.offset
+	return uint64(h - int64(c.rate*float64(h-int64(c.best.at))))
+}
+
+// Rate is the drift: how many nanoseconds the guest's clock gains on
+// the host's per host second.
+func (c *Clock) Rate() float64 {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.rate * 1e9
 }
 
 // Estimate returns the offset (guest minus host, nanoseconds), its error
@@ -293,5 +321,5 @@ func (c *Clock) ToHost(guest uint64) uint64 {
 func (c *Clock) Estimate() (offset int64, bound uint64, samples int) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	return c.offset, c.bound, c.n
+	return c.best.offset, c.best.rtt / 2, c.n
 }

@@ -138,6 +138,29 @@ func TestClock(t *testing.T) {
 	}
 }
 
+// TestClockDrift: a guest clock that runs 50 ppm fast is mapped to within
+// a round trip, where the offset alone would be off by the drift.
+func TestClockDrift(t *testing.T) {
+	var c Clock
+	guest := func(h uint64) uint64 { return h + h/20000 + 7e9 } // +50 ppm
+	// A ping every 200 ms for 30 s, round trips of 100 to 900 µs.
+	var h uint64 = 1e9
+	for i := 0; i < 150; i++ {
+		rtt := uint64(100e3 + (i*7919)%800e3)
+		c.Sample(h, guest(h+rtt/2), h+rtt)
+		h += 200e6
+	}
+	if r := c.Rate(); r < 45e3 || r > 55e3 {
+		t.Errorf("rate %.0f ns/s, want 50000", r)
+	}
+	// 10 s after the last sample the offset alone is 500 µs off.
+	at := h + 10e9
+	got := c.ToHost(guest(at))
+	if d := int64(got) - int64(at); d < -50e3 || d > 50e3 {
+		t.Errorf("mapped %d ns off", d)
+	}
+}
+
 // TestMerge: every machine's entries stay apart under its name, the
 // first key; aggregations print in id order.
 func TestMerge(t *testing.T) {

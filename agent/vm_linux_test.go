@@ -26,40 +26,50 @@ import (
 const (
 	guestEnv  = "AGENT_GUEST"
 	guestMode = "AGENT_GUEST_MODE"
+	guestName = "AGENT_GUEST_NAME"
 )
 
-// vm is a booted guest with the agent's port vm1 and, for the ping-pong,
-// a port app; the host side of a VM test.
+// vm is a booted guest with the agent's port NAME (vm1, vm2) and, for
+// the ping-pong, a port app; the host side of a VM test.
 type vm struct {
-	dir, dtrace, sock, app string
-	out                    bytes.Buffer
-	done                   chan error
-	start                  time.Time
+	name, dir, dtrace, sock, app string
+	out                          bytes.Buffer
+	done                         chan error
+	start                        time.Time
 }
 
-// boot builds dtrace, the test programs and this test binary where the
-// guest sees them, and boots a guest that runs TestInGuest in mode; it
-// returns once QEMU listens on the agent's socket.
-func boot(t *testing.T, mode string) *vm {
+// build builds dtrace, the test programs and this test binary where the
+// guests see them, and returns that directory; it skips the test where
+// guests cannot run.
+func build(t *testing.T) string {
 	if os.Getenv(guestEnv) != "" {
 		t.Skip("inside the guest")
 	}
-	rk := guesttest.RunKernel(t)
+	guesttest.RunKernel(t)
 	if os.Geteuid() != 0 {
 		t.Skip("run-kernel needs root")
 	}
 	if testing.Short() {
 		t.Skip("boots a guest")
 	}
-	v := &vm{dir: guesttest.Dir(t, ".agent-guest-"), done: make(chan error, 1)}
-	v.dtrace = testprog.BuildCmd(t, v.dir, "dtrace")
-	testprog.BuildIn(t, v.dir, "gp", []string{"calls.c"})
-	testprog.BuildIn(t, v.dir, "pp", []string{"pingpong.c"})
-	self := guesttest.Self(t, v.dir, "agent.test")
-	v.sock = filepath.Join(t.TempDir(), "vm1.sock")
+	dir := guesttest.Dir(t, ".agent-guest-")
+	testprog.BuildCmd(t, dir, "dtrace")
+	testprog.BuildIn(t, dir, "gp", []string{"calls.c"})
+	testprog.BuildIn(t, dir, "pp", []string{"pingpong.c"})
+	guesttest.Self(t, dir, "agent.test")
+	return dir
+}
+
+// boot boots guest name, which runs TestInGuest in mode with the
+// binaries of dir (build); it returns once QEMU listens on the agent's
+// socket.
+func boot(t *testing.T, dir, name, mode string) *vm {
+	v := &vm{name: name, dir: dir, dtrace: filepath.Join(dir, "dtrace"), done: make(chan error, 1)}
+	v.sock = filepath.Join(t.TempDir(), name+".sock")
 	v.app = filepath.Join(t.TempDir(), "app.sock")
-	guest := exec.Command(rk, "-t", "900", "-m", "1024", "-S", "vm1="+v.sock, "-S", "app="+v.app,
-		fmt.Sprintf("%s=%s %s=%s %s -test.v -test.run '^TestInGuest$'", guestEnv, v.dir, guestMode, mode, self))
+	guest := exec.Command(guesttest.RunKernel(t), "-t", "900", "-m", "1024", "-S", name+"="+v.sock, "-S", "app="+v.app,
+		fmt.Sprintf("%s=%s %s=%s %s=%s %s -test.v -test.run '^TestInGuest$'", guestEnv, dir, guestMode, mode,
+			guestName, name, filepath.Join(dir, "agent.test")))
 	guest.Stdout, guest.Stderr = &v.out, &v.out
 	v.start = time.Now()
 	if err := guest.Start(); err != nil {
@@ -80,18 +90,24 @@ func (v *vm) waitFor(t *testing.T, path string) {
 		select {
 		case err := <-v.done:
 			v.done <- err
-			t.Fatalf("guest ended: %v\n%s", err, v.out.String())
+			t.Fatalf("guest %s ended: %v\n%s", v.name, err, v.out.String())
 		case <-time.After(100 * time.Millisecond):
 		}
 	}
 }
 
-// host runs the host dtrace with args and -x guest=vm1 until the guest
-// writes its done file, then interrupts it and waits for the guest to end;
-// it returns the host dtrace's standard output. Once the host traces
-// (its notice "guest vm1: matched": args without -q), ready runs.
-func (v *vm) host(t *testing.T, ready func(), args ...string) string {
-	host := exec.Command(v.dtrace, append([]string{"-x", "guest=vm1=" + v.sock}, args...)...)
+// host runs the host dtrace with args and a -x guest for each of vms
+// until every guest wrote its done file, then interrupts it and waits for
+// the guests to end; it returns the host dtrace's standard output. Once
+// the host traces (its notice "guest NAME: matched" of the last guest:
+// args without -q), ready runs.
+func host(t *testing.T, vms []*vm, ready func(), args ...string) string {
+	var gargs []string
+	for _, v := range vms {
+		gargs = append(gargs, "-x", "guest="+v.name+"="+v.sock)
+	}
+	last := vms[len(vms)-1]
+	host := exec.Command(last.dtrace, append(gargs, args...)...)
 	var hout, herr bytes.Buffer
 	errr, errw, err := os.Pipe()
 	if err != nil {
@@ -110,7 +126,7 @@ func (v *vm) host(t *testing.T, ready func(), args ...string) string {
 		sc := bufio.NewScanner(errr)
 		for sc.Scan() {
 			herr.WriteString(sc.Text() + "\n")
-			if strings.Contains(sc.Text(), "guest vm1: matched") {
+			if strings.Contains(sc.Text(), "guest "+last.name+": matched") {
 				close(traced)
 			}
 		}
@@ -119,26 +135,30 @@ func (v *vm) host(t *testing.T, ready func(), args ...string) string {
 		select {
 		case <-traced:
 		case <-time.After(5 * time.Minute):
-			t.Fatalf("the host does not trace\n%s", v.out.String())
+			t.Fatalf("the host does not trace\n%s", herr.String())
 		}
 		ready()
 	}
-	v.waitFor(t, filepath.Join(v.dir, "done"))
+	for _, v := range vms {
+		v.waitFor(t, filepath.Join(v.dir, "done-"+v.name))
+	}
 	host.Process.Signal(syscall.SIGINT)
 	err = host.Wait()
 	<-copied
 	if err != nil {
 		t.Fatalf("host dtrace: %v\n%s", err, herr.String())
 	}
-	err = <-v.done
-	v.done <- err
-	t.Logf("guest ran %v:\n%s", time.Since(v.start).Round(time.Second), v.out.String())
 	t.Logf("host dtrace:\n%s%s", hout.String(), herr.String())
-	if err != nil {
-		t.Fatalf("guest: %v", err)
-	}
-	if !strings.Contains(v.out.String(), "--- PASS: TestInGuest") {
-		t.Error("TestInGuest did not pass in the guest")
+	for _, v := range vms {
+		err := <-v.done
+		v.done <- err
+		t.Logf("guest %s ran %v:\n%s", v.name, time.Since(v.start).Round(time.Second), v.out.String())
+		if err != nil {
+			t.Fatalf("guest %s: %v", v.name, err)
+		}
+		if !strings.Contains(v.out.String(), "--- PASS: TestInGuest") {
+			t.Errorf("TestInGuest did not pass in guest %s", v.name)
+		}
 	}
 	return hout.String()
 }
@@ -148,10 +168,23 @@ func (v *vm) host(t *testing.T, ready func(), args ...string) string {
 // 2468"); when it exits, the agent detaches everything: the guest's BPF
 // program, map and link lists are as before (TestInGuest checks).
 func TestGuestVM(t *testing.T) {
-	v := boot(t, "count")
-	out := v.host(t, nil, "-q", "-n", `syscall::getppid:entry /execname == "gp"/ { @ = count(); }`)
+	v := boot(t, build(t), "vm1", "count")
+	out := host(t, []*vm{v}, nil, "-q", "-n", `syscall::getppid:entry /execname == "gp"/ { @ = count(); }`)
 	if !regexp.MustCompile(`(?m)^  vm1 +2468$`).MatchString(out) {
 		t.Errorf("no vm1 2468 line in\n%s", out)
+	}
+}
+
+// TestTwoGuestsVM: two guests at once, each counting its own process's
+// 2 x 1,234 getppid calls, under its own name in one output.
+func TestTwoGuestsVM(t *testing.T) {
+	dir := build(t)
+	vms := []*vm{boot(t, dir, "vm1", "count"), boot(t, dir, "vm2", "count")}
+	out := host(t, vms, nil, "-q", "-n", `syscall::getppid:entry /execname == "gp"/ { @ = count(); }`)
+	for _, re := range []string{`(?m)^  vm1 +2468$`, `(?m)^  vm2 +2468$`} {
+		if !regexp.MustCompile(re).MatchString(out) {
+			t.Errorf("no %s in\n%s", re, out)
+		}
 	}
 }
 
@@ -161,7 +194,7 @@ func TestGuestVM(t *testing.T) {
 // receives (write and read slices on the channel), and on the merged
 // timeline every receive ends after its send began.
 func TestMergedTimelineVM(t *testing.T) {
-	v := boot(t, "pingpong")
+	v := boot(t, build(t), "vm1", "pingpong")
 	pp := exec.Command(filepath.Join(v.dir, "pp"), "h", v.app, "100")
 	var ppout bytes.Buffer
 	pp.Stdout, pp.Stderr = &ppout, &ppout
@@ -169,7 +202,7 @@ func TestMergedTimelineVM(t *testing.T) {
 	file := filepath.Join(t.TempDir(), "t.json")
 	// Once both sides trace, the host's pp connects and the guest's may
 	// start (its go file).
-	v.host(t, func() {
+	host(t, []*vm{v}, func() {
 		if err := pp.Start(); err != nil {
 			t.Fatal(err)
 		}
@@ -252,7 +285,8 @@ func TestInGuest(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	agent := exec.Command(filepath.Join(dir, "dtrace"), "-x", "agent=/dev/virtio-ports/vm1")
+	name := os.Getenv(guestName)
+	agent := exec.Command(filepath.Join(dir, "dtrace"), "-x", "agent=/dev/virtio-ports/"+name)
 	logr, logw, err := os.Pipe()
 	if err != nil {
 		t.Fatal(err)
@@ -291,7 +325,7 @@ func TestInGuest(t *testing.T) {
 	if len(during.Links) <= len(before.Links) || len(during.Progs) <= len(before.Progs) {
 		t.Errorf("tracing shows no programs or links of the agent: %v", during)
 	}
-	if err := os.WriteFile(filepath.Join(dir, "done"), nil, 0o644); err != nil {
+	if err := os.WriteFile(filepath.Join(dir, "done-"+name), nil, 0o644); err != nil {
 		t.Fatal(err)
 	}
 	go func() {

@@ -141,10 +141,11 @@ func (gs *guests) stop() []agent.MachineAggs {
 		off, bound, n := g.Clock.Estimate()
 		if gs.tl != nil {
 			gs.tl.SetMachine(g.Name, map[string]any{"clock_offset_ns": off, "clock_error_bound_ns": bound,
-				"clock_samples": n})
+				"clock_samples": n, "clock_drift_ns_per_s": g.Clock.Rate()})
 		}
 		if gs.c.verbose > 0 || gs.c.opts.Verbose {
-			gs.c.errorf("guest %s: clock offset %d ns, error bound %d ns (%d samples)", g.Name, off, bound, n)
+			gs.c.errorf("guest %s: clock offset %d ns, error bound %d ns, drift %.0f ns/s (%d samples)",
+				g.Name, off, bound, g.Clock.Rate(), n)
 		}
 	}
 	return out
