@@ -151,7 +151,7 @@ func (f *fn) subrFlowSend(c *syntax.CallExpr, _ string) asm.Register {
 	f.emit(asm.Mov.Reg(start, n),
 		atomicMem(asm.FetchAdd, pos, start, asm.DWord, abi.FlowPosWrite),
 		asm.StoreMem(regScratch, int16(dkey+8), start, asm.DWord))
-	f.free(pos)
+	f.pruneFlowData(pos, dkey)
 	f.call(asm.FnMapUpdateElem, mapOp(abi.MapFlowData), scr(dkey), reg(fl), imm(0))
 	f.flowDropIf(done)
 	f.call(asm.FnMapLookupElem, mapOp(abi.MapFlowData), scr(dkey))
@@ -166,6 +166,38 @@ func (f *fn) subrFlowSend(c *syntax.CallExpr, _ string) asm.Register {
 	f.call(asm.FnMapUpdateElem, mapOp(abi.MapFlowTag), scr(tag), scr(dkey+8), imm(0))
 	f.mark(done)
 	return res
+}
+
+// flowPruneSlack is how far behind the stream's read count a write must
+// end before it is pruned: a racing reader may still look it up by tag.
+const flowPruneSlack = 4096
+
+// pruneFlowData deletes up to 4 of the oldest writes on file of the
+// stream whose dt_flowpos value pos (consumed) points to, those read
+// flowPruneSlack bytes ago or more, following FlowPosOld from each write
+// to the next: every write filed prunes more than it adds, so readers
+// that take many writes at once leave nothing behind.
+func (f *fn) pruneFlowData(pos asm.Register, dkey uint32) {
+	pkey, stop := f.tmp(abi.FlowDataKeySize), f.label("fprune")
+	old := f.alloc()
+	f.emit(asm.LoadMem(old, regScratch, int16(dkey), asm.DWord),
+		asm.StoreMem(regScratch, int16(pkey), old, asm.DWord))
+	for range 4 {
+		rd := f.alloc()
+		f.emit(asm.LoadMem(old, pos, abi.FlowPosOld, asm.DWord),
+			asm.StoreMem(regScratch, int16(pkey+8), old, asm.DWord),
+			asm.Add.Imm(old, flowPruneSlack),
+			asm.LoadMem(rd, pos, abi.FlowPosRead, asm.DWord),
+			asm.JGT.Reg(old, rd, stop))
+		f.free(rd)
+		f.call(asm.FnMapLookupElem, mapOp(abi.MapFlowData), scr(pkey))
+		f.emit(asm.JEq.Imm(asm.R0, 0, stop),
+			asm.LoadMem(old, asm.R0, abi.FlowAux, asm.DWord),
+			asm.StoreMem(pos, abi.FlowPosOld, old, asm.DWord))
+		f.call(asm.FnMapDeleteElem, mapOp(abi.MapFlowData), scr(pkey))
+	}
+	f.mark(stop)
+	f.free(old, pos)
 }
 
 // flowBufArg stores argument i of a transport, the address of the bytes
@@ -207,8 +239,9 @@ func (f *fn) flowTag(buf uint32, n asm.Register, dkey uint32, none string) uint3
 // subrFlowSent compiles __flow_sent(stream, at, asked, n): the write that
 // __flow_send filed at offset at (its value minus 1) for asked bytes wrote
 // n (< 0: none). A short write gives back the offsets it did not use when
-// no write was filed after it; otherwise the stream's offsets are off by
-// the difference from then on, which counts a flow drop.
+// no write was filed after it (a write that wrote nothing leaves an empty
+// entry, which the next write's replaces); otherwise the stream's offsets
+// are off by the difference from then on, which counts a flow drop.
 func (f *fn) subrFlowSent(c *syntax.CallExpr, _ string) asm.Register {
 	f.need(c, 4, 4)
 	// The arguments wait in scratch: stream, at, asked, n.
@@ -242,19 +275,14 @@ func (f *fn) subrFlowSent(c *syntax.CallExpr, _ string) asm.Register {
 		atomicMem(asm.CmpXchg, p, n, asm.DWord, abi.FlowPosWrite),
 		asm.JEq.Reg(asm.R0, want, ok))
 	f.free(p, want)
+	// The entry keeps the offsets it asked for, so that the writes on
+	// file still follow each other (pruneFlowData).
 	f.bumpCounter(abi.CPUFlowDrops)
+	f.emit(asm.Ja.Label(done))
 	f.mark(ok)
 	f.call(asm.FnMapLookupElem, mapOp(abi.MapFlowData), scr(dkey))
-	f.emit(asm.JEq.Imm(asm.R0, 0, done))
-	some, begin := f.label("fssome"), f.alloc()
-	f.emit(asm.LoadMem(begin, regScratch, int16(dkey+8), asm.DWord),
-		asm.JGT.Reg(n, begin, some))
-	f.free(begin)
-	// Nothing written: the entry goes.
-	f.call(asm.FnMapDeleteElem, mapOp(abi.MapFlowData), scr(dkey))
-	f.emit(asm.Ja.Label(done))
-	f.mark(some)
-	f.emit(asm.StoreMem(asm.R0, abi.FlowAux, n, asm.DWord))
+	f.emit(asm.JEq.Imm(asm.R0, 0, done),
+		asm.StoreMem(asm.R0, abi.FlowAux, n, asm.DWord))
 	f.free(n)
 	f.mark(done)
 	return f.zero()
@@ -269,8 +297,6 @@ func (f *fn) subrFlowSent(c *syntax.CallExpr, _ string) asm.Register {
 func (f *fn) subrFlowRecv(c *syntax.CallExpr, _ string) asm.Register {
 	f.need(c, 4, 4)
 	buf := f.flowBufArg(c, 3)
-	drop := f.tmp(8)
-	f.emit(storeImm(regScratch, int16(drop), 0, asm.DWord))
 	dkey, n, done := f.flowStreamArgs(c)
 	f.call(asm.FnMapLookupElem, mapOp(abi.MapFlowPos), scr(dkey))
 	f.emit(asm.JEq.Imm(asm.R0, 0, done))
@@ -301,8 +327,7 @@ func (f *fn) subrFlowRecv(c *syntax.CallExpr, _ string) asm.Register {
 	inside, give, byPos := f.label("frin"), f.label("frgive"), f.label("frpos")
 	// Readers of one stream take their offsets as their reads return,
 	// which may be in another order than they took the bytes: a read of
-	// 16 bytes or more first looks its write up by the bytes' tag, and
-	// takes it whole (deleting it when it read all of it).
+	// 16 bytes or more first looks its write up by the bytes' tag.
 	tag := f.flowTag(buf, n, dkey, byPos)
 	f.call(asm.FnMapLookupElem, mapOp(abi.MapFlowTag), scr(tag))
 	f.emit(asm.JEq.Imm(asm.R0, 0, byPos))
@@ -315,26 +340,14 @@ func (f *fn) subrFlowRecv(c *syntax.CallExpr, _ string) asm.Register {
 		asm.StoreMem(regScratch, int16(dkey+8), start, asm.DWord),
 		asm.Ja.Label(byPos))
 	f.mark(tagged)
-	nn := f.alloc()
-	f.emit(asm.Mov.Reg(e, asm.R0),
-		asm.LoadMem(nn, e, abi.FlowAux, asm.DWord),
-		asm.Sub.Reg(nn, at),
-		asm.JGT.Reg(nn, n, give),
-		storeImm(regScratch, int16(drop), 1, asm.DWord),
-		asm.Ja.Label(give))
-	f.free(at, nn, n)
+	f.emit(asm.Mov.Reg(e, asm.R0), asm.Ja.Label(give))
+	f.free(at, n)
 	f.mark(byPos)
 	f.call(asm.FnMapLookupElem, mapOp(abi.MapFlowData), scr(dkey))
 	f.emit(asm.JEq.Imm(asm.R0, 0, inside), asm.Mov.Reg(e, asm.R0))
-	// A write starts at this byte: it is the one being read now, and
-	// the one before it is consumed.
+	// A write starts at this byte: it is the one being read now.
 	cur := f.alloc()
-	f.emit(asm.LoadMem(cur, pos, abi.FlowPosCur, asm.DWord),
-		asm.StoreMem(pos, abi.FlowPosCur, start, asm.DWord),
-		asm.JEq.Reg(cur, start, give),
-		asm.StoreMem(regScratch, int16(dkey+8), cur, asm.DWord))
-	f.call(asm.FnMapDeleteElem, mapOp(abi.MapFlowData), scr(dkey))
-	f.emit(asm.Ja.Label(give))
+	f.emit(asm.StoreMem(pos, abi.FlowPosCur, start, asm.DWord), asm.Ja.Label(give))
 	f.mark(inside)
 	f.emit(asm.LoadMem(cur, pos, abi.FlowPosCur, asm.DWord),
 		asm.StoreMem(regScratch, int16(dkey+8), cur, asm.DWord))
@@ -347,19 +360,15 @@ func (f *fn) subrFlowRecv(c *syntax.CallExpr, _ string) asm.Register {
 	f.mark(give)
 	f.free(cur, start, pos)
 	key := f.flowKey()
-	clear, taken := f.label("frclear"), f.label("frtaken")
+	clear := f.label("frclear")
 	id := f.alloc()
 	f.emit(asm.LoadMem(id, e, abi.FlowID, asm.DWord), asm.JEq.Imm(id, 0, clear))
 	f.free(id)
 	f.call(asm.FnMapUpdateElem, mapOp(abi.MapFlow), scr(key), reg(e), imm(0))
 	f.flowDropIf(done)
-	f.emit(asm.Ja.Label(taken))
+	f.emit(asm.Ja.Label(done))
 	f.mark(clear)
 	f.call(asm.FnMapDeleteElem, mapOp(abi.MapFlow), scr(key))
-	// A write taken whole by its tag is done with.
-	f.mark(taken)
-	f.emit(asm.LoadMem(asm.R0, regScratch, int16(drop), asm.DWord), asm.JEq.Imm(asm.R0, 0, done))
-	f.call(asm.FnMapDeleteElem, mapOp(abi.MapFlowData), scr(dkey))
 	f.mark(done)
 	return f.zero()
 }

@@ -290,11 +290,13 @@ const (
 	FlowDataKeySize = 16
 	// FlowPosWrite and FlowPosRead are the u64 byte counts written and
 	// read of a stream in a dt_flowpos value; FlowPosCur is the offset
-	// of the write whose bytes the reader is in.
+	// of the write whose bytes the reader is in, FlowPosOld that of the
+	// oldest write still on file.
 	FlowPosWrite = 0
 	FlowPosRead  = 8
 	FlowPosCur   = 16
-	FlowPosSize  = 24
+	FlowPosOld   = 24
+	FlowPosSize  = 32
 	// TVarKeySize is the size of a dt_tvars key.
 	TVarKeySize = 16
 	// AssocKeyVar is the offset in a dt_assoc key of the u64 variable id.
