@@ -91,6 +91,9 @@ func init() {
 		check.FuncMutexOwner:        {value: (*fn).subrMutex},
 		check.FuncMutexTypeAdaptive: {value: (*fn).subrMutex},
 		check.FuncMutexTypeSpin:     {value: (*fn).subrMutex},
+		check.FuncRwIswriter:        {value: (*fn).subrRw},
+		check.FuncRwReadHeld:        {value: (*fn).subrRw},
+		check.FuncRwWriteHeld:       {value: (*fn).subrRw},
 
 		// Symbol subroutines: the value is the address; as a statement,
 		// the action that traces the symbol.

@@ -10,7 +10,7 @@ import (
 // generator for: calls of them fail to compile.
 var unsupportedFuncs = map[string]bool{
 	"chill": true, "d_path": true, "ddi_pathname": true, "msgdsize": true, "msgsize": true,
-	"pcap": true, "rw_iswriter": true, "rw_read_held": true, "rw_write_held": true,
+	"pcap": true,
 }
 
 // TestFuncGens checks funcGens against check's function table: every

@@ -49,3 +49,38 @@ func (f *fn) subrMutex(c *syntax.CallExpr, name string) asm.Register {
 	}
 	return v
 }
+
+// Linux's queued rwlock (the arch_rwlock_t that starts every rwlock_t
+// outside PREEMPT_RT) keeps a count word: the writer byte is 0xff while
+// a writer holds the lock, bit 8 marks a waiting writer, and the readers
+// are counted from bit 9 up.
+const (
+	qrwWriterLocked = 0xff
+	qrwWriterMask   = 0x1ff
+	qrwReaderShift  = 9
+)
+
+// subrRw compiles rw_read_held(), rw_write_held() and rw_iswriter() on a
+// Linux rwlock_t: held by readers, held by a writer, held or wanted by a
+// writer (illumos's meanings), from the count word at its start.
+func (f *fn) subrRw(c *syntax.CallExpr, name string) asm.Register {
+	f.need(c, 1, 1)
+	r := f.expr(c.Args[0])
+	v := f.loadScalar(r, TypeUInt, false)
+	switch name {
+	case "rw_read_held":
+		f.emit(asm.RSh.Imm32(v, qrwReaderShift))
+	case "rw_write_held":
+		f.emit(asm.And.Imm(v, qrwWriterLocked), asm.Xor.Imm(v, qrwWriterLocked))
+		// v == 0 when held: make it 1, anything else 0.
+		f.emit(asm.Add.Imm(v, -1), asm.RSh.Imm(v, 63))
+		return v
+	default:
+		f.emit(asm.And.Imm(v, qrwWriterMask))
+	}
+	// v != 0 as 0 or 1.
+	t := f.alloc()
+	f.emit(asm.Mov.Reg(t, v), asm.Neg.Imm(t, 0), asm.Or.Reg(v, t), asm.RSh.Imm(v, 63))
+	f.free(t)
+	return v
+}

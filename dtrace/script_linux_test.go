@@ -20,8 +20,10 @@ import (
 //     illumos's print/tst.anon.ksh.out.
 //   - tracemem-nbytes: tracemem()'s third argument, the corpus's
 //     tracemem/tst.tracemem.r.
+//   - rwlock: rw_read_held(), rw_write_held(), rw_iswriter() on the
+//     count word of Linux's queued rwlock.
 func TestScriptOutput(t *testing.T) {
-	for _, name := range []string{"print-value", "tracemem-nbytes"} {
+	for _, name := range []string{"print-value", "tracemem-nbytes", "rwlock"} {
 		t.Run(name, func(t *testing.T) {
 			h := openTest(t, Config{})
 			src, err := os.ReadFile("testdata/" + name + ".d")
