@@ -10,17 +10,14 @@ import (
 	"strings"
 	"syscall"
 	"testing"
+
+	"github.com/dtrace-go/dtrace/internal/testprog"
 )
 
-// buildDtrace builds the command once per test binary run.
+// buildDtrace builds the command into the test's temporary directory.
 func buildDtrace(t *testing.T) string {
 	t.Helper()
-	bin := filepath.Join(t.TempDir(), "dtrace")
-	out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput()
-	if err != nil {
-		t.Fatalf("go build: %v\n%s", err, out)
-	}
-	return bin
+	return testprog.BuildCmd(t, t.TempDir(), "dtrace")
 }
 
 // TestUnprivileged runs dtrace as an unprivileged user: one clear line on

@@ -38,17 +38,8 @@ func Named(p provider.Provider, name string) provider.Provider { return named{p,
 // aggregations included. Any error fails the test.
 func Trace(t testing.TB, target int, src string, run func(), provs ...provider.Provider) string {
 	t.Helper()
-	h, err := dtrace.Open(dtrace.NewOptions(), dtrace.Config{Target: target})
-	if err != nil {
-		t.Fatal(err)
-	}
+	h := compile(t, target, src, provs)
 	defer h.Close()
-	for _, p := range provs {
-		h.Registry().Add(p)
-	}
-	if _, err := h.Compile(dtrace.Source{Name: "test", Text: src}); err != nil {
-		t.Fatal(err)
-	}
 	if err := h.Go(); err != nil {
 		t.Fatal(err)
 	}
@@ -75,6 +66,32 @@ func Trace(t testing.TB, target int, src string, run func(), provs ...provider.P
 		t.Fatal(err)
 	}
 	return out.String()
+}
+
+// Compile compiles src with the extra providers, for the process target,
+// and returns the handle, not yet tracing (Go); any error fails the test.
+// The handle is closed when the test ends.
+func Compile(t testing.TB, target int, src string, provs ...provider.Provider) *dtrace.Handle {
+	t.Helper()
+	h := compile(t, target, src, provs)
+	t.Cleanup(func() { h.Close() })
+	return h
+}
+
+func compile(t testing.TB, target int, src string, provs []provider.Provider) *dtrace.Handle {
+	t.Helper()
+	h, err := dtrace.Open(dtrace.NewOptions(), dtrace.Config{Target: target})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range provs {
+		h.Registry().Add(p)
+	}
+	if _, err := h.Compile(dtrace.Source{Name: "test", Text: src}); err != nil {
+		h.Close()
+		t.Fatal(err)
+	}
+	return h
 }
 
 // Load plans spec with the providers of reg and loads it, logging the

@@ -21,6 +21,19 @@ import (
 	"github.com/dtrace-go/dtrace/output/internal/outtest"
 )
 
+// start starts cmd and, when the test ends, stops it with sig and waits
+// for it.
+func start(t *testing.T, cmd *exec.Cmd, sig syscall.Signal) {
+	t.Helper()
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		cmd.Process.Signal(sig)
+		cmd.Wait()
+	})
+}
+
 // freePort is a loopback port nothing listens on now.
 func freePort(t *testing.T) string {
 	t.Helper()
@@ -69,13 +82,7 @@ func TestPrometheus(t *testing.T) {
 		"-n", `BEGIN { printf("ready\n"); } syscall::getppid:entry /execname == "promtgt"/ { @calls = count(); }`)
 	var stdout, stderr lockedbuf.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	defer func() {
-		cmd.Process.Signal(syscall.SIGINT)
-		cmd.Wait()
-	}()
+	start(t, cmd, syscall.SIGINT)
 	// BEGIN's output comes once the probes are attached.
 	if !poll(60*time.Second, func() bool { return strings.Contains(stdout.String(), "ready") }) {
 		t.Fatalf("dtrace did not start: %s", stderr.String())
@@ -120,13 +127,7 @@ scrape_configs:
 		"--web.listen-address="+web)
 	var plog lockedbuf.Buffer
 	p.Stdout, p.Stderr = &plog, &plog
-	if err := p.Start(); err != nil {
-		t.Fatal(err)
-	}
-	defer func() {
-		p.Process.Signal(syscall.SIGTERM)
-		p.Wait()
-	}()
+	start(t, p, syscall.SIGTERM)
 	query := "http://" + web + "/api/v1/query?query=" + url.QueryEscape(`dtrace_calls{job="dtrace"}`)
 	var last string
 	if !poll(90*time.Second, func() bool {

@@ -277,6 +277,22 @@ func (e *Emitter) Read(i int, src asm.Register, off int32, size int32) {
 	e.Mark(ok)
 }
 
+// Offsets returns the byte offsets of kernel struct members, each named
+// as struct.member ("task_struct.signal", "k_sigaction.sa.sa_handler"),
+// from the kernel's BTF; the first that is missing is the error.
+func Offsets(members ...string) ([]int32, error) {
+	offs := make([]int32, len(members))
+	for i, m := range members {
+		st, member := cut(m)
+		off, _, err := Offset(st, member)
+		if err != nil {
+			return nil, err
+		}
+		offs[i] = off
+	}
+	return offs, nil
+}
+
 // Offset returns the byte offset and size of a member of a kernel struct,
 // from the kernel's BTF. Nested members are named with dots ("sa.sa_handler").
 func Offset(structName, member string) (off, size int32, err error) {

@@ -93,4 +93,10 @@ func TestOffset(t *testing.T) {
 	if _, _, err := ktrace.Offset("task_struct", "no_such_member"); err == nil {
 		t.Error("no error for a missing member")
 	}
+	if offs, err := ktrace.Offsets("task_struct.exit_code", "k_sigaction.sa.sa_handler"); err != nil || len(offs) != 2 || uint32(offs[0]) != want || offs[1] != 0 {
+		t.Errorf("Offsets: %v, %v; want [%d 0]", offs, err, want)
+	}
+	if _, err := ktrace.Offsets("task_struct.exit_code", "task_struct.no_such_member"); err == nil {
+		t.Error("Offsets: no error for a missing member")
+	}
 }

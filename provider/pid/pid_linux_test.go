@@ -9,7 +9,6 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/dtrace-go/dtrace/dtrace"
 	"github.com/dtrace-go/dtrace/internal/testprog"
 	"github.com/dtrace-go/dtrace/internal/tracetest"
 	"github.com/dtrace-go/dtrace/provider"
@@ -380,14 +379,7 @@ func TestGlobSkipsUnprobeable(t *testing.T) {
 	}
 
 	p = testprog.Start(t, prog, "5")
-	h, err := dtrace.Open(dtrace.NewOptions(), dtrace.Config{Target: p.Pid()})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer h.Close()
-	if _, err := h.Compile(dtrace.Source{Name: "test", Text: fmt.Sprintf("pid$target:work:_start:%x {}", hlt)}); err != nil {
-		t.Fatal(err)
-	}
+	h := tracetest.Compile(t, p.Pid(), fmt.Sprintf("pid$target:work:_start:%x {}", hlt))
 	if err := h.Go(); err == nil {
 		t.Errorf("a probe on _start's hlt was enabled")
 		h.Stop()
@@ -404,17 +396,10 @@ func TestGlobSkipsUnprobeable(t *testing.T) {
 		t.Errorf("count %d, want 5 (work's entries)", got)
 	}
 	p = testprog.Start(t, prog, "5")
-	h2, err := dtrace.Open(dtrace.NewOptions(), dtrace.Config{Target: p.Pid()})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer h2.Close()
-	if _, err := h2.Compile(dtrace.Source{Name: "test", Text: "pid$target:hltentry:unprobeable:entry {}"}); err != nil {
-		t.Fatal(err)
-	}
-	if err := h2.Go(); err == nil {
+	h = tracetest.Compile(t, p.Pid(), "pid$target:hltentry:unprobeable:entry {}")
+	if err := h.Go(); err == nil {
 		t.Errorf("a probe on unprobeable's hlt was enabled")
-		h2.Stop()
+		h.Stop()
 	}
 	p.Release(t)
 }

@@ -157,14 +157,11 @@ func exitReason(e *ktrace.Emitter) error {
 		e.Ctx(asm.R0, 1)
 		e.Emit(asm.And.Imm(asm.R0, 0xff), asm.JEq.Imm(asm.R0, 0, provider.SkipLabel))
 	} else {
-		sig, _, err := ktrace.Offset("task_struct", "signal")
+		offs, err := ktrace.Offsets("task_struct.signal", "signal_struct.live")
 		if err != nil {
 			return err
 		}
-		live, _, err := ktrace.Offset("signal_struct", "live")
-		if err != nil {
-			return err
-		}
+		sig, live := offs[0], offs[1]
 		e.Ctx(asm.R8, 0)
 		e.Read(0, asm.R8, sig, 8)
 		e.Emit(asm.LoadMem(asm.R8, asm.R7, e.Arg(0), asm.DWord), asm.JEq.Imm(asm.R8, 0, provider.SkipLabel))

@@ -153,14 +153,11 @@ func blocking(mask int32, args bool) func(e *ktrace.Emitter) error {
 // task's normal priority, or the donor's if that is higher (lower in
 // number), as the tracepoint's own record computes it.
 func changePri(e *ktrace.Emitter) error {
-	normal, _, err := ktrace.Offset("task_struct", "normal_prio")
+	offs, err := ktrace.Offsets("task_struct.normal_prio", "task_struct.prio")
 	if err != nil {
 		return err
 	}
-	prio, _, err := ktrace.Offset("task_struct", "prio")
-	if err != nil {
-		return err
-	}
+	normal, prio := offs[0], offs[1]
 	e.CtxArg(0, 0)
 	e.CtxArg(1, 0)
 	e.Ctx(asm.R8, 0)
