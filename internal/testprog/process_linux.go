@@ -161,3 +161,14 @@ func Poke(t testing.TB, pid int, addr int64, v uint16) {
 		t.Fatal(err)
 	}
 }
+
+// OpenObject opens the ELF object at path for its symbols and notes; an
+// error fails the test.
+func OpenObject(t testing.TB, path string) *symbol.Object {
+	t.Helper()
+	obj, err := symbol.OpenObject(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return obj
+}

@@ -71,10 +71,7 @@ type textFunc struct {
 // and the bounds of .text.
 func textFuncs(t *testing.T, file string) (funcs []textFunc, start, end uint64) {
 	t.Helper()
-	obj, err := symbol.OpenObject(file)
-	if err != nil {
-		t.Fatal(err)
-	}
+	obj := testprog.OpenObject(t, file)
 	f, err := elf.Open(file)
 	if err != nil {
 		t.Fatal(err)

@@ -12,7 +12,6 @@ import (
 	"github.com/dtrace-go/dtrace/internal/testprog"
 	"github.com/dtrace-go/dtrace/provider"
 	"github.com/dtrace-go/dtrace/provider/usdt"
-	"github.com/dtrace-go/dtrace/symbol"
 )
 
 // TestSemaphoreOutsideMapping: a note whose semaphore is not in a
@@ -21,10 +20,7 @@ import (
 // real semaphore is accepted.
 func TestSemaphoreOutsideMapping(t *testing.T) {
 	prog := testprog.BuildUSDT(t, "-O2")
-	obj, err := symbol.OpenObject(prog)
-	if err != nil {
-		t.Fatal(err)
-	}
+	obj := testprog.OpenObject(t, prog)
 	notes, err := usdt.Notes(obj)
 	if err != nil {
 		t.Fatal(err)
