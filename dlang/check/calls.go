@@ -447,27 +447,34 @@ func (c *checker) aggAssign(e *syntax.AssignExpr, ae *syntax.AggExpr) TypeAndVal
 	return c.record(e, TypeAndValue{Type: types.Void}, exprFlags{})
 }
 
+// constParam returns argument i of the aggregating function name, which
+// must be an integer constant (typeTag) that valid accepts (valTag: it
+// must be what); errors are reported at pos.
+func (c *checker) constParam(tvs []TypeAndValue, pos syntax.Pos, name string, i int, typeTag, valTag Tag, valid func(int64) bool, what string) (int64, bool) {
+	v, ok := constArg(tvs, i)
+	if !ok {
+		c.errorf(pos, typeTag, "%s( ) argument #%d must be an integer constant", name, i)
+		return 0, false
+	}
+	if !valid(v) {
+		c.errorf(pos, valTag, "%s( ) argument #%d must be %s", name, i, what)
+		return 0, false
+	}
+	return v, true
+}
+
 // lquantizeParams checks the constant parameters of lquantize and
 // returns them.
 func (c *checker) lquantizeParams(call *syntax.CallExpr, tvs []TypeAndValue, prev *Agg) ([]int64, bool) {
 	arg := func(i int) (int64, bool) { return constArg(tvs, i) }
 	pos := c.last(call)
-	base, ok := arg(1)
+	is32 := func(v int64) bool { return v == int64(int32(v)) }
+	base, ok := c.constParam(tvs, pos, "lquantize", 1, D_LQUANT_BASETYPE, D_LQUANT_BASEVAL, is32, "a 32-bit quantity")
 	if !ok {
-		c.errorf(pos, D_LQUANT_BASETYPE, "lquantize( ) argument #1 must be an integer constant")
 		return nil, false
 	}
-	if base != int64(int32(base)) {
-		c.errorf(pos, D_LQUANT_BASEVAL, "lquantize( ) argument #1 must be a 32-bit quantity")
-		return nil, false
-	}
-	lim, ok := arg(2)
+	lim, ok := c.constParam(tvs, pos, "lquantize", 2, D_LQUANT_LIMTYPE, D_LQUANT_LIMVAL, is32, "a 32-bit quantity")
 	if !ok {
-		c.errorf(pos, D_LQUANT_LIMTYPE, "lquantize( ) argument #2 must be an integer constant")
-		return nil, false
-	}
-	if lim != int64(int32(lim)) {
-		c.errorf(pos, D_LQUANT_LIMVAL, "lquantize( ) argument #2 must be a 32-bit quantity")
 		return nil, false
 	}
 	if lim <= base {
@@ -518,31 +525,18 @@ func (c *checker) lquantizeParams(call *syntax.CallExpr, tvs []TypeAndValue, pre
 func (c *checker) llquantizeParams(call *syntax.CallExpr, tvs []TypeAndValue, prev *Agg) ([]int64, bool) {
 	arg := func(i int) (int64, bool) { return constArg(tvs, i) }
 	argPos := func(i int) syntax.Pos { return c.after(call.Args[i]) }
-	factor, ok := arg(1)
+	u16 := func(v int64) bool { return uint64(v) <= 0xffff }
+	factor, ok := c.constParam(tvs, argPos(1), "llquantize", 1, D_LLQUANT_FACTORTYPE, D_LLQUANT_FACTORVAL,
+		func(v int64) bool { return u16(v) && v >= 2 }, "an unsigned 16-bit quantity greater than or equal to 2")
 	if !ok {
-		c.errorf(argPos(1), D_LLQUANT_FACTORTYPE, "llquantize( ) argument #1 must be an integer constant")
 		return nil, false
 	}
-	if uint64(factor) > 0xffff || factor < 2 {
-		c.errorf(argPos(1), D_LLQUANT_FACTORVAL, "llquantize( ) argument #1 must be an unsigned 16-bit quantity greater than or equal to 2")
-		return nil, false
-	}
-	low, ok := arg(2)
+	low, ok := c.constParam(tvs, argPos(2), "llquantize", 2, D_LLQUANT_LMAGTYPE, D_LLQUANT_LMAGVAL, u16, "an unsigned 16-bit quantity")
 	if !ok {
-		c.errorf(argPos(2), D_LLQUANT_LMAGTYPE, "llquantize( ) argument #2 must be an integer constant")
 		return nil, false
 	}
-	if uint64(low) > 0xffff {
-		c.errorf(argPos(2), D_LLQUANT_LMAGVAL, "llquantize( ) argument #2 must be an unsigned 16-bit quantity")
-		return nil, false
-	}
-	high, ok := arg(3)
+	high, ok := c.constParam(tvs, argPos(3), "llquantize", 3, D_LLQUANT_HMAGTYPE, D_LLQUANT_HMAGVAL, u16, "an unsigned 16-bit quantity")
 	if !ok {
-		c.errorf(argPos(3), D_LLQUANT_HMAGTYPE, "llquantize( ) argument #3 must be an integer constant")
-		return nil, false
-	}
-	if uint64(high) > 0xffff {
-		c.errorf(argPos(3), D_LLQUANT_HMAGVAL, "llquantize( ) argument #3 must be an unsigned 16-bit quantity")
 		return nil, false
 	}
 	if high < low {
