@@ -11,7 +11,7 @@ const (
 	histSpaces = "                                        "
 )
 
-func histHeader(b *strings.Builder) {
+func histHeader(b textWriter) {
 	fmt.Fprintf(b, "\n%16s %41s %-9s\n", "value", "------------- Distribution -------------", "count")
 }
 
@@ -32,7 +32,7 @@ func barDepth(val int64, length int, total *big.Float) int {
 
 // quantLine writes one histogram row after its label (dt_print_quantline);
 // utf8 draws positive bars with Unicode blocks (encoding=utf8).
-func quantLine(b *strings.Builder, val int64, normal uint64, total *big.Float, positives, negatives, utf8 bool) {
+func quantLine(b textWriter, val int64, normal uint64, total *big.Float, positives, negatives, utf8 bool) {
 	n := int64(uint64(val) / normal)
 	length := 40
 	if !negatives {
@@ -65,7 +65,7 @@ func quantLine(b *strings.Builder, val int64, normal uint64, total *big.Float, p
 
 // quantLineUTF8 is dt_print_quantline_utf8: whole blocks and one
 // partial block of eighths.
-func quantLineUTF8(b *strings.Builder, val, n int64, total *big.Float) {
+func quantLineUTF8(b textWriter, val, n int64, total *big.Float) {
 	f := longDouble().SetInt64(val)
 	f.Abs(f)
 	f.Mul(f, longDouble().SetInt64(40))
@@ -196,7 +196,7 @@ func (d *Desc) histogram(data []int64, normal uint64, v View) string {
 }
 
 // llqHistogram is dt_print_llquantize, labels and "ghost bins" included.
-func (d *Desc) llqHistogram(b *strings.Builder, data []int64, normal uint64, v View) {
+func (d *Desc) llqHistogram(b textWriter, data []int64, normal uint64, v View) {
 	factor, lmag, hmag, steps := int(d.Factor), int(d.Lmag), int(d.Hmag), int(d.Steps)
 	sf := steps / factor
 	bin0 := d.llqZero()

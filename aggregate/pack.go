@@ -131,32 +131,6 @@ func packedWidth(k format.Value) int {
 	return 16
 }
 
-// packedKey writes a key as dtrace does in packed output: printable
-// strings right-aligned in 16 columns, everything else as usual.
-func (p *Printer) packedKey(b *strings.Builder, k format.Value) {
-	if s, ok := k.(format.String); ok {
-		cs := string(s)
-		if i := strings.IndexByte(cs, 0); i >= 0 {
-			cs = cs[:i]
-		}
-		if cs != "" && printableKey(cs) {
-			fmt.Fprintf(b, " %16s", cs)
-			return
-		}
-	}
-	b.WriteString(p.fmt().Key(k))
-}
-
-func printableKey(s string) bool {
-	for i := 0; i < len(s); i++ {
-		c := s[i]
-		if (c < ' ' || c > '~') && (c < '\t' || c > '\r') && c != '\b' && c != '\a' {
-			return false
-		}
-	}
-	return true
-}
-
 // ndigits is dt_ndigits: the width of a packed histogram's end labels,
 // at least 4 (dtrace's count stops one digit short at powers of ten).
 func ndigits(v int64) int {
@@ -190,7 +164,7 @@ func (l *layout) quantRange() (int, int) {
 
 // packedHeader writes the header printed once above the packed rows of
 // an aggregation, sized by the keys of its first entry.
-func (p *Printer) packedHeader(b *strings.Builder, a *Agg, e *Entry, l *layout) {
+func (p *Printer) packedHeader(b textWriter, a *Agg, e *Entry, l *layout) {
 	width := 0
 	for _, k := range e.Key {
 		width += packedWidth(k) + 1
@@ -219,10 +193,13 @@ func (p *Printer) packedHeader(b *strings.Builder, a *Agg, e *Entry, l *layout) 
 
 // packedRow writes one entry of a packed or histogram aggregation: its
 // keys and its value, ending the line.
-func (p *Printer) packedRow(b *strings.Builder, a *Agg, e *Entry, l *layout) {
+func (p *Printer) packedRow(b textWriter, a *Agg, e *Entry, l *layout) {
+	row := p.row[:0]
 	for _, k := range e.Key {
-		p.packedKey(b, k)
+		row = p.fmt().AppendKey(row, k, true)
 	}
+	p.row = row
+	b.Write(row)
 	if l.hist {
 		b.WriteByte(' ')
 		quantLine(b, e.Data[0], a.normal(), l.total, l.pos, l.neg, p.View.UTF8)
@@ -255,7 +232,7 @@ func (p *Printer) packedRow(b *strings.Builder, a *Agg, e *Entry, l *layout) {
 // packedBar writes one bucket of a packed histogram (dt_print_packed):
 // a blank for zero, a letter or Unicode block of eight heights for
 // positive counts, one of six letters for negative ones.
-func packedBar(b *strings.Builder, v int64, total *big.Float, utf8 bool) {
+func packedBar(b textWriter, v int64, total *big.Float, utf8 bool) {
 	const ascii, neg = "__xxxxXX", "vvvvVV"
 	if v == 0 {
 		b.WriteByte(' ')

@@ -4,6 +4,7 @@ import (
 	"encoding/binary"
 	"fmt"
 	"io"
+	"strconv"
 	"strings"
 )
 
@@ -182,44 +183,81 @@ func PrintBytes(data []byte, width int, quiet bool) string {
 // (" %16lld", " %8d", " %5d", " %3d", the smaller ones read as
 // unsigned bytes and shorts), strings and data through PrintBytes with
 // width 50, symbols in "  %-50s", stacks as stacks.
-func (p *Printer) Key(v Value) string {
+func (p *Printer) Key(v Value) string { return string(p.AppendKey(nil, v, false)) }
+
+// AppendKey appends the text Key returns for v to b; with packed, as
+// dtrace prints keys above packed and histogram rows (aggpack, agghist):
+// printable strings right-aligned in 16 columns. Integers and strings,
+// the common keys, are appended without allocating.
+func (p *Printer) AppendKey(b []byte, v Value, packed bool) []byte {
 	switch x := v.(type) {
 	case Int:
 		switch x.Size {
 		case 1:
-			return fmt.Sprintf(" %3d", uint8(x.Bits))
+			return AppendPadded(b, int64(uint8(x.Bits)), 3)
 		case 2:
-			return fmt.Sprintf(" %5d", uint16(x.Bits))
+			return AppendPadded(b, int64(uint16(x.Bits)), 5)
 		case 4:
-			return fmt.Sprintf(" %8d", int32(x.Bits))
+			return AppendPadded(b, int64(int32(x.Bits)), 8)
 		}
-		return fmt.Sprintf(" %16d", int64(x.Bits))
+		return AppendPadded(b, int64(x.Bits), 16)
 	case String:
-		cs := cString(x)
+		cs := string(x)
+		if i := strings.IndexByte(cs, 0); i >= 0 {
+			cs = cs[:i]
+		}
 		if cs != "" && printable(cs) {
 			// What PrintBytes makes of it, without building the record.
-			return fmt.Sprintf("  %-50s", cs)
+			if packed {
+				b = append(b, ' ')
+				b = appendSpaces(b, 16-len(cs))
+				return append(b, cs...)
+			}
+			b = append(b, "  "...)
+			b = append(b, cs...)
+			return appendSpaces(b, 50-len(cs))
 		}
 		size := p.strSize()
 		d := []byte(cs)
 		if len(d) < size {
 			d = append(d, make([]byte, size-len(d))...)
 		}
-		return PrintBytes(d, 50, false)
+		return append(b, PrintBytes(d, 50, false)...)
 	case Bytes:
-		return PrintBytes(x.Data, 50, false)
+		return append(b, PrintBytes(x.Data, 50, false)...)
 	case Sym:
-		return fmt.Sprintf("  %-50s", p.SymString(x))
+		return fmt.Appendf(b, "  %-50s", p.SymString(x))
 	case Stack:
-		var b strings.Builder
-		p.PrintStack(&b, x)
-		return b.String()
+		var sb strings.Builder
+		p.PrintStack(&sb, x)
+		return append(b, sb.String()...)
 	case Verbatim:
-		return string(x)
+		return append(b, x...)
 	case Float:
-		return fmt.Sprintf(" %16v", x.V)
+		return fmt.Appendf(b, " %16v", x.V)
 	}
-	return ""
+	return b
+}
+
+// AppendPadded appends " " and v right-aligned in width columns, as
+// " %*lld" does.
+func AppendPadded(b []byte, v int64, width int) []byte {
+	var digits [24]byte
+	d := strconv.AppendInt(digits[:0], v, 10)
+	b = append(b, ' ')
+	b = appendSpaces(b, width-len(d))
+	return append(b, d...)
+}
+
+// appendSpaces appends n spaces (none when n <= 0).
+func appendSpaces(b []byte, n int) []byte {
+	const spaces = "                                                                "
+	for n > 0 {
+		k := min(n, len(spaces))
+		b = append(b, spaces[:k]...)
+		n -= k
+	}
+	return b
 }
 
 func (p *Printer) strSize() int {

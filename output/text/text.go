@@ -122,6 +122,21 @@ func (t *Renderer) End(r *output.Record) error {
 // flushSize is how much record output End holds before writing it.
 const flushSize = 64 << 10
 
+// spillWriter adds to the record's output and writes it out once it
+// holds flushSize bytes, unless the record is nested: printa() of a
+// large aggregation then needs no buffer the size of its text.
+type spillWriter struct{ t *Renderer }
+
+func (w spillWriter) Write(p []byte) (int, error) {
+	w.t.b.Write(p)
+	if w.t.b.Len() >= flushSize && len(w.t.quiet) <= 1 {
+		if err := w.t.flush(); err != nil {
+			return 0, err
+		}
+	}
+	return len(p), nil
+}
+
 // flush writes what the record printed so far, so that what an action
 // does outside the text (a command's output, a switch of file, the
 // committed records) comes after it.
@@ -153,7 +168,7 @@ func (t *Renderer) Item(r *output.Record, it *output.Item) error {
 		st, _ := it.Value.(format.Stack)
 		return t.fmt.PrintStack(b, st)
 	case output.KindPrinta:
-		return t.aggp.Printa(b, it.Format, it.Aggs...)
+		return t.aggp.Printa(spillWriter{t}, it.Format, it.Aggs...)
 	case output.KindSystem, output.KindCommit:
 		return t.flush()
 	case output.KindFreopen:
