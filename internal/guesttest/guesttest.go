@@ -12,7 +12,10 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"runtime"
+	"strconv"
+	"strings"
 	"testing"
 	"time"
 )
@@ -87,4 +90,40 @@ func Self(t testing.TB, dir, name string) string {
 		t.Fatal(err)
 	}
 	return self
+}
+
+// RunTest runs the test name of this test binary (copied into dir, from
+// Dir, by Self) in a guest booted with run-kernel's options opts, with
+// the environment assignments env (NAME=value) and, under -short,
+// -test.short. The test fails unless name passes in the guest.
+func RunTest(t testing.TB, dir string, env []string, name string, opts ...string) {
+	t.Helper()
+	self := Self(t, dir, "guest.test")
+	command := strings.Join(env, " ") + " " + self + " -test.v -test.run '^" + name + "$'"
+	if testing.Short() {
+		command += " -test.short"
+	}
+	out, err := Run(t, append(opts, command)...)
+	t.Logf("guest:\n%s", out)
+	if err != nil {
+		t.Fatalf("guest: %v", err)
+	}
+	if !bytes.Contains(out, []byte("--- PASS: "+name+" ")) {
+		t.Fatalf("%s did not pass in the guest", name)
+	}
+}
+
+var summary = regexp.MustCompile(`(?m)^(\d+) passed, (\d+) failed$`)
+
+// Passed returns how many tests dtconform's summary line in out ("N
+// passed, M failed") counts as passed; output without one fails the
+// test.
+func Passed(t testing.TB, out []byte) int {
+	t.Helper()
+	m := summary.FindSubmatch(out)
+	if m == nil {
+		t.Fatal("no summary line in dtconform's output")
+	}
+	n, _ := strconv.Atoi(string(m[1]))
+	return n
 }

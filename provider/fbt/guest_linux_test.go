@@ -2,7 +2,6 @@ package fbt_test
 
 import (
 	"bytes"
-	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -35,35 +34,11 @@ func TestGuest(t *testing.T) {
 	// The guest sees the current directory read-write, /tmp empty: put
 	// the binaries here.
 	dir := guesttest.Dir(t, ".fbt-guest-")
-	dt := testprog.BuildCmd(t, dir, "dtrace")
-	env := fmt.Sprintf("%s=1 FBT_DTRACE=%s", guestEnv, dt)
+	env := []string{guestEnv + "=1", "FBT_DTRACE=" + testprog.BuildCmd(t, dir, "dtrace")}
 	if !testing.Short() {
-		env += " FBT_DTCONFORM=" + testprog.BuildCmd(t, dir, "dtconform")
+		env = append(env, "FBT_DTCONFORM="+testprog.BuildCmd(t, dir, "dtconform"))
 	}
-	exe, err := os.Executable()
-	if err != nil {
-		t.Fatal(err)
-	}
-	data, err := os.ReadFile(exe)
-	if err != nil {
-		t.Fatal(err)
-	}
-	self := filepath.Join(dir, "fbt.test")
-	if err := os.WriteFile(self, data, 0o755); err != nil {
-		t.Fatal(err)
-	}
-	args := "-test.v -test.run '^TestInGuest$'"
-	if testing.Short() {
-		args += " -test.short"
-	}
-	out, err := guesttest.Run(t, "-t", "1500", "-m", "2048", fmt.Sprintf("%s %s %s", env, self, args))
-	t.Logf("guest:\n%s", out)
-	if err != nil {
-		t.Fatalf("guest: %v", err)
-	}
-	if !bytes.Contains(out, []byte("--- PASS: TestInGuest")) {
-		t.Fatal("TestInGuest did not pass in the guest")
-	}
+	guesttest.RunTest(t, dir, env, "TestInGuest", "-t", "1500", "-m", "2048")
 }
 
 // dtrace runs the dtrace under test with args, returning stdout.
@@ -225,12 +200,8 @@ func TestInGuest(t *testing.T) {
 		cmd.Dir = "../.."
 		out, _ := cmd.CombinedOutput()
 		t.Logf("%s", out)
-		m := regexp.MustCompile(`(?m)^(\d+) passed, (\d+) failed`).FindSubmatch(out)
-		if m == nil {
-			t.Fatal("no summary from dtconform")
-		}
-		if n, _ := strconv.Atoi(string(m[1])); n < 14 {
-			t.Errorf("fbtprovider: %s passed, want at least 14 of 16", m[1])
+		if n := guesttest.Passed(t, out); n < 14 {
+			t.Errorf("fbtprovider: %d passed, want at least 14 of 16", n)
 		}
 	})
 }
