@@ -238,15 +238,8 @@ func packedBar(b textWriter, v int64, total *big.Float, utf8 bool) {
 		b.WriteByte(' ')
 		return
 	}
-	level := func(n int) int {
-		f := longDouble().SetInt64(v)
-		f.Abs(f)
-		f.Mul(f, longDouble().SetInt64(int64(n)))
-		f.Quo(f, total)
-		f.Add(f, longDouble().SetFloat64(0.5))
-		i, _ := f.Int64()
-		return int(i)
-	}
+	// The level is rounded as a bar's length is (barDepth).
+	level := func(n int) int { return barDepth(v, n, total) }
 	switch {
 	case v < 0:
 		b.WriteByte(neg[min(level(len(neg)-1), len(neg)-1)])
