@@ -9,15 +9,14 @@ import (
 	"testing"
 
 	"github.com/dtrace-go/dtrace/internal/kfeature"
+	"github.com/dtrace-go/dtrace/internal/testprog"
 )
 
 // TestNoBTF runs dtrace as on a kernel without /sys/kernel/btf/vmlinux
 // (kfeature.TestBTFEnv names a missing file): what needs no kernel
 // types runs as before, and what does says that the kernel has no BTF.
 func TestNoBTF(t *testing.T) {
-	if os.Geteuid() != 0 {
-		t.Skip("needs root for BPF")
-	}
+	testprog.NeedRoot(t, "BPF")
 	_, dtrace, prog := setup(t)
 	run := func(args ...string) (string, error) {
 		cmd := exec.Command(dtrace, args...)

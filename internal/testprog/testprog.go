@@ -53,6 +53,15 @@ func BuildIn(t testing.TB, dir, name string, sources []string, flags ...string) 
 	return out
 }
 
+// NeedRoot skips the test unless it runs as root, which tracing (BPF,
+// tracefs: what) needs.
+func NeedRoot(t testing.TB, what string) {
+	t.Helper()
+	if os.Geteuid() != 0 {
+		t.Skip("needs root for " + what)
+	}
+}
+
 // BuildCmd builds the module's cmd/name (dtrace, dtconform) into dir and
 // returns the binary's absolute path.
 func BuildCmd(t testing.TB, dir, name string) string {

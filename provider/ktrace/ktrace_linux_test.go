@@ -1,7 +1,6 @@
 package ktrace_test
 
 import (
-	"os"
 	"strings"
 	"testing"
 
@@ -9,6 +8,7 @@ import (
 	"github.com/cilium/ebpf/asm"
 	"github.com/cilium/ebpf/btf"
 
+	"github.com/dtrace-go/dtrace/internal/testprog"
 	"github.com/dtrace-go/dtrace/provider"
 	"github.com/dtrace-go/dtrace/provider/ktrace"
 )
@@ -16,9 +16,7 @@ import (
 // TestMissingTracepoints: probes whose tracepoints the kernel lacks are
 // not listed; a probe keeps those of its tracepoints that exist.
 func TestMissingTracepoints(t *testing.T) {
-	if os.Getuid() != 0 {
-		t.Skip("needs root for tracefs")
-	}
+	testprog.NeedRoot(t, "tracefs")
 	pv := ktrace.New("test", []ktrace.Spec{
 		{Name: "there", Sources: []ktrace.Source{{Group: "sched", Name: "sched_switch"}, {Group: "sched", Name: "no_such_tracepoint"}}},
 		{Name: "gone", Sources: []ktrace.Source{{Group: "sched", Name: "no_such_tracepoint"}}},
@@ -44,9 +42,7 @@ func TestMissingTracepoints(t *testing.T) {
 // TestBareTracepointMissing: a bare tracepoint is listed without looking,
 // and attaching to one the kernel lacks fails with the kernel's word.
 func TestBareTracepointMissing(t *testing.T) {
-	if os.Getuid() != 0 {
-		t.Skip("needs root for BPF")
-	}
+	testprog.NeedRoot(t, "BPF")
 	pv := ktrace.New("test", []ktrace.Spec{{Name: "bare", Sources: []ktrace.Source{{Name: "no_such_bare_tp", Bare: true}}}})
 	ps, err := pv.Probes(provider.Desc{})
 	if err != nil || len(ps) != 1 {
