@@ -68,7 +68,7 @@ func (h *Handle) startConsumer(plan *loader.Plan) error {
 	case "folded":
 		h.out = folded.New(tc)
 	case "perfetto":
-		h.out = perfetto.New(perfetto.Config{Stderr: tc.Stderr, Settings: set, Sym: h.sym, Target: tc.Target,
+		h.out = perfetto.New(perfetto.Config{Config: json.Config{Stderr: tc.Stderr, Settings: set, Sym: h.sym, Target: tc.Target},
 			Names: h.ThreadNames})
 	default:
 		h.out = h.text

@@ -72,11 +72,7 @@ func TestGuestLocal(t *testing.T) {
 	if err := <-served; err != nil {
 		t.Fatalf("agent: %v", err)
 	}
-	data, err := os.ReadFile(file)
-	if err != nil {
-		t.Fatal(err)
-	}
-	s, err := perfetto.Check(data)
+	s, err := perfetto.CheckFile(file)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -5,6 +5,7 @@ import (
 	stdjson "encoding/json"
 	"fmt"
 	"math"
+	"os"
 )
 
 // Summary is what Check counted in a trace-event file.
@@ -150,6 +151,15 @@ func Check(data []byte) (*Summary, error) {
 	}
 	s.Tracks = len(last)
 	return s, nil
+}
+
+// CheckFile is Check of the file at path.
+func CheckFile(path string) (*Summary, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, err
+	}
+	return Check(data)
 }
 
 // number reads a JSON number.

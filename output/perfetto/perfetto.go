@@ -30,25 +30,17 @@ import (
 	"sync"
 
 	"github.com/dtrace-go/dtrace/aggregate"
-	"github.com/dtrace-go/dtrace/format"
 	"github.com/dtrace-go/dtrace/output"
 	"github.com/dtrace-go/dtrace/output/json"
 	"github.com/dtrace-go/dtrace/output/text"
 )
 
-// Config sets up a Renderer.
+// Config sets up a Renderer: the JSON renderer's settings (Out receives
+// the file; Machine names the local machine, "host" when empty, and
+// prefixes process names once events of other machines are added), and
+// the timeline's own.
 type Config struct {
-	// Out receives the file. Stderr receives what system() commands
-	// print (os.Stderr when nil).
-	Out, Stderr io.Writer
-	// Settings are the options in effect at the start.
-	Settings output.Settings
-	// Sym resolves stack frames and symbols; Target is $target's pid.
-	Sym    format.Symbolizer
-	Target int
-	// Machine names the local machine ("host" when empty); it prefixes
-	// process names only once events of other machines are added.
-	Machine string
+	json.Config
 	// Clock reads CLOCK_MONOTONIC in nanoseconds, the clock records
 	// are stamped with (the system's when nil). Its value at New is the
 	// origin of the timestamps.
@@ -186,8 +178,7 @@ func New(c Config) *Renderer {
 		drops: map[string]uint64{}}
 	r.origin = c.Clock()
 	r.mark = r.origin
-	r.jr = json.NewCollector(json.Config{Stderr: c.Stderr, Settings: c.Settings, Sym: c.Sym,
-		Target: c.Target, Machine: c.Machine})
+	r.jr = json.NewCollector(c.Config)
 	r.msgs = text.New(text.Config{Stderr: &r.mbuf, Settings: c.Settings})
 	r.msgs.SetOutput(io.Discard)
 	return r

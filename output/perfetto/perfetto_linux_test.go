@@ -28,11 +28,7 @@ func TestTimeline(t *testing.T) {
 	if status != 0 {
 		t.Fatalf("status %d\n%s", status, stderr)
 	}
-	data, err := os.ReadFile(file)
-	if err != nil {
-		t.Fatal(err)
-	}
-	s, err := Check(data)
+	s, err := CheckFile(file)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -20,7 +20,7 @@ type fake struct {
 
 func newFake() *fake {
 	f := &fake{now: 1000}
-	f.Renderer = New(Config{Out: &f.out, Stderr: &f.err, Clock: func() uint64 { return f.now },
+	f.Renderer = New(Config{Config: json.Config{Out: &f.out, Stderr: &f.err}, Clock: func() uint64 { return f.now },
 		Names: func(pid, tid int) (string, string) { return "proc", "thr" }})
 	return f
 }
