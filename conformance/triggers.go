@@ -163,7 +163,11 @@ func longSleep([]string) int {
 func delayDie([]string) int {
 	d := os.Getenv("delay")
 	if d == "" {
-		fmt.Fprintln(os.Stderr, "Delay in ns needed in delay env var.")
+		// The message is written from a buffer with a NUL after it,
+		// as C's stdio buffer has: tests copyinstr() write's buffer
+		// with no size, which reads to the first NUL.
+		msg := []byte("Delay in ns needed in delay env var.\n\x00")
+		os.Stderr.Write(msg[:len(msg)-1])
 		return 1
 	}
 	ns, _ := strconv.ParseInt(strings.TrimSpace(d), 10, 64)
