@@ -74,7 +74,10 @@ type OptionSpec struct {
 	NoPragma bool
 	// Enum lists the accepted values of a KindEnum option.
 	Enum []string
-	set  func(o *Options, v optValue) error
+	// Solaris marks an option that only makes sense on Solaris: it is
+	// accepted, for scripts written there, with a warning (Warnings).
+	Solaris bool
+	set     func(o *Options, v optValue) error
 }
 
 // optValue is a parsed option argument; Present is false for "-xname".
@@ -184,7 +187,8 @@ type Options struct {
 	// and the words of -xcppargs.
 	CPPArgs []string
 
-	set map[string]bool
+	set      map[string]bool
+	warnings []string
 }
 
 // NewOptions returns the options as dtrace(1M) starts with them.
@@ -331,5 +335,17 @@ func (o *Options) set1(name, value string, hasValue, inProgram bool) error {
 		o.set = map[string]bool{}
 	}
 	o.set[name] = true
+	if spec.Solaris {
+		o.warnings = append(o.warnings, "option "+name+" only has meaning on Solaris and is ignored")
+	}
 	return nil
+}
+
+// Warnings returns, once each, the warnings of the options set since the
+// last call (options that only make sense on Solaris), for printing
+// after "dtrace: ".
+func (o *Options) Warnings() []string {
+	w := o.warnings
+	o.warnings = nil
+	return w
 }

@@ -101,6 +101,14 @@ func init() {
 	addRunTimeSettings()
 	addDynamicOptions()
 	addOutputOptions()
+	// Solaris's own: zones, lazy loading of USDT providers by a
+	// Solaris linker feature, the run-time linker's mmap, page limits
+	// of its kernel, and its /proc. Accepted with a warning.
+	addOpt(&OptionSpec{Name: "zone", Kind: KindString, Class: RunTime,
+		set: func(*Options, optValue) error { return nil }})
+	for _, name := range []string{"zone", "lazyload", "linknommap", "pgmax", "procfspath"} {
+		optionTable[name].Solaris = true
+	}
 }
 
 // addCompileFlags adds the compile-time flags.

@@ -8,6 +8,8 @@ import (
 	"io"
 	"os/exec"
 	"runtime"
+	"strconv"
+	"strings"
 	"syscall"
 
 	"golang.org/x/sys/unix"
@@ -113,6 +115,24 @@ func (p *Process) traceToExit(pid int) {
 // within milliseconds is gone before a poll of its mappings comes
 // round. Call it before Continue; grabbed processes ignore it.
 func (p *Process) AtExit(fn func(pid int)) { p.atExit = fn }
+
+// StartProcess is dtrace's -c (create: arg is the command line, split
+// at blanks) or -p (arg is the pid). Errors are worded for printing
+// after "dtrace: ".
+func StartProcess(create bool, arg string, stdin io.Reader, stdout, stderr io.Writer) (*Process, error) {
+	if create {
+		argv := strings.Fields(arg)
+		if len(argv) == 0 {
+			argv = []string{arg}
+		}
+		return CreateProcess(argv, stdin, stdout, stderr)
+	}
+	pid, err := strconv.Atoi(arg)
+	if err != nil || pid <= 0 {
+		return nil, errors.New("invalid pid: " + arg)
+	}
+	return GrabProcess(pid)
+}
 
 // GrabProcess follows the existing process pid, as dtrace -p does; it is
 // left running and alone when tracing ends.

@@ -6,6 +6,9 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"os/signal"
+	"runtime/debug"
+	"syscall"
 
 	"github.com/dtrace-go/dtrace/aggregate"
 )
@@ -83,4 +86,45 @@ func (h *Handle) Run(w io.Writer, rc RunConfig) (int, error) {
 		return 1, fmt.Errorf("failed to print aggregations: %v", err)
 	}
 	return h.ExitStatus(), nil
+}
+
+// SignalRunConfig is the RunConfig of dtrace(1M) for the processes ps:
+// SIGINT and SIGTERM stop tracing, SIGUSR1 takes a snapshot. Call stop
+// when the run is over to let the signals be again.
+func SignalRunConfig(ps []*Process) (rc RunConfig, stop func()) {
+	sigs := make(chan os.Signal, 2)
+	signal.Notify(sigs, syscall.SIGINT, syscall.SIGTERM)
+	snaps := make(chan os.Signal, 1)
+	signal.Notify(snaps, syscall.SIGUSR1)
+	return RunConfig{Interrupt: sigs, Snapshot: snaps, Processes: ps}, func() {
+		signal.Stop(sigs)
+		signal.Stop(snaps)
+	}
+}
+
+// OpenOutput opens path for -o: appended to, as dtrace does, but for a
+// perfetto timeline, one JSON object that appending would spoil. The
+// error is worded for printing after "dtrace: ".
+func OpenOutput(path, oformat string) (*os.File, error) {
+	mode := os.O_WRONLY | os.O_APPEND | os.O_CREATE
+	if oformat == "perfetto" {
+		mode = os.O_WRONLY | os.O_TRUNC | os.O_CREATE
+	}
+	f, err := os.OpenFile(path, mode, 0o666)
+	if err != nil {
+		return nil, fmt.Errorf("failed to open output file '%s': %s", path, Strerror(err))
+	}
+	return f, nil
+}
+
+// Revision is the commit the binary was built from, when Go recorded it.
+func Revision() string {
+	if bi, ok := debug.ReadBuildInfo(); ok {
+		for _, s := range bi.Settings {
+			if s.Key == "vcs.revision" {
+				return s.Value
+			}
+		}
+	}
+	return "unknown"
 }

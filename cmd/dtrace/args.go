@@ -1,6 +1,7 @@
 package main
 
 import (
+	_ "embed"
 	"fmt"
 	"strings"
 )
@@ -79,62 +80,8 @@ func takesArg(c byte) bool {
 	return k >= 0 && k+1 < len(optString) && optString[k+1] == ':'
 }
 
-// usageText is dtrace(1M)'s usage message; %s is the program name.
-const usageText = `Usage: %s [-32|-64] [-CeFGhHlqSvVwZ] [-b bufsz] [-c cmd] [-D name[=def]]
-	[-I path] [-L path] [-o output] [-p pid] [-s script] [-U name]
-	[-x opt[=val]] [-X a|c|s|t]
-
-	[-P provider [[ predicate ] action ]]
-	[-m [ provider: ] module [[ predicate ] action ]]
-	[-f [[ provider: ] module: ] func [[ predicate ] action ]]
-	[-n [[[ provider: ] module: ] func: ] name [[ predicate ] action ]]
-	[-i probe-id [[ predicate ] action ]] [ args ... ]
-
-	predicate -> '/' D-expression '/'
-	   action -> '{' D-statements '}'
-
-	-32 generate 32-bit D programs and ELF files
-	-64 generate 64-bit D programs and ELF files
-
-	-b  set trace buffer size
-	-c  run specified command and exit upon its completion
-	-C  run cpp(1) preprocessor on script files
-	-D  define symbol when invoking preprocessor
-	-e  exit after compiling request but prior to enabling probes
-	-f  enable or list probes matching the specified function name
-	-F  coalesce trace output by function
-	-G  generate an ELF file containing embedded dtrace program
-	-h  generate a header file with definitions for static probes
-	-H  print included files when invoking preprocessor
-	-i  enable or list probes matching the specified probe id
-	-I  add include directory to preprocessor search path
-	-l  list probes matching specified criteria
-	-L  add library directory to library search path
-	-m  enable or list probes matching the specified module name
-	-n  enable or list probes matching the specified probe name
-	-o  set output file
-	-p  grab specified process-ID and cache its symbol tables
-	-P  enable or list probes matching the specified provider name
-	-q  set quiet mode (only output explicitly traced data)
-	-s  enable or list probes according to the specified D script
-	-S  print D compiler intermediate code
-	-U  undefine symbol when invoking preprocessor
-	-v  set verbose mode (report stability attributes, arguments)
-	-V  report DTrace API version
-	-w  permit destructive actions
-	-x  enable or modify compiler and tracing options
-	-X  specify ISO C conformance settings for preprocessor
-	-Z  permit probe descriptions that match zero probes
-
-	Beyond dtrace(1M) (README, "Flight recorder"): -x bufpolicy=ring keeps
-	the newest records of each CPU and prints them in time order at exit;
-	snapshot() or snapshot(n) in a clause (at most n times in the run) and
-	kill -USR1 <dtrace pid> write what the buffers hold now, after a
-	header line, and tracing goes on; traceoff() or traceoff(n) (at most n
-	times) stops recording into the buffers and traceon() starts it again,
-	without detaching probes (aggregations keep counting).
-
-	Guests (README, "Guests"): -x agent=/dev/virtio-ports/NAME in a guest
-	serves the host; -x guest=NAME=SOCKET (repeatable) on the host runs the
-	programs in that guest too, output in one stream by machine.
-`
+// usageText is dtrace(1M)'s usage message, with what we add after it; %s
+// is the program name.
+//
+//go:embed usage.txt
+var usageText string

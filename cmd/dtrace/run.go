@@ -1,17 +1,13 @@
 package main
 
 import (
-	"errors"
 	"fmt"
 	"io"
 	"os"
-	"os/signal"
 	"path/filepath"
-	"runtime/debug"
-	"strconv"
 	"strings"
-	"syscall"
 
+	"github.com/dtrace-go/dtrace/agent"
 	"github.com/dtrace-go/dtrace/dtrace"
 	"github.com/dtrace-go/dtrace/internal/kernel"
 )
@@ -80,6 +76,13 @@ type cmdline struct {
 
 func (c *cmdline) errorf(format string, a ...any) {
 	fmt.Fprintf(c.stderr, "%s: %s\n", c.pname, fmt.Sprintf(format, a...))
+}
+
+// warnOptions prints the warnings of the options set so far.
+func (c *cmdline) warnOptions() {
+	for _, w := range c.opts.Warnings() {
+		c.errorf("%s", w)
+	}
 }
 
 // notice prints a message that -q (or the quiet option) suppresses.
@@ -172,7 +175,7 @@ func (c *cmdline) chooseMode(opts []opt) (int, bool) {
 		fmt.Fprintf(c.stdout, "%s: %s\n", c.pname, apiVersion)
 		if c.verbose > 0 {
 			fmt.Fprintf(c.stdout, "This is DTrace %s\n", productVersion)
-			fmt.Fprintf(c.stdout, "dtrace(1) version-control ID: %s\n", vcsRevision())
+			fmt.Fprintf(c.stdout, "dtrace(1) version-control ID: %s\n", dtrace.Revision())
 		}
 		return exitSuccess, true
 	}
@@ -233,6 +236,7 @@ func (c *cmdline) setOptions(opts []opt) (int, bool) {
 			return exitError, true
 		}
 	}
+	c.warnOptions()
 	switch {
 	case buffered && c.mode != modeExec:
 		c.errorf("-B not valid in combination with [-Gl] options")
@@ -310,17 +314,13 @@ func (c *cmdline) trace(opts []opt) int {
 			c.errorf("%v", err)
 			return exitError
 		}
+		c.warnOptions() // set by the program's pragmas
 	}
 	out := c.stdout
 	if c.ofile != "" {
-		mode := os.O_WRONLY | os.O_APPEND | os.O_CREATE
-		if c.opts.OFormat == "perfetto" {
-			// A timeline is one JSON object: appending would spoil it.
-			mode = os.O_WRONLY | os.O_TRUNC | os.O_CREATE
-		}
-		f, err := os.OpenFile(c.ofile, mode, 0o666)
+		f, err := dtrace.OpenOutput(c.ofile, c.opts.OFormat)
 		if err != nil {
-			c.errorf("failed to open output file '%s': %s", c.ofile, dtrace.Strerror(err))
+			c.errorf("%v", err)
 			return exitError
 		}
 		defer f.Close()
@@ -337,28 +337,13 @@ func (c *cmdline) trace(opts []opt) int {
 func (c *cmdline) processes(opts []opt) ([]*dtrace.Process, error) {
 	var procs []*dtrace.Process
 	for _, o := range opts {
-		var p *dtrace.Process
-		var err error
-		switch o.c {
-		case 'c':
-			argv := strings.Fields(o.arg)
-			if len(argv) == 0 {
-				argv = []string{o.arg}
+		if o.c == 'c' || o.c == 'p' {
+			p, err := dtrace.StartProcess(o.c == 'c', o.arg, c.stdin, c.stdout, c.stderr)
+			if err != nil {
+				return procs, err
 			}
-			p, err = dtrace.CreateProcess(argv, c.stdin, c.stdout, c.stderr)
-		case 'p':
-			if pid, perr := strconv.Atoi(o.arg); perr != nil || pid <= 0 {
-				err = errors.New("invalid pid: " + o.arg)
-			} else {
-				p, err = dtrace.GrabProcess(pid)
-			}
-		default:
-			continue
+			procs = append(procs, p)
 		}
-		if err != nil {
-			return procs, err
-		}
-		procs = append(procs, p)
 	}
 	return procs, nil
 }
@@ -404,12 +389,8 @@ func (c *cmdline) enable(h *dtrace.Handle, out io.Writer, procs []*dtrace.Proces
 		}
 		return exitError
 	}
-	sigs := make(chan os.Signal, 2)
-	signal.Notify(sigs, syscall.SIGINT, syscall.SIGTERM)
-	defer signal.Stop(sigs)
-	snaps := make(chan os.Signal, 1)
-	signal.Notify(snaps, syscall.SIGUSR1)
-	defer signal.Stop(snaps)
+	rc, stopSignals := dtrace.SignalRunConfig(procs)
+	defer stopSignals()
 	if len(c.opts.Guests) > 0 && c.opts.OFormat != "text" && c.opts.OFormat != "perfetto" {
 		c.errorf("-x guest works with text and perfetto output only")
 		return exitError
@@ -420,22 +401,21 @@ func (c *cmdline) enable(h *dtrace.Handle, out io.Writer, procs []*dtrace.Proces
 	}
 	// The guests start once the host traces: what they make the host
 	// do is seen.
-	var gs *guests
+	var gs *agent.Host
 	if len(c.opts.Guests) > 0 {
 		var err error
 		if gs, err = c.startGuests(); err != nil {
 			c.errorf("%v", err)
 			return exitError
 		}
-		defer gs.stop()
+		defer gs.Stop()
 	}
 	if c.opts.Destructive {
 		c.notice("allowing destructive actions")
 	}
-	rc := dtrace.RunConfig{Interrupt: sigs, Snapshot: snaps, Processes: procs}
 	if gs != nil {
-		out = gs.run(h, out)
-		rc.Aggregations = gs.merge
+		out = gs.Run(h.Timeline(), out)
+		rc.Aggregations = gs.Merge
 	}
 	status, err := h.Run(out, rc)
 	if err != nil {
@@ -450,16 +430,4 @@ func plural(n int) string {
 		return ""
 	}
 	return "s"
-}
-
-// vcsRevision is the commit the binary was built from, when Go recorded it.
-func vcsRevision() string {
-	if bi, ok := debug.ReadBuildInfo(); ok {
-		for _, s := range bi.Settings {
-			if s.Key == "vcs.revision" {
-				return s.Value
-			}
-		}
-	}
-	return "unknown"
 }
