@@ -46,8 +46,6 @@ type layout struct {
 	minBin, maxBin int
 }
 
-func (l *layout) packed() bool { return l.hist || l.pack }
-
 // layoutOf returns how a is laid out under the view, or nil when it
 // prints in the ordinary way.
 func (v View) layoutOf(a *Agg) *layout {
