@@ -166,7 +166,10 @@ func delayDie([]string) int {
 		// The message is written from a buffer with a NUL after it,
 		// as C's stdio buffer has: tests copyinstr() write's buffer
 		// with no size, which reads to the first NUL.
-		msg := []byte("Delay in ns needed in delay env var.\n\x00")
+		// A []byte conversion of the literal is not enough: the
+		// compiler serves msg[:len-1] from the string data without
+		// the NUL. append copies the NUL into memory of our own.
+		msg := append(make([]byte, 0, 64), "Delay in ns needed in delay env var.\n\x00"...)
 		os.Stderr.Write(msg[:len(msg)-1])
 		return 1
 	}
