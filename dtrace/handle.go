@@ -180,8 +180,7 @@ func (h *Handle) Go() error {
 	if err != nil {
 		return err
 	}
-	bufs, err := consumer.OpenBuffers(objs.Map(abi.MapBuf), consumer.BufferOptions{
-		Size:   int(h.opts.BufSize),
+	bufs, err := h.openBuffers(objs.Map(abi.MapBuf), consumer.BufferOptions{
 		Policy: policy,
 		// A snapshot() that fires is acted on when its record is read.
 		Trigger: func(rec []byte) bool { return h.cons != nil && h.cons.Trigger(rec) },

@@ -4,12 +4,18 @@ package dtrace
 
 import (
 	"bytes"
+	"fmt"
 	"io"
 	"os"
 	"strconv"
 	"strings"
 	"syscall"
 	"testing"
+
+	"github.com/cilium/ebpf"
+	"golang.org/x/sys/unix"
+
+	"github.com/dtrace-go/dtrace/consumer"
 )
 
 // openTest opens a handle for a test, or skips without root.
@@ -105,5 +111,49 @@ func TestWriteList(t *testing.T) {
 	if s := b.String(); !strings.HasPrefix(s, "\nStability attributes for description BEGIN,END :\n") ||
 		!strings.HasSuffix(s, "\nBEGIN\n\nEND\n") {
 		t.Errorf("stability report %q", s)
+	}
+}
+
+// TestBufResize: where the kernel cannot give bufsize, bufresize=auto
+// halves it until it can and says so; manual fails in dtrace's words.
+func TestBufResize(t *testing.T) {
+	real := openPerfBuffers
+	defer func() { openPerfBuffers = real }()
+	openPerfBuffers = func(m *ebpf.Map, o consumer.BufferOptions) (*consumer.Buffers, error) {
+		if o.Size > 64<<10 {
+			return nil, fmt.Errorf("mmap: %w", unix.ENOMEM)
+		}
+		return real(m, o)
+	}
+	for _, resize := range []string{"auto", "manual"} {
+		var stderr bytes.Buffer
+		h := openTest(t, Config{Testing: true, Stderr: &stderr})
+		h.opts.Quiet = true
+		if err := h.opts.SetArg("bufsize=1m"); err != nil {
+			t.Fatal(err)
+		}
+		if err := h.opts.SetArg("bufresize=" + resize); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := h.Compile(Source{Name: "t", Text: `BEGIN { printf("hi\n"); exit(0); }`}); err != nil {
+			t.Fatal(err)
+		}
+		err := h.Go()
+		if resize == "manual" {
+			if err == nil || err.Error() != "Cannot allocate memory" {
+				t.Errorf("manual: Go gave %v, want Cannot allocate memory", err)
+			}
+			continue
+		}
+		if err != nil {
+			t.Fatalf("auto: %v", err)
+		}
+		var out bytes.Buffer
+		if _, err := h.Run(&out, RunConfig{}); err != nil {
+			t.Fatal(err)
+		}
+		if out.String() != "hi\n\n" || stderr.String() != "dtrace: buffer size lowered to 64k\n" || h.opts.BufSize != 64<<10 {
+			t.Errorf("auto: output %q, stderr %q, bufsize %d", out.String(), stderr.String(), h.opts.BufSize)
+		}
 	}
 }
