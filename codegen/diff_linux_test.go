@@ -114,6 +114,24 @@ func TestDumpSmall(t *testing.T) {
 	t.Logf("%v", wrapper(spec, 1)[:40])
 }
 
+// bothISAs compiles src with ISA v4 forms and with the v3 sequences
+// that replace them for 6.1 (checking that none is left), fires BEGIN
+// once, and wants want printed each time.
+func bothISAs(t *testing.T, src, want string) {
+	t.Helper()
+	for _, isa := range []int{4, 3} {
+		t.Run(fmt.Sprintf("v%d", isa), func(t *testing.T) {
+			spec := compileD(t, src, Options{ISA: isa})
+			if isa < 4 {
+				noV4(t, spec)
+			}
+			if got := render(t, spec, loadSpec(t, spec).fire(t)); got != want {
+				t.Errorf("got:\n%s\nwant:\n%s", got, want)
+			}
+		})
+	}
+}
+
 // noV4 fails unless spec's code is free of ISA v4 instructions.
 func noV4(t *testing.T, spec *Spec) {
 	t.Helper()

@@ -2,10 +2,7 @@
 
 package codegen
 
-import (
-	"fmt"
-	"testing"
-)
+import "testing"
 
 // TestISAv3 runs what ISA v4 does in one instruction and v3 in several
 // (sign extension of loads and casts, signed division of values and of
@@ -31,15 +28,5 @@ BEGIN { printf("after\n"); }`
 	// "error 0": the wrapper calls the ERROR clause once directly.
 	want := "error 0\n-56 -25536 -1294967296\n-3 -3 -9223372036854775808 -1\n-9223372036854775808\n-8 8\n-6\n" +
 		"fault(clause 2, probe 1, code 4, illval 0x0)\nerror 4\nafter\n"
-	for _, isa := range []int{4, 3} {
-		t.Run(fmt.Sprintf("v%d", isa), func(t *testing.T) {
-			spec := compileD(t, src, Options{ISA: isa})
-			if isa < 4 {
-				noV4(t, spec)
-			}
-			if got := render(t, spec, loadSpec(t, spec).fire(t)); got != want {
-				t.Errorf("got:\n%s\nwant:\n%s", got, want)
-			}
-		})
-	}
+	bothISAs(t, src, want)
 }

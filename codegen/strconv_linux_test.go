@@ -2,10 +2,7 @@
 
 package codegen
 
-import (
-	"fmt"
-	"testing"
-)
+import "testing"
 
 // TestStrconv runs toupper(), tolower(), strtoll() and lltostr() with a
 // base, with both instruction sets (6.1 takes the v3 code), against
@@ -31,15 +28,5 @@ BEGIN { printf("after\n"); }`
 		"fault(clause 5, probe 1, code 3, illval 0x1)\n" +
 		"fault(clause 6, probe 1, code 3, illval 0x25)\n" +
 		"after\n"
-	for _, isa := range []int{4, 3} {
-		t.Run(fmt.Sprintf("v%d", isa), func(t *testing.T) {
-			spec := compileD(t, src, Options{ISA: isa})
-			if isa < 4 {
-				noV4(t, spec)
-			}
-			if got := render(t, spec, loadSpec(t, spec).fire(t)); got != want {
-				t.Errorf("got:\n%s\nwant:\n%s", got, want)
-			}
-		})
-	}
+	bothISAs(t, src, want)
 }

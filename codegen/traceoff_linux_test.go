@@ -90,29 +90,7 @@ func TestTraceoffCount(t *testing.T) {
 	ncpu := min(runtime.NumCPU(), 4)
 	const firings = 500
 	round := func() int {
-		var wg sync.WaitGroup
-		start := make(chan struct{})
-		for cpu := 0; cpu < ncpu; cpu++ {
-			wg.Add(1)
-			go func() {
-				defer wg.Done()
-				runtime.LockOSThread()
-				defer runtime.UnlockOSThread()
-				var set unix.CPUSet
-				set.Set(cpu)
-				unix.SchedSetaffinity(0, &set)
-				<-start
-				ctx := make([]uint64, 10)
-				for range firings {
-					if _, err := r.prog.Run(&ebpf.RunOptions{Context: ctx}); err != nil {
-						t.Error(err)
-						return
-					}
-				}
-			}()
-		}
-		close(start)
-		wg.Wait()
+		fireOnCPUs(t, r, ncpu, firings, nil)
 		return len(r.fire(t, 0)) // the records of the round, and one more firing
 	}
 	// Rounds 1 and 2: one firing closes the gate and is written, the
@@ -143,6 +121,31 @@ func TestTraceoffRace(t *testing.T) {
 	ncpu := min(runtime.NumCPU(), 4)
 	const firings = 2000
 	flips := make([]int, ncpu)
+	fireOnCPUs(t, r, ncpu, firings, func(cpu int, scratch *[]byte) bool {
+		if err := r.maps[abi.MapScratch].Lookup(uint32(cpu), scratch); err != nil {
+			t.Error(err)
+			return false
+		}
+		if binary.LittleEndian.Uint64((*scratch)[spec.Layout.MState+msTraceOff:]) != 0 {
+			flips[cpu]++
+		}
+		return true
+	})
+	total := 0
+	for _, n := range flips {
+		total += n
+	}
+	if total != 100 {
+		t.Errorf("%d firings turned tracing off (by CPU %v), want 100", total, flips)
+	}
+}
+
+// fireOnCPUs runs r's program firings times on each of the first ncpu
+// CPUs at once (one goroutine pinned to each, all released together, so
+// that the firings race). after, if not nil, runs after each firing with
+// the CPU and a buffer of the goroutine's own; false stops that CPU.
+func fireOnCPUs(t *testing.T, r *runner, ncpu, firings int, after func(cpu int, scratch *[]byte) bool) {
+	t.Helper()
 	var wg sync.WaitGroup
 	start := make(chan struct{})
 	for cpu := 0; cpu < ncpu; cpu++ {
@@ -162,23 +165,12 @@ func TestTraceoffRace(t *testing.T) {
 					t.Error(err)
 					return
 				}
-				if err := r.maps[abi.MapScratch].Lookup(uint32(cpu), &scratch); err != nil {
-					t.Error(err)
+				if after != nil && !after(cpu, &scratch) {
 					return
-				}
-				if binary.LittleEndian.Uint64(scratch[spec.Layout.MState+msTraceOff:]) != 0 {
-					flips[cpu]++
 				}
 			}
 		}()
 	}
 	close(start)
 	wg.Wait()
-	total := 0
-	for _, n := range flips {
-		total += n
-	}
-	if total != 100 {
-		t.Errorf("%d firings turned tracing off (by CPU %v), want 100", total, flips)
-	}
 }
