@@ -6,7 +6,7 @@
 // lquantize and llquantize are histograms with a bucket per non-empty
 // bucket of the aggregation (upper bounds inclusive, as "le" is), their
 // sum estimated from the buckets' lower bounds since the kernel keeps
-// only counts.
+// only counts; quantize is a native histogram too (withNative).
 //
 // Values are read from the kernel at scrape time, by the goroutine that
 // consumes the buffers: a scrape asks (Server.Serve answers between
@@ -17,13 +17,17 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"math/bits"
 	"net"
 	"net/http"
+	"sort"
 	"strings"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
+	dto "github.com/prometheus/client_model/go"
+	"google.golang.org/protobuf/proto"
 
 	"github.com/dtrace-go/dtrace/aggregate"
 	"github.com/dtrace-go/dtrace/format"
@@ -201,6 +205,9 @@ func (s *Server) Metrics(aggs []*aggregate.Agg) []prometheus.Metric {
 			case aggregate.Quantize, aggregate.Lquantize, aggregate.Llquantize:
 				count, sum, buckets := histogram(a, e)
 				m, err = prometheus.NewConstHistogram(desc, count, sum, buckets, vals...)
+				if err == nil && a.Desc.Func == aggregate.Quantize {
+					m, err = withNative(m, a, e)
+				}
 			default:
 				m, err = prometheus.NewConstMetric(desc, prometheus.GaugeValue, float64(folded.Value(a, e)), vals...)
 			}
@@ -276,6 +283,80 @@ func histogram(a *aggregate.Agg, e *aggregate.Entry) (uint64, float64, map[float
 		}
 	}
 	return count, sum, buckets
+}
+
+// withNative adds to the classic histogram m of quantize() entry e the
+// same counts as a native histogram of schema 0 (buckets at the powers
+// of two, which quantize's are too). A quantize bucket [2^k, 2^(k+1)-1]
+// goes to the native bucket that holds its upper bound, (2^k, 2^(k+1)]:
+// only a value that is itself a power of two sits one native bucket
+// higher than an observed native histogram would put it. lquantize and
+// llquantize buckets are linear within a power of ten, which no native
+// schema draws: they stay classic only.
+func withNative(m prometheus.Metric, a *aggregate.Agg, e *aggregate.Entry) (prometheus.Metric, error) {
+	var out dto.Metric
+	if err := m.Write(&out); err != nil {
+		return nil, err
+	}
+	h := out.Histogram
+	pos, neg := map[int]int64{}, map[int]int64{}
+	var zero uint64
+	for _, b := range json.Buckets(a, e) {
+		lo, hi, n := b[0], b[1], b[2]
+		switch {
+		case n <= 0:
+		case lo == 0 && hi == 0:
+			zero += uint64(n)
+		case lo > 0:
+			pos[bits.Len64(uint64(hi-1))] += n
+		default:
+			neg[bits.Len64(uint64(-lo)-1)] += n
+		}
+	}
+	h.Schema, h.ZeroThreshold, h.ZeroCount = proto.Int32(0), proto.Float64(0), proto.Uint64(zero)
+	h.PositiveSpan, h.PositiveDelta = nativeSpans(pos)
+	h.NegativeSpan, h.NegativeDelta = nativeSpans(neg)
+	return nativeMetric{m.Desc(), &out}, nil
+}
+
+// nativeSpans encodes counts by bucket index as a native histogram does:
+// spans of consecutive indices (the first at its index, the others after
+// a gap) and each count as the difference from the one before.
+func nativeSpans(counts map[int]int64) ([]*dto.BucketSpan, []int64) {
+	idx := make([]int, 0, len(counts))
+	for i := range counts {
+		idx = append(idx, i)
+	}
+	sort.Ints(idx)
+	var spans []*dto.BucketSpan
+	var deltas []int64
+	prevIdx, prev := 0, int64(0)
+	for k, i := range idx {
+		switch {
+		case k == 0:
+			spans = append(spans, &dto.BucketSpan{Offset: proto.Int32(int32(i)), Length: proto.Uint32(1)})
+		case i == prevIdx+1:
+			*spans[len(spans)-1].Length++
+		default:
+			spans = append(spans, &dto.BucketSpan{Offset: proto.Int32(int32(i - prevIdx - 1)), Length: proto.Uint32(1)})
+		}
+		deltas = append(deltas, counts[i]-prev)
+		prevIdx, prev = i, counts[i]
+	}
+	return spans, deltas
+}
+
+// nativeMetric is a metric already written out.
+type nativeMetric struct {
+	desc *prometheus.Desc
+	m    *dto.Metric
+}
+
+func (n nativeMetric) Desc() *prometheus.Desc { return n.desc }
+
+func (n nativeMetric) Write(out *dto.Metric) error {
+	out.Label, out.Histogram = n.m.Label, n.m.Histogram
+	return nil
 }
 
 // ErrClosed is returned by Serve's reader once tracing is over.

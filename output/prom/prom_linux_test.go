@@ -68,7 +68,8 @@ func get(u string) string {
 // TestPrometheus counts 5,000 getppid calls in @calls with
 // -x prometheus: /metrics serves dtrace_calls 5000 while dtrace runs,
 // promtool check metrics accepts the page, and a real Prometheus scraping
-// it stores 5000. A busy address is refused before anything is attached.
+// it stores 5000, and 5000 observations of @q = quantize(5) as a native
+// histogram. A busy address is refused before anything is attached.
 func TestPrometheus(t *testing.T) {
 	dtrace, target := outtest.Build(t)
 	dir := t.TempDir()
@@ -79,7 +80,7 @@ func TestPrometheus(t *testing.T) {
 	addr := freePort(t)
 
 	cmd := exec.Command(dtrace, "-x", "prometheus="+addr,
-		"-n", `BEGIN { printf("ready\n"); } syscall::getppid:entry /execname == "promtgt"/ { @calls = count(); }`)
+		"-n", `BEGIN { printf("ready\n"); } syscall::getppid:entry /execname == "promtgt"/ { @calls = count(); @q = quantize(5); }`)
 	var stdout, stderr lockedbuf.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
 	start(t, cmd, syscall.SIGINT)
@@ -124,11 +125,20 @@ scrape_configs:
 		t.Fatal(err)
 	}
 	p := exec.Command(prometheus, "--config.file="+conf, "--storage.tsdb.path="+filepath.Join(dir, "tsdb"),
-		"--web.listen-address="+web)
+		"--web.listen-address="+web, "--enable-feature=native-histograms")
 	var plog lockedbuf.Buffer
 	p.Stdout, p.Stderr = &plog, &plog
 	start(t, p, syscall.SIGTERM)
-	query := "http://" + web + "/api/v1/query?query=" + url.QueryEscape(`dtrace_calls{job="dtrace"}`)
+	for _, q := range []string{`dtrace_calls{job="dtrace"}`, `histogram_count(dtrace_q{job="dtrace"})`} {
+		queryValue(t, web, q, "5000", &plog)
+	}
+}
+
+// queryValue waits until Prometheus at web answers query with one sample
+// of value want.
+func queryValue(t *testing.T, web, q, want string, plog *lockedbuf.Buffer) {
+	t.Helper()
+	query := "http://" + web + "/api/v1/query?query=" + url.QueryEscape(q)
 	var last string
 	if !poll(90*time.Second, func() bool {
 		last = get(query)
@@ -143,8 +153,8 @@ scrape_configs:
 		if json.Unmarshal([]byte(last), &r) != nil || r.Status != "success" || len(r.Data.Result) != 1 {
 			return false
 		}
-		return r.Data.Result[0].Value[1] == "5000"
+		return r.Data.Result[0].Value[1] == want
 	}) {
-		t.Fatalf("Prometheus did not store 5000; last answer %s\nlog:\n%s", last, plog.String())
+		t.Fatalf("Prometheus: %s is not %s; last answer %s\nlog:\n%s", q, want, last, plog.String())
 	}
 }

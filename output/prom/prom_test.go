@@ -1,11 +1,14 @@
 package prom
 
 import (
+	"fmt"
 	"io"
 	"net/http"
 	"strings"
 	"testing"
 	"time"
+
+	dto "github.com/prometheus/client_model/go"
 
 	"github.com/dtrace-go/dtrace/aggregate"
 	"github.com/dtrace-go/dtrace/format"
@@ -92,5 +95,50 @@ func TestScrape(t *testing.T) {
 	s.Close()
 	if _, err := http.Get("http://" + s.Addr() + "/metrics"); err == nil {
 		t.Errorf("served after Close")
+	}
+}
+
+// TestNative: a quantize() entry is a classic histogram and, with the
+// same counts, a native one of schema 0, each bucket at the power of two
+// that bounds it; lquantize() stays classic.
+func TestNative(t *testing.T) {
+	q := aggregate.New(&aggregate.Desc{ID: 0, Name: "@q", Func: aggregate.Quantize})
+	slots := make([]int64, q.Desc.NSlots())
+	for _, v := range []int64{1, 5, 6, 100, 0, -3} {
+		q.Desc.Update(slots, v, 1)
+	}
+	q.Add(nil, slots)
+	l := aggregate.New(&aggregate.Desc{ID: 1, Name: "@l", Func: aggregate.Lquantize, Base: 0, Levels: 10, Step: 10})
+	lslots := make([]int64, l.Desc.NSlots())
+	l.Desc.Update(lslots, 15, 1)
+	l.Add(nil, lslots)
+	ms := (&Server{}).Metrics([]*aggregate.Agg{q, l})
+	if len(ms) != 2 {
+		t.Fatalf("%d metrics, want 2", len(ms))
+	}
+	var m dto.Metric
+	if err := ms[0].Write(&m); err != nil {
+		t.Fatal(err)
+	}
+	h := m.GetHistogram()
+	spans := func(ss []*dto.BucketSpan) (out [][2]int) {
+		for _, s := range ss {
+			out = append(out, [2]int{int(s.GetOffset()), int(s.GetLength())})
+		}
+		return out
+	}
+	// 1 in (1/2, 1]: index 0; 5 and 6 in (4, 8]: 3; 100 in (64, 128]: 7;
+	// -3 in [-4, -2): negative index 2; 0 in the zero bucket.
+	if h.GetSchema() != 0 || h.GetZeroCount() != 1 || h.GetSampleCount() != 6 ||
+		fmt.Sprint(spans(h.PositiveSpan), h.PositiveDelta) != "[[0 1] [2 1] [3 1]] [1 1 -1]" ||
+		fmt.Sprint(spans(h.NegativeSpan), h.NegativeDelta) != "[[2 1]] [1]" || len(h.Bucket) == 0 {
+		t.Errorf("quantize: %v", h)
+	}
+	m.Reset()
+	if err := ms[1].Write(&m); err != nil {
+		t.Fatal(err)
+	}
+	if h := m.GetHistogram(); h.Schema != nil || len(h.PositiveSpan) != 0 || len(h.Bucket) == 0 {
+		t.Errorf("lquantize: %v", h)
 	}
 }
