@@ -252,12 +252,10 @@ func (f *forwarder) Item(r *output.Record, it *output.Item) error {
 }
 
 func (f *forwarder) End(r *output.Record) error {
-	n := len(f.recs)
-	if n == 0 {
+	rec, ok := output.Pop(&f.recs)
+	if !ok {
 		return nil
 	}
-	rec := f.recs[n-1]
-	f.recs = f.recs[:n-1]
 	acts, err := f.col.End(r)
 	if err != nil {
 		return err

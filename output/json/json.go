@@ -236,12 +236,10 @@ func (j *Renderer) Begin(r *output.Record) error {
 
 // End writes the record's object, if the record holds data.
 func (j *Renderer) End(r *output.Record) error {
-	n := len(j.recs)
-	if n == 0 {
+	rec, ok := output.Pop(&j.recs)
+	if !ok {
 		return nil
 	}
-	rec := j.recs[n-1]
-	j.recs = j.recs[:n-1]
 	if !r.Data {
 		return nil
 	}

@@ -214,12 +214,10 @@ func (r *Renderer) Item(rec *output.Record, it *output.Item) error { return r.jr
 
 // End queues the record's event, if the record holds data.
 func (r *Renderer) End(rec *output.Record) error {
-	n := len(r.open)
-	if n == 0 {
+	ev, ok := output.Pop(&r.open)
+	if !ok {
 		return nil
 	}
-	ev := r.open[n-1]
-	r.open = r.open[:n-1]
 	acts, err := r.jr.End(rec)
 	if err != nil || !rec.Data {
 		return err
