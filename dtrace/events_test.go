@@ -84,12 +84,7 @@ BEGIN {
 	clear(@a);
 	exit(3);
 }`
-	if _, err := h.Compile(Source{Name: "test", Text: src}); err != nil {
-		t.Fatal(err)
-	}
-	if err := h.Go(); err != nil {
-		t.Fatal(err)
-	}
+	startTest(t, h, "test", src)
 	r := &recorder{}
 	for i := 0; ; i++ {
 		done, err := h.Consume(r)

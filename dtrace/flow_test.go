@@ -12,12 +12,7 @@ import (
 func loadedFlow(t *testing.T, src string) (maps []string, probes int) {
 	t.Helper()
 	h := openTest(t, Config{Testing: true})
-	if _, err := h.Compile(Source{Name: "t", Text: src}); err != nil {
-		t.Fatal(err)
-	}
-	if err := h.Go(); err != nil {
-		t.Fatal(err)
-	}
+	startTest(t, h, "t", src)
 	for _, m := range []string{abi.MapFlow, abi.MapFlowData, abi.MapFlowPos, abi.MapTVars} {
 		if h.objs.Map(m) != nil {
 			maps = append(maps, m)

@@ -35,6 +35,29 @@ func openTest(t *testing.T, conf Config) *Handle {
 	return h
 }
 
+// startTest compiles the program src (named name) on h and starts
+// tracing it.
+func startTest(t *testing.T, h *Handle, name, src string) {
+	t.Helper()
+	if _, err := h.Compile(Source{Name: name, Text: src}); err != nil {
+		t.Fatal(err)
+	}
+	if err := h.Go(); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// runOK runs h to the end and returns what it printed; it fails unless
+// the exit status is 0.
+func runOK(t *testing.T, h *Handle) string {
+	t.Helper()
+	var out bytes.Buffer
+	if status, err := h.Run(&out, RunConfig{}); err != nil || status != 0 {
+		t.Fatalf("Run: %d, %v", status, err)
+	}
+	return out.String()
+}
+
 // TestRunInterrupt: the first interrupt stops tracing (END runs), then
 // the closing newline and the aggregations follow; in testing mode no
 // newline marks the interrupt.

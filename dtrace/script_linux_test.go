@@ -3,7 +3,6 @@
 package dtrace
 
 import (
-	"bytes"
 	"fmt"
 	"io"
 	"os"
@@ -30,22 +29,14 @@ func TestScriptOutput(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if _, err := h.Compile(Source{Name: name + ".d", Text: string(src)}); err != nil {
-				t.Fatal(err)
-			}
-			if err := h.Go(); err != nil {
-				t.Fatal(err)
-			}
-			var out bytes.Buffer
-			if status, err := h.Run(&out, RunConfig{}); err != nil || status != 0 {
-				t.Fatalf("Run: %d, %v", status, err)
-			}
+			startTest(t, h, name+".d", string(src))
+			out := runOK(t, h)
 			want, err := os.ReadFile("testdata/" + name + ".out")
 			if err != nil {
 				t.Fatal(err)
 			}
-			if out.String() != string(want) {
-				t.Errorf("got:\n%s\nwant:\n%s", out.String(), want)
+			if out != string(want) {
+				t.Errorf("got:\n%s\nwant:\n%s", out, want)
 			}
 		})
 	}
@@ -112,17 +103,9 @@ func TestGetf(t *testing.T) {
 	if _, err := file.WriteString("12345"); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := h.Compile(Source{Name: "getf.d", Text: src}); err != nil {
-		t.Fatal(err)
-	}
-	if err := h.Go(); err != nil {
-		t.Fatal(err)
-	}
-	var out bytes.Buffer
-	if status, err := h.Run(&out, RunConfig{}); err != nil || status != 0 {
-		t.Fatalf("Run: %d, %v", status, err)
-	}
-	if want := filepath.Base(file.Name()) + " 1 1 5\n\n"; out.String() != want {
-		t.Errorf("got %q, want %q", out.String(), want)
+	startTest(t, h, "getf.d", src)
+	out := runOK(t, h)
+	if want := filepath.Base(file.Name()) + " 1 1 5\n\n"; out != want {
+		t.Errorf("got %q, want %q", out, want)
 	}
 }
