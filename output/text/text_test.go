@@ -59,6 +59,15 @@ func flush(t *testing.T, r *Renderer) {
 	}
 }
 
+// flushWant flushes r and fails unless out then holds want.
+func flushWant(t *testing.T, r *Renderer, out *bytes.Buffer, want string) {
+	t.Helper()
+	flush(t, r)
+	if out.String() != want {
+		t.Errorf("got\n%q\nwant\n%q", out.String(), want)
+	}
+}
+
 // Records are written out at Flush (after each pass over the buffers),
 // or once flushSize bytes are held, not one write per record; a drop
 // message comes after the records before it.
@@ -104,10 +113,7 @@ func TestProbeLines(t *testing.T) {
 	want := "CPU     ID                    FUNCTION:NAME\n" +
 		"  1      1                           :BEGIN           5\n" +
 		"          6\n"
-	flush(t, r)
-	if out.String() != want {
-		t.Errorf("got\n%q\nwant\n%q", out.String(), want)
-	}
+	flushWant(t, r, &out, want)
 }
 
 func TestFlowIndent(t *testing.T) {
@@ -128,10 +134,7 @@ func TestFlowIndent(t *testing.T) {
 		"   <- vfs_read                            " +
 		" <= read                                  " +
 		"| :tick-1s                                "
-	flush(t, r)
-	if out.String() != want {
-		t.Errorf("got\n%q\nwant\n%q", out.String(), want)
-	}
+	flushWant(t, r, &out, want)
 }
 
 // setopt("quiet") within a record takes effect for what follows, but
@@ -145,10 +148,7 @@ func TestSetoptQuietWithinRecord(t *testing.T) {
 		output.Item{Kind: output.KindTrace, Value: format.String("x")})
 	render(t, r, rec, output.Item{Kind: output.KindTrace, Value: format.String("y")})
 	want := "                   FUNCTION:NAME\n                          :BEGIN x\ny"
-	flush(t, r)
-	if out.String() != want {
-		t.Errorf("got %q, want %q", out.String(), want)
-	}
+	flushWant(t, r, &out, want)
 }
 
 // Committed records print where commit() is, between what the record
@@ -183,10 +183,7 @@ func TestCommitNesting(t *testing.T) {
 	if err := r.End(outer); err != nil {
 		t.Fatal(err)
 	}
-	flush(t, r)
-	if out.String() != "abc" {
-		t.Errorf("got %q, want \"abc\"", out.String())
-	}
+	flushWant(t, r, &out, "abc")
 }
 
 func TestFreopen(t *testing.T) {
