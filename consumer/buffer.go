@@ -69,6 +69,12 @@ type BufferOptions struct {
 	// (CLOCK_MONOTONIC) and the process and thread that wrote it, which
 	// Buffers.Stamp reports while the record is handled (timelines).
 	Stamp bool
+	// Temporal (the temporal option) delivers the records of the switch
+	// and fill policies merged across CPUs in time order: each drain
+	// holds back what a record not yet read could still precede, and
+	// Flush delivers the rest. It implies Stamp. The ring policy merges
+	// at Flush anyway and ignores it.
+	Temporal bool
 }
 
 // Stamp is what the kernel tells of a record beyond its bytes, when

@@ -65,6 +65,11 @@ type cpuBuf struct {
 	dropped uint64 // fill: records dropped once full, not yet reported
 
 	ring *recRing // ring policy: the newest records, oldest first
+
+	// held are the records read but not yet delivered under Temporal,
+	// oldest first; last is the time of the newest record read.
+	held []heldRec
+	last uint64
 	// pool, when nonzero, is the fixed number of backlog chunks: pull
 	// allocates none beyond them (ring policy). owned are the mappings
 	// of the ring and the pool, unmapped by Close.
@@ -105,6 +110,10 @@ func OpenBuffers(m *ebpf.Map, opts BufferOptions) (_ *Buffers, err error) {
 	if opts.Charge == nil {
 		opts.Charge = func(rec []byte) int { return len(rec) }
 	}
+	if opts.Policy == PolicyRing {
+		opts.Temporal = false
+	}
+	opts.Stamp = opts.Stamp || opts.Temporal
 	online, err := kernel.OnlineCPUs()
 	if err != nil {
 		return nil, err
@@ -526,6 +535,12 @@ func (b *Buffers) Drain(fn Handler) error {
 	if b.closed {
 		return os.ErrClosed
 	}
+	// Under Temporal, what is written from now on is stamped later than
+	// this (but for records in flight: see temporalSlack).
+	var now unix.Timespec
+	if b.opts.Temporal {
+		unix.ClockGettime(unix.CLOCK_MONOTONIC, &now)
+	}
 	for _, c := range b.cpus {
 		if c == nil {
 			continue
@@ -534,7 +549,10 @@ func (b *Buffers) Drain(fn Handler) error {
 			return err
 		}
 	}
-	return nil
+	if !b.opts.Temporal {
+		return nil
+	}
+	return b.release(b.safeTime(uint64(now.Nano())), fn)
 }
 
 // drainCPU copies out what the kernel ring holds and consumes the CPU's
@@ -697,6 +715,11 @@ func (b *Buffers) deliver(c *cpuBuf, rec []byte, st Stamp, fn Handler) error {
 		c.ring.add(rec, st, b.opts.Charge(rec))
 		return nil
 	}
+	if b.opts.Temporal {
+		c.held = append(c.held, heldRec{rec: append([]byte(nil), rec...), st: st})
+		c.last = max(c.last, st.Time)
+		return nil
+	}
 	b.cur = st
 	return fn(c.cpu, rec)
 }
@@ -712,6 +735,9 @@ func (b *Buffers) Flush(fn Handler) error {
 	}
 	b.mu.Lock()
 	defer b.mu.Unlock()
+	if err := b.release(^uint64(0), fn); err != nil {
+		return err
+	}
 	for {
 		var next *cpuBuf
 		var first uint64

@@ -185,6 +185,8 @@ func (h *Handle) Go() error {
 		// A snapshot() that fires is acted on when its record is read.
 		Trigger: func(rec []byte) bool { return h.cons != nil && h.cons.Trigger(rec) },
 		Stamp:   h.conf.Stamp || h.opts.OFormat == "perfetto",
+		// -x temporal: records of all CPUs in time order.
+		Temporal: h.opts.Temporal,
 	})
 	if err != nil {
 		return err

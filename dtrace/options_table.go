@@ -377,6 +377,7 @@ func addRunTimeSettings() {
 		{"destructive", func(o *Options) *bool { return &o.Destructive }},
 		{"grabanon", func(o *Options) *bool { return &o.GrabAnon }},
 		{"noresolve", func(o *Options) *bool { return &o.NoResolve }},
+		{"temporal", func(o *Options) *bool { return &o.Temporal }},
 	}
 	for _, b := range rtBools {
 		addOpt(&OptionSpec{Name: b.name, Kind: KindBool, Class: rt, set: boolField(b.f)})
