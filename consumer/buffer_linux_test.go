@@ -120,6 +120,20 @@ func open(t *testing.T, e *emitter, opts BufferOptions) *Buffers {
 	return b
 }
 
+// inOrder checks that out holds records 0 to n-1 in the order they were
+// sent.
+func inOrder(t *testing.T, out []got, n int) {
+	t.Helper()
+	if len(out) != n {
+		t.Fatalf("%d records, want %d", len(out), n)
+	}
+	for i, g := range out {
+		if g.seq != uint64(i) {
+			t.Fatalf("record %d = %+v: not in time order", i, g)
+		}
+	}
+}
+
 func lastCPU(t *testing.T, b *Buffers) int {
 	cpus := b.CPUs()
 	return cpus[len(cpus)-1]
@@ -435,14 +449,7 @@ func TestRingTimeOrder(t *testing.T) {
 	if err := b.Flush(collect(t, &out)); err != nil {
 		t.Fatal(err)
 	}
-	if len(out) != 20 {
-		t.Fatalf("%d records, want 20", len(out))
-	}
-	for i, g := range out {
-		if g.seq != uint64(i) {
-			t.Fatalf("record %d = %+v: not in time order", i, g)
-		}
-	}
+	inOrder(t, out, 20)
 	if err := b.Flush(collect(t, &out)); err != nil || len(out) != 20 {
 		t.Fatalf("second Flush: %v, %d records", err, len(out))
 	}

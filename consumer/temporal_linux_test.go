@@ -34,14 +34,7 @@ func TestTemporalOrder(t *testing.T) {
 			if err := b.Flush(collect(t, &out)); err != nil {
 				t.Fatal(err)
 			}
-			if len(out) != 40 {
-				t.Fatalf("%d records, want 40", len(out))
-			}
-			for i, g := range out {
-				if g.seq != uint64(i) {
-					t.Fatalf("record %d = %+v: not in time order", i, g)
-				}
-			}
+			inOrder(t, out, 40)
 		})
 	}
 }
