@@ -318,6 +318,9 @@ func (h *Handle) loadLibrary(text string) {
 		texts = append(texts, t)
 	}
 	need := dlib.Needed(dlib.Sources(), texts...)
+	if h.opts.NoLibs { // -x nolibs: the D library is not loaded at all
+		need = nil
+	}
 	if h.lib != nil && len(need) == len(h.libFiles) {
 		return
 	}

@@ -10,10 +10,10 @@ import (
 )
 
 // showVerifierLog prints the verifier's log of a refused program under
-// -S or -x verbose; the error itself carries only the reason.
+// -S, -x verbose or -x bpflog; the error itself carries only the reason.
 func (h *Handle) showVerifierLog(err error) {
 	var ve *loader.VerifierError
-	if !h.opts.Verbose || !errors.As(err, &ve) || len(ve.Log) == 0 || h.conf.Stderr == nil {
+	if !(h.opts.Verbose || h.opts.BPFLog) || !errors.As(err, &ve) || len(ve.Log) == 0 || h.conf.Stderr == nil {
 		return
 	}
 	fmt.Fprintf(h.conf.Stderr, "BPF verifier log for %s:\n%s\n", ve.Probe, strings.TrimRight(strings.Join(ve.Log, "\n"), "\n"))

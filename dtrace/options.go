@@ -77,7 +77,11 @@ type OptionSpec struct {
 	// Solaris marks an option that only makes sense on Solaris: it is
 	// accepted, for scripts written there, with a warning (Warnings).
 	Solaris bool
-	set     func(o *Options, v optValue) error
+	// Unsupported marks an option this implementation accepts, for
+	// scripts written for other DTraces, but does not honour: it is
+	// accepted with a warning naming it, never silently.
+	Unsupported bool
+	set         func(o *Options, v optValue) error
 }
 
 // optValue is a parsed option argument; Present is false for "-xname".
@@ -337,12 +341,15 @@ func (o *Options) set1(name, value string, hasValue, inProgram bool) error {
 	o.set[name] = true
 	if spec.Solaris {
 		o.warnings = append(o.warnings, "option "+name+" only has meaning on Solaris and is ignored")
+	} else if spec.Unsupported {
+		o.warnings = append(o.warnings, "option "+name+" is not supported and is ignored")
 	}
 	return nil
 }
 
 // Warnings returns, once each, the warnings of the options set since the
-// last call (options that only make sense on Solaris), for printing
+// last call (options that only make sense on Solaris or that are not
+// supported), for printing
 // after "dtrace: ".
 func (o *Options) Warnings() []string {
 	w := o.warnings

@@ -224,3 +224,37 @@ func TestAggView(t *testing.T) {
 		}
 	}
 }
+
+// TestOptionWarnings checks that options not honoured here warn when set,
+// and that those corpus tests set without a warning stay silent.
+func TestOptionWarnings(t *testing.T) {
+	tests := []struct{ arg, warning string }{
+		{"grabanon", "option grabanon only has meaning on Solaris and is ignored"},
+		{"ctypes=/tmp/x", "option ctypes is not supported and is ignored"},
+		{"jstackstrsize=1k", "option jstackstrsize is not supported and is ignored"},
+		{"pcapsize=128", "option pcapsize is not supported and is ignored"},
+		{"udefs", "option udefs is not supported and is ignored"},
+		{"late=static", "option late is not supported and is ignored"},
+		{"nolibs", ""},
+		{"lockmem=1m", ""},
+		{"bpflog", ""},
+		{"tree=1", ""},
+		{"evaltime=main", ""},
+		{"noresolve", ""},
+		{"statusrate=1s", ""},
+		{"knodefs", ""},
+	}
+	for _, tt := range tests {
+		o := NewOptions()
+		if err := o.SetArg(tt.arg); err != nil {
+			t.Fatalf("%s: %v", tt.arg, err)
+		}
+		w := o.Warnings()
+		if tt.warning == "" && len(w) != 0 || tt.warning != "" && (len(w) != 1 || w[0] != tt.warning) {
+			t.Errorf("%s: warnings %q, want %q", tt.arg, w, tt.warning)
+		}
+		if w := o.Warnings(); len(w) != 0 {
+			t.Errorf("%s: warnings repeated: %q", tt.arg, w)
+		}
+	}
+}

@@ -316,6 +316,9 @@ func (c *cmdline) trace(opts []opt) int {
 		}
 		c.warnOptions() // set by the program's pragmas
 	}
+	if err := setLockMem(c.opts.LockMem); err != nil {
+		c.errorf("warning: could not set lockmem: %v", err)
+	}
 	out := c.stdout
 	if c.ofile != "" {
 		f, err := dtrace.OpenOutput(c.ofile, c.opts.OFormat)
