@@ -425,7 +425,13 @@ func Retry(ctx context.Context, cfg Config, results []*Result, xf ExpectedFailur
 	if len(again) == 0 {
 		return nil
 	}
+	// The retry runs one test at a time with up to three times the
+	// time limit (within the test's own, 41 s by default): the tests
+	// that fail under load are the ones that wait for an idle CPU or a
+	// quiet machine.
 	cfg.Progress = nil
+	cfg.Workers = 1
+	cfg.MaxTimeout *= 3
 	var flaky []string
 	for k, r := range Run(ctx, cfg, again) {
 		if r.Status == Pass {
