@@ -40,18 +40,10 @@ func needBPF(t testing.TB) {
 // wrapper builds the probe program for clauses (all of them when nil).
 func wrapper(spec *Spec, prid uint32) asm.Instructions {
 	ms := int16(spec.Layout.MState)
-	insns := asm.Instructions{
-		asm.Mov.Reg(asm.R6, asm.R1).WithSymbol("test_probe").WithSource(asm.Comment("test probe")),
-		asm.FnGetSmpProcessorId.Call(),
-		asm.StoreMem(asm.R10, -4, asm.R0, asm.Word),
-		asm.LoadMapPtr(asm.R1, 0).WithReference(abi.MapScratch),
-		asm.Mov.Reg(asm.R2, asm.R10),
-		asm.Add.Imm(asm.R2, -4),
-		asm.FnMapLookupElem.Call(),
-		asm.JNE.Imm(asm.R0, 0, "test_have"),
-		asm.Return(),
-		asm.Mov.Reg(asm.R7, asm.R0).WithSymbol("test_have"),
-	}
+	insns := ScratchPrologue("test_probe", "test_have")
+	// The clauses carry line info, so the kernel wants the first
+	// function's too.
+	insns[0] = insns[0].WithSource(asm.Comment("test probe"))
 	for i := int16(0); i < 10; i++ {
 		insns = append(insns, asm.LoadMem(asm.R0, asm.R6, 8*i, asm.DWord), asm.StoreMem(asm.R7, ms+abi.MStateArgs+8*i, asm.R0, asm.DWord))
 	}

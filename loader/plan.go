@@ -169,19 +169,7 @@ func (p *Plan) instructions(spec *codegen.Spec, pp *ProbePlan, share string) (as
 		return nil, fmt.Errorf("mstate offset %d too large", spec.Layout.MState)
 	}
 	ms := int16(spec.Layout.MState)
-	insns := asm.Instructions{
-		asm.Mov.Reg(asm.R6, asm.R1).WithSymbol(progSymbol(pp.Probe)),
-		asm.FnGetSmpProcessorId.Call(),
-		asm.StoreMem(asm.RFP, -4, asm.R0, asm.Word),
-		asm.LoadMapPtr(asm.R1, 0).WithReference(abi.MapScratch),
-		asm.Mov.Reg(asm.R2, asm.RFP),
-		asm.Add.Imm(asm.R2, -4),
-		asm.FnMapLookupElem.Call(),
-		asm.JNE.Imm(asm.R0, 0, symHaveScratch),
-		asm.Mov.Imm(asm.R0, 0),
-		asm.Return(),
-		asm.Mov.Reg(asm.R7, asm.R0).WithSymbol(symHaveScratch),
-	}
+	insns := codegen.ScratchPrologue(progSymbol(pp.Probe), symHaveScratch)
 	// errno is 0 unless the provider's prologue sets it.
 	insns = append(insns, provider.StoreImmDW(asm.R7, ms+abi.MStateErrno, 0))
 	// So is the caller the user stack walk misses (pid entry probes).
