@@ -176,6 +176,10 @@ type Options struct {
 	CPPPath, LdPath, CTFPath, ModPath, ProcfsPath, SysLibDir string
 	SysSlice, CTypes, DTypes, Amin, DebugAssert, OFormat     string
 	LibDirs                                                  []string
+	// ProcEnv is the environment of the processes -c creates, as
+	// setenv and unsetenv leave it; nil when neither was set (they
+	// inherit dtrace's own).
+	ProcEnv []string
 	// PProf and FlameGraph are the files the stack aggregations are
 	// written to at exit (-x pprof=, -x flamegraph=); Prometheus the
 	// loopback address /metrics is served on, PromLabels the names of
@@ -299,6 +303,9 @@ func (o *Options) Clone() *Options {
 	c := *o
 	c.LibDirs = append([]string(nil), o.LibDirs...)
 	c.CPPArgs = append([]string(nil), o.CPPArgs...)
+	if o.ProcEnv != nil {
+		c.ProcEnv = append([]string(nil), o.ProcEnv...)
+	}
 	c.set = make(map[string]bool, len(o.set))
 	for k, v := range o.set {
 		c.set[k] = v

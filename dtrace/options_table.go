@@ -208,6 +208,26 @@ func addCompileValues() {
 	for _, s := range strs {
 		addOpt(&OptionSpec{Name: s.name, Kind: KindString, Class: ct, set: stringField(s.f)})
 	}
+	// The environment of -c commands: "setenv=NAME=value" and
+	// "unsetenv=NAME", command line only as in illumos (the processes
+	// exist before a program's pragmas are read).
+	addOpt(&OptionSpec{Name: "setenv", Kind: KindString, Class: ct, NoPragma: true,
+		set: func(o *Options, v optValue) error {
+			name, _, ok := strings.Cut(v.Str, "=")
+			if !ok || name == "" {
+				return ErrBadOptVal
+			}
+			o.ProcEnv = append(withoutEnv(o.ProcEnv, name), v.Str)
+			return nil
+		}})
+	addOpt(&OptionSpec{Name: "unsetenv", Kind: KindString, Class: ct, NoPragma: true,
+		set: func(o *Options, v optValue) error {
+			if v.Str == "" || strings.Contains(v.Str, "=") {
+				return ErrBadOptVal
+			}
+			o.ProcEnv = withoutEnv(o.ProcEnv, v.Str)
+			return nil
+		}})
 	addOpt(&OptionSpec{Name: "libdir", Kind: KindString, Class: ct,
 		set: func(o *Options, v optValue) error { o.LibDirs = append(o.LibDirs, v.Str); return nil }})
 	addOpt(&OptionSpec{Name: "debugassert", Kind: KindEnum, Class: ct, Enum: []string{"mutexes"},
@@ -497,4 +517,19 @@ func fileField(f func(*Options) *string) func(*Options, optValue) error {
 		*f(o) = v.Str
 		return nil
 	}
+}
+
+// withoutEnv returns env (dtrace's own environment when env is nil)
+// without the variable name.
+func withoutEnv(env []string, name string) []string {
+	if env == nil {
+		env = os.Environ()
+	}
+	out := make([]string, 0, len(env)+1)
+	for _, kv := range env {
+		if k, _, _ := strings.Cut(kv, "="); k != name {
+			out = append(out, kv)
+		}
+	}
+	return out
 }

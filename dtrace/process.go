@@ -33,6 +33,12 @@ type Process struct {
 // with the given standard streams, stopped just after exec, as dtrace -c
 // does. The error reads "failed to execute NAME: REASON".
 func CreateProcess(argv []string, stdin io.Reader, stdout, stderr io.Writer) (*Process, error) {
+	return createProcess(argv, nil, stdin, stdout, stderr)
+}
+
+// createProcess is CreateProcess with the child's environment (nil:
+// dtrace's own).
+func createProcess(argv, env []string, stdin io.Reader, stdout, stderr io.Writer) (*Process, error) {
 	if len(argv) == 0 {
 		return nil, errors.New("failed to execute: no command")
 	}
@@ -46,6 +52,7 @@ func CreateProcess(argv []string, stdin io.Reader, stdout, stderr io.Writer) (*P
 		defer close(p.exited)
 		cmd := exec.Command(argv[0], argv[1:]...)
 		cmd.Stdin, cmd.Stdout, cmd.Stderr = stdin, stdout, stderr
+		cmd.Env = env
 		// The child dies with dtrace, as illumos's dtrace sets
 		// kill-on-last-close on the processes it creates: a killed
 		// dtrace leaves nothing running that it started.
@@ -117,15 +124,16 @@ func (p *Process) traceToExit(pid int) {
 func (p *Process) AtExit(fn func(pid int)) { p.atExit = fn }
 
 // StartProcess is dtrace's -c (create: arg is the command line, split
-// at blanks) or -p (arg is the pid). Errors are worded for printing
+// at blanks; env is its environment, nil for dtrace's own: see
+// Options.ProcEnv) or -p (arg is the pid). Errors are worded for printing
 // after "dtrace: ".
-func StartProcess(create bool, arg string, stdin io.Reader, stdout, stderr io.Writer) (*Process, error) {
+func StartProcess(create bool, arg string, env []string, stdin io.Reader, stdout, stderr io.Writer) (*Process, error) {
 	if create {
 		argv := strings.Fields(arg)
 		if len(argv) == 0 {
 			argv = []string{arg}
 		}
-		return CreateProcess(argv, stdin, stdout, stderr)
+		return createProcess(argv, env, stdin, stdout, stderr)
 	}
 	pid, err := strconv.Atoi(arg)
 	if err != nil || pid <= 0 {

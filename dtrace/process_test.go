@@ -4,6 +4,8 @@ package dtrace
 
 import (
 	"io"
+	"os"
+	"strings"
 	"testing"
 )
 
@@ -46,4 +48,44 @@ func TestAbandon(t *testing.T) {
 	}
 	p.Abandon() // never continued: killed
 	<-p.Exited()
+}
+
+// TestProcessEnv checks that -x setenv and unsetenv shape the environment
+// of the processes -c creates, and only theirs.
+func TestProcessEnv(t *testing.T) {
+	t.Setenv("OPTAUDIT_GONE", "1")
+	t.Setenv("OPTAUDIT_KEPT", "2")
+	o := NewOptions()
+	for _, arg := range []string{"setenv=OPTAUDIT_NEW=a=b", "unsetenv=OPTAUDIT_GONE", "setenv=OPTAUDIT_KEPT=3"} {
+		if err := o.SetArg(arg); err != nil {
+			t.Fatalf("%s: %v", arg, err)
+		}
+	}
+	for _, bad := range []string{"setenv=NOVALUE", "setenv==x", "unsetenv=A=b", "unsetenv="} {
+		if err := NewOptions().SetArg(bad); err != ErrBadOptVal {
+			t.Errorf("%s: err %v, want %v", bad, err, ErrBadOptVal)
+		}
+	}
+	if err := NewOptions().SetPragma("setenv", "A=b", true); err == nil {
+		t.Error("setenv accepted from a pragma")
+	}
+	var out strings.Builder
+	p, err := StartProcess(true, "env", o.ProcEnv, nil, &out, io.Discard)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p.Continue()
+	<-p.Exited()
+	env := "\n" + out.String()
+	for _, want := range []string{"\nOPTAUDIT_NEW=a=b\n", "\nOPTAUDIT_KEPT=3\n", "\nPATH="} {
+		if !strings.Contains(env, want) {
+			t.Errorf("child environment lacks %q", want)
+		}
+	}
+	if strings.Contains(env, "OPTAUDIT_GONE") || strings.Count(env, "OPTAUDIT_KEPT=") != 1 {
+		t.Errorf("child environment:%s", env)
+	}
+	if os.Getenv("OPTAUDIT_GONE") != "1" {
+		t.Error("unsetenv changed dtrace's own environment")
+	}
 }
