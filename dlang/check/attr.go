@@ -253,14 +253,6 @@ func isKernelType(t types.Type) bool {
 		}
 		break
 	}
-	mod := ""
-	switch u := t.(type) {
-	case *types.Struct:
-		mod = u.Module
-	case *types.Enum:
-		mod = u.Module
-	case *types.Typedef:
-		mod = u.Module
-	}
+	mod := types.ModuleOf(t)
 	return mod != "" && mod != "C" && mod != "D"
 }

@@ -473,3 +473,18 @@ var (
 // NewOpaque returns a placeholder for a kernel type known only by name
 // ("struct task_struct") when no kernel type information is available.
 func NewOpaque(name string) *Special { return &Special{K: KindOpaque, Name: name} }
+
+// ModuleOf is the module that defined t when t is a struct or union,
+// an enum or a typedef ("C", "D", "vmlinux", ...), and "" for any other
+// type.
+func ModuleOf(t Type) string {
+	switch u := t.(type) {
+	case *Struct:
+		return u.Module
+	case *Enum:
+		return u.Module
+	case *Typedef:
+		return u.Module
+	}
+	return ""
+}

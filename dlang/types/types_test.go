@@ -137,3 +137,20 @@ func TestScopes(t *testing.T) {
 		t.Error("Names/Lookup wrong")
 	}
 }
+
+func TestModuleOf(t *testing.T) {
+	for _, tt := range []struct {
+		t    Type
+		want string
+	}{
+		{&Struct{Tag: "task_struct", Module: "vmlinux"}, "vmlinux"},
+		{&Enum{Tag: "e", Module: "D"}, "D"},
+		{&Typedef{Name: "size_t", Module: "C", Type: Int}, "C"},
+		{&Pointer{Elem: &Struct{Module: "vmlinux"}}, ""},
+		{Int, ""},
+	} {
+		if got := ModuleOf(tt.t); got != tt.want {
+			t.Errorf("ModuleOf(%v) = %q, want %q", tt.t, got, tt.want)
+		}
+	}
+}
