@@ -88,16 +88,7 @@ func TestDecodePrintfRecord(t *testing.T) {
 // BenchmarkPrintfRecord measures decoding one printf() record into its
 // event (issue 10 wants millions a second through the consumer).
 func BenchmarkPrintfRecord(b *testing.B) {
-	c, data := printfConsumer(output.Nop{})
-	b.ReportAllocs()
-	cpu0 := cpuTime()
-	for i := 0; i < b.N; i++ {
-		le.PutUint32(data[16:], uint32(i))
-		if err := c.record(0, data); err != nil {
-			b.Fatal(err)
-		}
-	}
-	reportCPURate(b, cpu0)
+	benchPrintf(b, output.Nop{}, nil)
 }
 
 // BenchmarkPrintfText measures a printf() record from its bytes to its
@@ -106,6 +97,12 @@ func BenchmarkPrintfRecord(b *testing.B) {
 func BenchmarkPrintfText(b *testing.B) {
 	w := bufio.NewWriterSize(io.Discard, 64<<10)
 	r := text.New(text.Config{Out: w, Settings: output.Settings{Quiet: true, StrSize: 256}})
+	benchPrintf(b, r, func() { w.Flush() })
+}
+
+// benchPrintf decodes b.N printf() records (each with its own value)
+// through r, runs done (if not nil) and reports the CPU rate.
+func benchPrintf(b *testing.B, r output.Renderer, done func()) {
 	c, data := printfConsumer(r)
 	b.ReportAllocs()
 	cpu0 := cpuTime()
@@ -115,7 +112,9 @@ func BenchmarkPrintfText(b *testing.B) {
 			b.Fatal(err)
 		}
 	}
-	w.Flush()
+	if done != nil {
+		done()
+	}
 	reportCPURate(b, cpu0)
 }
 
