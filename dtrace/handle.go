@@ -167,7 +167,7 @@ func (h *Handle) Go() error {
 		return err
 	}
 	sizeProbeNames(spec, plan)
-	objs, err := loader.Load(spec, plan, loader.Options{})
+	objs, err := loader.Load(spec, plan, loader.Options{VerifierLogSize: verifierLogSize(h.opts.BPFLogSize)})
 	if err != nil {
 		h.showVerifierLog(err)
 		return err

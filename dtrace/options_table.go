@@ -122,7 +122,7 @@ func init() {
 	// silent (see docs/STATUS.md).
 	for _, name := range []string{"core", "ctypes", "dtypes", "ctfpath", "useruid", "sysslice",
 		"debugassert", "jstackframes", "jstackstrsize", "strip", "debug", "disasm", "syslibdir",
-		"pcapsize", "bpflogsize", "udefs", "unodefs", "late"} {
+		"pcapsize", "udefs", "unodefs", "late"} {
 		optionTable[name].Unsupported = true
 	}
 }

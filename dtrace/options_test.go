@@ -238,6 +238,7 @@ func TestOptionWarnings(t *testing.T) {
 		{"nolibs", ""},
 		{"lockmem=1m", ""},
 		{"bpflog", ""},
+		{"bpflogsize=1m", ""},
 		{"tree=1", ""},
 		{"evaltime=main", ""},
 		{"noresolve", ""},
@@ -255,6 +256,17 @@ func TestOptionWarnings(t *testing.T) {
 		}
 		if w := o.Warnings(); len(w) != 0 {
 			t.Errorf("%s: warnings repeated: %q", tt.arg, w)
+		}
+	}
+}
+
+func TestVerifierLogSize(t *testing.T) {
+	for _, tt := range []struct {
+		n    int64
+		want uint32
+	}{{Unset, 0}, {0, 0}, {4096, 4096}, {1 << 40, (1<<32 - 1) >> 2}} {
+		if got := verifierLogSize(tt.n); got != tt.want {
+			t.Errorf("verifierLogSize(%d) = %d, want %d", tt.n, got, tt.want)
 		}
 	}
 }
