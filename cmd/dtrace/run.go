@@ -316,7 +316,7 @@ func (c *cmdline) trace(opts []opt) int {
 		}
 		c.warnOptions() // set by the program's pragmas
 	}
-	if err := setLockMem(c.opts.LockMem); err != nil {
+	if err := kernel.SetLockMem(c.opts.LockMem); err != nil {
 		c.errorf("warning: could not set lockmem: %v", err)
 	}
 	out := c.stdout

@@ -17,3 +17,6 @@ func OnlineCPUs() ([]int, error) { return nil, errNotLinux }
 
 // MountTracefs fails off Linux.
 func MountTracefs() (string, error) { return "", errNotLinux }
+
+// SetLockMem fails off Linux.
+func SetLockMem(int64) error { return errNotLinux }

@@ -1,4 +1,6 @@
-package main
+//go:build linux
+
+package kernel
 
 import (
 	"testing"
@@ -12,11 +14,11 @@ func TestSetLockMem(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer unix.Setrlimit(unix.RLIMIT_MEMLOCK, &old)
-	if err := setLockMem(-2); err != nil { // unset: nothing changes
+	if err := SetLockMem(-2); err != nil { // unset: nothing changes
 		t.Fatal(err)
 	}
 	// Lowering is always allowed; the soft limit must follow.
-	if err := setLockMem(64 << 10); err != nil {
+	if err := SetLockMem(64 << 10); err != nil {
 		t.Fatalf("lowering lockmem: %v", err)
 	}
 	var now unix.Rlimit
@@ -29,7 +31,7 @@ func TestSetLockMem(t *testing.T) {
 	// Beyond a finite hard limit without the capability: an error, and
 	// the soft limit raised to the hard one.
 	if now.Max != unix.RLIM_INFINITY && now.Max < 1<<40 {
-		err := setLockMem(1 << 40)
+		err := SetLockMem(1 << 40)
 		unix.Getrlimit(unix.RLIMIT_MEMLOCK, &now)
 		if err == nil && now.Cur != 1<<40 || err != nil && now.Cur != now.Max {
 			t.Errorf("lockmem=1t: err %v, limits %+v", err, now)

@@ -1,14 +1,16 @@
-package main
+//go:build linux
+
+package kernel
 
 import "golang.org/x/sys/unix"
 
-// setLockMem applies -x lockmem: the locked-memory limit (RLIMIT_MEMLOCK)
+// SetLockMem applies -x lockmem: the locked-memory limit (RLIMIT_MEMLOCK)
 // that kernels before memory-cgroup accounting of BPF (5.11) charge maps
 // to. Unset (negative) leaves the limit as it is. Without the capability
 // to raise the hard limit, the soft limit is raised as far as the hard one
 // allows and the error is returned for a warning: newer kernels do not
 // charge BPF maps to this limit, so tracing may well work regardless.
-func setLockMem(n int64) error {
+func SetLockMem(n int64) error {
 	if n < 0 {
 		return nil
 	}

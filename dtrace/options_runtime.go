@@ -1,0 +1,236 @@
+package dtrace
+
+// The run-time part of the option table (options_table.go): sizes,
+// policies and rates fixed once tracing is active, the options setopt()
+// may change, and those that choose output.
+
+import (
+	"os"
+	"strings"
+
+	"github.com/dtrace-go/dtrace/output/prom"
+)
+
+// addRunTimeOptions adds the sizes fixed once tracing is active.
+func addRunTimeOptions() {
+	rt := RunTime
+	sizes := []struct {
+		name string
+		f    func(*Options) *int64
+	}{
+		{"aggsize", func(o *Options) *int64 { return &o.AggSize }},
+		{"bpflogsize", func(o *Options) *int64 { return &o.BPFLogSize }},
+		{"bufsize", func(o *Options) *int64 { return &o.BufSize }},
+		{"dynvarsize", func(o *Options) *int64 { return &o.DynVarSize }},
+		{"flowsize", func(o *Options) *int64 { return &o.FlowSize }},
+		{"jstackstrsize", func(o *Options) *int64 { return &o.JStackStrSize }},
+		{"specsize", func(o *Options) *int64 { return &o.SpecSize }},
+	}
+	for _, s := range sizes {
+		addOpt(&OptionSpec{Name: s.name, Kind: KindSize, Class: rt, set: intField(s.f)})
+	}
+	addOpt(&OptionSpec{Name: "strsize", Kind: KindSize, Class: rt,
+		set: func(o *Options, v optValue) error {
+			n := int64(0)
+			if v.Present {
+				n = v.Int
+			}
+			// The smallest string must hold the two-byte null string.
+			if n < 2 {
+				return ErrBadOptVal
+			}
+			if n > 1<<32-1 {
+				return ErrValueOverflow
+			}
+			o.StrSize = n
+			return nil
+		}})
+	addOpt(&OptionSpec{Name: "scratchsize", Kind: KindSize, Class: rt,
+		set: func(o *Options, v optValue) error {
+			n := v.Int
+			if !v.Present {
+				n = 0
+			}
+			if n > 0 { // room for the length word, 8-byte aligned
+				n = (n + 8 + 7) &^ 7
+			}
+			o.ScratchSize = n
+			return nil
+		}})
+	addOpt(&OptionSpec{Name: "lockmem", Kind: KindString, Class: rt,
+		set: func(o *Options, v optValue) error {
+			if v.Str == "unlimited" {
+				o.LockMem = 1<<63 - 1
+				return nil
+			}
+			if n, err := ParseSize(v.Str); err == nil {
+				o.LockMem = n
+			}
+			return nil
+		}})
+	addOpt(&OptionSpec{Name: "pcapsize", Kind: KindSize, Class: rt,
+		set: func(o *Options, v optValue) error {
+			n := int64(DefaultPcapSize)
+			if v.Present && v.Int > 0 && v.Int <= 65535 {
+				n = v.Int
+			}
+			o.PcapSize = (n + 7) &^ 7
+			return nil
+		}})
+}
+
+// addRunTimeSettings adds the run-time policies, rates, counts and
+// toggles.
+func addRunTimeSettings() {
+	rt := RunTime
+	addOpt(&OptionSpec{Name: "bufpolicy", Kind: KindEnum, Class: rt,
+		Enum: []string{BufPolicyRing, BufPolicyFill, BufPolicySwitch},
+		set:  stringField(func(o *Options) *string { return &o.BufPolicy })})
+	addOpt(&OptionSpec{Name: "bufresize", Kind: KindEnum, Class: rt, Enum: []string{"auto", "manual"},
+		set: stringField(func(o *Options) *string { return &o.BufResize })})
+	addOpt(&OptionSpec{Name: "cleanrate", Kind: KindRate, Class: rt,
+		set: intField(func(o *Options) *int64 { return &o.CleanRate })})
+	addOpt(&OptionSpec{Name: "statusrate", Kind: KindRate, Class: rt,
+		set: intField(func(o *Options) *int64 { return &o.StatusRate })})
+	counts := []struct {
+		name string
+		f    func(*Options) *int64
+	}{
+		{"cpu", func(o *Options) *int64 { return &o.CPU }},
+		{"jstackframes", func(o *Options) *int64 { return &o.JStackFrames }},
+		{"maxframes", func(o *Options) *int64 { return &o.MaxFrames }},
+		{"nspec", func(o *Options) *int64 { return &o.NSpec }},
+		{"stackframes", func(o *Options) *int64 { return &o.StackFrames }},
+		{"ustackframes", func(o *Options) *int64 { return &o.UStackFrames }},
+	}
+	for _, c := range counts {
+		addOpt(&OptionSpec{Name: c.name, Kind: KindCount, Class: rt, set: intField(c.f)})
+	}
+	rtBools := []struct {
+		name string
+		f    func(*Options) *bool
+	}{
+		{"bpflog", func(o *Options) *bool { return &o.BPFLog }},
+		{"destructive", func(o *Options) *bool { return &o.Destructive }},
+		{"grabanon", func(o *Options) *bool { return &o.GrabAnon }},
+		{"noresolve", func(o *Options) *bool { return &o.NoResolve }},
+		{"temporal", func(o *Options) *bool { return &o.Temporal }},
+	}
+	for _, b := range rtBools {
+		addOpt(&OptionSpec{Name: b.name, Kind: KindBool, Class: rt, set: boolField(b.f)})
+	}
+}
+
+// addDynamicOptions adds the options setopt() may change while tracing.
+func addDynamicOptions() {
+	drt := DynamicRunTime
+	addOpt(&OptionSpec{Name: "aggrate", Kind: KindRate, Class: drt,
+		set: intField(func(o *Options) *int64 { return &o.AggRate })})
+	addOpt(&OptionSpec{Name: "switchrate", Kind: KindRate, Class: drt,
+		set: intField(func(o *Options) *int64 { return &o.SwitchRate })})
+	addOpt(&OptionSpec{Name: "aggsortkeypos", Kind: KindCount, Class: drt,
+		set: intField(func(o *Options) *int64 { return &o.AggSortKeyPos })})
+	addOpt(&OptionSpec{Name: "aggsortpos", Kind: KindCount, Class: drt,
+		set: intField(func(o *Options) *int64 { return &o.AggSortPos })})
+	addOpt(&OptionSpec{Name: "printsize", Kind: KindSize, Class: drt,
+		set: func(o *Options, v optValue) error {
+			n := int64(DefaultPrintSize)
+			if v.Present && v.Int > 0 && v.Int <= 65536 {
+				n = v.Int
+			}
+			o.PrintSize = (n + 7) &^ 7
+			return nil
+		}})
+	drtBools := []struct {
+		name string
+		f    func(*Options) *bool
+	}{
+		{"agghist", func(o *Options) *bool { return &o.AggHist }},
+		{"aggpack", func(o *Options) *bool { return &o.AggPack }},
+		{"aggsortkey", func(o *Options) *bool { return &o.AggSortKey }},
+		{"aggsortrev", func(o *Options) *bool { return &o.AggSortRev }},
+		{"aggzoom", func(o *Options) *bool { return &o.AggZoom }},
+		{"flowindent", func(o *Options) *bool { return &o.FlowIndent }},
+		{"quiet", func(o *Options) *bool { return &o.Quiet }},
+		{"quietresize", func(o *Options) *bool { return &o.QuietResize }},
+		{"rawbytes", func(o *Options) *bool { return &o.RawBytes }},
+		{"stackindent", func(o *Options) *bool { return &o.StackIndent }},
+	}
+	for _, b := range drtBools {
+		addOpt(&OptionSpec{Name: b.name, Kind: KindBool, Class: drt, set: boolField(b.f)})
+	}
+}
+
+// addOutputOptions adds the options that choose output besides
+// dtrace(1M)'s text. Their values are checked here, at start-up, so that
+// a bad one stops dtrace before anything is compiled or attached.
+func addOutputOptions() {
+	ct := CompileTime
+	// Output format: dtrace(1M)'s text, JSON Lines, folded stacks, a
+	// trace-event timeline.
+	addOpt(&OptionSpec{Name: "oformat", Kind: KindEnum, Class: ct, Enum: []string{"text", "json", "folded", "perfetto"},
+		set: stringField(func(o *Options) *string { return &o.OFormat })})
+	addOpt(&OptionSpec{Name: "pprof", Kind: KindString, Class: ct,
+		set: fileField(func(o *Options) *string { return &o.PProf })})
+	addOpt(&OptionSpec{Name: "flamegraph", Kind: KindString, Class: ct,
+		set: fileField(func(o *Options) *string { return &o.FlameGraph })})
+	addOpt(&OptionSpec{Name: "prometheus", Kind: KindString, Class: ct,
+		set: checkedString(prom.CheckAddr, func(o *Options) *string { return &o.Prometheus })})
+	addOpt(&OptionSpec{Name: "promlabels", Kind: KindString, Class: ct,
+		set: checkedString(prom.CheckLabels, func(o *Options) *string { return &o.PromLabels })})
+	// Beyond DTrace: a host traces its guests through their agents.
+	addOpt(&OptionSpec{Name: "agent", Kind: KindString, Class: ct, NoPragma: true,
+		set: stringField(func(o *Options) *string { return &o.Agent })})
+	addOpt(&OptionSpec{Name: "guest", Kind: KindString, Class: ct, NoPragma: true,
+		set: func(o *Options, v optValue) error {
+			name, sock, ok := strings.Cut(v.Str, "=")
+			if !ok || name == "" || sock == "" || name == "host" || strings.ContainsAny(name, " \t") {
+				return ErrBadOptVal
+			}
+			o.Guests = append(o.Guests, v.Str)
+			return nil
+		}})
+}
+
+// checkedString sets a string option once check accepts its value.
+func checkedString(check func(string) error, f func(*Options) *string) func(*Options, optValue) error {
+	return func(o *Options, v optValue) error {
+		if check(v.Str) != nil {
+			return ErrBadOptVal
+		}
+		*f(o) = v.Str
+		return nil
+	}
+}
+
+// fileField sets an option naming a file written at exit, once the file
+// is known to be writable (it is created if missing, not truncated).
+func fileField(f func(*Options) *string) func(*Options, optValue) error {
+	return func(o *Options, v optValue) error {
+		if v.Str == "" {
+			return ErrBadOptVal
+		}
+		fd, err := os.OpenFile(v.Str, os.O_WRONLY|os.O_CREATE, 0o644)
+		if err != nil {
+			return ErrBadOptVal
+		}
+		fd.Close()
+		*f(o) = v.Str
+		return nil
+	}
+}
+
+// withoutEnv returns env (dtrace's own environment when env is nil)
+// without the variable name.
+func withoutEnv(env []string, name string) []string {
+	if env == nil {
+		env = os.Environ()
+	}
+	out := make([]string, 0, len(env)+1)
+	for _, kv := range env {
+		if k, _, _ := strings.Cut(kv, "="); k != name {
+			out = append(out, kv)
+		}
+	}
+	return out
+}
