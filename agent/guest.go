@@ -85,10 +85,7 @@ func (g *Guest) calibrate(n int) error {
 			return err
 		}
 		var p Ping
-		if typ != MsgPong {
-			return fmt.Errorf("%w: message %q where a pong was expected", ErrGarbage, typ)
-		}
-		if err := decode(typ, body, &p); err != nil {
+		if err := expect(typ, MsgPong, "a pong", body, &p); err != nil {
 			return err
 		}
 		g.Clock.Sample(p.Host, p.Guest, g.now())

@@ -169,6 +169,15 @@ func (c *Conn) Receive() (byte, []byte, error) {
 }
 
 // decode reads a message's body into v.
+// expect decodes a message that must be of type want (named what in the
+// error) into v.
+func expect(typ, want byte, what string, body []byte, v any) error {
+	if typ != want {
+		return fmt.Errorf("%w: message %q where %s was expected", ErrGarbage, typ, what)
+	}
+	return decode(typ, body, v)
+}
+
 func decode(typ byte, body []byte, v any) error {
 	if err := json.Unmarshal(body, v); err != nil {
 		return fmt.Errorf("%w: message %q: %v", ErrGarbage, typ, err)

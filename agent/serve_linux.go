@@ -109,10 +109,7 @@ func Serve(rw io.ReadWriter, logw io.Writer) error {
 		}
 	}
 	var p Program
-	if typ != MsgProgram {
-		return fmt.Errorf("%w: message %q where a program was expected", ErrGarbage, typ)
-	}
-	if err := decode(typ, body, &p); err != nil {
+	if err := expect(typ, MsgProgram, "a program", body, &p); err != nil {
 		return err
 	}
 	err = run(c, &p, func(matched int) {
