@@ -49,14 +49,21 @@ func (b *boxes) int(v format.Int) format.Value {
 	if b == nil {
 		return v
 	}
-	if len(b.ints) == 0 {
-		b.ints = make([]format.Int, boxSlab)
+	return box(&b.ints, intType, v)
+}
+
+// box stores v in the next slot of *slab (a new slab of boxSlab when it
+// is used up) and returns it as a format.Value whose type word is typ,
+// without the allocation of converting v to an interface.
+func box[T any](slab *[]T, typ unsafe.Pointer, v T) format.Value {
+	if len(*slab) == 0 {
+		*slab = make([]T, boxSlab)
 	}
-	p := &b.ints[0]
-	b.ints = b.ints[1:]
+	p := &(*slab)[0]
+	*slab = (*slab)[1:]
 	*p = v
 	var out format.Value
-	*(*iface)(unsafe.Pointer(&out)) = iface{intType, unsafe.Pointer(p)}
+	*(*iface)(unsafe.Pointer(&out)) = iface{typ, unsafe.Pointer(p)}
 	return out
 }
 
@@ -70,15 +77,7 @@ func (b *boxes) string(buf []byte) format.Value {
 	n := copy(b.arena, buf)
 	str := unsafe.String(unsafe.SliceData(b.arena), n)
 	b.arena = b.arena[n:]
-	if len(b.strs) == 0 {
-		b.strs = make([]format.String, boxSlab)
-	}
-	p := &b.strs[0]
-	b.strs = b.strs[1:]
-	*p = format.String(str)
-	var out format.Value
-	*(*iface)(unsafe.Pointer(&out)) = iface{strType, unsafe.Pointer(p)}
-	return out
+	return box(&b.strs, strType, format.String(str))
 }
 
 func (b *boxes) value(data []byte, r codegen.Record) format.Value {
