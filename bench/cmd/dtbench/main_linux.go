@@ -119,45 +119,35 @@ func run(c *config) error {
 	}
 	header(c)
 
-	if c.only["startup"] {
-		if err := benchStartup(c); err != nil {
-			return fmt.Errorf("start-up: %w", err)
+	for _, b := range benches {
+		if b.name == "event" {
+			if ok, why := haveSyscall(c); !ok {
+				c.noSyscall = why
+			}
 		}
-	}
-	if ok, why := haveSyscall(c); !ok {
-		c.noSyscall = why
-	}
-	if c.only["event"] {
-		if err := benchEvent(c); err != nil {
-			return fmt.Errorf("per-event overhead: %w", err)
+		if !c.only[b.name] {
+			continue
 		}
-	}
-	if c.only["wide"] {
-		if err := benchWide(c); err != nil {
-			return fmt.Errorf("wide per-event overhead: %w", err)
-		}
-	}
-	if c.only["breakdown"] {
-		if err := benchBreakdown(c); err != nil {
-			return fmt.Errorf("breakdown: %w", err)
-		}
-	}
-	if c.only["attach"] {
-		if err := benchAttach(c); err != nil {
-			return fmt.Errorf("compile-and-attach: %w", err)
-		}
-	}
-	if c.only["fbt"] {
-		if err := benchFbt(c); err != nil {
-			return fmt.Errorf("fbt: %w", err)
-		}
-	}
-	if c.only["stream"] {
-		if err := benchStream(c); err != nil {
-			return fmt.Errorf("printf stream: %w", err)
+		if err := b.run(c); err != nil {
+			return fmt.Errorf("%s: %w", b.what, err)
 		}
 	}
 	return nil
+}
+
+// benches are the benchmarks in the order they run, each with the name
+// -only selects it by and what its error says it was.
+var benches = []struct {
+	name, what string
+	run        func(*config) error
+}{
+	{"startup", "start-up", benchStartup},
+	{"event", "per-event overhead", benchEvent},
+	{"wide", "wide per-event overhead", benchWide},
+	{"breakdown", "breakdown", benchBreakdown},
+	{"attach", "compile-and-attach", benchAttach},
+	{"fbt", "fbt", benchFbt},
+	{"stream", "printf stream", benchStream},
 }
 
 // buildDtrace builds ./cmd/dtrace of the module enclosing the working
