@@ -86,72 +86,64 @@ type spec struct {
 	points []point
 }
 
+// held is a lock function: its entry remembers the lock, its return
+// fires after check, with kind (if any) in the argument around names.
+type held struct {
+	glob        string
+	check, kind int
+}
+
+// around returns the points of a probe that remembers the lock at the
+// entry of each of fns (with role), then has mid, then fires at their
+// returns.
+func around(role, kindArg int, mid []point, fns ...held) []point {
+	var pts []point
+	for _, f := range fns {
+		pts = append(pts, point{glob: f.glob, role: role})
+	}
+	pts = append(pts, mid...)
+	for _, f := range fns {
+		pt := point{glob: f.glob, ret: true, role: roleFireRet, check: f.check, kind: f.kind}
+		if f.kind != 0 {
+			pt.kindArg = kindArg
+		}
+		pts = append(pts, pt)
+	}
+	return pts
+}
+
 var specs = []spec{
-	{"adaptive-acquire", []string{"struct mutex *"}, []point{
-		{glob: "mutex_lock", role: roleStash},
-		{glob: "mutex_lock", ret: true, role: roleFireRet},
-	}},
-	{"adaptive-acquire-error", []string{"struct mutex *", "int"}, []point{
-		{glob: "*mutex_lock_killable", role: roleStash},
-		{glob: "*mutex_lock_interruptible", role: roleStash},
-		{glob: "*mutex_lock_killable", ret: true, role: roleFireRet, check: checkErr},
-		{glob: "*mutex_lock_interruptible", ret: true, role: roleFireRet, check: checkErr},
-	}},
-	{"adaptive-block", []string{"struct mutex *", "uint64_t"}, []point{
-		{glob: "mutex_lock", role: roleStash},
+	{"adaptive-acquire", []string{"struct mutex *"}, around(roleStash, 0, nil, held{glob: "mutex_lock"})},
+	{"adaptive-acquire-error", []string{"struct mutex *", "int"}, around(roleStash, 0, nil,
+		held{"*mutex_lock_killable", checkErr, 0}, held{"*mutex_lock_interruptible", checkErr, 0})},
+	{"adaptive-block", []string{"struct mutex *", "uint64_t"}, around(roleStash, 0, []point{
 		{glob: "schedule_preempt_disabled", role: roleBlockFrom},
 		{glob: "schedule_preempt_disabled", ret: true, role: roleBlockTo},
-		{glob: "mutex_lock", ret: true, role: roleFireRet, check: checkBlock},
-	}},
+	}, held{"mutex_lock", checkBlock, 0})},
 	{"adaptive-release", []string{"struct mutex *"}, []point{
 		{glob: "mutex_unlock", role: roleFireEntry},
 	}},
-	{"adaptive-spin", []string{"struct mutex *", "uint64_t"}, []point{
-		{glob: "mutex_lock", role: roleStash},
+	{"adaptive-spin", []string{"struct mutex *", "uint64_t"}, around(roleStash, 0, []point{
 		{glob: "_raw_spin_lock", role: roleSpinFrom},
-		{glob: "mutex_lock", ret: true, role: roleFireRet, check: checkSpin},
-	}},
-	{"rw-acquire", []string{"struct rwlock *", "int"}, []point{
-		{glob: "_raw_read_lock*", role: roleStash},
-		{glob: "_raw_read_trylock*", role: roleStash},
-		{glob: "_raw_write_lock*", role: roleStash},
-		{glob: "_raw_write_trylock*", role: roleStash},
-		{glob: "_raw_read_lock*", ret: true, role: roleFireRet, kind: kindReader, kindArg: 1},
-		{glob: "_raw_read_trylock*", ret: true, role: roleFireRet, check: checkTry, kind: kindReader, kindArg: 1},
-		{glob: "_raw_write_lock*", ret: true, role: roleFireRet, kind: kindWriter, kindArg: 1},
-		{glob: "_raw_write_trylock*", ret: true, role: roleFireRet, check: checkTry, kind: kindWriter, kindArg: 1},
-	}},
-	{"rw-block", []string{"struct rw_semaphore *", "uint64_t", "int"}, []point{
-		{glob: "rwsem_down_read_slowpath", role: roleStashTime},
-		{glob: "rwsem_down_write_slowpath", role: roleStashTime},
-		{glob: "rwsem_down_read_slowpath", ret: true, role: roleFireRet, check: checkSpin, kind: kindReader, kindArg: 2},
-		{glob: "rwsem_down_write_slowpath", ret: true, role: roleFireRet, check: checkSpin, kind: kindWriter, kindArg: 2},
-	}},
+	}, held{"mutex_lock", checkSpin, 0})},
+	{"rw-acquire", []string{"struct rwlock *", "int"}, around(roleStash, 1, nil,
+		held{"_raw_read_lock*", checkNone, kindReader}, held{"_raw_read_trylock*", checkTry, kindReader},
+		held{"_raw_write_lock*", checkNone, kindWriter}, held{"_raw_write_trylock*", checkTry, kindWriter})},
+	{"rw-block", []string{"struct rw_semaphore *", "uint64_t", "int"}, around(roleStashTime, 2, nil,
+		held{"rwsem_down_read_slowpath", checkSpin, kindReader}, held{"rwsem_down_write_slowpath", checkSpin, kindWriter})},
 	{"rw-release", []string{"struct rwlock *", "int"}, []point{
 		{glob: "_raw_read_unlock*", role: roleFireEntry, kind: kindReader, kindArg: 1},
 		{glob: "_raw_write_unlock*", role: roleFireEntry, kind: kindWriter, kindArg: 1},
 	}},
-	{"rw-spin", []string{"struct rwlock *", "uint64_t", "int"}, []point{
-		{glob: "queued_read_lock_slowpath", role: roleStashTime},
-		{glob: "queued_write_lock_slowpath", role: roleStashTime},
-		{glob: "queued_read_lock_slowpath", ret: true, role: roleFireRet, check: checkSpin, kind: kindReader, kindArg: 2},
-		{glob: "queued_write_lock_slowpath", ret: true, role: roleFireRet, check: checkSpin, kind: kindWriter, kindArg: 2},
-	}},
-	{"spin-acquire", []string{"spinlock_t *"}, []point{
-		{glob: "_raw_spin_lock*", role: roleStash},
-		{glob: "_raw_spin_trylock*", role: roleStash},
-		{glob: "_raw_spin_lock*", ret: true, role: roleFireRet},
-		{glob: "_raw_spin_trylock*", ret: true, role: roleFireRet, check: checkTry},
-	}},
+	{"rw-spin", []string{"struct rwlock *", "uint64_t", "int"}, around(roleStashTime, 2, nil,
+		held{"queued_read_lock_slowpath", checkSpin, kindReader}, held{"queued_write_lock_slowpath", checkSpin, kindWriter})},
+	{"spin-acquire", []string{"spinlock_t *"}, around(roleStash, 0, nil,
+		held{glob: "_raw_spin_lock*"}, held{"_raw_spin_trylock*", checkTry, 0})},
 	{"spin-release", []string{"spinlock_t *"}, []point{
 		{glob: "_raw_spin_unlock*", role: roleFireEntry},
 	}},
-	{"spin-spin", []string{"spinlock_t *", "uint64_t"}, []point{
-		{glob: "queued_spin_lock_slowpath", role: roleStashTime},
-		{glob: "native_queued_spin_lock_slowpath", role: roleStashTime},
-		{glob: "queued_spin_lock_slowpath", ret: true, role: roleFireRet, check: checkSpin},
-		{glob: "native_queued_spin_lock_slowpath", ret: true, role: roleFireRet, check: checkSpin},
-	}},
+	{"spin-spin", []string{"spinlock_t *", "uint64_t"}, around(roleStashTime, 0, nil,
+		held{"queued_spin_lock_slowpath", checkSpin, 0}, held{"native_queued_spin_lock_slowpath", checkSpin, 0})},
 }
 
 // target is a resolved attachment: one function.
