@@ -124,13 +124,27 @@ func newTask(thread bool) func(e *ktrace.Emitter) error {
 
 // execPath: sched_prepare_exec(task, bprm); args[0] is bprm->filename.
 func execPath(e *ktrace.Emitter) error {
-	off, _, err := ktrace.Offset("linux_binprm", "filename")
+	return memberArg(e, 0, 1, "linux_binprm", "filename", 8)
+}
+
+// memberArg sets args[i] to the size-byte member of the struct typ that
+// the tracepoint's argument ctx points to.
+func memberArg(e *ktrace.Emitter, i, ctx int, typ, member string, size int32) error {
+	off, _, err := ktrace.Offset(typ, member)
 	if err != nil {
 		return err
 	}
-	e.Ctx(asm.R8, 1)
-	e.Read(0, asm.R8, off, 8)
+	e.Ctx(asm.R8, ctx)
+	e.Read(i, asm.R8, off, size)
 	return nil
+}
+
+// intArg sets args[i] to the tracepoint's int argument ctx, sign-extended
+// by shifts: ISA v4's movsx is not in 6.1.
+func intArg(e *ktrace.Emitter, i, ctx int) {
+	e.Ctx(asm.R0, ctx)
+	e.Emit(asm.LSh.Imm(asm.R0, 32), asm.ArSh.Imm(asm.R0, 32))
+	e.SetArg(i, asm.R0)
 }
 
 // execFailure: a negative return of execve or execveat; args[0] the errno.
@@ -222,10 +236,7 @@ func sigGenerated(discardOnly bool) func(e *ktrace.Emitter) error {
 		}
 		e.CtxArg(0, 2)
 		e.CtxArg(1, 2)
-		e.Ctx(asm.R0, 0)
-		// Sign-extend the int by shifts: ISA v4's movsx is not in 6.1.
-		e.Emit(asm.LSh.Imm(asm.R0, 32), asm.ArSh.Imm(asm.R0, 32))
-		e.SetArg(2, asm.R0)
+		intArg(e, 2, 0)
 		return nil
 	}
 }
@@ -233,17 +244,9 @@ func sigGenerated(discardOnly bool) func(e *ktrace.Emitter) error {
 // sigDelivered: signal_deliver(sig, info, ka); the handler is
 // ka->sa.sa_handler.
 func sigDelivered(e *ktrace.Emitter) error {
-	off, _, err := ktrace.Offset("k_sigaction", "sa.sa_handler")
-	if err != nil {
-		return err
-	}
-	e.Ctx(asm.R0, 0)
-	e.Emit(asm.LSh.Imm(asm.R0, 32), asm.ArSh.Imm(asm.R0, 32))
-	e.SetArg(0, asm.R0)
+	intArg(e, 0, 0)
 	e.CtxArg(1, 1)
-	e.Ctx(asm.R8, 2)
-	e.Read(2, asm.R8, off, 8)
-	return nil
+	return memberArg(e, 2, 2, "k_sigaction", "sa.sa_handler", 8)
 }
 
 // tracepointArgs returns the number of arguments a raw tracepoint passes,
