@@ -118,8 +118,7 @@ func (f *fn) actionSetopt(c *syntax.CallExpr, name string, act Action) {
 
 // actionExit compiles exit() as a statement.
 func (f *fn) actionExit(c *syntax.CallExpr, name string, act Action) {
-	f.need(c, 1, 1)
-	r := f.expr(c.Args[0])
+	r := f.onlyArg(c)
 	f.convert(r, f.typeOf(c.Args[0]), TypeInt)
 	keepR := f.alloc()
 	f.emit(asm.Mov.Reg(keepR, r))
@@ -169,8 +168,7 @@ func (f *fn) actionTracemem(c *syntax.CallExpr, name string, act Action) {
 
 // actionSpeculate compiles speculate() as a statement.
 func (f *fn) actionSpeculate(c *syntax.CallExpr, name string, act Action) {
-	f.need(c, 1, 1)
-	r := f.expr(c.Args[0])
+	r := f.onlyArg(c)
 	f.emit(asm.StoreMem(regScratch, int16(f.g.layout.MState)+abi.MStateSpecID, r, asm.DWord))
 	f.free(r)
 	f.recItem(Record{Action: act, FormatID: -1, AggID: -1, Offset: f.recAlloc(0, 1)})
@@ -178,8 +176,7 @@ func (f *fn) actionSpeculate(c *syntax.CallExpr, name string, act Action) {
 
 // actionCommit compiles commit(), discard() as a statement.
 func (f *fn) actionCommit(c *syntax.CallExpr, name string, act Action) {
-	f.need(c, 1, 1)
-	r := f.expr(c.Args[0])
+	r := f.onlyArg(c)
 	keepR := f.alloc()
 	f.emit(asm.Mov.Reg(keepR, r))
 	f.recItem(f.storeReg(r, TypeULong, act))
@@ -238,6 +235,12 @@ func (f *fn) need(c *syntax.CallExpr, min, max int) {
 	if len(c.Args) < min || (max >= 0 && len(c.Args) > max) {
 		f.fail(c, "wrong number of arguments")
 	}
+}
+
+// onlyArg evaluates the argument of a call that takes exactly one.
+func (f *fn) onlyArg(c *syntax.CallExpr) asm.Register {
+	f.need(c, 1, 1)
+	return f.expr(c.Args[0])
 }
 
 // stack stores a kernel or user stack (bpf_get_stack) of the requested

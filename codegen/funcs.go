@@ -26,14 +26,12 @@ func (f *fn) subrSpeculation(c *syntax.CallExpr, _ string) asm.Register {
 
 // subrProgenyof compiles progenyof().
 func (f *fn) subrProgenyof(c *syntax.CallExpr, _ string) asm.Register {
-	f.need(c, 1, 1)
-	return f.progenyof(c, f.expr(c.Args[0]))
+	return f.progenyof(c, f.onlyArg(c))
 }
 
 // subrStrlen compiles strlen().
 func (f *fn) subrStrlen(c *syntax.CallExpr, _ string) asm.Register {
-	f.need(c, 1, 1)
-	s := f.expr(c.Args[0])
+	s := f.onlyArg(c)
 	return f.strlen(s)
 }
 
@@ -145,8 +143,7 @@ func (f *fn) subrLltostr(c *syntax.CallExpr, _ string) asm.Register {
 // subrByteOrder compiles htons(), ntohs(), htonl(), ntohl(), htonll(), ntohll().
 func (f *fn) subrByteOrder(c *syntax.CallExpr, name string) asm.Register {
 	// Network order is big-endian; these machines are little-endian.
-	f.need(c, 1, 1)
-	r := f.expr(c.Args[0])
+	r := f.onlyArg(c)
 	size := map[byte]asm.Size{'s': asm.Half, 'l': asm.Word}[name[len(name)-1]]
 	if strings.HasSuffix(name, "ll") {
 		size = asm.DWord
@@ -158,8 +155,7 @@ func (f *fn) subrByteOrder(c *syntax.CallExpr, name string) asm.Register {
 // subrDevPart compiles getmajor(), getminor().
 func (f *fn) subrDevPart(c *syntax.CallExpr, name string) asm.Register {
 	// Linux dev_t: major in the bits above 20, minor in the low 20.
-	f.need(c, 1, 1)
-	r := f.expr(c.Args[0])
+	r := f.onlyArg(c)
 	if name == "getmajor" {
 		f.emit(asm.Mov.Reg32(r, r), asm.RSh.Imm(r, 20))
 	} else {
@@ -171,8 +167,7 @@ func (f *fn) subrDevPart(c *syntax.CallExpr, name string) asm.Register {
 // subrSymAddr compiles sym(), func(), mod(), usym(), ufunc(), umod(), uaddr().
 func (f *fn) subrSymAddr(c *syntax.CallExpr, _ string) asm.Register {
 	// The value is the address; the consumer symbolizes it.
-	f.need(c, 1, 1)
-	r := f.expr(c.Args[0])
+	r := f.onlyArg(c)
 	return r
 }
 
@@ -203,8 +198,7 @@ func (f *fn) subrSubstr(c *syntax.CallExpr, _ string) asm.Register {
 
 // subrPathPart compiles basename(), dirname().
 func (f *fn) subrPathPart(c *syntax.CallExpr, name string) asm.Register {
-	f.need(c, 1, 1)
-	return f.pathPart(f.expr(c.Args[0]), name == "dirname")
+	return f.pathPart(f.onlyArg(c), name == "dirname")
 }
 
 // subrInetNtoa compiles inet_ntoa().
@@ -248,8 +242,7 @@ func (f *fn) subrLinkNtop(c *syntax.CallExpr, _ string) asm.Register {
 
 // subrCleanpath compiles cleanpath().
 func (f *fn) subrCleanpath(c *syntax.CallExpr, _ string) asm.Register {
-	f.need(c, 1, 1)
-	return f.cleanpath(f.expr(c.Args[0]))
+	return f.cleanpath(f.onlyArg(c))
 }
 
 // subrSearch compiles index(), rindex(), strstr().

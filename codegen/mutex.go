@@ -16,8 +16,7 @@ const mutexFlags = 0x07
 // always adaptive (it spins while its owner runs, then sleeps), never a
 // spin lock.
 func (f *fn) subrMutex(c *syntax.CallExpr, name string) asm.Register {
-	f.need(c, 1, 1)
-	r := f.expr(c.Args[0])
+	r := f.onlyArg(c)
 	switch name {
 	case "mutex_type_adaptive":
 		f.emit(asm.Mov.Imm(r, 1))
@@ -64,8 +63,7 @@ const (
 // Linux rwlock_t: held by readers, held by a writer, held or wanted by a
 // writer (illumos's meanings), from the count word at its start.
 func (f *fn) subrRw(c *syntax.CallExpr, name string) asm.Register {
-	f.need(c, 1, 1)
-	r := f.expr(c.Args[0])
+	r := f.onlyArg(c)
 	v := f.loadScalar(r, TypeUInt, false)
 	switch name {
 	case "rw_read_held":

@@ -22,8 +22,7 @@ const maxBase = 36
 // subrCase compiles toupper(), tolower(): a copy of the string with
 // ASCII letters of the other case converted.
 func (f *fn) subrCase(c *syntax.CallExpr, name string) asm.Register {
-	f.need(c, 1, 1)
-	s := f.expr(c.Args[0])
+	s := f.onlyArg(c)
 	n := f.g.strBuf()
 	off := f.strCopy(s, n)
 	lo, hi, delta := int32('a'), int32('z'), int32('A'-'a')
