@@ -5,26 +5,20 @@ package codegen
 import (
 	"bytes"
 	"encoding/binary"
-	"os"
 	"testing"
 	"unsafe"
 
 	"github.com/cilium/ebpf"
 	"golang.org/x/sys/unix"
+
+	"github.com/dtrace-go/dtrace/internal/testprog"
 )
 
 // debugSpec compiles the D file named by $CODEGEN_DEBUG_FILE, for
 // investigating corpus programs; without one the test is skipped.
 func debugSpec(t *testing.T) *Spec {
 	t.Helper()
-	name := os.Getenv("CODEGEN_DEBUG_FILE")
-	if name == "" {
-		t.Skip("set CODEGEN_DEBUG_FILE")
-	}
-	src, err := os.ReadFile(name)
-	if err != nil {
-		t.Fatal(err)
-	}
+	_, src := testprog.EnvFile(t, "CODEGEN_DEBUG_FILE")
 	return compileD(t, string(src), Options{})
 }
 

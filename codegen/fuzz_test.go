@@ -3,9 +3,7 @@ package codegen
 import (
 	"testing"
 
-	"github.com/dtrace-go/dtrace/dlang/check"
-	"github.com/dtrace-go/dtrace/dlang/syntax"
-	"github.com/dtrace-go/dtrace/dlang/types"
+	"github.com/dtrace-go/dtrace/internal/checktest"
 )
 
 // FuzzGenerate parses, checks and compiles arbitrary text: a program the
@@ -28,22 +26,8 @@ func FuzzGenerate(f *testing.F) {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, src string) {
-		fset := syntax.NewFileSet()
-		prog, _ := syntax.Parse(fset, "f.d", []byte(src), 0)
-		if prog == nil {
-			return
+		if info := checktest.Check(src); info != nil {
+			Generate(info, Options{})
 		}
-		conf := &check.Config{
-			MacroArgs: []string{"f.d"},
-			Source:    func(string) []byte { return []byte(src) },
-			ProbeArgs: func(string) *check.ProbeInfo {
-				return &check.ProbeInfo{Name: "p:m:f:n", Args: []types.Type{types.Int}}
-			},
-		}
-		info, err := check.Check(fset, []*syntax.Program{prog}, conf)
-		if err != nil || info == nil {
-			return
-		}
-		Generate(info, Options{})
 	})
 }

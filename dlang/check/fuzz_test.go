@@ -1,10 +1,9 @@
-package check
+package check_test
 
 import (
 	"testing"
 
-	"github.com/dtrace-go/dtrace/dlang/syntax"
-	"github.com/dtrace-go/dtrace/dlang/types"
+	"github.com/dtrace-go/dtrace/internal/checktest"
 )
 
 // FuzzCheck parses and checks arbitrary text: neither may panic.
@@ -23,16 +22,6 @@ BEGIN { printf("%s %d\n", execname, pid); speculate(1); exit(0); }`,
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, src string) {
-		fset := syntax.NewFileSet()
-		prog, _ := syntax.Parse(fset, "f.d", []byte(src), 0)
-		if prog == nil {
-			return
-		}
-		conf := &Config{
-			MacroArgs: []string{"f.d", "1", "x"},
-			Source:    func(string) []byte { return []byte(src) },
-			ProbeArgs: func(string) *ProbeInfo { return &ProbeInfo{Name: "p:m:f:n", Args: []types.Type{types.Int}} },
-		}
-		Check(fset, []*syntax.Program{prog}, conf)
+		checktest.Check(src, "1", "x")
 	})
 }

@@ -3,23 +3,16 @@
 package check
 
 import (
-	"os"
 	"testing"
 
 	"github.com/dtrace-go/dtrace/dlang/syntax"
+	"github.com/dtrace-go/dtrace/internal/testprog"
 )
 
 // TestScriptFile checks the D script named by $DTRACE_CHECK_SCRIPT with
 // the running kernel's types (a manual aid; skipped when unset).
 func TestScriptFile(t *testing.T) {
-	path := os.Getenv("DTRACE_CHECK_SCRIPT")
-	if path == "" {
-		t.Skip("DTRACE_CHECK_SCRIPT not set")
-	}
-	src, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatal(err)
-	}
+	path, src := testprog.EnvFile(t, "DTRACE_CHECK_SCRIPT")
 	k := kernelForTest()
 	fset := syntax.NewFileSet()
 	prog, err := (&syntax.Config{IsTypeName: KernelTypeNames(k)}).Parse(fset, path, src)

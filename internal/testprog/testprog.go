@@ -62,6 +62,22 @@ func NeedRoot(t testing.TB, what string) {
 	}
 }
 
+// EnvFile reads the file named by the environment variable env (a
+// manual aid: a test that investigates a given D script), skipping the
+// test where env is unset.
+func EnvFile(t testing.TB, env string) (path string, src []byte) {
+	t.Helper()
+	path = os.Getenv(env)
+	if path == "" {
+		t.Skip("set " + env)
+	}
+	src, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return path, src
+}
+
 // BuildCmd builds the module's cmd/name (dtrace, dtconform) into dir and
 // returns the binary's absolute path.
 func BuildCmd(t testing.TB, dir, name string) string {
