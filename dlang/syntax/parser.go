@@ -570,12 +570,8 @@ func (p *parser) parseDeclSpecs(classes int) *DeclSpecs {
 			if t.tok == TYPEDEF {
 				p.inTypedef = true
 			}
-		case CONST:
-			ds.Quals |= Const
-		case VOLATILE:
-			ds.Quals |= Volatile
-		case RESTRICT:
-			ds.Quals |= Restrict
+		case CONST, VOLATILE, RESTRICT:
+			ds.Quals |= qualifiers[t.tok]
 		case VOID, CHAR, INT_KW, FLOAT_KW, DOUBLE, SHORT, LONG, SIGNED, UNSIGNED:
 			switch t.tok {
 			case VOID, CHAR, INT_KW, FLOAT_KW, DOUBLE:
@@ -837,6 +833,9 @@ func (p *parser) ident() *Ident {
 // derive builds a declarator's type from the inside out.
 type derive func(elem DeclType) DeclType
 
+// qualifiers are the type qualifiers' tokens and bits.
+var qualifiers = map[Token]int{CONST: Const, VOLATILE: Volatile, RESTRICT: Restrict}
+
 // ptrInfo is one `*` of a declarator with its qualifiers.
 type ptrInfo struct {
 	pos, end Pos
@@ -869,21 +868,11 @@ func (p *parser) parseDeclaratorInto(d *Declarator, naming int) derive {
 	for p.tok.tok == MUL {
 		pt := ptrInfo{pos: p.tok.pos, end: p.tok.end}
 		p.next()
-		for {
-			switch p.tok.tok {
-			case CONST:
-				pt.quals |= Const
-			case VOLATILE:
-				pt.quals |= Volatile
-			case RESTRICT:
-				pt.quals |= Restrict
-			default:
-				goto done
-			}
+		for q := qualifiers[p.tok.tok]; q != 0; q = qualifiers[p.tok.tok] {
+			pt.quals |= q
 			pt.end = p.tok.end
 			p.next()
 		}
-	done:
 		ptrs = append(ptrs, pt)
 		d.To = pt.end
 	}
@@ -1083,9 +1072,8 @@ func (p *parser) parseTranslator() *TranslatorDecl {
 	d.Param = p.wantIdent()
 	p.xlatorInput = false
 	p.want(GTR)
-	p.want(LBRACE)
 	d.Members = []*XlateMember{}
-	for p.tok.tok != RBRACE {
+	d.To = p.braced(func() {
 		m := &XlateMember{Span: Span{From: p.tok.pos}}
 		m.Name = p.wantIdent()
 		p.want(ASSIGN)
@@ -1093,10 +1081,20 @@ func (p *parser) parseTranslator() *TranslatorDecl {
 		m.To = p.tok.end
 		p.want(SEMI)
 		d.Members = append(d.Members, m)
+	})
+	return d
+}
+
+// braced parses the `{ items };` that ends a translator or provider
+// declaration, calling item for each item up to the '}', and returns the
+// declaration's end.
+func (p *parser) braced(item func()) Pos {
+	p.want(LBRACE)
+	for p.tok.tok != RBRACE {
+		item()
 	}
 	p.next()
-	d.To = p.endTopLevel()
-	return d
+	return p.endTopLevel()
 }
 
 // parseProvider parses `provider NAME { probe NAME(args) [: (args)]; };`.
@@ -1104,8 +1102,7 @@ func (p *parser) parseProvider() *ProviderDecl {
 	d := &ProviderDecl{Span: Span{From: p.tok.pos}}
 	p.next()
 	d.Name = p.wantIdent()
-	p.want(LBRACE)
-	for p.tok.tok != RBRACE {
+	d.To = p.braced(func() {
 		pp := &ProviderProbe{Span: Span{From: p.tok.pos}}
 		p.want(PROBE)
 		pp.Name = p.wantIdent()
@@ -1123,9 +1120,7 @@ func (p *parser) parseProvider() *ProviderDecl {
 		pp.To = p.tok.end
 		p.want(SEMI)
 		d.Probes = append(d.Probes, pp)
-	}
-	p.next()
-	d.To = p.endTopLevel()
+	})
 	return d
 }
 
