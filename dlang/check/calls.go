@@ -575,25 +575,29 @@ func (c *checker) llquantizeParams(call *syntax.CallExpr, tvs []TypeAndValue, pr
 			return nil, false
 		}
 	}
+	params := []int64{factor, low, high, steps}
 	if prev != nil && len(prev.Params) == 4 {
-		p := prev.Params
 		pos := c.after(call)
-		switch {
-		case p[0] != factor:
-			c.errorf(pos, D_LLQUANT_MATCHFACTOR, "llquantize() factor (argument #1) doesn't match previous declaration: expected %d, found %d", p[0], factor)
-			return nil, false
-		case p[1] != low:
-			c.errorf(pos, D_LLQUANT_MATCHLMAG, "llquantize() lmag (argument #2) doesn't match previous declaration: expected %d, found %d", p[1], low)
-			return nil, false
-		case p[2] != high:
-			c.errorf(pos, D_LLQUANT_MATCHHMAG, "llquantize() hmag (argument #3) doesn't match previous declaration: expected %d, found %d", p[2], high)
-			return nil, false
-		case p[3] != steps:
-			c.errorf(pos, D_LLQUANT_MATCHSTEPS, "llquantize() steps (argument #4) doesn't match previous declaration: expected %d, found %d", p[3], steps)
-			return nil, false
+		for i, m := range llquantizeParams {
+			if prev.Params[i] != params[i] {
+				c.errorf(pos, m.tag, "llquantize() %s doesn't match previous declaration: expected %d, found %d", m.what, prev.Params[i], params[i])
+				return nil, false
+			}
 		}
 	}
-	return []int64{factor, low, high, steps}, true
+	return params, true
+}
+
+// llquantizeParams name llquantize()'s parameters in the errors that
+// say one differs from an earlier declaration's.
+var llquantizeParams = [4]struct {
+	tag  Tag
+	what string
+}{
+	{D_LLQUANT_MATCHFACTOR, "factor (argument #1)"},
+	{D_LLQUANT_MATCHLMAG, "lmag (argument #2)"},
+	{D_LLQUANT_MATCHHMAG, "hmag (argument #3)"},
+	{D_LLQUANT_MATCHSTEPS, "steps (argument #4)"},
 }
 
 // pow returns b**e, or 0 if it overflows 64 bits.
