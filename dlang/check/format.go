@@ -42,19 +42,21 @@ func argType(t types.Type) format.ArgType {
 			a.Kind = format.ArgWCharArray
 		}
 	case *types.Special:
-		switch u.K {
-		case types.KindStack:
-			a.Kind = format.ArgStack
-		case types.KindSymaddr:
-			a.Kind = format.ArgSymAddr
-		case types.KindUsymaddr:
-			a.Kind = format.ArgUSymAddr
-		case types.KindOpaque:
+		if k, ok := specialArgs[u.K]; ok {
+			a.Kind = k
+		} else if u.K == types.KindOpaque {
 			// Unknown kernel types: accept them as integers.
 			a.Kind, a.Size, a.Signed, a.Base = format.ArgInt, 8, true, "long"
 		}
 	}
 	return a
+}
+
+// specialArgs are the format kinds of D's stack and symbol types.
+var specialArgs = map[types.Kind]format.ArgKind{
+	types.KindStack:    format.ArgStack,
+	types.KindSymaddr:  format.ArgSymAddr,
+	types.KindUsymaddr: format.ArgUSymAddr,
 }
 
 // formatErr reports a format package error with its tag.
