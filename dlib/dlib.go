@@ -27,6 +27,7 @@ var order = []string{
 	"sched.d",
 	"procfs.d",
 	"net.d",
+	"inet.d",
 	"ip.d",
 	"tcp.d",
 	"udp.d",

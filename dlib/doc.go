@@ -5,7 +5,8 @@
 // the types and translators of Solaris's stable interfaces made from
 // the Linux kernel's structures (procfs.d: psinfo_t and curpsinfo,
 // lwpsinfo_t and curlwpsinfo; sched.d: cpuinfo_t and cpu; io.d, ip.d,
-// tcp.d, udp.d: the argument types of those providers; net.d, pcap.d,
+// tcp.d, udp.d: the argument types of those providers, with inet.d's
+// address strings that their translators share; net.d, pcap.d,
 // lockstat.d: their constants).
 //
 // The files keep dtrace's names, so `#pragma D depends_on library

@@ -6,6 +6,7 @@
 
 #pragma D depends_on module vmlinux
 #pragma D depends_on library net.d
+#pragma D depends_on library inet.d
 #pragma D depends_on library procfs.d
 #pragma D depends_on provider ip
 
@@ -123,14 +124,8 @@ translator ipinfo_t < void_ip_t *I > {
 	    *(uint8_t *)I >> 4 == 4 ?
 	    ntohs(((struct iphdr *)I)->tot_len) - ((*(uint8_t *)I & 0xf) << 2) :
 	    *(uint8_t *)I >> 4 == 6 ? ntohs(((struct ipv6hdr *)I)->payload_len) : 0;
-	ip_saddr = I == NULL ? "<unknown>" :
-	    *(uint8_t *)I >> 4 == 4 ? inet_ntoa(&((struct iphdr *)I)->saddr) :
-	    *(uint8_t *)I >> 4 == 6 ? inet_ntoa6(&((struct ipv6hdr *)I)->saddr) :
-	    "<unknown>";
-	ip_daddr = I == NULL ? "<unknown>" :
-	    *(uint8_t *)I >> 4 == 4 ? inet_ntoa(&((struct iphdr *)I)->daddr) :
-	    *(uint8_t *)I >> 4 == 6 ? inet_ntoa6(&((struct ipv6hdr *)I)->daddr) :
-	    "<unknown>";
+	ip_saddr = __dtrace_ip_addr[I, 1, "<unknown>"];
+	ip_daddr = __dtrace_ip_addr[I, 0, "<unknown>"];
 };
 
 /*
@@ -151,34 +146,10 @@ translator ipinfo_t < __dtrace_tcp_void_ip_t *I > {
 	    arg0 != NULL ?
 	    ((struct tcp_skb_cb *)&((struct sk_buff *)arg0)->cb[0])->end_seq -
 	    ((struct tcp_skb_cb *)&((struct sk_buff *)arg0)->cb[0])->seq : 0;
-	ip_saddr = I != NULL && *(uint8_t *)I >> 4 == 4 ?
-	    inet_ntoa(&((struct iphdr *)I)->saddr) :
-	    I != NULL && *(uint8_t *)I >> 4 == 6 ?
-	    inet_ntoa6(&((struct ipv6hdr *)I)->saddr) :
-	    arg3 == NULL ? "<unknown>" :
-	    ((struct sock *)arg3)->__sk_common.skc_family == AF_INET ?
-	    inet_ntoa(arg7 == NET_PROBE_INBOUND ?
-		&((struct sock *)arg3)->__sk_common.skc_daddr :
-		&((struct sock *)arg3)->__sk_common.skc_rcv_saddr) :
-	    ((struct sock *)arg3)->__sk_common.skc_family == AF_INET6 ?
-	    inet_ntoa6(arg7 == NET_PROBE_INBOUND ?
-		&((struct sock *)arg3)->__sk_common.skc_v6_daddr :
-		&((struct sock *)arg3)->__sk_common.skc_v6_rcv_saddr) :
-	    "<unknown>";
-	ip_daddr = I != NULL && *(uint8_t *)I >> 4 == 4 ?
-	    inet_ntoa(&((struct iphdr *)I)->daddr) :
-	    I != NULL && *(uint8_t *)I >> 4 == 6 ?
-	    inet_ntoa6(&((struct ipv6hdr *)I)->daddr) :
-	    arg3 == NULL ? "<unknown>" :
-	    ((struct sock *)arg3)->__sk_common.skc_family == AF_INET ?
-	    inet_ntoa(arg7 == NET_PROBE_INBOUND ?
-		&((struct sock *)arg3)->__sk_common.skc_rcv_saddr :
-		&((struct sock *)arg3)->__sk_common.skc_daddr) :
-	    ((struct sock *)arg3)->__sk_common.skc_family == AF_INET6 ?
-	    inet_ntoa6(arg7 == NET_PROBE_INBOUND ?
-		&((struct sock *)arg3)->__sk_common.skc_v6_rcv_saddr :
-		&((struct sock *)arg3)->__sk_common.skc_v6_daddr) :
-	    "<unknown>";
+	ip_saddr = __dtrace_ip_addr[I, 1, __dtrace_sock_addr[(struct sock *)arg3,
+	    arg7 != NET_PROBE_INBOUND, "<unknown>"]];
+	ip_daddr = __dtrace_ip_addr[I, 0, __dtrace_sock_addr[(struct sock *)arg3,
+	    arg7 == NET_PROBE_INBOUND, "<unknown>"]];
 };
 
 translator ifinfo_t < struct net_device *N > {

@@ -6,6 +6,7 @@
 
 #pragma D depends_on module vmlinux
 #pragma D depends_on library net.d
+#pragma D depends_on library inet.d
 #pragma D depends_on provider ip
 #pragma D depends_on provider tcp
 
@@ -122,30 +123,10 @@ translator tcpsinfo_t < struct tcp_sock *T > {
 	    ntohs(((struct sock *)T)->__sk_common.skc_dport) :
 	    arg4 != NULL ? ntohs(arg7 == NET_PROBE_INBOUND ?
 		((struct tcphdr *)arg4)->source : ((struct tcphdr *)arg4)->dest) : 0;
-	tcps_laddr =
-	    T != NULL && ((struct sock *)T)->__sk_common.skc_family == AF_INET ?
-	    inet_ntoa(&((struct sock *)T)->__sk_common.skc_rcv_saddr) :
-	    T != NULL && ((struct sock *)T)->__sk_common.skc_family == AF_INET6 ?
-	    inet_ntoa6(&((struct sock *)T)->__sk_common.skc_v6_rcv_saddr) :
-	    arg2 != NULL && *(uint8_t *)arg2 >> 4 == 4 ?
-	    inet_ntoa(arg7 == NET_PROBE_INBOUND ?
-		&((struct iphdr *)arg2)->daddr : &((struct iphdr *)arg2)->saddr) :
-	    arg2 != NULL && *(uint8_t *)arg2 >> 4 == 6 ?
-	    inet_ntoa6(arg7 == NET_PROBE_INBOUND ?
-		&((struct ipv6hdr *)arg2)->daddr : &((struct ipv6hdr *)arg2)->saddr) :
-	    "<unknown>";
-	tcps_raddr =
-	    T != NULL && ((struct sock *)T)->__sk_common.skc_family == AF_INET ?
-	    inet_ntoa(&((struct sock *)T)->__sk_common.skc_daddr) :
-	    T != NULL && ((struct sock *)T)->__sk_common.skc_family == AF_INET6 ?
-	    inet_ntoa6(&((struct sock *)T)->__sk_common.skc_v6_daddr) :
-	    arg2 != NULL && *(uint8_t *)arg2 >> 4 == 4 ?
-	    inet_ntoa(arg7 == NET_PROBE_INBOUND ?
-		&((struct iphdr *)arg2)->saddr : &((struct iphdr *)arg2)->daddr) :
-	    arg2 != NULL && *(uint8_t *)arg2 >> 4 == 6 ?
-	    inet_ntoa6(arg7 == NET_PROBE_INBOUND ?
-		&((struct ipv6hdr *)arg2)->saddr : &((struct ipv6hdr *)arg2)->daddr) :
-	    "<unknown>";
+	tcps_laddr = __dtrace_sock_addr[(struct sock *)T, 1,
+	    __dtrace_ip_addr[(void *)arg2, arg7 != NET_PROBE_INBOUND, "<unknown>"]];
+	tcps_raddr = __dtrace_sock_addr[(struct sock *)T, 0,
+	    __dtrace_ip_addr[(void *)arg2, arg7 == NET_PROBE_INBOUND, "<unknown>"]];
 	tcps_state = arg6;
 	tcps_iss = T != NULL ? T->snd_una - (uint32_t)T->bytes_acked : 0;
 	tcps_suna = T != NULL ? T->snd_una : 0;

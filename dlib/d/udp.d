@@ -5,6 +5,7 @@
 
 #pragma D depends_on module vmlinux
 #pragma D depends_on library net.d
+#pragma D depends_on library inet.d
 #pragma D depends_on provider udp
 
 /* A UDP header, decoded. */
@@ -46,18 +47,6 @@ translator udpsinfo_t < struct udp_sock *S > {
 	udps_rport = arg4 == NULL ? 0 : probename == "send" ?
 	    ntohs(((struct udphdr *)arg4)->dest) :
 	    ntohs(((struct udphdr *)arg4)->source);
-	udps_laddr = arg2 != NULL && *(uint8_t *)arg2 >> 4 == 4 ?
-	    inet_ntoa(probename == "send" ?
-		&((struct iphdr *)arg2)->saddr : &((struct iphdr *)arg2)->daddr) :
-	    arg2 != NULL && *(uint8_t *)arg2 >> 4 == 6 ?
-	    inet_ntoa6(probename == "send" ?
-		&((struct ipv6hdr *)arg2)->saddr : &((struct ipv6hdr *)arg2)->daddr) :
-	    "<unknown>";
-	udps_raddr = arg2 != NULL && *(uint8_t *)arg2 >> 4 == 4 ?
-	    inet_ntoa(probename == "send" ?
-		&((struct iphdr *)arg2)->daddr : &((struct iphdr *)arg2)->saddr) :
-	    arg2 != NULL && *(uint8_t *)arg2 >> 4 == 6 ?
-	    inet_ntoa6(probename == "send" ?
-		&((struct ipv6hdr *)arg2)->daddr : &((struct ipv6hdr *)arg2)->saddr) :
-	    "<unknown>";
+	udps_laddr = __dtrace_ip_addr[(void *)arg2, probename == "send", "<unknown>"];
+	udps_raddr = __dtrace_ip_addr[(void *)arg2, probename != "send", "<unknown>"];
 };
