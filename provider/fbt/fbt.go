@@ -456,12 +456,8 @@ func cType(t btf.Type) string {
 	}
 	base := "void"
 	switch x := t.(type) {
-	case *btf.Int:
-		base = x.Name
-	case *btf.Float:
-		base = x.Name
-	case *btf.Typedef:
-		base = x.Name
+	case *btf.Int, *btf.Float, *btf.Typedef:
+		base = x.TypeName()
 	case *btf.Struct:
 		if x.Name != "" {
 			base = "struct " + x.Name
