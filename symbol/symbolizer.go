@@ -88,11 +88,11 @@ func sameMaps(a, b *Process) bool {
 
 // Snapshot reads the mappings of pid now, so that its addresses resolve
 // after it exits. Call it for the -c/-p target and every process a probe
-// names.
+// names. A nil Symbolizer only reads the process.
 func (s *Symbolizer) Snapshot(pid int) (*Process, error) {
 	p, err := ReadProcess(pid)
-	if err != nil {
-		return nil, err
+	if err != nil || s == nil {
+		return p, err
 	}
 	s.mu.Lock()
 	s.procs[pid] = &procEntry{proc: p, read: time.Now()}
@@ -104,8 +104,12 @@ func (s *Symbolizer) Snapshot(pid int) (*Process, error) {
 	return p, nil
 }
 
-// Process returns the snapshot of pid, taking one if there is none.
+// Process returns the snapshot of pid, taking one if there is none (a
+// nil Symbolizer reads the process every time).
 func (s *Symbolizer) Process(pid int) (*Process, error) {
+	if s == nil {
+		return ReadProcess(pid)
+	}
 	s.mu.Lock()
 	e := s.procs[pid]
 	s.mu.Unlock()

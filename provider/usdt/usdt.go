@@ -234,13 +234,7 @@ func (pv *Provider) processProbes(d provider.Desc, name string, p int) ([]*provi
 	if pid.ArchRegs() == nil {
 		return nil, fmt.Errorf("user probes are not supported on this architecture")
 	}
-	var proc *symbol.Process
-	var err error
-	if pv.sym != nil {
-		proc, err = pv.sym.Process(p)
-	} else {
-		proc, err = symbol.ReadProcess(p)
-	}
+	proc, err := pv.sym.Process(p)
 	if err != nil {
 		return nil, err
 	}
