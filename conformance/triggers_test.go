@@ -6,6 +6,9 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
+
+	"github.com/dtrace-go/dtrace/internal/testprog"
 )
 
 func TestGoTriggers(t *testing.T) {
@@ -57,14 +60,7 @@ func TestGoTriggers(t *testing.T) {
 	for _, tt := range tests {
 		cmd := exec.Command(path)
 		cmd.Env = []string{tt.env}
-		err := cmd.Run()
-		code := 0
-		if ee, ok := err.(*exec.ExitError); ok {
-			code = ee.ExitCode()
-		} else if err != nil {
-			t.Fatal(err)
-		}
-		if code != tt.code {
+		if code := testprog.ExitStatus(t, cmd, time.Minute); code != tt.code {
 			t.Errorf("delaydie with %q: exit %d, want %d", tt.env, code, tt.code)
 		}
 	}

@@ -5,11 +5,13 @@
 package testprog
 
 import (
+	"errors"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"runtime"
 	"testing"
+	"time"
 )
 
 // Dir returns the directory holding the C sources (testdata, which the
@@ -60,6 +62,30 @@ func NeedRoot(t testing.TB, what string) {
 	if os.Geteuid() != 0 {
 		t.Skip("needs root for " + what)
 	}
+}
+
+// ExitStatus runs cmd and returns its exit status. The test fails if
+// cmd cannot run, or is still running after timeout (it is killed then);
+// its output pipes are waited for at most 5 s after it exits.
+func ExitStatus(t testing.TB, cmd *exec.Cmd, timeout time.Duration) int {
+	t.Helper()
+	cmd.WaitDelay = 5 * time.Second
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	timer := time.AfterFunc(timeout, func() { cmd.Process.Kill() })
+	err := cmd.Wait()
+	if !timer.Stop() {
+		t.Fatalf("%s still running after %v: killed", cmd, timeout)
+	}
+	var ee *exec.ExitError
+	if errors.As(err, &ee) {
+		return ee.ExitCode()
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	return 0
 }
 
 // EnvFile reads the file named by the environment variable env (a
