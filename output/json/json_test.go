@@ -5,7 +5,6 @@ import (
 	"bytes"
 	"encoding/json"
 	"math"
-	"os"
 	"path/filepath"
 	"runtime"
 	"strings"
@@ -17,6 +16,7 @@ import (
 	"github.com/dtrace-go/dtrace/aggregate"
 	"github.com/dtrace-go/dtrace/format"
 	"github.com/dtrace-go/dtrace/output"
+	"github.com/dtrace-go/dtrace/output/internal/outtest"
 )
 
 // schema compiles docs/oformat-json.schema.json.
@@ -24,15 +24,7 @@ func schema(t *testing.T) *jsonschema.Schema {
 	t.Helper()
 	_, file, _, _ := runtime.Caller(0)
 	path := filepath.Join(filepath.Dir(file), "..", "..", "docs", "oformat-json.schema.json")
-	f, err := os.Open(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	doc, err := jsonschema.UnmarshalJSON(f)
-	if err != nil {
-		t.Fatal(err)
-	}
+	doc := outtest.Parse(t, path, jsonschema.UnmarshalJSON)
 	c := jsonschema.NewCompiler()
 	if err := c.AddResource("oformat-json.schema.json", doc); err != nil {
 		t.Fatal(err)

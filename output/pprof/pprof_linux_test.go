@@ -3,7 +3,6 @@
 package pprof
 
 import (
-	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
@@ -37,15 +36,7 @@ func TestGoToolPprof(t *testing.T) {
 	if !work {
 		t.Errorf("go tool pprof -top does not list work with 100:\n%s", out)
 	}
-	fd, err := os.Open(file)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer fd.Close()
-	p, err := profile.Parse(fd)
-	if err != nil {
-		t.Fatal(err)
-	}
+	p := outtest.Parse(t, file, profile.Parse)
 	var line bool
 	for _, l := range p.Location {
 		for _, ln := range l.Line {

@@ -3,6 +3,7 @@
 package outtest
 
 import (
+	"io"
 	"os"
 	"os/exec"
 	"strings"
@@ -67,4 +68,20 @@ func Ustack(t *testing.T, dtrace, target, option string) string {
 		t.Fatalf("-x %s: status %d\n%s", option, status, stderr)
 	}
 	return stdout
+}
+
+// Parse returns what parse makes of the file path, failing the test if
+// it cannot be opened or parsed.
+func Parse[T any](t testing.TB, path string, parse func(io.Reader) (T, error)) T {
+	t.Helper()
+	f, err := os.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	v, err := parse(f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return v
 }
