@@ -93,6 +93,17 @@ type got struct {
 }
 
 // collect returns a handler that checks each record's bytes and keeps it.
+// drain returns the records one Drain or Flush (take) delivers, failing
+// the test on an error.
+func drain(t *testing.T, take func(Handler) error) []got {
+	t.Helper()
+	var out []got
+	if err := take(collect(t, &out)); err != nil {
+		t.Fatal(err)
+	}
+	return out
+}
+
 func collect(t *testing.T, out *[]got) Handler {
 	return func(cpu int, data []byte) error {
 		if len(data) < 8 {
@@ -151,10 +162,7 @@ func TestSwitchOrderAndWrap(t *testing.T) {
 	e.emit(t, 0, 16, 1)
 	e.emit(t, hi, 16, 101)
 	e.emit(t, 0, 16, 2)
-	var out []got
-	if err := b.Drain(collect(t, &out)); err != nil {
-		t.Fatal(err)
-	}
+	out := drain(t, b.Drain)
 	want := []uint64{1, 2, 100, 101}
 	if hi == 0 {
 		want = []uint64{100, 1, 101, 2}
@@ -200,10 +208,7 @@ func TestSwitchDrops(t *testing.T) {
 	for i := 0; i < 10; i++ {
 		e.emit(t, 0, 1000, uint64(i))
 	}
-	var out []got
-	if err := b.Drain(collect(t, &out)); err != nil {
-		t.Fatal(err)
-	}
+	out := drain(t, b.Drain)
 	// The kernel reports a loss only in front of the next record that
 	// fits: without Sync the drops are not known yet.
 	if d := b.Drops(); len(d) != 0 {
@@ -230,10 +235,7 @@ func TestFill(t *testing.T) {
 	for i := 0; i < 5; i++ {
 		e.emit(t, 0, 16, uint64(i))
 	}
-	var out []got
-	if err := b.Drain(collect(t, &out)); err != nil {
-		t.Fatal(err)
-	}
+	out := drain(t, b.Drain)
 	if len(out) != 3 || !b.Filled() {
 		t.Fatalf("records %+v filled %v; want 3 and filled", out, b.Filled())
 	}
@@ -248,10 +250,7 @@ func TestFillReserveForEnd(t *testing.T) {
 	for i := 0; i < 4; i++ { // 2 fit below the reserve
 		e.emit(t, 0, 16, uint64(i))
 	}
-	var out []got
-	if err := b.Drain(collect(t, &out)); err != nil {
-		t.Fatal(err)
-	}
+	out := drain(t, b.Drain)
 	if len(out) != 2 || !b.Filled() {
 		t.Fatalf("before END: %+v filled %v", out, b.Filled())
 	}
@@ -368,10 +367,7 @@ func TestReadersEmptyTheRing(t *testing.T) {
 			time.Sleep(100 * time.Microsecond)
 		}
 	}
-	var out []got
-	if err := b.Flush(collect(t, &out)); err != nil {
-		t.Fatal(err)
-	}
+	out := drain(t, b.Flush)
 	if len(out) != n {
 		t.Fatalf("%d records, want %d", len(out), n)
 	}
@@ -414,10 +410,7 @@ func TestReadersBacklogBound(t *testing.T) {
 	if queued > 3000+4096 {
 		t.Fatalf("backlog %d bytes, bound 3000 (+ one ring)", queued)
 	}
-	var out []got
-	if err := b.Flush(collect(t, &out)); err != nil {
-		t.Fatal(err)
-	}
+	out := drain(t, b.Flush)
 	var dropped uint64
 	for _, d := range b.Drops() {
 		dropped += d.Count
@@ -445,10 +438,7 @@ func TestRingTimeOrder(t *testing.T) {
 			}
 		}
 	}
-	var out []got
-	if err := b.Flush(collect(t, &out)); err != nil {
-		t.Fatal(err)
-	}
+	out := drain(t, b.Flush)
 	inOrder(t, out, 20)
 	if err := b.Flush(collect(t, &out)); err != nil || len(out) != 20 {
 		t.Fatalf("second Flush: %v, %d records", err, len(out))
@@ -489,10 +479,7 @@ func TestRingBacklogPool(t *testing.T) {
 			t.Fatalf("a chunk of %d bytes not in the pool", cap(ch))
 		}
 	}
-	var out []got
-	if err := b.Flush(collect(t, &out)); err != nil {
-		t.Fatal(err)
-	}
+	out := drain(t, b.Flush)
 	if len(out) == 0 || out[len(out)-1].seq != n-1 {
 		t.Fatalf("%d records kept, the last %+v; want the newest, %d", len(out), out[len(out)-1], n-1)
 	}
