@@ -6,7 +6,6 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/dtrace-go/dtrace/internal/testprog"
 )
@@ -60,7 +59,7 @@ func TestGoTriggers(t *testing.T) {
 	for _, tt := range tests {
 		cmd := exec.Command(path)
 		cmd.Env = []string{tt.env}
-		if code := testprog.ExitStatus(t, cmd, time.Minute); code != tt.code {
+		if code := testprog.ExitStatus(t, cmd); code != tt.code {
 			t.Errorf("delaydie with %q: exit %d, want %d", tt.env, code, tt.code)
 		}
 	}

@@ -10,7 +10,6 @@ import (
 	"strings"
 	"syscall"
 	"testing"
-	"time"
 
 	"github.com/dtrace-go/dtrace/internal/testprog"
 )
@@ -88,7 +87,7 @@ printf("%d %p %d %d\n", mutex_owned(m), mutex_owner(m), mutex_type_adaptive(m), 
 			cmd.Env = withoutTesting(cmd.Env)
 			var stdout, stderr bytes.Buffer
 			cmd.Stdout, cmd.Stderr = &stdout, &stderr
-			if status := testprog.ExitStatus(t, cmd, time.Minute); status != tt.status {
+			if status := testprog.ExitStatus(t, cmd); status != tt.status {
 				t.Errorf("status %d, want %d; stderr %q", status, tt.status, stderr.String())
 			}
 			if stdout.String() != tt.stdout {

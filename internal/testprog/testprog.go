@@ -65,9 +65,10 @@ func NeedRoot(t testing.TB, what string) {
 }
 
 // ExitStatus runs cmd and returns its exit status. The test fails if
-// cmd cannot run, or is still running after timeout (it is killed then);
-// its output pipes are waited for at most 5 s after it exits.
-func ExitStatus(t testing.TB, cmd *exec.Cmd, timeout time.Duration) int {
+// cmd cannot run, or is still running after a minute (it is killed
+// then); its output pipes are waited for at most 5 s after it exits.
+func ExitStatus(t testing.TB, cmd *exec.Cmd) int {
+	const timeout = time.Minute
 	t.Helper()
 	cmd.WaitDelay = 5 * time.Second
 	if err := cmd.Start(); err != nil {
