@@ -118,25 +118,28 @@ func shareGroups(plan *Plan) map[*ProbePlan][]*ProbePlan {
 }
 
 // loadShared loads one program for a group of probes sharing it, with the
-// map that gives each probe's EPIDs by probe id.
+// map that gives each probe's id and EPIDs by its identity: its id (the
+// attach cookie), or what its provider's Identity says.
 func (o *Objects) loadShared(g []*ProbePlan, opts Options) error {
 	pp := g[0]
 	name := fmt.Sprintf("dt_share_%d", pp.Probe.ID)
 	m, err := ebpf.NewMap(&ebpf.MapSpec{Name: kernelName(name), Type: ebpf.Hash, KeySize: 4,
-		ValueSize: uint32(4 * max(len(pp.Clauses), 1)), MaxEntries: uint32(len(g))})
+		ValueSize: uint32(4 * (1 + len(pp.Clauses))), MaxEntries: uint32(len(g))})
 	if err != nil {
 		return fmt.Errorf("failed to enable '%s': create map %s: %w", pp.Probe, name, err)
 	}
 	o.maps[name] = m
+	ident, identify := pp.Probe.Owner.(provider.Identifier)
 	keys := make([]uint32, len(g))
 	vals := make([]byte, 0, len(g)*int(m.ValueSize()))
 	for i, q := range g {
 		keys[i] = q.Probe.ID
+		if identify {
+			keys[i] = ident.Identity(q.Probe)
+		}
+		vals = binary.NativeEndian.AppendUint32(vals, q.Probe.ID)
 		for _, e := range q.EPIDs {
 			vals = binary.NativeEndian.AppendUint32(vals, e)
-		}
-		if len(q.EPIDs) == 0 {
-			vals = binary.NativeEndian.AppendUint32(vals, 0)
 		}
 	}
 	if _, err := m.BatchUpdate(keys, vals, nil); err != nil {

@@ -162,8 +162,10 @@ func (p *Plan) Instructions(spec *codegen.Spec, pp *ProbePlan) (asm.Instructions
 
 // instructions is Instructions; with share set, the program serves every
 // probe of a shared group (provider.Sharer) that runs pp's clauses: it
-// takes the probe id from the attach cookie and each clause's EPID from
-// the hash map named share (probe id -> one EPID per clause).
+// finds the probe by its identity, the attach cookie or what the
+// provider's Identify computes (provider.Identifier), and takes the probe
+// id and each clause's EPID from the hash map named share (identity ->
+// probe id, then one EPID per clause).
 func (p *Plan) instructions(spec *codegen.Spec, pp *ProbePlan, share string) (asm.Instructions, error) {
 	if spec.Layout.MState > 0x7fff-abi.MStateSize {
 		return nil, fmt.Errorf("mstate offset %d too large", spec.Layout.MState)
@@ -174,7 +176,11 @@ func (p *Plan) instructions(spec *codegen.Spec, pp *ProbePlan, share string) (as
 	insns = append(insns, provider.StoreImmDW(asm.R7, ms+abi.MStateErrno, 0))
 	// So is the caller the user stack walk misses (pid entry probes).
 	insns = append(insns, provider.StoreImmDW(asm.R7, ms+abi.MStateUCaller, 0))
-	if share != "" {
+	ident, identify := pp.Probe.Owner.(provider.Identifier)
+	identify = identify && share != ""
+	if share != "" && !identify {
+		// The cookie, read before the prologue (it needs the context
+		// in R1), is the probe id.
 		insns = append(insns,
 			asm.Mov.Reg(asm.R1, asm.R6),
 			asm.FnGetAttachCookie.Call(),
@@ -182,18 +188,26 @@ func (p *Plan) instructions(spec *codegen.Spec, pp *ProbePlan, share string) (as
 	}
 	prologue := pp.Probe.Owner.Prologue(pp.Probe, ms)
 	insns = append(insns, prologue...)
+	var identity asm.Instructions
+	if identify {
+		identity = ident.Identify(pp.Probe, ms)
+		insns = append(insns, identity...)
+	} else if share != "" {
+		insns = append(insns, asm.LoadMem(asm.R0, asm.R7, ms+abi.MStatePrid, asm.Word))
+	}
 	if share != "" {
-		// R9 = the probe's EPIDs; callee-saved like R8, and set after
-		// the prologue, which may clobber both.
+		// R9 = the probe's id and EPIDs; callee-saved like R8, and set
+		// after the prologue, which may clobber both.
 		insns = append(insns,
-			asm.LoadMem(asm.R0, asm.R7, ms+abi.MStatePrid, asm.Word),
 			asm.StoreMem(asm.RFP, -8, asm.R0, asm.Word),
 			asm.LoadMapPtr(asm.R1, 0).WithReference(share),
 			asm.Mov.Reg(asm.R2, asm.RFP),
 			asm.Add.Imm(asm.R2, -8),
 			asm.FnMapLookupElem.Call(),
 			asm.JEq.Imm(asm.R0, 0, symShareSkip),
-			asm.Mov.Reg(asm.R9, asm.R0))
+			asm.Mov.Reg(asm.R9, asm.R0),
+			asm.LoadMem(asm.R0, asm.R9, 0, asm.Word),
+			asm.StoreMem(asm.R7, ms+abi.MStatePrid, asm.R0, asm.Word))
 	} else {
 		insns = append(insns, asm.StoreImm(asm.R7, ms+abi.MStatePrid, int64(pp.Probe.ID), asm.Word))
 	}
@@ -222,7 +236,7 @@ func (p *Plan) instructions(spec *codegen.Spec, pp *ProbePlan, share string) (as
 		}
 		if share != "" {
 			insns = append(insns,
-				asm.LoadMem(asm.R0, asm.R9, int16(4*i), asm.Word),
+				asm.LoadMem(asm.R0, asm.R9, int16(4+4*i), asm.Word),
 				asm.StoreMem(asm.R7, ms+abi.MStateEPID, asm.R0, asm.Word))
 		} else {
 			insns = append(insns, asm.StoreImm(asm.R7, ms+abi.MStateEPID, int64(pp.EPIDs[i]), asm.Word))
@@ -244,7 +258,7 @@ func (p *Plan) instructions(spec *codegen.Spec, pp *ProbePlan, share string) (as
 		done = asm.Mov.Imm(asm.R0, 0)
 	}
 	insns = append(insns, done, asm.Return())
-	if references(prologue, provider.SkipLabel) {
+	if references(prologue, provider.SkipLabel) || references(identity, provider.SkipLabel) {
 		// Only when used: the verifier refuses unreachable instructions.
 		insns = append(insns, asm.Mov.Imm(asm.R0, 0).WithSymbol(provider.SkipLabel), asm.Return())
 	}

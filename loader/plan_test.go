@@ -112,16 +112,7 @@ func TestShareGroups(t *testing.T) {
 	if g := strings.Join(got, " "); g != want {
 		t.Errorf("groups %s, want %s", g, want)
 	}
-	var first *ProbePlan
-	for _, pp := range plan.Probes {
-		if pp.Probe.Name == "tick-1s" {
-			first = pp
-		}
-	}
-	insns, err := plan.instructions(spec, first, "dt_share_x")
-	if err != nil {
-		t.Fatal(err)
-	}
+	insns := sharedTick1s(t, spec, plan)
 	listing := fmt.Sprint(insns)
 	for _, want := range []string{"GetAttachCookie", "<dt_share_x>", "dt_share_skip"} {
 		if !strings.Contains(listing, want) {
@@ -131,6 +122,53 @@ func TestShareGroups(t *testing.T) {
 	for _, ins := range insns {
 		if ins.OpCode.Class() == asm.StClass && ins.Offset == abi.MStateEPID {
 			t.Errorf("shared program stores a constant EPID: %v", ins)
+		}
+	}
+}
+
+// sharedTick1s builds the program tick-1s shares, with the map named
+// dt_share_x.
+func sharedTick1s(t *testing.T, spec *codegen.Spec, plan *Plan) asm.Instructions {
+	t.Helper()
+	for _, pp := range plan.Probes {
+		if pp.Probe.Name == "tick-1s" {
+			insns, err := plan.instructions(spec, pp, "dt_share_x")
+			if err != nil {
+				t.Fatal(err)
+			}
+			return insns
+		}
+	}
+	t.Fatal("no tick-1s in the plan")
+	return nil
+}
+
+// identifying is sharing whose shared programs find the probe by what
+// Identify computes (as the syscall provider's do), not by the cookie.
+type identifying struct{ sharing }
+
+func (identifying) Identify(*provider.Probe, int16) asm.Instructions {
+	return asm.Instructions{asm.Mov.Imm(asm.R0, 4242)}
+}
+
+func (identifying) Identity(p *provider.Probe) uint32 { return p.ID + 1000 }
+
+func TestShareIdentify(t *testing.T) {
+	spec := testSpec(&codegen.ClauseSpec{Probes: []string{"tick-1s", "tick-2s"}, EPID: 1, Insns: emitClause("dt_clause_0")})
+	reg := provider.NewRegistry(dtrace.New(), identifying{sharing{profile.New()}})
+	plan, err := NewPlan(spec, reg, PlanOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	insns := sharedTick1s(t, spec, plan)
+	listing := fmt.Sprint(insns)
+	if strings.Contains(listing, "GetAttachCookie") || !strings.Contains(listing, "MovImm dst: r0 imm: 4242") || !strings.Contains(listing, "<dt_share_x>") {
+		t.Errorf("shared program does not look its probe up by Identify's value:\n%s", listing)
+	}
+	// The probe id comes from the map (R9), never as a constant.
+	for _, ins := range insns {
+		if ins.OpCode.Class() == asm.StClass && (ins.Offset == abi.MStatePrid || ins.Offset == abi.MStateEPID) {
+			t.Errorf("shared program stores a constant probe id or EPID: %v", ins)
 		}
 	}
 }

@@ -101,7 +101,7 @@ func NotSupported(p *Probe) error {
 // one non-empty ShareKey that run the same clauses one program, built from
 // the Prologue of any of them; at run time the program finds the probe's
 // id with bpf_get_attach_cookie, so AttachShared must attach it with each
-// probe's ID as the cookie.
+// probe's ID as the cookie, unless the provider is also an Identifier.
 type Sharer interface {
 	// ShareKey names the program a probe can share (probes with equal
 	// keys have equal Program kinds and Prologues), or "" when the probe
@@ -110,6 +110,24 @@ type Sharer interface {
 	// AttachShared attaches one program to all of ps; closing the result
 	// detaches it from all of them.
 	AttachShared(ps []*Probe, prog *ebpf.Program) (io.Closer, error)
+}
+
+// Identifier is implemented by Sharers whose shared programs learn which
+// probe fired from the context instead of from the attach cookie: the
+// syscall provider's dispatcher tail-calls one program for many system
+// calls, which has no cookie of its own but has the system call number.
+// The loader then looks the probe up by that value: the map of the
+// shared program gives the probe id and its EPIDs by Identity.
+type Identifier interface {
+	// Identify returns instructions, run after the Prologue of p's
+	// shared program, that leave in R0 the value (a u32) telling which
+	// of the probes sharing it fired. Like the Prologue they keep R6
+	// and R7, may clobber R0-R5 and R8-R9, may jump to SkipLabel and
+	// may also use the 8 bytes below the frame pointer.
+	Identify(p *Probe, mstate int16) asm.Instructions
+	// Identity is the value Identify leaves in R0 when p fires; probes
+	// with equal share keys have distinct identities.
+	Identity(p *Probe) uint32
 }
 
 // Fallbacker is implemented by providers that can run a probe another way

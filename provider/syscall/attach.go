@@ -1,7 +1,6 @@
 package syscall
 
 import (
-	"fmt"
 	"io"
 
 	"github.com/cilium/ebpf"
@@ -11,18 +10,15 @@ import (
 
 // Attach links the program to the probe's tracepoint through a perf
 // event, or puts a wide probe's into the dispatcher of the raw sys_enter or
-// sys_exit tracepoint; closing the result detaches it.
+// sys_exit tracepoint (as AttachShared does); closing the result detaches
+// it.
 func (pv *Provider) Attach(p *provider.Probe, prog *ebpf.Program) (io.Closer, error) {
 	d, err := pv.data(p, true)
 	if err != nil {
 		return nil, err
 	}
 	if d.wide {
-		c, err := pv.dispatch.add(d.entry, d.nr, prog)
-		if err != nil {
-			return nil, fmt.Errorf("attach %s: %w", p, err)
-		}
-		return c, nil
+		return pv.AttachShared([]*provider.Probe{p}, prog)
 	}
 	return provider.AttachTracepoint(p, group, d.event, prog)
 }

@@ -42,11 +42,13 @@ func side(entry bool) int {
 
 var tracepoints = [2]string{"sys_enter", "sys_exit"}
 
-// add stores prog at nr in the side's program array, creating the array,
-// the dispatcher program and its attachment on first use.
-func (d *dispatcher) add(entry bool, nr int32, prog *ebpf.Program) (io.Closer, error) {
-	if nr < 0 || nr >= maxSyscalls {
-		return nil, fmt.Errorf("system call number %d out of range", nr)
+// add stores prog at each of nrs in the side's program array, creating
+// the array, the dispatcher program and its attachment on first use.
+func (d *dispatcher) add(entry bool, nrs []int32, prog *ebpf.Program) (io.Closer, error) {
+	for _, nr := range nrs {
+		if nr < 0 || nr >= maxSyscalls {
+			return nil, fmt.Errorf("system call number %d out of range", nr)
+		}
 	}
 	d.mu.Lock()
 	defer d.mu.Unlock()
@@ -59,12 +61,16 @@ func (d *dispatcher) add(entry bool, nr int32, prog *ebpf.Program) (io.Closer, e
 		}
 		d.sides[i] = s
 	}
-	if err := s.progs.Put(uint32(nr), prog); err != nil {
-		d.release(i)
-		return nil, fmt.Errorf("add to %s dispatcher: %w", tracepoints[i], err)
-	}
+	e := &dispatchEntry{d: d, side: i}
 	s.users++
-	return &dispatchEntry{d: d, side: i, nr: uint32(nr)}, nil
+	for _, nr := range nrs {
+		if err := s.progs.Put(uint32(nr), prog); err != nil {
+			e.remove()
+			return nil, fmt.Errorf("add to %s dispatcher: %w", tracepoints[i], err)
+		}
+		e.nrs = append(e.nrs, uint32(nr))
+	}
+	return e, nil
 }
 
 // release closes a side nobody uses any more.
@@ -82,29 +88,37 @@ func (d *dispatcher) release(i int) {
 	d.sides[i] = nil
 }
 
+// dispatchEntry is one program stored at some system call numbers.
 type dispatchEntry struct {
 	d    *dispatcher
 	side int
-	nr   uint32
+	nrs  []uint32
 	done bool
 }
 
-// Close removes the probe's program from the array.
+// Close removes the program from the array.
 func (e *dispatchEntry) Close() error {
 	e.d.mu.Lock()
 	defer e.d.mu.Unlock()
+	return e.remove()
+}
+
+// remove is Close with the dispatcher locked.
+func (e *dispatchEntry) remove() error {
 	if e.done {
 		return nil
 	}
 	e.done = true
 	s := e.d.sides[e.side]
-	err := s.progs.Delete(e.nr)
-	if errors.Is(err, ebpf.ErrKeyNotExist) {
-		err = nil
+	var first error
+	for _, nr := range e.nrs {
+		if err := s.progs.Delete(nr); err != nil && !errors.Is(err, ebpf.ErrKeyNotExist) && first == nil {
+			first = err
+		}
 	}
 	s.users--
 	e.d.release(e.side)
-	return err
+	return first
 }
 
 func newDispatchSide(entry bool) (_ *dispatchSide, err error) {
@@ -149,18 +163,12 @@ func dispatchInsns(entry bool) asm.Instructions {
 			asm.LoadMem(asm.R3, asm.R1, 8, asm.DWord),
 		}
 	} else {
-		insns = asm.Instructions{
-			asm.Mov.Reg(asm.R6, asm.R1),
-			asm.Mov.Reg(asm.R1, asm.RFP),
-			asm.Add.Imm(asm.R1, -8),
-			asm.Mov.Imm(asm.R2, 8),
-			asm.LoadMem(asm.R3, asm.R6, 0, asm.DWord),
-			asm.Add.Imm(asm.R3, regsOrigAX),
-			asm.FnProbeReadKernel.Call(),
-			asm.JNE.Imm(asm.R0, 0, "out"),
+		insns = asm.Instructions{asm.Mov.Reg(asm.R6, asm.R1)}
+		insns = append(insns, readRegs(asm.RFP, -8, 8, regsOrigAX, "out")...)
+		insns = append(insns,
 			asm.LoadMem(asm.R3, asm.RFP, -8, asm.DWord),
 			asm.Mov.Reg(asm.R1, asm.R6),
-		}
+		)
 	}
 	return append(insns,
 		// Unsigned: -1 (no system call) is out of range too.

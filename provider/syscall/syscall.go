@@ -249,39 +249,20 @@ func (pv *Provider) ArgTypes(p *provider.Probe) ([]string, error) {
 // firings of other system calls and reads the arguments from the saved
 // user registers.
 func (pv *Provider) Prologue(p *provider.Probe, mstate int16) asm.Instructions {
-	f, d, err := pv.format(p, true)
+	fields, d := pv.fields(p)
 	if d == nil {
 		// Not our probe: never run its clauses.
 		return asm.Instructions{asm.Mov.Imm(asm.R0, 0), asm.JEq.Imm(asm.R0, 0, provider.SkipLabel)}
-	}
-	var fields []tracefs.Field
-	if err == nil {
-		fields = argFields(f)
-	} else {
-		// Without the format, fall back to the layout every syscall
-		// event has: u64 arguments from offset 16 (the verifier allows
-		// reading that far into any tracepoint record).
-		n := 6
-		if !d.entry {
-			n = 1
-		}
-		for i := 0; i < n; i++ {
-			fields = append(fields, tracefs.Field{Offset: 16 + 8*i, Size: 8, Signed: !d.entry})
-		}
 	}
 	arg := func(i int) int16 { return mstate + abi.MStateArgs + int16(8*i) }
 	errno := mstate + abi.MStateErrno
 	var insns asm.Instructions
 	if !d.entry {
 		if d.wide {
-			// The raw sys_exit tracepoint gets (regs, ret); the system
-			// call number is regs->orig_ax. arg9 is the temporary.
-			insns = append(insns, readRegs(arg(9), 8, regsOrigAX)...)
-			insns = append(insns,
-				asm.LoadMem(asm.R0, asm.R7, arg(9), asm.DWord),
-				asm.JNE.Imm(asm.R0, d.nr, provider.SkipLabel),
-				asm.LoadMem(asm.R0, asm.R6, 8, asm.DWord),
-			)
+			// The raw sys_exit tracepoint gets (regs, ret). The
+			// dispatcher ran the program for the system call's number
+			// (Identify tells which probe fired).
+			insns = append(insns, asm.LoadMem(asm.R0, asm.R6, 8, asm.DWord))
 		} else {
 			ret := tracefs.Field{Offset: 16, Size: 8, Signed: true}
 			if len(fields) > 0 {
@@ -309,12 +290,9 @@ func (pv *Provider) Prologue(p *provider.Probe, mstate int16) asm.Instructions {
 	if d.wide {
 		// The raw sys_enter tracepoint gets (regs, id). Read the block
 		// of argument registers into arg[0..7], then move each argument
-		// to its place through registers R0-R5.
-		insns = append(insns,
-			asm.LoadMem(asm.R0, asm.R6, 8, asm.DWord),
-			asm.JNE.Imm(asm.R0, d.nr, provider.SkipLabel),
-		)
-		insns = append(insns, readRegs(arg(0), regsBlock, regsArgs)...)
+		// to its place through registers R0-R5. The code depends on the
+		// number of arguments only: probes with as many share it.
+		insns = append(insns, readRegs(asm.R7, arg(0), regsBlock, regsArgs, provider.SkipLabel)...)
 		n := min(len(fields), 6)
 		for i := 0; i < n; i++ {
 			insns = append(insns, asm.LoadMem(asm.Register(i), asm.R7, arg(int(argSlots[i])), asm.DWord))
@@ -338,18 +316,42 @@ func (pv *Provider) Prologue(p *provider.Probe, mstate int16) asm.Instructions {
 	return append(insns, provider.StoreImmDW(asm.R7, errno, 0))
 }
 
+// fields returns the record fields the probe's prologue copies, and fixes
+// the probe's mode. Without the format it falls back to the layout every
+// syscall event has: u64 arguments from offset 16 (the verifier allows
+// reading that far into any tracepoint record).
+func (pv *Provider) fields(p *provider.Probe) ([]tracefs.Field, *probeData) {
+	f, d, err := pv.format(p, true)
+	if d == nil {
+		return nil, nil
+	}
+	if err == nil {
+		return argFields(f), d
+	}
+	n := 6
+	if !d.entry {
+		n = 1
+	}
+	var fields []tracefs.Field
+	for i := 0; i < n; i++ {
+		fields = append(fields, tracefs.Field{Offset: 16 + 8*i, Size: 8, Signed: !d.entry})
+	}
+	return fields, d
+}
+
 // readRegs copies size bytes at offset off of the saved user registers
-// (the first argument of the raw syscall tracepoints) to the machine state
-// at dst, and skips the firing if they cannot be read.
-func readRegs(dst int16, size int32, off int32) asm.Instructions {
+// (the first argument of the raw syscall tracepoints) to base+dst (base:
+// R7 for the machine state, RFP for the stack); if they cannot be read, it
+// jumps to skip.
+func readRegs(base asm.Register, dst int16, size int32, off int32, skip string) asm.Instructions {
 	return asm.Instructions{
-		asm.Mov.Reg(asm.R1, asm.R7),
+		asm.Mov.Reg(asm.R1, base),
 		asm.Add.Imm(asm.R1, int32(dst)),
 		asm.Mov.Imm(asm.R2, size),
 		asm.LoadMem(asm.R3, asm.R6, 0, asm.DWord),
 		asm.Add.Imm(asm.R3, off),
 		asm.FnProbeReadKernel.Call(),
-		asm.JNE.Imm(asm.R0, 0, provider.SkipLabel),
+		asm.JNE.Imm(asm.R0, 0, skip),
 	}
 }
 
