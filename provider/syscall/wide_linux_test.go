@@ -1,6 +1,7 @@
 package syscall_test
 
 import (
+	"os"
 	"runtime"
 	"testing"
 	"time"
@@ -8,6 +9,7 @@ import (
 	"github.com/cilium/ebpf"
 
 	"github.com/dtrace-go/dtrace/codegen"
+	"github.com/dtrace-go/dtrace/internal/bpfobj"
 	"github.com/dtrace-go/dtrace/internal/tracetest"
 	"github.com/dtrace-go/dtrace/provider"
 	dtraceprov "github.com/dtrace-go/dtrace/provider/dtrace"
@@ -15,7 +17,9 @@ import (
 )
 
 // TestWideGlob loads and attaches a clause on every system call probe:
-// every tracepoint must accept its program.
+// every tracepoint must accept its program, and the probes share programs,
+// one per side and argument count (seven on entry, for 0 to 6 arguments,
+// one on return), besides the two dispatchers.
 func TestWideGlob(t *testing.T) {
 	spec := &codegen.Spec{
 		Maps: []codegen.MapSpec{
@@ -27,6 +31,8 @@ func TestWideGlob(t *testing.T) {
 		Layout:  codegen.ScratchLayout{Size: 512, MState: 0, Output: outOff},
 	}
 	reg := provider.NewRegistry(dtraceprov.New(), syscall.New())
+	before := bpfobj.NewSet()
+	before.AddHeld(os.Getpid())
 	start := time.Now()
 	objs, plan := tracetest.Load(t, spec, reg)
 	loaded := time.Since(start)
@@ -34,6 +40,18 @@ func TestWideGlob(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Logf("%d probes: loaded in %v, attached in %v", len(plan.Probes), loaded, time.Since(start)-loaded)
+	after := bpfobj.NewSet()
+	after.AddHeld(os.Getpid())
+	n := 0
+	for id := range after.Progs {
+		if !before.Progs[id] {
+			n++
+		}
+	}
+	t.Logf("%d programs", n)
+	if len(plan.Probes) < 600 || n > 10 {
+		t.Errorf("%d probes ran on %d programs, want at least 600 on at most 10", len(plan.Probes), n)
+	}
 }
 
 // TestSysnums checks that the table of system call numbers knows nearly
