@@ -119,7 +119,7 @@ func (a *checkInfo) varOf(obj check.Object) *Var {
 	case *check.EnumConst:
 		v = &Var{Name: o.Name, Kind: VarConst, Value: o.Value, Type: TypeInt}
 	case *check.Symbol:
-		v = &Var{Name: o.Name, Kind: VarSymbol, Value: int64(o.Addr), Type: a.conv(o.Type)}
+		v = &Var{Name: o.Name, Kind: VarSymbol, Value: int64(o.Addr), Module: o.Module, Type: a.conv(o.Type)}
 	default:
 		return nil
 	}

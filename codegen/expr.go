@@ -401,9 +401,7 @@ func (f *fn) addrOf(e syntax.Expr) asm.Register {
 				f.launder(p)
 				return p
 			case VarSymbol:
-				r := f.alloc()
-				f.movImm(r, v.Value)
-				return r
+				return f.symbolAddr(x, v)
 			}
 		}
 	case *syntax.UnaryExpr:

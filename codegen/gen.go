@@ -164,6 +164,8 @@ func GenerateClauses(prog []Clause, info Info, opts Options) (spec *Spec, err er
 type Error struct {
 	Pos syntax.Pos
 	Err error
+	// Tag is dtrace's tag for the error (D_ASRELO), or "".
+	Tag string
 }
 
 // Error returns the message without the position (callers render it).

@@ -288,7 +288,27 @@ type Options struct {
 	// no sign-extending moves or loads and no signed division are
 	// emitted: shifts and unsigned division on magnitudes replace them.
 	ISA int
+	// Link is how kernel symbols are linked (the linkmode and
+	// knodefs options): their addresses are compiled in, or, for those
+	// the policy leaves to a link time this implementation does not
+	// have, the reference is refused (D_ASRELO).
+	Link SymbolLink
 }
+
+// SymbolLink says which kernel symbols' addresses may be compiled in.
+type SymbolLink int
+
+// Symbol link policies, after dtrace's linkmode option.
+const (
+	// LinkStatic compiles in every kernel symbol's address (linkmode
+	// kernel and static, or knodefs).
+	LinkStatic SymbolLink = iota
+	// LinkPrimary refuses symbols of loadable modules (linkmode
+	// primary): only vmlinux's are compiled in.
+	LinkPrimary
+	// LinkDynamic refuses every kernel symbol (linkmode dynamic).
+	LinkDynamic
+)
 
 func (o *Options) defaults() {
 	if o.StrSize == 0 {

@@ -144,8 +144,10 @@ type Var struct {
 	Type *Type
 	// Keys are the key types of an associative array.
 	Keys []*Type
-	// Value is the value of a VarConst.
+	// Value is the value of a VarConst, the address of a VarSymbol.
 	Value int64
+	// Module is a VarSymbol's object: vmlinux or a module's name.
+	Module string
 }
 
 // AggInfo describes one aggregation as the checker resolved it.

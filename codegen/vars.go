@@ -1,6 +1,8 @@
 package codegen
 
 import (
+	"fmt"
+
 	"github.com/cilium/ebpf/asm"
 	"github.com/dtrace-go/dtrace/dlang/syntax"
 	"github.com/dtrace-go/dtrace/internal/abi"
@@ -54,8 +56,7 @@ func (f *fn) loadVar(e syntax.Expr, v *Var) asm.Register {
 	case VarParam:
 		return f.loadParam(e, v)
 	case VarSymbol:
-		r := f.alloc()
-		f.movImm(r, v.Value)
+		r := f.symbolAddr(e, v)
 		if t.Kind == TArray && t.Size == 0 {
 			// An array of unknown length (extern char linux_banner[])
 			// cannot be copied: it stands for its address, from which
@@ -997,4 +998,27 @@ func (f *fn) uregs(e *syntax.IndexExpr) asm.Register {
 	f.emit(asm.Mov.Imm(v, 0))
 	f.mark(done)
 	return v
+}
+
+// symbolAddr sets a register to the address of kernel symbol v. A
+// symbol the link policy leaves unresolved is refused as dtrace refuses
+// a relocation that remains (D_ASRELO), naming the byte offset of the
+// instruction that would carry it.
+func (f *fn) symbolAddr(n syntax.Node, v *Var) asm.Register {
+	link := f.g.opts.Link
+	if link == LinkDynamic || link == LinkPrimary && v.Module != "vmlinux" {
+		mod := v.Module
+		if mod == "" {
+			mod = "vmlinux"
+		}
+		off := uint64(0)
+		for _, ins := range f.insns {
+			off += ins.Size()
+		}
+		f.bail(&Error{Pos: n.Pos(), Tag: "D_ASRELO",
+			Err: fmt.Errorf("relocation remains against kernel symbol %s`%s (offset 0x%x)", mod, v.Name, off)})
+	}
+	r := f.alloc()
+	f.movImm(r, v.Value)
+	return r
 }

@@ -103,6 +103,9 @@ type Consumer struct {
 	lastAgg     time.Time
 	lastSwitch  time.Time
 	passes      int
+	// lastStatus is when the run state was last due to be looked at
+	// under a statusrate.
+	lastStatus time.Time
 
 	// reopened is the file freopen() sends output to (nil: none).
 	reopened *os.File
@@ -130,10 +133,11 @@ func New(cfg Config) *Consumer {
 		types:     map[*codegen.Type]*format.TypeInfo{},
 	}
 	c.fmt = &format.Printer{
-		Target:   cfg.Target,
-		StrSize:  cfg.Settings.StrSize,
-		RawBytes: cfg.Settings.RawBytes,
-		Sym:      cfg.Sym,
+		Target:    cfg.Target,
+		StrSize:   cfg.Settings.StrSize,
+		RawBytes:  cfg.Settings.RawBytes,
+		Sym:       cfg.Sym,
+		NoResolve: cfg.Settings.NoResolve,
 	}
 	if cfg.Spec != nil {
 		for _, cl := range cfg.Spec.Clauses {
@@ -189,14 +193,8 @@ func (c *Consumer) Work(r output.Renderer) (bool, error) {
 	}
 	bufs := c.cfg.Buffers
 	for pass := 0; pass < 2; pass++ {
-		act, err := c.activity()
-		if err != nil {
+		if err := c.checkStatus(); err != nil {
 			return false, err
-		}
-		if (act >= abi.ActivityDraining || bufs.Filled()) && !c.stopping {
-			if err := c.Stop(); err != nil {
-				return false, err
-			}
 		}
 		if c.stopping || pass == 1 {
 			break
@@ -240,6 +238,23 @@ func (c *Consumer) Work(r output.Renderer) (bool, error) {
 		return false, err
 	}
 	return c.done, r.Flush()
+}
+
+// checkStatus looks at the run state, at most once per statusrate when
+// one is set (dtrace's dtrace_status() pacing; our default looks every
+// pass): an exit() or a full fill buffer starts the ending.
+func (c *Consumer) checkStatus() error {
+	if c.stopping || c.set.StatusRate > 0 && !rateDue(&c.lastStatus, time.Now(), c.set.StatusRate) {
+		return nil
+	}
+	act, err := c.activity()
+	if err != nil {
+		return err
+	}
+	if act >= abi.ActivityDraining || c.cfg.Buffers.Filled() {
+		return c.Stop()
+	}
+	return nil
 }
 
 // Stop ends tracing: it moves to DRAINING, consumes what probes sent

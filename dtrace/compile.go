@@ -54,6 +54,7 @@ func (h *Handle) Compile(src Source) (*Program, error) {
 	if err != nil {
 		return nil, &SourceError{Source: src, Err: h.compileError(err)}
 	}
+	dumpTrees(h.conf.Stderr, h.opts.Tree, ast, info)
 	if err := h.checkTuples(ast, info); err != nil {
 		return nil, &SourceError{Source: src, Err: err}
 	}
@@ -99,6 +100,13 @@ func (h *Handle) Compile(src Source) (*Program, error) {
 	h.info = info
 	if f := h.fset.File(ast.Pos()); f != nil {
 		h.lines[f] = strings.Split(src.Text, "\n")
+	}
+	if h.opts.symbolLink() != codegen.LinkStatic {
+		// Kernel symbols left to link time are refused when compiling,
+		// as dtrace refuses the relocations that remain.
+		if _, err := codegen.Generate(info, h.codegenOptions()); err != nil {
+			return nil, &SourceError{Source: src, Err: h.codegenError(err)}
+		}
 	}
 	if h.opts.Verbose {
 		// -S: show the generated code of the program's clauses.
@@ -270,6 +278,16 @@ func (h *Handle) compileError(err error) error {
 	if errors.As(err, &sl) && len(sl) > 0 {
 		e := sl[0]
 		return &CompileError{Tag: e.Tag, Line: e.Pos.Line, Msg: e.Msg, ShowTags: h.opts.ErrTags}
+	}
+	return err
+}
+
+// codegenError turns a tagged code generation error (D_ASRELO) into the
+// compile error dtrace reports; others are returned as they are.
+func (h *Handle) codegenError(err error) error {
+	var ce *codegen.Error
+	if errors.As(err, &ce) && ce.Tag != "" {
+		return &CompileError{Tag: ce.Tag, Line: h.fset.Position(ce.Pos).Line, Msg: ce.Err.Error(), ShowTags: h.opts.ErrTags}
 	}
 	return err
 }

@@ -287,6 +287,8 @@ func (h *Handle) settings() output.Settings {
 		SpecSize:   o.SpecSize,
 		SwitchRate: h.rate("switchrate"),
 		AggRate:    h.rate("aggrate"),
+		StatusRate: h.rate("statusrate"),
+		NoResolve:  o.NoResolve,
 	}
 }
 
@@ -312,16 +314,20 @@ func (o *Options) aggView() aggregate.View {
 	}
 }
 
-// rate is the interval of rate option name (switchrate or aggrate) as
-// the consumer honours it: 0, no limit, unless the option was set, as
-// dtrace's defaults for both are 0.
+// rate is the interval of rate option name (switchrate, aggrate or
+// statusrate) as the consumer honours it: 0, no limit, unless the option
+// was set (dtrace's defaults for the first two are 0; its 1 Hz statusrate
+// default would make every exit() wait, so ours looks at each pass).
 func (h *Handle) rate(name string) time.Duration {
 	if !h.opts.IsSet(name) {
 		return 0
 	}
 	v := h.opts.SwitchRate
-	if name == "aggrate" {
+	switch name {
+	case "aggrate":
 		v = h.opts.AggRate
+	case "statusrate":
+		v = h.opts.StatusRate
 	}
 	return time.Duration(max(v, 0))
 }

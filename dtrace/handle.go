@@ -242,6 +242,7 @@ func (h *Handle) codegenOptions() codegen.Options {
 		AggSize:      h.opts.AggSize,
 		FlowSize:     uint32(min(max(h.opts.FlowSize, 1), 1<<24)),
 		ISA:          kfeature.Probe().CodegenISA(),
+		Link:         h.opts.symbolLink(),
 	}
 }
 

@@ -347,11 +347,17 @@ func (o *Options) set1(name, value string, hasValue, inProgram bool) error {
 	}
 	o.set[name] = true
 	if spec.Solaris {
-		o.warnings = append(o.warnings, "option "+name+" only has meaning on Solaris and is ignored")
+		o.warnSolaris(name)
 	} else if spec.Unsupported {
 		o.warnings = append(o.warnings, "option "+name+" is not supported and is ignored")
 	}
 	return nil
+}
+
+// warnSolaris warns that option name, as set, only makes sense on
+// Solaris.
+func (o *Options) warnSolaris(name string) {
+	o.warnings = append(o.warnings, "option "+name+" only has meaning on Solaris and is ignored")
 }
 
 // Warnings returns, once each, the warnings of the options set since the

@@ -88,10 +88,13 @@ func addRunTimeSettings() {
 		set:  stringField(func(o *Options) *string { return &o.BufPolicy })})
 	addOpt(&OptionSpec{Name: "bufresize", Kind: KindEnum, Class: rt, Enum: []string{"auto", "manual"},
 		set: stringField(func(o *Options) *string { return &o.BufResize })})
+	// illumos's bounds: cleanrate from 200us (5000hz) to a minute,
+	// statusrate at most 10s; its kernel clamps other values silently,
+	// here they are refused.
 	addOpt(&OptionSpec{Name: "cleanrate", Kind: KindRate, Class: rt,
-		set: intField(func(o *Options) *int64 { return &o.CleanRate })})
+		set: rangedField(func(o *Options) *int64 { return &o.CleanRate }, minCleanRate, maxCleanRate)})
 	addOpt(&OptionSpec{Name: "statusrate", Kind: KindRate, Class: rt,
-		set: intField(func(o *Options) *int64 { return &o.StatusRate })})
+		set: rangedField(func(o *Options) *int64 { return &o.StatusRate }, 0, maxStatusRate)})
 	counts := []struct {
 		name string
 		f    func(*Options) *int64
@@ -190,6 +193,29 @@ func addOutputOptions() {
 			o.Guests = append(o.Guests, v.Str)
 			return nil
 		}})
+}
+
+// Bounds of the cleanrate and statusrate options (ns), illumos's.
+const (
+	minCleanRate  = 200_000
+	maxCleanRate  = 60_000_000_000
+	maxStatusRate = 10_000_000_000
+)
+
+// rangedField sets an integer option whose value ("-xname" alone is 0)
+// must lie in [lo, hi].
+func rangedField(f func(*Options) *int64, lo, hi int64) func(*Options, optValue) error {
+	return func(o *Options, v optValue) error {
+		n := int64(0)
+		if v.Present {
+			n = v.Int
+		}
+		if n < lo || n > hi {
+			return ErrBadOptVal
+		}
+		*f(o) = n
+		return nil
+	}
 }
 
 // checkedString sets a string option once check accepts its value.

@@ -4,6 +4,8 @@ import (
 	"errors"
 	"reflect"
 	"testing"
+
+	"github.com/dtrace-go/dtrace/codegen"
 )
 
 func TestOptionsSet(t *testing.T) {
@@ -30,6 +32,14 @@ func TestOptionsSet(t *testing.T) {
 		{"aggrate=1ms", nil, func(o *Options) bool { return o.AggRate == 1e6 }},
 		{"statusrate=10sec", nil, func(o *Options) bool { return o.StatusRate == 1e10 }},
 		{"cleanrate=3000HZ", nil, func(o *Options) bool { return o.CleanRate == 333333 }},
+		{"cleanrate=5000hz", nil, func(o *Options) bool { return o.CleanRate == 200000 }},
+		{"cleanrate=1min", nil, func(o *Options) bool { return o.CleanRate == 60e9 }},
+		{"cleanrate=5001hz", ErrBadOptVal, nil}, // illumos's bounds: 200us to a minute
+		{"cleanrate=61s", ErrBadOptVal, nil},
+		{"cleanrate", ErrBadOptVal, nil},
+		{"statusrate=10ms", nil, func(o *Options) bool { return o.StatusRate == 1e7 }},
+		{"statusrate=11s", ErrBadOptVal, nil}, // illumos's at most 10s
+		{"statusrate=10parsecs", ErrBadOptVal, nil},
 		{"switchrate=5", nil, func(o *Options) bool { return o.SwitchRate == 5 }},
 		{"switchrate=5parsecs", ErrBadOptVal, nil},
 		{"quiet", nil, func(o *Options) bool { return o.Quiet }},
@@ -63,6 +73,16 @@ func TestOptionsSet(t *testing.T) {
 		{"version=1.x", ErrVersInval, nil},
 		{"linkmode=dynamic", nil, func(o *Options) bool { return o.LinkMode == "dynamic" }},
 		{"linkmode=wild", ErrBadOptVal, nil},
+		{"linkmode=primary", nil, func(o *Options) bool { return o.symbolLink() == codegen.LinkPrimary }},
+		{"linkmode=dynamic", nil, func(o *Options) bool { return o.symbolLink() == codegen.LinkDynamic }},
+		{"linkmode=static", nil, func(o *Options) bool { return o.symbolLink() == codegen.LinkStatic }},
+		{"knodefs", nil, func(o *Options) bool { return o.KNoDefs && o.symbolLink() == codegen.LinkStatic }},
+		{"linktype=coff", ErrBadOptVal, nil},
+		{"evaltime=preinit", nil, func(o *Options) bool { return o.EvalTime == "preinit" }},
+		{"evaltime=later", ErrBadOptVal, nil},
+		{"evaltime", ErrBadOptVal, nil},
+		{"noresolve", nil, func(o *Options) bool { return o.NoResolve }},
+		{"tree=-1", ErrBadOptVal, nil},
 		{"linktype=DOF", nil, func(o *Options) bool { return o.LinkType == "dof" }},
 		{"tree=4", nil, func(o *Options) bool { return o.Tree == 4 }},
 		{"tree=0", ErrBadOptVal, nil},
@@ -127,6 +147,9 @@ func TestOptionsPragma(t *testing.T) {
 		{"iregs", "9", true, ErrBadOptVal},
 		{"strsize", "14", true, nil},
 		{"bogus", "", false, ErrBadOptName},
+		{"cleanrate", "1ns", true, ErrBadOptVal},
+		{"statusrate", "1h", true, ErrBadOptVal},
+		{"linkmode", "primary", true, nil},
 	}
 	for _, tt := range tests {
 		err := NewOptions().SetPragma(tt.name, tt.value, tt.has)
@@ -235,6 +258,12 @@ func TestOptionWarnings(t *testing.T) {
 		{"pcapsize=128", "option pcapsize is not supported and is ignored"},
 		{"udefs", "option udefs is not supported and is ignored"},
 		{"late=static", "option late is not supported and is ignored"},
+		{"modpath=/kernel", "option modpath only has meaning on Solaris and is ignored"},
+		{"linktype=dof", "option linktype=dof only has meaning on Solaris and is ignored"},
+		{"linktype=elf", ""},
+		{"linkmode=dynamic", ""},
+		{"cleanrate=50hz", ""},
+		{"iregs=8", ""},
 		{"nolibs", ""},
 		{"lockmem=1m", ""},
 		{"bpflog", ""},
@@ -267,6 +296,34 @@ func TestVerifierLogSize(t *testing.T) {
 	}{{Unset, 0}, {0, 0}, {4096, 4096}, {1 << 40, (1<<32 - 1) >> 2}} {
 		if got := verifierLogSize(tt.n); got != tt.want {
 			t.Errorf("verifierLogSize(%d) = %d, want %d", tt.n, got, tt.want)
+		}
+	}
+}
+
+// TestSymbolLinkOptions checks how linkmode and knodefs combine, in
+// either order: knodefs lets kernel symbols be compiled in whatever the
+// mode, kdefs takes that back.
+func TestSymbolLinkOptions(t *testing.T) {
+	for _, tt := range []struct {
+		args []string
+		want codegen.SymbolLink
+	}{
+		{nil, codegen.LinkStatic},
+		{[]string{"linkmode=dynamic"}, codegen.LinkDynamic},
+		{[]string{"linkmode=dynamic", "knodefs"}, codegen.LinkStatic},
+		{[]string{"knodefs", "linkmode=dynamic"}, codegen.LinkStatic},
+		{[]string{"linkmode=dynamic", "knodefs", "kdefs"}, codegen.LinkDynamic},
+		{[]string{"linkmode=primary"}, codegen.LinkPrimary},
+		{[]string{"linkmode=kernel"}, codegen.LinkStatic},
+	} {
+		o := NewOptions()
+		for _, a := range tt.args {
+			if err := o.SetArg(a); err != nil {
+				t.Fatalf("%s: %v", a, err)
+			}
+		}
+		if got := o.symbolLink(); got != tt.want {
+			t.Errorf("%q: link %d, want %d", tt.args, got, tt.want)
 		}
 	}
 }

@@ -5,6 +5,8 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+
+	"github.com/dtrace-go/dtrace/codegen"
 )
 
 // This file parses option values as libdtrace does: run-time words and
@@ -253,4 +255,20 @@ func parseVersionSyntax(s string) (uint32, bool) {
 		n[i] = uint32(v)
 	}
 	return versionNum(n[0], n[1], n[2]), true
+}
+
+// symbolLink is the linkmode and knodefs options as code generation takes
+// them: kernel symbols the mode leaves to link time are refused unless
+// knodefs allows them undefined (they are then compiled in, as every
+// kernel symbol is under linkmode kernel and static).
+func (o *Options) symbolLink() codegen.SymbolLink {
+	switch {
+	case o.KNoDefs:
+		return codegen.LinkStatic
+	case o.LinkMode == "dynamic":
+		return codegen.LinkDynamic
+	case o.LinkMode == "primary":
+		return codegen.LinkPrimary
+	}
+	return codegen.LinkStatic
 }

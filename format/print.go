@@ -34,6 +34,17 @@ type Printer struct {
 	StrSize int
 	// Location is the time zone for %Y and %T; nil means time.Local.
 	Location *time.Location
+	// NoResolve is the noresolve option: user addresses (uaddr(),
+	// usym(), ustack() frames) print as the object and the offset into
+	// its mapping, "libc.so.6:0x2a1ca", without symbol lookups.
+	NoResolve bool
+}
+
+// UserMapper is a Symbolizer that also finds the mapping holding a user
+// address, for the noresolve form: the mapped object's path and the
+// mapping's start.
+type UserMapper interface {
+	UserMapping(pid int, addr uint64) (obj string, start uint64, ok bool)
 }
 
 var defaultPrinter = &Printer{}
@@ -396,9 +407,25 @@ func (p *Printer) modString(addr uint64) string {
 
 // uaddrString is dtrace_uaddr2str.
 func (p *Printer) uaddrString(pid int, addr uint64) string {
+	if p.NoResolve {
+		return p.noResolveString(pid, addr)
+	}
 	if p.Sym != nil && pid > 0 {
 		if obj, fn, off, ok := p.Sym.UserSym(pid, addr); ok {
 			return symOffString(path.Base(obj), fn, off, addr)
+		}
+	}
+	return fmt.Sprintf("0x%x", addr)
+}
+
+// noResolveString is a user address as dtrace_uaddr2str writes it under
+// noresolve: the object's base name and the offset into the mapping
+// that holds the address, or the bare address when no file is mapped
+// there.
+func (p *Printer) noResolveString(pid int, addr uint64) string {
+	if m, ok := p.Sym.(UserMapper); ok && pid > 0 {
+		if obj, start, ok := m.UserMapping(pid, addr); ok {
+			return fmt.Sprintf("%s:0x%x", path.Base(obj), addr-start)
 		}
 	}
 	return fmt.Sprintf("0x%x", addr)
@@ -426,7 +453,7 @@ func (p *Printer) SymString(s Sym) string {
 		return p.umodString(s.PID, s.Addr)
 	case UserSym:
 		// usym()/ufunc() print the symbol without its offset.
-		if p.Sym != nil && s.PID > 0 {
+		if p.Sym != nil && s.PID > 0 && !p.NoResolve {
 			if obj, fn, _, ok := p.Sym.UserSym(s.PID, s.Addr); ok && fn != "" {
 				return path.Base(obj) + "`" + fn
 			}

@@ -62,6 +62,9 @@ func (p *Printer) writeStack(b *bytes.Buffer, st Stack, indent int, s *spec) {
 }
 
 func (p *Printer) userFrame(st Stack, i int, pc uint64) string {
+	if p.NoResolve {
+		return p.noResolveString(st.PID, pc)
+	}
 	if p.Sym != nil {
 		if obj, fn, off, ok := p.Sym.UserSym(st.PID, pc); ok {
 			if fn == "" && i < len(st.Strs) && st.Strs[i] != "" && st.Strs[i][0] != '@' {

@@ -257,6 +257,12 @@ type Settings struct {
 	// SwitchRate and AggRate are the switchrate and aggrate options, 0
 	// when not set (no limit).
 	SwitchRate, AggRate time.Duration
+	// NoResolve is the noresolve option: user addresses print
+	// unresolved (format.Printer's NoResolve).
+	NoResolve bool
+	// StatusRate is the statusrate option, 0 when not set: how often
+	// the consumer looks whether exit() was called.
+	StatusRate time.Duration
 }
 
 // Snapshot starts the output of a snapshot of the buffers (beyond

@@ -1,6 +1,7 @@
 package symbol
 
 import (
+	"strings"
 	"sync"
 	"time"
 )
@@ -184,6 +185,20 @@ func (s *Symbolizer) UserSym(pid int, addr uint64) (obj, fn string, off uint64, 
 		return r.path, "", 0, true
 	}
 	return r.path, f.Name, addr - r.bias - f.Value, true
+}
+
+// UserMapping finds the mapping of a file that holds address addr of
+// process pid: the file's path and the mapping's start.
+func (s *Symbolizer) UserMapping(pid int, addr uint64) (obj string, start uint64, ok bool) {
+	p := s.lookupProcess(pid, addr)
+	if p == nil {
+		return "", 0, false
+	}
+	m := p.Mapping(addr)
+	if m == nil || !strings.HasPrefix(m.Path, "/") {
+		return "", 0, false
+	}
+	return m.Path, m.Start, true
 }
 
 // lookupProcess returns the snapshot of pid that maps addr, re-reading

@@ -6,11 +6,20 @@ import "reflect"
 // for each node before its children. If f returns false, the node's
 // children are skipped. nil children are not visited.
 func Inspect(n Node, f func(Node) bool) {
-	if n == nil || isNilNode(n) || !f(n) {
+	inspectDepth(n, 0, func(n Node, _ int) bool { return f(n) })
+}
+
+// InspectDepth is Inspect with each node's depth below n (0 for n).
+func InspectDepth(n Node, f func(n Node, depth int) bool) {
+	inspectDepth(n, 0, f)
+}
+
+func inspectDepth(n Node, depth int, f func(Node, int) bool) {
+	if n == nil || isNilNode(n) || !f(n, depth) {
 		return
 	}
 	for _, c := range children(n) {
-		Inspect(c, f)
+		inspectDepth(c, depth+1, f)
 	}
 }
 

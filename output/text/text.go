@@ -65,10 +65,11 @@ func New(c Config) *Renderer {
 	}
 	t := &Renderer{base: c.Out, out: c.Out, stderr: c.Stderr, testing: c.Testing, set: c.Settings}
 	t.fmt = &format.Printer{
-		Target:   c.Target,
-		StrSize:  c.Settings.StrSize,
-		RawBytes: c.Settings.RawBytes,
-		Sym:      c.Sym,
+		Target:    c.Target,
+		StrSize:   c.Settings.StrSize,
+		RawBytes:  c.Settings.RawBytes,
+		Sym:       c.Sym,
+		NoResolve: c.Settings.NoResolve,
 	}
 	t.aggp = &aggregate.Printer{Fmt: t.fmt, Sort: c.Settings.AggSort, View: c.Settings.AggView}
 	return t
