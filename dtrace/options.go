@@ -237,7 +237,7 @@ func NewOptions() *Options {
 		LinkMode:      "kernel",
 		LinkType:      "elf",
 		XlateMode:     "static",
-		EvalTime:      "postinit",
+		EvalTime:      "exec", // illumos's is postinit; see evaltime_linux.go
 		Stdc:          "a",
 		Version:       DefaultVersion,
 		VersionNum:    versionNum(2, 0, 0),

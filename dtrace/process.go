@@ -27,18 +27,19 @@ type Process struct {
 	release chan struct{} // closed to let a created process run
 	exited  chan struct{} // closed when the process is gone
 	atExit  func(pid int) // see AtExit
+	warning string        // from the hold at evaltime, for Options
 }
 
 // CreateProcess starts the command argv (argv[0] looked up in PATH)
 // with the given standard streams, stopped just after exec, as dtrace -c
 // does. The error reads "failed to execute NAME: REASON".
 func CreateProcess(argv []string, stdin io.Reader, stdout, stderr io.Writer) (*Process, error) {
-	return createProcess(argv, nil, stdin, stdout, stderr)
+	return createProcess(argv, nil, "", stdin, stdout, stderr)
 }
 
 // createProcess is CreateProcess with the child's environment (nil:
-// dtrace's own).
-func createProcess(argv, env []string, stdin io.Reader, stdout, stderr io.Writer) (*Process, error) {
+// dtrace's own) and hold point (the evaltime option; "" is exec).
+func createProcess(argv, env []string, evaltime string, stdin io.Reader, stdout, stderr io.Writer) (*Process, error) {
 	if len(argv) == 0 {
 		return nil, errors.New("failed to execute: no command")
 	}
@@ -65,6 +66,14 @@ func createProcess(argv, env []string, stdin io.Reader, stdout, stderr io.Writer
 		var ws unix.WaitStatus
 		if _, err := unix.Wait4(pid, &ws, unix.WALL, nil); err != nil || !ws.Stopped() {
 			started <- fmt.Errorf("process %d did not stop after exec", pid)
+			_ = cmd.Wait()
+			return
+		}
+		var err error
+		if p.warning, err = holdAt(pid, evaltime); err != nil {
+			// Never left stopped, nor running untraced: killed.
+			_ = unix.Kill(pid, unix.SIGKILL)
+			started <- err
 			_ = cmd.Wait()
 			return
 		}
@@ -128,12 +137,28 @@ func (p *Process) AtExit(fn func(pid int)) { p.atExit = fn }
 // Options.ProcEnv) or -p (arg is the pid). Errors are worded for printing
 // after "dtrace: ".
 func StartProcess(create bool, arg string, env []string, stdin io.Reader, stdout, stderr io.Writer) (*Process, error) {
+	return startProcess(create, arg, env, "", stdin, stdout, stderr)
+}
+
+// StartProcess is the package's StartProcess with the options' setenv and
+// unsetenv (ProcEnv) and evaltime: a created process is held where
+// evaltime says (exec by default). A warning, when main()
+// is not to be found for postinit and main, is among o's Warnings.
+func (o *Options) StartProcess(create bool, arg string, stdin io.Reader, stdout, stderr io.Writer) (*Process, error) {
+	p, err := startProcess(create, arg, o.ProcEnv, o.EvalTime, stdin, stdout, stderr)
+	if err == nil && p.warning != "" {
+		o.warnings = append(o.warnings, p.warning)
+	}
+	return p, err
+}
+
+func startProcess(create bool, arg string, env []string, evaltime string, stdin io.Reader, stdout, stderr io.Writer) (*Process, error) {
 	if create {
 		argv := strings.Fields(arg)
 		if len(argv) == 0 {
 			argv = []string{arg}
 		}
-		return createProcess(argv, env, stdin, stdout, stderr)
+		return createProcess(argv, env, evaltime, stdin, stdout, stderr)
 	}
 	pid, err := strconv.Atoi(arg)
 	if err != nil || pid <= 0 {

@@ -341,7 +341,8 @@ func (c *cmdline) processes(opts []opt) ([]*dtrace.Process, error) {
 	var procs []*dtrace.Process
 	for _, o := range opts {
 		if o.c == 'c' || o.c == 'p' {
-			p, err := dtrace.StartProcess(o.c == 'c', o.arg, c.opts.ProcEnv, c.stdin, c.stdout, c.stderr)
+			p, err := c.opts.StartProcess(o.c == 'c', o.arg, c.stdin, c.stdout, c.stderr)
+			c.warnOptions() // evaltime's, when main() is not found
 			if err != nil {
 				return procs, err
 			}

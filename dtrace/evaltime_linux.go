@@ -1,0 +1,154 @@
+//go:build linux
+
+package dtrace
+
+import (
+	"debug/elf"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"os"
+	"time"
+
+	"golang.org/x/sys/unix"
+)
+
+// The evaltime option: where a process dtrace -c creates is held while
+// tracing starts. exec holds it at its first instruction after exec (in
+// the dynamic linker, for a dynamically linked program), preinit at its
+// entry point (libraries loaded, no constructor run yet), postinit and
+// main at main() (constructors run), as in dtrace-utils. Without the
+// option the hold is exec's, as it has always been here.
+
+// holdTimeout bounds the run from exec to the hold point: a program that
+// has not reached it by then (a constructor waiting for input) is killed
+// and -c fails.
+const holdTimeout = 20 * time.Second
+
+// atEntry is AT_ENTRY, the auxiliary vector's entry point.
+const atEntry = 9
+
+// holdAt runs the process pid, stopped after exec under ptrace, to the
+// hold point of evaltime. A warning says when main() cannot be found (a
+// stripped program, a script's interpreter) and the process is held at
+// its entry point instead. On an error the process may be anywhere: the
+// caller kills it.
+func holdAt(pid int, evaltime string) (warning string, err error) {
+	if evaltime == "" || evaltime == "exec" {
+		return "", nil
+	}
+	entry, err := auxvEntry(pid)
+	if err != nil {
+		return "", err
+	}
+	addr := entry
+	if evaltime == "postinit" || evaltime == "main" {
+		if m, ok := mainAddr(pid, entry); ok {
+			addr = m
+		} else {
+			warning = fmt.Sprintf("evaltime=%s: no main() symbol in %s: process %d is held at its entry point (preinit)",
+				evaltime, exeName(pid), pid)
+		}
+	}
+	return warning, runToBreakpoint(pid, addr, time.Now().Add(holdTimeout))
+}
+
+// auxvEntry reads the program's entry point (AT_ENTRY) from its
+// auxiliary vector.
+func auxvEntry(pid int) (uint64, error) {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/auxv", pid))
+	if err != nil {
+		return 0, err
+	}
+	for i := 0; i+16 <= len(b); i += 16 {
+		if binary.LittleEndian.Uint64(b[i:]) == atEntry {
+			return binary.LittleEndian.Uint64(b[i+8:]), nil
+		}
+	}
+	return 0, errors.New("no entry point in the auxiliary vector")
+}
+
+// mainAddr finds main() in the program's symbol tables, relocated by the
+// load bias (AT_ENTRY less the ELF header's entry).
+func mainAddr(pid int, entry uint64) (uint64, bool) {
+	f, err := elf.Open(fmt.Sprintf("/proc/%d/exe", pid))
+	if err != nil {
+		return 0, false
+	}
+	defer f.Close()
+	bias := entry - f.Entry
+	for _, symbols := range []func() ([]elf.Symbol, error){f.Symbols, f.DynamicSymbols} {
+		syms, _ := symbols()
+		for _, s := range syms {
+			if s.Name == "main" && elf.ST_TYPE(s.Info) == elf.STT_FUNC && s.Value != 0 {
+				return s.Value + bias, true
+			}
+		}
+	}
+	return 0, false
+}
+
+func exeName(pid int) string {
+	if p, err := os.Readlink(fmt.Sprintf("/proc/%d/exe", pid)); err == nil {
+		return p
+	}
+	return "the program"
+}
+
+// waitStop waits for the traced process to change state, until deadline.
+func waitStop(pid int, deadline time.Time) (unix.WaitStatus, error) {
+	var ws unix.WaitStatus
+	for pause := time.Millisecond; ; pause = min(2*pause, 20*time.Millisecond) {
+		wpid, err := unix.Wait4(pid, &ws, unix.WALL|unix.WNOHANG, nil)
+		switch {
+		case err == unix.EINTR:
+			continue
+		case err != nil:
+			return ws, err
+		case wpid == pid:
+			return ws, nil
+		case time.Now().After(deadline):
+			return ws, fmt.Errorf("process %d did not reach its hold point (evaltime) within %v", pid, holdTimeout)
+		}
+		time.Sleep(pause)
+	}
+}
+
+// runToBreakpoint lets the process run until it reaches addr, through a
+// breakpoint there, removed once hit; signals on the way are passed on.
+func runToBreakpoint(pid int, addr uint64, deadline time.Time) error {
+	pc, err := ptracePC(pid)
+	if err != nil || pc == addr {
+		return err
+	}
+	saved := make([]byte, 8)
+	if _, err := unix.PtracePeekData(pid, uintptr(addr), saved); err != nil {
+		return fmt.Errorf("cannot read %#x: %v", addr, err)
+	}
+	if _, err := unix.PtracePokeData(pid, uintptr(addr), breakpoint(saved)); err != nil {
+		return fmt.Errorf("cannot set a breakpoint at %#x: %v", addr, err)
+	}
+	sig := 0
+	for {
+		if err := unix.PtraceCont(pid, sig); err != nil {
+			return err
+		}
+		ws, err := waitStop(pid, deadline)
+		if err != nil {
+			return err
+		}
+		if !ws.Stopped() {
+			return fmt.Errorf("process %d exited before its hold point (evaltime)", pid)
+		}
+		sig = int(ws.StopSignal())
+		if ws.StopSignal() != unix.SIGTRAP || ws.TrapCause() > 0 {
+			continue // a signal for the process, passed on
+		}
+		if hit, err := atBreakpoint(pid, addr); err != nil || hit {
+			if err == nil {
+				_, err = unix.PtracePokeData(pid, uintptr(addr), saved)
+			}
+			return err
+		}
+	}
+}

@@ -1,0 +1,13 @@
+//go:build linux && !amd64
+
+package dtrace
+
+import "errors"
+
+var errNoBreakpoints = errors.New("evaltime other than exec is not supported on this architecture")
+
+func ptracePC(pid int) (uint64, error) { return 0, errNoBreakpoints }
+
+func breakpoint(code []byte) []byte { return code }
+
+func atBreakpoint(pid int, addr uint64) (bool, error) { return false, errNoBreakpoints }
