@@ -86,4 +86,18 @@ func TestEvalTime(t *testing.T) {
 		}
 		out.Close()
 	}
+	// A process that exits before its hold point fails -c, at once.
+	start := time.Now()
+	_, err := NewOptions().startProcessAt(dyn+" exit", "main")
+	if err == nil || !strings.Contains(err.Error(), "exited before its hold point") || time.Since(start) > 10*time.Second {
+		t.Errorf("exit in a constructor under evaltime=main: %v after %v", err, time.Since(start))
+	}
+}
+
+// startProcessAt creates the command line cmd held at evaltime.
+func (o *Options) startProcessAt(cmd, evaltime string) (*Process, error) {
+	if err := o.Set("evaltime", evaltime); err != nil {
+		return nil, err
+	}
+	return o.StartProcess(true, cmd, nil, io.Discard, io.Discard)
 }
