@@ -4,12 +4,17 @@ package dtrace
 
 import (
 	"bytes"
+	"io"
 	"os"
+	"path/filepath"
+	"runtime"
 	"strconv"
 	"strings"
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/dtrace-go/dtrace/internal/testprog"
 )
 
 // runBounded runs h to the end like runOK, but interrupts it (twice, so
@@ -63,4 +68,91 @@ END { printf("%d\n", (timestamp - at) / 1000000); }`
 		}
 		h.Close()
 	}
+}
+
+// TestEvalTime checks where each evaltime holds a created process: what
+// it has written by then (its constructor writes "ctor", main() "main")
+// and, for a dynamically linked program, whether its libc is mapped yet
+// (the dynamic linker runs before the entry point). A stripped static
+// program has no main() to stop at: it is held at its entry point, with
+// a warning.
+func TestEvalTime(t *testing.T) {
+	if runtime.GOARCH != "amd64" {
+		t.Skip("evaltime breakpoints are implemented for amd64 only")
+	}
+	dir := t.TempDir()
+	dyn := testprog.BuildIn(t, dir, "evaltime", []string{"evaltime.c"})
+	static := testprog.BuildIn(t, dir, "evaltime-static", []string{"evaltime.c"}, "-static")
+	stripped := testprog.BuildIn(t, dir, "evaltime-stripped", []string{"evaltime.c"}, "-static", "-s")
+	for _, tt := range []struct {
+		prog, evaltime string
+		written        string // by the hold point
+		libc           bool   // libc mapped at the hold point
+		warn           bool
+	}{
+		{dyn, "", "", false, false}, // the default: exec
+		{dyn, "exec", "", false, false},
+		{dyn, "preinit", "", true, false},
+		{dyn, "postinit", "ctor\n", true, false},
+		{dyn, "main", "ctor\n", true, false},
+		{static, "exec", "", false, false},
+		{static, "preinit", "", false, false},
+		{static, "main", "ctor\n", false, false},
+		{stripped, "postinit", "", false, true},
+		{stripped, "main", "", false, true},
+	} {
+		name := filepath.Base(tt.prog) + " evaltime=" + tt.evaltime
+		o := NewOptions()
+		if tt.evaltime != "" {
+			if err := o.Set("evaltime", tt.evaltime); err != nil {
+				t.Fatal(err)
+			}
+		}
+		out, err := os.Create(filepath.Join(dir, "out"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		p, err := o.StartProcess(true, tt.prog, nil, out, io.Discard)
+		if err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		written, _ := os.ReadFile(out.Name())
+		maps, _ := os.ReadFile("/proc/" + strconv.Itoa(p.Pid()) + "/maps")
+		if string(written) != tt.written {
+			t.Errorf("%s: held after writing %q, want %q", name, written, tt.written)
+		}
+		if libc := strings.Contains(string(maps), "/libc.so"); libc != tt.libc {
+			t.Errorf("%s: libc mapped %v at the hold point, want %v", name, libc, tt.libc)
+		}
+		if w := o.Warnings(); len(w) != 0 != tt.warn || tt.warn && !strings.Contains(w[0], "no main() symbol") {
+			t.Errorf("%s: warnings %q", name, w)
+		}
+		// Once continued it runs to its end, constructor and main()
+		// once each.
+		p.Continue()
+		select {
+		case <-p.Exited():
+		case <-time.After(10 * time.Second):
+			p.Abandon()
+			t.Fatalf("%s: did not exit within 10s of Continue", name)
+		}
+		if written, _ := os.ReadFile(out.Name()); string(written) != "ctor\nmain\n" {
+			t.Errorf("%s: wrote %q in all", name, written)
+		}
+		out.Close()
+	}
+	// A process that exits before its hold point fails -c, at once.
+	start := time.Now()
+	_, err := NewOptions().startProcessAt(dyn+" exit", "main")
+	if err == nil || !strings.Contains(err.Error(), "exited before its hold point") || time.Since(start) > 10*time.Second {
+		t.Errorf("exit in a constructor under evaltime=main: %v after %v", err, time.Since(start))
+	}
+}
+
+// startProcessAt creates the command line cmd held at evaltime.
+func (o *Options) startProcessAt(cmd, evaltime string) (*Process, error) {
+	if err := o.Set("evaltime", evaltime); err != nil {
+		return nil, err
+	}
+	return o.StartProcess(true, cmd, nil, io.Discard, io.Discard)
 }
