@@ -51,6 +51,7 @@ func init() {
 		check.FuncCopyout:     {value: (*fn).subrCopyout},
 		check.FuncCopyoutstr:  {value: (*fn).subrCopyout},
 		check.FuncDirname:     {value: (*fn).subrPathPart},
+		check.FuncDPath:       {value: (*fn).subrDPath},
 		check.FuncFlowExit:    {value: (*fn).subrFlowExit},
 		check.FuncFlowFork:    {value: (*fn).subrFlowFork},
 		check.FuncFlowRecv:    {value: (*fn).subrFlowRecv},
@@ -107,6 +108,7 @@ func init() {
 
 		// Actions.
 		check.FuncBreakpoint:  {stmt: (*fn).actionMark, act: ActBreakpoint},
+		check.FuncChill:       {stmt: (*fn).actionChill},
 		check.FuncClear:       {stmt: (*fn).actionAggOp, act: ActClear},
 		check.FuncCommit:      {stmt: (*fn).actionCommit, act: ActCommit},
 		check.FuncDenormalize: {stmt: (*fn).actionAggOp, act: ActDenormalize},

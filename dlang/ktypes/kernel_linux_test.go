@@ -100,7 +100,7 @@ func TestMemberOffset(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, c := range []struct{ s, m string }{{"task_struct", "comm"}, {"task_struct", "pid"}, {"cred", "uid"}, {"linux_binprm", "file"}, {"file", "f_flags"}} {
+	for _, c := range []struct{ s, m string }{{"task_struct", "comm"}, {"task_struct", "pid"}, {"cred", "uid"}, {"linux_binprm", "file"}, {"file", "f_flags"}, {"path", "dentry"}} {
 		var st *btf.Struct
 		if err := spec.TypeByName(c.s, &st); err != nil {
 			t.Fatal(err)
@@ -120,10 +120,46 @@ func TestMemberOffset(t *testing.T) {
 			t.Errorf("MemberOffset(%s, %s) = %d, %v; want %d", c.s, c.m, got, err, want)
 		}
 	}
+	// A member of an unnamed union (6.18's dentry.d_name) or struct.
+	var dentry *btf.Struct
+	if err := spec.TypeByName("dentry", &dentry); err != nil {
+		t.Fatal(err)
+	}
+	want, ok := anonMemberOffset(dentry.Members, "d_name")
+	if !ok {
+		t.Fatal("dentry.d_name not in cilium's decoding")
+	}
+	if got, err := MemberOffset(raw, "dentry", "d_name"); err != nil || got != want {
+		t.Errorf("MemberOffset(dentry, d_name) = %d, %v; want %d", got, err, want)
+	}
 	if _, err := MemberOffset(raw, "task_struct", "no_such_member"); err == nil {
 		t.Error("a missing member gave no error")
 	}
 	if _, err := MemberOffset(raw[:100], "task_struct", "comm"); err == nil {
 		t.Error("truncated BTF gave no error")
 	}
+}
+
+// anonMemberOffset finds member name in ms or in their unnamed structs
+// and unions, as cilium/ebpf decodes them.
+func anonMemberOffset(ms []btf.Member, name string) (uint32, bool) {
+	for _, m := range ms {
+		if m.Name == name {
+			return uint32(m.Offset.Bytes()), true
+		}
+		if m.Name != "" {
+			continue
+		}
+		var inner []btf.Member
+		switch u := btf.UnderlyingType(m.Type).(type) {
+		case *btf.Struct:
+			inner = u.Members
+		case *btf.Union:
+			inner = u.Members
+		}
+		if off, ok := anonMemberOffset(inner, name); ok {
+			return uint32(m.Offset.Bytes()) + off, true
+		}
+	}
+	return 0, false
 }

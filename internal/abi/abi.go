@@ -268,8 +268,13 @@ const (
 	// CPUFlowDrops counts flow variable drops (beyond DTrace): a flow
 	// that found dt_flow, dt_flowdata or dt_flowpos full (flowsize).
 	CPUFlowDrops = 48
+	// CPUChillMark is the u64 bpf_ktime_get_ns at which this CPU's
+	// current chill() interval began, CPUChilled the nanoseconds chilled
+	// in it (codegen/chill.go; not counters).
+	CPUChillMark = 56
+	CPUChilled   = 64
 	// CPUStateSize is the size of dt_cpustate's value.
-	CPUStateSize = 64
+	CPUStateSize = 72
 )
 
 // Keys and values of the dynamic-variable and speculation maps.

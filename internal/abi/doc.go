@@ -54,10 +54,12 @@
 //	dt_buf       MapBuf       perf event array, one per CPU: the records
 //	dt_scratch   MapScratch   array, one entry per CPU: mstate, records being built, temporaries
 //	dt_state     MapState     array[1]:  0 u32 activity  4 u32 exit status  (StateSize 16)
-//	dt_cpustate  MapCPUState  per-CPU array[1] of u64 counters (CPUStateSize 64):
+//	dt_cpustate  MapCPUState  per-CPU array[1] of u64 counters (CPUStateSize 72):
 //	                            0 dynamic variable drops   8 aggregation drops
 //	                           16 speculative drops       24 speculation busy
 //	                           32 speculation unavailable 40 errors (faults)
+//	                           48 flow drops              56 chill() interval start
+//	                           64 ns chilled in it
 //	dt_gvars     MapGVars     array[1]: global variables at offsets codegen fixes
 //	dt_tvars     MapTVars     hash: key {0 u64 tid, 8 u64 var id}, value a thread-local
 //	dt_assoc     MapAssoc     hash: key {0 u64 var id, 8 u64 tid or 0, 16 tuple}
