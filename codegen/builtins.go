@@ -108,7 +108,7 @@ func init() {
 
 		// Actions.
 		check.FuncBreakpoint:  {stmt: (*fn).actionMark, act: ActBreakpoint},
-		check.FuncChill:       {stmt: (*fn).actionChill},
+		check.FuncChill:       {stmt: (*fn).actionChill, act: ActChill},
 		check.FuncClear:       {stmt: (*fn).actionAggOp, act: ActClear},
 		check.FuncCommit:      {stmt: (*fn).actionCommit, act: ActCommit},
 		check.FuncDenormalize: {stmt: (*fn).actionAggOp, act: ActDenormalize},

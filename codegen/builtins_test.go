@@ -9,7 +9,7 @@ import (
 // unsupportedFuncs are the rows of the function table codegen has no
 // generator for: calls of them fail to compile.
 var unsupportedFuncs = map[string]bool{
-	"chill": true, "d_path": true, "ddi_pathname": true, "msgdsize": true, "msgsize": true,
+	"ddi_pathname": true, "msgdsize": true, "msgsize": true,
 	"pcap": true,
 }
 

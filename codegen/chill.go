@@ -42,10 +42,12 @@ func (g *gen) chillCallback() asm.Instructions {
 	return f.insns
 }
 
-// actionChill compiles chill(ns): no record, only the spin (or the
-// illegal-operation fault).
-func (f *fn) actionChill(c *syntax.CallExpr, _ string, _ Action) {
+// actionChill compiles chill(ns): the spin (or the illegal-operation
+// fault) and an empty record item, so that the firing is reported as
+// any action's is (the probe line unless quiet).
+func (f *fn) actionChill(c *syntax.CallExpr, _ string, act Action) {
 	f.need(c, 1, 1)
+	f.recItem(Record{Action: act, FormatID: -1, AggID: -1, Offset: f.recAlloc(0, 1)})
 	g := f.g
 	g.needFunc(chillFunc, g.chillCallback)
 	v := f.expr(c.Args[0])

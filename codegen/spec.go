@@ -187,6 +187,7 @@ const (
 	ActSnapshot           // snapshot([n]): a u32, nonzero when this firing takes a snapshot
 	ActTraceoff           // traceoff([n]): acted on in the kernel, no record item
 	ActTraceon            // traceon(): acted on in the kernel, no record item
+	ActChill              // chill(ns): acted on in the kernel, no record item
 )
 
 // ValueKind tells how to decode a record item.

@@ -1,0 +1,195 @@
+//go:build linux
+
+package dtrace
+
+import (
+	"bytes"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"golang.org/x/sys/unix"
+)
+
+// runBounded runs h to its end like runOK, but interrupts it after limit
+// (and abandons it 10 s later) so that a run whose exit() never fires
+// fails the test instead of hanging it.
+func runBounded(t *testing.T, h *Handle, limit time.Duration) (string, int) {
+	t.Helper()
+	sigs := make(chan os.Signal, 2)
+	fired := make(chan struct{}, 1)
+	first := time.AfterFunc(limit, func() { fired <- struct{}{}; sigs <- os.Interrupt })
+	second := time.AfterFunc(limit+10*time.Second, func() { sigs <- os.Interrupt })
+	defer first.Stop()
+	defer second.Stop()
+	var out bytes.Buffer
+	status, err := h.Run(&out, RunConfig{Interrupt: sigs})
+	if err != nil {
+		t.Fatalf("Run: %v", err)
+	}
+	select {
+	case <-fired:
+		t.Fatalf("the run did not end within %v; it printed:\n%s", limit, out.String())
+	default:
+	}
+	return out.String(), status
+}
+
+// TestChill: chill(10 ms) on syscall::getppid:entry makes each getppid()
+// of this process take at least 10 ms.
+func TestChill(t *testing.T) {
+	h := openTest(t, Config{})
+	h.opts.Destructive = true
+	h.opts.Quiet = true
+	const n = 5
+	pid := os.Getpid()
+	startTest(t, h, "chill.d", fmt.Sprintf(`int n;
+syscall::getppid:entry /pid == %d/ { chill(10000000); n++; }
+syscall::getppid:entry /pid == %d && n == %d/ { printf("%%d chilled\n", n); exit(0); }`, pid, pid, n))
+	var took []time.Duration
+	for range n {
+		t0 := time.Now()
+		syscall.Getppid()
+		took = append(took, time.Since(t0))
+	}
+	out, status := runBounded(t, h, 30*time.Second)
+	if status != 0 || out != fmt.Sprintf("%d chilled\n\n", n) {
+		t.Errorf("status %d, output %q", status, out)
+	}
+	for i, d := range took {
+		if d < 10*time.Millisecond {
+			t.Errorf("getppid() #%d took %v, want at least 10ms (all: %v)", i, d, took)
+		}
+	}
+}
+
+// TestChillLimit: a chill past illumos's budget (500 ms per second per
+// CPU), or a negative one, is an illegal operation that does not spin;
+// the run goes on to its exit(). Without -w, chill() is refused.
+func TestChillLimit(t *testing.T) {
+	t.Run("budget", func(t *testing.T) {
+		var stderr bytes.Buffer
+		h := openTest(t, Config{Stderr: &stderr})
+		h.opts.Destructive = true
+		h.opts.Quiet = true
+		// BEGIN's clauses run in order on one CPU: 300 ms, then 300 ms
+		// more within the second (refused), a negative chill (refused),
+		// a second far too long (refused). BEGIN runs in Go.
+		t0 := time.Now()
+		startTest(t, h, "chill-limit.d", `BEGIN { chill(300000000); printf("first\n"); }
+BEGIN { chill(300000000); printf("second\n"); }
+BEGIN { chill(-1); printf("negative\n"); }
+BEGIN { chill(0x7fffffffffffffff); printf("huge\n"); }
+BEGIN { exit(0); }
+ERROR { printf("error %d %d\n", arg4, arg5); }`)
+		out, status := runBounded(t, h, 30*time.Second)
+		took := time.Since(t0)
+		want := "first\nerror 3 0\nerror 3 0\nerror 3 0\n\n"
+		if status != 0 || out != want {
+			t.Errorf("status %d, output %q, want %q", status, out, want)
+		}
+		if n := strings.Count(stderr.String(), "illegal operation"); n != 3 {
+			t.Errorf("%d illegal operation errors reported, want 3:\n%s", n, stderr.String())
+		}
+		// Only the first chill spins (the run itself takes a few ms).
+		if took < 300*time.Millisecond || took > 3*time.Second {
+			t.Errorf("the run took %v, want 300 ms and a little more", took)
+		}
+	})
+	t.Run("not-destructive", func(t *testing.T) {
+		h := openTest(t, Config{})
+		if _, err := h.Compile(Source{Name: "chill.d", Text: `BEGIN { chill(1); exit(0); }`}); err != nil {
+			t.Fatal(err)
+		}
+		err := h.Go()
+		if err == nil || err.Error() != "Destructive actions not allowed" {
+			t.Fatalf("Go without -w: %v, want Destructive actions not allowed", err)
+		}
+	})
+}
+
+// TestDPath: d_path() of this process's open files is what readlink(2)
+// of /proc/self/fd/N says: files on the root file system, in /proc, in
+// /dev and /dev/shm, in a tmpfs mounted here and in one mounted inside
+// that, an unlinked file (" (deleted)"), and the working directory; a bad
+// pointer is an invalid address at it.
+func TestDPath(t *testing.T) {
+	dir := t.TempDir()
+	outer := filepath.Join(dir, "outer")
+	inner := filepath.Join(outer, "sub", "inner")
+	if err := os.Mkdir(outer, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := unix.Mount("tmpfs", outer, "tmpfs", 0, "size=1m"); err != nil {
+		t.Skipf("cannot mount a tmpfs: %v", err)
+	}
+	t.Cleanup(func() { _ = unix.Unmount(outer, unix.MNT_DETACH) })
+	if err := os.MkdirAll(inner, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := unix.Mount("tmpfs", inner, "tmpfs", 0, "size=1m"); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = unix.Unmount(inner, unix.MNT_DETACH) })
+	var files []*os.File
+	open := func(name string, flag int) {
+		f, err := os.OpenFile(name, flag, 0o644)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { f.Close() })
+		files = append(files, f)
+	}
+	open(filepath.Join(dir, "plain"), os.O_CREATE|os.O_RDWR)
+	open("/proc/self/status", os.O_RDONLY)
+	open("/dev/null", os.O_RDONLY)
+	open(filepath.Join(outer, "in-outer"), os.O_CREATE|os.O_RDWR)
+	open(filepath.Join(inner, "in-inner"), os.O_CREATE|os.O_RDWR)
+	open(filepath.Join(outer, "sub"), os.O_RDONLY)
+	open(inner, os.O_RDONLY)
+	open("/", os.O_RDONLY)
+	if _, err := os.Stat("/dev/shm"); err == nil {
+		open("/dev/shm/dtrace-dpath-test", os.O_CREATE|os.O_RDWR)
+		os.Remove("/dev/shm/dtrace-dpath-test")
+	}
+	open(filepath.Join(inner, "gone"), os.O_CREATE|os.O_RDWR)
+	os.Remove(filepath.Join(inner, "gone"))
+	var src, want strings.Builder
+	src.WriteString("BEGIN {\n")
+	for _, f := range files {
+		fmt.Fprintf(&src, "\tprintf(\"%%s\\n\", d_path(&getf(%d)->f_path));\n", f.Fd())
+		l, err := os.Readlink(fmt.Sprintf("/proc/self/fd/%d", f.Fd()))
+		if err != nil {
+			t.Fatal(err)
+		}
+		want.WriteString(l + "\n")
+	}
+	wd, err := os.Getwd()
+	if err != nil {
+		t.Fatal(err)
+	}
+	src.WriteString("\tprintf(\"%s\\n\", d_path(&curthread->fs->pwd));\n\texit(0);\n}\n")
+	want.WriteString(wd + "\n\n")
+	h := openTest(t, Config{})
+	h.opts.Quiet = true
+	startTest(t, h, "dpath.d", src.String())
+	out, status := runBounded(t, h, 30*time.Second)
+	if status != 0 || out != want.String() {
+		t.Errorf("status %d, got:\n%s\nwant:\n%s", status, out, want.String())
+	}
+
+	t.Run("bad-address", func(t *testing.T) {
+		h := openTest(t, Config{})
+		h.opts.Quiet = true
+		startTest(t, h, "dpath-bad.d", `ERROR { printf("%d %d\n", arg4, arg5); exit(0); }
+BEGIN { trace(d_path((struct path *)0x18)); exit(1); }`)
+		out, status := runBounded(t, h, 30*time.Second)
+		if status != 0 || out != "1 24\n\n" {
+			t.Errorf("status %d, output %q, want the fault at 0x18 (invalid address)", status, out)
+		}
+	})
+}
