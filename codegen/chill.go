@@ -46,11 +46,10 @@ func (g *gen) chillCallback() asm.Instructions {
 // fault) and an empty record item, so that the firing is reported as
 // any action's is (the probe line unless quiet).
 func (f *fn) actionChill(c *syntax.CallExpr, _ string, act Action) {
-	f.need(c, 1, 1)
 	f.recItem(Record{Action: act, FormatID: -1, AggID: -1, Offset: f.recAlloc(0, 1)})
 	g := f.g
 	g.needFunc(chillFunc, g.chillCallback)
-	v := f.expr(c.Args[0])
+	v := f.onlyArg(c)
 	st := int16(f.tmp(8))
 	f.emit(asm.StoreMem(regScratch, st, v, asm.DWord))
 	f.free(v)

@@ -91,12 +91,8 @@ func (f *fn) dpathOffsets(c *syntax.CallExpr) dpathOffsets {
 func (g *gen) dpathCallback(o dpathOffsets) asm.Instructions {
 	size := int32(g.opts.StrSize)
 	f := newFn(g, dpFunc)
-	const (
-		blk = asm.R6
-		d   = asm.R7
-		m   = asm.R8
-		t   = asm.R9
-	)
+	// The block, the dentry, the mount, what a read loaded.
+	blk, d, m, t := asm.R6, asm.R7, asm.R8, asm.R9
 	up, stop, bad, full := f.label("up"), f.label("stop"), f.label("bad"), f.label("full")
 	// read loads the u64 at src+off into t, or stops the walk.
 	read := func(src asm.Register, off uint32) {
@@ -152,7 +148,6 @@ func (g *gen) dpathCallback(o dpathOffsets) asm.Instructions {
 
 // subrDPath compiles d_path(p).
 func (f *fn) subrDPath(c *syntax.CallExpr, _ string) asm.Register {
-	f.need(c, 1, 1)
 	g := f.g
 	o := f.dpathOffsets(c)
 	g.needFunc(dpFunc, func() asm.Instructions { return g.dpathCallback(o) })
@@ -163,7 +158,7 @@ func (f *fn) subrDPath(c *syntax.CallExpr, _ string) asm.Register {
 		f.emit(asm.LoadMem(r, regScratch, int16(blk+off), asm.DWord))
 		return r
 	}
-	p := f.expr(c.Args[0])
+	p := f.onlyArg(c)
 	f.convert(p, f.typeOf(c.Args[0]), TypeULong)
 	f.emit(asm.StoreMem(regScratch, int16(blk+dpTmp), p, asm.DWord))
 	f.free(p)

@@ -162,6 +162,8 @@ func TestValid(t *testing.T) {
 		`BEGIN { a[probename]++; self->b[1]--; } END { trace(a["x"] > 0 ? 1 : 2); }`,
 		`BEGIN { trace(strjoin("a", "b")); trace(substr("abc", 1)); trace(index("abc", "b")); trace(basename("/a/b")); }`,
 		`BEGIN { speculate(speculation()); trace(1); } END { commit(1); }`,
+		// Destructive actions record no data, as in illumos.
+		`BEGIN { chill(1); speculate(1); } END { commit(1); raise(9); }`,
 		`BEGIN { p = (char *)alloca(10); p[0] = 1; trace(p[0]); }`,
 		`BEGIN { trace(stringof(1)); trace((string)"x"); }`,
 		`BEGIN /pid != 0 && tid > 0 || !arg1/ { trace(curthread); exit(0); }`,

@@ -55,6 +55,11 @@ func (c *checker) actionOrder(pos syntax.Pos, k actKind) bool {
 			return fail(D_EXIT_SPEC, "exit( ) may not follow speculate( )")
 		}
 	}
+	if k == actDestruct {
+		// Not data-recording, as in illumos (chill( ) may come before
+		// speculate( ), raise( ) after commit( )).
+		return true
+	}
 	if *f&clsCommit != 0 {
 		return fail(D_DREC_COMM, "data-recording actions may not follow commit( )")
 	}
