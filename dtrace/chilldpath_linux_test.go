@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"syscall"
 	"testing"
@@ -57,6 +58,7 @@ syscall::getppid:entry /pid == %d && n == %d/ { printf("%%d chilled\n", n); exit
 		took = append(took, time.Since(t0))
 	}
 	out, status := runBounded(t, h, 30*time.Second)
+	t.Logf("getppid() under chill(10 ms) took %v", took)
 	if status != 0 || out != fmt.Sprintf("%d chilled\n\n", n) {
 		t.Errorf("status %d, output %q", status, out)
 	}
@@ -68,36 +70,70 @@ syscall::getppid:entry /pid == %d && n == %d/ { printf("%%d chilled\n", n); exit
 }
 
 // TestChillLimit: a chill past illumos's budget (500 ms per second per
-// CPU), or a negative one, is an illegal operation that does not spin;
-// the run goes on to its exit(). Without -w, chill() is refused.
+// CPU), or a negative one, is an illegal operation for that firing and
+// does not spin; the run goes on to its exit(). This thread is pinned to
+// one CPU so that its getppid() calls share that CPU's budget: the first
+// chills 100 ms, the second's 450 ms more within the second are refused,
+// then -1 and 2^63-1. Without -w, chill() is refused.
 func TestChillLimit(t *testing.T) {
 	t.Run("budget", func(t *testing.T) {
+		runtime.LockOSThread()
+		defer runtime.UnlockOSThread()
+		var all, one unix.CPUSet
+		if err := unix.SchedGetaffinity(0, &all); err != nil {
+			t.Fatal(err)
+		}
+		for cpu := 0; cpu < 1024; cpu++ {
+			if all.IsSet(cpu) {
+				one.Set(cpu)
+				break
+			}
+		}
+		if err := unix.SchedSetaffinity(0, &one); err != nil {
+			t.Fatal(err)
+		}
+		defer unix.SchedSetaffinity(0, &all)
 		var stderr bytes.Buffer
 		h := openTest(t, Config{Stderr: &stderr})
 		h.opts.Destructive = true
 		h.opts.Quiet = true
-		// BEGIN's clauses run in order on one CPU: 300 ms, then 300 ms
-		// more within the second (refused), a negative chill (refused),
-		// a second far too long (refused). BEGIN runs in Go.
+		pid := os.Getpid()
+		startTest(t, h, "chill-limit.d", strings.ReplaceAll(`int n;
+syscall::getppid:entry /pid == PID/ { n++; }
+syscall::getppid:entry /pid == PID && n == 1/ { chill(100000000); }
+syscall::getppid:entry /pid == PID && n == 2/ { chill(450000000); }
+syscall::getppid:entry /pid == PID && n == 3/ { chill(-1); }
+syscall::getppid:entry /pid == PID && n == 4/ { chill(0x7fffffffffffffff); }
+syscall::getppid:entry /pid == PID && n == 4/ { exit(0); }
+ERROR { printf("error %d %d\n", arg4, arg5); }`, "PID", fmt.Sprint(pid)))
+		var start, took [4]time.Duration
 		t0 := time.Now()
-		startTest(t, h, "chill-limit.d", `BEGIN { chill(300000000); printf("first\n"); }
-BEGIN { chill(300000000); printf("second\n"); }
-BEGIN { chill(-1); printf("negative\n"); }
-BEGIN { chill(0x7fffffffffffffff); printf("huge\n"); }
-BEGIN { exit(0); }
-ERROR { printf("error %d %d\n", arg4, arg5); }`)
+		for i := range 4 {
+			start[i] = time.Since(t0)
+			syscall.Getppid()
+			took[i] = time.Since(t0) - start[i]
+		}
 		out, status := runBounded(t, h, 30*time.Second)
-		took := time.Since(t0)
-		want := "first\nerror 3 0\nerror 3 0\nerror 3 0\n\n"
+		t.Logf("getppid() calls started at %v and took %v", start, took)
+		if start[1] > 900*time.Millisecond {
+			t.Skipf("the second getppid() started %v after the first: its chill may fall in a new interval", start[1])
+		}
+		want := "error 3 0\nerror 3 0\nerror 3 0\n\n"
 		if status != 0 || out != want {
 			t.Errorf("status %d, output %q, want %q", status, out, want)
 		}
 		if n := strings.Count(stderr.String(), "illegal operation"); n != 3 {
 			t.Errorf("%d illegal operation errors reported, want 3:\n%s", n, stderr.String())
 		}
-		// Only the first chill spins (the run itself takes a few ms).
-		if took < 300*time.Millisecond || took > 3*time.Second {
-			t.Errorf("the run took %v, want 300 ms and a little more", took)
+		if took[0] < 100*time.Millisecond {
+			t.Errorf("the first getppid() took %v, want at least 100 ms", took[0])
+		}
+		// A refused chill does not spin (a loaded machine, or a guest,
+		// may still keep the thread waiting a while).
+		for _, i := range []int{1, 3} {
+			if took[i] >= 450*time.Millisecond {
+				t.Errorf("getppid() #%d took %v: its refused chill spun?", i+1, took[i])
+			}
 		}
 	})
 	t.Run("not-destructive", func(t *testing.T) {
