@@ -3,38 +3,17 @@
 package dtrace
 
 import (
-	"bytes"
 	"io"
 	"os"
 	"path/filepath"
 	"runtime"
 	"strconv"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 
 	"github.com/dtrace-go/dtrace/internal/testprog"
 )
-
-// runBounded runs h to the end like runOK, but interrupts it (twice, so
-// that it returns whatever state it is in) when it has not ended within
-// limit, and fails then.
-func runBounded(t *testing.T, h *Handle, rc RunConfig, limit time.Duration) string {
-	t.Helper()
-	sigs := make(chan os.Signal, 2)
-	rc.Interrupt = sigs
-	timer := time.AfterFunc(limit, func() { sigs <- syscall.SIGINT; sigs <- syscall.SIGINT })
-	var out bytes.Buffer
-	status, err := h.Run(&out, rc)
-	if !timer.Stop() {
-		t.Fatalf("run did not end within %v; output %q", limit, out.String())
-	}
-	if err != nil || status != 0 {
-		t.Fatalf("Run: %d, %v; output %q", status, err, out.String())
-	}
-	return out.String()
-}
 
 // TestStatusRate checks that statusrate paces how soon exit() is seen:
 // END runs about a statusrate after exit(); without the option at once.
@@ -57,7 +36,10 @@ END { printf("%d\n", (timestamp - at) / 1000000); }`
 			}
 		}
 		startTest(t, h, "statusrate", src)
-		out := runBounded(t, h, RunConfig{}, 20*time.Second)
+		out, status := runBounded(t, h, 20*time.Second)
+		if status != 0 {
+			t.Fatalf("exit status %d; output %q", status, out)
+		}
 		ms, err := strconv.Atoi(strings.TrimSpace(out))
 		if err != nil {
 			t.Fatalf("statusrate=%q: output %q", tt.rate, out)
