@@ -67,6 +67,7 @@ func init() {
 		check.FuncInetNtoa:    {value: (*fn).subrInetNtoa},
 		check.FuncInetNtoa6:   {value: (*fn).subrInetNtoa6},
 		check.FuncInetNtop:    {value: (*fn).subrInetNtop},
+		check.FuncJSON:        {value: (*fn).subrJSON},
 		check.FuncLinkNtop:    {value: (*fn).subrLinkNtop},
 		check.FuncLltostr:     {value: (*fn).subrLltostr},
 		check.FuncNtohl:       {value: (*fn).subrByteOrder},

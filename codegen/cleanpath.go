@@ -40,7 +40,7 @@ func (g *gen) cleanpathCallback() asm.Instructions {
 	size := int32(g.opts.StrSize)
 	_, src, out, stk := g.cleanpathBlock()
 	maxSP := int32(g.opts.StrSize/2 + 2)
-	f := newFn(g, cpFunc)
+	f := g.loopCallback(cpFunc)
 	const (
 		blk = asm.R6
 		r   = asm.R7
@@ -65,7 +65,6 @@ func (g *gen) cleanpathCallback() asm.Instructions {
 		f.mark(skip)
 	}
 	f.emit(
-		asm.LoadMem(blk, asm.R2, 0, asm.DWord).WithSymbol(cpFunc).WithSource(asm.Comment(cpFunc)),
 		asm.LoadMem(r, blk, cpR, asm.DWord),
 		asm.LoadMem(t, blk, cpN, asm.DWord),
 		asm.JSGE.Reg(r, t, stop),
@@ -141,6 +140,22 @@ func (g *gen) cleanpathCallback() asm.Instructions {
 	return f.insns
 }
 
+// loopCallback starts the bpf_loop callback sym, called with ctx pointing
+// to a stack slot that holds its block's address (runLoop): its first
+// instruction loads the block into R6.
+func (g *gen) loopCallback(sym string) *fn {
+	f := newFn(g, sym)
+	f.emit(asm.LoadMem(asm.R6, asm.R2, 0, asm.DWord).WithSymbol(sym).WithSource(asm.Comment(sym)))
+	return f
+}
+
+// runLoop calls bpf_loop(n, sym, &block) for the block at scratch offset
+// blk.
+func (f *fn) runLoop(sym string, blk uint32, n operand) {
+	f.emit(asm.Mov.Reg(asm.R0, regScratch), asm.Add.Imm(asm.R0, int32(blk)), asm.StoreMem(asm.R10, stackMisc, asm.R0, asm.DWord))
+	f.call(asm.FnLoop, n, operand{kind: opFunc, name: sym}, operand{kind: opStack, imm: stackMisc}, imm(0))
+}
+
 // needFunc adds the function sym, built by build, to the program once.
 func (g *gen) needFunc(sym string, build func() asm.Instructions) {
 	for _, fn := range g.spec.Funcs {
@@ -174,9 +189,8 @@ func (f *fn) cleanpath(s asm.Register) asm.Register {
 		storeImm(regScratch, int16(blk+out), '/', asm.Byte))
 	f.mark(rel)
 	f.free(c)
-	f.emit(asm.Mov.Reg(asm.R0, regScratch), asm.Add.Imm(asm.R0, int32(blk)), asm.StoreMem(asm.R10, stackMisc, asm.R0, asm.DWord),
-		asm.JSGT.Imm(n, int32(g.opts.StrSize), empty), asm.Add.Imm(n, 1))
-	f.call(asm.FnLoop, reg(n), operand{kind: opFunc, name: cpFunc}, operand{kind: opStack, imm: stackMisc}, imm(0))
+	f.emit(asm.JSGT.Imm(n, int32(g.opts.StrSize), empty), asm.Add.Imm(n, 1))
+	f.runLoop(cpFunc, blk, reg(n))
 	// Terminate the output; an empty result is ".".
 	w := f.alloc()
 	dot := f.label("cpdot")

@@ -35,10 +35,9 @@ func (g *gen) searchCallback() asm.Instructions {
 	n := g.strBuf()
 	size := int32(g.opts.StrSize)
 	_, hay, ndl := g.searchBlock()
-	f := newFn(g, searchFunc)
+	f := g.loopCallback(searchFunc)
 	back, have, match, stop := f.label("back"), f.label("have"), f.label("match"), f.label("stop")
 	f.emit(
-		asm.LoadMem(asm.R6, asm.R2, 0, asm.DWord).WithSymbol(searchFunc).WithSource(asm.Comment(searchFunc)),
 		asm.LoadMem(asm.R0, asm.R6, searchBack, asm.DWord),
 		asm.JNE.Imm(asm.R0, 0, back),
 		asm.LoadMem(asm.R3, asm.R6, searchLo, asm.DWord),
@@ -73,23 +72,13 @@ func (g *gen) searchCallback() asm.Instructions {
 	return f.insns
 }
 
-// needSearch adds dt_search to the program's functions once.
-func (g *gen) needSearch() {
-	for _, fn := range g.spec.Funcs {
-		if len(fn) > 0 && fn[0].Symbol() == searchFunc {
-			return
-		}
-	}
-	g.spec.Funcs = append(g.spec.Funcs, g.searchCallback())
-}
-
 // loopSearch implements index(), rindex() (with an optional start
 // position, clamped to the string as Perl does, except that rindex()
 // from a negative position finds only the empty string) and strstr()
 // with bpf_loop over the candidate positions.
 func (f *fn) loopSearch(s, sub, pos asm.Register, havePos bool, which string) asm.Register {
 	g := f.g
-	g.needSearch()
+	g.needFunc(searchFunc, g.searchCallback)
 	f.checkNotNull(s)
 	f.checkNotNull(sub)
 	size := int32(g.opts.StrSize)
@@ -149,9 +138,7 @@ func (f *fn) loopSearch(s, sub, pos asm.Register, havePos bool, which string) as
 	skip := f.label("srskip")
 	f.emit(asm.Sub.Reg(hi, lo), asm.Add.Imm(hi, 1), asm.JSLE.Imm(hi, 0, skip), asm.JSGT.Imm(hi, size+1, skip))
 	f.free(lo)
-	// The callback finds the block through a stack slot.
-	f.emit(asm.Mov.Reg(asm.R0, regScratch), asm.Add.Imm(asm.R0, int32(blk)), asm.StoreMem(asm.R10, stackMisc, asm.R0, asm.DWord))
-	f.call(asm.FnLoop, reg(hi), operand{kind: opFunc, name: searchFunc}, operand{kind: opStack, imm: stackMisc}, imm(0))
+	f.runLoop(searchFunc, blk, reg(hi))
 	f.mark(skip)
 	r := f.alloc()
 	f.emit(asm.LoadMem(r, regScratch, int16(blk+searchResult), asm.DWord))

@@ -63,6 +63,7 @@ const (
 	FuncInetNtoa
 	FuncInetNtoa6
 	FuncInetNtop
+	FuncJSON
 	FuncJstack
 	FuncLinkNtop
 	FuncLlquantize
@@ -208,6 +209,7 @@ var funcTable = [NumFuncIDs]FuncDef{
 	FuncInetNtoa:          {Name: "inet_ntoa", Kind: Subroutine, Proto: "string(ipaddr_t *)", Since: version(1, 5, 0)},
 	FuncInetNtoa6:         {Name: "inet_ntoa6", Kind: Subroutine, Proto: "string(vmlinux`struct in6_addr *, [int])", Since: version(1, 5, 0), after: (*checker).inetNtoa6Rule},
 	FuncInetNtop:          {Name: "inet_ntop", Kind: Subroutine, Proto: "string(int, void *)", Since: version(1, 5, 0)},
+	FuncJSON:              {Name: "json", Kind: Subroutine, Proto: "string(const char *, const char *)", Since: version(1, 11, 0)},
 	FuncJstack:            {Name: "jstack", Kind: Action, class: actData, Proto: "stack([uint32_t], [uint32_t])", after: (*checker).ustackRule},
 	FuncLinkNtop:          {Name: "link_ntop", Kind: Subroutine, Proto: "string(int, void *)", Since: version(1, 5, 0)},
 	FuncLlquantize:        {Name: "llquantize", Kind: AggFunc, Proto: "void(@, int32_t, int32_t, int32_t, int32_t, ...)", Since: version(1, 6, 4), scalarArg: true, incrArg: 6, params: (*checker).llquantizeParams},
