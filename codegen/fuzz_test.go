@@ -13,7 +13,7 @@ func FuzzGenerate(f *testing.F) {
 	for _, s := range []string{
 		`BEGIN { x = 1; trace(x); printf("%d %s\n", pid, execname); exit(0); }`,
 		`BEGIN { @a[probefunc, execname] = count(); @b = quantize(arg0); @c = lquantize(arg1, 0, 10, 2); printa(@a); trunc(@a, 2); clear(@b); }`,
-		`BEGIN { s = strjoin("a", "b"); t = substr(s, 1, 2); u = strtok(s, "a"); trace(strlen(t)); trace(index(s, "b")); trace(rindex(s, "b", 1)); trace(strstr(s, "b")); }`,
+		`BEGIN { s = strjoin("a", "b"); t = substr(s, 1, 2); u = strtok(s, "a"); trace(strlen(t)); trace(index(s, "b")); trace(rindex(s, "b", 1)); trace(strstr(s, "b")); trace(json(s, "a[1].b")); }`,
 		`BEGIN { p = (char *)alloca(16); bcopy("abc", p, 4); trace(basename("/a/b")); trace(dirname("/a/b")); trace(cleanpath("/a/../b")); trace(lltostr(42)); }`,
 		`BEGIN { trace(toupper("a")); trace(tolower("B")); trace(strtoll("0x1f", 16)); trace(strtoll("9")); trace(lltostr(8, 8)); print(1 + 2); tracemem(arg0, 8, arg1); }`,
 		`BEGIN { trace(htons(1)); trace(ntohl(2)); trace(htonll(3)); trace(getmajor(7)); trace(getminor(7)); trace(rand()); trace(progenyof(1)); }`,

@@ -26,6 +26,7 @@ const calls = 1000
 // program prints one line the test checks.
 const script = `D=$1 P=$2 N=$3
 $D -q -n 'BEGIN { printf("hello %d\n", 6 * 7); exit(0); }' 2>&1
+$D -q -n 'BEGIN { printf("json %s\n", json("{\"a\":[1,{\"b\":\"x\"}]}", "a[1].b")); exit(0); }' 2>&1
 $D -q -n 'syscall::getppid:entry /pid == $target/ { @ = count(); } END { printa("getppid %@d\n", @); }' -c "$P $N" 2>&1
 $D -q -n 'profile-997 { @ = count(); } tick-1s { exit(0); } END { printa("profile %@d\n", @); }' 2>&1
 $D -q -n 'pid$target::work:entry { @ = count(); } END { printa("pid work %@d\n", @); }' -c "$P $N" 2>&1
@@ -35,6 +36,7 @@ $D -q -n 'pid$target::work:entry { @ = count(); } END { printa("pid work %@d\n",
 // profile's count (which depends on time) is replaced by "fired".
 var want = []string{
 	"hello 42",
+	"json x",
 	"getppid " + strconv.Itoa(calls),
 	"profile fired",
 	"pid work " + strconv.Itoa(calls),
