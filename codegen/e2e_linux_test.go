@@ -11,11 +11,16 @@ import (
 	"github.com/dtrace-go/dtrace/dlang/syntax"
 	"github.com/dtrace-go/dtrace/format"
 	"github.com/dtrace-go/dtrace/internal/abi"
+	"github.com/dtrace-go/dtrace/internal/kfeature"
 )
 
-// compileD runs the front end and the generator on src.
+// compileD runs the front end and the generator on src, for the running
+// kernel's instruction set unless opts names one.
 func compileD(t testing.TB, src string, opts Options) *Spec {
 	t.Helper()
+	if opts.ISA == 0 {
+		opts.ISA = kfeature.Probe().CodegenISA()
+	}
 	fset := syntax.NewFileSet()
 	prog, err := syntax.Parse(fset, "test.d", []byte(src), 0)
 	if err != nil {

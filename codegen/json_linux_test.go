@@ -18,12 +18,10 @@ func dq(s string) string {
 	return `"` + strings.NewReplacer(`\`, `\\`, `"`, `\"`).Replace(s) + `"`
 }
 
-// runJSON runs the cases, sixteen clauses to a program, for the running
-// kernel's instruction set, and compares what each prints; it also
-// checks each case's want against jsonRef.
+// runJSON runs the cases, sixteen clauses to a program, and compares
+// what each prints; it also checks each case's want against jsonRef.
 func runJSON(t *testing.T, cases []jsonCase, opts Options) {
 	t.Helper()
-	opts.ISA = kernelISA(t)
 	n := int(opts.StrSize)
 	if n == 0 {
 		n = 256
