@@ -18,13 +18,32 @@ import (
 // flowSize is the size of a dt_flow value.
 func (g *gen) flowSize() uint32 { return abi.FlowVars + g.fvarEnd }
 
-// flowKey stores the current thread's dt_flow key (its u64 tid) in
+// threadKey stores the current thread's dt_flow key (its u64 tid) in
 // scratch.
-func (f *fn) flowKey() uint32 {
+func (f *fn) threadKey() uint32 {
 	key := f.tmp(8)
 	f.call(asm.FnGetCurrentPidTgid)
 	f.emit(asm.Mov.Reg32(asm.R0, asm.R0), asm.StoreMem(regScratch, int16(key), asm.R0, asm.DWord))
 	return key
+}
+
+// flowKey stores the key of the firing's flow in scratch and returns its
+// offset with a register holding a pointer to the map it is in: dt_flow
+// under the thread's tid, or, where a block I/O transport named the
+// firing's flow (mstate's MStateFlowKey: io:::start and io:::done),
+// dt_flowbio under the request's bio (flowio.go).
+func (f *fn) flowKey() (uint32, asm.Register) {
+	key := f.threadKey()
+	m, own := f.alloc(), f.label("fkown")
+	f.emit(asm.LoadMapPtr(m, 0).WithReference(abi.MapFlow),
+		asm.LoadMem(asm.R0, regScratch, int16(f.g.layout.MState)+abi.MStateFlowKey, asm.DWord),
+		asm.JEq.Imm(asm.R0, 0, own),
+		asm.StoreMem(regScratch, int16(key), asm.R0, asm.DWord),
+		asm.LoadMapPtr(m, 0).WithReference(abi.MapFlowBio))
+	f.mark(own)
+	f.g.useMap(abi.MapFlow)
+	f.g.useMap(abi.MapFlowBio)
+	return key, m
 }
 
 // zeroValue returns in R0 a pointer to dt_zero's all-zero value, which is
@@ -40,27 +59,27 @@ func (f *fn) zeroValue(size uint32) {
 // flowRead returns a pointer to the current thread's flow value, or to
 // zeros when the thread has none: reading an unset flow variable gives 0.
 func (f *fn) flowRead() asm.Register {
-	key := f.flowKey()
+	key, m := f.flowKey()
 	found := f.label("flow")
-	f.call(asm.FnMapLookupElem, mapOp(abi.MapFlow), scr(key))
+	f.call(asm.FnMapLookupElem, reg(m), scr(key))
 	f.emit(asm.JNE.Imm(asm.R0, 0, found))
 	f.zeroValue(f.g.flowSize())
 	f.mark(found)
 	return f.result()
 }
 
-// flowWrite returns a pointer to the current thread's flow value,
-// creating it with a new flow id on the thread's first store. A full
-// dt_flow counts a flow drop and ends the clause.
+// flowWrite returns a pointer to the firing's flow value, creating it
+// with a new flow id on the thread's first store. A failed update counts
+// a flow drop and ends the clause.
 func (f *fn) flowWrite() asm.Register {
-	key := f.flowKey()
+	key, m := f.flowKey()
 	found, made := f.label("flow"), f.label("flownew")
-	f.call(asm.FnMapLookupElem, mapOp(abi.MapFlow), scr(key))
+	f.call(asm.FnMapLookupElem, keep(m), scr(key))
 	f.emit(asm.JNE.Imm(asm.R0, 0, found))
 	f.zeroValue(f.g.flowSize())
 	z := f.result()
-	f.call(asm.FnMapUpdateElem, mapOp(abi.MapFlow), scr(key), reg(z), imm(1)) // BPF_NOEXIST
-	f.call(asm.FnMapLookupElem, mapOp(abi.MapFlow), scr(key))
+	f.flowCreate(keep(m), key, z)
+	f.call(asm.FnMapLookupElem, keep(m), scr(key))
 	f.emit(asm.JNE.Imm(asm.R0, 0, made))
 	f.bumpCounter(abi.CPUFlowDrops)
 	f.emit(asm.Ja.Label(f.ret))
@@ -77,6 +96,7 @@ func (f *fn) flowWrite() asm.Register {
 		asm.Mov.Reg(asm.R0, p))
 	f.free(p, id, n)
 	f.mark(found)
+	f.free(m)
 	return f.result()
 }
 
@@ -107,18 +127,19 @@ func (f *fn) varFlowid(e syntax.Expr, _ string) asm.Register {
 // a copy of the current thread's flow (task:task_newtask runs in the
 // parent, before the child can run).
 func (f *fn) subrFlowFork(c *syntax.CallExpr, _ string) asm.Register {
+	return f.flowFileUnder(c, abi.MapFlow)
+}
+
+// flowFileUnder files the current thread's flow, if it has one, in map m
+// under the key that is the call's one argument.
+func (f *fn) flowFileUnder(c *syntax.CallExpr, m string) asm.Register {
 	f.need(c, 1, 1)
-	child := f.expr(c.Args[0])
-	ckey := f.tmp(8)
-	f.emit(asm.StoreMem(regScratch, int16(ckey), child, asm.DWord))
-	f.free(child)
-	key := f.flowKey()
+	dst := f.flowArg(c, 0)
+	key := f.threadKey()
 	done := f.label("ffdone")
 	f.call(asm.FnMapLookupElem, mapOp(abi.MapFlow), scr(key))
 	f.emit(asm.JEq.Imm(asm.R0, 0, done))
-	v := f.result()
-	f.call(asm.FnMapUpdateElem, mapOp(abi.MapFlow), scr(ckey), reg(v), imm(0))
-	f.flowDropIf(done)
+	f.flowPut(m, dst, f.result(), done)
 	f.mark(done)
 	return f.zero()
 }
@@ -126,8 +147,7 @@ func (f *fn) subrFlowFork(c *syntax.CallExpr, _ string) asm.Register {
 // subrFlowExit compiles __flow_exit(): an exiting thread's flow goes.
 func (f *fn) subrFlowExit(c *syntax.CallExpr, _ string) asm.Register {
 	f.need(c, 0, 0)
-	key := f.flowKey()
-	f.call(asm.FnMapDeleteElem, mapOp(abi.MapFlow), scr(key))
+	f.flowDelete(abi.MapFlow, f.threadKey())
 	return f.zero()
 }
 
@@ -143,7 +163,7 @@ func (f *fn) subrFlowExit(c *syntax.CallExpr, _ string) asm.Register {
 func (f *fn) subrFlowSend(c *syntax.CallExpr, _ string) asm.Register {
 	f.need(c, 3, 3)
 	res := f.zero()
-	buf := f.flowBufArg(c, 2)
+	buf := f.flowArg(c, 2)
 	dkey, n, done := f.flowStreamArgs(c)
 	fl := f.flowRead()
 	pos := f.flowPos(dkey, fl, done)
@@ -152,8 +172,7 @@ func (f *fn) subrFlowSend(c *syntax.CallExpr, _ string) asm.Register {
 		atomicMem(asm.FetchAdd, pos, start, asm.DWord, abi.FlowPosWrite),
 		asm.StoreMem(regScratch, int16(dkey+8), start, asm.DWord))
 	f.pruneFlowData(pos, dkey)
-	f.call(asm.FnMapUpdateElem, mapOp(abi.MapFlowData), scr(dkey), reg(fl), imm(0))
-	f.flowDropIf(done)
+	f.flowPut(abi.MapFlowData, dkey, fl, done)
 	f.call(asm.FnMapLookupElem, mapOp(abi.MapFlowData), scr(dkey))
 	f.emit(asm.JEq.Imm(asm.R0, 0, done),
 		asm.Mov.Reg(res, start), asm.Add.Imm(res, 1),
@@ -163,7 +182,7 @@ func (f *fn) subrFlowSend(c *syntax.CallExpr, _ string) asm.Register {
 	// A write of 16 bytes or more is also found by its tag.
 	tag := f.flowTag(buf, n, dkey, done)
 	f.free(n)
-	f.call(asm.FnMapUpdateElem, mapOp(abi.MapFlowTag), scr(tag), scr(dkey+8), imm(0))
+	f.flowPutScratch(abi.MapFlowTag, tag, dkey+8, done)
 	f.mark(done)
 	return res
 }
@@ -194,15 +213,16 @@ func (f *fn) pruneFlowData(pos asm.Register, dkey uint32) {
 		f.emit(asm.JEq.Imm(asm.R0, 0, stop),
 			asm.LoadMem(old, asm.R0, abi.FlowAux, asm.DWord),
 			asm.StoreMem(pos, abi.FlowPosOld, old, asm.DWord))
-		f.call(asm.FnMapDeleteElem, mapOp(abi.MapFlowData), scr(pkey))
+		f.flowDelete(abi.MapFlowData, pkey)
 	}
 	f.mark(stop)
 	f.free(old, pos)
 }
 
-// flowBufArg stores argument i of a transport, the address of the bytes
-// written or read (0: not known), in scratch and returns the offset.
-func (f *fn) flowBufArg(c *syntax.CallExpr, i int) uint32 {
+// flowArg stores argument i of a transport (the address of the bytes
+// written or read, 0: not known; a bio) in scratch and returns the
+// offset.
+func (f *fn) flowArg(c *syntax.CallExpr, i int) uint32 {
 	slot := f.tmp(8)
 	r := f.expr(c.Args[i])
 	f.emit(asm.StoreMem(regScratch, int16(slot), r, asm.DWord))
@@ -296,7 +316,7 @@ func (f *fn) subrFlowSent(c *syntax.CallExpr, _ string) asm.Register {
 // starts at that byte, or the one it is in the middle of (FlowPosCur).
 func (f *fn) subrFlowRecv(c *syntax.CallExpr, _ string) asm.Register {
 	f.need(c, 4, 4)
-	buf := f.flowBufArg(c, 3)
+	buf := f.flowArg(c, 3)
 	dkey, n, done := f.flowStreamArgs(c)
 	f.call(asm.FnMapLookupElem, mapOp(abi.MapFlowPos), scr(dkey))
 	f.emit(asm.JEq.Imm(asm.R0, 0, done))
@@ -333,7 +353,7 @@ func (f *fn) subrFlowRecv(c *syntax.CallExpr, _ string) asm.Register {
 	f.emit(asm.JEq.Imm(asm.R0, 0, byPos))
 	at, tagged := f.alloc(), f.label("frtagged")
 	f.emit(asm.LoadMem(at, asm.R0, 0, asm.DWord))
-	f.call(asm.FnMapDeleteElem, mapOp(abi.MapFlowTag), scr(tag))
+	f.flowDelete(abi.MapFlowTag, tag)
 	f.emit(asm.StoreMem(regScratch, int16(dkey+8), at, asm.DWord))
 	f.call(asm.FnMapLookupElem, mapOp(abi.MapFlowData), scr(dkey))
 	f.emit(asm.JNE.Imm(asm.R0, 0, tagged),
@@ -359,16 +379,15 @@ func (f *fn) subrFlowRecv(c *syntax.CallExpr, _ string) asm.Register {
 		asm.JGE.Reg(start, cur, done))
 	f.mark(give)
 	f.free(cur, start, pos)
-	key := f.flowKey()
+	key := f.threadKey()
 	clear := f.label("frclear")
 	id := f.alloc()
 	f.emit(asm.LoadMem(id, e, abi.FlowID, asm.DWord), asm.JEq.Imm(id, 0, clear))
 	f.free(id)
-	f.call(asm.FnMapUpdateElem, mapOp(abi.MapFlow), scr(key), reg(e), imm(0))
-	f.flowDropIf(done)
+	f.flowPut(abi.MapFlow, key, e, done)
 	f.emit(asm.Ja.Label(done))
 	f.mark(clear)
-	f.call(asm.FnMapDeleteElem, mapOp(abi.MapFlow), scr(key))
+	f.flowDelete(abi.MapFlow, key)
 	f.mark(done)
 	return f.zero()
 }
@@ -401,8 +420,7 @@ func (f *fn) flowPos(dkey uint32, fl asm.Register, done string) asm.Register {
 		asm.LoadMem(asm.R0, fl, abi.FlowID, asm.DWord),
 		asm.JEq.Imm(asm.R0, 0, done))
 	f.zeroValue(abi.FlowPosSize)
-	z := f.result()
-	f.call(asm.FnMapUpdateElem, mapOp(abi.MapFlowPos), scr(dkey), reg(z), imm(1)) // BPF_NOEXIST
+	f.flowCreate(mapOp(abi.MapFlowPos), dkey, f.result())
 	f.call(asm.FnMapLookupElem, mapOp(abi.MapFlowPos), scr(dkey))
 	f.emit(asm.JNE.Imm(asm.R0, 0, found))
 	f.bumpCounter(abi.CPUFlowDrops)
@@ -411,12 +429,66 @@ func (f *fn) flowPos(dkey uint32, fl asm.Register, done string) asm.Register {
 	return f.result()
 }
 
-// flowDropIf counts a flow drop and goes to done when the helper call
-// just made failed (R0 != 0); otherwise the code goes on.
-func (f *fn) flowDropIf(done string) {
-	ok := f.label("fok")
-	f.emit(asm.JEq.Imm(asm.R0, 0, ok))
+// The flow tables are LRU hashes: when one is full, an update evicts its
+// least recently used entry without a word. So the programs count every
+// entry they create (CPUFlowMade) and every one they delete
+// (CPUFlowGone), and at the end the consumer reports made - gone - the
+// entries still there as flow drops: the evicted ones, exactly.
+
+// flowCreate creates the entry key (a scratch offset) of map m with the
+// value z points to (consumed), counting it when it is new: an update
+// that must not replace (BPF_NOEXIST). The caller looks the entry up
+// afterwards.
+func (f *fn) flowCreate(m operand, key uint32, z asm.Register) {
+	f.call(asm.FnMapUpdateElem, m, scr(key), reg(z), imm(1)) // BPF_NOEXIST
+	f.countIf(abi.CPUFlowMade, asm.JNE.Imm(asm.R0, 0, ""))
+}
+
+// flowPut stores the flow value v points to (consumed) under key (a
+// scratch offset) in map m, counting the entry when it is new; a failed
+// update counts a flow drop and goes to done.
+func (f *fn) flowPut(m string, key uint32, v asm.Register, done string) {
+	f.flowPutOp(m, key, reg(v), done)
+}
+
+// flowPutScratch is flowPut of the value at scratch offset val.
+func (f *fn) flowPutScratch(m string, key, val uint32, done string) {
+	f.flowPutOp(m, key, scr(val), done)
+}
+
+func (f *fn) flowPutOp(m string, key uint32, v operand, done string) {
+	// An entry that is there is replaced (BPF_ANY), one that is not
+	// is created (BPF_NOEXIST): the update's result says whether it
+	// was new.
+	f.call(asm.FnMapLookupElem, mapOp(m), scr(key))
+	isNew, ok := f.alloc(), f.label("fput")
+	f.emit(asm.Mov.Imm(isNew, 1), asm.JEq.Imm(asm.R0, 0, ok), asm.Mov.Imm(isNew, 0))
+	f.mark(ok)
+	f.call(asm.FnMapUpdateElem, mapOp(m), scr(key), v, keep(isNew))
+	failed := f.label("fputfail")
+	f.emit(asm.JNE.Imm(asm.R0, 0, failed))
+	f.countIf(abi.CPUFlowMade, asm.JEq.Imm(isNew, 0, ""))
+	f.free(isNew)
+	ok = f.label("fputok")
+	f.emit(asm.Ja.Label(ok))
+	f.mark(failed)
 	f.bumpCounter(abi.CPUFlowDrops)
 	f.emit(asm.Ja.Label(done))
 	f.mark(ok)
+}
+
+// flowDelete deletes the entry key (a scratch offset) of map m, counting
+// it when it was there.
+func (f *fn) flowDelete(m string, key uint32) {
+	f.call(asm.FnMapDeleteElem, mapOp(m), scr(key))
+	f.countIf(abi.CPUFlowGone, asm.JNE.Imm(asm.R0, 0, ""))
+}
+
+// countIf bumps the dt_cpustate counter at off unless the jump skip
+// (its label left empty) is taken.
+func (f *fn) countIf(off int16, skip asm.Instruction) {
+	l := f.label("fnocount")
+	f.emit(skip.WithReference(l))
+	f.bumpCounter(off)
+	f.mark(l)
 }

@@ -37,6 +37,25 @@ proc:::lwp-exit
 	__flow_exit();
 }
 
+/*
+ * Block I/O: a bio carries the flow of the thread that submits it; a
+ * request's io:::start and io:::done see the flow of its first bio.
+ */
+__flow_io:::bio-queue
+{
+	__flow_bio(arg0);
+}
+
+__flow_io:::bio-done
+{
+	__flow_bio_done(arg0);
+}
+
+io:::start, io:::done
+{
+	__flow_io((uint64_t)((struct request *)arg0)->bio);
+}
+
 syscall::read:return, syscall::readv:return, syscall::recvfrom:return, syscall::recvmsg:return
 /self->__flow_stream/
 {

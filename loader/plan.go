@@ -176,6 +176,11 @@ func (p *Plan) instructions(spec *codegen.Spec, pp *ProbePlan, share string) (as
 	insns = append(insns, provider.StoreImmDW(asm.R7, ms+abi.MStateErrno, 0))
 	// So is the caller the user stack walk misses (pid entry probes).
 	insns = append(insns, provider.StoreImmDW(asm.R7, ms+abi.MStateUCaller, 0))
+	if hasMap(spec, abi.MapFlowBio) {
+		// The firing's flow is the thread's unless a block I/O transport
+		// says otherwise (codegen/flow.go).
+		insns = append(insns, provider.StoreImmDW(asm.R7, ms+abi.MStateFlowKey, 0))
+	}
 	ident, identify := pp.Probe.Owner.(provider.Identifier)
 	identify = identify && share != ""
 	if share != "" && !identify {

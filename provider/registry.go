@@ -28,6 +28,14 @@ type Unavailabler interface {
 	Unavailable() string
 }
 
+// Internal is implemented by providers whose probes serve the library
+// itself (the transports of flow variables): a description matches them
+// only when it names the provider exactly, so that dtrace -l and globs
+// never show them.
+type Internal interface {
+	Internal() bool
+}
+
 // Registry holds the providers of one session and gives probes stable ids.
 // It is not safe for concurrent use.
 type Registry struct {
@@ -83,6 +91,9 @@ func (r *Registry) Match(d Desc) ([]*Probe, error) {
 	for _, pv := range r.providers {
 		cl, claims := pv.(Claimer)
 		if claims && (exact || !cl.Claims(d.Provider)) || !claims && !Match(d.Provider, pv.Name()) {
+			continue
+		}
+		if in, ok := pv.(Internal); ok && in.Internal() && d.Provider != pv.Name() {
 			continue
 		}
 		if nm, ok := pv.(Namer); ok && !matchesAny(d.Name, nm.ProbeNames()) {

@@ -50,6 +50,9 @@ const (
 	FuncFlowRecv
 	FuncFlowSend
 	FuncFlowSent
+	FuncFlowBio
+	FuncFlowBioDone
+	FuncFlowIO
 	FuncFreopen
 	FuncFtruncate
 	FuncFunc
@@ -196,6 +199,9 @@ var funcTable = [NumFuncIDs]FuncDef{
 	FuncFlowRecv:          {Name: "__flow_recv", Kind: Subroutine, Proto: "void(uint64_t, int64_t, int, uint64_t)", attr: &evolvingAttr},
 	FuncFlowSend:          {Name: "__flow_send", Kind: Subroutine, Proto: "int64_t(uint64_t, int64_t, uint64_t)", attr: &evolvingAttr},
 	FuncFlowSent:          {Name: "__flow_sent", Kind: Subroutine, Proto: "void(uint64_t, int64_t, int64_t, int64_t)", attr: &evolvingAttr},
+	FuncFlowBio:           {Name: "__flow_bio", Kind: Subroutine, Proto: "void(uint64_t)", attr: &evolvingAttr},
+	FuncFlowBioDone:       {Name: "__flow_bio_done", Kind: Subroutine, Proto: "void(uint64_t)", attr: &evolvingAttr},
+	FuncFlowIO:            {Name: "__flow_io", Kind: Subroutine, Proto: "void(uint64_t)", attr: &evolvingAttr},
 	FuncFreopen:           {Name: "freopen", Kind: Action, class: actDestruct, Proto: "void(@, ...)", Since: version(1, 1, 0), after: (*checker).checkPrintf},
 	FuncFtruncate:         {Name: "ftruncate", Kind: Action, class: actData, Proto: "void()"},
 	FuncFunc:              {Name: "func", Kind: Action, class: actData, Proto: "_symaddr(uintptr_t)", Since: version(1, 2, 0)},

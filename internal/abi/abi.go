@@ -148,9 +148,14 @@ const (
 	// ustack(), ustackdepth and ucaller splice it in as the second frame
 	// when the kernel's unwinder has not already (codegen).
 	MStateUCaller = 256
-	// MStateSize is the size of mstate; codegen keeps the bytes past
-	// MStateUCaller for itself too.
-	MStateSize = 272
+	// MStateFlowKey is the offset of the u64 key of the firing's flow
+	// in dt_flowbio when it is not the thread's own (io:::start and
+	// io:::done: the request's first bio), else 0. The loader zeroes it
+	// in every firing of a program that has dt_flowbio.
+	MStateFlowKey = 272
+	// MStateSize is the size of mstate; codegen keeps the bytes between
+	// MStateUCaller and MStateFlowKey for itself too.
+	MStateSize = 280
 )
 
 // Probe ids of the dtrace provider: the registry numbers probes from 1
@@ -209,6 +214,10 @@ const (
 	// and its stream to the write's offset, by which a reader of those
 	// bytes finds its write when readers race (u64 key, u64 value).
 	MapFlowTag = "dt_flowtag"
+	// MapFlowBio is the hash of flows of block I/O in flight, keyed by
+	// the u64 address of the struct bio the submitter's flow was filed
+	// under (one Flow* value each).
+	MapFlowBio = "dt_flowbio"
 	// MapAggPrefix starts the name of each aggregation's per-CPU hash.
 	MapAggPrefix = "dt_agg_"
 	// MapAggCachePrefix starts the name of each aggregation's per-CPU
@@ -265,16 +274,23 @@ const (
 	CPUSpecUnavail = 32
 	// CPUErrors counts faults.
 	CPUErrors = 40
-	// CPUFlowDrops counts flow variable drops (beyond DTrace): a flow
-	// that found dt_flow, dt_flowdata or dt_flowpos full (flowsize).
+	// CPUFlowDrops counts flow variable drops (beyond DTrace) the
+	// programs see: a flow table update that failed, a stream's offsets
+	// put off by a short write.
 	CPUFlowDrops = 48
 	// CPUChillMark is the u64 bpf_ktime_get_ns at which this CPU's
 	// current chill() interval began, CPUChilled the nanoseconds chilled
 	// in it (codegen/chill.go; not counters).
 	CPUChillMark = 56
 	CPUChilled   = 64
+	// CPUFlowMade and CPUFlowGone count the entries the programs create
+	// in the flow tables and those they delete: the consumer reports
+	// made - gone - still present, the entries the LRU tables evicted,
+	// as flow drops at the end.
+	CPUFlowMade = 72
+	CPUFlowGone = 80
 	// CPUStateSize is the size of dt_cpustate's value.
-	CPUStateSize = 72
+	CPUStateSize = 88
 )
 
 // Keys and values of the dynamic-variable and speculation maps.

@@ -43,9 +43,10 @@
 //	128 ...            MStatePrivate    codegen's own slots (codegen/doc.go)
 //	256 u64 ucaller    MStateUCaller    return address the user stack walk misses, else 0
 //	264 ...            (private)        codegen's own slots again (codegen/doc.go)
-//	272                MStateSize
+//	272 u64 flowkey    MStateFlowKey    dt_flowbio key of the firing's flow, 0 the thread's
+//	280                MStateSize
 //
-// The loader's prologue zeroes errno and ucaller, runs the provider's prologue (which
+// The loader's prologue zeroes errno and ucaller (and flowkey when the program has dt_flowbio), runs the provider's prologue (which
 // fills arg[], ucaller at pid entry probes), then sets prid and zeroes fault, illval, timestamp and
 // specid; before each clause call it sets epid and zeroes specid again.
 //
@@ -54,12 +55,13 @@
 //	dt_buf       MapBuf       perf event array, one per CPU: the records
 //	dt_scratch   MapScratch   array, one entry per CPU: mstate, records being built, temporaries
 //	dt_state     MapState     array[1]:  0 u32 activity  4 u32 exit status  (StateSize 16)
-//	dt_cpustate  MapCPUState  per-CPU array[1] of u64 counters (CPUStateSize 72):
+//	dt_cpustate  MapCPUState  per-CPU array[1] of u64 counters (CPUStateSize 88):
 //	                            0 dynamic variable drops   8 aggregation drops
 //	                           16 speculative drops       24 speculation busy
 //	                           32 speculation unavailable 40 errors (faults)
 //	                           48 flow drops              56 chill() interval start
-//	                           64 ns chilled in it
+//	                           64 ns chilled in it        72 flow entries made
+//	                           80 flow entries deleted
 //	dt_gvars     MapGVars     array[1]: global variables at offsets codegen fixes
 //	dt_tvars     MapTVars     hash: key {0 u64 tid, 8 u64 var id}, value a thread-local
 //	dt_assoc     MapAssoc     hash: key {0 u64 var id, 8 u64 tid or 0, 16 tuple}

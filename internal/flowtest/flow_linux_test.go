@@ -1,6 +1,7 @@
 package flowtest
 
 import (
+	"context"
 	_ "embed"
 	"fmt"
 	"os"
@@ -10,6 +11,7 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/dtrace-go/dtrace/internal/testprog"
 	"github.com/dtrace-go/dtrace/internal/tracetest"
@@ -42,10 +44,21 @@ func build(t *testing.T, names ...string) []string {
 	return paths
 }
 
-// run runs a shell command line, failing the test on an error.
+// runLimit bounds every command a test runs.
+const runLimit = 3 * time.Minute
+
+// command runs a command with a time limit and returns its output.
+func command(name string, args ...string) ([]byte, error) {
+	ctx, cancel := context.WithTimeout(context.Background(), runLimit)
+	defer cancel()
+	return exec.CommandContext(ctx, name, args...).CombinedOutput()
+}
+
+// run runs a shell command line, failing the test on an error or when
+// it outlives runLimit (it is killed then).
 func run(t *testing.T, line string) func() {
 	return func() {
-		if out, err := exec.Command("/bin/sh", "-c", line).CombinedOutput(); err != nil {
+		if out, err := command("/bin/sh", "-c", line); err != nil {
 			t.Errorf("%s: %v\n%s", line, err, out)
 		}
 	}

@@ -38,7 +38,21 @@ func Named(p provider.Provider, name string) provider.Provider { return named{p,
 // aggregations included. Any error fails the test.
 func Trace(t testing.TB, target int, src string, run func(), provs ...provider.Provider) string {
 	t.Helper()
-	h := compile(t, target, src, provs)
+	return trace(t, dtrace.Config{Target: target}, src, run, provs)
+}
+
+// TraceStderr is Trace without extra providers that also returns what
+// the library wrote to its stderr (drops, run-time errors).
+func TraceStderr(t testing.TB, src string, run func()) (out, stderr string) {
+	t.Helper()
+	var e bytes.Buffer
+	out = trace(t, dtrace.Config{Stderr: &e}, src, run, nil)
+	return out, e.String()
+}
+
+func trace(t testing.TB, cfg dtrace.Config, src string, run func(), provs []provider.Provider) string {
+	t.Helper()
+	h := compileWith(t, cfg, src, provs)
 	defer h.Close()
 	if err := h.Go(); err != nil {
 		t.Fatal(err)
@@ -80,7 +94,12 @@ func Compile(t testing.TB, target int, src string, provs ...provider.Provider) *
 
 func compile(t testing.TB, target int, src string, provs []provider.Provider) *dtrace.Handle {
 	t.Helper()
-	h, err := dtrace.Open(dtrace.NewOptions(), dtrace.Config{Target: target})
+	return compileWith(t, dtrace.Config{Target: target}, src, provs)
+}
+
+func compileWith(t testing.TB, cfg dtrace.Config, src string, provs []provider.Provider) *dtrace.Handle {
+	t.Helper()
+	h, err := dtrace.Open(dtrace.NewOptions(), cfg)
 	if err != nil {
 		t.Fatal(err)
 	}

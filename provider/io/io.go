@@ -44,3 +44,28 @@ func New() *ktrace.Provider {
 			Args: args, XArgs: xargs, Prologue: request},
 	})
 }
+
+// FlowName is the provider of the block I/O transports of flow variables
+// (docs/FLOW.md), internal (provider.Internal): bio-queue fires as a
+// thread submits a bio (block_bio_queue) or the block layer splits one
+// off it (block_split), bio-done as a bio that went through
+// block_bio_queue completes (block_bio_complete); arg0 is the bio.
+const FlowName = "__flow_io"
+
+// bio: the struct bio * at argument i of the tracepoint.
+func bio(i int) func(e *ktrace.Emitter) error {
+	return func(e *ktrace.Emitter) error {
+		e.CtxArg(0, i)
+		return nil
+	}
+}
+
+// NewFlow returns the provider of the block I/O transports.
+func NewFlow() *ktrace.Provider {
+	return ktrace.NewInternal(FlowName, []ktrace.Spec{
+		{Module: Module, Name: "bio-queue", Sources: ktrace.Sources("block", "block_bio_queue", "block_split"),
+			Args: []string{"struct bio *"}, Prologue: bio(0)},
+		{Module: Module, Name: "bio-done", Sources: ktrace.Sources("block", "block_bio_complete"),
+			Args: []string{"struct bio *"}, Prologue: bio(1)},
+	})
+}

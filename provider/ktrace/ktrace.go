@@ -83,8 +83,9 @@ type Spec struct {
 
 // Provider is a provider made of specs.
 type Provider struct {
-	name  string
-	specs []Spec
+	name     string
+	specs    []Spec
+	internal bool
 
 	once    sync.Once
 	sources [][]Source // per spec, the tracepoints that exist
@@ -96,8 +97,17 @@ func New(name string, specs []Spec) *Provider {
 	return &Provider{name: name, specs: specs}
 }
 
+// NewInternal returns a provider for the library's own use
+// (provider.Internal): its probes match only a description that names it.
+func NewInternal(name string, specs []Spec) *Provider {
+	return &Provider{name: name, specs: specs, internal: true}
+}
+
 // Name returns the provider's name.
 func (pv *Provider) Name() string { return pv.name }
+
+// Internal reports whether the provider is for the library's own use.
+func (pv *Provider) Internal() bool { return pv.internal }
 
 // load finds which tracepoints exist.
 func (pv *Provider) load() {

@@ -24,11 +24,19 @@
  *   flowprog eventfd N        the parent adds 1 to an eventfd N times; after
  *                             each the child reads the count, writes a line
  *                             to stdout and answers over a pipe
+ *   flowprog io N DIR         writes 64 KB to each of N new files in DIR with
+ *                             one write and fsyncs it
+ *   flowprog evict N          forks N children one after another; each calls
+ *                             getppid() and stops (SIGSTOP); once all are
+ *                             stopped the parent continues them oldest first,
+ *                             and each calls getsid(0) and exits
  */
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <fcntl.h>
+#include <signal.h>
 #include <arpa/inet.h>
 #include <netinet/in.h>
 #include <sys/eventfd.h>
@@ -253,8 +261,61 @@ static int eventfdtest(int n)
 	return WIFEXITED(status) ? WEXITSTATUS(status) : 1;
 }
 
+static int iotest(int n, const char *dir)
+{
+	static char data[65536];
+	char path[4096];
+	memset(data, 'x', sizeof data);
+	for (int k = 1; k <= n; k++) {
+		snprintf(path, sizeof path, "%s/flowio%d", dir, k);
+		int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+		if (fd < 0) {
+			perror(path);
+			return 1;
+		}
+		writeall(fd, data, sizeof data);
+		if (fsync(fd) < 0) {
+			perror("fsync");
+			return 1;
+		}
+		close(fd);
+	}
+	return 0;
+}
+
+static int evicttest(int n)
+{
+	pid_t *pids = calloc(n, sizeof *pids);
+	int status;
+	if (pids == NULL)
+		return 1;
+	for (int k = 0; k < n; k++) {
+		pids[k] = fork();
+		if (pids[k] < 0)
+			return 1;
+		if (pids[k] == 0) {
+			getppid();
+			raise(SIGSTOP);
+			getsid(0);
+			_exit(0);
+		}
+		if (waitpid(pids[k], &status, WUNTRACED) < 0 || !WIFSTOPPED(status))
+			return 1;
+	}
+	for (int k = 0; k < n; k++) {
+		kill(pids[k], SIGCONT);
+		if (waitpid(pids[k], &status, 0) < 0 || !WIFEXITED(status))
+			return 1;
+	}
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
+	if (argc >= 4 && strcmp(argv[1], "io") == 0)
+		return iotest(atoi(argv[2]), argv[3]);
+	if (argc >= 3 && strcmp(argv[1], "evict") == 0)
+		return evicttest(atoi(argv[2]));
 	if (argc >= 3 && strcmp(argv[1], "eventfd") == 0)
 		return eventfdtest(atoi(argv[2]));
 	if (argc >= 4 && strcmp(argv[1], "sock") == 0)
@@ -267,6 +328,6 @@ int main(int argc, char **argv)
 		return relay();
 	if (argc >= 4 && strcmp(argv[1], "pool") == 0)
 		return pool(atoi(argv[2]), atoi(argv[3]));
-	fprintf(stderr, "usage: flowprog fork | produce N | relay | pool N W | sock KIND N | eventfd N\n");
+	fprintf(stderr, "usage: flowprog fork | produce N | relay | pool N W | sock KIND N | eventfd N | io N DIR | evict N\n");
 	return 2;
 }
