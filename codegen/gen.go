@@ -436,14 +436,15 @@ func (g *gen) declareMaps() {
 		s.Maps = append(s.Maps, MapSpec{Name: abi.MapZero, Kind: MapArray, KeySize: 4, ValueSize: max(8, g.aggValueMax, g.zeroSize), MaxEntries: 1})
 	}
 	if g.maps[abi.MapFlow] || g.maps[abi.MapFlowData] || g.maps[abi.MapFlowPos] || g.maps[abi.MapFlowTag] || g.maps[abi.MapFlowBio] {
-		// Flow variables (flow.go), sized by flowsize.
+		// Flow variables (flow.go), sized by flowsize; full tables
+		// let their oldest entries go, which the consumer counts.
 		n := g.opts.FlowSize
 		s.Maps = append(s.Maps,
-			MapSpec{Name: abi.MapFlow, Kind: MapHash, KeySize: 8, ValueSize: g.flowSize(), MaxEntries: n},
-			MapSpec{Name: abi.MapFlowData, Kind: MapHash, KeySize: abi.FlowDataKeySize, ValueSize: g.flowSize(), MaxEntries: n},
-			MapSpec{Name: abi.MapFlowPos, Kind: MapHash, KeySize: 8, ValueSize: abi.FlowPosSize, MaxEntries: n},
-			MapSpec{Name: abi.MapFlowTag, Kind: MapHash, KeySize: 8, ValueSize: 8, MaxEntries: n},
-			MapSpec{Name: abi.MapFlowBio, Kind: MapHash, KeySize: 8, ValueSize: g.flowSize(), MaxEntries: n})
+			MapSpec{Name: abi.MapFlow, Kind: MapLRUHash, KeySize: 8, ValueSize: g.flowSize(), MaxEntries: n},
+			MapSpec{Name: abi.MapFlowData, Kind: MapLRUHash, KeySize: abi.FlowDataKeySize, ValueSize: g.flowSize(), MaxEntries: n},
+			MapSpec{Name: abi.MapFlowPos, Kind: MapLRUHash, KeySize: 8, ValueSize: abi.FlowPosSize, MaxEntries: n},
+			MapSpec{Name: abi.MapFlowTag, Kind: MapLRUHash, KeySize: 8, ValueSize: 8, MaxEntries: n},
+			MapSpec{Name: abi.MapFlowBio, Kind: MapLRUHash, KeySize: 8, ValueSize: g.flowSize(), MaxEntries: n})
 	}
 	if g.maps[abi.MapProbes] {
 		// An array indexed by probe id (the verifier inlines its

@@ -43,6 +43,9 @@ const (
 	MapPerCPUHash
 	MapPerfEventArray
 	MapRingBuf
+	// MapLRUHash is a hash that evicts its least recently used entry
+	// to make room for a new one (the flow tables).
+	MapLRUHash
 )
 
 // MapSpec describes one map. MaxEntries of 0 on an array or perf event

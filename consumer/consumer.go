@@ -91,6 +91,10 @@ type Consumer struct {
 
 	// dropsSeen holds the drop counters already reported.
 	dropsSeen map[int]uint64
+	// flowEvicted is the number of flow table entries evicted, counted
+	// once tracing has stopped (flowCounted).
+	flowEvicted uint64
+	flowCounted bool
 
 	// Under an aggrate, printa() prints the aggregations as read at the
 	// start of the pass over the buffers, and they are read at most once

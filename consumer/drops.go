@@ -60,6 +60,9 @@ func (c *Consumer) reportDrops() error {
 		if sd.kind == output.DropSpec {
 			total += c.specDrops
 		}
+		if sd.kind == output.DropFlow && c.stopping {
+			total += c.countFlowEvicted(per)
+		}
 		old := c.dropsSeen[sd.off]
 		if total <= old {
 			continue

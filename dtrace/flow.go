@@ -4,6 +4,8 @@ import (
 	"fmt"
 
 	"github.com/dtrace-go/dtrace/dlang/syntax"
+	"github.com/dtrace-go/dtrace/provider"
+	ioprov "github.com/dtrace-go/dtrace/provider/io"
 )
 
 // flowBefore and flowAfter are the D programs that carry flow variables
@@ -37,10 +39,23 @@ proc:::lwp-exit
 	__flow_exit();
 }
 
-/*
- * Block I/O: a bio carries the flow of the thread that submits it; a
- * request's io:::start and io:::done see the flow of its first bio.
- */
+syscall::read:return, syscall::readv:return, syscall::recvfrom:return, syscall::recvmsg:return
+/self->__flow_stream/
+{
+	__flow_recv(self->__flow_stream, arg0, self->__flow_dgram, self->__flow_buf);
+	self->__flow_stream = 0;
+	self->__flow_dgram = 0;
+	self->__flow_buf = 0;
+}
+`
+
+// flowIO are the block I/O transports, which run before the user's
+// clauses: a bio carries the flow of the thread that submits it; a
+// request's io:::start and io:::done see the flow of its first bio. They
+// are added only when a program enables io probes: bio-done and
+// io:::done fire in interrupts, and a program that interrupts another on
+// its CPU shares its scratch memory.
+const flowIO = `
 __flow_io:::bio-queue
 {
 	__flow_bio(arg0);
@@ -54,15 +69,6 @@ __flow_io:::bio-done
 io:::start, io:::done
 {
 	__flow_io((uint64_t)((struct request *)arg0)->bio);
-}
-
-syscall::read:return, syscall::readv:return, syscall::recvfrom:return, syscall::recvmsg:return
-/self->__flow_stream/
-{
-	__flow_recv(self->__flow_stream, arg0, self->__flow_dgram, self->__flow_buf);
-	self->__flow_stream = 0;
-	self->__flow_dgram = 0;
-	self->__flow_buf = 0;
 }
 `
 
@@ -177,13 +183,29 @@ func usesFlow(p *syntax.Program) bool {
 	return found
 }
 
+// usesIO reports whether a program has a probe description that may
+// name an io probe.
+func usesIO(p *syntax.Program) bool {
+	found := false
+	syntax.Inspect(p, func(n syntax.Node) bool {
+		if d, ok := n.(*syntax.ProbeDesc); ok {
+			pd, err := provider.ParseDesc(d.Text)
+			found = found || err != nil || provider.Match(pd.Provider, ioprov.Name)
+		}
+		return !found
+	})
+	return found
+}
+
 // flowPrograms returns the transports of flow variables that run before
 // and after the user's clauses, parsed once, when ast or a program
-// compiled before uses them; none otherwise.
+// compiled before uses them; none otherwise. The block I/O ones come
+// once a program also enables io probes.
 func (h *Handle) flowPrograms(ast *syntax.Program) (before, after []*syntax.Program, err error) {
+	h.usesIO = h.usesIO || usesIO(ast)
 	if h.flow == nil && usesFlow(ast) {
 		for i, text := range []string{flowBefore, flowAfter} {
-			p, err := h.parse(Source{Name: fmt.Sprintf("flow transports %d", i), Text: text, Kind: SpecProgram})
+			p, err := h.parseFlow(i, text)
 			if err != nil {
 				return nil, nil, err
 			}
@@ -193,5 +215,18 @@ func (h *Handle) flowPrograms(ast *syntax.Program) (before, after []*syntax.Prog
 	if h.flow == nil {
 		return nil, nil, nil
 	}
-	return h.flow[:1], h.flow[1:], nil
+	if h.usesIO && h.flowIO == nil {
+		if h.flowIO, err = h.parseFlow(2, flowIO); err != nil {
+			return nil, nil, err
+		}
+	}
+	before = h.flow[:1]
+	if h.flowIO != nil {
+		before = append(before[:1:1], h.flowIO)
+	}
+	return before, h.flow[1:], nil
+}
+
+func (h *Handle) parseFlow(i int, text string) (*syntax.Program, error) {
+	return h.parse(Source{Name: fmt.Sprintf("flow transports %d", i), Text: text, Kind: SpecProgram})
 }

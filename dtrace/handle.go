@@ -74,8 +74,12 @@ type Handle struct {
 	user []*syntax.Program
 	// flow holds the transports of flow variables once a program uses
 	// them (flow.go): the one that comes between the library and the
-	// user programs, and the one that comes after them.
-	flow []*syntax.Program
+	// user programs, and the one that comes after them; flowIO the
+	// block I/O transports, once a program also enables io probes
+	// (usesIO).
+	flow   []*syntax.Program
+	flowIO *syntax.Program
+	usesIO bool
 	// libFiles are the D library files loaded (those the programs use).
 	libFiles  []dlib.Source
 	info      *check.Info

@@ -214,6 +214,10 @@ func mapSpec(ms codegen.MapSpec, ncpu uint32) (*ebpf.MapSpec, error) {
 		s.Type = ebpf.Hash
 	case codegen.MapPerCPUHash:
 		s.Type = ebpf.PerCPUHash
+	case codegen.MapLRUHash:
+		// One LRU list for the map (not one per CPU, which would give
+		// a thread making flows on one CPU 1/ncpu of the table).
+		s.Type = ebpf.LRUHash
 	case codegen.MapPerfEventArray:
 		s.Type = ebpf.PerfEventArray
 		s.KeySize, s.ValueSize = 4, 4
