@@ -10,6 +10,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -47,11 +48,17 @@ func build(t *testing.T, names ...string) []string {
 // runLimit bounds every command a test runs.
 const runLimit = 3 * time.Minute
 
-// command runs a command with a time limit and returns its output.
+// command runs a command with a time limit and returns its output. On
+// the limit its whole process group is killed (stopped children too), and
+// the wait for its output ends 10 seconds later whatever holds the pipe.
 func command(name string, args ...string) ([]byte, error) {
 	ctx, cancel := context.WithTimeout(context.Background(), runLimit)
 	defer cancel()
-	return exec.CommandContext(ctx, name, args...).CombinedOutput()
+	cmd := exec.CommandContext(ctx, name, args...)
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }
+	cmd.WaitDelay = 10 * time.Second
+	return cmd.CombinedOutput()
 }
 
 // run runs a shell command line, failing the test on an error or when
