@@ -170,6 +170,9 @@ func TestNames(t *testing.T) {
 	}
 }
 
+// TestSymbols looks symbols up by module and name. Of several symbols of
+// one name a lookup prefers a global one, and the kernel's to a module's;
+// a local symbol is found, and says so.
 func TestSymbols(t *testing.T) {
 	k := testTypes(t)
 	tests := []struct {
@@ -178,15 +181,21 @@ func TestSymbols(t *testing.T) {
 		wantMod      string
 		addr         uint64
 		typ          string
+		local        bool
 	}{
-		{"", "schedule", true, "vmlinux", 0xffffffff81001000, "uintptr_t"},
-		{"dummy", "schedule", true, "dummy", 0xffffffffc0001000, "uintptr_t"},
-		{"vmlinux", "runqueues", true, "vmlinux", 0xffffffff82000000, "struct task"},
-		{"", "modvar", true, "dummy", 0xffffffffc0002000, "<nil>"}, // data BTF does not type
-		{"vmlinux", "modvar", false, "", 0, ""},
-		{"", "sched", false, "", 0, ""},
-		{"", "_stext", true, "vmlinux", 0xffffffff81000000, "uintptr_t"},
-		{"", "xschedule", true, "vmlinux", 0xffffffffc0003000, "uintptr_t"},
+		{"", "schedule", true, "vmlinux", 0xffffffff81001000, "uintptr_t", false},
+		{"dummy", "schedule", true, "dummy", 0xffffffffc0001000, "uintptr_t", true},
+		{"vmlinux", "runqueues", true, "vmlinux", 0xffffffff82000000, "struct task", false},
+		{"", "modvar", true, "dummy", 0xffffffffc0002000, "<nil>", true}, // data BTF does not type
+		{"vmlinux", "modvar", false, "", 0, "", false},
+		{"", "sched", false, "", 0, "", false},
+		{"", "_stext", true, "vmlinux", 0xffffffff81000000, "uintptr_t", false},
+		{"", "xschedule", true, "vmlinux", 0xffffffffc0003000, "uintptr_t", false},
+		{"", "x", true, "vmlinux", 0xffffffff82001000, "<nil>", true},
+		{"vmlinux", "x", true, "vmlinux", 0xffffffff82001000, "<nil>", true},
+		{"dummy", "x", false, "", 0, "", false}, // x is the kernel's
+		{"", "dup", true, "vmlinux", 0xffffffff82003000, "<nil>", false},
+		{"dummy", "dup", true, "dummy", 0xffffffffc0004000, "<nil>", false},
 	}
 	for _, tt := range tests {
 		sym, ok := k.LookupSymbol(tt.module, tt.name)
@@ -197,36 +206,10 @@ func TestSymbols(t *testing.T) {
 		if !ok {
 			continue
 		}
-		if sym.Module != tt.wantMod || sym.Addr != tt.addr || types.TypeString(sym.Type) != tt.typ {
-			t.Errorf("LookupSymbol(%q, %q) = %s`%s %#x %s, want %s %#x %s", tt.module, tt.name,
-				sym.Module, sym.Name, sym.Addr, types.TypeString(sym.Type), tt.wantMod, tt.addr, tt.typ)
+		if sym.Module != tt.wantMod || sym.Addr != tt.addr || types.TypeString(sym.Type) != tt.typ || sym.Local != tt.local {
+			t.Errorf("LookupSymbol(%q, %q) = %s`%s %#x %s local %v, want %s %#x %s local %v", tt.module, tt.name,
+				sym.Module, sym.Name, sym.Addr, types.TypeString(sym.Type), sym.Local, tt.wantMod, tt.addr, tt.typ, tt.local)
 		}
-	}
-}
-
-// Of several symbols of one name a lookup prefers a global one, and the
-// kernel's to a module's; a local symbol is found, and says so.
-func TestSymbolsLocal(t *testing.T) {
-	k := testTypes(t)
-	tests := []struct {
-		module, name string
-		addr         uint64
-		local        bool
-	}{
-		{"", "x", 0xffffffff82001000, true},
-		{"vmlinux", "x", 0xffffffff82001000, true},
-		{"", "dup", 0xffffffff82003000, false},
-		{"dummy", "dup", 0xffffffffc0004000, false},
-		{"", "modvar", 0xffffffffc0002000, true},
-	}
-	for _, tt := range tests {
-		sym, ok := k.LookupSymbol(tt.module, tt.name)
-		if !ok || sym.Addr != tt.addr || sym.Local != tt.local {
-			t.Errorf("LookupSymbol(%q, %q) = %+v, %v; want addr %#x local %v", tt.module, tt.name, sym, ok, tt.addr, tt.local)
-		}
-	}
-	if _, ok := k.LookupSymbol("dummy", "x"); ok {
-		t.Error("dummy`x found: x is the kernel's")
 	}
 }
 
