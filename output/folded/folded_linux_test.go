@@ -12,9 +12,7 @@ import (
 // TestUstack folds @[ustack()] = count() at work's entry over 100 calls:
 // one line "…main;…work 100". An unknown format is refused.
 func TestUstack(t *testing.T) {
-	dtrace, target := outtest.Build(t)
-	outtest.Refused(t, dtrace, "oformat=flat")
-	stdout := outtest.Ustack(t, dtrace, target, "oformat=folded")
+	stdout := outtest.Renders(t, "oformat", "flat", "folded")
 	var line string
 	for _, l := range strings.Split(stdout, "\n") {
 		if strings.HasSuffix(l, "`work 100") {

@@ -18,10 +18,8 @@ import (
 // work's file and line from the target's DWARF. An unwritable file is
 // refused.
 func TestGoToolPprof(t *testing.T) {
-	dtrace, target := outtest.Build(t)
-	outtest.Refused(t, dtrace, "pprof=/nonexistent/p.pb.gz")
 	file := filepath.Join(t.TempDir(), "work.pb.gz")
-	outtest.Ustack(t, dtrace, target, "pprof="+file)
+	outtest.Renders(t, "pprof", "/nonexistent/p.pb.gz", file)
 	out, err := exec.Command("go", "tool", "pprof", "-top", file).CombinedOutput()
 	if err != nil {
 		t.Fatalf("go tool pprof: %v\n%s", err, out)

@@ -70,6 +70,16 @@ func Ustack(t *testing.T, dtrace, target, option string) string {
 	return stdout
 }
 
+// Renders builds dtrace and the target (Build) for the test of a
+// renderer chosen by the -x option name, checks that name=bad is refused
+// (Refused), and returns what dtrace prints of Ustack with name=value.
+func Renders(t *testing.T, name, bad, value string) string {
+	t.Helper()
+	dtrace, target := Build(t)
+	Refused(t, dtrace, name+"="+bad)
+	return Ustack(t, dtrace, target, name+"="+value)
+}
+
 // Parse returns what parse makes of the file path, failing the test if
 // it cannot be opened or parsed.
 func Parse[T any](t testing.TB, path string, parse func(io.Reader) (T, error)) T {
