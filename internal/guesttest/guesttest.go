@@ -54,6 +54,17 @@ func Dir(t testing.TB, prefix string) string {
 	return abs
 }
 
+// Script writes text as the shell script name in dir (from Dir) and
+// returns its path.
+func Script(t testing.TB, dir, name, text string) string {
+	t.Helper()
+	path := filepath.Join(dir, name)
+	if err := os.WriteFile(path, []byte(text), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return path
+}
+
 // Run runs run-kernel with args (its options, then the shell command) in
 // the current directory, which the guest sees read-write, and returns
 // the combined output. It skips the test when run-kernel has no kernel

@@ -4,8 +4,6 @@ package kerneltest
 
 import (
 	"os"
-	"os/exec"
-	"path/filepath"
 	"regexp"
 	"strconv"
 	"strings"
@@ -62,17 +60,14 @@ func normalize(out []byte) []string {
 }
 
 // setup builds dtrace and the target into a directory under this one
-// (the guest sees the host's files, but has its own /tmp) and writes
-// the script there.
-func setup(t *testing.T) (dir, dtrace, prog string) {
+// (the guest sees the host's files, but has its own /tmp), writes the
+// script there, returning the three's paths.
+func setup(t *testing.T) (smoke, dtrace, prog string) {
 	t.Helper()
-	dir = guesttest.Dir(t, ".guest61-")
+	dir := guesttest.Dir(t, ".guest61-")
 	dtrace = testprog.BuildCmd(t, dir, "dtrace")
 	prog = testprog.BuildCalls(t, dir, "-O1")
-	if err := os.WriteFile(filepath.Join(dir, "smoke.sh"), []byte(script), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	return dir, dtrace, prog
+	return guesttest.Script(t, dir, "smoke.sh", script), dtrace, prog
 }
 
 func check(t *testing.T, where string, got []string) {
@@ -86,15 +81,15 @@ func check(t *testing.T, where string, got []string) {
 // both must print want.
 func TestSmoke61(t *testing.T) {
 	guesttest.RunKernel(t)
-	dir, dtrace, prog := setup(t)
-	args := []string{filepath.Join(dir, "smoke.sh"), dtrace, prog, strconv.Itoa(calls)}
+	smoke, dtrace, prog := setup(t)
+	args := []string{smoke, dtrace, prog, strconv.Itoa(calls)}
 
 	if os.Geteuid() == 0 {
-		out, err := exec.Command("sh", args...).CombinedOutput()
-		if err != nil {
-			t.Fatalf("on this machine: %v\n%s", err, out)
+		out, status := testprog.Output(t, "sh", args...)
+		if status != 0 {
+			t.Fatalf("on this machine: exit status %d\n%s", status, out)
 		}
-		check(t, "this machine", normalize(out))
+		check(t, "this machine", normalize([]byte(out)))
 	}
 
 	out, err := guesttest.Run(t, "-k", kernel61, "-c", "2", "-t", "600", "uname -r; sh "+strings.Join(args, " "))

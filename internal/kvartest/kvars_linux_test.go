@@ -7,7 +7,6 @@ import (
 	"bytes"
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"regexp"
 	"strconv"
@@ -32,9 +31,7 @@ func kallsymsHas(name string) bool {
 // at the widths extern declarations give it: each read must take exactly
 // the declared bytes.
 func TestHostTypedReads(t *testing.T) {
-	if os.Getuid() != 0 {
-		t.Skip("needs root for BPF")
-	}
+	testprog.NeedRoot(t, "BPF")
 	if !kallsymsHas("__start_BTF") {
 		t.Skip("kallsyms lists no __start_BTF")
 	}
@@ -48,24 +45,24 @@ func TestHostTypedReads(t *testing.T) {
 	}
 	for _, tt := range tests {
 		prog := tt.decl + ` BEGIN { printf("%x\n", ` + tt.expr + `); exit(0); }`
-		out, err := exec.Command(bin, "-qn", prog).CombinedOutput()
-		if err != nil || strings.TrimSpace(string(out)) != tt.want {
-			t.Errorf("%s: %q, %v; want %s", prog, out, err, tt.want)
+		out, status := testprog.Output(t, bin, "-qn", prog)
+		if status != 0 || strings.TrimSpace(out) != tt.want {
+			t.Errorf("%s: %q, status %d; want %s", prog, out, status, tt.want)
 		}
 	}
 	// A char array of unknown length is a string at its address.
 	for _, expr := range []string{"stringof(`__start_BTF)", "`__start_BTF"} {
 		prog := `extern const char __start_BTF[]; BEGIN { printf("%s|", ` + expr + `); exit(0); }`
-		out, err := exec.Command(bin, "-qn", prog).CombinedOutput()
-		if err != nil || !strings.HasPrefix(string(out), "\x9f\xeb\x01|") {
-			t.Errorf("%s: %q, %v; want \"\\x9f\\xeb\\x01|\"", prog, out, err)
+		out, status := testprog.Output(t, bin, "-qn", prog)
+		if status != 0 || !strings.HasPrefix(out, "\x9f\xeb\x01|") {
+			t.Errorf("%s: %q, status %d; want \"\\x9f\\xeb\\x01|\"", prog, out, status)
 		}
 	}
 	// Without a type, a data symbol's value cannot be read.
 	prog := "BEGIN { trace(`__start_BTF); exit(0); }"
-	out, err := exec.Command(bin, "-xerrtags", "-qn", prog).CombinedOutput()
-	if err == nil || !strings.Contains(string(out), "[D_SYM_NOTYPES] line 1: no symbolic type information is available for vmlinux`__start_BTF: No type information available for symbol") {
-		t.Errorf("%s: %q, %v; want D_SYM_NOTYPES", prog, out, err)
+	out, status := testprog.Output(t, bin, "-xerrtags", "-qn", prog)
+	if status == 0 || !strings.Contains(out, "[D_SYM_NOTYPES] line 1: no symbolic type information is available for vmlinux`__start_BTF: No type information available for symbol") {
+		t.Errorf("%s: %q, status %d; want D_SYM_NOTYPES", prog, out, status)
 	}
 }
 
@@ -111,10 +108,8 @@ func runGuest(t *testing.T, command string) ([]byte, error) {
 func TestGuestKernelVariables(t *testing.T) {
 	dir := guestDir(t)
 	bin := testprog.BuildCmd(t, dir, "dtrace")
-	if err := os.WriteFile(filepath.Join(dir, "guest.sh"), []byte(guestScript), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	out, err := runGuest(t, "cd "+dir+" && sh guest.sh "+bin)
+	script := guesttest.Script(t, dir, "guest.sh", guestScript)
+	out, err := runGuest(t, "cd "+dir+" && sh "+script+" "+bin)
 	if err != nil {
 		t.Fatalf("run-kernel: %v\n%s", err, out)
 	}

@@ -5,6 +5,7 @@
 package testprog
 
 import (
+	"bytes"
 	"errors"
 	"os"
 	"os/exec"
@@ -87,6 +88,18 @@ func ExitStatus(t testing.TB, cmd *exec.Cmd) int {
 		t.Fatal(err)
 	}
 	return 0
+}
+
+// Output runs the command name with args as ExitStatus does (killed
+// after a minute) and returns its standard output and error, in the
+// order written, and its exit status.
+func Output(t testing.TB, name string, args ...string) (string, int) {
+	t.Helper()
+	cmd := exec.Command(name, args...)
+	var out bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &out
+	status := ExitStatus(t, cmd)
+	return out.String(), status
 }
 
 // EnvFile reads the file named by the environment variable env (a
