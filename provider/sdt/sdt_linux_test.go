@@ -2,7 +2,6 @@ package sdt_test
 
 import (
 	"fmt"
-	"os/exec"
 	"runtime"
 	"strings"
 	"testing"
@@ -11,6 +10,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"github.com/dtrace-go/dtrace/internal/testprog"
 	"github.com/dtrace-go/dtrace/provider/ktrace/ktracetest"
 )
 
@@ -63,8 +63,8 @@ func TestList(t *testing.T) {
 		}
 	}
 	// The listing fails (no probe matches) or lists no syscall.
-	syscalls, _ := exec.Command(ktracetest.Dtrace(t), "-l", "-n", "sdt:syscalls::").CombinedOutput()
-	if strings.Contains(string(syscalls), "sys_enter") {
+	syscalls, _ := testprog.Output(t, ktracetest.Dtrace(t), "-l", "-n", "sdt:syscalls::")
+	if strings.Contains(syscalls, "sys_enter") {
 		t.Errorf("sdt lists the syscalls group:\n%s", syscalls)
 	}
 }
