@@ -6,7 +6,6 @@ import (
 	"io"
 	"os"
 	"os/exec"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -18,6 +17,7 @@ import (
 
 	"github.com/dtrace-go/dtrace/codegen"
 	"github.com/dtrace-go/dtrace/internal/abi"
+	"github.com/dtrace-go/dtrace/internal/testprog"
 	"github.com/dtrace-go/dtrace/internal/tracetest"
 	"github.com/dtrace-go/dtrace/provider"
 	dtraceprov "github.com/dtrace-go/dtrace/provider/dtrace"
@@ -92,21 +92,7 @@ int main(int argc, char **argv) {
 `
 
 func buildWorkload(t *testing.T) string {
-	t.Helper()
-	cc, err := exec.LookPath("cc")
-	if err != nil {
-		t.Skip("no C compiler to build the workload")
-	}
-	dir := t.TempDir()
-	src := filepath.Join(dir, "w.c")
-	if err := os.WriteFile(src, []byte(workload), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	exe := filepath.Join(dir, "w")
-	if out, err := exec.Command(cc, "-O0", "-o", exe, src).CombinedOutput(); err != nil {
-		t.Fatalf("cc: %v\n%s", err, out)
-	}
-	return exe
+	return testprog.BuildSource(t, "w", workload, "-O0")
 }
 
 func TestProbes(t *testing.T) {
