@@ -26,11 +26,11 @@ func TestNoBTF(t *testing.T) {
 	}
 	for _, c := range []struct{ prog, want string }{
 		{`BEGIN { printf("hello %d\n", 6 * 7); exit(0); }`, "hello 42"},
-		{`syscall::getppid:entry /pid == $target/ { @ = count(); } END { printa("getppid %@d\n", @); }`, "getppid 1000"},
+		{`syscall::getppid:entry /pid == $target/ { @ = count(); } END { printa("getppid %@d\n", @); }`, "getppid " + calls},
 		{`BEGIN { @[probename] = count(); exit(0); } END { printa("%s %@d\n", @); }`, "BEGIN 1"},
 		{`profile-997 { @ = count(); } tick-200ms { exit(0); } END { printa("%@d\n", @); }`, ""},
 	} {
-		out, err := run("-q", "-n", c.prog, "-c", prog+" 1000")
+		out, err := run("-q", "-n", c.prog, "-c", prog+" "+calls)
 		if err != nil {
 			t.Errorf("%s: %v\n%s", c.prog, err, out)
 			continue

@@ -5,7 +5,6 @@ package kerneltest
 import (
 	"os"
 	"regexp"
-	"strconv"
 	"strings"
 	"testing"
 
@@ -17,8 +16,8 @@ import (
 const kernel61 = "linux-image-6.1.0-56-amd64-unsigned"
 
 // calls is how many times the test program (testprog's calls.c) calls
-// getppid and work.
-const calls = 1000
+// getppid and work: its argument, and the count the smoke set prints.
+const calls = "1000"
 
 // script runs the smoke set with dtrace $1 and the target $2; each
 // program prints one line the test checks.
@@ -35,9 +34,9 @@ $D -q -n 'pid$target::work:entry { @ = count(); } END { printa("pid work %@d\n",
 var want = []string{
 	"hello 42",
 	"json x",
-	"getppid " + strconv.Itoa(calls),
+	"getppid " + calls,
 	"profile fired",
-	"pid work " + strconv.Itoa(calls),
+	"pid work " + calls,
 }
 
 var profileLine = regexp.MustCompile(`^profile ([1-9][0-9]*)$`)
@@ -82,7 +81,7 @@ func check(t *testing.T, where string, got []string) {
 func TestSmoke61(t *testing.T) {
 	guesttest.RunKernel(t)
 	smoke, dtrace, prog := setup(t)
-	args := []string{smoke, dtrace, prog, strconv.Itoa(calls)}
+	args := []string{smoke, dtrace, prog, calls}
 
 	if os.Geteuid() == 0 {
 		out, status := testprog.Output(t, "sh", args...)
