@@ -14,21 +14,15 @@ import (
 // addRunTimeOptions adds the sizes fixed once tracing is active.
 func addRunTimeOptions() {
 	rt := RunTime
-	sizes := []struct {
-		name string
-		f    func(*Options) *int64
-	}{
-		{"aggsize", func(o *Options) *int64 { return &o.AggSize }},
-		{"bpflogsize", func(o *Options) *int64 { return &o.BPFLogSize }},
-		{"bufsize", func(o *Options) *int64 { return &o.BufSize }},
-		{"dynvarsize", func(o *Options) *int64 { return &o.DynVarSize }},
-		{"flowsize", func(o *Options) *int64 { return &o.FlowSize }},
-		{"jstackstrsize", func(o *Options) *int64 { return &o.JStackStrSize }},
-		{"specsize", func(o *Options) *int64 { return &o.SpecSize }},
-	}
-	for _, s := range sizes {
-		addOpt(&OptionSpec{Name: s.name, Kind: KindSize, Class: rt, set: intField(s.f)})
-	}
+	addFields(intField, OptionSpec{Kind: KindSize, Class: rt}, map[string]string{
+		"aggsize":       "AggSize",
+		"bpflogsize":    "BPFLogSize",
+		"bufsize":       "BufSize",
+		"dynvarsize":    "DynVarSize",
+		"flowsize":      "FlowSize",
+		"jstackstrsize": "JStackStrSize",
+		"specsize":      "SpecSize",
+	})
 	addOpt(&OptionSpec{Name: "strsize", Kind: KindSize, Class: rt,
 		set: func(o *Options, v optValue) error {
 			n := int64(0)
@@ -69,14 +63,7 @@ func addRunTimeOptions() {
 			return nil
 		}})
 	addOpt(&OptionSpec{Name: "pcapsize", Kind: KindSize, Class: rt,
-		set: func(o *Options, v optValue) error {
-			n := int64(DefaultPcapSize)
-			if v.Present && v.Int > 0 && v.Int <= 65535 {
-				n = v.Int
-			}
-			o.PcapSize = (n + 7) &^ 7
-			return nil
-		}})
+		set: alignedSize(DefaultPcapSize, 65535, func(o *Options) *int64 { return &o.PcapSize })})
 }
 
 // addRunTimeSettings adds the run-time policies, rates, counts and
@@ -95,73 +82,48 @@ func addRunTimeSettings() {
 		set: rangedField(func(o *Options) *int64 { return &o.CleanRate }, minCleanRate, maxCleanRate)})
 	addOpt(&OptionSpec{Name: "statusrate", Kind: KindRate, Class: rt,
 		set: rangedField(func(o *Options) *int64 { return &o.StatusRate }, 0, maxStatusRate)})
-	counts := []struct {
-		name string
-		f    func(*Options) *int64
-	}{
-		{"cpu", func(o *Options) *int64 { return &o.CPU }},
-		{"jstackframes", func(o *Options) *int64 { return &o.JStackFrames }},
-		{"maxframes", func(o *Options) *int64 { return &o.MaxFrames }},
-		{"nspec", func(o *Options) *int64 { return &o.NSpec }},
-		{"stackframes", func(o *Options) *int64 { return &o.StackFrames }},
-		{"ustackframes", func(o *Options) *int64 { return &o.UStackFrames }},
-	}
-	for _, c := range counts {
-		addOpt(&OptionSpec{Name: c.name, Kind: KindCount, Class: rt, set: intField(c.f)})
-	}
-	rtBools := []struct {
-		name string
-		f    func(*Options) *bool
-	}{
-		{"bpflog", func(o *Options) *bool { return &o.BPFLog }},
-		{"destructive", func(o *Options) *bool { return &o.Destructive }},
-		{"grabanon", func(o *Options) *bool { return &o.GrabAnon }},
-		{"noresolve", func(o *Options) *bool { return &o.NoResolve }},
-		{"temporal", func(o *Options) *bool { return &o.Temporal }},
-	}
-	for _, b := range rtBools {
-		addOpt(&OptionSpec{Name: b.name, Kind: KindBool, Class: rt, set: boolField(b.f)})
-	}
+	addFields(intField, OptionSpec{Kind: KindCount, Class: rt}, map[string]string{
+		"cpu":          "CPU",
+		"jstackframes": "JStackFrames",
+		"maxframes":    "MaxFrames",
+		"nspec":        "NSpec",
+		"stackframes":  "StackFrames",
+		"ustackframes": "UStackFrames",
+	})
+	addFields(boolField, OptionSpec{Kind: KindBool, Class: rt}, map[string]string{
+		"bpflog":      "BPFLog",
+		"destructive": "Destructive",
+		"grabanon":    "GrabAnon",
+		"noresolve":   "NoResolve",
+		"temporal":    "Temporal",
+	})
 }
 
 // addDynamicOptions adds the options setopt() may change while tracing.
 func addDynamicOptions() {
 	drt := DynamicRunTime
-	addOpt(&OptionSpec{Name: "aggrate", Kind: KindRate, Class: drt,
-		set: intField(func(o *Options) *int64 { return &o.AggRate })})
-	addOpt(&OptionSpec{Name: "switchrate", Kind: KindRate, Class: drt,
-		set: intField(func(o *Options) *int64 { return &o.SwitchRate })})
-	addOpt(&OptionSpec{Name: "aggsortkeypos", Kind: KindCount, Class: drt,
-		set: intField(func(o *Options) *int64 { return &o.AggSortKeyPos })})
-	addOpt(&OptionSpec{Name: "aggsortpos", Kind: KindCount, Class: drt,
-		set: intField(func(o *Options) *int64 { return &o.AggSortPos })})
+	addFields(intField, OptionSpec{Kind: KindRate, Class: drt}, map[string]string{
+		"aggrate":    "AggRate",
+		"switchrate": "SwitchRate",
+	})
+	addFields(intField, OptionSpec{Kind: KindCount, Class: drt}, map[string]string{
+		"aggsortkeypos": "AggSortKeyPos",
+		"aggsortpos":    "AggSortPos",
+	})
 	addOpt(&OptionSpec{Name: "printsize", Kind: KindSize, Class: drt,
-		set: func(o *Options, v optValue) error {
-			n := int64(DefaultPrintSize)
-			if v.Present && v.Int > 0 && v.Int <= 65536 {
-				n = v.Int
-			}
-			o.PrintSize = (n + 7) &^ 7
-			return nil
-		}})
-	drtBools := []struct {
-		name string
-		f    func(*Options) *bool
-	}{
-		{"agghist", func(o *Options) *bool { return &o.AggHist }},
-		{"aggpack", func(o *Options) *bool { return &o.AggPack }},
-		{"aggsortkey", func(o *Options) *bool { return &o.AggSortKey }},
-		{"aggsortrev", func(o *Options) *bool { return &o.AggSortRev }},
-		{"aggzoom", func(o *Options) *bool { return &o.AggZoom }},
-		{"flowindent", func(o *Options) *bool { return &o.FlowIndent }},
-		{"quiet", func(o *Options) *bool { return &o.Quiet }},
-		{"quietresize", func(o *Options) *bool { return &o.QuietResize }},
-		{"rawbytes", func(o *Options) *bool { return &o.RawBytes }},
-		{"stackindent", func(o *Options) *bool { return &o.StackIndent }},
-	}
-	for _, b := range drtBools {
-		addOpt(&OptionSpec{Name: b.name, Kind: KindBool, Class: drt, set: boolField(b.f)})
-	}
+		set: alignedSize(DefaultPrintSize, 65536, func(o *Options) *int64 { return &o.PrintSize })})
+	addFields(boolField, OptionSpec{Kind: KindBool, Class: drt}, map[string]string{
+		"agghist":     "AggHist",
+		"aggpack":     "AggPack",
+		"aggsortkey":  "AggSortKey",
+		"aggsortrev":  "AggSortRev",
+		"aggzoom":     "AggZoom",
+		"flowindent":  "FlowIndent",
+		"quiet":       "Quiet",
+		"quietresize": "QuietResize",
+		"rawbytes":    "RawBytes",
+		"stackindent": "StackIndent",
+	})
 }
 
 // addOutputOptions adds the options that choose output besides
@@ -259,4 +221,17 @@ func withoutEnv(env []string, name string) []string {
 		}
 	}
 	return out
+}
+
+// alignedSize sets a size of at most max bytes, rounded up to a multiple
+// of 8; unset, zero or too large, it is def.
+func alignedSize(def, max int64, f func(*Options) *int64) func(*Options, optValue) error {
+	return func(o *Options, v optValue) error {
+		n := def
+		if v.Present && v.Int > 0 && v.Int <= max {
+			n = v.Int
+		}
+		*f(o) = (n + 7) &^ 7
+		return nil
+	}
 }

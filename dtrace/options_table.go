@@ -1,6 +1,7 @@
 package dtrace
 
 import (
+	"reflect"
 	"sort"
 	"strconv"
 	"strings"
@@ -89,6 +90,27 @@ const difRegisters = 8
 var optionTable = map[string]*OptionSpec{}
 
 func addOpt(s *OptionSpec) { optionTable[s.Name] = s }
+
+// addFields adds an option like spec for each option name in fields, set
+// by set through the Options field fields names for it.
+func addFields[T any](set func(func(*Options) *T) func(*Options, optValue) error, spec OptionSpec, fields map[string]string) {
+	for name, field := range fields {
+		s := spec
+		s.Name, s.set = name, set(optionsField[T](field))
+		addOpt(&s)
+	}
+}
+
+// optionsField returns the address of the field name of an Options; an
+// Options without a field of that name and type is a mistake in the
+// table, and panics as dtrace starts.
+func optionsField[T any](name string) func(*Options) *T {
+	f, ok := reflect.TypeFor[Options]().FieldByName(name)
+	if !ok || f.Type != reflect.TypeFor[T]() {
+		panic("dtrace: Options has no field " + name + " of type " + reflect.TypeFor[T]().String())
+	}
+	return func(o *Options) *T { return reflect.ValueOf(o).Elem().FieldByIndex(f.Index).Addr().Interface().(*T) }
+}
 
 func init() {
 	addCompileFlags()
@@ -179,34 +201,22 @@ func addCompileValues() {
 			o.CPPArgs = append(o.CPPArgs, strings.Fields(v.Str)...)
 			return nil
 		}})
-	paths := []struct {
-		name string
-		f    func(*Options) *string
-	}{
-		{"cpppath", func(o *Options) *string { return &o.CPPPath }},
-		{"ldpath", func(o *Options) *string { return &o.LdPath }},
-		{"ctfpath", func(o *Options) *string { return &o.CTFPath }},
-		{"modpath", func(o *Options) *string { return &o.ModPath }},
-		{"procfspath", func(o *Options) *string { return &o.ProcfsPath }},
-	}
-	for _, p := range paths {
-		addOpt(&OptionSpec{Name: p.name, Kind: KindString, Class: ct, NoPragma: true, set: stringField(p.f)})
-	}
+	addFields(stringField, OptionSpec{Kind: KindString, Class: ct, NoPragma: true}, map[string]string{
+		"cpppath":    "CPPPath",
+		"ldpath":     "LdPath",
+		"ctfpath":    "CTFPath",
+		"modpath":    "ModPath",
+		"procfspath": "ProcfsPath",
+	})
 	addOpt(&OptionSpec{Name: "stdc", Kind: KindEnum, Class: ct, NoPragma: true, Enum: []string{"a", "c", "s", "t"},
 		set: stringField(func(o *Options) *string { return &o.Stdc })})
-	strs := []struct {
-		name string
-		f    func(*Options) *string
-	}{
-		{"syslibdir", func(o *Options) *string { return &o.SysLibDir }},
-		{"sysslice", func(o *Options) *string { return &o.SysSlice }},
-		{"ctypes", func(o *Options) *string { return &o.CTypes }},
-		{"dtypes", func(o *Options) *string { return &o.DTypes }},
-		{"amin", func(o *Options) *string { return &o.Amin }},
-	}
-	for _, s := range strs {
-		addOpt(&OptionSpec{Name: s.name, Kind: KindString, Class: ct, set: stringField(s.f)})
-	}
+	addFields(stringField, OptionSpec{Kind: KindString, Class: ct}, map[string]string{
+		"syslibdir": "SysLibDir",
+		"sysslice":  "SysSlice",
+		"ctypes":    "CTypes",
+		"dtypes":    "DTypes",
+		"amin":      "Amin",
+	})
 	// The environment of -c commands: "setenv=NAME=value" and
 	// "unsetenv=NAME", command line only as in illumos (the processes
 	// exist before a program's pragmas are read).
