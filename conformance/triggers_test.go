@@ -43,9 +43,9 @@ func TestGoTriggers(t *testing.T) {
 			}
 		}
 		if p, ok := ts.Lookup("futex"); ok {
-			out, err := exec.Command(p, "2").Output()
-			if err != nil || strings.Count(string(out), "\n") != 4 || !strings.Contains(string(out), "Child ") {
-				t.Errorf("futex 2: %v, output %q", err, out)
+			out, status := testprog.Output(t, p, "2")
+			if status != 0 || strings.Count(out, "\n") != 4 || !strings.Contains(out, "Child ") {
+				t.Errorf("futex 2: exit status %d, output %q", status, out)
 			}
 		}
 	}
