@@ -3,7 +3,9 @@ package agent
 import (
 	"errors"
 	"fmt"
+	"io"
 	"net"
+	"os"
 	"strings"
 	"sync"
 	"time"
@@ -24,11 +26,18 @@ type Guest struct {
 	Name string
 	// Clock maps the guest's times onto the host's.
 	Clock Clock
+	// Hold, when not zero, keeps each record this long (host time)
+	// before its time is mapped and it is handed over, so that the
+	// clock samples after it shape its mapping too; what is held when
+	// the guest ends is mapped by the whole run's samples. At most
+	// maxHeld records are held.
+	Hold time.Duration
 
-	nc   net.Conn
+	nc   stream
 	c    *Conn
 	now  func() uint64
 	aggs []Agg
+	held []held
 	// status and err are the guest's exit status and what ended its
 	// connection badly; set before done closes.
 	status int
@@ -38,22 +47,56 @@ type Guest struct {
 	once   sync.Once
 }
 
-// HandshakeTimeout bounds the wait for a guest's agent to answer: a
-// guest that boots under emulation takes seconds.
-var HandshakeTimeout = 5 * time.Minute
+// stream is a connection to an agent: a UNIX socket (net.Conn) or a
+// vsock socket (*os.File).
+type stream interface {
+	io.ReadWriteCloser
+	SetDeadline(time.Time) error
+	SetReadDeadline(time.Time) error
+}
+
+// held is a record held, with the host time it arrived.
+type held struct {
+	r  Record
+	at uint64
+}
+
+const (
+	// calibration is how many pings calibrate the clocks, at the start
+	// and at the end; calibrateTimeout bounds the last ones.
+	calibration      = 16
+	calibrateTimeout = 10 * time.Second
+)
+
+// maxHeld bounds the records a guest holds (Guest.Hold).
+const maxHeld = 1 << 16
+
+var (
+	// HandshakeTimeout bounds the wait for a guest's agent to answer:
+	// a guest that boots under emulation takes seconds.
+	HandshakeTimeout = 5 * time.Minute
+	// IdleTimeout bounds the silence of a connection while it traces:
+	// both sides ping every 200 ms, so a longer silence means the peer
+	// is gone.
+	IdleTimeout = time.Minute
+)
 
 // Dial connects to the agent of guest name over addr, the UNIX socket
-// QEMU listens on for the guest's virtio-serial port, and checks that it
-// speaks this protocol. now reads the host's CLOCK_MONOTONIC.
+// QEMU listens on for the guest's virtio-serial port or vsock:CID:PORT,
+// and checks that it speaks this protocol. now reads the host's
+// CLOCK_MONOTONIC.
 func Dial(name, addr string, now func() uint64) (*Guest, error) {
-	if strings.HasPrefix(addr, "vsock:") {
-		return nil, fmt.Errorf("guest %s: vsock is not supported yet; use a virtio-serial port's socket", name)
+	var nc stream
+	var err error
+	if rest, ok := strings.CutPrefix(addr, "vsock:"); ok {
+		nc, err = dialVsock(rest)
+	} else {
+		nc, err = net.Dial("unix", addr)
 	}
-	nc, err := net.Dial("unix", addr)
 	if err != nil {
 		return nil, fmt.Errorf("guest %s: %v", name, err)
 	}
-	g := &Guest{Name: name, nc: nc, c: NewConn(nc), now: now, done: make(chan struct{}), quit: make(chan struct{})}
+	g := &Guest{Name: name, nc: nc, c: newConn(nc, now), now: now, done: make(chan struct{}), quit: make(chan struct{})}
 	nc.SetDeadline(time.Now().Add(HandshakeTimeout))
 	if err := g.c.Send(MsgHello, Hello{Magic: magic, Version: Version, Machine: "host"}); err != nil {
 		nc.Close()
@@ -64,7 +107,7 @@ func Dial(name, addr string, now func() uint64) (*Guest, error) {
 		_, err = checkHello(typ, body, "its agent")
 	}
 	if err == nil {
-		err = g.calibrate(8)
+		err = g.calibrate(calibration)
 	}
 	if err != nil {
 		nc.Close()
@@ -73,24 +116,54 @@ func Dial(name, addr string, now func() uint64) (*Guest, error) {
 	return g, nil
 }
 
-// calibrate takes n clock samples before tracing, so that the first
-// records are mapped well.
+// calibrate takes n clock samples in a row: before tracing, so that
+// the first records are mapped well, and after, while the guest is idle,
+// so that the drift is fitted by good samples at both ends of the run.
 func (g *Guest) calibrate(n int) error {
 	for i := 0; i < n; i++ {
-		if err := g.c.Send(MsgPing, Ping{Seq: -1 - i, Host: g.now()}); err != nil {
+		if _, err := g.c.SendPing(MsgPing, Ping{Seq: -1 - i}); err != nil {
 			return err
 		}
-		typ, body, err := g.c.Receive()
-		if err != nil {
-			return err
+		for {
+			typ, body, err := g.c.Receive()
+			if err != nil {
+				return err
+			}
+			var p Ping
+			if typ == MsgPing { // the agent's, still on its way
+				if err := decode(typ, body, &p); err != nil {
+					return err
+				}
+				if err := g.ping(&p); err != nil {
+					return err
+				}
+				continue
+			}
+			if err := expect(typ, MsgPong, "a pong", body, &p); err != nil {
+				return err
+			}
+			g.pong(&p)
+			break
 		}
-		var p Ping
-		if err := expect(typ, MsgPong, "a pong", body, &p); err != nil {
-			return err
-		}
-		g.Clock.Sample(p.Host, p.Guest, g.now())
 	}
 	return nil
+}
+
+// pong takes the samples of a pong to one of the host's pings: the ping
+// one way, the pong the other.
+func (g *Guest) pong(p *Ping) {
+	g.Clock.Up(p.Ping, p.Recv)
+	g.Clock.Down(p.Sent, g.c.Arrived())
+}
+
+// ping takes the samples of a ping of the agent's (it, and the pong it
+// reports) and answers it.
+func (g *Guest) ping(p *Ping) error {
+	at := g.c.Arrived()
+	g.Clock.Down(p.Sent, at)
+	g.Clock.Up(p.PongSent, p.PongRecv)
+	_, err := g.c.SendPing(MsgPong, Ping{Seq: p.Seq, Ping: p.Sent, Recv: at})
+	return err
 }
 
 // Start sends the program and waits until the guest traces; it returns
@@ -126,13 +199,19 @@ func (g *Guest) fail(err error) error {
 
 // Run receives what the guest sends until it is done, handing records
 // and messages to h, and pings it every interval to keep its clock
-// mapped. Call it in a goroutine; Wait returns when it ends.
+// mapped (it answers the guest's pings as they come). Call it in a
+// goroutine; Wait returns when it ends.
 func (g *Guest) Run(h Handler, interval time.Duration) {
-	go g.ping(interval)
+	go g.pinger(interval)
 	defer close(g.done)
 	defer g.once.Do(func() { close(g.quit) })
+	defer g.release(h, true)
 	for {
+		g.nc.SetReadDeadline(time.Now().Add(IdleTimeout))
 		typ, body, err := g.c.Receive()
+		if errors.Is(err, os.ErrDeadlineExceeded) {
+			err = fmt.Errorf("no message from its agent in %v", IdleTimeout)
+		}
 		if err != nil {
 			g.err = err
 			return
@@ -143,8 +222,13 @@ func (g *Guest) Run(h Handler, interval time.Duration) {
 			if !g.take(typ, body, &r) {
 				return
 			}
-			r.Time = g.Clock.ToHost(r.Time)
-			h.Record(g, &r)
+			if g.Hold == 0 {
+				r.Time = g.Clock.ToHost(r.Time)
+				h.Record(g, &r)
+				break
+			}
+			g.held = append(g.held, held{r, g.c.Arrived()})
+			g.release(h, false)
 		case MsgMessage:
 			var m Message
 			if !g.take(typ, body, &m) {
@@ -156,7 +240,16 @@ func (g *Guest) Run(h Handler, interval time.Duration) {
 			if !g.take(typ, body, &p) {
 				return
 			}
-			g.Clock.Sample(p.Host, p.Guest, g.now())
+			g.pong(&p)
+		case MsgPing:
+			var p Ping
+			if !g.take(typ, body, &p) {
+				return
+			}
+			if err := g.ping(&p); err != nil {
+				g.err = err
+				return
+			}
 		case MsgAggs:
 			var a Aggs
 			if !g.take(typ, body, &a) {
@@ -172,6 +265,8 @@ func (g *Guest) Run(h Handler, interval time.Duration) {
 			var d Done
 			if g.take(typ, body, &d) {
 				g.status = d.Status
+				g.nc.SetReadDeadline(time.Now().Add(calibrateTimeout))
+				g.calibrate(calibration) // the agent waits for it
 			}
 			return
 		default:
@@ -179,6 +274,25 @@ func (g *Guest) Run(h Handler, interval time.Duration) {
 			return
 		}
 	}
+}
+
+// release maps and hands over the held records that arrived Hold ago
+// or more, or beyond maxHeld (all of them when all is set), in order.
+func (g *Guest) release(h Handler, all bool) {
+	n := len(g.held)
+	if !all {
+		now := g.now()
+		n = max(n-maxHeld, 0)
+		for n < len(g.held) && now-g.held[n].at >= uint64(g.Hold) {
+			n++
+		}
+	}
+	for i := range g.held[:n] {
+		r := &g.held[i].r
+		r.Time = g.Clock.ToHost(r.Time)
+		h.Record(g, r)
+	}
+	g.held = append(g.held[:0], g.held[n:]...)
 }
 
 // take decodes a message's body into v; a body that does not decode
@@ -191,11 +305,11 @@ func (g *Guest) take(typ byte, body []byte, v any) bool {
 	return true
 }
 
-// ping sends a clock sample request every interval (a burst of eight
-// first, for a good first estimate) until Run ends.
-func (g *Guest) ping(interval time.Duration) {
+// pinger sends a ping every interval (a burst of eight first, for a
+// good first estimate) until Run ends.
+func (g *Guest) pinger(interval time.Duration) {
 	for seq := 0; ; seq++ {
-		if err := g.c.Send(MsgPing, Ping{Seq: seq, Host: g.now()}); err != nil {
+		if _, err := g.c.SendPing(MsgPing, Ping{Seq: seq}); err != nil {
 			return
 		}
 		wait := interval
@@ -232,91 +346,3 @@ func (g *Guest) Stop(timeout time.Duration) ([]Agg, int, error) {
 // Done is closed once the guest ended its side (its program exited, or
 // it failed).
 func (g *Guest) Done() <-chan struct{} { return g.done }
-
-// Clock maps a guest's CLOCK_MONOTONIC onto the host's from ping-pong
-// samples: of the recent samples, the one with the shortest round trip
-// gives the offset (the guest's time taken halfway through it), and half
-// that round trip bounds the error. The best samples of successive
-// windows give the drift: the rate at which the offset changes.
-type Clock struct {
-	mu      sync.Mutex
-	samples []clockSample // the most recent, at most keepSamples
-	best    clockSample   // the best of samples
-	anchor  *clockSample  // the best of an earlier window, for the rate
-	rate    float64       // offset change per host nanosecond
-	n       int
-}
-
-type clockSample struct {
-	rtt    uint64
-	offset int64
-	at     uint64 // host time halfway through the round trip
-}
-
-// keepSamples is how many recent samples the estimate is taken from, so
-// that it follows drift.
-const keepSamples = 32
-
-// minRateSpan is how far apart in host time two best samples must be for
-// the rate between them to mean more than their noise.
-const minRateSpan = 2e9
-
-// Sample adds one ping-pong: the host's times when the ping left (sent)
-// and the pong came back (recv), and the guest's when it answered.
-func (c *Clock) Sample(sent, guest, recv uint64) {
-	if recv < sent {
-		return
-	}
-	rtt := recv - sent
-	s := clockSample{rtt: rtt, offset: int64(guest) - int64(sent+rtt/2), at: sent + rtt/2}
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.n++
-	c.samples = append(c.samples, s)
-	if len(c.samples) > keepSamples {
-		c.samples = c.samples[1:]
-	}
-	if c.n%keepSamples == 0 {
-		// A window is complete: its best anchors the rate once the
-		// next window's best is far enough away.
-		if c.anchor == nil || c.best.at-c.anchor.at >= minRateSpan {
-			a := c.best
-			c.anchor = &a
-		}
-	}
-	best := c.samples[0]
-	for _, x := range c.samples[1:] {
-		if x.rtt < best.rtt {
-			best = x
-		}
-	}
-	c.best = best
-	if a := c.anchor; a != nil && best.at > a.at+minRateSpan {
-		c.rate = float64(best.offset-a.offset) / float64(best.at-a.at)
-	}
-}
-
-// ToHost maps a guest time onto the host's clock: the offset of the best
-// recent sample, moved by the rate to the time mapped.
-func (c *Clock) ToHost(guest uint64) uint64 {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	h := int64(guest) - c.best.offset
-	return uint64(h - int64(c.rate*float64(h-int64(c.best.at))))
-}
-
-// Rate is the drift: how many nanoseconds the guest's clock gains on
-// the host's per host second.
-func (c *Clock) Rate() float64 {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.rate * 1e9
-}
-
-// Estimate returns the offset (guest minus host, nanoseconds), its error
-// bound and how many samples were taken.
-func (c *Clock) Estimate() (offset int64, bound uint64, samples int) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.best.offset, c.best.rtt / 2, c.n
-}

@@ -29,6 +29,10 @@ type HostConfig struct {
 	Verbose bool
 }
 
+// holdRecords is how long a guest's records wait for the clock samples
+// after them before they go on a timeline (Guest.Hold).
+const holdRecords = 10 * time.Second
+
 // Host is the host's side of -x guest: the guests' connections and
 // where their output goes.
 type Host struct {
@@ -74,6 +78,9 @@ func (gs *Host) Run(tl *perfetto.Renderer, out io.Writer) io.Writer {
 	for _, g := range gs.list {
 		if gs.tl != nil {
 			gs.tl.SetMachine(g.Name, nil)
+			// Records are placed on the timeline by the clock mapping
+			// of the samples around them: they are held a while.
+			g.Hold = holdRecords
 		}
 	}
 	if gs.tl == nil {

@@ -15,13 +15,16 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"strconv"
 	"sync"
+
+	"github.com/dtrace-go/dtrace/output/perfetto"
 )
 
 // Version is the protocol version this dtrace speaks. Both sides send it
 // first; a connection whose peer speaks another is closed with a message
 // that says so.
-const Version = 1
+const Version = 2
 
 // magic opens every hello: a peer that is not a dtrace agent is told
 // apart from one of another version.
@@ -43,8 +46,8 @@ const (
 	// MsgMessage, agent to host: Message (a fault, error or drop in
 	// dtrace's words).
 	MsgMessage byte = 'M'
-	// MsgPing, host to agent, and MsgPong, agent to host: Ping, the
-	// clock samples.
+	// MsgPing and MsgPong, both ways: Ping, the clock samples. Either
+	// side pings; the other answers at once.
 	MsgPing byte = 'p'
 	MsgPong byte = 'q'
 	// MsgStop, host to agent: stop tracing (no body).
@@ -89,13 +92,20 @@ type Started struct {
 	Matched int `json:"matched"`
 }
 
-// Ping carries the clock samples: the host's time when it sent the ping
-// (Host) and the guest's when the agent answered (Guest), both
-// CLOCK_MONOTONIC nanoseconds; Seq numbers the pings.
+// Ping carries the clock samples, CLOCK_MONOTONIC nanoseconds of the
+// side that took each: Sent is the sender's clock read right before the
+// message was written to the channel. A pong (MsgPong) answers the ping
+// Seq: Ping is that ping's Sent, Recv the answering side's clock when the
+// ping was read from the channel. The agent's pings carry the last pong
+// the host sent it: PongSent (the host's clock) and PongRecv (the
+// guest's, when it was read), a host-to-guest sample only the guest saw.
 type Ping struct {
-	Seq   int    `json:"seq"`
-	Host  uint64 `json:"host"`
-	Guest uint64 `json:"guest,omitempty"`
+	Seq      int    `json:"seq"`
+	Ping     uint64 `json:"ping,omitempty"`
+	Recv     uint64 `json:"recv,omitempty"`
+	PongSent uint64 `json:"pong_sent,omitempty"`
+	PongRecv uint64 `json:"pong_recv,omitempty"`
+	Sent     uint64 `json:"sent,omitempty"`
 }
 
 // Message is a fault, library error or drop as dtrace(1M) words it on
@@ -114,15 +124,37 @@ type Done struct {
 // big-endian length, a type byte and a JSON body. Send may be called
 // from several goroutines; Receive from one.
 type Conn struct {
-	r  *bufio.Reader
-	w  io.Writer
-	mu sync.Mutex
-	wb []byte
+	r   *bufio.Reader
+	sr  *stampReader
+	w   io.Writer
+	now func() uint64
+	mu  sync.Mutex
+	wb  []byte
+	at  uint64
 }
 
-// NewConn frames messages over rw.
-func NewConn(rw io.ReadWriter) *Conn {
-	return &Conn{r: bufio.NewReaderSize(rw, 64<<10), w: rw}
+// stampReader notes when each read from the channel returned.
+type stampReader struct {
+	r   io.Reader
+	now func() uint64
+	at  uint64
+}
+
+func (s *stampReader) Read(p []byte) (int, error) {
+	n, err := s.r.Read(p)
+	if n > 0 {
+		s.at = s.now()
+	}
+	return n, err
+}
+
+// NewConn frames messages over rw; its clock stamps are
+// CLOCK_MONOTONIC.
+func NewConn(rw io.ReadWriter) *Conn { return newConn(rw, perfetto.Monotonic) }
+
+func newConn(rw io.ReadWriter, now func() uint64) *Conn {
+	sr := &stampReader{r: rw, now: now}
+	return &Conn{r: bufio.NewReaderSize(sr, 64<<10), sr: sr, w: rw, now: now}
 }
 
 // Send writes one message; v is its body (nil: none).
@@ -136,12 +168,42 @@ func (c *Conn) Send(typ byte, v any) error {
 	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
+	return c.write(typ, body)
+}
+
+// write writes one frame; c.mu is held.
+func (c *Conn) write(typ byte, body []byte) error {
 	c.wb = binary.BigEndian.AppendUint32(c.wb[:0], uint32(1+len(body)))
 	c.wb = append(c.wb, typ)
 	c.wb = append(c.wb, body...)
 	_, err := c.w.Write(c.wb)
 	return err
 }
+
+// SendPing writes a ping or a pong (typ) whose Sent is the clock read
+// right before the write, after the encoding and once no other message
+// is being written, so that the time a sample measures is the channel's.
+// It returns that time.
+func (c *Conn) SendPing(typ byte, p Ping) (uint64, error) {
+	p.Sent = 0
+	body, err := json.Marshal(p)
+	if err != nil {
+		return 0, err
+	}
+	body = body[:len(body)-1] // the closing brace: "sent" goes last
+	if len(body) > 1 {
+		body = append(body, ',')
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	now := c.now()
+	body = strconv.AppendUint(append(body, `"sent":`...), now, 10)
+	return now, c.write(typ, append(body, '}'))
+}
+
+// Arrived is when the message Receive returned last was read from the
+// channel: the clock when the read that brought its first byte returned.
+func (c *Conn) Arrived() uint64 { return c.at }
 
 // ErrGarbage wraps what makes a message unreadable.
 var ErrGarbage = errors.New("garbage message")
@@ -151,6 +213,12 @@ var ErrGarbage = errors.New("garbage message")
 // when the stream ends between messages).
 func (c *Conn) Receive() (byte, []byte, error) {
 	var hdr [4]byte
+	if c.r.Buffered() == 0 {
+		if _, err := c.r.Peek(1); err != nil {
+			return 0, nil, err
+		}
+	}
+	c.at = c.sr.at
 	if _, err := io.ReadFull(c.r, hdr[:]); err != nil {
 		if err == io.ErrUnexpectedEOF {
 			return 0, nil, fmt.Errorf("%w: truncated length", ErrGarbage)
@@ -168,7 +236,6 @@ func (c *Conn) Receive() (byte, []byte, error) {
 	return buf[0], buf[1:], nil
 }
 
-// decode reads a message's body into v.
 // expect decodes a message that must be of type want (named what in the
 // error) into v.
 func expect(typ, want byte, what string, body []byte, v any) error {
@@ -178,6 +245,7 @@ func expect(typ, want byte, what string, body []byte, v any) error {
 	return decode(typ, body, v)
 }
 
+// decode reads a message's body into v.
 func decode(typ byte, body []byte, v any) error {
 	if err := json.Unmarshal(body, v); err != nil {
 		return fmt.Errorf("%w: message %q: %v", ErrGarbage, typ, err)

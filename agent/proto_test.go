@@ -17,7 +17,12 @@ import (
 func TestFrames(t *testing.T) {
 	var b bytes.Buffer
 	c := NewConn(&b)
-	if err := c.Send(MsgPing, Ping{Seq: 3, Host: 42}); err != nil {
+	c.now = func() uint64 { return 42 }
+	c.sr.now = c.now
+	if sent, err := c.SendPing(MsgPing, Ping{Seq: 3, PongSent: 7}); err != nil || sent != 42 {
+		t.Fatal(sent, err)
+	}
+	if _, err := c.SendPing(MsgPong, Ping{}); err != nil {
 		t.Fatal(err)
 	}
 	if err := c.Send(MsgStop, nil); err != nil {
@@ -25,7 +30,11 @@ func TestFrames(t *testing.T) {
 	}
 	typ, body, err := c.Receive()
 	var p Ping
-	if err != nil || typ != MsgPing || decode(typ, body, &p) != nil || p.Seq != 3 || p.Host != 42 {
+	if err != nil || typ != MsgPing || decode(typ, body, &p) != nil || p.Seq != 3 || p.Sent != 42 || p.PongSent != 7 ||
+		c.Arrived() != 42 {
+		t.Fatalf("got %q %s %v, arrived %d", typ, body, err, c.Arrived())
+	}
+	if typ, body, err := c.Receive(); err != nil || typ != MsgPong || string(body) != `{"seq":0,"sent":42}` {
 		t.Fatalf("got %q %s %v", typ, body, err)
 	}
 	if typ, _, err := c.Receive(); err != nil || typ != MsgStop {
@@ -87,7 +96,9 @@ func TestDialRefuses(t *testing.T) {
 		want  string
 	}{
 		{"newer", func(c *Conn) { c.Send(MsgHello, Hello{Magic: magic, Version: Version + 1, Machine: "vm9"}) },
-			"its agent (vm9) speaks dtrace agent protocol version 2, this dtrace speaks version 1: run the same dtrace on both sides"},
+			"its agent (vm9) speaks dtrace agent protocol version 3, this dtrace speaks version 2: run the same dtrace on both sides"},
+		{"older", func(c *Conn) { c.Send(MsgHello, Hello{Magic: magic, Version: 1, Machine: "vm8"}) },
+			"its agent (vm8) speaks dtrace agent protocol version 1, this dtrace speaks version 2: run the same dtrace on both sides"},
 		{"garbage", func(c *Conn) { c.w.Write([]byte{0xff, 0xff, 0xff, 0xff, 1, 2, 3}) }, "garbage message: length"},
 		{"stranger", func(c *Conn) { c.Send(MsgHello, Hello{Magic: "ssh", Version: 1}) }, "not a dtrace agent"},
 		{"truncated", func(c *Conn) { c.w.Write([]byte{0, 0, 0, 50, 'H'}) }, "truncated after"},
@@ -102,62 +113,99 @@ func TestDialRefuses(t *testing.T) {
 			t.Errorf("%s: a guest", tc.name)
 		}
 	}
-	if _, err := Dial("vm1", "vsock:3:1234", now); err == nil || !strings.Contains(err.Error(), "vsock is not supported yet") {
-		t.Errorf("vsock: %v", err)
+	for _, addr := range []string{"vsock:3", "vsock:x:1", "vsock:3:port"} {
+		if _, err := Dial("vm1", addr, now); err == nil || err.Error() != "guest vm1: bad vsock address "+addr+": want vsock:CID:PORT" {
+			t.Errorf("%s: %v", addr, err)
+		}
 	}
 }
 
-// TestClock: the offset comes from the sample with the shortest round
-// trip among the recent ones, and follows a drifting guest.
+// TestClock: the offset lies midway between the tightest bounds the
+// one-way samples give, whichever direction they come from.
 func TestClock(t *testing.T) {
 	var c Clock
 	const off = 5_000_000_000
-	// Round trips of 900, 100 and 500 ns; the answer is taken 30 ns
-	// after the middle of the 100 ns one.
-	c.Sample(1000, 1000+450+off+200, 1900)
-	c.Sample(3000, 3000+50+off+30, 3100)
-	c.Sample(5000, 5000+250+off-100, 5500)
+	// Host to guest: 300, 40 and 900 ns; guest to host: 500, 60, 200 ns.
+	c.Up(1000, 1000+off+300)
+	c.Up(3000, 3000+off+40)
+	c.Up(5000, 5000+off+900)
+	c.Down(2000+off, 2000+500)
+	c.Down(4000+off, 4000+60)
+	c.Down(6000+off, 6000+200)
 	o, bound, n := c.Estimate()
-	if o != off+30 || bound != 50 || n != 3 {
+	// The corridor is off-60 to off+40: its middle is off-10.
+	if o != off-10 || bound != 50 || n != 6 {
 		t.Errorf("offset %d bound %d samples %d", o, bound, n)
 	}
-	if got := c.ToHost(10_000 + off + 30); got != 10_000 {
+	if got := c.ToHost(10_000 + off - 10); got != 10_000 {
 		t.Errorf("ToHost %d", got)
 	}
-	// Drift: after keepSamples newer samples the old best is forgotten.
-	for i := 0; i < keepSamples; i++ {
-		h := uint64(100_000 + i*1000)
-		c.Sample(h, h+100+off+7000, h+200)
+	if r := c.Rate(); r != 0 {
+		t.Errorf("a drift (%.0f ns/s) from 5 µs of samples", r)
 	}
-	if o, _, _ := c.Estimate(); o != off+7000 {
-		t.Errorf("after drift: offset %d", o)
-	}
-	c.Sample(10, 5, 5) // received before sent: ignored
-	if _, _, n := c.Estimate(); n != 3+keepSamples {
+	c.Up(0, 5)   // a stamp missing: ignored
+	c.Down(7, 0) // likewise
+	if _, _, n := c.Estimate(); n != 6 {
 		t.Errorf("%d samples", n)
+	}
+	// One kind of bound only: the tightest is taken.
+	var up Clock
+	up.Up(100, 100+off+70)
+	up.Up(200, 200+off+20)
+	if o, _, _ := up.Estimate(); o != off+20 {
+		t.Errorf("upper bounds only: offset %d", o)
 	}
 }
 
-// TestClockDrift: a guest clock that runs 50 ppm fast is mapped to within
-// a round trip, where the offset alone would be off by the drift.
+// TestClockDrift: a guest clock that runs 50 ppm fast, sampled for 30 s
+// with one-way delays of 20 µs to 1 ms, is mapped to within 20 µs across
+// the run and 10 s after it, where the offset alone would be off by the
+// drift; the samples kept stay bounded.
 func TestClockDrift(t *testing.T) {
 	var c Clock
 	guest := func(h uint64) uint64 { return h + h/20000 + 7e9 } // +50 ppm
-	// A ping every 200 ms for 30 s, round trips of 100 to 900 µs.
+	// Each 100 ms one message each way, the delays pseudo-random.
 	var h uint64 = 1e9
-	for i := 0; i < 150; i++ {
-		rtt := uint64(100e3 + (i*7919)%800e3)
-		c.Sample(h, guest(h+rtt/2), h+rtt)
-		h += 200e6
+	for i := 0; i < 300; i++ {
+		up, down := uint64(20e3+(i*7919)%980e3), uint64(20e3+(i*104729)%980e3)
+		c.Up(h, guest(h+up))
+		c.Down(guest(h+50e6), h+50e6+down)
+		h += 100e6
 	}
-	if r := c.Rate(); r < 45e3 || r > 55e3 {
+	if r := c.Rate(); r < 49e3 || r > 51e3 {
 		t.Errorf("rate %.0f ns/s, want 50000", r)
 	}
-	// 10 s after the last sample the offset alone is 500 µs off.
-	at := h + 10e9
-	got := c.ToHost(guest(at))
-	if d := int64(got) - int64(at); d < -50e3 || d > 50e3 {
-		t.Errorf("mapped %d ns off", d)
+	for _, at := range []uint64{1e9, 16e9, h, h + 10e9} {
+		if d := int64(c.ToHost(guest(at))) - int64(at); d < -20e3 || d > 20e3 {
+			t.Errorf("%d mapped %d ns off", at, d)
+		}
+	}
+	// Pruned to the hulls past maxPoints: the fit stays the same.
+	r := c.Rate()
+	for i := 0; i < maxPoints; i++ {
+		c.Up(h, guest(h+500e3))
+		c.Down(guest(h+50e6), h+50e6+500e3)
+		h += 100e6
+	}
+	if len(c.up) > maxPoints || len(c.down) > maxPoints {
+		t.Errorf("%d and %d samples kept", len(c.up), len(c.down))
+	}
+	if d := c.Rate() - r; d < -500 || d > 500 {
+		t.Errorf("rate %.0f ns/s after pruning, %.0f before", c.Rate(), r)
+	}
+}
+
+// TestClockShortRun: under minRateSpan of samples, no drift is fitted
+// even when the bounds would allow a steep one.
+func TestClockShortRun(t *testing.T) {
+	var c Clock
+	c.Up(1e9, 1e9+5e3)
+	c.Down(1.5e9+1e3, 1.5e9+2e3)
+	if r := c.Rate(); r != 0 {
+		t.Errorf("rate %.0f ns/s from 0.5 s", r)
+	}
+	if o, bound, _ := c.Estimate(); o != 2e3 || bound != 3e3 {
+		t.Errorf("offset %d bound %d", o, bound)
 	}
 }
 

@@ -8,7 +8,6 @@ import (
 	"net"
 	"os"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/dtrace-go/dtrace/aggregate"
@@ -16,7 +15,6 @@ import (
 	"github.com/dtrace-go/dtrace/format"
 	"github.com/dtrace-go/dtrace/output"
 	"github.com/dtrace-go/dtrace/output/json"
-	"github.com/dtrace-go/dtrace/output/perfetto"
 	"github.com/dtrace-go/dtrace/output/text"
 )
 
@@ -42,17 +40,31 @@ func ServeSocket(sock string, logw io.Writer) (<-chan error, error) {
 	return done, nil
 }
 
+// Device is what -x agent names, open: a virtio-serial port or a vsock
+// connection from the host.
+type Device struct {
+	*os.File
+	// port is set for a virtio-serial port, which reads end-of-file
+	// while no host is connected.
+	port bool
+}
+
 // OpenDevice opens what -x agent names: a virtio-serial port
-// (/dev/virtio-ports/NAME). vsock ports are not served yet.
-func OpenDevice(dev string) (io.ReadWriteCloser, error) {
-	if strings.HasPrefix(dev, "vsock:") {
-		return nil, fmt.Errorf("-x agent=%s: vsock is not supported yet; use a virtio-serial port", dev)
+// (/dev/virtio-ports/NAME), or vsock:PORT, where it waits for the host to
+// connect (refusing, and noting on logw, any other peer).
+func OpenDevice(dev string, logw io.Writer) (*Device, error) {
+	if port, ok := strings.CutPrefix(dev, "vsock:"); ok {
+		f, err := acceptVsock(port, logw)
+		if err != nil {
+			return nil, fmt.Errorf("-x agent=%s: %v", dev, err)
+		}
+		return &Device{File: f}, nil
 	}
 	f, err := os.OpenFile(dev, os.O_RDWR, 0)
 	if err != nil {
 		return nil, fmt.Errorf("-x agent=%s: %v", dev, err)
 	}
-	return f, nil
+	return &Device{File: f, port: true}, nil
 }
 
 // Serve serves one host over rw: it waits for the host's hello, runs the
@@ -62,14 +74,13 @@ func OpenDevice(dev string) (io.ReadWriteCloser, error) {
 // go to logw.
 func Serve(rw io.ReadWriter, logw io.Writer) error {
 	c := NewConn(rw)
-	// A virtio-serial port reads end-of-file while no host is
-	// connected: wait for one.
 	var typ byte
 	var body []byte
 	for {
 		var err error
 		typ, body, err = c.Receive()
-		if errors.Is(err, io.EOF) {
+		if d, ok := rw.(*Device); ok && d.port && errors.Is(err, io.EOF) {
+			// No host connected yet: wait for one.
 			time.Sleep(100 * time.Millisecond)
 			continue
 		}
@@ -92,19 +103,14 @@ func Serve(rw io.ReadWriter, logw io.Writer) error {
 	// The host samples the clocks, then sends the program.
 	for {
 		var err error
-		typ, body, err = c.Receive()
+		typ, body, err = receive(c, rw)
 		if err != nil {
 			return err
 		}
 		if typ != MsgPing {
 			break
 		}
-		var ping Ping
-		if err := decode(typ, body, &ping); err != nil {
-			return err
-		}
-		ping.Guest = perfetto.Monotonic()
-		if err := c.Send(MsgPong, ping); err != nil {
+		if err := pong(c, body); err != nil {
 			return err
 		}
 	}
@@ -112,17 +118,20 @@ func Serve(rw io.ReadWriter, logw io.Writer) error {
 	if err := expect(typ, MsgProgram, "a program", body, &p); err != nil {
 		return err
 	}
-	err = run(c, &p, func(matched int) {
+	hr := newHostReader(c, rw)
+	err = run(c, &p, hr, func(matched int) {
 		fmt.Fprintf(logw, "dtrace: agent: tracing for host %s: %d probes\n", h.Machine, matched)
 	})
 	if err != nil {
 		c.Send(MsgError, Message{Text: err.Error()})
 	}
+	// The host samples the clocks once more, idle, and goes away.
+	<-hr.ended
 	return err
 }
 
 // run compiles and runs the host's program.
-func run(c *Conn, p *Program, started func(matched int)) error {
+func run(c *Conn, p *Program, hr *hostReader, started func(matched int)) error {
 	opts := dtrace.NewOptions()
 	opts.SetEnv(os.Environ())
 	for _, o := range p.Options {
@@ -155,35 +164,13 @@ func run(c *Conn, p *Program, started func(matched int)) error {
 		return err
 	}
 	started(matched)
-	stop := make(chan struct{})
-	var once sync.Once
-	go func() {
-		defer once.Do(func() { close(stop) })
-		for {
-			typ, body, err := c.Receive()
-			if err != nil {
-				return // the host went away: stop
-			}
-			switch typ {
-			case MsgPing:
-				var ping Ping
-				if decode(typ, body, &ping) != nil {
-					return
-				}
-				ping.Guest = perfetto.Monotonic()
-				c.Send(MsgPong, ping)
-			case MsgStop:
-				return
-			default:
-				return // garbage: stop
-			}
-		}
-	}()
+	stopPings := hr.pinger(200 * time.Millisecond)
+	defer stopPings()
 	fw := newForwarder(c, h)
 	stopped := false
 	for done := false; !done; {
 		select {
-		case <-stop:
+		case <-hr.stop:
 			if !stopped {
 				if err := h.Stop(); err != nil {
 					return err
@@ -196,6 +183,7 @@ func run(c *Conn, p *Program, started func(matched int)) error {
 			return err
 		}
 	}
+	stopPings() // none after Done
 	if err := h.Aggregations(fw); err != nil {
 		return err
 	}

@@ -35,10 +35,7 @@ func (c *collect) Message(g *Guest, text string) {
 }
 
 // TestServe runs an agent on this machine over a socket and a host
-// against it: the program runs with the host's options, records come
-// back as text and typed actions with their thread and a time on the
-// host's clock, the count comes back at the end, and nothing stays
-// attached.
+// against it (session).
 func TestServe(t *testing.T) {
 	if os.Getuid() != 0 {
 		t.Skip("needs root for BPF")
@@ -48,19 +45,49 @@ func TestServe(t *testing.T) {
 	}
 	calls := testprog.Build(t, "agentcalls", []string{"calls.c"})
 	sock := filepath.Join(t.TempDir(), "vm.sock")
-	var logw bytes.Buffer
+	var logw syncBuffer
 	served, err := ServeSocket(sock, &logw)
 	if err != nil {
 		t.Fatal(err)
 	}
+	session(t, func() (*Guest, error) { return Dial("vm1", sock, perfetto.Monotonic) }, served, &logw, calls)
+}
+
+// syncBuffer is a bytes.Buffer that an agent may write while a test
+// reads it.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
+}
+
+// session runs a host against an agent on this machine (dial connects
+// to it; served gets its end, logw its log): the program runs with the
+// host's options, records come back as text and typed actions with
+// their thread and a time on the host's clock, the count of calls (a
+// process built from calls.c, counted by its name) comes back at the
+// end, and nothing stays attached.
+func session(t *testing.T, dial func() (*Guest, error), served <-chan error, logw *syncBuffer, calls string) {
 	before := links(t)
-	g, err := Dial("vm1", sock, perfetto.Monotonic)
+	g, err := dial()
 	if err != nil {
 		t.Fatal(err)
 	}
+	name := filepath.Base(calls)
 	n, err := g.Start(Program{
-		Sources: []Source{{Name: "x", Text: `syscall::getppid:entry /execname == "agentcalls"/ { @[probefunc] = count(); }
-			syscall::getppid:entry /execname == "agentcalls" && !done/ { done = 1; printf("first %d\n", pid); }`, Kind: 0}},
+		Sources: []Source{{Name: "x", Text: fmt.Sprintf(`syscall::getppid:entry /execname == %[1]q/ { @[probefunc] = count(); }
+			syscall::getppid:entry /execname == %[1]q && !done/ { done = 1; printf("first %%d\n", pid); }`, name), Kind: 0}},
 		Options: []string{"quiet", "switchrate=50ms"},
 	})
 	if err != nil || n != 2 {
@@ -82,8 +109,13 @@ func TestServe(t *testing.T) {
 	if err != nil || status != 0 {
 		t.Fatalf("Stop: status %d, %v", status, err)
 	}
-	if err := <-served; err != nil {
-		t.Fatalf("Serve: %v\n%s", err, logw.String())
+	select {
+	case err := <-served:
+		if err != nil {
+			t.Fatalf("Serve: %v\n%s", err, logw.String())
+		}
+	case <-time.After(time.Minute):
+		t.Fatalf("the agent did not end with the host\n%s", logw.String())
 	}
 	if len(aggs) != 1 || len(aggs[0].Entries) != 1 || *aggs[0].Entries[0].Key[0].Str != "getppid" ||
 		aggs[0].Entries[0].Data[0] != 1234 {
@@ -96,7 +128,7 @@ func TestServe(t *testing.T) {
 	}
 	r := h.recs[0]
 	pid := cmd.Process.Pid
-	if r.Text != fmt.Sprintf("first %d\n", pid) || r.PID != pid || r.TID != pid || r.Process != "agentcalls" && r.Process != "" ||
+	if r.Text != fmt.Sprintf("first %d\n", pid) || r.PID != pid || r.TID != pid || r.Process != name && r.Process != "" ||
 		len(r.Actions) != 1 || r.Actions[0].Action != "printf" || r.Probe.Function != "getppid" {
 		t.Errorf("record %+v", r)
 	}
@@ -104,7 +136,8 @@ func TestServe(t *testing.T) {
 	if r.Time < start || r.Time > end {
 		t.Errorf("record at %d, run from %d to %d", r.Time, start, end)
 	}
-	if off, bound, samples := g.Clock.Estimate(); samples < 8 || bound > uint64(50*time.Millisecond) || off > int64(bound) || -off > int64(bound) {
+	if off, bound, samples := g.Clock.Estimate(); samples < 4*calibration || bound > uint64(50*time.Millisecond) ||
+		off > int64(bound) || -off > int64(bound) {
 		t.Errorf("clock offset %d bound %d from %d samples", off, bound, samples)
 	}
 	if after := links(t); after != before {

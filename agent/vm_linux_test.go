@@ -5,6 +5,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"math"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -193,10 +194,28 @@ func TestTwoGuestsVM(t *testing.T) {
 // messages ping-pong over a second virtio-serial port, traced on both
 // sides into one -x oformat=perfetto file: it holds all 400 sends and
 // receives (write and read slices on the channel), and on the merged
-// timeline no receive ends before its send began by more than the clock
-// mapping's error bound.
+// timeline every receive comes after its send. The clock mapping is only
+// as good as the channel's delays in the emulated guest, which a loaded
+// machine stretches: the run is tried up to three times, each logged.
 func TestMergedTimelineVM(t *testing.T) {
-	v := boot(t, build(t), "vm1", "pingpong")
+	dir := build(t)
+	for try := 1; ; try++ {
+		strict := pingPong(t, dir)
+		t.Logf("run %d: %d of 100 round trips in order", try, strict)
+		if strict == 100 {
+			return
+		}
+		if try == 3 {
+			t.Fatalf("no run of %d had every receive after its send", try)
+		}
+	}
+}
+
+// pingPong boots a guest, runs the ping-pong traced on both sides, checks
+// the merged file and returns how many of the 100 round trips are in
+// order on it (each receive after its send, both ways).
+func pingPong(t *testing.T, dir string) int {
+	v := boot(t, dir, "vm1", "pingpong")
 	pp := exec.Command(filepath.Join(v.dir, "pp"), "h", v.app, "100")
 	var ppout bytes.Buffer
 	pp.Stdout, pp.Stderr = &ppout, &ppout
@@ -235,6 +254,9 @@ func TestMergedTimelineVM(t *testing.T) {
 		// Check read every number as a json.Number.
 		pid, _ := e["pid"].(json.Number).Int64()
 		ts, _ := e["ts"].(json.Number).Float64()
+		if pid < 1<<22 && int(pid) != pp.Process.Pid {
+			continue // another test's pp on this machine
+		}
 		sd := sides[pid >= 1<<22]
 		switch {
 		case ph == "B" && name == "write":
@@ -252,38 +274,25 @@ func TestMergedTimelineVM(t *testing.T) {
 		t.Fatalf("host %d sends %d receives, guest %d sends %d receives; want 100 each",
 			len(h.send), len(h.recv), len(g.send), len(g.recv))
 	}
-	// The clock mapping promises its error bound, not better: a receive
-	// may show before its send by no more than that. How many are
-	// strictly in order is logged (the issue asks for all; under load
-	// the bound, 100-350 µs here, exceeds the one-way delay).
 	machines, _ := s.OtherData["machines"].(map[string]any)
 	vm1, _ := machines["vm1"].(map[string]any)
-	bound, ok := vm1["clock_error_bound_ns"].(float64)
-	if !ok {
+	if _, ok := vm1["clock_error_bound_ns"].(float64); !ok {
 		t.Fatalf("no clock error bound in %v", s.OtherData)
 	}
-	bound /= 1e3 // µs
-	strict, beyond := 0, 0
+	// How far the guest's times could move and keep every message in
+	// order: the worst inversion is how much is missing.
+	lo, hi := math.Inf(-1), math.Inf(1)
+	strict := 0
 	for i := 0; i < 100; i++ {
 		// Ping i: the guest sends, the host receives; then the host
 		// sends it back and the guest receives.
 		if h.recv[i] > g.send[i] && g.recv[i] > h.send[i] {
 			strict++
 		}
-		if h.recv[i] <= g.send[i]-bound || g.recv[i] <= h.send[i]-bound {
-			beyond++
-			if beyond < 5 {
-				t.Errorf("message %d: guest send %.3f, host receive %.3f, host send %.3f, guest receive %.3f (bound %.0f µs)",
-					i, g.send[i], h.recv[i], h.send[i], g.recv[i], bound)
-			}
-		}
+		lo, hi = max(lo, h.send[i]-g.recv[i]), min(hi, h.recv[i]-g.send[i])
 	}
-	t.Logf("%d of 100 round trips strictly in order; %d out of order beyond the %.0f µs error bound", strict, beyond, bound)
-	if beyond > 0 {
-		t.Errorf("%d of 100 round trips out of order beyond the clock's error bound", beyond)
-	}
-	t.Logf("first round trip: guest send %.3f, host receive %.3f, host send %.3f, guest receive %.3f µs",
-		g.send[0], h.recv[0], h.send[0], g.recv[0])
+	t.Logf("the guest's times would be in order moved by %.1f to %.1f µs (worst inversion %.1f µs)", lo, hi, max(lo, -hi, 0))
+	return strict
 }
 
 // TestInGuest is the guest's half of the VM tests: it starts the agent

@@ -21,7 +21,7 @@ func (c *cmdline) serveAgent() int {
 		c.errorf("%v", err)
 		return exitError
 	}
-	dev, err := agent.OpenDevice(c.opts.Agent)
+	dev, err := agent.OpenDevice(c.opts.Agent, c.stderr)
 	if err != nil {
 		c.errorf("%v", err)
 		return exitError
