@@ -7,9 +7,11 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/dtrace-go/dtrace/aggregate"
 	"github.com/dtrace-go/dtrace/format"
+	"github.com/dtrace-go/dtrace/output/perfetto"
 )
 
 // TestFrames: messages go through whole; an empty, oversized or
@@ -234,5 +236,85 @@ func TestMerge(t *testing.T) {
 	e := merged[1].Entries()
 	if len(e) != 1 || e[0].Key[0] != format.String("vm1") || e[0].Key[1].(format.Int).Int64() != 3 || e[0].Data[0] != 9 {
 		t.Errorf("@s %v", e)
+	}
+}
+
+// TestHostSession: the host's side of a session against a fake agent
+// that pings too: the host answers the agent's ping, takes its samples
+// (and the pong the agent reports), holds the records while tracing and
+// maps them all at the end, then calibrates once more before it lets
+// the agent go.
+func TestHostSession(t *testing.T) {
+	var agentClock uint64 = 1e12 // the guest's clock: the host's + 1e12
+	pongs := make(chan Ping, 64)
+	sock := fakeAgent(t, func(c *Conn) {
+		c.now = func() uint64 { return perfetto.Monotonic() + agentClock }
+		c.sr.now = c.now
+		c.Send(MsgHello, Hello{Magic: magic, Version: Version, Machine: "vm1"})
+		for {
+			typ, body, err := c.Receive()
+			if err != nil {
+				return
+			}
+			switch typ {
+			case MsgPing:
+				pong(c, body)
+			case MsgPong:
+				var p Ping
+				decode(typ, body, &p)
+				pongs <- p
+			case MsgProgram:
+				c.Send(MsgStarted, Started{Matched: 1})
+				// A pong the host sent 1 µs before it arrived.
+				now := perfetto.Monotonic()
+				c.SendPing(MsgPing, Ping{Seq: 0, PongSent: now - 1000, PongRecv: now + agentClock})
+				for i := 0; i < 3; i++ {
+					c.Send(MsgRecord, Record{Time: c.now(), Text: "x\n"})
+				}
+				c.Send(MsgDone, Done{Status: 3})
+			}
+		}
+	})
+	g, err := Dial("vm1", sock, perfetto.Monotonic)
+	if err != nil {
+		t.Fatal(err)
+	}
+	start := perfetto.Monotonic()
+	if n, err := g.Start(Program{}); err != nil || n != 1 {
+		t.Fatalf("Start: %d, %v", n, err)
+	}
+	g.Hold = time.Hour
+	var h collect
+	go g.Run(&h, time.Hour)
+	select {
+	case <-g.Done():
+	case <-time.After(time.Minute):
+		t.Fatal("the session did not end")
+	}
+	_, status, err := g.Stop(time.Minute)
+	if err != nil || status != 3 {
+		t.Fatalf("Stop: %d, %v", status, err)
+	}
+	if len(h.recs) != 3 {
+		t.Fatalf("%d records handed over", len(h.recs))
+	}
+	_, bound, _ := g.Clock.Estimate()
+	for _, r := range h.recs {
+		if r.Time+bound < start || r.Time > perfetto.Monotonic()+bound {
+			t.Errorf("record mapped to %d, the session ran from %d", r.Time, start)
+		}
+	}
+	select {
+	case p := <-pongs:
+		if p.Seq != 0 || p.Ping == 0 || p.Recv == 0 || p.Sent < p.Recv {
+			t.Errorf("pong %+v", p)
+		}
+	default:
+		t.Error("the host did not answer the agent's ping")
+	}
+	// 16 pings at the start and 16 at the end, the agent's ping and the
+	// pong it reported (the host's pinger may add some).
+	if _, bound, n := g.Clock.Estimate(); n < 2*2*calibration+2 || bound > uint64(time.Second) {
+		t.Errorf("%d samples, bound %d", n, bound)
 	}
 }

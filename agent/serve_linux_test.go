@@ -3,6 +3,8 @@ package agent
 import (
 	"bytes"
 	"fmt"
+	"io"
+	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -162,4 +164,39 @@ func links(t *testing.T) string {
 		}
 	}
 	return fmt.Sprint(n)
+}
+
+// TestServeRefuses: an agent whose host speaks another version answers
+// its hello (so that the host can say which) and ends with the same
+// clear message; garbage after the hello ends it with an error.
+func TestServeRefuses(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		send func(c *Conn)
+		want string
+	}{
+		{"older", func(c *Conn) { c.Send(MsgHello, Hello{Magic: magic, Version: 1, Machine: "h1"}) },
+			"the host (h1) speaks dtrace agent protocol version 1, this dtrace speaks version 2: run the same dtrace on both sides"},
+		{"garbage", func(c *Conn) {
+			c.Send(MsgHello, Hello{Magic: magic, Version: Version, Machine: "h1"})
+			c.w.Write([]byte{0, 0, 0, 0})
+		}, "garbage message: length 0"},
+	} {
+		host, agent := net.Pipe()
+		host.SetDeadline(time.Now().Add(time.Minute))
+		agent.SetDeadline(time.Now().Add(time.Minute))
+		served := make(chan error, 1)
+		go func() { served <- Serve(agent, io.Discard) }()
+		c := NewConn(host)
+		go tc.send(c)
+		var h Hello
+		if typ, body, err := c.Receive(); err != nil || expect(typ, MsgHello, "a hello", body, &h) != nil || h.Version != Version {
+			t.Errorf("%s: the agent's hello: %q %s %v", tc.name, typ, body, err)
+		}
+		if err := <-served; err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%s: %v, want %q", tc.name, err, tc.want)
+		}
+		host.Close()
+		agent.Close()
+	}
 }
