@@ -82,7 +82,12 @@ func TestGuestLocal(t *testing.T) {
 	if s.Slices != 200 || s.Tracks != 2 || !regexp.MustCompile(`host: guestcalls.*vm1: (guestcalls|pid \d+)`).MatchString(procs) {
 		t.Errorf("%d slices on %d tracks, processes %s", s.Slices, s.Tracks, procs)
 	}
-	if m, _ := s.OtherData["machines"].(map[string]any); m["vm1"] == nil {
+	// One machine, one clock: the offset found is 0 within its bound.
+	m, _ := s.OtherData["machines"].(map[string]any)
+	vm1, _ := m["vm1"].(map[string]any)
+	off, _ := vm1["clock_offset_ns"].(float64)
+	bound, ok := vm1["clock_error_bound_ns"].(float64)
+	if !ok || off > bound || -off > bound {
 		t.Errorf("otherData %v", s.OtherData)
 	}
 }
