@@ -6,21 +6,21 @@ import (
 	"io"
 	"os"
 	"sync"
+	"sync/atomic"
 	"time"
 )
 
 // readDeadliner is a channel whose reads can be bounded.
 type readDeadliner interface{ SetReadDeadline(time.Time) error }
 
-// receive reads one message, within IdleTimeout when the channel
-// allows.
-func receive(c *Conn, rw io.ReadWriter) (byte, []byte, error) {
+// receive reads one message, within timeout when the channel allows.
+func receive(c *Conn, rw io.ReadWriter, timeout time.Duration) (byte, []byte, error) {
 	if d, ok := rw.(readDeadliner); ok {
-		d.SetReadDeadline(time.Now().Add(IdleTimeout))
+		d.SetReadDeadline(time.Now().Add(timeout))
 	}
 	typ, body, err := c.Receive()
 	if errors.Is(err, os.ErrDeadlineExceeded) {
-		err = fmt.Errorf("no message from the host in %v", IdleTimeout)
+		err = fmt.Errorf("no message from the host in %v", timeout)
 	}
 	return typ, body, err
 }
@@ -39,12 +39,14 @@ func pong(c *Conn, body []byte) error {
 // the host's pings, notes the pongs to the agent's own, and closes stop
 // when the host asks to stop or goes away, and ended when the
 // connection ends (the host closes it after its last clock samples, or
-// it fails, or it is silent for IdleTimeout).
+// it fails, or it is silent for HandshakeTimeout while the program is
+// compiled, IdleTimeout once it traces).
 type hostReader struct {
-	c     *Conn
-	stop  chan struct{}
-	ended chan struct{}
-	once  sync.Once
+	c       *Conn
+	stop    chan struct{}
+	ended   chan struct{}
+	once    sync.Once
+	tracing atomic.Bool
 
 	mu sync.Mutex
 	// sent and recv are the last pong not yet reported: the host's
@@ -58,7 +60,11 @@ func newHostReader(c *Conn, rw io.ReadWriter) *hostReader {
 		defer close(hr.ended)
 		defer hr.once.Do(func() { close(hr.stop) })
 		for {
-			typ, body, err := receive(c, rw)
+			timeout := HandshakeTimeout
+			if hr.tracing.Load() {
+				timeout = IdleTimeout
+			}
+			typ, body, err := receive(c, rw, timeout)
 			if err != nil {
 				return // the host went away: stop
 			}
@@ -85,10 +91,12 @@ func newHostReader(c *Conn, rw io.ReadWriter) *hostReader {
 	return hr
 }
 
-// pinger pings the host every interval (eight times 5 ms apart first),
-// each ping with the pong that came back since the last, until the
-// function it returns is called: that stops it and waits until it has.
+// pinger pings the host once tracing runs: every interval (eight times
+// 5 ms apart first), each ping with the pong that came back since the
+// last, until the function it returns is called: that stops it and
+// waits until it has.
 func (hr *hostReader) pinger(interval time.Duration) func() {
+	hr.tracing.Store(true)
 	quit, done := make(chan struct{}), make(chan struct{})
 	go func() {
 		defer close(done)

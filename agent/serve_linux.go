@@ -103,7 +103,7 @@ func Serve(rw io.ReadWriter, logw io.Writer) error {
 	// The host samples the clocks, then sends the program.
 	for {
 		var err error
-		typ, body, err = receive(c, rw)
+		typ, body, err = receive(c, rw, HandshakeTimeout)
 		if err != nil {
 			return err
 		}
