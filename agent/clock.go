@@ -159,49 +159,56 @@ func (c *Clock) current() fit {
 			return top - bottom
 		}
 		if min(ul, dl)-max(uf, df) >= minRateSpan {
-			// The gap is concave in b: a golden-section search finds
-			// its top.
-			l, r := -maxDrift, maxDrift
-			const phi = 0.6180339887498949
-			for i := 0; i < 100; i++ {
-				m1, m2 := r-phi*(r-l), l+phi*(r-l)
-				if gap(m1) < gap(m2) {
-					l = m1
-				} else {
-					r = m2
-				}
-			}
-			// Where the top is flat (the narrowest corridor is at one
-			// end), its middle: the line is then centred at the other
-			// end too.
-			b := (l + r) / 2
-			top := gap(b) - 1 // within 1 ns
-			// edge finds where gap crosses top between in (at or
-			// above it) and out (below).
-			edge := func(in, out float64) float64 {
-				for i := 0; i < 60; i++ {
-					if m := (in + out) / 2; gap(m) < top {
-						out = m
-					} else {
-						in = m
-					}
-				}
-				return in
-			}
-			lo, hi := -maxDrift, maxDrift
-			if gap(lo) < top {
-				lo = edge(b, lo)
-			}
-			if gap(hi) < top {
-				hi = edge(b, hi)
-			}
-			f.b = (lo + hi) / 2
+			f.b = widest(gap)
 		}
 		top, bottom := edges(lo, hi, f.t0, f.b)
 		f.a, f.bound = (top+bottom)/2, math.Abs(top-bottom)/2
 	}
 	c.f = f
 	return f
+}
+
+// widest returns the slope b, |b| ≤ maxDrift, where gap(b), a concave
+// function, is widest: a golden-section search finds its top, and where
+// the top is flat, within 1% (the narrowest corridor is at one end of
+// the run, and lines of several slopes pass it as well), the middle of
+// the flat, so that the line is centred at the other end too.
+func widest(gap func(b float64) float64) float64 {
+	l, r := -maxDrift, maxDrift
+	const phi = 0.6180339887498949
+	for i := 0; i < 100; i++ {
+		m1, m2 := r-phi*(r-l), l+phi*(r-l)
+		if gap(m1) < gap(m2) {
+			l = m1
+		} else {
+			r = m2
+		}
+	}
+	b := (l + r) / 2
+	// Within 1% of the top: the samples of one calibration are spread
+	// over milliseconds, which tilts a flat top by a fraction of that.
+	top := gap(b)
+	top -= max(math.Abs(top)/100, 1)
+	// edge finds where gap crosses top between in (at or above it) and
+	// out (below).
+	edge := func(in, out float64) float64 {
+		for i := 0; i < 60; i++ {
+			if m := (in + out) / 2; gap(m) < top {
+				out = m
+			} else {
+				in = m
+			}
+		}
+		return in
+	}
+	l, r = -maxDrift, maxDrift
+	if gap(l) < top {
+		l = edge(b, l)
+	}
+	if gap(r) < top {
+		r = edge(b, r)
+	}
+	return (l + r) / 2
 }
 
 // ToHost maps a guest time onto the host's clock by the line fitted so

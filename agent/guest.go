@@ -45,6 +45,8 @@ type Guest struct {
 	done   chan struct{}
 	quit   chan struct{}
 	once   sync.Once
+	// pinged is closed once the pinger ended.
+	pinged chan struct{}
 }
 
 // stream is a connection to an agent: a UNIX socket (net.Conn) or a
@@ -96,7 +98,8 @@ func Dial(name, addr string, now func() uint64) (*Guest, error) {
 	if err != nil {
 		return nil, fmt.Errorf("guest %s: %v", name, err)
 	}
-	g := &Guest{Name: name, nc: nc, c: newConn(nc, now), now: now, done: make(chan struct{}), quit: make(chan struct{})}
+	g := &Guest{Name: name, nc: nc, c: newConn(nc, now), now: now, done: make(chan struct{}), quit: make(chan struct{}),
+		pinged: make(chan struct{})}
 	nc.SetDeadline(time.Now().Add(HandshakeTimeout))
 	if err := g.c.Send(MsgHello, Hello{Magic: magic, Version: Version, Machine: "host"}); err != nil {
 		nc.Close()
@@ -203,6 +206,7 @@ func (g *Guest) fail(err error) error {
 // goroutine; Wait returns when it ends.
 func (g *Guest) Run(h Handler, interval time.Duration) {
 	go g.pinger(interval)
+	defer func() { <-g.pinged }()
 	defer close(g.done)
 	defer g.once.Do(func() { close(g.quit) })
 	defer g.release(h, true)
@@ -265,6 +269,10 @@ func (g *Guest) Run(h Handler, interval time.Duration) {
 			var d Done
 			if g.take(typ, body, &d) {
 				g.status = d.Status
+				// The last samples; no ping of the pinger's may come
+				// after them, the agent would answer a closed channel.
+				g.once.Do(func() { close(g.quit) })
+				<-g.pinged
 				g.nc.SetReadDeadline(time.Now().Add(calibrateTimeout))
 				g.calibrate(calibration) // the agent waits for it
 			}
@@ -308,6 +316,7 @@ func (g *Guest) take(typ byte, body []byte, v any) bool {
 // pinger sends a ping every interval (a burst of eight first, for a
 // good first estimate) until Run ends.
 func (g *Guest) pinger(interval time.Duration) {
+	defer close(g.pinged)
 	for seq := 0; ; seq++ {
 		if _, err := g.c.SendPing(MsgPing, Ping{Seq: seq}); err != nil {
 			return

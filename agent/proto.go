@@ -17,6 +17,7 @@ import (
 	"io"
 	"strconv"
 	"sync"
+	"time"
 
 	"github.com/dtrace-go/dtrace/output/perfetto"
 )
@@ -171,8 +172,16 @@ func (c *Conn) Send(typ byte, v any) error {
 	return c.write(typ, body)
 }
 
-// write writes one frame; c.mu is held.
+// writeDeadliner is a channel whose writes can be bounded.
+type writeDeadliner interface{ SetWriteDeadline(time.Time) error }
+
+// write writes one frame, within IdleTimeout when the channel allows (a
+// virtio-serial port blocks writes while no host is connected); c.mu is
+// held.
 func (c *Conn) write(typ byte, body []byte) error {
+	if d, ok := c.w.(writeDeadliner); ok {
+		d.SetWriteDeadline(time.Now().Add(IdleTimeout))
+	}
 	c.wb = binary.BigEndian.AppendUint32(c.wb[:0], uint32(1+len(body)))
 	c.wb = append(c.wb, typ)
 	c.wb = append(c.wb, body...)

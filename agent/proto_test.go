@@ -318,3 +318,26 @@ func TestHostSession(t *testing.T) {
 		t.Errorf("%d samples, bound %d", n, bound)
 	}
 }
+
+// TestClockFlatTop: a narrow corridor at the start of the run (±50 µs)
+// and a wide one at the end (10 s later, -100 to +500 µs) leave every
+// drift from -5 to +45 ppm with the same margin: the middle one is
+// taken, the line centred at both ends.
+func TestClockFlatTop(t *testing.T) {
+	var c Clock
+	const off = 3e9
+	for i := uint64(0); i < 16; i++ {
+		h := 1e9 + i*1e6
+		c.Up(h, h+off+50e3)
+		c.Down(h+off-50e3, h)
+		h += 10e9
+		c.Up(h, h+off+500e3)
+		c.Down(h+off-100e3, h)
+	}
+	if r := c.Rate(); r < 19e3 || r > 21e3 {
+		t.Errorf("drift %.0f ns/s, want 20000", r)
+	}
+	if o, bound, _ := c.Estimate(); o < off+199e3 || o > off+201e3 || bound < 49e3 || bound > 51e3 {
+		t.Errorf("offset at the end %d, bound %d", o, bound)
+	}
+}

@@ -126,7 +126,10 @@ func Serve(rw io.ReadWriter, logw io.Writer) error {
 		c.Send(MsgError, Message{Text: err.Error()})
 	}
 	// The host samples the clocks once more, idle, and goes away.
-	<-hr.ended
+	select {
+	case <-hr.ended:
+	case <-time.After(calibrateTimeout):
+	}
 	return err
 }
 
