@@ -1,11 +1,17 @@
 package provider
 
 import (
+	"errors"
 	"fmt"
 	"io"
+	"os"
+	"strconv"
+	"strings"
+	"sync"
 
 	"github.com/cilium/ebpf"
 	"github.com/cilium/ebpf/link"
+	"golang.org/x/sys/unix"
 
 	"github.com/dtrace-go/dtrace/internal/kernel"
 )
@@ -33,4 +39,63 @@ func AttachRawTracepoint(p *Probe, group, name string, prog *ebpf.Program) (io.C
 		return nil, fmt.Errorf("attach %s to %s:%s: %w", p, group, name, err)
 	}
 	return l, nil
+}
+
+// RaiseFileLimit makes room for n more open files: a kprobe or uprobe
+// link without a multi link holds a perf event and a link, and fbt:::entry
+// is some 40,000 kprobes where the usual limit is 1,024 (soft) or 4,096
+// (hard). Root may raise both up to
+// fs.nr_open; if it cannot, attaching says "too many open files".
+func RaiseFileLimit(n int) {
+	var lim unix.Rlimit
+	if unix.Getrlimit(unix.RLIMIT_NOFILE, &lim) != nil {
+		return
+	}
+	want := lim.Cur + uint64(n) + 256
+	if want <= lim.Cur {
+		return
+	}
+	old := lim.Max
+	if want > lim.Max {
+		max := want
+		if data, err := os.ReadFile("/proc/sys/fs/nr_open"); err == nil {
+			if v, err := strconv.ParseUint(strings.TrimSpace(string(data)), 10, 64); err == nil && v < max {
+				max = v
+			}
+		}
+		if max > lim.Max {
+			lim.Max = max
+		}
+	}
+	lim.Cur = min(want, lim.Max)
+	if unix.Setrlimit(unix.RLIMIT_NOFILE, &lim) != nil && lim.Max > old {
+		// Not allowed to raise the hard limit: up to it, then.
+		lim.Max = old
+		lim.Cur = min(want, old)
+		unix.Setrlimit(unix.RLIMIT_NOFILE, &lim)
+	}
+}
+
+// ParallelClosers closes many kprobe or uprobe links, a few at a time:
+// each waits for the kernel to unregister its probe.
+type ParallelClosers []io.Closer
+
+// Close closes them all, four at a time, and reports their errors.
+func (ls ParallelClosers) Close() error {
+	const workers = 4
+	var wg sync.WaitGroup
+	errs := make([]error, workers)
+	for w := 0; w < workers; w++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := w; i < len(ls); i += workers {
+				if err := ls[i].Close(); err != nil && errs[w] == nil {
+					errs[w] = err
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	return errors.Join(errs...)
 }

@@ -158,6 +158,24 @@ const (
 	MStateSize = 280
 )
 
+// Attach cookies (bpf_get_attach_cookie) of probes that share one
+// program (provider.Sharer): the probe id is in the low 32 bits, where
+// the loader's shared prologue reads it. The pid provider's return probes
+// on the instructions that leave a function keep the instruction's offset
+// and condition above it.
+const (
+	// CookieProbeIDMask selects the probe id.
+	CookieProbeIDMask = 1<<32 - 1
+	// CookieOffShift is where a pid return site's offset in its function
+	// begins; it is CookieOffBits wide.
+	CookieOffShift = 32
+	CookieOffBits  = 27
+	// CookieCondShift is where the condition of a pid return site on a
+	// conditional jump begins: 0 for a ret or jmp, 1 + the condition
+	// code (at most 16) otherwise.
+	CookieCondShift = CookieOffShift + CookieOffBits
+)
+
 // Probe ids of the dtrace provider: the registry numbers probes from 1
 // and lists these first.
 const (

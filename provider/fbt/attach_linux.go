@@ -5,9 +5,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"strconv"
-	"strings"
-	"sync"
 
 	"github.com/cilium/ebpf"
 	"github.com/cilium/ebpf/link"
@@ -79,8 +76,8 @@ func (pv *Provider) AttachShared(ps []*provider.Probe, prog *ebpf.Program) (io.C
 		}
 		return l, nil
 	}
-	raiseFileLimit(2 * len(ps))
-	ls := make(links, 0, len(ps))
+	provider.RaiseFileLimit(2 * len(ps))
+	ls := make(provider.ParallelClosers, 0, len(ps))
 	for i, p := range ps {
 		var l link.Link
 		var err error
@@ -106,63 +103,6 @@ func (pv *Provider) AttachShared(ps []*provider.Probe, prog *ebpf.Program) (io.C
 		return nil, fmt.Errorf("attach %s: no function of the description takes a kprobe", ps[0])
 	}
 	return ls, nil
-}
-
-// raiseFileLimit makes room for n more open files: a kprobe link holds a
-// perf event and a link, and fbt:::entry is some 40,000 kprobes where the
-// usual limit is 1,024 (soft) or 4,096 (hard). Root may raise both up to
-// fs.nr_open; if it cannot, attaching says "too many open files".
-func raiseFileLimit(n int) {
-	var lim unix.Rlimit
-	if unix.Getrlimit(unix.RLIMIT_NOFILE, &lim) != nil {
-		return
-	}
-	want := lim.Cur + uint64(n) + 256
-	if want <= lim.Cur {
-		return
-	}
-	old := lim.Max
-	if want > lim.Max {
-		max := want
-		if data, err := os.ReadFile("/proc/sys/fs/nr_open"); err == nil {
-			if v, err := strconv.ParseUint(strings.TrimSpace(string(data)), 10, 64); err == nil && v < max {
-				max = v
-			}
-		}
-		if max > lim.Max {
-			lim.Max = max
-		}
-	}
-	lim.Cur = min(want, lim.Max)
-	if unix.Setrlimit(unix.RLIMIT_NOFILE, &lim) != nil && lim.Max > old {
-		// Not allowed to raise the hard limit: up to it, then.
-		lim.Max = old
-		lim.Cur = min(want, old)
-		unix.Setrlimit(unix.RLIMIT_NOFILE, &lim)
-	}
-}
-
-// links closes many kprobe links, a few at a time: each waits for the
-// kernel to unregister its kprobe.
-type links []link.Link
-
-func (ls links) Close() error {
-	const workers = 4
-	var wg sync.WaitGroup
-	errs := make([]error, workers)
-	for w := 0; w < workers; w++ {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for i := w; i < len(ls); i += workers {
-				if err := ls[i].Close(); err != nil && errs[w] == nil {
-					errs[w] = err
-				}
-			}
-		}()
-	}
-	wg.Wait()
-	return errors.Join(errs...)
 }
 
 // multiOK reports whether wide probes may share a kprobe.multi link.

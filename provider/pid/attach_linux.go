@@ -14,21 +14,58 @@ import (
 	"github.com/cilium/ebpf/link"
 	"golang.org/x/sys/unix"
 
+	"github.com/dtrace-go/dtrace/internal/abi"
 	"github.com/dtrace-go/dtrace/provider"
 )
 
 // Attach puts a uprobe (a uretprobe for return probes on function
-// entries) on every site of the probe, filtered to its process.
+// entries) on every site of the probe, filtered to its process. (The
+// loader shares programs among pid probes, AttachShared, so this serves a
+// probe alone.) A site the kernel cannot probe is left out of a probe a
+// glob made.
 func (*Provider) Attach(p *provider.Probe, prog *ebpf.Program) (io.Closer, error) {
 	d, ok := p.Data.(*Probe)
 	if !ok {
 		return nil, fmt.Errorf("pid: probe %s was not made by this provider", p)
 	}
-	c, err := AttachSites(d.Sites, d.PID, d.Kind == Return && !d.AtReturns, prog)
-	if err != nil && d.Optional && Unsupported(err) {
-		return provider.Closers(), nil
+	return attach(d.Sites, func(int) bool { return d.Optional }, d.PID, d.Kind == Return && !d.AtReturns, prog)
+}
+
+// ShareKey lets the probes of one process, kind and prologue share one
+// program (provider.Sharer): pid$target:libc.so.6:*:entry is some 3,500
+// probes, which would otherwise each load a program and a link (and
+// freeing thousands of programs at once, when several such dtrace
+// processes exit, has stalled the kernel's BPF). The program finds the
+// probe id in the attach cookie, AttachShared puts it there.
+func (*Provider) ShareKey(p *provider.Probe) string {
+	d, ok := p.Data.(*Probe)
+	if !ok {
+		return ""
 	}
-	return c, err
+	return fmt.Sprintf("%d/%d/%v/%v/%d", d.PID, d.Kind, d.AtReturns, d.Unlinked, d.CallerSlot)
+}
+
+// AttachShared attaches the one program of probes of one share key (one
+// process, kind and prologue) to all their sites, each site's cookie
+// carrying its probe's id (abi.CookieProbeIDMask): one uprobe_multi link
+// per file where the kernel has them, one perf event per site otherwise.
+func (*Provider) AttachShared(ps []*provider.Probe, prog *ebpf.Program) (io.Closer, error) {
+	var sites []Site
+	var optional []bool
+	pid, ret := 0, false
+	for _, p := range ps {
+		d, ok := p.Data.(*Probe)
+		if !ok {
+			return nil, fmt.Errorf("pid: probe %s was not made by this provider", p)
+		}
+		pid, ret = d.PID, d.Kind == Return && !d.AtReturns
+		for _, s := range d.Sites {
+			s.Cookie = s.Cookie&^abi.CookieProbeIDMask | uint64(p.ID)
+			sites = append(sites, s)
+			optional = append(optional, d.Optional)
+		}
+	}
+	return attach(sites, func(i int) bool { return optional[i] }, pid, ret, prog)
 }
 
 // Unsupported reports whether err is the kernel's refusal to put a uprobe
@@ -68,18 +105,29 @@ func ProgramKind() provider.ProgramKind {
 // where the kernel has them (see ProgramKind) and one perf event per site
 // otherwise. On error it detaches what it attached.
 func AttachSites(sites []Site, pid int, ret bool, prog *ebpf.Program) (io.Closer, error) {
+	return attach(sites, func(int) bool { return false }, pid, ret, prog)
+}
+
+// attach is AttachSites, leaving out the sites the kernel cannot probe
+// (Unsupported) for which optional(i) (sites[i]) is true.
+func attach(sites []Site, optional func(int) bool, pid int, ret bool, prog *ebpf.Program) (io.Closer, error) {
 	var cs []io.Closer
+	var perf provider.ParallelClosers
 	fail := func(err error) (io.Closer, error) {
+		perf.Close()
 		provider.Closers(cs...).Close()
 		return nil, err
 	}
 	var paths []string
-	byPath := map[string][]Site{}
-	for _, s := range sites {
+	byPath := map[string][]int{}
+	for i, s := range sites {
 		if _, ok := byPath[s.Path]; !ok {
 			paths = append(paths, s.Path)
 		}
-		byPath[s.Path] = append(byPath[s.Path], s)
+		byPath[s.Path] = append(byPath[s.Path], i)
+	}
+	if !Multi() {
+		provider.RaiseFileLimit(2 * len(sites))
 	}
 	for _, path := range paths {
 		ex, err := link.OpenExecutable(path)
@@ -88,29 +136,15 @@ func AttachSites(sites []Site, pid int, ret bool, prog *ebpf.Program) (io.Closer
 		}
 		group := byPath[path]
 		if Multi() {
-			opts := &link.UprobeMultiOptions{PID: uint32(pid)}
-			hasRef := false
-			for _, s := range group {
-				opts.Addresses = append(opts.Addresses, s.FileOffset)
-				opts.RefCtrOffsets = append(opts.RefCtrOffsets, s.RefCtrOffset)
-				opts.Cookies = append(opts.Cookies, s.Cookie)
-				hasRef = hasRef || s.RefCtrOffset != 0
-			}
-			if !hasRef {
-				opts.RefCtrOffsets = nil
-			}
-			attach := ex.UprobeMulti
-			if ret {
-				attach = ex.UretprobeMulti
-			}
-			l, err := attach(nil, prog, opts)
+			ls, err := attachMulti(ex, sites, group, optional, pid, ret, prog)
+			cs = append(cs, ls...)
 			if err != nil {
 				return fail(fmt.Errorf("uprobes in %s: %w", path, err))
 			}
-			cs = append(cs, l)
 			continue
 		}
-		for _, s := range group {
+		for _, i := range group {
+			s := sites[i]
 			opts := &link.UprobeOptions{Address: s.FileOffset, PID: pid, RefCtrOffset: s.RefCtrOffset, Cookie: s.Cookie}
 			attach := ex.Uprobe
 			if ret {
@@ -118,10 +152,58 @@ func AttachSites(sites []Site, pid int, ret bool, prog *ebpf.Program) (io.Closer
 			}
 			l, err := attach("", prog, opts)
 			if err != nil {
+				if Unsupported(err) && optional(i) {
+					continue
+				}
 				return fail(fmt.Errorf("uprobe at %s+0x%x: %w", s.Path, s.FileOffset, err))
 			}
-			cs = append(cs, l)
+			perf = append(perf, l)
 		}
 	}
+	if len(perf) > 0 {
+		cs = append(cs, perf)
+	}
 	return provider.Closers(cs...), nil
+}
+
+// attachMulti attaches prog by one uprobe_multi link to the sites of one
+// file (their indices in sites). Where the kernel cannot probe one of
+// them, it finds the culprits by halves, leaves out the optional ones and
+// returns a link for each part that attached.
+func attachMulti(ex *link.Executable, sites []Site, group []int, optional func(int) bool, pid int, ret bool, prog *ebpf.Program) ([]io.Closer, error) {
+	opts := &link.UprobeMultiOptions{PID: uint32(pid)}
+	hasRef := false
+	for _, i := range group {
+		s := sites[i]
+		opts.Addresses = append(opts.Addresses, s.FileOffset)
+		opts.RefCtrOffsets = append(opts.RefCtrOffsets, s.RefCtrOffset)
+		opts.Cookies = append(opts.Cookies, s.Cookie)
+		hasRef = hasRef || s.RefCtrOffset != 0
+	}
+	if !hasRef {
+		opts.RefCtrOffsets = nil
+	}
+	attach := ex.UprobeMulti
+	if ret {
+		attach = ex.UretprobeMulti
+	}
+	l, err := attach(nil, prog, opts)
+	switch {
+	case err == nil:
+		return []io.Closer{l}, nil
+	case !Unsupported(err):
+		return nil, err
+	case len(group) == 1:
+		if optional(group[0]) {
+			return nil, nil
+		}
+		return nil, fmt.Errorf("uprobe at 0x%x: %w", sites[group[0]].FileOffset, err)
+	}
+	half := len(group) / 2
+	ls, err := attachMulti(ex, sites, group[:half], optional, pid, ret, prog)
+	if err != nil {
+		return ls, err
+	}
+	more, err := attachMulti(ex, sites, group[half:], optional, pid, ret, prog)
+	return append(ls, more...), err
 }

@@ -396,6 +396,9 @@ func returnProbe(obj *symbol.Object, path string, pid int, funcs []symbol.Func) 
 			return nil
 		}
 		for _, e := range exits {
+			if e.Off >= 1<<abi.CookieOffBits {
+				return nil
+			}
 			if fo, ok := obj.FileOffset(f.Value + e.Off); ok {
 				p.Sites = append(p.Sites, Site{Path: path, FileOffset: fo, Cookie: ReturnCookie(e)})
 			}
@@ -406,12 +409,6 @@ func returnProbe(obj *symbol.Object, path string, pid int, funcs []symbol.Func) 
 	}
 	p.AtReturns = true
 	return p
-}
-
-// ReturnCookie is the attach cookie of a return probe's site: the offset
-// in the low 32 bits, Exit.Cond above them.
-func ReturnCookie(e Exit) uint64 {
-	return e.Off&0xffffffff | uint64(e.Cond)<<32
 }
 
 // checkOffset refuses an offset past the end of the function or in the

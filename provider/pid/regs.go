@@ -130,7 +130,7 @@ func (r *Regs) takenCheck() asm.Instructions {
 		return asm.Instructions{asm.Mov.Reg(dst, asm.R4), asm.RSh.Imm(dst, b)}
 	}
 	insns := asm.Instructions{
-		asm.RSh.Imm(asm.R0, 32),
+		asm.RSh.Imm(asm.R0, abi.CookieCondShift),
 		asm.JEq.Imm(asm.R0, 0, labelTaken),
 		asm.Sub.Imm(asm.R0, 1),
 		asm.LoadMem(asm.R4, asm.R6, r.Flags, asm.DWord),
@@ -168,18 +168,27 @@ func (r *Regs) takenCheck() asm.Instructions {
 	)
 }
 
+// ReturnCookie is the attach cookie of a return probe's site: the offset
+// and Exit.Cond above the probe id's bits (abi.CookieOffShift,
+// abi.CookieCondShift), which AttachShared fills.
+func ReturnCookie(e Exit) uint64 {
+	return e.Off<<abi.CookieOffShift | uint64(e.Cond)<<abi.CookieCondShift
+}
+
 // ReturnArgs returns instructions that set arg0 to the offset of the
 // returning instruction in its function, arg1 to the return value and the
 // other arguments to 0. With atReturn the uprobe is on that instruction
-// and its attach cookie is the offset; otherwise it is a uretprobe, which
-// does not know the offset, and arg0 is 0. They clobber R0-R5.
+// and its attach cookie holds the offset (ReturnCookie); otherwise it is
+// a uretprobe, which does not know the offset, and arg0 is 0. They clobber R0-R5.
 func (r *Regs) ReturnArgs(mstate int16, atReturn bool) asm.Instructions {
 	insns := asm.Instructions{provider.StoreImmDW(asm.R7, mstate+abi.MStateArgs, 0)}
 	if atReturn {
 		insns = append(asm.Instructions{
 			asm.Mov.Reg(asm.R1, asm.R6),
 			asm.FnGetAttachCookie.Call(),
-			asm.Mov.Reg32(asm.R2, asm.R0),
+			asm.Mov.Reg(asm.R2, asm.R0),
+			asm.LSh.Imm(asm.R2, 64-abi.CookieCondShift),
+			asm.RSh.Imm(asm.R2, 64-abi.CookieOffBits),
 			asm.StoreMem(asm.R7, mstate+abi.MStateArgs, asm.R2, asm.DWord),
 		}, r.takenCheck()...)
 	}
