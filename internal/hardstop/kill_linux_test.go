@@ -76,10 +76,27 @@ func TestSIGKILLLeavesNothing(t *testing.T) {
 	script := `BEGIN { printf("ready\n"); }
 pid$target:libc.so.6:` + funcs + `:entry, syscall:::entry { @[probefunc] = count(); }`
 
-	// One whole run measures the phases: start to tracing (compiling,
-	// loading, attaching) and SIGINT to exit (printing).
+	// One whole run measures the phases: start to the first BPF object
+	// (compiling), to tracing (loading, attaching) and SIGINT to exit
+	// (printing).
 	start := time.Now()
 	r := startDtrace(t, "-q", "-c", prog, "-n", script)
+	var toHeld time.Duration
+	deadline := start.Add(3 * time.Minute)
+	for first := bpfobj.NewSet(); toHeld == 0; time.Sleep(time.Millisecond) {
+		first.AddHeld(r.cmd.Process.Pid)
+		select {
+		case <-r.done:
+			t.Fatalf("whole run: dtrace exited before loading; stderr %q", r.stderr.String())
+		default:
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("whole run: dtrace held no BPF object after 3 minutes")
+		}
+		if !first.Empty() {
+			toHeld = time.Since(start)
+		}
+	}
 	r.waitLine(t, "ready", 3*time.Minute)
 	toReady := time.Since(start)
 	time.Sleep(200 * time.Millisecond)
@@ -89,23 +106,27 @@ pid$target:libc.so.6:` + funcs + `:entry, syscall:::entry { @[probefunc] = count
 		t.Fatalf("whole run: exit %d; stderr %q", code, r.stderr.String())
 	}
 	toExit := time.Since(stop)
-	t.Logf("whole run: %v to tracing, %v from SIGINT to exit, %d bytes printed", toReady, toExit, len(r.stdout.String()))
+	t.Logf("whole run: %v to the first BPF object, %v to tracing, %v from SIGINT to exit, %d bytes printed", toHeld, toReady, toExit, len(r.stdout.String()))
 
 	eventsBefore := uprobeEvents(t)
 	rng := rand.New(rand.NewSource(time.Now().UnixNano()))
 	phases := map[string]int{}
 	holding := 0
 	for i := 0; i < 20; i++ {
-		// 12 kills before tracing starts, 4 while it runs, 4 after
-		// SIGINT, while the aggregation prints.
+		// 4 kills while compiling, 8 while loading and attaching, 4
+		// while it runs, 4 after SIGINT, while the aggregation prints.
 		// Kills after tracing started wait for BEGIN's line, then a
 		// random moment: the time a run takes to start varies with the
 		// machine's load.
 		var delay, afterInt time.Duration
 		afterReady, interrupt := false, false
 		switch {
+		case i < 4:
+			// In the first half: the whole run's first object came late
+			// (a cold start), later runs' sooner.
+			delay = time.Duration(rng.Int63n(int64(toHeld/2) + 1))
 		case i < 12:
-			delay = time.Duration(rng.Int63n(int64(toReady)))
+			delay = toHeld + time.Duration(rng.Int63n(int64(toReady-toHeld)+1))
 		case i < 16:
 			afterReady = true
 			delay = time.Duration(rng.Int63n(int64(500 * time.Millisecond)))
@@ -149,6 +170,7 @@ pid$target:libc.so.6:` + funcs + `:entry, syscall:::entry { @[probefunc] = count
 			phase = "printing"
 		}
 		held.AddHeld(dpid)
+		killed := time.Now()
 		r.cmd.Process.Signal(syscall.SIGKILL)
 		// The -c process dies with dtrace (kill-on-last-close, as
 		// illumos's dtrace sets it); until it has, it holds dtrace's
@@ -166,6 +188,7 @@ pid$target:libc.so.6:` + funcs + `:entry, syscall:::entry { @[probefunc] = count
 				}
 			}
 		}
+		reaped := time.Since(killed)
 		phases[phase]++
 		if !held.Empty() {
 			holding++
@@ -177,7 +200,8 @@ pid$target:libc.so.6:` + funcs + `:entry, syscall:::entry { @[probefunc] = count
 		if len(left) > 0 {
 			t.Errorf("kill %d after %v (%s): left behind %v", i, delay, phase, left)
 		}
-		t.Logf("kill %d after %v (%s): held %d programs, %d maps, %d links; all gone", i, delay, phase, len(held.Progs), len(held.Maps), len(held.Links))
+		t.Logf("kill %d after %v (%s): held %d programs, %d maps, %d links; reaped %v after the kill, all gone %v after it",
+			i, delay, phase, len(held.Progs), len(held.Maps), len(held.Links), reaped, time.Since(killed))
 	}
 	var added []string
 	for try := 0; try < 40; try++ {
