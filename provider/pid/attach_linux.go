@@ -136,10 +136,12 @@ func attach(sites []Site, optional func(int) bool, pid int, ret bool, prog *ebpf
 		}
 		group := byPath[path]
 		if Multi() {
-			ls, err := attachMulti(ex, sites, group, optional, pid, ret, prog)
-			cs = append(cs, ls...)
+			l, err := attachMulti(ex, sites, group, optional, pid, ret, prog)
 			if err != nil {
 				return fail(fmt.Errorf("uprobes in %s: %w", path, err))
+			}
+			if l != nil {
+				cs = append(cs, l)
 			}
 			continue
 		}
@@ -167,10 +169,73 @@ func attach(sites []Site, optional func(int) bool, pid int, ret bool, prog *ebpf
 }
 
 // attachMulti attaches prog by one uprobe_multi link to the sites of one
-// file (their indices in sites). Where the kernel cannot probe one of
-// them, it finds the culprits by halves, leaves out the optional ones and
-// returns a link for each part that attached.
-func attachMulti(ex *link.Executable, sites []Site, group []int, optional func(int) bool, pid int, ret bool, prog *ebpf.Program) ([]io.Closer, error) {
+// file (their indices in sites). Where the kernel refuses one of them
+// (Unsupported: a lock-prefixed first instruction, say), it finds which
+// by halves and, if they are all optional, links the others; it returns
+// nil if none is left.
+func attachMulti(ex *link.Executable, sites []Site, group []int, optional func(int) bool, pid int, ret bool, prog *ebpf.Program) (io.Closer, error) {
+	l, err := multiLink(ex, sites, group, pid, ret, prog)
+	if err == nil {
+		return l, nil
+	}
+	if !Unsupported(err) {
+		return nil, err
+	}
+	refused := group
+	if len(group) > 1 {
+		if refused, err = refusedSites(ex, sites, group, pid, ret, prog); err != nil {
+			return nil, err
+		}
+	}
+	out := map[int]bool{}
+	for _, i := range refused {
+		if !optional(i) {
+			return nil, fmt.Errorf("uprobe at 0x%x: %w", sites[i].FileOffset, err)
+		}
+		out[i] = true
+	}
+	var keep []int
+	for _, i := range group {
+		if !out[i] {
+			keep = append(keep, i)
+		}
+	}
+	if len(keep) == 0 {
+		return nil, nil
+	}
+	if l, err = multiLink(ex, sites, keep, pid, ret, prog); err != nil {
+		return nil, err
+	}
+	return l, nil
+}
+
+// refusedSites returns the sites of group (with more than one) that the
+// kernel refuses to probe, found by halves.
+func refusedSites(ex *link.Executable, sites []Site, group []int, pid int, ret bool, prog *ebpf.Program) ([]int, error) {
+	var out []int
+	half := len(group) / 2
+	for _, g := range [][]int{group[:half], group[half:]} {
+		l, err := multiLink(ex, sites, g, pid, ret, prog)
+		switch {
+		case err == nil:
+			l.Close()
+		case !Unsupported(err):
+			return nil, err
+		case len(g) == 1:
+			out = append(out, g[0])
+		default:
+			r, err := refusedSites(ex, sites, g, pid, ret, prog)
+			if err != nil {
+				return nil, err
+			}
+			out = append(out, r...)
+		}
+	}
+	return out, nil
+}
+
+// multiLink attaches prog by one uprobe_multi link to the sites of group.
+func multiLink(ex *link.Executable, sites []Site, group []int, pid int, ret bool, prog *ebpf.Program) (link.Link, error) {
 	opts := &link.UprobeMultiOptions{PID: uint32(pid)}
 	hasRef := false
 	for _, i := range group {
@@ -183,27 +248,8 @@ func attachMulti(ex *link.Executable, sites []Site, group []int, optional func(i
 	if !hasRef {
 		opts.RefCtrOffsets = nil
 	}
-	attach := ex.UprobeMulti
 	if ret {
-		attach = ex.UretprobeMulti
+		return ex.UretprobeMulti(nil, prog, opts)
 	}
-	l, err := attach(nil, prog, opts)
-	switch {
-	case err == nil:
-		return []io.Closer{l}, nil
-	case !Unsupported(err):
-		return nil, err
-	case len(group) == 1:
-		if optional(group[0]) {
-			return nil, nil
-		}
-		return nil, fmt.Errorf("uprobe at 0x%x: %w", sites[group[0]].FileOffset, err)
-	}
-	half := len(group) / 2
-	ls, err := attachMulti(ex, sites, group[:half], optional, pid, ret, prog)
-	if err != nil {
-		return ls, err
-	}
-	more, err := attachMulti(ex, sites, group[half:], optional, pid, ret, prog)
-	return append(ls, more...), err
+	return ex.UprobeMulti(nil, prog, opts)
 }
