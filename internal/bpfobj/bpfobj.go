@@ -83,33 +83,37 @@ func (s Set) WaitGone(d time.Duration) ([]string, error) {
 	}
 }
 
-// AddHeld adds the objects process pid holds descriptors for, as its
-// fdinfo shows them (prog_id, map_id, link_id). A process that has gone
-// adds nothing.
-func (s Set) AddHeld(pid int) {
+// FDInfo returns the fields of /proc/PID/fdinfo, a map per descriptor: a
+// program's shows prog_type and prog_id, a map's map_id, a link's
+// link_type, link_id and prog_id. A process that has gone has none.
+func FDInfo(pid int) []map[string]string {
 	dir := fmt.Sprintf("/proc/%d/fdinfo", pid)
 	ents, _ := os.ReadDir(dir)
+	var out []map[string]string
 	for _, e := range ents {
 		b, err := os.ReadFile(filepath.Join(dir, e.Name()))
 		if err != nil {
 			continue
 		}
+		f := map[string]string{}
 		for _, line := range strings.Split(string(b), "\n") {
-			k, v, ok := strings.Cut(line, ":")
-			if !ok {
-				continue
+			if k, v, ok := strings.Cut(line, ":"); ok {
+				f[k] = strings.TrimSpace(v)
 			}
-			id, err := strconv.ParseUint(strings.TrimSpace(v), 10, 32)
-			if err != nil {
-				continue
-			}
-			switch k {
-			case "prog_id":
-				s.Progs[uint32(id)] = true
-			case "map_id":
-				s.Maps[uint32(id)] = true
-			case "link_id":
-				s.Links[uint32(id)] = true
+		}
+		out = append(out, f)
+	}
+	return out
+}
+
+// AddHeld adds the objects process pid holds descriptors for, as its
+// fdinfo shows them (prog_id, map_id, link_id). A process that has gone
+// adds nothing.
+func (s Set) AddHeld(pid int) {
+	for _, f := range FDInfo(pid) {
+		for k, set := range map[string]map[uint32]bool{"prog_id": s.Progs, "map_id": s.Maps, "link_id": s.Links} {
+			if id, err := strconv.ParseUint(f[k], 10, 32); err == nil {
+				set[uint32(id)] = true
 			}
 		}
 	}
