@@ -7,36 +7,28 @@ import (
 )
 
 func TestParseName(t *testing.T) {
-	tests := []struct {
-		name string
-		kind Kind
-		ns   uint64
-		ok   bool
-	}{
-		{"profile-97", Profile, 1000000000 / 97, true},
-		{"profile-97hz", Profile, 1000000000 / 97, true},
-		{"tick-1sec", Tick, 1e9, true},
-		{"tick-1s", Tick, 1e9, true},
-		{"tick-10ms", Tick, 10e6, true},
-		{"tick-10msec", Tick, 10e6, true},
-		{"tick-500us", Tick, 500e3, true},
-		{"tick-5000000nsec", Tick, 5e6, true},
-		{"tick-2min", Tick, 120e9, true},
-		{"tick-1h", Tick, 3600e9, true},
-		{"tick-1day", Tick, 86400e9, true},
-		{"tick-1SEC", Tick, 1e9, true},
-		{"tick-100us", Tick, 0, false}, // below 200us
-		{"profile-10000", Profile, 0, false},
-		{"tick-0", Tick, 0, false},
-		{"tick-", Tick, 0, false},
-		{"tick-1fortnight", Tick, 0, false},
-		{"tock-1", Tick, 0, false},
-		{"profiletick-1sec", Tick, 0, false},
+	// Below 200us, above the profile limit, no number, an unknown unit,
+	// other prefixes.
+	for _, name := range []string{"tick-100us", "profile-10000", "tick-0", "tick-", "tick-1fortnight", "tock-1", "profiletick-1sec"} {
+		if r, ok := ParseName(name); ok {
+			t.Errorf("ParseName(%q) = %+v, want it refused", name, r)
+		}
 	}
-	for _, tt := range tests {
-		r, ok := ParseName(tt.name)
-		if ok != tt.ok || (ok && (r.Kind != tt.kind || r.PeriodNS != tt.ns)) {
-			t.Errorf("ParseName(%q) = %+v, %v; want %v %d %v", tt.name, r, ok, tt.kind, tt.ns, tt.ok)
+	// Each rate and the names that spell it.
+	for want, names := range map[Rate][]string{
+		{Profile, 1000000000 / 97}: {"profile-97", "profile-97hz"},
+		{Tick, 1e9}:                {"tick-1sec", "tick-1s", "tick-1SEC"},
+		{Tick, 10e6}:               {"tick-10ms", "tick-10msec"},
+		{Tick, 500e3}:              {"tick-500us"},
+		{Tick, 5e6}:                {"tick-5000000nsec"},
+		{Tick, 120e9}:              {"tick-2min"},
+		{Tick, 3600e9}:             {"tick-1h"},
+		{Tick, 86400e9}:            {"tick-1day"},
+	} {
+		for _, name := range names {
+			if r, ok := ParseName(name); !ok || r != want {
+				t.Errorf("ParseName(%q) = %+v, %v; want %+v", name, r, ok, want)
+			}
 		}
 	}
 }
