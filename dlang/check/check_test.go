@@ -507,3 +507,21 @@ func TestExternIncomplete(t *testing.T) {
 		t.Errorf("variable of incomplete struct: got %v, want D_DECL_INCOMPLETE", err)
 	}
 }
+
+// literalValue folds integer literals in 64 bits, as the checker folds
+// constants; the operators dtrace's parser does not fold are left alone.
+func TestLiteralValue(t *testing.T) {
+	fold := func(op syntax.Token, x, y uint64, want uint64, ok bool) {
+		t.Helper()
+		e := &syntax.BinaryExpr{Op: op, X: &syntax.IntLit{Value: x}, Y: &syntax.ParenExpr{X: &syntax.IntLit{Value: y}}}
+		if v, k := literalValue(e); v != want || k != ok {
+			t.Errorf("%v %v %v = %v, %v; want %v, %v", x, op, y, v, k, want, ok)
+		}
+	}
+	fold(syntax.ADD, 1<<63, 1<<63, 0, true)
+	fold(syntax.SUB, 0, 1, ^uint64(0), true)
+	fold(syntax.MUL, 1<<32, 1<<32+3, 3<<32, true)
+	fold(syntax.SHL, 1, 65, 2, true)
+	fold(syntax.XOR, 6, 3, 5, true)
+	fold(syntax.QUO, 6, 3, 0, false)
+}

@@ -1,6 +1,9 @@
 package check
 
-import "github.com/dtrace-go/dtrace/dlang/syntax"
+import (
+	"github.com/dtrace-go/dtrace/dlang/syntax"
+	"github.com/dtrace-go/dtrace/dlang/types"
+)
 
 // parseTimeChecks reports the errors dtrace's parser raises while it
 // builds a clause, before any clause is checked: a call of something that
@@ -87,20 +90,10 @@ func literalValue(e syntax.Expr) (uint64, bool) {
 			return 0, false
 		}
 		switch e.Op {
-		case syntax.ADD:
-			return x + y, true
-		case syntax.SUB:
-			return x - y, true
-		case syntax.MUL:
-			return x * y, true
-		case syntax.AND:
-			return x & y, true
-		case syntax.OR:
-			return x | y, true
-		case syntax.XOR:
-			return x ^ y, true
-		case syntax.SHL:
-			return x << (y & 63), true
+		case syntax.ADD, syntax.SUB, syntax.MUL, syntax.AND, syntax.OR, syntax.XOR, syntax.SHL:
+			// In 64 bits, as the checker folds them.
+			v, _, _ := foldBinary(e.Op, TypeAndValue{Value: intConst(int64(x))}, TypeAndValue{Value: intConst(int64(y))}, types.Long)
+			return uint64(v.Int), true
 		}
 	}
 	return 0, false
