@@ -5,7 +5,6 @@ package main
 import (
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -22,8 +21,7 @@ func TestFreopen(t *testing.T) {
 	file := filepath.Join(t.TempDir(), "out")
 	prog := fmt.Sprintf(`BEGIN { printf("a\n"); freopen("%[1]s"); printf("b\n"); freopen(""); printf("c\n"); }
 BEGIN { freopen("%[1]s"); @ = count(); exit(0); }`, file)
-	cmd := exec.Command(bin, "-wqn", prog)
-	cmd.Env = withoutTesting(os.Environ())
+	cmd := dtraceCmd(bin, "-wqn", prog)
 	out, err := cmd.Output()
 	if err != nil {
 		t.Fatalf("dtrace: %v", err)
@@ -50,8 +48,7 @@ func TestAggrate(t *testing.T) {
 	bin := buildDtrace(t)
 	const prog = `tick-10ms { @ = count(); printa("%@d\n", @); } tick-10ms /++i == 30/ { exit(0); }`
 	distinct := func(opts ...string) int {
-		cmd := exec.Command(bin, append(opts, "-qn", prog)...)
-		cmd.Env = withoutTesting(os.Environ())
+		cmd := dtraceCmd(bin, append(opts, "-qn", prog)...)
 		out, err := cmd.Output()
 		if err != nil {
 			t.Fatalf("dtrace: %v", err)

@@ -82,9 +82,7 @@ printf("%d %p %d %d\n", mutex_owned(m), mutex_owner(m), mutex_type_adaptive(m), 
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			cmd := exec.Command(bin, tt.args...)
-			cmd.Env = append(os.Environ(), "_DTRACE_TESTING=")
-			cmd.Env = withoutTesting(cmd.Env)
+			cmd := dtraceCmd(bin, tt.args...)
 			var stdout, stderr bytes.Buffer
 			cmd.Stdout, cmd.Stderr = &stdout, &stderr
 			if status := testprog.ExitStatus(t, cmd); status != tt.status {
@@ -95,6 +93,14 @@ printf("%d %p %d %d\n", mutex_owned(m), mutex_owner(m), mutex_type_adaptive(m), 
 			}
 		})
 	}
+}
+
+// dtraceCmd is the command bin args with the environment less
+// _DTRACE_TESTING, as a user runs dtrace.
+func dtraceCmd(bin string, args ...string) *exec.Cmd {
+	cmd := exec.Command(bin, args...)
+	cmd.Env = withoutTesting(os.Environ())
+	return cmd
 }
 
 func withoutTesting(env []string) []string {
@@ -180,8 +186,8 @@ func TestFlowIndent(t *testing.T) {
 	if out, err := exec.Command("gcc", "-O0", "-o", prog, src).CombinedOutput(); err != nil {
 		t.Fatalf("gcc: %v\n%s", err, out)
 	}
-	cmd := exec.Command(bin, "-F", "-n", "pid$target:a.out:mid:entry,pid$target:a.out:leaf:entry,pid$target:a.out:leaf:return,pid$target:a.out:mid:return {}", "-c", prog)
-	cmd.Env = append(withoutTesting(os.Environ()), "_DTRACE_TESTING=t")
+	cmd := dtraceCmd(bin, "-F", "-n", "pid$target:a.out:mid:entry,pid$target:a.out:leaf:entry,pid$target:a.out:leaf:return,pid$target:a.out:mid:return {}", "-c", prog)
+	cmd.Env = append(cmd.Env, "_DTRACE_TESTING=t")
 	out, err := cmd.Output()
 	if err != nil {
 		t.Fatalf("dtrace: %v", err)

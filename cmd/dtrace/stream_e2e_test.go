@@ -21,8 +21,7 @@ import (
 // and error.
 func runTraced(t *testing.T, bin, loop string, n int, args ...string) (string, string) {
 	t.Helper()
-	cmd := exec.Command(bin, append(args, "-c", fmt.Sprintf("%s %d", loop, n))...)
-	cmd.Env = withoutTesting(os.Environ())
+	cmd := dtraceCmd(bin, append(args, "-c", fmt.Sprintf("%s %d", loop, n))...)
 	var out, errs bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &errs
 	if err := cmd.Run(); err != nil {
@@ -113,8 +112,7 @@ func atoi(s string) int {
 // it when it ends.
 func startRing(t *testing.T, bin, file, program string) (*exec.Cmd, *lockedbuf.Buffer) {
 	t.Helper()
-	cmd := exec.Command(bin, "-x", "bufpolicy=ring", "-q", "-o", file, "-n", program)
-	cmd.Env = withoutTesting(os.Environ())
+	cmd := dtraceCmd(bin, "-x", "bufpolicy=ring", "-q", "-o", file, "-n", program)
 	errs := new(lockedbuf.Buffer)
 	cmd.Stderr = errs
 	if err := cmd.Start(); err != nil {
