@@ -3,7 +3,6 @@
 package dtrace
 
 import (
-	"debug/elf"
 	"encoding/binary"
 	"errors"
 	"fmt"
@@ -11,6 +10,8 @@ import (
 	"time"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/dtrace-go/dtrace/symbol"
 )
 
 // The evaltime option: where a process dtrace -c creates is held while
@@ -68,24 +69,16 @@ func auxvEntry(pid int) (uint64, error) {
 	return 0, errors.New("no entry point in the auxiliary vector")
 }
 
-// mainAddr finds main() in the program's symbol tables, relocated by the
-// load bias (AT_ENTRY less the ELF header's entry).
+// mainAddr finds main() in the program's symbol tables (the symbol
+// package's reader: a separate debug file too), relocated by the load
+// bias (AT_ENTRY less the ELF header's entry).
 func mainAddr(pid int, entry uint64) (uint64, bool) {
-	f, err := elf.Open(fmt.Sprintf("/proc/%d/exe", pid))
+	o, err := symbol.OpenObject(fmt.Sprintf("/proc/%d/exe", pid))
 	if err != nil {
 		return 0, false
 	}
-	defer f.Close()
-	bias := entry - f.Entry
-	for _, symbols := range []func() ([]elf.Symbol, error){f.Symbols, f.DynamicSymbols} {
-		syms, _ := symbols()
-		for _, s := range syms {
-			if s.Name == "main" && elf.ST_TYPE(s.Info) == elf.STT_FUNC && s.Value != 0 {
-				return s.Value + bias, true
-			}
-		}
-	}
-	return 0, false
+	v, ok := o.SymbolValue("main")
+	return v + entry - o.Entry, ok && v != 0
 }
 
 func exeName(pid int) string {

@@ -50,6 +50,8 @@ type Object struct {
 // file.
 type objectData struct {
 	Type elf.Type
+	// Entry is the ELF header's entry point (link-time address).
+	Entry uint64
 	// Soname is the DT_SONAME of a shared library, or "".
 	Soname string
 
@@ -76,7 +78,7 @@ func OpenObject(path string) (*Object, error) {
 // file; the file may be anything any user can write, so nothing it says
 // is trusted to be consistent.
 func newObject(f *elf.File, path string) (*Object, error) {
-	o := &Object{Path: path, objectData: &objectData{Type: f.Type, notes: map[string][]Note{}, data: map[string]uint64{}}}
+	o := &Object{Path: path, objectData: &objectData{Type: f.Type, Entry: f.Entry, notes: map[string][]Note{}, data: map[string]uint64{}}}
 	for _, p := range f.Progs {
 		if p.Type == elf.PT_LOAD {
 			o.loads = append(o.loads, p.ProgHeader)
