@@ -17,6 +17,7 @@ import (
 	"io"
 	"strconv"
 	"sync"
+	"syscall"
 	"time"
 
 	"github.com/dtrace-go/dtrace/output/perfetto"
@@ -134,17 +135,31 @@ type Conn struct {
 	at  uint64
 }
 
-// stampReader notes when each read from the channel returned.
+// stampReader notes when each read from the channel found data: where
+// the channel is a file or socket, the time a poll(2) blocked on it
+// returned (waitReadable), else the time the read returned.
 type stampReader struct {
 	r   io.Reader
+	rc  syscall.RawConn
 	now func() uint64
 	at  uint64
 }
 
+// pollSlice is how long a read waits in poll(2) before it waits in Go's
+// poller, which keeps the channel's read deadlines.
+const pollSlice = 1000 // milliseconds
+
 func (s *stampReader) Read(p []byte) (int, error) {
+	var at uint64
+	if s.rc != nil && waitReadable(s.rc, pollSlice) {
+		at = s.now()
+	}
 	n, err := s.r.Read(p)
 	if n > 0 {
-		s.at = s.now()
+		if at == 0 {
+			at = s.now()
+		}
+		s.at = at
 	}
 	return n, err
 }
@@ -155,6 +170,9 @@ func NewConn(rw io.ReadWriter) *Conn { return newConn(rw, perfetto.Monotonic) }
 
 func newConn(rw io.ReadWriter, now func() uint64) *Conn {
 	sr := &stampReader{r: rw, now: now}
+	if sc, ok := rw.(syscall.Conn); ok {
+		sr.rc, _ = sc.SyscallConn()
+	}
 	return &Conn{r: bufio.NewReaderSize(sr, 64<<10), sr: sr, w: rw, now: now}
 }
 

@@ -67,6 +67,13 @@ func build(t *testing.T) string {
 // socket.
 func boot(t *testing.T, dir, name, mode string) *vm {
 	v := &vm{name: name, dir: dir, dtrace: filepath.Join(dir, "dtrace"), done: make(chan error, 1)}
+	// An earlier run's files would start the guest's workload before the
+	// host traces, and end the host's run at once.
+	for _, f := range []string{"go", "done-" + name} {
+		if err := os.Remove(filepath.Join(dir, f)); err != nil && !os.IsNotExist(err) {
+			t.Fatal(err)
+		}
+	}
 	v.sock = filepath.Join(t.TempDir(), name+".sock")
 	v.app = filepath.Join(t.TempDir(), "app.sock")
 	guest := exec.Command(guesttest.RunKernel(t), "-t", "900", "-m", "1024", "-S", name+"="+v.sock, "-S", "app="+v.app,
