@@ -66,9 +66,12 @@ type held struct {
 const (
 	// calibration is how many pings calibrate the clocks, at the start
 	// and at the end; calibrateTimeout bounds the last ones.
-	calibration      = 16
+	calibration      = 64
 	calibrateTimeout = 10 * time.Second
 )
+
+// pingInterval is how often each side pings the other while tracing.
+const pingInterval = 100 * time.Millisecond
 
 // maxHeld bounds the records a guest holds (Guest.Hold).
 const maxHeld = 1 << 16

@@ -92,7 +92,7 @@ func (gs *Host) Run(tl *perfetto.Renderer, out io.Writer) io.Writer {
 		out = gs.mux.writer("host")
 	}
 	for _, g := range gs.list {
-		go g.Run(gs, 200*time.Millisecond)
+		go g.Run(gs, pingInterval)
 	}
 	return out
 }

@@ -167,7 +167,7 @@ func run(c *Conn, p *Program, hr *hostReader, started func(matched int)) error {
 		return err
 	}
 	started(matched)
-	stopPings := hr.pinger(200 * time.Millisecond)
+	stopPings := hr.pinger(pingInterval)
 	defer stopPings()
 	fw := newForwarder(c, h)
 	stopped := false
