@@ -771,12 +771,14 @@ func (f *fn) varTimestamp(_ syntax.Expr, _ string) asm.Register {
 	return r
 }
 
-// varWalltimestamp loads walltimestamp.
+// varWalltimestamp loads walltimestamp: CLOCK_TAI less the kernel's TAI
+// offset, read when the program is compiled.
 func (f *fn) varWalltimestamp(_ syntax.Expr, _ string) asm.Register {
 	f.call(asm.FnKtimeGetTaiNs)
-	// TAI runs 37 s ahead of UTC since 2017.
 	r := f.result()
-	f.emit(asm.LoadImm(asm.R0, 37_000_000_000, asm.DWord), asm.Sub.Reg(r, asm.R0))
+	if off := taiOffset(); off != 0 {
+		f.emit(asm.LoadImm(asm.R0, off, asm.DWord), asm.Sub.Reg(r, asm.R0))
+	}
 	return r
 }
 
