@@ -49,7 +49,7 @@ func StartHost(cfg HostConfig) (*Host, error) {
 	gs := &Host{cfg: cfg}
 	for _, spec := range cfg.Guests {
 		name, sock, _ := strings.Cut(spec, "=")
-		g, err := Dial(name, sock, perfetto.Monotonic)
+		g, err := Dial(name, sock, output.Monotonic)
 		if err == nil {
 			var n int
 			if n, err = g.Start(cfg.Program); err == nil {

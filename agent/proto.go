@@ -20,7 +20,7 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/dtrace-go/dtrace/output/perfetto"
+	"github.com/dtrace-go/dtrace/output"
 )
 
 // Version is the protocol version this dtrace speaks. Both sides send it
@@ -166,7 +166,7 @@ func (s *stampReader) Read(p []byte) (int, error) {
 
 // NewConn frames messages over rw; its clock stamps are
 // CLOCK_MONOTONIC.
-func NewConn(rw io.ReadWriter) *Conn { return newConn(rw, perfetto.Monotonic) }
+func NewConn(rw io.ReadWriter) *Conn { return newConn(rw, output.Monotonic) }
 
 func newConn(rw io.ReadWriter, now func() uint64) *Conn {
 	sr := &stampReader{r: rw, now: now}

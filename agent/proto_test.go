@@ -11,7 +11,7 @@ import (
 
 	"github.com/dtrace-go/dtrace/aggregate"
 	"github.com/dtrace-go/dtrace/format"
-	"github.com/dtrace-go/dtrace/output/perfetto"
+	"github.com/dtrace-go/dtrace/output"
 )
 
 // TestFrames: messages go through whole; an empty, oversized or
@@ -248,7 +248,7 @@ func TestHostSession(t *testing.T) {
 	var agentClock uint64 = 1e12 // the guest's clock: the host's + 1e12
 	pongs := make(chan Ping, 64)
 	sock := fakeAgent(t, func(c *Conn) {
-		c.now = func() uint64 { return perfetto.Monotonic() + agentClock }
+		c.now = func() uint64 { return output.Monotonic() + agentClock }
 		c.sr.now = c.now
 		c.Send(MsgHello, Hello{Magic: magic, Version: Version, Machine: "vm1"})
 		for {
@@ -266,7 +266,7 @@ func TestHostSession(t *testing.T) {
 			case MsgProgram:
 				c.Send(MsgStarted, Started{Matched: 1})
 				// A pong the host sent 1 µs before it arrived.
-				now := perfetto.Monotonic()
+				now := output.Monotonic()
 				c.SendPing(MsgPing, Ping{Seq: 0, PongSent: now - 1000, PongRecv: now + agentClock})
 				for i := 0; i < 3; i++ {
 					c.Send(MsgRecord, Record{Time: c.now(), Text: "x\n"})
@@ -275,11 +275,11 @@ func TestHostSession(t *testing.T) {
 			}
 		}
 	})
-	g, err := Dial("vm1", sock, perfetto.Monotonic)
+	g, err := Dial("vm1", sock, output.Monotonic)
 	if err != nil {
 		t.Fatal(err)
 	}
-	start := perfetto.Monotonic()
+	start := output.Monotonic()
 	if n, err := g.Start(Program{}); err != nil || n != 1 {
 		t.Fatalf("Start: %d, %v", n, err)
 	}
@@ -300,7 +300,7 @@ func TestHostSession(t *testing.T) {
 	}
 	_, bound, _ := g.Clock.Estimate()
 	for _, r := range h.recs {
-		if r.Time+bound < start || r.Time > perfetto.Monotonic()+bound {
+		if r.Time+bound < start || r.Time > output.Monotonic()+bound {
 			t.Errorf("record mapped to %d, the session ran from %d", r.Time, start)
 		}
 	}

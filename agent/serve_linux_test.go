@@ -14,7 +14,7 @@ import (
 	"time"
 
 	"github.com/dtrace-go/dtrace/internal/testprog"
-	"github.com/dtrace-go/dtrace/output/perfetto"
+	"github.com/dtrace-go/dtrace/output"
 )
 
 // collect is a Handler that keeps what it is given.
@@ -52,7 +52,7 @@ func TestServe(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	session(t, func() (*Guest, error) { return Dial("vm1", sock, perfetto.Monotonic) }, served, &logw, calls)
+	session(t, func() (*Guest, error) { return Dial("vm1", sock, output.Monotonic) }, served, &logw, calls)
 }
 
 // syncBuffer is a bytes.Buffer that an agent may write while a test
@@ -100,12 +100,12 @@ func session(t *testing.T, dial func() (*Guest, error), served <-chan error, log
 	}
 	var h collect
 	go g.Run(&h, 20*time.Millisecond)
-	start := perfetto.Monotonic()
+	start := output.Monotonic()
 	cmd := exec.Command(calls, "1234")
 	if err := cmd.Run(); err != nil {
 		t.Fatal(err)
 	}
-	end := perfetto.Monotonic()
+	end := output.Monotonic()
 	time.Sleep(200 * time.Millisecond)
 	aggs, status, err := g.Stop(time.Minute)
 	if err != nil || status != 0 {

@@ -14,7 +14,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/dtrace-go/dtrace/internal/guesttest"
-	"github.com/dtrace-go/dtrace/output/perfetto"
+	"github.com/dtrace-go/dtrace/output"
 )
 
 // TestVsockVM: in a 6.12 guest, with the vsock loopback transport (CID
@@ -82,7 +82,7 @@ func TestVsockInGuest(t *testing.T) {
 	// Admitted, the loopback serves a whole session.
 	vsockLocal.Store(true)
 	defer vsockLocal.Store(false)
-	session(t, func() (*Guest, error) { return Dial("vm1", "vsock:1:"+port, perfetto.Monotonic) }, served, &logw,
+	session(t, func() (*Guest, error) { return Dial("vm1", "vsock:1:"+port, output.Monotonic) }, served, &logw,
 		filepath.Join(dir, "gp"))
 }
 

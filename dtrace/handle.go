@@ -56,7 +56,7 @@ type Config struct {
 	Stderr io.Writer
 	// Stamp has the kernel stamp every record with its time, pid and
 	// tid (output.Record's Time, PID and TID), for a renderer that
-	// draws a timeline; -x oformat=perfetto implies it.
+	// draws a timeline; -x oformat=perfetto and json imply it.
 	Stamp bool
 }
 
@@ -188,7 +188,7 @@ func (h *Handle) Go() error {
 		Policy: policy,
 		// A snapshot() that fires is acted on when its record is read.
 		Trigger: func(rec []byte) bool { return h.cons != nil && h.cons.Trigger(rec) },
-		Stamp:   h.conf.Stamp || h.opts.OFormat == "perfetto",
+		Stamp:   h.conf.Stamp || h.opts.OFormat == "perfetto" || h.opts.OFormat == "json",
 		// -x temporal: records of all CPUs in time order.
 		Temporal: h.opts.Temporal,
 	})

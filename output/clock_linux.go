@@ -1,4 +1,4 @@
-package perfetto
+package output
 
 import _ "unsafe" // for go:linkname
 

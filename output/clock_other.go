@@ -1,6 +1,6 @@
 //go:build !linux
 
-package perfetto
+package output
 
 import "time"
 

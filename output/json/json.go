@@ -35,7 +35,9 @@ type Config struct {
 	Target int
 	// Machine names the host in every object (os.Hostname, or "host").
 	Machine string
-	// Now gives the time stamped on records (time.Now when nil).
+	// Now gives the time stamped on objects whose record carries no
+	// kernel time (time.Now when nil); it also places the kernel's
+	// CLOCK_MONOTONIC on the epoch, once, at New.
 	Now func() time.Time
 }
 
@@ -50,6 +52,8 @@ type Renderer struct {
 	sym       format.Symbolizer
 	machine   string
 	now       func() time.Time
+	// epoch is the Unix time of CLOCK_MONOTONIC's zero, taken at New.
+	epoch int64
 
 	// recs holds, per nesting level (commit() nests), the object of the
 	// record being rendered.
@@ -69,7 +73,7 @@ func New(c Config) *Renderer {
 		c.Now = time.Now
 	}
 	r := &Renderer{base: c.Out, out: c.Out, stderr: c.Stderr, set: c.Settings, sym: c.Sym,
-		machine: c.Machine, now: c.Now}
+		machine: c.Machine, now: c.Now, epoch: c.Now().UnixNano() - int64(output.Monotonic())}
 	r.fmt = &format.Printer{Target: c.Target, StrSize: c.Settings.StrSize, RawBytes: c.Settings.RawBytes, Sym: c.Sym}
 	r.aggp = &aggregate.Printer{Fmt: r.fmt, Sort: c.Settings.AggSort}
 	return r
@@ -222,15 +226,22 @@ func probe(p output.Probe, known bool) *Probe {
 
 func (j *Renderer) stamp() int64 { return j.now().UnixNano() }
 
-// fired stamps what a record or fault of kind typ says first.
-func (j *Renderer) fired(typ string, cpu int, p output.Probe, known bool, clause int) Fired {
-	return Fired{Type: typ, Timestamp: j.stamp(), Machine: j.machine, CPU: cpu, Probe: probe(p, known), Clause: clause}
+// fired stamps what a record or fault of kind typ says first: with the
+// kernel's time of the record (mono, CLOCK_MONOTONIC) where it has one,
+// else the time now.
+func (j *Renderer) fired(typ string, mono uint64, cpu int, p output.Probe, known bool, clause int) Fired {
+	ts := j.stamp()
+	if mono != 0 {
+		ts = j.epoch + int64(mono)
+	}
+	return Fired{Type: typ, Timestamp: ts, Machine: j.machine, CPU: cpu, Probe: probe(p, known), Clause: clause}
 }
 
-// Begin starts the object of a record, stamped with the time the consumer
-// decoded it.
+// Begin starts the object of a record, stamped with the time the kernel
+// wrote it (the consumer asks for stamped records under -x oformat=json).
 func (j *Renderer) Begin(r *output.Record) error {
-	j.recs = append(j.recs, &Record{Fired: j.fired("probe", r.CPU, r.Probe, r.Known, r.Clause), Spec: r.Spec, Actions: []Action{}})
+	j.recs = append(j.recs, &Record{Fired: j.fired("probe", r.Time, r.CPU, r.Probe, r.Known, r.Clause), Spec: r.Spec,
+		Actions: []Action{}})
 	return nil
 }
 
@@ -550,7 +561,7 @@ func firstAtLeast(bucket func(int64) int, i int) int64 {
 
 // Fault writes a fault's object.
 func (j *Renderer) Fault(f *output.Fault) error {
-	return j.write(&Fault{Fired: j.fired("fault", f.CPU, f.Probe, f.Known, f.Clause), Fault: f.Name, Code: f.Code, Address: f.Addr, PC: f.PC})
+	return j.write(&Fault{Fired: j.fired("fault", 0, f.CPU, f.Probe, f.Known, f.Clause), Fault: f.Name, Code: f.Code, Address: f.Addr, PC: f.PC})
 }
 
 // Error writes a library error's object.

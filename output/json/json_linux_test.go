@@ -3,8 +3,11 @@
 package json
 
 import (
+	"os/exec"
 	"strings"
+	"syscall"
 	"testing"
+	"time"
 
 	"github.com/dtrace-go/dtrace/output/internal/outtest"
 )
@@ -70,4 +73,48 @@ func TestPrograms(t *testing.T) {
 	}
 	// An unknown format is refused before anything is attached.
 	outtest.Refused(t, dtrace, "oformat=yaml")
+}
+
+// TestFiringTime: a record's timestamp is when the probe fired, not when
+// the consumer read it. dtrace is stopped (SIGSTOP) for 700 ms while a
+// 50 ms tick traces walltimestamp; the records fired meanwhile are read
+// only after SIGCONT, yet each one's timestamp lies within 20 ms of the
+// walltimestamp it traced.
+func TestFiringTime(t *testing.T) {
+	dtrace, _ := outtest.Build(t)
+	s := schema(t)
+	cmd := exec.Command(dtrace, "-x", "oformat=json", "-n", `tick-50ms { trace(walltimestamp); } tick-2s { exit(0); }`)
+	var stdout, stderr strings.Builder
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer cmd.Process.Kill()
+	time.Sleep(600 * time.Millisecond)
+	cmd.Process.Signal(syscall.SIGSTOP)
+	stop := time.Now().UnixNano()
+	time.Sleep(700 * time.Millisecond)
+	cont := time.Now().UnixNano()
+	cmd.Process.Signal(syscall.SIGCONT)
+	if err := cmd.Wait(); err != nil {
+		t.Fatalf("dtrace: %v\n%s", err, stderr.String())
+	}
+	during := 0
+	for _, o := range validate(t, s, stdout.String()) {
+		if o["type"] != "probe" || o["probe"].(map[string]any)["name"] != "tick-50ms" {
+			continue
+		}
+		ts := int64(o["timestamp"].(float64))
+		v := o["actions"].([]any)[0].(map[string]any)["value"].(map[string]any)["value"]
+		wall := int64(v.(float64))
+		if d := time.Duration(ts - wall).Abs(); d > 20*time.Millisecond {
+			t.Errorf("timestamp %d is %v from the walltimestamp it traced, %d", ts, d, wall)
+		}
+		if wall > stop && wall < cont-100*time.Millisecond.Nanoseconds() {
+			during++
+		}
+	}
+	if during == 0 {
+		t.Errorf("no record fired while dtrace was stopped\n%s", stdout.String())
+	}
 }

@@ -165,7 +165,7 @@ func New(c Config) *Renderer {
 		c.Stderr = os.Stderr
 	}
 	if c.Clock == nil {
-		c.Clock = Monotonic
+		c.Clock = output.Monotonic
 	}
 	if c.Names == nil {
 		c.Names = ProcNames
