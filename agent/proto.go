@@ -135,9 +135,11 @@ type Conn struct {
 	at  uint64
 }
 
-// stampReader notes when each read from the channel found data: where
-// the channel is a file or socket, the time a poll(2) blocked on it
-// returned (waitReadable), else the time the read returned.
+// stampReader notes when each read from the channel returned. Where the
+// channel is a file or socket, the read first waits in poll(2)
+// (waitReadable), so that it runs as soon as the kernel wakes the
+// waiting thread; the clock is still read after the read returns, since
+// the read may bring bytes that came after poll returned.
 type stampReader struct {
 	r   io.Reader
 	rc  syscall.RawConn
@@ -150,16 +152,12 @@ type stampReader struct {
 const pollSlice = 1000 // milliseconds
 
 func (s *stampReader) Read(p []byte) (int, error) {
-	var at uint64
-	if s.rc != nil && waitReadable(s.rc, pollSlice) {
-		at = s.now()
+	if s.rc != nil {
+		waitReadable(s.rc, pollSlice)
 	}
 	n, err := s.r.Read(p)
 	if n > 0 {
-		if at == 0 {
-			at = s.now()
-		}
-		s.at = at
+		s.at = s.now()
 	}
 	return n, err
 }

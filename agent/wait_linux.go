@@ -8,11 +8,12 @@ import (
 
 // waitReadable waits, blocked in the kernel, at most timeoutMs for fd of
 // rc to have something to read (or to be hung up), and says whether it
-// has. It is how a clock sample's receive time is taken: a thread the
-// kernel wakes as data comes, as it wakes a process blocked in read(2),
-// stamps it at once; Go's network poller would first have to schedule
-// the reading goroutine, which in an emulated guest adds a hundred
-// microseconds or more to every receive time.
+// has. A clock sample's receive time is taken right after the read that
+// follows: the kernel wakes the waiting thread as data comes, as it wakes
+// a process blocked in read(2). Waiting in Go's network poller, the
+// reading goroutine would first have to be scheduled, which in an
+// emulated guest added a hundred microseconds or more to every receive
+// time.
 func waitReadable(rc syscall.RawConn, timeoutMs int) bool {
 	ready := false
 	err := rc.Control(func(fd uintptr) {
