@@ -7,25 +7,20 @@ import (
 )
 
 // waitReadable waits, blocked in the kernel, at most timeoutMs for fd of
-// rc to have something to read (or to be hung up), and says whether it
-// has. A clock sample's receive time is taken right after the read that
-// follows: the kernel wakes the waiting thread as data comes, as it wakes
-// a process blocked in read(2). Waiting in Go's network poller, the
+// rc to have something to read (or to be hung up); the read that follows
+// finds out which. A clock sample's receive time is taken right after
+// that read: the kernel wakes the waiting thread as data comes, as it
+// wakes a process blocked in read(2). Waiting in Go's network poller, the
 // reading goroutine would first have to be scheduled, which in an
 // emulated guest added a hundred microseconds or more to every receive
 // time.
-func waitReadable(rc syscall.RawConn, timeoutMs int) bool {
-	ready := false
-	err := rc.Control(func(fd uintptr) {
+func waitReadable(rc syscall.RawConn, timeoutMs int) {
+	rc.Control(func(fd uintptr) {
 		fds := []unix.PollFd{{Fd: int32(fd), Events: unix.POLLIN}}
 		for {
-			n, err := unix.Poll(fds, timeoutMs)
-			if err == unix.EINTR {
-				continue
+			if _, err := unix.Poll(fds, timeoutMs); err != unix.EINTR {
+				return
 			}
-			ready = err == nil && n > 0
-			return
 		}
 	})
-	return err == nil && ready
 }

@@ -6,4 +6,4 @@ import "syscall"
 
 // waitReadable is only for Linux; elsewhere the reads wait in Go's
 // poller.
-func waitReadable(syscall.RawConn, int) bool { return false }
+func waitReadable(syscall.RawConn, int) {}
