@@ -1,0 +1,259 @@
+package unwind
+
+import (
+	"bufio"
+	"bytes"
+	"debug/elf"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+)
+
+// readelfRow is one row of `readelf --debug-dump=frames-interp`.
+type readelfRow struct {
+	loc           uint64
+	cfa, rbp, ra  string
+	signal        bool
+	fdeBegin, end uint64
+}
+
+// readelfRows runs readelf on path and returns every FDE row it prints.
+func readelfRows(t *testing.T, path string) []readelfRow {
+	t.Helper()
+	// readelf exits 1 on some objects (libc) after printing every
+	// frame: its output is what counts.
+	out, err := exec.Command("readelf", "-W", "--debug-dump=frames-interp", path).Output()
+	if len(out) == 0 {
+		t.Fatalf("readelf: %v", err)
+	}
+	var rows []readelfRow
+	signalCIE := map[string]bool{}
+	var cols []string
+	var cur readelfRow
+	inFDE := false
+	sc := bufio.NewScanner(bytes.NewReader(out))
+	sc.Buffer(nil, 1<<20)
+	for sc.Scan() {
+		f := strings.Fields(sc.Text())
+		switch {
+		case len(f) >= 4 && f[3] == "CIE":
+			signalCIE[f[0]] = len(f) > 4 && strings.Contains(f[4], "S")
+			inFDE = false
+		case len(f) >= 6 && f[3] == "FDE":
+			cie := strings.TrimPrefix(f[4], "cie=")
+			rng := strings.Split(strings.TrimPrefix(f[5], "pc="), "..")
+			b, _ := strconv.ParseUint(rng[0], 16, 64)
+			e, _ := strconv.ParseUint(rng[1], 16, 64)
+			cur = readelfRow{signal: signalCIE[cie], fdeBegin: b, end: e}
+			inFDE = true
+		case len(f) > 1 && f[0] == "LOC":
+			cols = f
+		case inFDE && len(f) == len(cols) && len(f) > 1:
+			r := cur
+			var err error
+			if r.loc, err = strconv.ParseUint(f[0], 16, 64); err != nil {
+				continue
+			}
+			r.rbp, r.ra = "u", "u?"
+			for i, c := range cols {
+				switch c {
+				case "CFA":
+					r.cfa = f[i]
+				case "rbp":
+					r.rbp = f[i]
+				case "ra":
+					r.ra = f[i]
+				}
+			}
+			rows = append(rows, r)
+		}
+	}
+	return rows
+}
+
+// want is the row readelf's rules compile to.
+func (r readelfRow) want() Row {
+	w := Row{}
+	switch {
+	case r.signal:
+		w.CFA = CFASignal
+		return w
+	case r.ra == "u":
+		w.CFA = CFAEnd
+		return w
+	case r.ra != "c-8":
+		return w
+	}
+	switch {
+	case strings.HasPrefix(r.cfa, "rsp+"), strings.HasPrefix(r.cfa, "rsp-"):
+		w.CFA = CFARSP
+	case strings.HasPrefix(r.cfa, "rbp+"), strings.HasPrefix(r.cfa, "rbp-"):
+		w.CFA = CFARBP
+	case r.cfa == "exp":
+		w.CFA = CFAPLT // or CFANone for an expression we do not follow
+		return w
+	default:
+		return w
+	}
+	n, _ := strconv.ParseInt(r.cfa[3:], 10, 64)
+	w.CFAOff = int32(n)
+	switch {
+	case strings.HasPrefix(r.rbp, "c"):
+		n, _ := strconv.ParseInt(r.rbp[1:], 10, 64)
+		w.RBP, w.RBPOff = RBPAt, int32(n)
+	case r.rbp == "u", r.rbp == "s":
+	default:
+		w.RBP = RBPLost
+	}
+	return w
+}
+
+// testObjects are objects of the machine whose tables are checked against
+// readelf: libc, a C program without frame pointers, and the python3 and
+// gzip that the issue's numbers profile (where installed).
+func testObjects(t *testing.T) []string {
+	objs := []string{"/lib/x86_64-linux-gnu/libc.so.6", "/usr/bin/gzip", "/usr/bin/python3", "/lib64/ld-linux-x86-64.so.2"}
+	var have []string
+	for _, p := range objs {
+		if _, err := os.Stat(p); err == nil {
+			have = append(have, p)
+		}
+	}
+	if len(have) == 0 {
+		t.Skip("no x86-64 objects here")
+	}
+	return have
+}
+
+// TestAgainstReadelf compiles the CFI of real objects and checks, at every
+// row readelf prints, that the table gives the same rules for the CFA, the
+// return address and rbp.
+func TestAgainstReadelf(t *testing.T) {
+	for _, path := range testObjects(t) {
+		t.Run(filepath.Base(path), func(t *testing.T) {
+			f, err := elf.Open(path)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer f.Close()
+			tb, err := Build(f, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			segs := execSegments(f)
+			rows := readelfRows(t, path)
+			if len(rows) < 10 {
+				t.Fatalf("readelf printed %d rows", len(rows))
+			}
+			bad := 0
+			plt := 0
+			for _, r := range rows {
+				seg, ok := segmentOf(segs, r.loc)
+				if !ok {
+					continue
+				}
+				got, ok := tb.Lookup(r.loc - seg.vaddr + seg.off)
+				want := r.want()
+				if want.CFA == CFAPLT && got.CFA == CFAPLT {
+					plt++
+					continue
+				}
+				if want.CFA == CFAPLT {
+					want = Row{} // an expression we do not follow
+				}
+				got.PC = 0
+				if !ok || got != want {
+					bad++
+					if bad <= 5 {
+						t.Errorf("%#x (FDE %#x..%#x): readelf cfa=%s rbp=%s ra=%s, want %v, table has %v", r.loc, r.fdeBegin, r.end, r.cfa, r.rbp, r.ra, want, got)
+					}
+				}
+			}
+			if bad > 0 {
+				t.Errorf("%d of %d rows differ", bad, len(rows))
+			}
+			t.Logf("%d readelf rows, %d table rows (%d FDEs), %d PLT rows", len(rows), len(tb.Rows), tb.FDEs, plt)
+		})
+	}
+}
+
+// TestPLTExpression checks the PLT pattern decoder on binutils' two forms
+// (lazy .plt: K=11; .plt.sec under IBT: K=10) and refuses near misses.
+func TestPLTExpression(t *testing.T) {
+	for _, k := range []byte{10, 11} {
+		e := append([]byte(nil), pltExpr...)
+		e[pltExprN], e[pltExprK] = 8, 0x30+k
+		n, got, ok := matchPLT(e)
+		if !ok || n != 8 || got != uint16(k) {
+			t.Errorf("K=%d: got %d %d %v", k, n, got, ok)
+		}
+	}
+	e := append([]byte(nil), pltExpr...)
+	e[pltExprN], e[pltExprK] = 8, 0x3b
+	e[5] = 0x1b // DW_OP_div, not DW_OP_and
+	if _, _, ok := matchPLT(e); ok {
+		t.Error("matched a different expression")
+	}
+	if _, _, ok := matchPLT(e[:5]); ok {
+		t.Error("matched a short expression")
+	}
+}
+
+// TestSignalAndEnd finds the rows a stack walk ends or crosses a signal
+// frame at in libc: __restore_rt's FDE ('S') and the thread start
+// routines whose return address is undefined.
+func TestSignalAndEnd(t *testing.T) {
+	const libc = "/lib/x86_64-linux-gnu/libc.so.6"
+	f, err := elf.Open(libc)
+	if err != nil {
+		t.Skip(err)
+	}
+	defer f.Close()
+	tb, err := Build(f, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	syms, _ := f.DynamicSymbols()
+	var restore, clone uint64
+	for _, s := range syms {
+		switch s.Name {
+		case "__clone":
+			clone = s.Value
+		}
+	}
+	// __restore_rt is local; find it by its code (mov $15,%rax;
+	// syscall) at the start of the FDE marked 'S'.
+	for _, r := range tb.Rows {
+		if r.CFA == CFASignal {
+			restore = r.PC
+		}
+	}
+	if restore == 0 {
+		t.Fatal("no signal frame row in libc")
+	}
+	raw, err := os.ReadFile(libc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The FDE starts one byte before __restore_rt (a nop), so that a
+	// return address there minus one still falls inside.
+	if got := raw[restore+1 : restore+10]; !bytes.Equal(got, []byte{0x48, 0xc7, 0xc0, 0x0f, 0, 0, 0, 0x0f, 0x05}) {
+		t.Errorf("signal row at %#x is not before mov $15,%%rax; syscall: % x", restore, got)
+	}
+	ends := 0
+	for _, r := range tb.Rows {
+		if r.CFA == CFAEnd {
+			ends++
+			if clone != 0 && r.PC > clone && r.PC < clone+0x100 {
+				clone = 0
+			}
+		}
+	}
+	if clone != 0 {
+		t.Errorf("no end-of-stack row inside __clone: %v", fmt.Sprint(ends))
+	}
+}
