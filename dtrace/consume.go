@@ -78,7 +78,7 @@ func (h *Handle) startConsumer(plan *loader.Plan) error {
 		if h.opts.PromLabels != "" {
 			labels = strings.Split(h.opts.PromLabels, ",")
 		}
-		srv, err := prom.Start(h.opts.Prometheus, labels, h.sym)
+		srv, err := prom.StartConfig(prom.Config{Addr: h.opts.Prometheus, WebConfig: h.opts.PromWebConfig, Labels: labels, Sym: h.sym})
 		if err != nil {
 			return fmt.Errorf("failed to serve -x prometheus=%s: %v", h.opts.Prometheus, err)
 		}

@@ -157,6 +157,10 @@ func (h *Handle) Go() error {
 	if h.info == nil {
 		return errors.New("no program compiled")
 	}
+	// Pragmas may have set output options since the command line.
+	if err := h.opts.CheckOutputs(); err != nil {
+		return fmt.Errorf("failed to set %v", err)
+	}
 	spec, err := codegen.Generate(h.info, h.codegenOptions())
 	if err != nil {
 		return btfHint(err)

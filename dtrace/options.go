@@ -182,9 +182,11 @@ type Options struct {
 	ProcEnv []string
 	// PProf and FlameGraph are the files the stack aggregations are
 	// written to at exit (-x pprof=, -x flamegraph=); Prometheus the
-	// loopback address /metrics is served on, PromLabels the names of
-	// its labels (comma-separated, for key0, key1, ...).
-	PProf, FlameGraph, Prometheus, PromLabels string
+	// address /metrics is served on, PromLabels the names of its labels
+	// (comma-separated, for key0, key1, ...), PromWebConfig the web
+	// configuration file (TLS, basic auth) without which only loopback
+	// addresses are served.
+	PProf, FlameGraph, Prometheus, PromLabels, PromWebConfig string
 	// Agent is the device a guest's agent serves the host over (-x
 	// agent=/dev/virtio-ports/NAME); Guests the guests a host traces
 	// too, each NAME=SOCKET (-x guest=, repeatable). See package agent.

@@ -5,6 +5,7 @@ package dtrace
 // may change, and those that choose output.
 
 import (
+	"fmt"
 	"os"
 	"strings"
 
@@ -143,6 +144,8 @@ func addOutputOptions() {
 		set: checkedString(prom.CheckAddr, func(o *Options) *string { return &o.Prometheus })})
 	addOpt(&OptionSpec{Name: "promlabels", Kind: KindString, Class: ct,
 		set: checkedString(prom.CheckLabels, func(o *Options) *string { return &o.PromLabels })})
+	addOpt(&OptionSpec{Name: "promwebconfig", Kind: KindString, Class: ct,
+		set: checkedString(prom.CheckWebConfig, func(o *Options) *string { return &o.PromWebConfig })})
 	// Beyond DTrace: a host traces its guests through their agents.
 	addOpt(&OptionSpec{Name: "agent", Kind: KindString, Class: ct, NoPragma: true,
 		set: stringField(func(o *Options) *string { return &o.Agent })})
@@ -155,6 +158,19 @@ func addOutputOptions() {
 			o.Guests = append(o.Guests, v.Str)
 			return nil
 		}})
+}
+
+// CheckOutputs checks what no single output option can check alone:
+// that -x prometheus names a loopback address unless -x promwebconfig
+// gives a web configuration. Its error says which option it refuses
+// ("-x prometheus: ..."), for "failed to set".
+func (o *Options) CheckOutputs() error {
+	if o.Prometheus != "" {
+		if err := prom.Exposure(o.Prometheus, o.PromWebConfig); err != nil {
+			return fmt.Errorf("-x prometheus: %v", err)
+		}
+	}
+	return nil
 }
 
 // Bounds of the cleanrate and statusrate options (ns), illumos's.

@@ -237,6 +237,10 @@ func (c *cmdline) setOptions(opts []opt) (int, bool) {
 		}
 	}
 	c.warnOptions()
+	if err := c.opts.CheckOutputs(); err != nil {
+		c.errorf("failed to set %v", err)
+		return exitError, true
+	}
 	switch {
 	case buffered && c.mode != modeExec:
 		c.errorf("-B not valid in combination with [-Gl] options")

@@ -11,9 +11,20 @@
 // Values are read from the kernel at scrape time, by the goroutine that
 // consumes the buffers: a scrape asks (Server.Serve answers between
 // passes over the buffers), so that reading never races the consumer.
+//
+// Without a web configuration file only loopback addresses are served,
+// in plain HTTP. With one (-x promwebconfig=FILE, the file every
+// Prometheus exporter takes: prometheus/exporter-toolkit's TLS server
+// settings, client CA, basic-auth users with bcrypt hashes) any address
+// is, with what the file configures; it must configure TLS or basic
+// authentication, so that a fleet's scrape target is never open by
+// mistake. The file is read again for every connection, as the toolkit
+// does, so renewed certificates and changed users apply without a
+// restart.
 package prom
 
 import (
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"math"
@@ -35,24 +46,70 @@ import (
 	"github.com/dtrace-go/dtrace/output/json"
 )
 
-// CheckAddr checks that addr is host:port on a loopback address (or
-// localhost) and that it can be listened on now.
+// CheckAddr checks that addr is host:port and that it can be listened
+// on now. Whether it may be served is Exposure's question.
 func CheckAddr(addr string) error {
-	ln, err := Listen(addr)
+	ln, err := listen(addr)
 	if err != nil {
 		return err
 	}
 	return ln.Close()
 }
 
-// Listen listens on addr, a loopback host:port.
-func Listen(addr string) (net.Listener, error) {
+// Loopback reports whether addr's host is a loopback address or
+// localhost.
+func Loopback(addr string) bool {
 	host, _, err := net.SplitHostPort(addr)
 	if err != nil {
+		return false
+	}
+	ip := net.ParseIP(host)
+	return host == "localhost" || ip != nil && ip.IsLoopback()
+}
+
+// Exposure checks that addr may be served with the web configuration
+// file webConfig ("" for none): a loopback address always, any other
+// only with a file.
+func Exposure(addr, webConfig string) error {
+	if webConfig == "" && !Loopback(addr) {
+		host, _, _ := net.SplitHostPort(addr)
+		if host == "" {
+			host = "every address"
+		}
+		return fmt.Errorf("%s is not a loopback address: serving it needs -x promwebconfig=FILE (TLS or basic authentication)", host)
+	}
+	return nil
+}
+
+// CheckWebConfig checks a web configuration file (its YAML, certificate,
+// key, client CA, bcrypt hashes) and that it configures TLS or basic
+// authentication.
+func CheckWebConfig(file string) error {
+	if file == "" {
+		return errors.New("no file named")
+	}
+	c, err := readWebConfig(file)
+	if err != nil {
+		return err
+	}
+	if !c.tlsOn() && len(c.Users) == 0 {
+		return fmt.Errorf("%s configures neither tls_server_config nor basic_auth_users", file)
+	}
+	return nil
+}
+
+// Listen listens on addr, a loopback host:port.
+func Listen(addr string) (net.Listener, error) {
+	if err := Exposure(addr, ""); err != nil {
 		return nil, err
 	}
-	if ip := net.ParseIP(host); host != "localhost" && (ip == nil || !ip.IsLoopback()) {
-		return nil, fmt.Errorf("%s is not a loopback address", host)
+	return listen(addr)
+}
+
+// listen listens on addr, a host:port.
+func listen(addr string) (net.Listener, error) {
+	if _, _, err := net.SplitHostPort(addr); err != nil {
+		return nil, err
 	}
 	return net.Listen("tcp", addr)
 }
@@ -92,20 +149,72 @@ type Server struct {
 	done   chan struct{}
 }
 
-// Start listens on addr and serves /metrics; labels name the keys'
-// labels (empty: key0, key1, ...), sym resolves stack keys.
+// Config says where and how a Server serves.
+type Config struct {
+	// Addr is the host:port listened on.
+	Addr string
+	// WebConfig is the web configuration file (TLS, basic auth), ""
+	// for none: then Addr must be a loopback address.
+	WebConfig string
+	// Labels name the keys' labels (empty: key0, key1, ...).
+	Labels []string
+	// Sym resolves stack keys.
+	Sym format.Symbolizer
+}
+
+// Start listens on addr, a loopback address, and serves /metrics in
+// plain HTTP; labels name the keys' labels (empty: key0, key1, ...), sym
+// resolves stack keys.
 func Start(addr string, labels []string, sym format.Symbolizer) (*Server, error) {
-	ln, err := Listen(addr)
+	return StartConfig(Config{Addr: addr, Labels: labels, Sym: sym})
+}
+
+// StartConfig listens and serves /metrics as c says.
+func StartConfig(c Config) (*Server, error) {
+	if err := Exposure(c.Addr, c.WebConfig); err != nil {
+		return nil, err
+	}
+	if c.WebConfig != "" {
+		if err := CheckWebConfig(c.WebConfig); err != nil {
+			return nil, err
+		}
+	}
+	ln, err := listen(c.Addr)
 	if err != nil {
 		return nil, err
 	}
+	labels, sym := c.Labels, c.Sym
 	s := &Server{ln: ln, labels: labels, sym: sym, reqs: make(chan chan []prometheus.Metric), done: make(chan struct{})}
 	reg := prometheus.NewRegistry()
 	reg.MustRegister(collector{s})
 	mux := http.NewServeMux()
 	mux.Handle("/metrics", promhttp.HandlerFor(reg, promhttp.HandlerOpts{}))
 	s.srv = &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
-	go s.srv.Serve(ln)
+	if c.WebConfig == "" {
+		go s.srv.Serve(ln)
+		return s, nil
+	}
+	auth := &authHandler{file: c.WebConfig, h: mux}
+	wc := auth.config()
+	if wc == nil {
+		ln.Close()
+		return nil, fmt.Errorf("%s: cannot be read", c.WebConfig)
+	}
+	s.srv.Handler = auth
+	if !wc.tlsOn() {
+		go s.srv.Serve(ln)
+		return s, nil
+	}
+	tc, err := wc.tlsConfig()
+	if err != nil {
+		ln.Close()
+		return nil, err
+	}
+	if wc.HTTP.HTTP2 != nil && !*wc.HTTP.HTTP2 {
+		s.srv.TLSNextProto = map[string]func(*http.Server, *tls.Conn, http.Handler){}
+	}
+	s.srv.TLSConfig = tc
+	go s.srv.ServeTLS(ln, "", "")
 	return s, nil
 }
 

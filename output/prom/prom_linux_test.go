@@ -3,6 +3,8 @@
 package prom
 
 import (
+	"crypto/tls"
+	"crypto/x509"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -16,6 +18,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"golang.org/x/crypto/bcrypt"
 
 	"github.com/dtrace-go/dtrace/internal/lockedbuf"
 	"github.com/dtrace-go/dtrace/output/internal/outtest"
@@ -156,5 +160,119 @@ func queryValue(t *testing.T, web, q, want string, plog *lockedbuf.Buffer) {
 		return r.Data.Result[0].Value[1] == want
 	}) {
 		t.Fatalf("Prometheus: %s is not %s; last answer %s\nlog:\n%s", q, want, last, plog.String())
+	}
+}
+
+// TestPrometheusTLS serves @calls on every address (0.0.0.0) with a web
+// configuration of TLS and basic authentication: a real Prometheus that
+// trusts the test's CA and has the password stores dtrace_calls 5000,
+// one without the password fails its scrapes (401), and so does a plain
+// request. Without the file the same address is refused at start-up.
+func TestPrometheusTLS(t *testing.T) {
+	dtrace, target := outtest.Build(t)
+	dir := t.TempDir()
+	tgt := filepath.Join(dir, "promtgt")
+	if b, err := os.ReadFile(target); err != nil || os.WriteFile(tgt, b, 0o755) != nil {
+		t.Fatal("copying the target", err)
+	}
+	ca := writeTLSFilesTo(t, dir)
+	const pass = "s3cret"
+	hash, err := bcrypt.GenerateFromPassword([]byte(pass), bcrypt.MinCost)
+	if err != nil {
+		t.Fatal(err)
+	}
+	webconf := filepath.Join(dir, "web.yml")
+	if err := os.WriteFile(webconf, []byte(fmt.Sprintf(`tls_server_config:
+  cert_file: server.crt
+  key_file: server.key
+basic_auth_users:
+  scraper: %s
+`, hash)), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	port := freePort(t)
+	_, p, _ := net.SplitHostPort(port)
+	all := "0.0.0.0:" + p
+
+	// Without the file, a non-loopback address is refused before
+	// anything is attached.
+	stdout, stderr, status := outtest.Run(t, dtrace, "-x", "prometheus="+all, "-n", "BEGIN { trace(1); exit(0); }")
+	if status == 0 || stdout != "" || !strings.Contains(stderr, "failed to set -x prometheus: 0.0.0.0 is not a loopback address") ||
+		strings.Contains(stderr, "matched") {
+		t.Errorf("0.0.0.0 without promwebconfig: status %d, stdout %q, stderr %q", status, stdout, stderr)
+	}
+
+	cmd := exec.Command(dtrace, "-x", "prometheus="+all, "-x", "promwebconfig="+webconf,
+		"-n", `BEGIN { printf("ready\n"); } syscall::getppid:entry /execname == "promtgt"/ { @calls = count(); }`)
+	var out, errs lockedbuf.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &errs
+	start(t, cmd, syscall.SIGINT)
+	if !poll(60*time.Second, func() bool { return strings.Contains(out.String(), "ready") }) {
+		t.Fatalf("dtrace did not start: %s", errs.String())
+	}
+	if out, err := exec.Command(tgt, "5000").CombinedOutput(); err != nil {
+		t.Fatalf("target: %v %s", err, out)
+	}
+	pool := x509.NewCertPool()
+	pool.AppendCertsFromPEM(ca)
+	client := &http.Client{Transport: &http.Transport{TLSClientConfig: &tls.Config{RootCAs: pool}}, Timeout: 10 * time.Second}
+	url := "https://127.0.0.1:" + p + "/metrics"
+	if resp, err := client.Get(url); err != nil || resp.StatusCode != http.StatusUnauthorized {
+		t.Errorf("GET without credentials: %v %v, want 401", resp, err)
+	} else {
+		resp.Body.Close()
+	}
+	if resp, err := http.Get("http://127.0.0.1:" + p + "/metrics"); err == nil && resp.StatusCode == http.StatusOK {
+		t.Errorf("plain HTTP served")
+	}
+	req, _ := http.NewRequest("GET", url, nil)
+	req.SetBasicAuth("scraper", pass)
+	var page string
+	if !poll(30*time.Second, func() bool {
+		resp, err := client.Do(req)
+		if err != nil {
+			return false
+		}
+		defer resp.Body.Close()
+		b, _ := io.ReadAll(resp.Body)
+		page = string(b)
+		return strings.Contains(page, "\ndtrace_calls 5000\n")
+	}) {
+		t.Fatalf("no dtrace_calls 5000 over TLS with credentials:\n%s\nstderr: %s", page, errs.String())
+	}
+
+	prometheus, err := exec.LookPath("prometheus")
+	if err != nil {
+		t.Skip("no prometheus (Debian's prometheus package)")
+	}
+	web := freePort(t)
+	conf := filepath.Join(dir, "prometheus.yml")
+	job := func(name, auth string) string {
+		return fmt.Sprintf(`  - job_name: %s
+    scheme: https
+    tls_config:
+      ca_file: %s
+%s    static_configs:
+      - targets: ["127.0.0.1:%s"]
+`, name, filepath.Join(dir, "ca.crt"), auth, p)
+	}
+	if err := os.WriteFile(conf, []byte(`global:
+  scrape_interval: 1s
+  scrape_timeout: 1s
+scrape_configs:
+`+job("dtrace", "    basic_auth:\n      username: scraper\n      password: "+pass+"\n")+job("noauth", "")), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	pr := exec.Command(prometheus, "--config.file="+conf, "--storage.tsdb.path="+filepath.Join(dir, "tsdb"),
+		"--web.listen-address="+web)
+	var plog lockedbuf.Buffer
+	pr.Stdout, pr.Stderr = &plog, &plog
+	start(t, pr, syscall.SIGTERM)
+	queryValue(t, web, `dtrace_calls{job="dtrace"}`, "5000", &plog)
+	queryValue(t, web, `up{job="noauth"}`, "0", &plog)
+	// Prometheus says why: the target answered 401.
+	targets := get("http://" + web + "/api/v1/targets")
+	if !strings.Contains(targets, "401") {
+		t.Errorf("the scrape without credentials did not fail with 401:\n%s", targets)
 	}
 }

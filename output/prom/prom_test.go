@@ -16,9 +16,23 @@ import (
 
 func TestChecks(t *testing.T) {
 	for _, a := range []string{"10.0.0.1:9000", "0.0.0.0:9000", ":9000", "example.com:80", "127.0.0.1"} {
-		if CheckAddr(a) == nil {
+		if ln, err := Listen(a); err == nil {
+			ln.Close()
 			t.Errorf("%s accepted", a)
 		}
+	}
+	// Any address that can be listened on passes CheckAddr; Exposure
+	// then wants a web configuration for a non-loopback one.
+	for a, loop := range map[string]bool{"127.0.0.1:0": true, "[::1]:0": true, "localhost:0": true, "0.0.0.0:0": false, ":0": false} {
+		if err := CheckAddr(a); err != nil && a != "[::1]:0" {
+			t.Errorf("CheckAddr(%s): %v", a, err)
+		}
+		if Loopback(a) != loop || (Exposure(a, "") == nil) != loop || Exposure(a, "web.yml") != nil {
+			t.Errorf("%s: Loopback %v, Exposure %v", a, Loopback(a), Exposure(a, ""))
+		}
+	}
+	if CheckAddr("127.0.0.1") == nil || CheckAddr("no.such.host.invalid:80") == nil {
+		t.Errorf("bad addresses accepted")
 	}
 	if err := CheckAddr("127.0.0.1:0"); err != nil {
 		t.Errorf("127.0.0.1:0: %v", err)
