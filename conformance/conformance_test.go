@@ -16,8 +16,8 @@ func TestMain(m *testing.M) {
 	os.Exit(m.Run())
 }
 
-// TestCorpus builds cmd/dtrace and runs the whole conformance corpus
-// through the harness. It fails on every failure that
+// TestCorpus builds cmd/dtrace and runs the whole conformance corpus, its
+// D programs and its shell tests, through the harness. It fails on every failure that
 // expected-failures.txt does not list, and logs listed tests that now pass.
 // DTCONFORM_RUN (a regexp) narrows the run.
 func TestCorpus(t *testing.T) {
@@ -53,7 +53,7 @@ func TestCorpus(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if filter == nil && len(tests) < 1500 {
+	if filter == nil && len(tests) < 1900 {
 		t.Fatalf("only %d tests discovered under %s", len(tests), root)
 	}
 	xf, err := LoadExpectedFailures("expected-failures.txt")
@@ -72,13 +72,26 @@ func TestCorpus(t *testing.T) {
 		t.Logf("trigger %s not built: %v", name, err)
 	}
 	cfg := Config{
-		Root:       root,
-		DTrace:     dtrace,
-		Workers:    2,
-		MaxTimeout: 10 * time.Second,
-		Triggers:   triggers,
-		Arch:       arch,
-		FBT:        KernelHasFBT(),
+		Root:            root,
+		DTrace:          dtrace,
+		Workers:         2,
+		MaxTimeout:      10 * time.Second,
+		ShellMaxTimeout: DefaultShellTimeout,
+		Triggers:        triggers,
+		Arch:            arch,
+		FBT:             KernelHasFBT(),
+	}
+	if HasShell(tests) {
+		include, _ := filepath.Abs(filepath.Join("..", "include"))
+		sh, err := PrepareShell(t.Context(), ShellOptions{Tmp: tmp, Corpus: root, DTrace: dtrace, Include: include, Arch: arch})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for name, err := range sh.BuildErrors {
+			first, _, _ := strings.Cut(err.Error(), "\n")
+			t.Logf("%s not built: %s", name, first)
+		}
+		cfg.Shell = sh
 	}
 	results := Run(t.Context(), cfg, tests)
 	for _, name := range Retry(t.Context(), cfg, results, xf) {

@@ -62,6 +62,10 @@ type Test struct {
 	// Postprocessed is true for tests whose output the original project
 	// filtered before comparing; they are judged by exit status alone.
 	Postprocessed bool
+	// Shell is true for a shell test (tst.*.sh, err.*.sh): a script run
+	// with the dtrace under test as its argument, as runtest.sh runs it
+	// (see RunShell). Path then names the script.
+	Shell bool
 
 	// Annotations (from the file or inherited from test.options files).
 	RuntestOpts   string // @@runtest-opts, unexpanded
@@ -73,11 +77,18 @@ type Test struct {
 	Skipped       bool   // @@skip present
 	XFail         string // @@xfail reason of the original project
 	Tags          string // @@tags
+	// Reinvoke is @@reinvoke-failure: how many times more a failing test
+	// runs before it counts as failed.
+	Reinvoke int
+	// TimeoutSuccess is @@timeout-success: running into the time limit is
+	// not a failure.
+	TimeoutSuccess bool
 }
 
 // Discover finds every tst.*, err.* and drp.* test under root (the
 // dtrace-utils directory) whose name matches filter (nil: all), sorted by
-// name. arch is the machine name (uname -m) for .ARCH.r files.
+// name: D programs (.d) and executable shell tests (tst.*.sh, err.*.sh).
+// arch is the machine name (uname -m) for .ARCH.r files.
 func Discover(root, arch string, filter *regexp.Regexp) ([]*Test, error) {
 	post, err := readPostprocessed(root)
 	if err != nil {
@@ -89,17 +100,26 @@ func Discover(root, arch string, filter *regexp.Regexp) ([]*Test, error) {
 		if err != nil {
 			return err
 		}
-		if d.IsDir() || !strings.HasSuffix(d.Name(), ".d") {
+		if d.IsDir() {
 			return nil
 		}
 		file := d.Name()
+		ext := filepath.Ext(file)
+		if ext == ".sh" {
+			// runtest.sh runs a .sh only when it is executable.
+			if info, err := d.Info(); err != nil || info.Mode()&0o111 == 0 {
+				return nil
+			}
+		} else if ext != ".d" {
+			return nil
+		}
 		var kind Kind
 		switch {
 		case strings.HasPrefix(file, "tst."):
 			kind = KindTst
 		case strings.HasPrefix(file, "err."):
 			kind = KindErr
-		case strings.HasPrefix(file, "drp."):
+		case strings.HasPrefix(file, "drp.") && ext == ".d":
 			kind = KindDrp
 		default:
 			return nil
@@ -109,22 +129,23 @@ func Discover(root, arch string, filter *regexp.Regexp) ([]*Test, error) {
 			return err
 		}
 		rel = filepath.ToSlash(rel)
-		name := strings.TrimSuffix(rel, ".d")
+		name := strings.TrimSuffix(rel, ext)
 		if filter != nil && !filter.MatchString(name) {
 			return nil
 		}
 		t := &Test{
-			Name: name,
-			Dir:  filepath.ToSlash(filepath.Dir(rel)),
-			Path: unitDir + "/" + rel,
-			Kind: kind,
+			Name:  name,
+			Dir:   filepath.ToSlash(filepath.Dir(rel)),
+			Path:  unitDir + "/" + rel,
+			Kind:  kind,
+			Shell: ext == ".sh",
 		}
 		if kind == KindErr && strings.HasPrefix(file, "err.D_") || kind == KindDrp {
 			if parts := strings.Split(file, "."); len(parts) >= 3 {
 				t.Tag = parts[1]
 			}
 		}
-		stem := strings.TrimSuffix(path, ".d")
+		stem := strings.TrimSuffix(path, ext)
 		for _, cand := range []string{stem + "." + arch + ".r", stem + ".r"} {
 			if _, err := os.Stat(cand); err == nil {
 				r, _ := filepath.Rel(root, cand)
@@ -205,6 +226,10 @@ func (t *Test) readAnnotations(root string) error {
 		}
 	}
 	_, t.NoSort = get("nosort")
+	_, t.TimeoutSuccess = get("timeout-success")
+	if v, ok := get("reinvoke-failure"); ok {
+		t.Reinvoke, _ = strconv.Atoi(strings.TrimSpace(v))
+	}
 	t.Skip, t.Skipped = get("skip")
 	if x, ok := get("xfail"); ok {
 		if _, no := get("no-xfail"); !no {

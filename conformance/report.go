@@ -110,6 +110,8 @@ type DirCount struct {
 type Summary struct {
 	Dirs                    []DirCount
 	Passed, Failed, Skipped int
+	// D and Shell split the tallies between D programs and shell tests.
+	D, Shell DirCount
 	// Unexpected are failures not in the list: they fail the run.
 	Unexpected []*Result
 	// NowPassing are listed tests that passed: the list should shrink.
@@ -129,14 +131,20 @@ func Summarize(results []*Result, xf ExpectedFailures) *Summary {
 			byDir[r.Test.Dir] = d
 		}
 		_, listed := xf[r.Test.Name]
+		kind := &s.D
+		if r.Test.Shell {
+			kind = &s.Shell
+		}
 		switch r.Status {
 		case Pass:
+			kind.Passed++
 			d.Passed++
 			s.Passed++
 			if listed {
 				s.NowPassing = append(s.NowPassing, r)
 			}
 		case Fail:
+			kind.Failed++
 			d.Failed++
 			s.Failed++
 			if listed {
@@ -145,6 +153,7 @@ func Summarize(results []*Result, xf ExpectedFailures) *Summary {
 				s.Unexpected = append(s.Unexpected, r)
 			}
 		case Skip:
+			kind.Skipped++
 			d.Skipped++
 			s.Skipped++
 		}
@@ -160,7 +169,8 @@ func Summarize(results []*Result, xf ExpectedFailures) *Summary {
 func (s *Summary) OK() bool { return len(s.Unexpected) == 0 }
 
 // Write prints the per-directory table, the unexpected failures, the tests
-// now passing, and last, alone on its line, "N passed, M failed".
+// now passing, the tallies of D programs and of shell tests, and last,
+// alone on its line, "N passed, M failed" counting both.
 func (s *Summary) Write(w io.Writer) {
 	for _, d := range s.Dirs {
 		fmt.Fprintf(w, "%-32s %5d passed %5d failed %5d skipped\n", d.Dir, d.Passed, d.Failed, d.Skipped)
@@ -173,6 +183,8 @@ func (s *Summary) Write(w io.Writer) {
 	}
 	fmt.Fprintf(w, "%d skipped, %d expected failures, %d unexpected failures\n",
 		s.Skipped, s.Expected, len(s.Unexpected))
+	fmt.Fprintf(w, "D programs: %d passed, %d failed, %d skipped; shell tests: %d passed, %d failed, %d skipped\n",
+		s.D.Passed, s.D.Failed, s.D.Skipped, s.Shell.Passed, s.Shell.Failed, s.Shell.Skipped)
 	fmt.Fprintf(w, "%d passed, %d failed\n", s.Passed, s.Failed)
 }
 

@@ -65,6 +65,12 @@ type Config struct {
 	// FBT says whether the kernel offers function boundary tracing; when
 	// false, tests that need fbt probes are skipped with that reason.
 	FBT bool
+	// Shell is the setup of the shell tests (PrepareShell); without it
+	// they are skipped.
+	Shell *ShellSetup
+	// ShellMaxTimeout caps a shell test's time limit (runtest.sh's 41 s,
+	// or the test's longer @@timeout); 0 leaves it uncapped.
+	ShellMaxTimeout time.Duration
 	// Progress, if set, is called with each result as it completes (from
 	// one goroutine at a time).
 	Progress func(*Result)
@@ -189,6 +195,9 @@ func Command(t *Test, arch, trigger string, pid int) ([]string, error) {
 }
 
 func runOne(ctx context.Context, cfg *Config, t *Test) *Result {
+	if t.Shell {
+		return runShell(ctx, cfg, t)
+	}
 	r := &Result{Test: t}
 	start := time.Now()
 	defer func() { r.Elapsed = time.Since(start) }()

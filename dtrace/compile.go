@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"strconv"
 	"strings"
 
 	"github.com/dtrace-go/dtrace/codegen"
@@ -296,14 +297,23 @@ func (h *Handle) codegenError(err error) error {
 func (h *Handle) parse(src Source) (*syntax.Program, error) {
 	cfg := &syntax.Config{IsTypeName: h.lib.IsTypeName, IsIdent: h.lib.IsIdent, Directive: check.Directive}
 	text := src.Text
+	if src.Kind != SpecProgram {
+		var err error
+		if text, err = h.probeIDSpec(src.Kind, text); err != nil {
+			return nil, &CompileError{Tag: "D_PDESC_INVAL", Msg: err.Error(), ShowTags: h.opts.ErrTags}
+		}
+	}
 	switch src.Kind {
 	case SpecProgram:
 	case SpecName:
 		cfg.Mode = syntax.BareDescs | syntax.PSpec
 	default:
-		// -P, -m, -f and -i name one field of a description.
+		// -P, -m and -f name one field of a description.
 		cfg.Mode = syntax.BareDescs | syntax.PSpec
-		text = specText(src)
+		var err error
+		if text, err = specText(src); err != nil {
+			return nil, &CompileError{Tag: "D_PDESC_INVAL", Msg: err.Error(), ShowTags: h.opts.ErrTags}
+		}
 	}
 	prog, err := cfg.Parse(h.fset, src.Name, []byte(text))
 	if err != nil {
@@ -312,18 +322,67 @@ func (h *Handle) parse(src Source) (*syntax.Program, error) {
 	return prog, nil
 }
 
-// specText makes a probe description of a -P, -m, -f or -i argument.
-func specText(src Source) string {
+// specText makes a program of a -P, -m or -f argument: the probe
+// description it begins with, which fills the fields from the option's
+// leftwards, written out in all four fields, then the predicate
+// and actions that may follow. A description with more fields than that
+// is refused, quoted as given.
+func specText(src Source) (string, error) {
 	t := src.Text
-	switch src.Kind {
-	case SpecProvider:
-		return t + ":::"
-	case SpecModule:
-		return t + "::"
-	case SpecFunction:
-		return t + ":"
+	field := map[SpecKind]provider.Field{
+		SpecProvider: provider.FieldProvider, SpecModule: provider.FieldModule, SpecFunction: provider.FieldFunction,
+	}[src.Kind]
+	n := strings.IndexFunc(t, func(r rune) bool { return !isDescChar(r) })
+	if n < 0 {
+		n = len(t)
 	}
-	return t
+	d, err := provider.ParseDescField(t[:n], field)
+	if err != nil {
+		return "", err
+	}
+	return d.String() + t[n:], nil
+}
+
+// probeIDSpec reads a specifier that begins with a number, as dtrace's
+// lexer does, as a probe id: for -n and -i the description of the probe
+// with that id replaces it (what follows, "-2" in "4-2", is read as
+// another description); the other options name a field and refuse it.
+func (h *Handle) probeIDSpec(kind SpecKind, text string) (string, error) {
+	n := strings.IndexFunc(text, func(r rune) bool { return r < '0' || r > '9' })
+	if n == 0 {
+		return text, nil
+	}
+	if n < 0 {
+		n = len(text)
+	}
+	digits, rest := text[:n], text[n:]
+	id, err := strconv.ParseUint(digits, 10, 32)
+	if err != nil {
+		return "", fmt.Errorf("identifier %s exceeds maximum probe id", digits)
+	}
+	if kind != SpecName {
+		what := map[SpecKind]string{SpecProvider: "providers", SpecModule: "modules", SpecFunction: "functions"}[kind]
+		return "", fmt.Errorf("probe identifier %d not permitted when specifying %s", id, what)
+	}
+	// Ids are given as providers are first listed: list them all.
+	if _, err := h.reg.List(); err != nil {
+		return "", err
+	}
+	p := h.reg.Probe(uint32(id))
+	if p == nil {
+		return "", fmt.Errorf("invalid probe identifier %d: Unknown probe identifier", id)
+	}
+	desc := provider.Desc{Provider: p.Provider, Module: p.Module, Function: p.Function, Name: p.Name}.String()
+	if rest != "" && isDescChar(rune(rest[0])) {
+		desc += ","
+	}
+	return desc + rest, nil
+}
+
+// isDescChar reports whether r may appear in a probe description on the
+// command line (dtrace's lexer: letters, digits and -$:_.`?*\[]!).
+func isDescChar(r rune) bool {
+	return r < 0x80 && (r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || strings.ContainsRune("-$:_.`?*\\[]!", r))
 }
 
 // loadLibrary (re)loads the D library files that the programs compiled

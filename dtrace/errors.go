@@ -39,7 +39,15 @@ func (e *SourceError) Error() string {
 	if e.Source.IsScript() {
 		return fmt.Sprintf("failed to compile script %s: %v", e.Source.Name, e.Err)
 	}
-	return fmt.Sprintf("invalid probe specifier %s: %v", e.Source.Name, e.Err)
+	// Lines are counted in files only: dtrace's compiler has no line
+	// number to give for a program on the command line.
+	err := e.Err
+	if ce, ok := err.(*CompileError); ok && ce.Line > 0 {
+		noLine := *ce
+		noLine.Line = 0
+		err = &noLine
+	}
+	return fmt.Sprintf("invalid probe specifier %s: %v", e.Source.Name, err)
 }
 
 func (e *SourceError) Unwrap() error { return e.Err }

@@ -31,3 +31,11 @@ func atBreakpoint(pid int, addr uint64) (bool, error) {
 	regs.Rip = addr
 	return true, unix.PtraceSetRegs(pid, &regs)
 }
+
+// ptraceArg0 is the first argument of the function the stopped process
+// has just been called into (rdi).
+func ptraceArg0(pid int) (uint64, error) {
+	var regs unix.PtraceRegs
+	err := unix.PtraceGetRegs(pid, &regs)
+	return regs.Rdi, err
+}

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"strings"
 	"time"
 
 	"golang.org/x/sys/unix"
@@ -42,16 +43,54 @@ func holdAt(pid int, evaltime string) (warning string, err error) {
 	if err != nil {
 		return "", err
 	}
-	addr := entry
-	if evaltime == "postinit" || evaltime == "main" {
-		if m, ok := mainAddr(pid, entry); ok {
-			addr = m
-		} else {
-			warning = fmt.Sprintf("evaltime=%s: no main() symbol in %s: process %d is held at its entry point (preinit)",
-				evaltime, exeName(pid), pid)
-		}
+	deadline := time.Now().Add(holdTimeout)
+	if evaltime == "preinit" {
+		return "", runToBreakpoint(pid, entry, deadline)
 	}
-	return warning, runToBreakpoint(pid, addr, time.Now().Add(holdTimeout))
+	if m, ok := mainAddr(pid, entry); ok {
+		return "", runToBreakpoint(pid, m, deadline)
+	}
+	// No symbol (a stripped program): as dtrace-utils does, catch libc
+	// starting the program, whose first argument is main().
+	if err := runToBreakpoint(pid, entry, deadline); err != nil {
+		return "", err
+	}
+	start, ok := libcStartMain(pid)
+	if !ok {
+		return fmt.Sprintf("evaltime=%s: no main() symbol in %s: process %d is held at its entry point (preinit)",
+			evaltime, exeName(pid), pid), nil
+	}
+	if err := runToBreakpoint(pid, start, deadline); err != nil {
+		return "", err
+	}
+	m, err := ptraceArg0(pid)
+	if err != nil {
+		return "", err
+	}
+	return "", runToBreakpoint(pid, m, deadline)
+}
+
+// libcStartMain finds __libc_start_main in the C library the stopped
+// process has mapped (at its entry point the dynamic linker has mapped
+// every library it needs).
+func libcStartMain(pid int) (uint64, bool) {
+	p, err := symbol.ReadProcess(pid)
+	if err != nil {
+		return 0, false
+	}
+	for _, mod := range p.Modules() {
+		if !strings.HasPrefix(mod.Name, "libc.so") && !strings.HasPrefix(mod.Name, "libc-") {
+			continue
+		}
+		o, err := symbol.OpenObject(p.OpenPath(mod))
+		if err != nil {
+			return 0, false
+		}
+		v, ok := o.SymbolValue("__libc_start_main")
+		bias, biased := p.Bias(mod, o)
+		return v + bias, ok && biased && v != 0
+	}
+	return 0, false
 }
 
 // auxvEntry reads the program's entry point (AT_ENTRY) from its

@@ -11,3 +11,5 @@ func ptracePC(pid int) (uint64, error) { return 0, errNoBreakpoints }
 func breakpoint(code []byte) []byte { return code }
 
 func atBreakpoint(pid int, addr uint64) (bool, error) { return false, errNoBreakpoints }
+
+func ptraceArg0(pid int) (uint64, error) { return 0, errNoBreakpoints }

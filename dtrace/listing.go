@@ -2,6 +2,7 @@ package dtrace
 
 import (
 	"bufio"
+	"errors"
 	"fmt"
 	"io"
 	"strings"
@@ -17,10 +18,12 @@ func WriteListHeader(w io.Writer) {
 
 // WriteList writes the probes that p's descriptions match (every probe
 // when p is nil) as dtrace -l lists them, one line each in id order;
-// verbose adds each probe's stability and argument types (-lv).
+// verbose adds each probe's stability and argument types (-lv). A
+// *NoMatchError names the descriptions that matched nothing.
 func (h *Handle) WriteList(w io.Writer, p *Program, verbose bool) error {
 	probes, err := h.List(p)
-	if err != nil {
+	var none *NoMatchError
+	if err != nil && !errors.As(err, &none) {
 		return err
 	}
 	// One write per line would be 80,000 system calls for fbt.
@@ -33,7 +36,7 @@ func (h *Handle) WriteList(w io.Writer, p *Program, verbose bool) error {
 			h.writeProbeDetail(w, q)
 		}
 	}
-	return nil
+	return err
 }
 
 // listAttrs are the stability attributes -lv prints per provider: the

@@ -174,6 +174,11 @@ func GrabProcess(pid int) (*Process, error) {
 		return nil, fmt.Errorf("invalid pid: %d", pid)
 	}
 	fd, err := unix.PidfdOpen(pid, 0)
+	if errors.Is(err, unix.ESRCH) {
+		// dtrace-utils says no more than the reason when the process
+		// does not exist ("dtrace: No such process").
+		return nil, errors.New(Strerror(err))
+	}
 	if err != nil {
 		return nil, fmt.Errorf("failed to grab pid %d: %s", pid, Strerror(err))
 	}

@@ -42,9 +42,15 @@ func ParseDesc(s string) (Desc, error) {
 
 // ParseDescField parses a description whose rightmost component is the
 // given field; components fill the fields from the right, and more
-// components than fields to the left of last is an error.
+// components than fields to the left of last is an error. An empty first
+// component is not one of them (dtrace reads the fields from the right
+// and stops at the start of the text): -f ::read: names function "" of
+// module read.
 func ParseDescField(s string, last Field) (Desc, error) {
 	parts := strings.Split(s, ":")
+	if len(parts) > int(last)+1 && parts[0] == "" {
+		parts = parts[1:]
+	}
 	if len(parts) > int(last)+1 {
 		return Desc{}, &DescError{Spec: s, Reason: "Overspecified probe description"}
 	}

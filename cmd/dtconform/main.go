@@ -17,6 +17,7 @@ import (
 	"os/signal"
 	"path/filepath"
 	"regexp"
+	"strings"
 	"syscall"
 	"time"
 
@@ -45,6 +46,9 @@ func run(args []string, stdout, stderr io.Writer) int {
 	csrc := fs.String("triggers", "", "directory of C trigger sources (default conformance/triggers of this repository)")
 	oformat := fs.String("oformat", "", "json: run every tracing dtrace with -x oformat=json and check its output against the schema instead of judging verdicts")
 	schemaPath := fs.String("schema", "", "JSON Schema of -oformat json (default docs/oformat-json.schema.json of this repository)")
+	only := fs.String("only", "", "d: only the D programs; sh: only the shell tests (default both)")
+	shellTimeout := fs.Duration("shell-timeout", conformance.DefaultShellTimeout, "longest a single shell test may run (runtest.sh's 41 s or the test's longer @@timeout, capped at this)")
+	include := fs.String("include", "", "directory of DTrace's <sys/sdt.h> for the shell tests' C programs (default include/ of this repository)")
 	if err := fs.Parse(args); err != nil {
 		return 2
 	}
@@ -85,6 +89,22 @@ func run(args []string, stdout, stderr io.Writer) int {
 	if err != nil {
 		fmt.Fprintln(stderr, "dtconform:", err)
 		return 2
+	}
+	if *oformat != "" && *only == "" {
+		// The json step checks what D programs print; the shell tests
+		// run dtrace in ways (-h, -G, -l) that print no records.
+		*only = "d"
+	}
+	switch *only {
+	case "":
+	case "d", "sh":
+		tests = conformance.OnlyKind(tests, *only == "sh")
+	default:
+		fmt.Fprintf(stderr, "dtconform: -only %s: want d or sh\n", *only)
+		return 2
+	}
+	if *include == "" {
+		*include = filepath.Join(repo, "include")
 	}
 	xf, err := conformance.LoadExpectedFailures(*xfailPath)
 	if err != nil {
@@ -163,13 +183,28 @@ func run(args []string, stdout, stderr io.Writer) int {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	cfg := conformance.Config{
-		Root:       root,
-		DTrace:     dt,
-		Workers:    *workers,
-		MaxTimeout: *timeout,
-		Triggers:   triggers,
-		Arch:       arch,
-		FBT:        conformance.KernelHasFBT(),
+		Root:            root,
+		DTrace:          dt,
+		Workers:         *workers,
+		MaxTimeout:      *timeout,
+		ShellMaxTimeout: *shellTimeout,
+		Triggers:        triggers,
+		Arch:            arch,
+		FBT:             conformance.KernelHasFBT(),
+	}
+	if conformance.HasShell(tests) {
+		sh, err := conformance.PrepareShell(ctx, conformance.ShellOptions{
+			Tmp: tmp, Corpus: root, DTrace: dt, Include: *include, Arch: arch,
+		})
+		if err != nil {
+			fmt.Fprintln(stderr, "dtconform: shell tests:", err)
+			return 2
+		}
+		for name, err := range sh.BuildErrors {
+			first, _, _ := strings.Cut(err.Error(), "\n")
+			fmt.Fprintf(stderr, "dtconform: %s not built: %s\n", name, first)
+		}
+		cfg.Shell = sh
 	}
 	if *verbose {
 		cfg.Progress = func(r *conformance.Result) {

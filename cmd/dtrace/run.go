@@ -1,6 +1,7 @@
 package main
 
 import (
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -363,7 +364,15 @@ func (c *cmdline) list(h *dtrace.Handle, out io.Writer) int {
 		c.cmds = []*command{{}} // no program: every probe
 	}
 	for _, cmd := range c.cmds {
-		if err := h.WriteList(out, cmd.prog, c.verbose > 0); err != nil {
+		err := h.WriteList(out, cmd.prog, c.verbose > 0)
+		var none *dtrace.NoMatchError
+		if errors.As(err, &none) {
+			// dtrace-utils and illumos report a description that
+			// matches nothing and go on: the listing still exits 0.
+			for _, d := range none.Descs {
+				c.errorf("failed to match %s: No probe matches description", d)
+			}
+		} else if err != nil {
 			c.errorf("%v", err)
 		}
 	}
