@@ -138,3 +138,16 @@ func Diff(want, got []string) string {
 	}
 	return b.String()
 }
+
+// Tail is the last n lines of text, each quoted as Diff quotes them.
+func Tail(text string, n int) string {
+	lines := splitLines(text)
+	if len(lines) > n {
+		lines = lines[len(lines)-n:]
+	}
+	var b strings.Builder
+	for _, l := range lines {
+		fmt.Fprintf(&b, " %q\n", l)
+	}
+	return b.String()
+}

@@ -211,6 +211,10 @@ func run(args []string, stdout, stderr io.Writer) int {
 			fmt.Fprintln(stdout, r.Line())
 			if r.Status == conformance.Fail && r.Diff != "" {
 				fmt.Fprint(stdout, r.Diff)
+			} else if r.Status == conformance.Fail && r.Test.Shell {
+				// A shell test judged by its exit status: what it
+				// printed says why.
+				fmt.Fprint(stdout, conformance.Tail(conformance.Combine(r.Stdout, r.Stderr), 20))
 			}
 		}
 	}
