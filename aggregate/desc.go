@@ -1,224 +1,51 @@
 package aggregate
 
-import (
-	"fmt"
-	"math"
-)
+import "github.com/dtrace-go/dtrace/program"
 
-// Func is an aggregating function.
-type Func int
+// Func is an aggregating function (program.AggFunc).
+type Func = program.AggFunc
 
-// The aggregating functions of D.
+// The aggregating functions of D and quantize()'s bucket constants.
 const (
-	Count Func = iota + 1
-	Sum
-	Min
-	Max
-	Avg
-	Stddev
-	Quantize
-	Lquantize
-	Llquantize
+	Count           = program.AggCount
+	Sum             = program.AggSum
+	Min             = program.AggMin
+	Max             = program.AggMax
+	Avg             = program.AggAvg
+	Stddev          = program.AggStddev
+	Quantize        = program.AggQuantize
+	Lquantize       = program.AggLquantize
+	Llquantize      = program.AggLlquantize
+	QuantizeBuckets = program.QuantizeBuckets
+	QuantizeZero    = program.QuantizeZero
 )
 
-var funcNames = [...]string{"", "count", "sum", "min", "max", "avg", "stddev", "quantize", "lquantize", "llquantize"}
-
-// String returns the function's D name ("lquantize").
-func (f Func) String() string {
-	if f > 0 && int(f) < len(funcNames) {
-		return funcNames[f]
-	}
-	return fmt.Sprintf("Func(%d)", int(f))
-}
-
-// Desc describes one aggregation variable: its function and the
-// function's constant parameters. The checker fills it; codegen sizes
-// the map value from NSlots; the consumer merges and prints with it.
-type Desc struct {
-	// ID is the aggregation variable id. Aggregations print at exit in
-	// ID order.
-	ID   int
-	Name string
-	Func Func
-	// Base, Levels and Step are lquantize()'s parameters: Levels is
-	// (limit - base) / step.
-	Base   int32
-	Levels uint16
-	Step   uint16
-	// Factor, Lmag, Hmag and Steps are llquantize()'s parameters.
-	Factor uint16
-	Lmag   uint16
-	Hmag   uint16
-	Steps  uint16
-}
-
-// QuantizeBuckets is the number of quantize() buckets; bucket
-// QuantizeZero counts zeros.
-const (
-	QuantizeBuckets = 127
-	QuantizeZero    = 63
-)
+// Desc describes one aggregation variable as the compiled program does
+// (program.AggDesc, whose value converts to a Desc); this package adds
+// what user space does with its values: merge, sort, print.
+type Desc program.AggDesc
 
 // NSlots returns the number of int64 slots in the function's per-CPU
 // value (see the package documentation for the layouts).
-func (d *Desc) NSlots() int {
-	switch d.Func {
-	case Count, Sum:
-		return 1
-	case Min, Max:
-		return 2
-	case Avg:
-		return 2
-	case Stddev:
-		return 4
-	case Quantize:
-		return QuantizeBuckets
-	case Lquantize:
-		return int(d.Levels) + 2
-	case Llquantize:
-		return d.llqBins()
-	}
-	return 0
-}
+func (d *Desc) NSlots() int { return (*program.AggDesc)(d).NSlots() }
 
-// llqPerSide is the number of log-linear bins on each side of zero.
-func (d *Desc) llqPerSide() int {
-	if !d.llqValid() {
-		return 0
-	}
-	sf := int(d.Steps) / int(d.Factor)
-	return (int(d.Hmag) - int(d.Lmag) + 1) * (int(d.Steps) - sf)
-}
+// Update applies one firing of the aggregating function with argument v
+// (and increment incr for the quantizing functions) to a per-CPU value,
+// as the code codegen emits does.
+func (d *Desc) Update(slots []int64, v, incr int64) { (*program.AggDesc)(d).Update(slots, v, incr) }
 
-func (d *Desc) llqBins() int { return 2*d.llqPerSide() + 3 }
+func (d *Desc) llqValid() bool { return (*program.AggDesc)(d).LlqValid() }
+func (d *Desc) llqZero() int   { return (*program.AggDesc)(d).LlqZero() }
+func (d *Desc) llqBins() int   { return (*program.AggDesc)(d).LlqBins() }
 
-// llqValid reports whether the llquantize parameters are usable; the
-// checker rejects the others, this only keeps bad input from panicking.
-func (d *Desc) llqValid() bool {
-	f, steps := uint64(d.Factor), uint64(d.Steps)
-	if f < 2 || steps == 0 || d.Hmag < d.Lmag {
-		return false
-	}
-	// factor^(hmag+1) must fit in 64 bits.
-	p := uint64(1)
-	for i := 0; i <= int(d.Hmag); i++ {
-		hi, lo := mul64(p, f)
-		if hi != 0 {
-			return false
-		}
-		p = lo
-	}
-	switch {
-	case steps < f:
-		return f%steps == 0
-	case steps > f:
-		if steps%f != 0 {
-			return false
-		}
-		if d.Lmag == 0 {
-			return (f*f)%steps == 0
-		}
-		return ipow(f, uint64(d.Lmag)+1)%steps == 0
-	}
-	return true
-}
-
-// llqZero is the index of the llquantize underflow bin (|v| < factor^lmag).
-func (d *Desc) llqZero() int { return 1 + d.llqPerSide() }
-
-// QuantizeBucket returns the quantize() bucket of v: QuantizeZero for 0,
-// QuantizeZero+k for 2^(k-1) <= v < 2^k, QuantizeZero-k for the negative
-// mirror, 0 for math.MinInt64.
-func QuantizeBucket(v int64) int {
-	if v == 0 {
-		return QuantizeZero
-	}
-	if v == math.MinInt64 {
-		return 0
-	}
-	t := v
-	if t < 0 {
-		t = -t
-	}
-	off := 1
-	for t > 1 {
-		t >>= 1
-		off++
-	}
-	if v < 0 {
-		return QuantizeZero - off
-	}
-	return QuantizeZero + off
-}
-
-// QuantizeBucketValue returns the lower bound printed for bucket i.
-func QuantizeBucketValue(i int) int64 {
-	switch {
-	case i < QuantizeZero:
-		return -(int64(1) << uint(QuantizeZero-1-i))
-	case i == QuantizeZero:
-		return 0
-	}
-	return int64(1) << uint(i-QuantizeZero-1)
-}
-
-// LquantizeBucket returns the lquantize() bucket of v: 0 below base,
-// levels+1 at or above base+levels*step, else 1+(v-base)/step.
-func LquantizeBucket(v int64, base int32, levels, step uint16) int {
-	if step == 0 || v < int64(base) {
-		return 0
-	}
-	level := uint64(v-int64(base)) / uint64(step)
-	if level > uint64(levels) {
-		level = uint64(levels)
-	}
-	return int(level) + 1
-}
-
-// LlquantizeBucket returns the llquantize() bucket of v, computed as
-// dtrace's BPF code does: bin 0 is the negative overflow, then the
-// negative log-linear bins, the underflow bin (|v| < factor^lmag), the
-// positive bins and the positive overflow.
-func LlquantizeBucket(v int64, factor, lmag, hmag, steps uint16) int {
-	d := Desc{Factor: factor, Lmag: lmag, Hmag: hmag, Steps: steps}
-	under := d.llqZero()
-	if !d.llqValid() {
-		return under
-	}
-	tmp := uint64(v)
-	if v < 0 {
-		tmp = uint64(-v)
-	}
-	max := ipow(uint64(factor), uint64(lmag))
-	if tmp < max {
-		return under
-	}
-	sf := uint64(steps) / uint64(factor)
-	mag := uint64(lmag)
-	var ind uint64
-	for {
-		max *= uint64(factor)
-		if tmp < max {
-			ind = tmp
-			if mag != 0 {
-				ind /= max / uint64(steps)
-			} else {
-				ind = ind * uint64(steps) / max
-			}
-			ind -= sf
-			break
-		}
-		mag++
-		if mag > uint64(hmag) {
-			break
-		}
-	}
-	bin := int64((mag-uint64(lmag))*(uint64(steps)-sf) + ind + 1)
-	if v < 0 {
-		bin = -bin
-	}
-	return int(bin) + under
-}
+// Bucket functions: where a value falls in each quantizing function's
+// histogram (program's, which codegen's BPF follows).
+var (
+	QuantizeBucket      = program.QuantizeBucket
+	QuantizeBucketValue = program.QuantizeBucketValue
+	LquantizeBucket     = program.LquantizeBucket
+	LlquantizeBucket    = program.LlquantizeBucket
+)
 
 func ipow(b, e uint64) uint64 {
 	r := uint64(1)
@@ -226,47 +53,4 @@ func ipow(b, e uint64) uint64 {
 		r *= b
 	}
 	return r
-}
-
-// Update applies one firing of the aggregating function with argument v
-// (and increment incr for the quantizing functions) to a per-CPU value.
-// It is the reference for the code codegen emits.
-func (d *Desc) Update(slots []int64, v, incr int64) {
-	if len(slots) < d.NSlots() {
-		return
-	}
-	switch d.Func {
-	case Count:
-		slots[0]++
-	case Sum:
-		slots[0] += v
-	case Min:
-		if slots[1] == 0 || v < slots[0] {
-			slots[0] = v
-		}
-		slots[1]++
-	case Max:
-		if slots[1] == 0 || v > slots[0] {
-			slots[0] = v
-		}
-		slots[1]++
-	case Avg:
-		slots[0]++
-		slots[1] += v
-	case Stddev:
-		slots[0]++
-		slots[1] += v
-		a := uint64(v)
-		if v < 0 {
-			a = uint64(-v)
-		}
-		hi, lo := mul64(a, a)
-		addTo128(slots[2:4], lo, hi)
-	case Quantize:
-		slots[QuantizeBucket(v)] += incr
-	case Lquantize:
-		slots[LquantizeBucket(v, d.Base, d.Levels, d.Step)] += incr
-	case Llquantize:
-		slots[LlquantizeBucket(v, d.Factor, d.Lmag, d.Hmag, d.Steps)] += incr
-	}
 }

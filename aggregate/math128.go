@@ -5,8 +5,6 @@ import (
 	"math/bits"
 )
 
-func mul64(a, b uint64) (hi, lo uint64) { return bits.Mul64(a, b) }
-
 // addTo128 adds (hi, lo) to the 128-bit value in s[0] (low) and s[1]
 // (high).
 func addTo128(s []int64, lo, hi uint64) {

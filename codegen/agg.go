@@ -7,11 +7,12 @@ import (
 	"github.com/dtrace-go/dtrace/aggregate"
 	"github.com/dtrace-go/dtrace/dlang/syntax"
 	"github.com/dtrace-go/dtrace/internal/abi"
+	"github.com/dtrace-go/dtrace/program"
 )
 
 // This file compiles aggregations: @a[keys] = func(args) looks up or
 // inserts the key in the per-CPU hash dt_agg_N and updates the value in
-// place with the slot layout of package aggregate (aggregate.Desc.Update
+// place with the slot layout of package aggregate (program.AggDesc.Update
 // is the reference).
 
 // aggOf returns the AggSpec of an aggregation reference, creating it.
@@ -33,7 +34,7 @@ func (g *gen) aggOf(f *fn, ag *syntax.AggExpr) *AggSpec {
 	if fn == 0 {
 		f.fail(ag, "unknown aggregating function %q", ai.Func)
 	}
-	d := aggregate.Desc{ID: ai.ID, Name: ai.Name, Func: fn}
+	d := program.AggDesc{ID: ai.ID, Name: ai.Name, Func: fn}
 	p := ai.Params
 	switch fn {
 	case aggregate.Lquantize:
@@ -67,27 +68,27 @@ func (g *gen) aggOf(f *fn, ag *syntax.AggExpr) *AggSpec {
 		size := g.keySize(kt)
 		item := Record{Action: ActArg, Offset: off, Size: size, Kind: KindSigned, FormatID: -1, AggID: ai.ID}
 		switch {
-		case kt.stack == 1:
+		case kt.Stack == 1:
 			item.Kind = KindStack
-		case kt.stack == 2:
+		case kt.Stack == 2:
 			item.Kind = KindUStack
-		case kt.sym != KindNone:
-			item.Kind = kt.sym
+		case kt.Sym != KindNone:
+			item.Kind = kt.Sym
 		case kt.IsString():
 			item.Kind = KindString
-		case kt.byRef():
+		case byRef(kt):
 			item.Kind = KindBytes
 		case kt.Kind == TInt && !kt.Signed, kt.Kind == TPointer:
 			item.Kind = KindUnsigned
 		}
 		a.Keys = append(a.Keys, item)
-		a.keyTypes = append(a.keyTypes, kt)
+		g.aggKeyTypes[ai.ID] = append(g.aggKeyTypes[ai.ID], kt)
 		off += size
 	}
 	a.KeySize = max(4, off)
 	charged := uint32(0)
 	for i, k := range a.Keys {
-		if k.Kind == KindString && a.keyTypes[i].keyWidth != 0 {
+		if k.Kind == KindString && g.aggKeyTypes[ai.ID][i].KeyWidth != 0 {
 			charged += g.strBuf()
 		} else {
 			charged += k.Size
@@ -138,7 +139,7 @@ func (f *fn) aggregate(as *syntax.AssignExpr, ag *syntax.AggExpr) {
 		}
 		f.emit(storeImm(regScratch, int16(key+i), 0, sz))
 	}
-	f.tuple(ag.Keys, a.keyTypes, key)
+	f.tuple(ag.Keys, f.g.aggKeyTypes[a.ID], key)
 
 	f.g.aggValueMax = max(f.g.aggValueMax, a.ValueSize)
 	f.g.useMap(a.Map)
@@ -180,7 +181,7 @@ func (f *fn) lookupOrInsert(m string, key uint32, drops int16) asm.Register {
 }
 
 // aggUpdate applies one firing to the value at p.
-func (f *fn) aggUpdate(d *aggregate.Desc, p, v, incr asm.Register) {
+func (f *fn) aggUpdate(d *program.AggDesc, p, v, incr asm.Register) {
 	t := f.alloc()
 	defer f.free(t)
 	switch d.Func {
@@ -264,7 +265,7 @@ func (f *fn) quantizeIndex(r asm.Register) {
 }
 
 // lquantizeIndex turns the value in r into its lquantize() bucket.
-func (f *fn) lquantizeIndex(r asm.Register, d *aggregate.Desc) {
+func (f *fn) lquantizeIndex(r asm.Register, d *program.AggDesc) {
 	done, above := f.label("lqdone"), f.label("lqabove")
 	b := f.alloc()
 	defer f.free(b)
@@ -281,7 +282,7 @@ func (f *fn) lquantizeIndex(r asm.Register, d *aggregate.Desc) {
 
 // llquantizeIndex turns the value in r into its llquantize() bucket,
 // with the magnitude loop unrolled over the constant parameters.
-func (f *fn) llquantizeIndex(r asm.Register, d *aggregate.Desc) {
+func (f *fn) llquantizeIndex(r asm.Register, d *program.AggDesc) {
 	factor, lmag, hmag, steps := uint64(d.Factor), uint64(d.Lmag), uint64(d.Hmag), uint64(d.Steps)
 	under := int64(1 + (int(hmag)-int(lmag)+1)*int(steps-steps/factor))
 	sf := steps / factor
@@ -403,7 +404,7 @@ func stackKeyType(e syntax.Expr, kt *Type) *Type {
 	if kind == 2 {
 		size += 8
 	}
-	return &Type{Kind: TArray, Size: size, Len: depth, Elem: TypeULong, Name: "stack", stack: kind}
+	return &Type{Kind: TArray, Size: size, Len: depth, Elem: TypeULong, Name: "stack", Stack: kind}
 }
 
 // symKeyType returns the key type of an aggregation key that is a symbol
@@ -416,9 +417,9 @@ func symKeyType(e syntax.Expr) *Type {
 	case kind == KindNone:
 		return nil
 	case kind >= KindUSym:
-		return &Type{Kind: TArray, Size: 16, Len: 2, Elem: TypeULong, Name: "_usymaddr", sym: kind}
+		return &Type{Kind: TArray, Size: 16, Len: 2, Elem: TypeULong, Name: "_usymaddr", Sym: kind}
 	}
-	return &Type{Kind: TInt, Size: 8, Name: "_symaddr", sym: kind}
+	return &Type{Kind: TInt, Size: 8, Name: "_symaddr", Sym: kind}
 }
 
 // stackInto writes a stack key of type kt at scratch offset off (already
@@ -427,19 +428,19 @@ func symKeyType(e syntax.Expr) *Type {
 func (f *fn) stackInto(off uint32, kt *Type) {
 	flags := int64(0)
 	pcs := off
-	if kt.stack == 2 {
+	if kt.Stack == 2 {
 		flags = 1 << 8 // BPF_F_USER_STACK
 		f.call(asm.FnGetCurrentPidTgid)
 		f.emit(asm.RSh.Imm(asm.R0, 32), asm.StoreMem(regScratch, int16(off), asm.R0, asm.DWord))
 		pcs += 8
 	}
 	skip := f.label("nostk")
-	if kt.stack == 1 {
+	if kt.Stack == 1 {
 		p := f.alloc()
 		f.emit(asm.LoadMem(p, regScratch, int16(f.g.layout.MState)+abi.MStatePrid, asm.Word), asm.JLE.Imm(p, abi.ProbeEnd, skip))
 		f.free(p)
 	}
-	if kt.stack == 2 {
+	if kt.Stack == 2 {
 		f.free(f.ustackPCs(pcs, int64(8*kt.Len)))
 	} else {
 		f.call(asm.FnGetStack, ctxOp(), scr(pcs), imm(int64(8*kt.Len)), imm(flags))

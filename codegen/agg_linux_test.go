@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/cilium/ebpf"
+	"github.com/dtrace-go/dtrace/aggregate"
 )
 
 // TestAggregationsAgainstReference fires aggregations with random values
@@ -87,7 +88,8 @@ BEGIN {
 			for i := range slots {
 				slots[i] = int64(binary.LittleEndian.Uint64(e.value[8*i:]))
 			}
-			a.Desc.Merge(sum, slots)
+			d := aggregate.Desc(a.Desc)
+			d.Merge(sum, slots)
 		}
 		for ks, sum := range sums {
 			key := []byte(ks)

@@ -139,7 +139,7 @@ func (ti *tinfo) clause(probe string, pred syntax.Expr, body ...syntax.Stmt) *sy
 		Body: &syntax.BlockStmt{List: body}}
 }
 
-func program(clauses ...*syntax.ProbeClause) *syntax.Program {
+func progOf(clauses ...*syntax.ProbeClause) *syntax.Program {
 	p := &syntax.Program{}
 	for _, c := range clauses {
 		p.Decls = append(p.Decls, c)

@@ -1,10 +1,11 @@
 package codegen
 
 import (
+	"strings"
+
 	"github.com/dtrace-go/dtrace/dlang/check"
 	"github.com/dtrace-go/dtrace/dlang/syntax"
 	"github.com/dtrace-go/dtrace/dlang/types"
-	"strings"
 )
 
 // Generate compiles a checked program into a Spec.

@@ -80,7 +80,7 @@ func diffIntegerExpressions(t *testing.T, isa int) {
 			body = append(body, ti.stmt(ti.call("trace", TypeVoid, x)))
 			want[i] = normTo(raw[i], vt)
 		}
-		spec, err := GenerateProgram(program(ti.clause("BEGIN", nil, body...)), ti, Options{ISA: isa})
+		spec, err := GenerateProgram(progOf(ti.clause("BEGIN", nil, body...)), ti, Options{ISA: isa})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -107,7 +107,7 @@ func TestDumpSmall(t *testing.T) {
 	ti := newInfo()
 	args := argVars()
 	e := ti.bin(syntax.ADD, ti.variable(args[0]), ti.lit(3, TypeInt))
-	spec, err := GenerateProgram(program(ti.clause("BEGIN", nil, ti.stmt(ti.call("trace", TypeVoid, e)))), ti, Options{})
+	spec, err := GenerateProgram(progOf(ti.clause("BEGIN", nil, ti.stmt(ti.call("trace", TypeVoid, e)))), ti, Options{})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -205,7 +205,7 @@ func (f *fn) expr(e syntax.Expr) asm.Register {
 // narrower types.
 func (f *fn) convert(r asm.Register, from, to *Type) {
 	if to.Kind == TInt {
-		if from != nil && (from.Kind == TPointer || from.byRef()) {
+		if from != nil && (from.Kind == TPointer || byRef(from)) {
 			// A pointer the verifier tracks (curcpu, a variable's
 			// storage) becomes a plain number for integer arithmetic.
 			f.launder(r)
@@ -301,7 +301,7 @@ func (f *fn) loadBytes(r asm.Register, size uint32, user bool) uint32 {
 
 // loadScalar reads a value of type t from memory at address r (consumed).
 func (f *fn) loadScalar(r asm.Register, t *Type, user bool) asm.Register {
-	if t.byRef() {
+	if byRef(t) {
 		if t.Kind == TString {
 			return f.copyStr(r, user)
 		}
@@ -418,7 +418,7 @@ func (f *fn) addrOf(e syntax.Expr) asm.Register {
 			return r
 		}
 		st := f.typeOf(x.X)
-		fl, _ := st.field(x.Name.Name)
+		fl, _ := fieldOf(st, x.Name.Name)
 		r := f.addrOf(x.X)
 		if fl.Offset != 0 {
 			f.emit(asm.Add.Imm(r, int32(fl.Offset)))
@@ -448,7 +448,7 @@ func (f *fn) addrOf(e syntax.Expr) asm.Register {
 // p[i]) would not be aligned to its size, as DTrace requires.
 func (f *fn) checkAlign(a asm.Register, t *Type) {
 	size := storeSize(t)
-	if t.byRef() || size <= 1 || size&(size-1) != 0 {
+	if byRef(t) || size <= 1 || size&(size-1) != 0 {
 		return
 	}
 	m := f.alloc()
@@ -701,7 +701,7 @@ func (f *fn) ternary(e *syntax.CondExpr) asm.Register {
 // fieldOf returns the field of struct or union st that x names; a
 // missing one is an error.
 func (f *fn) fieldOf(x *syntax.MemberExpr, st *Type) Field {
-	fl, ok := st.field(x.Name.Name)
+	fl, ok := fieldOf(st, x.Name.Name)
 	if !ok {
 		f.fail(x, "no member %s", x.Name.Name)
 	}
@@ -733,7 +733,7 @@ func (f *fn) member(e *syntax.MemberExpr) asm.Register {
 		return f.bitfield(base, fl, inMem, xt.User)
 	}
 	if inMem {
-		if fl.Type.byRef() {
+		if byRef(fl.Type) {
 			f.emit(asm.Add.Imm(base, int32(fl.Offset)))
 			return base
 		}
@@ -863,7 +863,7 @@ func (f *fn) index(e *syntax.IndexExpr) asm.Register {
 		f.mark(ok)
 		f.emit(asm.Mul.Imm(i, int32(bt.Elem.Size)), asm.Add.Reg(base, i))
 		f.free(i)
-		if t.byRef() {
+		if byRef(t) {
 			return base
 		}
 		v := f.alloc()

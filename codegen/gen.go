@@ -62,7 +62,10 @@ type gen struct {
 	// keyWidths are the narrowed widths of string key items, by
 	// aggregation id and position (keywidth.go).
 	keyWidths map[int][]uint32
-	zeroSize  uint32 // other values created from dt_zero
+	// aggKeyTypes are the key item types of each aggregation, by id, as
+	// aggOf laid them out (after narrowing and stack/symbol marking).
+	aggKeyTypes map[int][]*Type
+	zeroSize    uint32 // other values created from dt_zero
 
 	// countSites numbers the snapshot(n) and traceoff(n) calls, each with
 	// a u64 count in dt_snapshot.
@@ -154,7 +157,7 @@ func GenerateClauses(prog []Clause, info Info, opts Options) (spec *Spec, err er
 	if g2.spec.Layout.Size > maxScratch {
 		return nil, fmt.Errorf("program needs %d bytes of scratch space, more than the %d that generated code can address", g2.spec.Layout.Size, maxScratch)
 	}
-	g2.spec.finishLayout()
+	finishLayout(g2.spec)
 	return g2.spec, nil
 }
 
@@ -183,17 +186,18 @@ func (f *fn) bail(err error) { panic(bailout{err}) }
 
 func generate(clauses []Clause, info Info, opts Options, layout ScratchLayout) (g *gen, err error) {
 	g = &gen{
-		scanned:  map[syntax.Expr]bool{},
-		info:     info,
-		opts:     opts,
-		layout:   layout,
-		spec:     &Spec{Layout: layout, Options: opts},
-		maps:     map[string]bool{},
-		gvars:    map[int]uint32{},
-		thisVars: map[int]uint32{},
-		fvars:    map[int]uint32{},
-		tempMax:  layout.Temps,
-		srcText:  func(p syntax.Pos) string { return fmt.Sprintf("pos %d", p) },
+		scanned:     map[syntax.Expr]bool{},
+		info:        info,
+		opts:        opts,
+		layout:      layout,
+		spec:        &Spec{Layout: layout},
+		aggKeyTypes: map[int][]*Type{},
+		maps:        map[string]bool{},
+		gvars:       map[int]uint32{},
+		thisVars:    map[int]uint32{},
+		fvars:       map[int]uint32{},
+		tempMax:     layout.Temps,
+		srcText:     func(p syntax.Pos) string { return fmt.Sprintf("pos %d", p) },
 	}
 	if opts.SourceText != nil {
 		g.srcText = opts.SourceText
@@ -462,7 +466,7 @@ func (g *gen) declareMaps() {
 }
 
 // finishLayout sets dt_scratch's value size once the layout is final.
-func (s *Spec) finishLayout() {
+func finishLayout(s *Spec) {
 	for i := range s.Maps {
 		if s.Maps[i].Name == abi.MapScratch {
 			s.Maps[i].ValueSize = s.Layout.Size
@@ -578,10 +582,10 @@ func (g *gen) storageSize(t *Type) uint32 {
 // keySize is the size of one tuple item in a key: integers are widened
 // to 8 bytes, strings take strBuf bytes.
 func (g *gen) keySize(t *Type) uint32 {
-	if t != nil && t.keyWidth != 0 {
-		return align8(t.keyWidth)
+	if t != nil && t.KeyWidth != 0 {
+		return align8(t.KeyWidth)
 	}
-	if t != nil && t.byRef() {
+	if t != nil && byRef(t) {
 		return align8(g.storageSize(t))
 	}
 	return 8

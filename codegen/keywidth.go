@@ -92,7 +92,7 @@ func (g *gen) scanKeyWidths(clauses []Clause) {
 // narrowKey returns the key item type for aggregation id at position i:
 // kt itself, or a string of the position's bound.
 func (g *gen) narrowKey(id, i int, kt *Type) *Type {
-	if !kt.IsString() || kt.keyWidth != 0 {
+	if !kt.IsString() || kt.KeyWidth != 0 {
 		return kt
 	}
 	w := g.keyWidths[id]
@@ -100,23 +100,23 @@ func (g *gen) narrowKey(id, i int, kt *Type) *Type {
 		return kt
 	}
 	n := *kt
-	n.keyWidth = w[i]
+	n.KeyWidth = w[i]
 	return &n
 }
 
 // narrowString stores the string expression k into the key item at
-// scratch offset off, of kt.keyWidth bytes already zeroed.
+// scratch offset off, of kt.KeyWidth bytes already zeroed.
 func (f *fn) narrowString(k syntax.Expr, kt *Type, off uint32) {
 	k = syntax.Unparen(k)
 	if v := f.g.info.VarOf(k); v != nil && v.Kind == VarBuiltin && f.g.info.Expand(k) == nil {
-		if g := varGenOf(v.Name); g != nil && g.keyInto != nil && g.keyInto(f, v.Name, off, kt.keyWidth) {
+		if g := varGenOf(v.Name); g != nil && g.keyInto != nil && g.keyInto(f, v.Name, off, kt.KeyWidth) {
 			return
 		}
 	}
 	r := f.expr(k)
 	p := f.alloc()
 	f.scratchPtr(p, off)
-	f.call(asm.FnProbeReadKernelStr, reg(p), imm(int64(kt.keyWidth)), reg(r))
+	f.call(asm.FnProbeReadKernelStr, reg(p), imm(int64(kt.KeyWidth)), reg(r))
 }
 
 // commInto stores the current task's comm at scratch offset off as

@@ -29,7 +29,7 @@ BEGIN { s = "x"; @a[execname] = count(); @b[execname, "lit"] = count(); @c[s] = 
 			widths[a.Name] = append(widths[a.Name], k.Size)
 		}
 	}
-	full := spec.Options.StrSize + 2 // strBuf, rounded to 8
+	full := uint32(256 + 2) // strBuf of the default strsize, rounded to 8
 	full = (full + 7) &^ 7
 	want := map[string][]uint32{"a": {16}, "b": {16, 8}, "c": {full}, "d": {72}, "e": {16, 8}}
 	for name, w := range want {

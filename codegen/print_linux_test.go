@@ -56,7 +56,7 @@ BEGIN
 	if hi.BitSize != 5 || hi.Offset*8+hi.BitOff < 35 {
 		t.Errorf("bit-field hi: %+v", hi)
 	}
-	if f := fields["c"]; f.Type.Name != "enum color" || len(f.Type.Enum) != 2 || f.Type.Enum[1] != (EnumConst{"GREEN", 5}) {
+	if f := fields["c"]; f.Type.Name != "enum color" || len(f.Type.Enum) != 2 || f.Type.Enum[1] != (EnumConst{Name: "GREEN", Value: 5}) {
 		t.Errorf("enum member: %+v", f.Type)
 	}
 	if f := fields["u"]; !f.Type.Union || f.Offset != 16 || strings.TrimSpace(f.Type.Name) != "union" {

@@ -5,18 +5,20 @@ package codegen
 import (
 	"encoding/binary"
 	"errors"
-	"github.com/cilium/ebpf/btf"
 	"os"
 	"runtime"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/cilium/ebpf/btf"
+
 	"github.com/cilium/ebpf"
 	"github.com/cilium/ebpf/asm"
 	"github.com/cilium/ebpf/perf"
 
 	"github.com/dtrace-go/dtrace/internal/abi"
+	"github.com/dtrace-go/dtrace/loader"
 )
 
 // This file runs generated clauses in the kernel: a tiny raw-tracepoint
@@ -40,7 +42,7 @@ func needBPF(t testing.TB) {
 // wrapper builds the probe program for clauses (all of them when nil).
 func wrapper(spec *Spec, prid uint32) asm.Instructions {
 	ms := int16(spec.Layout.MState)
-	insns := ScratchPrologue("test_probe", "test_have")
+	insns := loader.ScratchPrologue("test_probe", "test_have")
 	// The clauses carry line info, so the kernel wants the first
 	// function's too.
 	insns[0] = insns[0].WithSource(asm.Comment("test probe"))

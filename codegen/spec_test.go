@@ -15,7 +15,7 @@ func sampleProgram(ti *tinfo) *syntax.Program {
 	pf := ti.call("printf", TypeVoid, ti.str("%d %s %c"), ti.variable(args[0]), ti.str("str"), ti.cast(TypeChar, ti.variable(args[1])))
 	ag := ti.agg(&AggInfo{ID: 0, Name: "q", Func: "quantize", Keys: []*Type{TypeLong}}, ti.variable(args[2]))
 	upd := ti.assign(syntax.ASSIGN, ag, ti.call("quantize", TypeVoid, ti.variable(args[0])))
-	return program(
+	return progOf(
 		ti.clause("BEGIN", nil, ti.stmt(pf), ti.stmt(upd)),
 		ti.clause("ERROR", nil, ti.stmt(ti.call("trace", TypeVoid, ti.variable(args[1])))),
 	)
@@ -76,7 +76,7 @@ func TestRecordLayout(t *testing.T) {
 func TestUnsupportedHasPosition(t *testing.T) {
 	ti := newInfo()
 	call := ti.call("mutex_owned", TypeInt, ti.str("abc"))
-	_, err := GenerateProgram(program(ti.clause("BEGIN", nil, ti.stmt(call))), ti, Options{})
+	_, err := GenerateProgram(progOf(ti.clause("BEGIN", nil, ti.stmt(call))), ti, Options{})
 	var pe *Error
 	if !errors.As(err, &pe) || pe.Pos != call.Pos() {
 		t.Fatalf("error %v does not carry the call's position", err)

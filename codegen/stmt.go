@@ -194,7 +194,7 @@ func (f *fn) storeReg(r asm.Register, t *Type, action Action) Record {
 		f.scratchPtr(p, f.g.layout.Output+off)
 		f.copyInto(p, r, t)
 		item.Offset, item.Size, item.Kind = off, size, KindString
-	case t.byRef():
+	case byRef(t):
 		off := f.recAlloc(t.Size, 8)
 		p := f.alloc()
 		f.scratchPtr(p, f.g.layout.Output+off)

@@ -38,7 +38,7 @@ func (f *fn) loadVar(e syntax.Expr, v *Var) asm.Register {
 	case VarClause:
 		off := f.g.thisVars[v.ID]
 		r := f.alloc()
-		if t.byRef() {
+		if byRef(t) {
 			f.scratchPtr(r, off)
 			if t.IsString() {
 				f.nullStr(r)
@@ -74,7 +74,7 @@ func (f *fn) loadVar(e syntax.Expr, v *Var) asm.Register {
 // loadAt loads a variable of type t stored at offset off of the map
 // value p (consumed): globals, flow variables.
 func (f *fn) loadAt(p asm.Register, off uint32, t *Type) asm.Register {
-	if t.byRef() {
+	if byRef(t) {
 		f.emit(asm.Add.Imm(p, int32(off)))
 		if t.IsString() {
 			f.nullStr(p)
@@ -92,7 +92,7 @@ func (f *fn) loadAt(p asm.Register, off uint32, t *Type) asm.Register {
 // storeAt stores r (consumed) into a variable of type t at offset off of
 // the map value p (consumed).
 func (f *fn) storeAt(p asm.Register, off uint32, r asm.Register, t *Type) {
-	if t.byRef() {
+	if byRef(t) {
 		f.emit(asm.Add.Imm(p, int32(off)))
 		f.copyStrVar(p, r, t)
 		return
@@ -110,7 +110,7 @@ func (f *fn) dynResult(t *Type) asm.Register {
 	if t.IsString() {
 		// An unset string is NULL.
 		f.emit(asm.Mov.Imm(r, 0))
-	} else if t.byRef() {
+	} else if byRef(t) {
 		off := f.tmp(max(8, t.Size))
 		for i := uint32(0); i < max(8, t.Size); i += 8 {
 			f.emit(storeImm(regScratch, int16(off+i), 0, asm.DWord))
@@ -121,7 +121,7 @@ func (f *fn) dynResult(t *Type) asm.Register {
 	}
 	f.emit(asm.Ja.Label(done))
 	f.mark(found)
-	if t.byRef() {
+	if byRef(t) {
 		f.emit(asm.Mov.Reg(r, asm.R0))
 		if t.IsString() {
 			f.nullStr(r)
@@ -150,7 +150,7 @@ func (f *fn) storeVar(n syntax.Node, v *Var, r asm.Register, vt *Type) {
 	if t == nil {
 		t = TypeLong
 	}
-	if !t.byRef() {
+	if !byRef(t) {
 		f.convert(r, vt, t)
 	}
 	switch v.Kind {
@@ -160,7 +160,7 @@ func (f *fn) storeVar(n syntax.Node, v *Var, r asm.Register, vt *Type) {
 		f.storeFlowVar(v, r, t)
 	case VarClause:
 		off := f.g.thisVars[v.ID]
-		if t.byRef() {
+		if byRef(t) {
 			p := f.alloc()
 			f.scratchPtr(p, off)
 			f.copyStrVar(p, r, t)
@@ -227,7 +227,7 @@ func (f *fn) createZeroed(m string, key, size uint32, hint string) asm.Register 
 func (f *fn) dynStore(m string, key, valSize uint32, r asm.Register, t *Type) {
 	val := f.tmp(valSize)
 	done := f.label("dsdone")
-	str, byRef := t.IsString(), !t.IsString() && t.byRef()
+	str, byRef := t.IsString(), !t.IsString() && byRef(t)
 	if !byRef {
 		// Storing 0 deletes, and for a string storing NULL.
 		upd := f.label("dsupd")
@@ -282,23 +282,23 @@ func (f *fn) tuple(keys []syntax.Expr, types []*Type, off uint32) uint32 {
 		if i < len(types) && types[i] != nil {
 			kt = types[i]
 		}
-		if kt.stack != 0 {
+		if kt.Stack != 0 {
 			f.stackInto(off, kt)
 			off += f.g.keySize(kt)
 			continue
 		}
-		if kt.keyWidth != 0 {
+		if kt.KeyWidth != 0 {
 			f.narrowString(k, kt, off)
 			off += f.g.keySize(kt)
 			continue
 		}
-		if kt.sym != KindNone {
-			f.symInto(k, kt.sym, regScratch, int16(off))
+		if kt.Sym != KindNone {
+			f.symInto(k, kt.Sym, regScratch, int16(off))
 			off += f.g.keySize(kt)
 			continue
 		}
 		r := f.expr(k)
-		if kt.byRef() {
+		if byRef(kt) {
 			p := f.alloc()
 			f.scratchPtr(p, off)
 			f.copyInto(p, r, kt)
@@ -378,7 +378,7 @@ func (f *fn) memAddr(e syntax.Expr) (asm.Register, Field) {
 	switch x := e.(type) {
 	case *syntax.Ident, *syntax.ScopedVar:
 		v := f.g.info.VarOf(x)
-		if v != nil && v.Type.byRef() && (v.Kind == VarGlobal || v.Kind == VarClause) {
+		if v != nil && byRef(v.Type) && (v.Kind == VarGlobal || v.Kind == VarClause) {
 			return f.loadVar(x, v), Field{Type: v.Type}
 		}
 		if v != nil && v.Type.Kind == TStruct && v.Kind == VarThread {
@@ -413,7 +413,7 @@ func (f *fn) memAddr(e syntax.Expr) (asm.Register, Field) {
 			return base, fl
 		}
 	case *syntax.IndexExpr:
-		if v := f.g.info.VarOf(x.X); v != nil && (v.Kind == VarAssoc || v.Kind == VarTAssoc) && v.Type.byRef() {
+		if v := f.g.info.VarOf(x.X); v != nil && (v.Kind == VarAssoc || v.Kind == VarTAssoc) && byRef(v.Type) {
 			// An element holding a struct or array is created (zeroed)
 			// by the first store into it.
 			key := f.assocKeyBuf(x, v)
@@ -540,7 +540,7 @@ func (f *fn) loadMem(lv lvalue) asm.Register {
 	if lv.field.BitSize != 0 {
 		return f.bitfield(p, lv.field, true, false)
 	}
-	if lv.v.Type.byRef() {
+	if byRef(lv.v.Type) {
 		return p
 	}
 	v := f.alloc()
@@ -560,7 +560,7 @@ func (f *fn) storeMem(lv lvalue, r asm.Register, vt *Type) {
 		f.used[lv.addr] = true
 		return
 	}
-	if t.byRef() {
+	if byRef(t) {
 		f.copyInto(lv.addr, r, t)
 		f.used[lv.addr] = true
 		return
@@ -620,7 +620,7 @@ func (f *fn) storeL(n syntax.Node, lv lvalue, r asm.Register, vt *Type) {
 	}
 	if lv.idx != nil {
 		t := lv.v.Type
-		if !t.byRef() {
+		if !byRef(t) {
 			f.convert(r, vt, t)
 		}
 		f.dynStore(abi.MapAssoc, lv.key, f.g.assocValue, r, t)
@@ -660,7 +660,7 @@ func (f *fn) assign(e *syntax.AssignExpr) asm.Register {
 		f.free(y)
 		r, vt = x, t
 	}
-	if t.byRef() {
+	if byRef(t) {
 		// The value of a string assignment is the source.
 		keepR := f.alloc()
 		f.emit(asm.Mov.Reg(keepR, r))

@@ -144,7 +144,7 @@ func (f *fn) xlateStruct(st *Type, members map[string]syntax.Expr, p *Var, in sy
 				f.call(asm.FnProbeReadKernelStr, scr(dst), imm(int64(fl.Type.Size)), reg(r))
 			default:
 				n := fl.Type.Size
-				if vt.byRef() && vt.Size < n {
+				if byRef(vt) && vt.Size < n {
 					n = vt.Size
 				}
 				if n == 0 {
@@ -202,8 +202,8 @@ func (f *fn) progenyof(c *syntax.CallExpr, pid asm.Register) asm.Register {
 	var rp, tg Field
 	ok1, ok2 := false, false
 	if tt != nil {
-		rp, ok1 = tt.field("real_parent")
-		tg, ok2 = tt.field("tgid")
+		rp, ok1 = fieldOf(tt, "real_parent")
+		tg, ok2 = fieldOf(tt, "tgid")
 	}
 	if !ok1 || !ok2 {
 		f.fail(c, "progenyof( ) needs the kernel's struct task_struct")

@@ -12,26 +12,26 @@ import (
 	"strings"
 	"syscall"
 
-	"github.com/dtrace-go/dtrace/codegen"
 	"github.com/dtrace-go/dtrace/format"
 	"github.com/dtrace-go/dtrace/output"
+	"github.com/dtrace-go/dtrace/program"
 )
 
 // action runs one record item: its library side (exit status,
 // aggregation changes, options, speculations, files, commands) and
 // hands it to the renderer, in record order.
-func (c *Consumer) action(st *recState, cpu int, data []byte, r codegen.Record, args []codegen.Record) error {
+func (c *Consumer) action(st *recState, cpu int, data []byte, r program.Record, args []program.Record) error {
 	switch r.Action {
-	case codegen.ActTrace:
+	case program.ActTrace:
 		return c.emit(st, output.Item{Kind: output.KindTrace, Value: c.boxes.value(data, r)})
-	case codegen.ActSnapshot:
+	case program.ActSnapshot:
 		// Taken once the pass over the buffers is over (the buffers
 		// are being read now).
 		if le.Uint32(data[r.Offset:]) != 0 {
 			c.pendingSnaps = append(c.pendingSnaps, st.rec.Probe.String())
 		}
 		return nil
-	case codegen.ActPrint:
+	case program.ActPrint:
 		if r.Type == nil {
 			return c.emit(st, output.Item{Kind: output.KindTrace, Value: value(data, r)})
 		}
@@ -46,7 +46,7 @@ func (c *Consumer) action(st *recState, cpu int, data []byte, r codegen.Record, 
 		}
 		return c.emit(st, output.Item{Kind: output.KindPrint, Addr: u64(data, r.Offset),
 			Type: ti, Data: data[r.Offset+8 : r.Offset+r.Size]})
-	case codegen.ActTracemem:
+	case program.ActTracemem:
 		b := data[r.Offset : r.Offset+r.Size]
 		if len(args) == 1 {
 			// tracemem()'s nbytes: a negative count or one above the
@@ -59,31 +59,31 @@ func (c *Consumer) action(st *recState, cpu int, data []byte, r codegen.Record, 
 			}
 		}
 		return c.emit(st, output.Item{Kind: output.KindTracemem, Data: b})
-	case codegen.ActPrintf:
+	case program.ActPrintf:
 		f, err := c.format(r.FormatID)
 		if err != nil {
 			return err
 		}
 		return c.emit(st, output.Item{Kind: output.KindPrintf, Format: f, Args: c.args(st, data, args)})
-	case codegen.ActSystem:
+	case program.ActSystem:
 		return c.system(st, data, r, args)
-	case codegen.ActFreopen:
+	case program.ActFreopen:
 		return c.freopen(st, data, r, args)
-	case codegen.ActExit:
+	case program.ActExit:
 		c.status = int(int32(le.Uint32(data[r.Offset:])))
 		return c.emit(st, output.Item{Kind: output.KindExit, N: int64(c.status)})
-	case codegen.ActStack, codegen.ActUStack:
+	case program.ActStack, program.ActUStack:
 		return c.emit(st, output.Item{Kind: output.KindStack, Value: value(data, r)})
-	case codegen.ActSym, codegen.ActMod, codegen.ActUSym, codegen.ActUMod:
+	case program.ActSym, program.ActMod, program.ActUSym, program.ActUMod:
 		return c.emit(st, output.Item{Kind: output.KindSym, Value: value(data, r)})
-	case codegen.ActPrinta:
+	case program.ActPrinta:
 		return c.printa(st, r, args)
-	case codegen.ActClear:
+	case program.ActClear:
 		if err := c.clear(r.AggID); err != nil {
 			return err
 		}
 		return c.emitAgg(st, output.KindClear, r.AggID, 0)
-	case codegen.ActTrunc:
+	case program.ActTrunc:
 		n := int64(0)
 		if len(args) > 0 {
 			n = int64(u64(data, args[0].Offset))
@@ -92,20 +92,20 @@ func (c *Consumer) action(st *recState, cpu int, data []byte, r codegen.Record, 
 			return err
 		}
 		return c.emitAgg(st, output.KindTrunc, r.AggID, n)
-	case codegen.ActNormalize:
+	case program.ActNormalize:
 		if r.AggID >= 0 && r.AggID < len(c.aggs) && len(args) > 0 {
 			n := u64(data, args[0].Offset)
 			c.aggs[r.AggID].Normalize(n)
 			return c.emitAgg(st, output.KindNormalize, r.AggID, int64(n))
 		}
-	case codegen.ActDenormalize:
+	case program.ActDenormalize:
 		if r.AggID >= 0 && r.AggID < len(c.aggs) {
 			c.aggs[r.AggID].Denormalize()
 			return c.emitAgg(st, output.KindDenormalize, r.AggID, 0)
 		}
-	case codegen.ActSetopt:
+	case program.ActSetopt:
 		return c.setopt(st, data, r, args)
-	case codegen.ActCommit, codegen.ActDiscard:
+	case program.ActCommit, program.ActDiscard:
 		return c.commit(st, data, r)
 	}
 	return nil
@@ -125,7 +125,7 @@ func (c *Consumer) emitAgg(st *recState, kind output.Kind, id int, n int64) erro
 // printa hands over the aggregations printa() prints: from the pass's
 // snapshot under an aggrate, else as they are now. Those with entries
 // count as printed (they are not printed again at exit).
-func (c *Consumer) printa(st *recState, r codegen.Record, args []codegen.Record) error {
+func (c *Consumer) printa(st *recState, r program.Record, args []program.Record) error {
 	start := len(st.aggs)
 	for _, a := range args {
 		if a.AggID < 0 {
@@ -175,7 +175,7 @@ func (c *Consumer) printa(st *recState, r codegen.Record, args []codegen.Record)
 
 // printfText formats the arguments of system() and freopen() as printf()
 // would.
-func (c *Consumer) printfText(st *recState, data []byte, r codegen.Record, args []codegen.Record) (output.Item, error) {
+func (c *Consumer) printfText(st *recState, data []byte, r program.Record, args []program.Record) (output.Item, error) {
 	f, err := c.format(r.FormatID)
 	if err != nil {
 		return output.Item{}, err
@@ -193,7 +193,7 @@ func (c *Consumer) printfText(st *recState, data []byte, r codegen.Record, args 
 // system(3), once the renderer has written out what the record printed
 // before it, so that the command's output follows. Its exit status is
 // ignored.
-func (c *Consumer) system(st *recState, data []byte, r codegen.Record, args []codegen.Record) error {
+func (c *Consumer) system(st *recState, data []byte, r program.Record, args []program.Record) error {
 	it, err := c.printfText(st, data, r, args)
 	if err != nil {
 		return err
@@ -216,7 +216,7 @@ func (c *Consumer) system(st *recState, data []byte, r codegen.Record, args []co
 // file, opened for appending and created if missing; freopen("") goes
 // back to the original output. A file that cannot be opened is a
 // library-level error and the output stays where it was.
-func (c *Consumer) freopen(st *recState, data []byte, r codegen.Record, args []codegen.Record) error {
+func (c *Consumer) freopen(st *recState, data []byte, r program.Record, args []program.Record) error {
 	it, err := c.printfText(st, data, r, args)
 	if err != nil {
 		return err
@@ -248,7 +248,7 @@ func errText(err error) string {
 
 // setopt applies setopt() as dtrace does: a bad option is a
 // library-level error of the clause.
-func (c *Consumer) setopt(st *recState, data []byte, r codegen.Record, args []codegen.Record) error {
+func (c *Consumer) setopt(st *recState, data []byte, r program.Record, args []program.Record) error {
 	name := ""
 	if r.FormatID >= 0 && r.FormatID < len(c.cfg.Spec.Formats) {
 		name = c.cfg.Spec.Formats[r.FormatID]

@@ -11,10 +11,10 @@ import (
 
 	"golang.org/x/sys/unix"
 
-	"github.com/dtrace-go/dtrace/codegen"
 	"github.com/dtrace-go/dtrace/format"
 	"github.com/dtrace-go/dtrace/output"
 	"github.com/dtrace-go/dtrace/output/text"
+	"github.com/dtrace-go/dtrace/program"
 	"github.com/dtrace-go/dtrace/provider"
 )
 
@@ -30,14 +30,14 @@ func (o oneProbe) Probe(id uint32) *provider.Probe {
 // printfConsumer is a consumer of one clause, printf("%d %s\n", int,
 // string[16]), and a record of it.
 func printfConsumer(r output.Renderer) (*Consumer, []byte) {
-	recs := []codegen.Record{
-		{Action: codegen.ActPrintf, FormatID: 0, AggID: -1, NArgs: 2},
-		{Action: codegen.ActArg, Offset: 16, Size: 4, Kind: codegen.KindSigned, AggID: -1, FormatID: -1},
-		{Action: codegen.ActArg, Offset: 20, Size: 16, Kind: codegen.KindString, AggID: -1, FormatID: -1},
+	recs := []program.Record{
+		{Action: program.ActPrintf, FormatID: 0, AggID: -1, NArgs: 2},
+		{Action: program.ActArg, Offset: 16, Size: 4, Kind: program.KindSigned, AggID: -1, FormatID: -1},
+		{Action: program.ActArg, Offset: 20, Size: 16, Kind: program.KindString, AggID: -1, FormatID: -1},
 	}
-	spec := &codegen.Spec{
+	spec := &program.Spec{
 		Formats: []string{"%d %s\n"},
-		Clauses: []*codegen.ClauseSpec{{Segments: []*codegen.RecordSpec{{Records: recs, Size: 36, First: true}}}},
+		Clauses: []*program.ClauseSpec{{Segments: []*program.RecordSpec{{Records: recs, Size: 36, First: true}}}},
 	}
 	c := New(Config{
 		Spec: spec,

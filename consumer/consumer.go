@@ -11,10 +11,10 @@ import (
 	"github.com/cilium/ebpf"
 
 	"github.com/dtrace-go/dtrace/aggregate"
-	"github.com/dtrace-go/dtrace/codegen"
 	"github.com/dtrace-go/dtrace/format"
 	"github.com/dtrace-go/dtrace/internal/abi"
 	"github.com/dtrace-go/dtrace/output"
+	"github.com/dtrace-go/dtrace/program"
 	"github.com/dtrace-go/dtrace/provider"
 )
 
@@ -34,7 +34,7 @@ type Probes interface {
 
 // Config wires a Consumer to one loaded program.
 type Config struct {
-	Spec *codegen.Spec
+	Spec *program.Spec
 	// EPID tells what an EPID stands for: the probe and the clause
 	// (the loader's plan knows).
 	EPID    func(epid uint32) (probe uint32, clause int, ok bool)
@@ -74,7 +74,7 @@ type Consumer struct {
 	// formats caches parsed format strings by id, types print()'s
 	// types.
 	formats []*format.Format
-	types   map[*codegen.Type]*format.TypeInfo
+	types   map[*program.Type]*format.TypeInfo
 	// recs holds the reused record events, by nesting depth (commit()
 	// processes records inside a record); depth is the current one.
 	recs  []*recState
@@ -134,7 +134,7 @@ func New(cfg Config) *Consumer {
 		set:       cfg.Settings,
 		specs:     map[uint32][]specRecord{},
 		specBytes: map[uint32]int{},
-		types:     map[*codegen.Type]*format.TypeInfo{},
+		types:     map[*program.Type]*format.TypeInfo{},
 	}
 	c.fmt = &format.Printer{
 		Target:    cfg.Target,
@@ -147,12 +147,12 @@ func New(cfg Config) *Consumer {
 		for _, cl := range cfg.Spec.Clauses {
 			for _, s := range cl.Segments {
 				for _, it := range s.Records {
-					c.hasSnapshot = c.hasSnapshot || it.Action == codegen.ActSnapshot
+					c.hasSnapshot = c.hasSnapshot || it.Action == program.ActSnapshot
 				}
 			}
 		}
 		for _, a := range cfg.Spec.Aggs {
-			d := a.Desc
+			d := aggregate.Desc(a.Desc)
 			c.aggs = append(c.aggs, aggregate.New(&d))
 		}
 	}
@@ -405,7 +405,7 @@ func (c *Consumer) Trigger(rec []byte) bool {
 			continue
 		}
 		for _, it := range s.Records {
-			if it.Action == codegen.ActSnapshot && int(it.Offset)+4 <= len(rec) && le.Uint32(rec[it.Offset:]) != 0 {
+			if it.Action == program.ActSnapshot && int(it.Offset)+4 <= len(rec) && le.Uint32(rec[it.Offset:]) != 0 {
 				return true
 			}
 		}

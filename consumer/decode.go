@@ -5,15 +5,15 @@ import (
 	"encoding/binary"
 	"unsafe"
 
-	"github.com/dtrace-go/dtrace/codegen"
 	"github.com/dtrace-go/dtrace/format"
+	"github.com/dtrace-go/dtrace/program"
 )
 
 var le = binary.LittleEndian
 
 // value decodes one record item (or aggregation key item) as its kind
 // says.
-func value(data []byte, r codegen.Record) format.Value {
+func value(data []byte, r program.Record) format.Value {
 	return (*boxes)(nil).value(data, r)
 }
 
@@ -80,10 +80,10 @@ func (b *boxes) string(buf []byte) format.Value {
 	return box(&b.strs, strType, format.String(str))
 }
 
-func (b *boxes) value(data []byte, r codegen.Record) format.Value {
+func (b *boxes) value(data []byte, r program.Record) format.Value {
 	buf := data[r.Offset : r.Offset+r.Size]
 	switch r.Kind {
-	case codegen.KindSigned, codegen.KindUnsigned:
+	case program.KindSigned, program.KindUnsigned:
 		var v uint64
 		switch r.Size {
 		case 1:
@@ -95,15 +95,15 @@ func (b *boxes) value(data []byte, r codegen.Record) format.Value {
 		default:
 			v = le.Uint64(buf)
 		}
-		return b.int(format.Int{Bits: v, Size: int(r.Size), Signed: r.Kind == codegen.KindSigned})
-	case codegen.KindString:
+		return b.int(format.Int{Bits: v, Size: int(r.Size), Signed: r.Kind == program.KindSigned})
+	case program.KindString:
 		if i := bytes.IndexByte(buf, 0); i >= 0 {
 			buf = buf[:i]
 		}
 		return b.string(buf)
-	case codegen.KindStack, codegen.KindUStack:
+	case program.KindStack, program.KindUStack:
 		var st format.Stack
-		if r.Kind == codegen.KindUStack && len(buf) >= 8 {
+		if r.Kind == program.KindUStack && len(buf) >= 8 {
 			st.User, st.PID = true, int(le.Uint64(buf))
 			buf = buf[8:]
 		}
@@ -115,20 +115,20 @@ func (b *boxes) value(data []byte, r codegen.Record) format.Value {
 			st.PCs = append(st.PCs, pc)
 		}
 		return st
-	case codegen.KindSym, codegen.KindMod:
+	case program.KindSym, program.KindMod:
 		kind := format.KernelSym
-		if r.Kind == codegen.KindMod {
+		if r.Kind == program.KindMod {
 			kind = format.KernelMod
 		}
 		return format.Sym{Addr: le.Uint64(buf), Kind: kind}
-	case codegen.KindUSym, codegen.KindUMod, codegen.KindUAddr:
+	case program.KindUSym, program.KindUMod, program.KindUAddr:
 		// The tgid of the process the address belongs to, then the
 		// address.
 		kind := format.UserSym
 		switch r.Kind {
-		case codegen.KindUMod:
+		case program.KindUMod:
 			kind = format.UserMod
-		case codegen.KindUAddr:
+		case program.KindUAddr:
 			kind = format.UserAddr
 		}
 		return format.Sym{PID: int(le.Uint64(buf)), Addr: le.Uint64(buf[8:]), Kind: kind}
@@ -146,13 +146,13 @@ func u64(data []byte, off uint32) uint64 {
 
 // dataRecording reports whether a record prints anything (a clause with
 // only commit/discard does not print the probe line).
-func dataRecording(recs []codegen.Record) bool {
+func dataRecording(recs []program.Record) bool {
 	if len(recs) == 0 {
 		return true
 	}
 	for _, r := range recs {
 		switch r.Action {
-		case codegen.ActCommit, codegen.ActDiscard, codegen.ActArg:
+		case program.ActCommit, program.ActDiscard, program.ActArg:
 		default:
 			return true
 		}
@@ -164,10 +164,10 @@ func dataRecording(recs []codegen.Record) bool {
 // members, offsets, bit-fields, enums and array elements. bits is the
 // width of a bit-field member of type t (0: none). Pointers are leaves,
 // so the walk ends: an object cannot contain itself.
-func printTypeInfo(t *codegen.Type, bits uint32) *format.TypeInfo {
+func printTypeInfo(t *program.Type, bits uint32) *format.TypeInfo {
 	ti := &format.TypeInfo{Name: t.Name, Size: int(t.Size), Bits: int(bits)}
 	switch t.Kind {
-	case codegen.TInt:
+	case program.TInt:
 		switch {
 		case t.Float:
 			ti.Kind = format.TypeOther
@@ -179,9 +179,9 @@ func printTypeInfo(t *codegen.Type, bits uint32) *format.TypeInfo {
 		default:
 			ti.Kind, ti.Signed, ti.Char = format.TypeInt, t.Signed, t.Char
 		}
-	case codegen.TPointer:
+	case program.TPointer:
 		ti.Kind = format.TypePointer
-	case codegen.TStruct:
+	case program.TStruct:
 		ti.Kind = format.TypeStruct
 		if t.Union {
 			ti.Kind = format.TypeUnion
@@ -193,12 +193,12 @@ func printTypeInfo(t *codegen.Type, bits uint32) *format.TypeInfo {
 				Type:   printTypeInfo(f.Type, f.BitSize),
 			})
 		}
-	case codegen.TArray:
+	case program.TArray:
 		ti.Kind, ti.Len = format.TypeArray, int(t.Len)
 		if t.Elem != nil {
 			ti.Elem = printTypeInfo(t.Elem, 0)
 		}
-	case codegen.TString:
+	case program.TString:
 		// D's string is a char array of strsize, as illumos prints it.
 		ti.Kind, ti.Len = format.TypeArray, int(t.Size)
 		ti.Elem = &format.TypeInfo{Kind: format.TypeInt, Name: "char", Size: 1, Signed: true, Char: true}

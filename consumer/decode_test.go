@@ -5,27 +5,27 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/dtrace-go/dtrace/codegen"
 	"github.com/dtrace-go/dtrace/format"
+	"github.com/dtrace-go/dtrace/program"
 )
 
 // The consumer renders a print() record from codegen's type as dtrace
 // does: nested struct, char and short arrays, bit-fields, an enum and a
 // pointer; zero members left out.
 func TestPrintTypeRendering(t *testing.T) {
-	tInt := &codegen.Type{Kind: codegen.TInt, Size: 4, Signed: true, Name: "int"}
-	tUInt := &codegen.Type{Kind: codegen.TInt, Size: 4, Name: "unsigned int"}
-	tChar := &codegen.Type{Kind: codegen.TInt, Size: 1, Signed: true, Char: true, Name: "char"}
-	tShort := &codegen.Type{Kind: codegen.TInt, Size: 2, Signed: true, Name: "short"}
-	tEnum := &codegen.Type{Kind: codegen.TInt, Size: 4, Signed: true, Name: "enum color",
-		Enum: []codegen.EnumConst{{Name: "RED", Value: 0}, {Name: "GREEN", Value: 5}}}
-	tVoidp := &codegen.Type{Kind: codegen.TPointer, Size: 8, Name: "void *", Elem: &codegen.Type{Kind: codegen.TVoid, Name: "void"}}
-	tDouble := &codegen.Type{Kind: codegen.TInt, Size: 8, Float: true, Name: "double"}
-	inner := &codegen.Type{Kind: codegen.TStruct, Size: 8, Name: "struct ", Fields: []codegen.Field{
-		{Name: "name", Offset: 0, Type: &codegen.Type{Kind: codegen.TArray, Size: 4, Len: 4, Elem: tChar, Name: "char [4]"}},
-		{Name: "vals", Offset: 4, Type: &codegen.Type{Kind: codegen.TArray, Size: 4, Len: 2, Elem: tShort, Name: "short [2]"}},
+	tInt := &program.Type{Kind: program.TInt, Size: 4, Signed: true, Name: "int"}
+	tUInt := &program.Type{Kind: program.TInt, Size: 4, Name: "unsigned int"}
+	tChar := &program.Type{Kind: program.TInt, Size: 1, Signed: true, Char: true, Name: "char"}
+	tShort := &program.Type{Kind: program.TInt, Size: 2, Signed: true, Name: "short"}
+	tEnum := &program.Type{Kind: program.TInt, Size: 4, Signed: true, Name: "enum color",
+		Enum: []program.EnumConst{{Name: "RED", Value: 0}, {Name: "GREEN", Value: 5}}}
+	tVoidp := &program.Type{Kind: program.TPointer, Size: 8, Name: "void *", Elem: &program.Type{Kind: program.TVoid, Name: "void"}}
+	tDouble := &program.Type{Kind: program.TInt, Size: 8, Float: true, Name: "double"}
+	inner := &program.Type{Kind: program.TStruct, Size: 8, Name: "struct ", Fields: []program.Field{
+		{Name: "name", Offset: 0, Type: &program.Type{Kind: program.TArray, Size: 4, Len: 4, Elem: tChar, Name: "char [4]"}},
+		{Name: "vals", Offset: 4, Type: &program.Type{Kind: program.TArray, Size: 4, Len: 2, Elem: tShort, Name: "short [2]"}},
 	}}
-	outer := &codegen.Type{Kind: codegen.TStruct, Size: 48, Name: "struct outer", Fields: []codegen.Field{
+	outer := &program.Type{Kind: program.TStruct, Size: 48, Name: "struct outer", Fields: []program.Field{
 		{Name: "a", Offset: 0, Type: tInt},
 		{Name: "flag", Offset: 4, Type: tUInt, BitSize: 1},
 		{Name: "mode", Offset: 4, BitOff: 1, Type: tUInt, BitSize: 3},

@@ -8,10 +8,10 @@ import (
 	"time"
 
 	"github.com/dtrace-go/dtrace/aggregate"
-	"github.com/dtrace-go/dtrace/codegen"
 	"github.com/dtrace-go/dtrace/format"
 	"github.com/dtrace-go/dtrace/internal/abi"
 	"github.com/dtrace-go/dtrace/output"
+	"github.com/dtrace-go/dtrace/program"
 )
 
 // epInfo is what an EPID stands for: a clause on a probe.
@@ -19,7 +19,7 @@ type epInfo struct {
 	clause int
 	probe  output.Probe
 	known  bool
-	segs   []*codegen.RecordSpec
+	segs   []*program.RecordSpec
 	// data[i] says whether segs[i] records data (dataRecording).
 	data []bool
 }
@@ -183,7 +183,7 @@ func (c *Consumer) format(id int) (*format.Format, error) {
 }
 
 // args decodes the arguments of an action into the record's storage.
-func (c *Consumer) args(st *recState, data []byte, args []codegen.Record) []format.Value {
+func (c *Consumer) args(st *recState, data []byte, args []program.Record) []format.Value {
 	start := len(st.vals)
 	for _, a := range args {
 		st.vals = append(st.vals, c.boxes.value(data, a))

@@ -7,8 +7,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/dtrace-go/dtrace/codegen"
 	"github.com/dtrace-go/dtrace/output"
+	"github.com/dtrace-go/dtrace/program"
 	"github.com/dtrace-go/dtrace/provider"
 )
 
@@ -44,19 +44,19 @@ func (l *eventLog) End(r *output.Record) error {
 // after the commit item, or discard() drops them; what exceeds specsize
 // is counted as a speculative drop.
 func TestSpeculations(t *testing.T) {
-	printf := []codegen.Record{
-		{Action: codegen.ActPrintf, FormatID: 0, AggID: -1, NArgs: 1},
-		{Action: codegen.ActArg, Offset: 16, Size: 8, Kind: codegen.KindSigned, AggID: -1, FormatID: -1},
+	printf := []program.Record{
+		{Action: program.ActPrintf, FormatID: 0, AggID: -1, NArgs: 1},
+		{Action: program.ActArg, Offset: 16, Size: 8, Kind: program.KindSigned, AggID: -1, FormatID: -1},
 	}
-	end := func(a codegen.Action) []codegen.Record {
-		return []codegen.Record{{Action: a, Offset: 16, Size: 8, AggID: -1, FormatID: -1}}
+	end := func(a program.Action) []program.Record {
+		return []program.Record{{Action: a, Offset: 16, Size: 8, AggID: -1, FormatID: -1}}
 	}
-	spec := &codegen.Spec{
+	spec := &program.Spec{
 		Formats: []string{"%d"},
-		Clauses: []*codegen.ClauseSpec{
-			{Segments: []*codegen.RecordSpec{{Records: printf, Size: 24, First: true}}},
-			{Segments: []*codegen.RecordSpec{{Records: end(codegen.ActCommit), Size: 24, First: true}}},
-			{Segments: []*codegen.RecordSpec{{Records: end(codegen.ActDiscard), Size: 24, First: true}}},
+		Clauses: []*program.ClauseSpec{
+			{Segments: []*program.RecordSpec{{Records: printf, Size: 24, First: true}}},
+			{Segments: []*program.RecordSpec{{Records: end(program.ActCommit), Size: 24, First: true}}},
+			{Segments: []*program.RecordSpec{{Records: end(program.ActDiscard), Size: 24, First: true}}},
 		},
 	}
 	l := &eventLog{}

@@ -26,6 +26,7 @@ import (
 	"github.com/dtrace-go/dtrace/loader"
 	"github.com/dtrace-go/dtrace/output/prom"
 	"github.com/dtrace-go/dtrace/output/text"
+	"github.com/dtrace-go/dtrace/program"
 	"github.com/dtrace-go/dtrace/provider"
 	dtraceprov "github.com/dtrace-go/dtrace/provider/dtrace"
 	"github.com/dtrace-go/dtrace/provider/fbt"
@@ -96,7 +97,7 @@ type Handle struct {
 	// positions.
 	texts map[string]string
 
-	spec *codegen.Spec
+	spec *program.Spec
 	objs *loader.Objects
 	bufs *consumer.Buffers
 	// cons decodes the records; text is the dtrace(1M) text renderer,
@@ -399,7 +400,7 @@ func (h *Handle) checkEnabling() error {
 
 // sizeProbeNames makes dt_probes, an array indexed by probe id, just
 // large enough for the enabled probes.
-func sizeProbeNames(spec *codegen.Spec, plan *loader.Plan) {
+func sizeProbeNames(spec *program.Spec, plan *loader.Plan) {
 	var top uint32
 	for _, pp := range plan.Probes {
 		top = max(top, pp.Probe.ID)
@@ -438,7 +439,7 @@ func (h *Handle) fillProbeNames(plan *loader.Plan) error {
 // small scalars, so they get at least minDynVars entries: a tiny
 // dynvarsize that holds a few variables in dtrace holds them here too.
 func (h *Handle) sizeMaps() {
-	entries := func(budget int64, ms codegen.MapSpec) uint32 {
+	entries := func(budget int64, ms program.MapSpec) uint32 {
 		per := int64(ms.KeySize) + int64(ms.ValueSize)
 		if budget <= 0 || per == 0 {
 			return ms.MaxEntries

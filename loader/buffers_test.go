@@ -7,9 +7,9 @@ import (
 
 	"github.com/cilium/ebpf/asm"
 
-	"github.com/dtrace-go/dtrace/codegen"
 	"github.com/dtrace-go/dtrace/consumer"
 	"github.com/dtrace-go/dtrace/internal/abi"
+	"github.com/dtrace-go/dtrace/program"
 )
 
 // TestProfileIntoBuffers runs profile-997 into the consumer's buffers and
@@ -21,8 +21,8 @@ func TestProfileIntoBuffers(t *testing.T) {
 		asm.StoreMem(asm.R7, 8, asm.R0, asm.DWord),
 	}
 	spec := testSpec(
-		&codegen.ClauseSpec{Probes: []string{"BEGIN"}, EPID: 1, Insns: emitClause("dt_clause_0")},
-		&codegen.ClauseSpec{Probes: []string{"profile-997"}, EPID: 2, Insns: emitClause("dt_clause_1", cpuInArg1...)},
+		&program.ClauseSpec{Probes: []string{"BEGIN"}, EPID: 1, Insns: emitClause("dt_clause_0")},
+		&program.ClauseSpec{Probes: []string{"profile-997"}, EPID: 2, Insns: emitClause("dt_clause_1", cpuInArg1...)},
 	)
 	o, _ := loadPlan(t, spec, newRegistry())
 	bufs, err := consumer.OpenBuffers(o.Map(abi.MapBuf), consumer.BufferOptions{Size: 64 << 10})

@@ -11,12 +11,13 @@ import (
 	"testing"
 	"time"
 
+	"unsafe"
+
 	"github.com/cilium/ebpf"
 	"github.com/cilium/ebpf/asm"
 	"github.com/cilium/ebpf/link"
 	"github.com/cilium/ebpf/perf"
 	"golang.org/x/sys/unix"
-	"unsafe"
 
 	"github.com/dtrace-go/dtrace/internal/abi"
 )

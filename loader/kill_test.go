@@ -11,11 +11,11 @@ import (
 	"testing"
 	"time"
 
-	"github.com/dtrace-go/dtrace/codegen"
 	"github.com/dtrace-go/dtrace/consumer"
 	"github.com/dtrace-go/dtrace/internal/abi"
 	"github.com/dtrace-go/dtrace/internal/bpfobj"
 	"github.com/dtrace-go/dtrace/internal/leakcheck"
+	"github.com/dtrace-go/dtrace/program"
 )
 
 const childEnv = "DTRACE_LOADER_KILL_CHILD"
@@ -31,8 +31,8 @@ func TestMain(m *testing.M) {
 // prints the ids of its programs and maps, then waits to be killed.
 func runKillChild() int {
 	spec := testSpec(
-		&codegen.ClauseSpec{Probes: []string{"BEGIN"}, EPID: 1, Insns: emitClause("dt_clause_0")},
-		&codegen.ClauseSpec{Probes: []string{"tick-1ms"}, EPID: 2, Insns: emitClause("dt_clause_1")},
+		&program.ClauseSpec{Probes: []string{"BEGIN"}, EPID: 1, Insns: emitClause("dt_clause_0")},
+		&program.ClauseSpec{Probes: []string{"tick-1ms"}, EPID: 2, Insns: emitClause("dt_clause_1")},
 	)
 	fail := func(err error) int { fmt.Println("error:", err); return 1 }
 	plan, err := NewPlan(spec, newRegistry(), PlanOptions{})

@@ -4,14 +4,14 @@ import (
 	"fmt"
 	"io"
 
-	"github.com/dtrace-go/dtrace/codegen"
+	"github.com/dtrace-go/dtrace/program"
 )
 
 // WriteListing writes, for dtrace -S, every planned probe's final program:
 // a header line naming the probe, then the instructions with their labels
 // and source annotations as cilium/ebpf's asm prints them. It needs no
 // kernel objects.
-func WriteListing(w io.Writer, spec *codegen.Spec, plan *Plan) error {
+func WriteListing(w io.Writer, spec *program.Spec, plan *Plan) error {
 	for _, pp := range plan.Probes {
 		insns, err := plan.Instructions(spec, pp)
 		if err != nil {

@@ -14,10 +14,10 @@ import (
 	"github.com/cilium/ebpf/asm"
 	"github.com/cilium/ebpf/btf"
 
-	"github.com/dtrace-go/dtrace/codegen"
 	"github.com/dtrace-go/dtrace/internal/abi"
 	"github.com/dtrace-go/dtrace/internal/kernel"
 	"github.com/dtrace-go/dtrace/internal/kfeature"
+	"github.com/dtrace-go/dtrace/program"
 	"github.com/dtrace-go/dtrace/provider"
 )
 
@@ -30,7 +30,7 @@ type Options struct {
 
 // Objects are the maps and programs of one D program in the kernel.
 type Objects struct {
-	spec  *codegen.Spec
+	spec  *program.Spec
 	plan  *Plan
 	maps  map[string]*ebpf.Map
 	progs map[uint32]*loadedProg
@@ -55,7 +55,7 @@ type loadedProg struct {
 // It attaches nothing: call Attach once the library is ready for probes to
 // fire, and Run for test-run probes. On error everything created so far is
 // closed.
-func Load(spec *codegen.Spec, plan *Plan, opts Options) (_ *Objects, err error) {
+func Load(spec *program.Spec, plan *Plan, opts Options) (_ *Objects, err error) {
 	o := &Objects{spec: spec, plan: plan, maps: map[string]*ebpf.Map{}, progs: map[uint32]*loadedProg{}}
 	defer func() {
 		if err != nil {
@@ -172,13 +172,13 @@ func (o *Objects) createMaps() error {
 		return err
 	}
 	ncpu := uint32(len(possible))
-	specs := append([]codegen.MapSpec(nil), o.spec.Maps...)
+	specs := append([]program.MapSpec(nil), o.spec.Maps...)
 	hasScratch := false
 	for _, m := range specs {
 		hasScratch = hasScratch || m.Name == abi.MapScratch
 	}
 	if !hasScratch {
-		specs = append(specs, codegen.MapSpec{Name: abi.MapScratch, Kind: codegen.MapArray, KeySize: 4, ValueSize: o.spec.Layout.Size})
+		specs = append(specs, program.MapSpec{Name: abi.MapScratch, Kind: program.MapArray, KeySize: 4, ValueSize: o.spec.Layout.Size})
 	}
 	for _, ms := range specs {
 		if _, dup := o.maps[ms.Name]; dup {
@@ -197,34 +197,34 @@ func (o *Objects) createMaps() error {
 	return nil
 }
 
-func mapSpec(ms codegen.MapSpec, ncpu uint32) (*ebpf.MapSpec, error) {
+func mapSpec(ms program.MapSpec, ncpu uint32) (*ebpf.MapSpec, error) {
 	s := &ebpf.MapSpec{Name: kernelName(ms.Name), KeySize: ms.KeySize, ValueSize: ms.ValueSize, MaxEntries: ms.MaxEntries}
 	switch ms.Kind {
-	case codegen.MapArray:
+	case program.MapArray:
 		s.Type = ebpf.Array
 		if s.MaxEntries == 0 {
 			s.MaxEntries = ncpu
 		}
-	case codegen.MapPerCPUArray:
+	case program.MapPerCPUArray:
 		s.Type = ebpf.PerCPUArray
 		if s.MaxEntries == 0 {
 			s.MaxEntries = 1
 		}
-	case codegen.MapHash:
+	case program.MapHash:
 		s.Type = ebpf.Hash
-	case codegen.MapPerCPUHash:
+	case program.MapPerCPUHash:
 		s.Type = ebpf.PerCPUHash
-	case codegen.MapLRUHash:
+	case program.MapLRUHash:
 		// One LRU list for the map (not one per CPU, which would give
 		// a thread making flows on one CPU 1/ncpu of the table).
 		s.Type = ebpf.LRUHash
-	case codegen.MapPerfEventArray:
+	case program.MapPerfEventArray:
 		s.Type = ebpf.PerfEventArray
 		s.KeySize, s.ValueSize = 4, 4
 		if s.MaxEntries == 0 {
 			s.MaxEntries = ncpu
 		}
-	case codegen.MapRingBuf:
+	case program.MapRingBuf:
 		s.Type = ebpf.RingBuf
 		s.KeySize, s.ValueSize = 0, 0
 	default:

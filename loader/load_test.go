@@ -13,8 +13,8 @@ import (
 	"github.com/cilium/ebpf/asm"
 	"github.com/cilium/ebpf/perf"
 
-	"github.com/dtrace-go/dtrace/codegen"
 	"github.com/dtrace-go/dtrace/internal/abi"
+	"github.com/dtrace-go/dtrace/program"
 	"github.com/dtrace-go/dtrace/provider"
 	"github.com/dtrace-go/dtrace/provider/dtrace"
 	"github.com/dtrace-go/dtrace/provider/profile"
@@ -71,19 +71,19 @@ func exitClause(sym string) asm.Instructions {
 	}
 }
 
-func testSpec(clauses ...*codegen.ClauseSpec) *codegen.Spec {
+func testSpec(clauses ...*program.ClauseSpec) *program.Spec {
 	for i, c := range clauses {
 		c.Index = i
 		c.Symbol = c.Insns[0].Symbol()
 	}
-	return &codegen.Spec{
-		Maps: []codegen.MapSpec{
-			{Name: abi.MapBuf, Kind: codegen.MapPerfEventArray},
-			{Name: abi.MapScratch, Kind: codegen.MapArray, KeySize: 4, ValueSize: 512},
-			{Name: abi.MapState, Kind: codegen.MapArray, KeySize: 4, ValueSize: 8, MaxEntries: 1},
+	return &program.Spec{
+		Maps: []program.MapSpec{
+			{Name: abi.MapBuf, Kind: program.MapPerfEventArray},
+			{Name: abi.MapScratch, Kind: program.MapArray, KeySize: 4, ValueSize: 512},
+			{Name: abi.MapState, Kind: program.MapArray, KeySize: 4, ValueSize: 8, MaxEntries: 1},
 		},
 		Clauses: clauses,
-		Layout:  codegen.ScratchLayout{Size: 512, MState: 0, Output: testOutput},
+		Layout:  program.ScratchLayout{Size: 512, MState: 0, Output: testOutput},
 	}
 }
 
@@ -99,7 +99,7 @@ type record struct {
 
 // load plans spec with newRegistry's providers, loads it and opens a
 // reader of its buffers; the objects are closed when the test ends.
-func load(t *testing.T, spec *codegen.Spec) (*Objects, *perf.Reader) {
+func load(t *testing.T, spec *program.Spec) (*Objects, *perf.Reader) {
 	t.Helper()
 	o, _ := loadPlan(t, spec, newRegistry())
 	return o, reader(t, o)
@@ -107,7 +107,7 @@ func load(t *testing.T, spec *codegen.Spec) (*Objects, *perf.Reader) {
 
 // loadPlan plans spec with the providers of reg and loads it, logging the
 // verifier's complaints; the objects are closed when the test ends.
-func loadPlan(t *testing.T, spec *codegen.Spec, reg *provider.Registry) (*Objects, *Plan) {
+func loadPlan(t *testing.T, spec *program.Spec, reg *provider.Registry) (*Objects, *Plan) {
 	t.Helper()
 	plan, err := NewPlan(spec, reg, PlanOptions{})
 	if err != nil {
@@ -181,8 +181,8 @@ func setActivity(t *testing.T, o *Objects, a uint32) {
 
 func TestBeginEndRun(t *testing.T) {
 	spec := testSpec(
-		&codegen.ClauseSpec{Probes: []string{"BEGIN"}, EPID: 1, Insns: emitClause("dt_clause_0")},
-		&codegen.ClauseSpec{Probes: []string{"dtrace:::BEGIN", "END"}, EPID: 2, Insns: emitClause("dt_clause_1")},
+		&program.ClauseSpec{Probes: []string{"BEGIN"}, EPID: 1, Insns: emitClause("dt_clause_0")},
+		&program.ClauseSpec{Probes: []string{"dtrace:::BEGIN", "END"}, EPID: 2, Insns: emitClause("dt_clause_1")},
 	)
 	o, rd := load(t, spec)
 	if err := o.Attach(); err != nil {
@@ -240,9 +240,9 @@ func TestBeginEndRun(t *testing.T) {
 
 func TestExitSkipsLaterClauses(t *testing.T) {
 	spec := testSpec(
-		&codegen.ClauseSpec{Probes: []string{"BEGIN"}, EPID: 1, Insns: emitClause("dt_clause_0")},
-		&codegen.ClauseSpec{Probes: []string{"BEGIN"}, Insns: exitClause("dt_clause_1")},
-		&codegen.ClauseSpec{Probes: []string{"BEGIN"}, EPID: 2, Insns: emitClause("dt_clause_2")},
+		&program.ClauseSpec{Probes: []string{"BEGIN"}, EPID: 1, Insns: emitClause("dt_clause_0")},
+		&program.ClauseSpec{Probes: []string{"BEGIN"}, Insns: exitClause("dt_clause_1")},
+		&program.ClauseSpec{Probes: []string{"BEGIN"}, EPID: 2, Insns: emitClause("dt_clause_2")},
 	)
 	o, rd := load(t, spec)
 	if err := o.Run(1, nil); err != nil {
@@ -259,9 +259,9 @@ func TestExitSkipsLaterClauses(t *testing.T) {
 
 func TestProfileAndTick(t *testing.T) {
 	spec := testSpec(
-		&codegen.ClauseSpec{Probes: []string{"BEGIN"}, EPID: 1, Insns: emitClause("dt_clause_0")},
-		&codegen.ClauseSpec{Probes: []string{"tick-1ms"}, EPID: 2, Insns: emitClause("dt_clause_1")},
-		&codegen.ClauseSpec{Probes: []string{"profile-997"}, EPID: 3, Insns: emitClause("dt_clause_2")},
+		&program.ClauseSpec{Probes: []string{"BEGIN"}, EPID: 1, Insns: emitClause("dt_clause_0")},
+		&program.ClauseSpec{Probes: []string{"tick-1ms"}, EPID: 2, Insns: emitClause("dt_clause_1")},
+		&program.ClauseSpec{Probes: []string{"profile-997"}, EPID: 3, Insns: emitClause("dt_clause_2")},
 	)
 	o, rd := load(t, spec)
 	if err := o.Attach(); err != nil {
@@ -327,7 +327,7 @@ func TestSharedFuncsAndListing(t *testing.T) {
 		asm.Mov.Imm(asm.R0, 0).WithSymbol("dt_unused"),
 		asm.Return(),
 	}
-	spec := testSpec(&codegen.ClauseSpec{Probes: []string{"BEGIN"}, EPID: 1,
+	spec := testSpec(&program.ClauseSpec{Probes: []string{"BEGIN"}, EPID: 1,
 		Insns: emitClause("dt_clause_0", asm.Call.Label("dt_helper"))})
 	spec.Funcs = []asm.Instructions{unused, helper}
 	o, rd := load(t, spec)
@@ -359,7 +359,7 @@ func TestVerifierError(t *testing.T) {
 		asm.Mov.Imm(asm.R0, 0),
 		asm.Return(),
 	}
-	spec := testSpec(&codegen.ClauseSpec{Probes: []string{"BEGIN"}, Insns: bad})
+	spec := testSpec(&program.ClauseSpec{Probes: []string{"BEGIN"}, Insns: bad})
 	plan, err := NewPlan(spec, newRegistry(), PlanOptions{})
 	if err != nil {
 		t.Fatal(err)
@@ -382,7 +382,7 @@ func TestVerifierError(t *testing.T) {
 }
 
 func TestPlanNoMatch(t *testing.T) {
-	spec := testSpec(&codegen.ClauseSpec{Probes: []string{"nosuch:::probe"}, Insns: emitClause("dt_clause_0")})
+	spec := testSpec(&program.ClauseSpec{Probes: []string{"nosuch:::probe"}, Insns: emitClause("dt_clause_0")})
 	_, err := NewPlan(spec, newRegistry(), PlanOptions{})
 	var nm *NoMatchError
 	if !errors.As(err, &nm) || err.Error() != "probe description nosuch:::probe does not match any probes" {
@@ -415,7 +415,7 @@ func (r *refusing) Fallback(*provider.Probe) bool {
 }
 
 func TestFallback(t *testing.T) {
-	spec := testSpec(&codegen.ClauseSpec{Probes: []string{"BEGIN"}, EPID: 1, Insns: emitClause("dt_clause_0")})
+	spec := testSpec(&program.ClauseSpec{Probes: []string{"BEGIN"}, EPID: 1, Insns: emitClause("dt_clause_0")})
 	pv := &refusing{Provider: dtrace.New()}
 	o, _ := loadPlan(t, spec, provider.NewRegistry(pv))
 	if !pv.fellBack {

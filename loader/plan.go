@@ -6,8 +6,8 @@ import (
 
 	"github.com/cilium/ebpf/asm"
 
-	"github.com/dtrace-go/dtrace/codegen"
 	"github.com/dtrace-go/dtrace/internal/abi"
+	"github.com/dtrace-go/dtrace/program"
 	"github.com/dtrace-go/dtrace/provider"
 )
 
@@ -64,7 +64,7 @@ type PlanOptions struct {
 // first probe it is enabled on (lowest id) and gets a new EPID on each
 // further probe, so an EPID always names one probe and one clause. The
 // probe program stores the EPID in mstate.epid before calling the clause.
-func NewPlan(spec *codegen.Spec, reg *provider.Registry, opts PlanOptions) (*Plan, error) {
+func NewPlan(spec *program.Spec, reg *provider.Registry, opts PlanOptions) (*Plan, error) {
 	next := opts.FirstEPID
 	for _, c := range spec.Clauses {
 		if c.EPID >= next {
@@ -156,7 +156,7 @@ const (
 // first increment the activity), the SkipLabel exit if the prologue uses
 // it, the clause functions and every Spec.Funcs entry they reach. Map
 // references are left by name; Load resolves them.
-func (p *Plan) Instructions(spec *codegen.Spec, pp *ProbePlan) (asm.Instructions, error) {
+func (p *Plan) Instructions(spec *program.Spec, pp *ProbePlan) (asm.Instructions, error) {
 	return p.instructions(spec, pp, "")
 }
 
@@ -166,12 +166,12 @@ func (p *Plan) Instructions(spec *codegen.Spec, pp *ProbePlan) (asm.Instructions
 // provider's Identify computes (provider.Identifier), and takes the probe
 // id and each clause's EPID from the hash map named share (identity ->
 // probe id, then one EPID per clause).
-func (p *Plan) instructions(spec *codegen.Spec, pp *ProbePlan, share string) (asm.Instructions, error) {
+func (p *Plan) instructions(spec *program.Spec, pp *ProbePlan, share string) (asm.Instructions, error) {
 	if spec.Layout.MState > 0x7fff-abi.MStateSize {
 		return nil, fmt.Errorf("mstate offset %d too large", spec.Layout.MState)
 	}
 	ms := int16(spec.Layout.MState)
-	insns := codegen.ScratchPrologue(progSymbol(pp.Probe), symHaveScratch)
+	insns := ScratchPrologue(progSymbol(pp.Probe), symHaveScratch)
 	// errno is 0 unless the provider's prologue sets it.
 	insns = append(insns, provider.StoreImmDW(asm.R7, ms+abi.MStateErrno, 0))
 	// So is the caller the user stack walk misses (pid entry probes).
@@ -338,7 +338,7 @@ func activity(p *provider.Probe) (runsIn uint32, advance bool) {
 	return abi.ActivityActive, false
 }
 
-func hasMap(spec *codegen.Spec, name string) bool {
+func hasMap(spec *program.Spec, name string) bool {
 	for _, m := range spec.Maps {
 		if m.Name == name {
 			return true

@@ -11,8 +11,8 @@ import (
 	"github.com/cilium/ebpf"
 	"github.com/cilium/ebpf/asm"
 
-	"github.com/dtrace-go/dtrace/codegen"
 	"github.com/dtrace-go/dtrace/internal/abi"
+	"github.com/dtrace-go/dtrace/program"
 	"github.com/dtrace-go/dtrace/provider"
 	"github.com/dtrace-go/dtrace/provider/dtrace"
 	"github.com/dtrace-go/dtrace/provider/profile"
@@ -31,9 +31,9 @@ func TestPlan(t *testing.T) {
 		{[][]string{{"profile-97", "tick-1"}}, "4:[0] 11:[0]"},
 	}
 	for _, tt := range tests {
-		var cs []*codegen.ClauseSpec
+		var cs []*program.ClauseSpec
 		for i, ps := range tt.probes {
-			cs = append(cs, &codegen.ClauseSpec{Probes: ps, Insns: asm.Instructions{asm.Return().WithSymbol(fmt.Sprintf("dt_clause_%d", i))}})
+			cs = append(cs, &program.ClauseSpec{Probes: ps, Insns: asm.Instructions{asm.Return().WithSymbol(fmt.Sprintf("dt_clause_%d", i))}})
 		}
 		plan, err := NewPlan(testSpec(cs...), newRegistry(), PlanOptions{})
 		if err != nil {
@@ -51,7 +51,7 @@ func TestPlan(t *testing.T) {
 
 func TestWriteListing(t *testing.T) {
 	spec := testSpec(
-		&codegen.ClauseSpec{Probes: []string{"BEGIN", "tick-1s"}, EPID: 1, Insns: emitClause("dt_clause_0")},
+		&program.ClauseSpec{Probes: []string{"BEGIN", "tick-1s"}, EPID: 1, Insns: emitClause("dt_clause_0")},
 	)
 	plan, err := NewPlan(spec, newRegistry(), PlanOptions{})
 	if err != nil {
@@ -90,8 +90,8 @@ func (sharing) AttachShared([]*provider.Probe, *ebpf.Program) (io.Closer, error)
 
 func TestShareGroups(t *testing.T) {
 	spec := testSpec(
-		&codegen.ClauseSpec{Probes: []string{"tick-1s", "tick-2s", "profile-97"}, EPID: 1, Insns: emitClause("dt_clause_0")},
-		&codegen.ClauseSpec{Probes: []string{"tick-3s"}, EPID: 2, Insns: emitClause("dt_clause_1")},
+		&program.ClauseSpec{Probes: []string{"tick-1s", "tick-2s", "profile-97"}, EPID: 1, Insns: emitClause("dt_clause_0")},
+		&program.ClauseSpec{Probes: []string{"tick-3s"}, EPID: 2, Insns: emitClause("dt_clause_1")},
 	)
 	reg := provider.NewRegistry(dtrace.New(), sharing{profile.New()})
 	plan, err := NewPlan(spec, reg, PlanOptions{})
@@ -129,7 +129,7 @@ func TestShareGroups(t *testing.T) {
 
 // sharedTick1s builds the program tick-1s shares, with the map named
 // dt_share_x.
-func sharedTick1s(t *testing.T, spec *codegen.Spec, plan *Plan) asm.Instructions {
+func sharedTick1s(t *testing.T, spec *program.Spec, plan *Plan) asm.Instructions {
 	t.Helper()
 	for _, pp := range plan.Probes {
 		if pp.Probe.Name == "tick-1s" {
@@ -155,7 +155,7 @@ func (identifying) Identify(*provider.Probe, int16) asm.Instructions {
 func (identifying) Identity(p *provider.Probe) uint32 { return p.ID + 1000 }
 
 func TestShareIdentify(t *testing.T) {
-	spec := testSpec(&codegen.ClauseSpec{Probes: []string{"tick-1s", "tick-2s"}, EPID: 1, Insns: emitClause("dt_clause_0")})
+	spec := testSpec(&program.ClauseSpec{Probes: []string{"tick-1s", "tick-2s"}, EPID: 1, Insns: emitClause("dt_clause_0")})
 	reg := provider.NewRegistry(dtrace.New(), identifying{sharing{profile.New()}})
 	plan, err := NewPlan(spec, reg, PlanOptions{})
 	if err != nil {
@@ -196,7 +196,7 @@ func (filterProvider) Prologue(_ *provider.Probe, ms int16) asm.Instructions {
 func (filterProvider) Attach(*provider.Probe, *ebpf.Program) (io.Closer, error) { return nil, nil }
 
 func TestPrologueSkip(t *testing.T) {
-	spec := testSpec(&codegen.ClauseSpec{Probes: []string{"filter:::odd"}, EPID: 1, Insns: emitClause("dt_clause_0")})
+	spec := testSpec(&program.ClauseSpec{Probes: []string{"filter:::odd"}, EPID: 1, Insns: emitClause("dt_clause_0")})
 	o, plan := loadPlan(t, spec, provider.NewRegistry(dtrace.New(), filterProvider{}))
 	rd := reader(t, o)
 	setActivity(t, o, abi.ActivityActive)

@@ -16,6 +16,7 @@ import (
 	"github.com/dtrace-go/dtrace/dlang/syntax"
 	"github.com/dtrace-go/dtrace/internal/abi"
 	"github.com/dtrace-go/dtrace/internal/tracetest"
+	"github.com/dtrace-go/dtrace/program"
 	"github.com/dtrace-go/dtrace/provider"
 	"github.com/dtrace-go/dtrace/provider/dtrace"
 )
@@ -169,13 +170,13 @@ func TestContract(t *testing.T) {
 
 // items returns the integer values a record's segment holds, read at the
 // offsets its RecordSpec gives.
-func items(t *testing.T, spec *codegen.Spec, rec []byte) []uint64 {
+func items(t *testing.T, spec *program.Spec, rec []byte) []uint64 {
 	t.Helper()
 	if len(rec) < abi.HdrSize {
 		t.Fatalf("record of %d bytes", len(rec))
 	}
 	epid, seg := u32(rec, abi.HdrEPID), u32(rec, abi.HdrSegment)
-	var cs *codegen.ClauseSpec
+	var cs *program.ClauseSpec
 	for _, c := range spec.Clauses {
 		if c.EPID == epid {
 			cs = c

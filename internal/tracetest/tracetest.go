@@ -14,8 +14,8 @@ import (
 
 	"github.com/cilium/ebpf/perf"
 
-	"github.com/dtrace-go/dtrace/codegen"
 	"github.com/dtrace-go/dtrace/loader"
+	"github.com/dtrace-go/dtrace/program"
 
 	"github.com/dtrace-go/dtrace/dtrace"
 	"github.com/dtrace-go/dtrace/provider"
@@ -115,7 +115,7 @@ func compileWith(t testing.TB, cfg dtrace.Config, src string, provs []provider.P
 
 // Load plans spec with the providers of reg and loads it, logging the
 // verifier's complaints; the objects are closed when the test ends.
-func Load(t testing.TB, spec *codegen.Spec, reg *provider.Registry) (*loader.Objects, *loader.Plan) {
+func Load(t testing.TB, spec *program.Spec, reg *provider.Registry) (*loader.Objects, *loader.Plan) {
 	t.Helper()
 	plan, err := loader.NewPlan(spec, reg, loader.PlanOptions{})
 	if err != nil {

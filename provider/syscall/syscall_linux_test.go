@@ -15,10 +15,10 @@ import (
 	"github.com/cilium/ebpf/perf"
 	"golang.org/x/sys/unix"
 
-	"github.com/dtrace-go/dtrace/codegen"
 	"github.com/dtrace-go/dtrace/internal/abi"
 	"github.com/dtrace-go/dtrace/internal/testprog"
 	"github.com/dtrace-go/dtrace/internal/tracetest"
+	"github.com/dtrace-go/dtrace/program"
 	"github.com/dtrace-go/dtrace/provider"
 	dtraceprov "github.com/dtrace-go/dtrace/provider/dtrace"
 	"github.com/dtrace-go/dtrace/provider/syscall"
@@ -174,19 +174,19 @@ func fire(t *testing.T, exe string, wide bool, probes ...string) {
 	defer cmd.Process.Kill()
 	pid := cmd.Process.Pid
 
-	var clauses []*codegen.ClauseSpec
+	var clauses []*program.ClauseSpec
 	for i, p := range probes {
 		sym := fmt.Sprintf("dt_clause_%d", i)
-		clauses = append(clauses, &codegen.ClauseSpec{Index: i, Symbol: sym, Probes: []string{p}, EPID: uint32(i + 1), Insns: recordClause(sym, pid)})
+		clauses = append(clauses, &program.ClauseSpec{Index: i, Symbol: sym, Probes: []string{p}, EPID: uint32(i + 1), Insns: recordClause(sym, pid)})
 	}
-	spec := &codegen.Spec{
-		Maps: []codegen.MapSpec{
-			{Name: "dt_buf", Kind: codegen.MapPerfEventArray},
-			{Name: "dt_scratch", Kind: codegen.MapArray, KeySize: 4, ValueSize: 512},
-			{Name: "dt_state", Kind: codegen.MapArray, KeySize: 4, ValueSize: 8, MaxEntries: 1},
+	spec := &program.Spec{
+		Maps: []program.MapSpec{
+			{Name: "dt_buf", Kind: program.MapPerfEventArray},
+			{Name: "dt_scratch", Kind: program.MapArray, KeySize: 4, ValueSize: 512},
+			{Name: "dt_state", Kind: program.MapArray, KeySize: 4, ValueSize: 8, MaxEntries: 1},
 		},
 		Clauses: clauses,
-		Layout:  codegen.ScratchLayout{Size: 512, MState: 0, Output: outOff},
+		Layout:  program.ScratchLayout{Size: 512, MState: 0, Output: outOff},
 	}
 	pv := syscall.New()
 	reg := provider.NewRegistry(dtraceprov.New(), pv)

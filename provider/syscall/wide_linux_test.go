@@ -8,9 +8,9 @@ import (
 
 	"github.com/cilium/ebpf"
 
-	"github.com/dtrace-go/dtrace/codegen"
 	"github.com/dtrace-go/dtrace/internal/bpfobj"
 	"github.com/dtrace-go/dtrace/internal/tracetest"
+	"github.com/dtrace-go/dtrace/program"
 	"github.com/dtrace-go/dtrace/provider"
 	dtraceprov "github.com/dtrace-go/dtrace/provider/dtrace"
 	"github.com/dtrace-go/dtrace/provider/syscall"
@@ -21,14 +21,14 @@ import (
 // one per side and argument count (seven on entry, for 0 to 6 arguments,
 // one on return), besides the two dispatchers.
 func TestWideGlob(t *testing.T) {
-	spec := &codegen.Spec{
-		Maps: []codegen.MapSpec{
-			{Name: "dt_buf", Kind: codegen.MapPerfEventArray},
-			{Name: "dt_scratch", Kind: codegen.MapArray, KeySize: 4, ValueSize: 512},
-			{Name: "dt_state", Kind: codegen.MapArray, KeySize: 4, ValueSize: 8, MaxEntries: 1},
+	spec := &program.Spec{
+		Maps: []program.MapSpec{
+			{Name: "dt_buf", Kind: program.MapPerfEventArray},
+			{Name: "dt_scratch", Kind: program.MapArray, KeySize: 4, ValueSize: 512},
+			{Name: "dt_state", Kind: program.MapArray, KeySize: 4, ValueSize: 8, MaxEntries: 1},
 		},
-		Clauses: []*codegen.ClauseSpec{{Symbol: "dt_clause_0", Probes: []string{"syscall:::"}, EPID: 1, Insns: recordClause("dt_clause_0", 1)}},
-		Layout:  codegen.ScratchLayout{Size: 512, MState: 0, Output: outOff},
+		Clauses: []*program.ClauseSpec{{Symbol: "dt_clause_0", Probes: []string{"syscall:::"}, EPID: 1, Insns: recordClause("dt_clause_0", 1)}},
+		Layout:  program.ScratchLayout{Size: 512, MState: 0, Output: outOff},
 	}
 	reg := provider.NewRegistry(dtraceprov.New(), syscall.New())
 	before := bpfobj.NewSet()

@@ -1,4 +1,4 @@
-package codegen
+package loader
 
 import (
 	"github.com/cilium/ebpf/asm"
