@@ -13,7 +13,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/dtrace-go/dtrace/internal/testprog"
+	"github.com/dtrace-go/dtrace/internal/testutil/testprog"
 	"github.com/dtrace-go/dtrace/output"
 )
 

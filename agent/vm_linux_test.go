@@ -16,9 +16,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/dtrace-go/dtrace/internal/bpfobj"
-	"github.com/dtrace-go/dtrace/internal/guesttest"
-	"github.com/dtrace-go/dtrace/internal/testprog"
+	"github.com/dtrace-go/dtrace/internal/testutil/bpfobj"
+	"github.com/dtrace-go/dtrace/internal/testutil/guesttest"
+	"github.com/dtrace-go/dtrace/internal/testutil/testprog"
 	"github.com/dtrace-go/dtrace/output/perfetto"
 )
 

@@ -13,7 +13,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
-	"github.com/dtrace-go/dtrace/internal/guesttest"
+	"github.com/dtrace-go/dtrace/internal/testutil/guesttest"
 	"github.com/dtrace-go/dtrace/output"
 )
 

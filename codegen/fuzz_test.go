@@ -3,7 +3,7 @@ package codegen
 import (
 	"testing"
 
-	"github.com/dtrace-go/dtrace/internal/checktest"
+	"github.com/dtrace-go/dtrace/internal/testutil/checktest"
 )
 
 // FuzzGenerate parses, checks and compiles arbitrary text: a program the

@@ -13,8 +13,8 @@ import (
 
 	"github.com/dtrace-go/dtrace/consumer"
 	"github.com/dtrace-go/dtrace/internal/abi"
-	"github.com/dtrace-go/dtrace/internal/bpfobj"
-	"github.com/dtrace-go/dtrace/internal/leakcheck"
+	"github.com/dtrace-go/dtrace/internal/testutil/bpfobj"
+	"github.com/dtrace-go/dtrace/internal/testutil/leakcheck"
 	"github.com/dtrace-go/dtrace/program"
 )
 

@@ -9,7 +9,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/dtrace-go/dtrace/internal/testprog"
+	"github.com/dtrace-go/dtrace/internal/testutil/testprog"
 )
 
 // TestFreopen checks that freopen() sends the output that follows to a

@@ -11,7 +11,7 @@ import (
 	"syscall"
 	"testing"
 
-	"github.com/dtrace-go/dtrace/internal/testprog"
+	"github.com/dtrace-go/dtrace/internal/testutil/testprog"
 )
 
 // buildDtrace builds the command into the test's temporary directory.

@@ -8,7 +8,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/dtrace-go/dtrace/internal/testprog"
+	"github.com/dtrace-go/dtrace/internal/testutil/testprog"
 )
 
 // workSource calls work() as many times as its argument says and exits

@@ -13,7 +13,7 @@ import (
 	"testing"
 
 	"github.com/dtrace-go/dtrace/agent"
-	"github.com/dtrace-go/dtrace/internal/testprog"
+	"github.com/dtrace-go/dtrace/internal/testutil/testprog"
 	"github.com/dtrace-go/dtrace/output/perfetto"
 )
 

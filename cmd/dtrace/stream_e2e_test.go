@@ -13,7 +13,7 @@ import (
 	"time"
 
 	"github.com/dtrace-go/dtrace/internal/lockedbuf"
-	"github.com/dtrace-go/dtrace/internal/testprog"
+	"github.com/dtrace-go/dtrace/internal/testutil/testprog"
 )
 
 // runTraced runs dtrace with args on the loop program (testprog's

@@ -14,8 +14,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/dtrace-go/dtrace/internal/bpfobj"
-	"github.com/dtrace-go/dtrace/internal/testprog"
+	"github.com/dtrace-go/dtrace/internal/testutil/bpfobj"
+	"github.com/dtrace-go/dtrace/internal/testutil/testprog"
 )
 
 // syscallsWorkload waits (up to 30 s) for the file argv[1], then makes

@@ -3,7 +3,7 @@ package check_test
 import (
 	"testing"
 
-	"github.com/dtrace-go/dtrace/internal/checktest"
+	"github.com/dtrace-go/dtrace/internal/testutil/checktest"
 )
 
 // FuzzCheck parses and checks arbitrary text: neither may panic.

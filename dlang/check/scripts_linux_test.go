@@ -6,7 +6,7 @@ import (
 	"testing"
 
 	"github.com/dtrace-go/dtrace/dlang/syntax"
-	"github.com/dtrace-go/dtrace/internal/testprog"
+	"github.com/dtrace-go/dtrace/internal/testutil/testprog"
 )
 
 // TestScriptFile checks the D script named by $DTRACE_CHECK_SCRIPT with

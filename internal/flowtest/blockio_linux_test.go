@@ -9,7 +9,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
-	"github.com/dtrace-go/dtrace/internal/tracetest"
+	"github.com/dtrace-go/dtrace/internal/testutil/tracetest"
 )
 
 // A request's file write followed by fsync carries the flow of the write

@@ -7,7 +7,7 @@ import (
 	"strconv"
 	"testing"
 
-	"github.com/dtrace-go/dtrace/internal/tracetest"
+	"github.com/dtrace-go/dtrace/internal/testutil/tracetest"
 )
 
 // With flowsize=64, 1,000 children one after another each set flow->k

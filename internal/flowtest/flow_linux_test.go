@@ -14,8 +14,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/dtrace-go/dtrace/internal/testprog"
-	"github.com/dtrace-go/dtrace/internal/tracetest"
+	"github.com/dtrace-go/dtrace/internal/testutil/testprog"
+	"github.com/dtrace-go/dtrace/internal/testutil/tracetest"
 )
 
 //go:embed testdata/flowprog.c

@@ -9,7 +9,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/dtrace-go/dtrace/internal/testprog"
+	"github.com/dtrace-go/dtrace/internal/testutil/testprog"
 )
 
 // TestConcurrentConsumers attaches 8 dtrace processes to one process that

@@ -12,8 +12,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/dtrace-go/dtrace/internal/bpfobj"
-	"github.com/dtrace-go/dtrace/internal/testprog"
+	"github.com/dtrace-go/dtrace/internal/testutil/bpfobj"
+	"github.com/dtrace-go/dtrace/internal/testutil/testprog"
 	"github.com/dtrace-go/dtrace/provider/pid"
 )
 

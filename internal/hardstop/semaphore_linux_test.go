@@ -8,7 +8,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/dtrace-go/dtrace/internal/testprog"
+	"github.com/dtrace-go/dtrace/internal/testutil/testprog"
 )
 
 // TestSemaphoreRestored traces a semaphore-guarded USDT probe of a

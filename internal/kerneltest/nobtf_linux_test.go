@@ -9,7 +9,7 @@ import (
 	"testing"
 
 	"github.com/dtrace-go/dtrace/internal/kfeature"
-	"github.com/dtrace-go/dtrace/internal/testprog"
+	"github.com/dtrace-go/dtrace/internal/testutil/testprog"
 )
 
 // TestNoBTF runs dtrace as on a kernel without /sys/kernel/btf/vmlinux

@@ -8,8 +8,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/dtrace-go/dtrace/internal/guesttest"
-	"github.com/dtrace-go/dtrace/internal/testprog"
+	"github.com/dtrace-go/dtrace/internal/testutil/guesttest"
+	"github.com/dtrace-go/dtrace/internal/testutil/testprog"
 )
 
 // kernel61 is the Debian package of Debian 12's own kernel.

@@ -6,7 +6,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/dtrace-go/dtrace/output/internal/outtest"
+	"github.com/dtrace-go/dtrace/internal/testutil/outtest"
 )
 
 // TestUstack folds @[ustack()] = count() at work's entry over 100 calls:

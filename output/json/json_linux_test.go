@@ -9,7 +9,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/dtrace-go/dtrace/output/internal/outtest"
+	"github.com/dtrace-go/dtrace/internal/testutil/outtest"
 )
 
 // programs are the D programs whose -x oformat=json output must follow

@@ -15,8 +15,8 @@ import (
 
 	"github.com/dtrace-go/dtrace/aggregate"
 	"github.com/dtrace-go/dtrace/format"
+	"github.com/dtrace-go/dtrace/internal/testutil/outtest"
 	"github.com/dtrace-go/dtrace/output"
-	"github.com/dtrace-go/dtrace/output/internal/outtest"
 )
 
 // schema compiles docs/oformat-json.schema.json.

@@ -8,7 +8,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/dtrace-go/dtrace/output/internal/outtest"
+	"github.com/dtrace-go/dtrace/internal/testutil/outtest"
 )
 
 // TestTimeline: -x oformat=perfetto -o FILE on 500 calls of the target's

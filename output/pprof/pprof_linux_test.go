@@ -10,7 +10,7 @@ import (
 
 	"github.com/google/pprof/profile"
 
-	"github.com/dtrace-go/dtrace/output/internal/outtest"
+	"github.com/dtrace-go/dtrace/internal/testutil/outtest"
 )
 
 // TestGoToolPprof profiles @[ustack()] = count() at work's entry over 100

@@ -22,7 +22,7 @@ import (
 	"golang.org/x/crypto/bcrypt"
 
 	"github.com/dtrace-go/dtrace/internal/lockedbuf"
-	"github.com/dtrace-go/dtrace/output/internal/outtest"
+	"github.com/dtrace-go/dtrace/internal/testutil/outtest"
 )
 
 // start starts cmd and, when the test ends, stops it with sig and waits

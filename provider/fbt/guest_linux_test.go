@@ -11,8 +11,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/dtrace-go/dtrace/internal/guesttest"
-	"github.com/dtrace-go/dtrace/internal/testprog"
+	"github.com/dtrace-go/dtrace/internal/testutil/guesttest"
+	"github.com/dtrace-go/dtrace/internal/testutil/testprog"
 )
 
 // The fbt tests need a kernel with kprobes and fentry, which the machines

@@ -6,7 +6,7 @@ import (
 	"os"
 	"testing"
 
-	"github.com/dtrace-go/dtrace/internal/leakcheck"
+	"github.com/dtrace-go/dtrace/internal/testutil/leakcheck"
 )
 
 // TestMain fails the run if tracing left BPF or perf-event descriptors

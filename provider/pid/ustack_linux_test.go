@@ -7,8 +7,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/dtrace-go/dtrace/internal/testprog"
-	"github.com/dtrace-go/dtrace/internal/tracetest"
+	"github.com/dtrace-go/dtrace/internal/testutil/testprog"
+	"github.com/dtrace-go/dtrace/internal/testutil/tracetest"
 	"github.com/dtrace-go/dtrace/provider/pid"
 	"github.com/dtrace-go/dtrace/symbol"
 )

@@ -4,7 +4,7 @@ import (
 	"os"
 	"testing"
 
-	"github.com/dtrace-go/dtrace/internal/leakcheck"
+	"github.com/dtrace-go/dtrace/internal/testutil/leakcheck"
 )
 
 // TestMain fails the run if the tests leave BPF objects or perf events

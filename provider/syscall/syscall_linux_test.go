@@ -16,8 +16,8 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/dtrace-go/dtrace/internal/abi"
-	"github.com/dtrace-go/dtrace/internal/testprog"
-	"github.com/dtrace-go/dtrace/internal/tracetest"
+	"github.com/dtrace-go/dtrace/internal/testutil/testprog"
+	"github.com/dtrace-go/dtrace/internal/testutil/tracetest"
 	"github.com/dtrace-go/dtrace/program"
 	"github.com/dtrace-go/dtrace/provider"
 	dtraceprov "github.com/dtrace-go/dtrace/provider/dtrace"

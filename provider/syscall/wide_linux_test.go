@@ -8,8 +8,8 @@ import (
 
 	"github.com/cilium/ebpf"
 
-	"github.com/dtrace-go/dtrace/internal/bpfobj"
-	"github.com/dtrace-go/dtrace/internal/tracetest"
+	"github.com/dtrace-go/dtrace/internal/testutil/bpfobj"
+	"github.com/dtrace-go/dtrace/internal/testutil/tracetest"
 	"github.com/dtrace-go/dtrace/program"
 	"github.com/dtrace-go/dtrace/provider"
 	dtraceprov "github.com/dtrace-go/dtrace/provider/dtrace"

@@ -13,7 +13,7 @@ import (
 	"syscall"
 	"testing"
 
-	"github.com/dtrace-go/dtrace/internal/tracetest"
+	"github.com/dtrace-go/dtrace/internal/testutil/tracetest"
 	"github.com/dtrace-go/dtrace/provider/usdt"
 )
 

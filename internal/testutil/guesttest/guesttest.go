@@ -23,7 +23,7 @@ import (
 // Root returns the module's root, from this file's place in it.
 func Root() string {
 	_, file, _, _ := runtime.Caller(0)
-	return filepath.Join(filepath.Dir(file), "..", "..")
+	return filepath.Join(filepath.Dir(file), "..", "..", "..")
 }
 
 // RunKernel returns the path of ../shared/vm/run-kernel beside the module,

@@ -127,7 +127,7 @@ func BuildCmd(t testing.TB, dir, name string) string {
 		t.Fatal(err)
 	}
 	cmd := exec.Command("go", "build", "-o", bin, "./cmd/"+name)
-	cmd.Dir = filepath.Join(filepath.Dir(Dir()), "..", "..")
+	cmd.Dir = filepath.Join(filepath.Dir(Dir()), "..", "..", "..")
 	if out, err := cmd.CombinedOutput(); err != nil {
 		t.Fatalf("go build %s: %v\n%s", name, err, out)
 	}

@@ -9,7 +9,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/dtrace-go/dtrace/internal/testprog"
+	"github.com/dtrace-go/dtrace/internal/testutil/testprog"
 )
 
 // Build builds cmd/dtrace and testprog's calls.c (which calls getppid and
