@@ -35,7 +35,8 @@
 //	     strtok() position + 1 (0: none); 216 u64 fault pc; 224
 //	     cpuinfo_t (16 bytes) that curcpu points to; 240, 248 u64
 //	     alloca() span; 256 u64 abi.MStateUCaller;
-//	     264 u64 traceoff() of this clause closed the gate
+//	     264 u64 traceoff() of this clause closed the gate; 272 u64
+//	     abi.MStateFlowKey; 280 abi.MStateStash (two u64, providers')
 //	320  fault record being built (abi.FaultRecordSize bytes)
 //	512  Layout.Output: the data record being built
 //	Layout.Temps: this-> variables (fixed offsets, shared by all clauses),

@@ -25,6 +25,9 @@ var providerNeeds = map[string]string{
 	"proc":  "procfs.d",
 	"sched": "procfs.d",
 	"io":    "io.d",
+	"ip":    "ip.d",
+	"tcp":   "tcp.d",
+	"udp":   "udp.d",
 }
 
 // Defines returns the names a library file defines: its inlines,

@@ -19,11 +19,22 @@ import (
 // AttachTracepoint links prog to the tracefs event group:name through a
 // perf event, for probe p; closing the result detaches it.
 func AttachTracepoint(p *Probe, group, name string, prog *ebpf.Program) (io.Closer, error) {
+	return AttachTracepointCookie(p, group, name, prog, 0)
+}
+
+// AttachTracepointCookie is AttachTracepoint with a BPF cookie, which the
+// program reads with bpf_get_attach_cookie (kernels 5.15 and later); 0
+// attaches without one.
+func AttachTracepointCookie(p *Probe, group, name string, prog *ebpf.Program, cookie uint64) (io.Closer, error) {
 	// cilium/ebpf finds the event id in tracefs, which must be mounted.
 	if _, err := kernel.MountTracefs(); err != nil {
 		return nil, err
 	}
-	l, err := link.Tracepoint(group, name, prog, nil)
+	var opts *link.TracepointOptions
+	if cookie != 0 {
+		opts = &link.TracepointOptions{Cookie: cookie}
+	}
+	l, err := link.Tracepoint(group, name, prog, opts)
 	if err != nil {
 		return nil, fmt.Errorf("attach %s to %s:%s: %w", p, group, name, err)
 	}

@@ -457,6 +457,15 @@ func (c *checker) builtinIndex(e *syntax.IndexExpr, x *syntax.Ident, b *Builtin)
 				if !types.Identical(xt, t) {
 					tr := c.findXlator(t, xt)
 					if tr == nil {
+						// A native type the D library declares
+						// (ip.d's void_ip_t) is opaque to the
+						// provider's C scopes: look it up again by
+						// name among the program's and library's.
+						if alt := c.protoType(types.TypeString(t)); alt != nil {
+							tr = c.findXlator(alt, xt)
+						}
+					}
+					if tr == nil {
 						return c.fail(c.last(e), D_ARGS_XLATOR, "translator for %s[%d] from %s to %s is not defined", x.Name, n, types.TypeString(t), types.TypeString(xt))
 					}
 					c.info.ArgXlators[e] = tr

@@ -6,6 +6,7 @@
 #pragma D depends_on module vmlinux
 #pragma D depends_on library net.d
 #pragma D depends_on library inet.d
+#pragma D depends_on library ip.d
 #pragma D depends_on provider udp
 
 /* A UDP header, decoded. */

@@ -153,9 +153,17 @@ const (
 	// io:::done: the request's first bio), else 0. The loader zeroes it
 	// in every firing of a program that has dt_flowbio.
 	MStateFlowKey = 272
+	// MStateStash is the offset of two u64 that belong to providers'
+	// prologues and keep their values from one firing to the next on a
+	// CPU: a probe whose tracepoint lacks what it needs remembers it
+	// from an earlier tracepoint of the same work (the tcp provider
+	// keeps the last TCP segment received, whose headers the state
+	// change it causes reports). Neither codegen nor the loader touches
+	// them.
+	MStateStash = 280
 	// MStateSize is the size of mstate; codegen keeps the bytes between
 	// MStateUCaller and MStateFlowKey for itself too.
-	MStateSize = 280
+	MStateSize = 296
 )
 
 // Attach cookies (bpf_get_attach_cookie) of probes that share one

@@ -44,7 +44,8 @@
 //	256 u64 ucaller    MStateUCaller    return address the user stack walk misses, else 0
 //	264 ...            (private)        codegen's own slots again (codegen/doc.go)
 //	272 u64 flowkey    MStateFlowKey    dt_flowbio key of the firing's flow, 0 the thread's
-//	280                MStateSize
+//	280 u64 stash[2]   MStateStash      providers' own, kept between firings on the CPU
+//	296                MStateSize
 //
 // The loader's prologue zeroes errno and ucaller (and flowkey when the program has dt_flowbio), runs the provider's prologue (which
 // fills arg[], ucaller at pid entry probes), then sets prid and zeroes fault, illval, timestamp and

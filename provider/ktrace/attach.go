@@ -21,11 +21,16 @@ func (pv *Provider) Attach(p *provider.Probe, prog *ebpf.Program) (io.Closer, er
 	}
 	var cs []io.Closer
 	for _, src := range srcs {
-		attach := provider.AttachRawTracepoint
-		if s.Kind == Event {
-			attach = provider.AttachTracepoint
+		var c io.Closer
+		var err error
+		switch {
+		case s.Kind == Event && src.Cookie != 0:
+			c, err = provider.AttachTracepointCookie(p, src.Group, src.Name, prog, src.Cookie)
+		case s.Kind == Event:
+			c, err = provider.AttachTracepoint(p, src.Group, src.Name, prog)
+		default:
+			c, err = provider.AttachRawTracepoint(p, src.Group, src.Name, prog)
 		}
-		c, err := attach(p, src.Group, src.Name, prog)
 		if err != nil {
 			provider.Closers(cs...).Close()
 			return nil, err

@@ -50,6 +50,10 @@ const (
 type Source struct {
 	Group, Name string
 	Bare        bool
+	// Cookie is the BPF cookie of the attachment (Event kind only),
+	// which the prologue reads with Emitter.Cookie to tell the probe's
+	// tracepoints apart; 0 for none.
+	Cookie uint64
 }
 
 // Sources returns the tracepoints group:name for each of names.
@@ -265,6 +269,37 @@ func (e *Emitter) CtxArg(i, j int) {
 	e.Ctx(asm.R0, j)
 	e.SetArg(i, asm.R0)
 }
+
+// Cookie loads the attachment's BPF cookie (Source.Cookie) into R0; it
+// clobbers R1-R5.
+func (e *Emitter) Cookie() {
+	e.Emit(asm.Mov.Reg(asm.R1, asm.R6), asm.FnGetAttachCookie.Call())
+}
+
+// loadSlot is the stack slot Load reads through: below the 8 bytes the
+// loader's scratch lookup and share lookup use.
+const loadSlot = -16
+
+// Load sets dst to the size bytes (at most 8) at kernel address src+off,
+// zero-extended, or 0 if they cannot be read. It clobbers R0-R5 (dst may
+// be one of them) and keeps R6-R9 other than dst.
+func (e *Emitter) Load(dst, src asm.Register, off int32, size int32) {
+	e.Emit(
+		provider.StoreImmDW(asm.RFP, loadSlot, 0),
+		asm.Mov.Reg(asm.R3, src),
+		asm.Add.Imm(asm.R3, off),
+		asm.Mov.Reg(asm.R1, asm.RFP),
+		asm.Add.Imm(asm.R1, loadSlot),
+		asm.Mov.Imm(asm.R2, size),
+		asm.FnProbeReadKernel.Call(),
+		asm.LoadMem(dst, asm.RFP, loadSlot, asm.DWord),
+	)
+}
+
+// Stash returns the offset from R7 of the provider's u64 slot i (0 or 1)
+// in the machine state, which keeps its value from one firing to the
+// next on this CPU (abi.MStateStash).
+func (e *Emitter) Stash(i int) int16 { return e.mstate + abi.MStateStash + int16(8*i) }
 
 // Skip ends the firing: the probe's clauses do not run.
 func (e *Emitter) Skip() asm.Instruction { return asm.Ja.Label(provider.SkipLabel) }
