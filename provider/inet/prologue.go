@@ -49,7 +49,7 @@ const (
 // offsets are the kernel struct members the prologues read, from BTF.
 type offsets struct {
 	skbHead, skbData, skbNet, skbNetSize, skbProto, skbDev, skbSk, skbIif int32
-	skState, skDport, skNum, skProto, skProtoSize, skType, skErr  int32
+	skState, skDport, skNum, skProto, skProtoSize, skType, skErr          int32
 }
 
 var (
