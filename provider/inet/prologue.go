@@ -477,7 +477,7 @@ func stateChange(e *ktrace.Emitter) error {
 	e.Load(asm.R0, asm.R8, k.skDport, 2)
 	e.Emit(asm.JNE.Imm(asm.R0, 0, done))
 	fromStash(e, k, true, miss)
-	e.Emit(provider.StoreImmDW(asm.R7, e.Arg(3), 0))
+	e.Emit(provider.StoreImmDW(asm.R7, e.Arg(3), 0), provider.StoreImmDW(asm.R7, e.Arg(7), inbound))
 	clearHeaders(e, miss, done)
 	return nil
 }

@@ -23,11 +23,20 @@ var (
 	buildErr  error
 )
 
-// Dtrace builds cmd/dtrace once per test binary and returns its path.
+// BinaryEnv names the environment variable that gives Dtrace a dtrace
+// command already built (a test binary run in a guest by run-kernel).
+const BinaryEnv = "KTRACETEST_DTRACE"
+
+// Dtrace builds cmd/dtrace once per test binary and returns its path, or
+// the one BinaryEnv names.
 func Dtrace(t *testing.T) string {
 	t.Helper()
 	if os.Getuid() != 0 {
 		t.Skip("needs root for BPF")
+	}
+	// A test run in a guest kernel uses the dtrace built on the host.
+	if bin := os.Getenv(BinaryEnv); bin != "" {
+		return bin
 	}
 	buildOnce.Do(func() {
 		out, err := exec.Command("go", "env", "GOMOD").Output()
