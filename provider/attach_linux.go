@@ -110,3 +110,13 @@ func (ls ParallelClosers) Close() error {
 	wg.Wait()
 	return errors.Join(errs...)
 }
+
+// AttachKprobe links prog to a kprobe on the entry of the kernel
+// function fn, for probe p; closing the result detaches it.
+func AttachKprobe(p *Probe, fn string, prog *ebpf.Program) (io.Closer, error) {
+	l, err := link.Kprobe(fn, prog, nil)
+	if err != nil {
+		return nil, fmt.Errorf("attach %s to kprobe %s: %w", p, fn, err)
+	}
+	return l, nil
+}

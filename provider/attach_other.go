@@ -22,3 +22,8 @@ func AttachTracepointCookie(p *Probe, _, _ string, _ *ebpf.Program, _ uint64) (i
 func AttachRawTracepoint(p *Probe, _, _ string, _ *ebpf.Program) (io.Closer, error) {
 	return nil, NotSupported(p)
 }
+
+// AttachKprobe fails: kprobes are Linux only.
+func AttachKprobe(p *Probe, _ string, _ *ebpf.Program) (io.Closer, error) {
+	return nil, NotSupported(p)
+}

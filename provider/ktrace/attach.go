@@ -28,6 +28,8 @@ func (pv *Provider) Attach(p *provider.Probe, prog *ebpf.Program) (io.Closer, er
 			c, err = provider.AttachTracepointCookie(p, src.Group, src.Name, prog, src.Cookie)
 		case s.Kind == Event:
 			c, err = provider.AttachTracepoint(p, src.Group, src.Name, prog)
+		case s.Kind == Kprobe:
+			c, err = provider.AttachKprobe(p, src.Name, prog)
 		default:
 			c, err = provider.AttachRawTracepoint(p, src.Group, src.Name, prog)
 		}

@@ -12,10 +12,12 @@
 package ktrace
 
 import (
+	"bufio"
 	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 	"sync"
 
 	"github.com/cilium/ebpf"
@@ -39,6 +41,11 @@ const (
 	// Event tracepoints (tracefs events): the context is the event's
 	// record as events/GROUP/EVENT/format lays it out.
 	Event
+	// Kprobes on kernel functions (Source.Name, or the first function
+	// available_filter_functions lists whose name starts with it and a
+	// '.': the compiler's copies, finish_task_switch.isra.0): the
+	// context is the registers.
+	Kprobe
 )
 
 // Source names one tracepoint. Raw tracepoints are attached by Name
@@ -83,6 +90,11 @@ type Spec struct {
 	// Prologue emits the code that fills arg[] (zeroed before it runs)
 	// and skips firings that are not the probe's. nil: no arguments.
 	Prologue func(e *Emitter) error
+	// Alt is another way to run the probe (its Kind, Sources and
+	// Prologue; the rest is the spec's) where the kernel lacks the
+	// spec's bare tracepoints, checked in the kernel's BTF when the
+	// probe is first enabled; nil: none.
+	Alt *Spec
 }
 
 // Provider is a provider made of specs.
@@ -93,6 +105,17 @@ type Provider struct {
 
 	once    sync.Once
 	sources [][]Source // per spec, the tracepoints that exist
+
+	mu       sync.Mutex
+	resolved map[int]way // per spec enabled, the way it runs
+}
+
+// way is how an enabled probe runs: the spec (or one of its
+// alternatives) and the sources that exist.
+type way struct {
+	spec    *Spec
+	sources []Source
+	err     error
 }
 
 // New returns the provider name offering the probes of specs, listed in
@@ -162,13 +185,116 @@ func (pv *Provider) spec(p *provider.Probe) (*Spec, []Source, error) {
 		return nil, nil, fmt.Errorf("%s: probe %s was not made by this provider", pv.name, p)
 	}
 	pv.load()
-	return &pv.specs[i], pv.sources[i], nil
+	w := pv.resolve(i)
+	if w.err != nil {
+		return nil, nil, w.err
+	}
+	return w.spec, w.sources, nil
+}
+
+// resolve finds how probe i runs on this kernel: its spec, unless that
+// runs on bare tracepoints the kernel's BTF does not know, then the
+// first alternative whose sources exist.
+func (pv *Provider) resolve(i int) way {
+	pv.mu.Lock()
+	defer pv.mu.Unlock()
+	if w, ok := pv.resolved[i]; ok {
+		return w
+	}
+	if pv.resolved == nil {
+		pv.resolved = map[int]way{}
+	}
+	w := way{spec: &pv.specs[i], sources: pv.sources[i]}
+	if s := &pv.specs[i]; s.Alt != nil && !bareExist(s.Sources) {
+		w.sources = nil
+		for alt := s.Alt; alt != nil; alt = alt.Alt {
+			srcs := existing(alt.Kind, alt.Sources)
+			if len(srcs) == 0 {
+				continue
+			}
+			merged := *s
+			merged.Kind, merged.Sources, merged.Prologue, merged.Alt = alt.Kind, srcs, alt.Prologue, nil
+			w = way{spec: &merged, sources: srcs}
+			break
+		}
+	}
+	pv.resolved[i] = w
+	return w
+}
+
+// bareExist reports whether the kernel's BTF has the bare tracepoints
+// among srcs (btf_trace_NAME); without BTF they are assumed to exist.
+func bareExist(srcs []Source) bool {
+	spec, err := kfeature.KernelSpec()
+	if err != nil {
+		return true
+	}
+	for _, src := range srcs {
+		if !src.Bare {
+			continue
+		}
+		var td *btf.Typedef
+		if spec.TypeByName("btf_trace_"+src.Name, &td) != nil {
+			return false
+		}
+	}
+	return true
+}
+
+// existing returns the sources of an alternative that the kernel has.
+func existing(kind Kind, srcs []Source) []Source {
+	var out []Source
+	if kind == Kprobe {
+		for _, src := range srcs {
+			if fn := kernelFunction(src.Name); fn != "" {
+				src.Name = fn
+				out = append(out, src)
+			}
+		}
+		return out
+	}
+	root, _ := kernel.MountTracefs()
+	for _, src := range srcs {
+		if src.Bare && bareExist([]Source{src}) || !src.Bare && exists(src, root) {
+			out = append(out, src)
+		}
+	}
+	return out
+}
+
+// kernelFunction returns the traceable function called name, or the
+// first one whose name is name and a suffix the compiler adds (".isra.0"),
+// or "" where the kernel has neither (no kprobes, no such function).
+func kernelFunction(name string) string {
+	root, err := kernel.MountTracefs()
+	if err != nil {
+		return ""
+	}
+	f, err := os.Open(filepath.Join(root, "available_filter_functions"))
+	if err != nil {
+		return ""
+	}
+	defer f.Close()
+	sc := bufio.NewScanner(f)
+	found := ""
+	for sc.Scan() {
+		fn, _, _ := strings.Cut(sc.Text(), " ")
+		if fn == name {
+			return fn
+		}
+		if found == "" && strings.HasPrefix(fn, name+".") {
+			found = fn
+		}
+	}
+	return found
 }
 
 // Program says: a raw tracepoint or a tracepoint program.
 func (pv *Provider) Program(p *provider.Probe) provider.ProgramKind {
 	if s, _, err := pv.spec(p); err == nil && s.Kind == Event {
 		return provider.ProgramKind{Type: ebpf.TracePoint}
+	} else if err == nil && s.Kind == Kprobe {
+		return provider.ProgramKind{Type: ebpf.Kprobe}
 	}
 	return provider.ProgramKind{Type: ebpf.RawTracepoint}
 }

@@ -24,6 +24,12 @@
 // tracepoints (raw tracepoints only); the first two run at the start and
 // end of __schedule(), and sched_exit_tp also where a new thread first
 // runs (schedule_tail), so on-cpu fires for new threads too.
+//
+// Kernels before 6.16 (Debian's 6.1 and 6.12) have none of the three: there
+// on-cpu runs on a kprobe on finish_task_switch (the end of every switch,
+// in the thread now running, new ones included), preempt on
+// sched:sched_switch of a preempted thread (so it fires only when another
+// thread takes the CPU), and remain-cpu and surrender are not offered.
 package sched
 
 import (
@@ -53,8 +59,12 @@ const (
 	taskAny      = -1
 )
 
-// tickHandler is the kernel function the scheduler tick's hrtimer runs.
-const tickHandler = "tick_nohz_handler"
+// tickHandler is the kernel function the scheduler tick's hrtimer runs;
+// kernels before 6.10 call it tick_sched_timer.
+const (
+	tickHandler    = "tick_nohz_handler"
+	oldTickHandler = "tick_sched_timer"
+)
 
 var (
 	thread    = []string{"struct task_struct *", "struct task_struct *"}
@@ -89,8 +99,10 @@ func New() *ktrace.Provider {
 				e.CtxArg(1, 2)
 				return nil
 			}},
-		{Name: "on-cpu", Sources: bare("sched_exit_tp"), Prologue: flag(true)},
-		{Name: "preempt", Sources: bare("sched_entry_tp"), Prologue: flag(true)},
+		{Name: "on-cpu", Sources: bare("sched_exit_tp"), Prologue: flag(true),
+			Alt: &ktrace.Spec{Kind: ktrace.Kprobe, Sources: []ktrace.Source{{Name: "finish_task_switch"}}}},
+		{Name: "preempt", Sources: bare("sched_entry_tp"), Prologue: flag(true),
+			Alt: &ktrace.Spec{Sources: ktrace.Sources("sched", "sched_switch"), Prologue: flag(true)}},
 		{Name: "remain-cpu", Sources: bare("sched_exit_tp"), Prologue: flag(false)},
 		{Name: "sleep", Sources: ktrace.Sources("sched", "sched_switch"), Prologue: blocking(taskSleeping, false)},
 		{Name: "surrender", Sources: bare("sched_set_need_resched_tp"), Args: thread, XArgs: threadX,
@@ -208,6 +220,9 @@ func tick(e *ktrace.Emitter) error {
 		return err
 	}
 	addr, ok := ks.Addr(tickHandler)
+	if !ok || addr == 0 {
+		addr, ok = ks.Addr(oldTickHandler)
+	}
 	if !ok || addr == 0 {
 		return fmt.Errorf("sched: kernel symbol %s not found", tickHandler)
 	}
