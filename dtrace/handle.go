@@ -30,6 +30,7 @@ import (
 	"github.com/dtrace-go/dtrace/provider"
 	dtraceprov "github.com/dtrace-go/dtrace/provider/dtrace"
 	"github.com/dtrace-go/dtrace/provider/fbt"
+	"github.com/dtrace-go/dtrace/provider/cpc"
 	"github.com/dtrace-go/dtrace/provider/inet"
 	ioprov "github.com/dtrace-go/dtrace/provider/io"
 	"github.com/dtrace-go/dtrace/provider/lockstat"
@@ -134,7 +135,7 @@ func Open(opts *Options, conf Config) (*Handle, error) {
 		fset:      syntax.NewFileSet(),
 		macroArgs: conf.MacroArgs,
 		macros:    builtinMacros(conf),
-		reg:       provider.NewRegistry(dtraceprov.New(), profile.New(), syscall.New(), proc.New(), sched.New(), ioprov.New(), inet.NewIP(), inet.NewTCP(), inet.NewUDP(), sdt.New(), fbtp, lockstat.New(fbtp), pid.New(sym), usdt.New(sym), ioprov.NewFlow()),
+		reg:       provider.NewRegistry(dtraceprov.New(), profile.New(), syscall.New(), proc.New(), sched.New(), ioprov.New(), inet.NewIP(), inet.NewTCP(), inet.NewUDP(), cpc.New(), sdt.New(), fbtp, lockstat.New(fbtp), pid.New(sym), usdt.New(sym), ioprov.NewFlow()),
 		lines:     map[*syntax.File][]string{},
 		kern:      ktypes.Open(),
 		texts:     map[string]string{},

@@ -22,6 +22,15 @@ type Namer interface {
 	ProbeNames() []string
 }
 
+// NameFilter is implemented by providers that make probes on demand from
+// names of a form of their own (cpc's EVENT-MODE-COUNT) and whose listing
+// costs system calls: the Registry does not consult such a provider for
+// a description whose name field it says no probe of it can have, so that
+// a program naming none of its probes (BEGIN) pays nothing for it.
+type NameFilter interface {
+	MayName(pattern string) bool
+}
+
 // Unavailabler is implemented by providers that may offer no probes on
 // this kernel; Unavailable says why ("" when the provider has probes).
 type Unavailabler interface {
@@ -97,6 +106,9 @@ func (r *Registry) Match(d Desc) ([]*Probe, error) {
 			continue
 		}
 		if nm, ok := pv.(Namer); ok && !matchesAny(d.Name, nm.ProbeNames()) {
+			continue
+		}
+		if nf, ok := pv.(NameFilter); ok && !nf.MayName(d.Name) {
 			continue
 		}
 		if err := r.touch(pv); err != nil {
