@@ -58,7 +58,7 @@ func TestSchedGuests(t *testing.T) {
 	if os.Geteuid() != 0 {
 		t.Skip("run-kernel needs root")
 	}
-	dir := guesttest.Dir(t, ".sched-guest-")
+	dir := guesttest.Dir(t, ".guest-sched-")
 	env := []string{guestEnv + "=1", ktracetest.BinaryEnv + "=" + testprog.BuildCmd(t, dir, "dtrace")}
 	for _, k := range []struct{ name, pkg string }{{"6.12", ""}, {"6.1", "linux-image-6.1.0-56-amd64-unsigned"}} {
 		t.Run(k.name, func(t *testing.T) {
