@@ -123,6 +123,9 @@ func Open(opts *Options, conf Config) (*Handle, error) {
 		conf.Stderr = os.Stderr
 	}
 	sym := symbol.NewSymbolizer()
+	// A debuginfod server that does not answer is said once, here.
+	stderr := conf.Stderr
+	symbol.SetWarnings(func(msg string) { fmt.Fprintf(stderr, "dtrace: %s\n", msg) })
 	if conf.Target != 0 {
 		// Addresses of the target resolve after it exits.
 		_, _ = sym.Snapshot(conf.Target)

@@ -132,3 +132,10 @@ type Symbolizer interface {
 	KernelSym(addr uint64) (mod, fn string, off uint64, ok bool)
 	UserSym(pid int, addr uint64) (obj, fn string, off uint64, ok bool)
 }
+
+// LineSymbolizer is a Symbolizer that also knows source lines: the file
+// and line of a user address, from the debug information of the object
+// mapped there (pprof's locations carry them).
+type LineSymbolizer interface {
+	UserLine(pid int, addr uint64) (file string, line int, ok bool)
+}

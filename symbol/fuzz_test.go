@@ -3,6 +3,7 @@ package symbol
 import (
 	"bytes"
 	"debug/elf"
+	"encoding/binary"
 	"strings"
 	"testing"
 )
@@ -20,7 +21,7 @@ func FuzzObject(f *testing.F) {
 		if err != nil {
 			return
 		}
-		o, err := newObject(ef, "fuzz")
+		o, err := newObject(ef, "fuzz", false)
 		if err != nil {
 			return
 		}
@@ -100,6 +101,69 @@ func FuzzParseMaps(f *testing.F) {
 		for _, mod := range p.Modules() {
 			if mod.Name == "" || len(mod.Maps) == 0 {
 				t.Fatalf("module %+v", mod)
+			}
+		}
+	})
+}
+
+// FuzzDebugLink splits .gnu_debuglink sections: a name comes back only
+// with its CRC, never with a directory in it.
+func FuzzDebugLink(f *testing.F) {
+	f.Add([]byte("libc.so.6.debug\x00\x00\x00\x00\xef\xbe\xad\xde"))
+	f.Add([]byte("ac61ec5a8eb1396f9fbd350e3169a558528a40.debug\x00\x00\x00\x00\x12\x34\x56\x78"))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		name, _, err := parseDebugLink(data, binary.LittleEndian)
+		if err != nil {
+			return
+		}
+		if name == "" || strings.ContainsAny(name, "/\x00") || len(name)+5 > len(data) {
+			t.Fatalf("name %q from %q", name, data)
+		}
+	})
+}
+
+// FuzzDebugData expands .gnu_debugdata sections (xz, then ELF): no
+// panic, nothing above the limit, and the symbols of what expands read
+// without one. The seed in testdata/fuzz/FuzzDebugData is the section
+// of names.c (internal/testprog) made as Fedora makes it.
+func FuzzDebugData(f *testing.F) {
+	f.Add(xzOf(f, []byte("\x7fELF not really"), 1<<20))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		ef, err := parseDebugData(data, 1<<20)
+		if err != nil {
+			return
+		}
+		syms, _ := ef.Symbols()
+		o := &Object{objectData: &objectData{data: map[string]uint64{}}}
+		o.addFuncs(syms, ef)
+		o.sortFuncs()
+		for _, fn := range o.funcs {
+			if got, ok := o.Lookup(fn.Value); ok && (got.Value > fn.Value || fn.Value >= got.limit()) {
+				t.Fatalf("Lookup(%#x) = %+v", fn.Value, got)
+			}
+		}
+	})
+}
+
+// FuzzPerfMap parses perf maps: every function has a size, does not wrap
+// around, and is found at its first byte (or another written later is).
+func FuzzPerfMap(f *testing.F) {
+	f.Add([]byte("7f0000001000 40 LazyCompile:~foo /app/x.js:3:10\n0x7f0000002000 0x10 py::f:/tmp/a.py\n"))
+	f.Add([]byte("55d0c4a1b000 1a0 Interpreter\n55d0c4a1b0c0 20 stub\r\nbad line\n"))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		syms, err := parsePerfMap(bytes.NewReader(data))
+		if err != nil {
+			t.Fatal(err)
+		}
+		for i, s := range syms {
+			if s.Size == 0 || s.Start+s.Size < s.Start || s.Name == "" {
+				t.Fatalf("function %+v", s)
+			}
+			if i > 0 && syms[i-1].Start > s.Start {
+				t.Fatal("not sorted")
+			}
+			if got, ok := lookupPerfSym(syms, s.Start); !ok || s.Start-got.Start >= got.Size {
+				t.Fatalf("lookup(%#x) = %+v, %v", s.Start, got, ok)
 			}
 		}
 	})

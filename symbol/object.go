@@ -7,6 +7,7 @@ import (
 	"io"
 	"os"
 	"sort"
+	"strconv"
 	"sync"
 	"syscall"
 )
@@ -18,6 +19,22 @@ type Func struct {
 	Value uint64
 	Size  uint64
 	Bind  elf.SymBind
+	// end bounds a function of no size (hand-written assembly,
+	// __restore_rt, _init): the next function's start or the end of its
+	// section, whichever comes first.
+	end uint64
+}
+
+// limit is the first address past fn: an address is named fn+off only
+// below it.
+func (fn Func) limit() uint64 {
+	switch {
+	case fn.Size > 0:
+		return fn.Value + fn.Size
+	case fn.end > fn.Value:
+		return fn.end
+	}
+	return fn.Value + 1
 }
 
 // Note is one ELF note: its owner name, type and descriptor.
@@ -54,13 +71,25 @@ type objectData struct {
 	Entry uint64
 	// Soname is the DT_SONAME of a shared library, or "".
 	Soname string
+	// BuildID is the GNU build id, in hex, or "".
+	BuildID string
+	// DebugPath is the separate debug file whose symbols the object
+	// took, or "" (see DebugFile).
+	DebugPath string
+	// SymbolSource says where the function names came from: ".symtab",
+	// the debug file's path, ".gnu_debugdata" or ".dynsym".
+	SymbolSource string
 
 	funcs    []Func            // sorted by Value; aliases kept, best first
 	data     map[string]uint64 // data symbols (STT_OBJECT) by name
 	loads    []elf.ProgHeader
 	sections []Section
 	notes    map[string][]Note // by section name, read on demand
+	seen     map[string]bool   // while reading: functions added, by name and address
 	mu       sync.Mutex
+
+	linesOnce sync.Once
+	lines     *lineTable
 }
 
 // OpenObject reads the ELF file at path. It reads the symbol tables at
@@ -71,13 +100,15 @@ func OpenObject(path string) (*Object, error) {
 		return nil, err
 	}
 	defer f.Close()
-	return newObject(f, path)
+	return newObject(f, path, true)
 }
 
 // newObject reads the symbols, segments and sections of an opened ELF
 // file; the file may be anything any user can write, so nothing it says
-// is trusted to be consistent.
-func newObject(f *elf.File, path string) (*Object, error) {
+// is trusted to be consistent. Function names come from the first of
+// .symtab, the separate debug file's .symtab, .gnu_debugdata's .symtab,
+// and then .dynsym; remote lets the debug file come from debuginfod.
+func newObject(f *elf.File, path string, remote bool) (*Object, error) {
 	o := &Object{Path: path, objectData: &objectData{Type: f.Type, Entry: f.Entry, notes: map[string][]Note{}, data: map[string]uint64{}}}
 	for _, p := range f.Progs {
 		if p.Type == elf.PT_LOAD {
@@ -90,53 +121,110 @@ func newObject(f *elf.File, path string) (*Object, error) {
 	if libs, err := f.DynString(elf.DT_SONAME); err == nil && len(libs) > 0 {
 		o.Soname = libs[0]
 	}
-	seen := map[string]bool{}
-	add := func(syms []elf.Symbol) {
-		for _, s := range syms {
-			t := elf.ST_TYPE(s.Info)
-			if t == elf.STT_OBJECT && s.Section != elf.SHN_UNDEF && s.Name != "" {
-				if _, ok := o.data[s.Name]; !ok {
-					o.data[s.Name] = s.Value
-				}
-				continue
-			}
-			if t != elf.STT_FUNC && t != elf.STT_GNU_IFUNC || s.Value == 0 || s.Name == "" {
-				continue
-			}
-			if s.Section == elf.SHN_UNDEF {
-				continue
-			}
-			// .dynsym repeats most of .symtab.
-			key := s.Name + "\x00" + fmt.Sprint(s.Value)
-			if seen[key] {
-				continue
-			}
-			seen[key] = true
-			o.funcs = append(o.funcs, Func{Name: s.Name, Value: s.Value, Size: s.Size, Bind: elf.ST_BIND(s.Info)})
-		}
+	if id := buildID(f); id != nil {
+		o.BuildID = fmt.Sprintf("%x", id)
 	}
-	if syms, err := f.Symbols(); err == nil {
-		add(syms)
+	syms, err := f.Symbols()
+	if err != nil && !errors.Is(err, elf.ErrNoSymbols) {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	if len(syms) > 0 {
+		o.addFuncs(syms, f)
+		o.SymbolSource = ".symtab"
+	} else {
+		o.stripped(f, path, remote)
+	}
+	if syms, err := f.DynamicSymbols(); err == nil {
+		o.addFuncs(syms, f)
+		if o.SymbolSource == "" && len(o.funcs) > 0 {
+			o.SymbolSource = ".dynsym"
+		}
 	} else if !errors.Is(err, elf.ErrNoSymbols) {
 		return nil, fmt.Errorf("%s: %w", path, err)
-	} else if dbg := debugFile(f); dbg != "" {
-		// A stripped object names only its exported functions; its
-		// separate debug file (libc6-dbg and the like) names them all,
-		// __libc_start_call_main at the bottom of every ustack().
-		if df, err := elf.Open(dbg); err == nil {
-			if syms, err := df.Symbols(); err == nil {
-				add(syms)
+	}
+	o.sortFuncs()
+	return o, nil
+}
+
+// stripped names the functions of an object without .symtab: its
+// separate debug file (libc6-dbg, a -dbgsym package, debuginfod) names
+// them all, __libc_start_call_main at the bottom of every ustack(); or
+// else MiniDebugInfo names those .dynsym leaves out.
+func (o *Object) stripped(f *elf.File, path string, remote bool) {
+	if dbg := findDebugFile(f, path, remote); dbg != "" {
+		if df, err := openELF(dbg); err == nil {
+			if syms, err := df.Symbols(); err == nil && len(syms) > 0 {
+				o.addFuncs(syms, df)
+				o.DebugPath, o.SymbolSource = dbg, dbg
 			}
 			df.Close()
 		}
 	}
-	if syms, err := f.DynamicSymbols(); err == nil {
-		add(syms)
-	} else if !errors.Is(err, elf.ErrNoSymbols) {
-		return nil, fmt.Errorf("%s: %w", path, err)
+	if o.SymbolSource != "" {
+		return
 	}
+	if mdi, err := debugData(f); err == nil && mdi != nil {
+		if syms, err := mdi.Symbols(); err == nil && len(syms) > 0 {
+			o.addFuncs(syms, mdi)
+			o.SymbolSource = ".gnu_debugdata"
+		}
+	}
+}
+
+// addFuncs adds the function and data symbols of syms, read from src
+// (whose section headers bound the functions of no size).
+func (o *Object) addFuncs(syms []elf.Symbol, src *elf.File) {
+	if o.seen == nil {
+		o.seen = map[string]bool{}
+	}
+	for _, s := range syms {
+		t := elf.ST_TYPE(s.Info)
+		if t == elf.STT_OBJECT && s.Section != elf.SHN_UNDEF && s.Name != "" {
+			if _, ok := o.data[s.Name]; !ok {
+				o.data[s.Name] = s.Value
+			}
+			continue
+		}
+		if t != elf.STT_FUNC && t != elf.STT_GNU_IFUNC || s.Value == 0 || s.Name == "" {
+			continue
+		}
+		if s.Section == elf.SHN_UNDEF {
+			continue
+		}
+		// .dynsym repeats most of .symtab.
+		key := s.Name + "\x00" + strconv.FormatUint(s.Value, 16)
+		if o.seen[key] {
+			continue
+		}
+		o.seen[key] = true
+		fn := Func{Name: s.Name, Value: s.Value, Size: s.Size, Bind: elf.ST_BIND(s.Info)}
+		if fn.Size == 0 {
+			fn.end = fn.Value + 1
+			if i := int(s.Section); s.Section < elf.SHN_LORESERVE && i < len(src.Sections) {
+				if sec := src.Sections[i]; sec.Addr <= fn.Value && fn.Value-sec.Addr < sec.Size {
+					fn.end = sec.Addr + sec.Size
+				}
+			}
+		}
+		o.funcs = append(o.funcs, fn)
+	}
+}
+
+// sortFuncs sorts the functions and ends each function of no size at
+// the next function's start; the table of names seen is dropped.
+func (o *Object) sortFuncs() {
 	sort.Slice(o.funcs, func(i, j int) bool { return better(o.funcs[i], o.funcs[j]) })
-	return o, nil
+	o.seen = nil
+	next := uint64(0)
+	for i := len(o.funcs) - 1; i >= 0; i-- {
+		fn := &o.funcs[i]
+		if fn.Size == 0 && next > fn.Value && next < fn.end {
+			fn.end = next
+		}
+		if i == 0 || o.funcs[i-1].Value != fn.Value {
+			next = fn.Value
+		}
+	}
 }
 
 // better orders functions by address and, of aliases at one address,
@@ -174,7 +262,9 @@ func (o *Object) Funcs() []Func { return o.funcs }
 
 // Lookup returns the function containing the link-time address vaddr.
 // A function with a size contains [Value, Value+Size); one without a size
-// (hand-written assembly) reaches to the next symbol.
+// (hand-written assembly) reaches to the next function or the end of its
+// section, whichever comes first: an address past them all (in data, in
+// a section without symbols) has no function, not the last one.
 func (o *Object) Lookup(vaddr uint64) (Func, bool) {
 	i := sort.Search(len(o.funcs), func(i int) bool { return o.funcs[i].Value > vaddr })
 	if i == 0 {
@@ -185,7 +275,7 @@ func (o *Object) Lookup(vaddr uint64) (Func, bool) {
 	// The best-ranked alias that contains vaddr.
 	for j := first; j < i; j++ {
 		f := o.funcs[j]
-		if f.Size == 0 || vaddr < f.Value+f.Size {
+		if vaddr < f.limit() {
 			return f, true
 		}
 	}
@@ -193,7 +283,7 @@ func (o *Object) Lookup(vaddr uint64) (Func, bool) {
 	// larger function may start earlier.
 	for j := first - 1; j >= 0 && first-j < 64; j-- {
 		f := o.funcs[j]
-		if vaddr < f.Value+f.Size {
+		if f.Size > 0 && vaddr < f.limit() {
 			return f, true
 		}
 	}
@@ -426,36 +516,6 @@ func LoadObject(path string) (*Object, error) {
 	// The file may have been reached through another path (the map_files
 	// link of a process since gone): read it through this one.
 	return &Object{Path: path, objectData: e.data}, nil
-}
-
-// DebugDir is where separate debug files are installed.
-var DebugDir = "/usr/lib/debug"
-
-// debugFile returns the separate debug file of a stripped object, found
-// by its build id (DebugDir/.build-id/ab/cdef....debug), or "".
-func debugFile(f *elf.File) string {
-	s := f.Section(".note.gnu.build-id")
-	if s == nil {
-		return ""
-	}
-	b, err := s.Data()
-	if err != nil {
-		return ""
-	}
-	notes, err := parseNotes(b)
-	if err != nil {
-		return ""
-	}
-	for _, n := range notes {
-		if n.Owner == "GNU" && n.Type == 3 && len(n.Desc) > 1 {
-			id := fmt.Sprintf("%x", n.Desc)
-			p := DebugDir + "/.build-id/" + id[:2] + "/" + id[2:] + ".debug"
-			if _, err := os.Stat(p); err == nil {
-				return p
-			}
-		}
-	}
-	return ""
 }
 
 // ReadNotes reads the notes of one section of the ELF file at path

@@ -18,7 +18,11 @@ type Symbolizer struct {
 	mu       sync.Mutex
 	procs    map[int]*procEntry
 	watching map[int]bool
-	closed   chan struct{}
+	perfMaps map[int]*perfMap
+	// fetched holds the files whose debug files were looked for in the
+	// background (with debuginfod), by path and inode.
+	fetched map[fileID]bool
+	closed  chan struct{}
 	// kernel overrides KernelSymbols, for tests.
 	kernel *Kallsyms
 }
@@ -30,7 +34,8 @@ type procEntry struct {
 
 // NewSymbolizer returns an empty Symbolizer.
 func NewSymbolizer() *Symbolizer {
-	return &Symbolizer{procs: map[int]*procEntry{}, watching: map[int]bool{}, closed: make(chan struct{})}
+	return &Symbolizer{procs: map[int]*procEntry{}, watching: map[int]bool{}, perfMaps: map[int]*perfMap{},
+		fetched: map[fileID]bool{}, closed: make(chan struct{})}
 }
 
 // Close stops following processes.
@@ -65,10 +70,15 @@ func (s *Symbolizer) watch(pid int) {
 			return
 		}
 		s.mu.Lock()
+		changed := false
 		if old := s.procs[pid]; old == nil || !sameMaps(old.proc, p) {
 			s.procs[pid] = &procEntry{proc: p, read: time.Now()}
+			changed = true
 		}
 		s.mu.Unlock()
+		if changed {
+			s.prefetch(p)
+		}
 	}
 }
 
@@ -102,6 +112,7 @@ func (s *Symbolizer) Snapshot(pid int) (*Process, error) {
 		go s.watch(pid)
 	}
 	s.mu.Unlock()
+	s.prefetch(p)
 	return p, nil
 }
 
@@ -169,13 +180,14 @@ func (s *Symbolizer) UserModBase(pid int, addr uint64) (uint64, bool) {
 // mapped there, the function and the offset into it. A known object with
 // no symbol for addr (a stripped library) gives an empty fn.
 func (s *Symbolizer) UserSym(pid int, addr uint64) (obj, fn string, off uint64, ok bool) {
-	p := s.lookupProcess(pid, addr)
-	if p == nil {
-		return "", "", 0, false
+	var r *resolvedModule
+	if p := s.lookupProcess(pid, addr); p != nil {
+		r = p.resolve(addr)
 	}
-	r := p.resolve(addr)
 	if r == nil {
-		return "", "", 0, false
+		// Not in a mapped file: code a JIT generated, named by the
+		// process's perf map if it writes one.
+		return s.jitSym(pid, addr)
 	}
 	if r.obj == nil {
 		return r.path, "", 0, true
@@ -185,6 +197,68 @@ func (s *Symbolizer) UserSym(pid int, addr uint64) (obj, fn string, off uint64, 
 		return r.path, "", 0, true
 	}
 	return r.path, f.Name, addr - r.bias - f.Value, true
+}
+
+// UserLine returns the source file and line of address addr of process
+// pid (format.LineSymbolizer), from the DWARF of the object mapped there
+// or of its debug file. For a return address, ask for addr-1: the call.
+func (s *Symbolizer) UserLine(pid int, addr uint64) (file string, line int, ok bool) {
+	p := s.lookupProcess(pid, addr)
+	if p == nil {
+		return "", 0, false
+	}
+	r := p.resolve(addr)
+	if r == nil || r.obj == nil {
+		return "", 0, false
+	}
+	return r.obj.Line(addr - r.bias)
+}
+
+// jitSym names addr of process pid from its perf map: the map's path,
+// the function and the offset into it.
+func (s *Symbolizer) jitSym(pid int, addr uint64) (obj, fn string, off uint64, ok bool) {
+	if pid <= 0 {
+		return "", "", 0, false
+	}
+	s.mu.Lock()
+	m := s.perfMaps[pid]
+	if m == nil {
+		m = &perfMap{}
+		s.perfMaps[pid] = m
+	}
+	s.mu.Unlock()
+	sym, ok := m.lookup(pid, addr)
+	if !ok {
+		return "", "", 0, false
+	}
+	return m.path, sym.Name, addr - sym.Start, true
+}
+
+// fileID identifies a mapped file for prefetch.
+type fileID struct {
+	path  string
+	inode uint64
+}
+
+// prefetch starts, in the background, reading the objects p maps whose
+// debug files debuginfod may have to send, so that the network is
+// waited for while tracing and not when the names are printed (and
+// never in a probe's path). Without DEBUGINFOD_URLS it does nothing:
+// objects are read when first needed.
+func (s *Symbolizer) prefetch(p *Process) {
+	if defaultDebuginfod() == nil {
+		return
+	}
+	for _, mod := range p.Modules() {
+		id := fileID{mod.Path, mod.Maps[0].Inode}
+		s.mu.Lock()
+		seen := s.fetched[id]
+		s.fetched[id] = true
+		s.mu.Unlock()
+		if !seen {
+			go LoadObject(p.OpenPath(mod))
+		}
+	}
 }
 
 // UserMapping finds the mapping of a file that holds address addr of
@@ -225,5 +299,6 @@ func (s *Symbolizer) lookupProcess(pid int, addr uint64) *Process {
 	s.mu.Lock()
 	s.procs[pid] = &procEntry{proc: p, read: time.Now()}
 	s.mu.Unlock()
+	s.prefetch(p)
 	return p
 }

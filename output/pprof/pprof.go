@@ -7,12 +7,9 @@
 package pprof
 
 import (
-	"debug/dwarf"
-	"debug/elf"
 	"fmt"
 	"io"
 	"path"
-	"sort"
 	"strings"
 
 	"github.com/google/pprof/profile"
@@ -41,7 +38,6 @@ type builder struct {
 	locs  map[locKey]*profile.Location
 	funcs map[[2]string]*profile.Function
 	maps  map[string]*profile.Mapping
-	lines map[string]*lineTable
 }
 
 type locKey struct {
@@ -55,7 +51,7 @@ type locKey struct {
 // frames. It returns nil when none has a stack key.
 func Build(aggs []*aggregate.Agg, sym format.Symbolizer, o aggregate.SortOptions) *profile.Profile {
 	b := &builder{p: &profile.Profile{}, sym: sym, locs: map[locKey]*profile.Location{},
-		funcs: map[[2]string]*profile.Function{}, maps: map[string]*profile.Mapping{}, lines: map[string]*lineTable{}}
+		funcs: map[[2]string]*profile.Function{}, maps: map[string]*profile.Mapping{}}
 	var stackAggs []*aggregate.Agg
 	for _, a := range aggs {
 		if a != nil && HasStack(a) {
@@ -154,13 +150,12 @@ func (b *builder) location(st format.Stack, pc uint64, leaf bool) *profile.Locat
 	b.locs[k] = l
 	b.p.Location = append(b.p.Location, l)
 	var obj, fn string
-	var off uint64
 	var ok bool
 	if b.sym != nil {
 		if st.User {
-			obj, fn, off, ok = b.sym.UserSym(st.PID, pc)
+			obj, fn, _, ok = b.sym.UserSym(st.PID, pc)
 		} else {
-			obj, fn, off, ok = b.sym.KernelSym(pc)
+			obj, fn, _, ok = b.sym.KernelSym(pc)
 		}
 	}
 	if !ok {
@@ -173,8 +168,8 @@ func (b *builder) location(st format.Stack, pc uint64, leaf bool) *profile.Locat
 		return l
 	}
 	file, line := "", int64(0)
-	if st.User && obj != "" {
-		file, line = b.lineOf(obj, fn, off, leaf)
+	if st.User {
+		file, line = b.lineOf(st.PID, pc, leaf)
 	}
 	l.Line = []profile.Line{{Function: b.function(obj, fn, file), Line: line}}
 	return l
@@ -207,96 +202,23 @@ func (b *builder) function(obj, fn, file string) *profile.Function {
 	return f
 }
 
-// lineOf finds the source line of fn+off in obj through its DWARF line
-// table; a return address (not leaf) is looked up one byte back, in the
-// call instruction.
-func (b *builder) lineOf(obj, fn string, off uint64, leaf bool) (string, int64) {
-	t, ok := b.lines[obj]
-	if !ok {
-		t = readLines(obj)
-		b.lines[obj] = t
-	}
-	if t == nil {
-		return "", 0
-	}
-	start, ok := t.syms[fn]
+// lineOf finds the source line of pc in process pid through the
+// symbolizer (the DWARF of the object or its debug file); a return
+// address (not leaf) is looked up one byte back, in the call
+// instruction.
+func (b *builder) lineOf(pid int, pc uint64, leaf bool) (string, int64) {
+	ls, ok := b.sym.(format.LineSymbolizer)
 	if !ok {
 		return "", 0
 	}
-	addr := start + off
-	if !leaf && addr > 0 {
-		addr--
+	if !leaf && pc > 0 {
+		pc--
 	}
-	return t.find(addr)
-}
-
-// lineTable is an object's symbols and its DWARF rows, sorted by address.
-type lineTable struct {
-	syms map[string]uint64
-	rows []row
-}
-
-type row struct {
-	addr uint64
-	file string
-	line int64
-	end  bool // end of a sequence: no line from here
-}
-
-func (t *lineTable) find(addr uint64) (string, int64) {
-	i := sort.Search(len(t.rows), func(i int) bool { return t.rows[i].addr > addr }) - 1
-	if i < 0 || t.rows[i].end {
+	file, line, ok := ls.UserLine(pid, pc)
+	if !ok {
 		return "", 0
 	}
-	return t.rows[i].file, t.rows[i].line
-}
-
-// readLines reads obj's symbols and line table; nil when it has no DWARF.
-func readLines(obj string) *lineTable {
-	f, err := elf.Open(obj)
-	if err != nil {
-		return nil
-	}
-	defer f.Close()
-	t := &lineTable{syms: map[string]uint64{}}
-	syms, _ := f.Symbols()
-	dyn, _ := f.DynamicSymbols()
-	for _, s := range append(syms, dyn...) {
-		if elf.ST_TYPE(s.Info) == elf.STT_FUNC && s.Value != 0 {
-			if _, dup := t.syms[s.Name]; !dup {
-				t.syms[s.Name] = s.Value
-			}
-		}
-	}
-	d, err := f.DWARF()
-	if err != nil {
-		return nil
-	}
-	r := d.Reader()
-	for {
-		e, err := r.Next()
-		if err != nil || e == nil {
-			break
-		}
-		if e.Tag != dwarf.TagCompileUnit {
-			r.SkipChildren()
-			continue
-		}
-		lr, err := d.LineReader(e)
-		if err != nil || lr == nil {
-			continue
-		}
-		var le dwarf.LineEntry
-		for lr.Next(&le) == nil {
-			file := ""
-			if le.File != nil {
-				file = le.File.Name
-			}
-			t.rows = append(t.rows, row{addr: le.Address, file: file, line: int64(le.Line), end: le.EndSequence})
-		}
-	}
-	sort.SliceStable(t.rows, func(i, j int) bool { return t.rows[i].addr < t.rows[j].addr })
-	return t
+	return file, int64(line)
 }
 
 // Write writes the profile of aggs' stack aggregations to w, gzipped. With
