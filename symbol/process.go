@@ -52,7 +52,7 @@ type resolvedModule struct {
 // resolve returns the module mapping addr with its object and bias.
 func (p *Process) resolve(addr uint64) *resolvedModule {
 	m := p.Mapping(addr)
-	if m == nil || !m.File() {
+	if m == nil || !m.File() && m.Path != vdsoName {
 		return nil
 	}
 	p.mu.Lock()
@@ -62,6 +62,11 @@ func (p *Process) resolve(addr uint64) *resolvedModule {
 	}
 	if p.resolved == nil {
 		p.resolved = map[string]*resolvedModule{}
+	}
+	if m.Path == vdsoName {
+		r := resolveVdso(m)
+		p.resolved[m.Path] = r
+		return r
 	}
 	r := &resolvedModule{path: m.Path}
 	p.resolved[m.Path] = r

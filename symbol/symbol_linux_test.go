@@ -6,9 +6,12 @@ import (
 	"bytes"
 	"debug/elf"
 	"fmt"
+	"io"
+	"os"
 	"os/exec"
 	"path/filepath"
 	"runtime"
+	"strings"
 	"syscall"
 	"testing"
 	"time"
@@ -253,5 +256,50 @@ func TestDebugFile(t *testing.T) {
 	}
 	if f, ok := obj.Lookup(v + 3); !ok || f.Name != "__libc_start_call_main" {
 		t.Errorf("Lookup(__libc_start_call_main+3) = %+v, %v", f, ok)
+	}
+}
+
+// TestVdso: an address in a process's vdso, which is in no file, is
+// named from the tracer's own copy: [vdso]`clock_gettime+1 (or its
+// __vdso_ alias), at the address debug/elf finds it in this process.
+func TestVdso(t *testing.T) {
+	p, err := symbol.ReadProcess(os.Getpid())
+	if err != nil {
+		t.Fatal(err)
+	}
+	var vdso *symbol.Mapping
+	for i, m := range p.Maps {
+		if m.Path == "[vdso]" {
+			vdso = &p.Maps[i]
+		}
+	}
+	if vdso == nil {
+		t.Fatal("no [vdso] mapping")
+	}
+	mem, err := os.Open("/proc/self/mem")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer mem.Close()
+	f, err := elf.NewFile(io.NewSectionReader(mem, int64(vdso.Start), int64(vdso.End-vdso.Start)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	syms, err := f.DynamicSymbols()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var addr uint64
+	for _, s := range syms {
+		if s.Name == "__vdso_clock_gettime" {
+			addr = vdso.Start + s.Value - f.Progs[0].Vaddr + 1
+		}
+	}
+	if addr == 0 {
+		t.Fatal("no __vdso_clock_gettime in the vdso")
+	}
+	obj, fn, off, ok := symbol.NewSymbolizer().UserSym(os.Getpid(), addr)
+	if !ok || obj != "[vdso]" || !strings.HasSuffix(fn, "clock_gettime") || off != 1 {
+		t.Errorf("UserSym(clock_gettime+1) = %s`%s+%#x %v", obj, fn, off, ok)
 	}
 }
