@@ -16,7 +16,7 @@ import (
 
 	"github.com/dtrace-go/dtrace/aggregate"
 	"github.com/dtrace-go/dtrace/format"
-	"github.com/dtrace-go/dtrace/internal/testprog"
+	"github.com/dtrace-go/dtrace/internal/testutil/testprog"
 	"github.com/dtrace-go/dtrace/output"
 	"github.com/dtrace-go/dtrace/output/flamegraph"
 	"github.com/dtrace-go/dtrace/output/folded"

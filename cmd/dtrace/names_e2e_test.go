@@ -19,7 +19,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/dtrace-go/dtrace/internal/testprog"
+	"github.com/dtrace-go/dtrace/internal/testutil/testprog"
 	"github.com/dtrace-go/dtrace/symbol"
 )
 
