@@ -116,19 +116,42 @@ func (f *fn) actionSetopt(c *syntax.CallExpr, name string, act Action) {
 	}
 }
 
-// actionExit compiles exit() as a statement.
+// actionExit compiles exit() as a statement. As in illumos, the first
+// exit() of the run wins: the status and the DRAINING activity go into
+// dt_state's first word together with one compare-and-exchange, and an
+// exit() that finds the run already draining (a second one in the same
+// firing, or one on another CPU) changes nothing; its record carries the
+// status that won, so the consumer, which takes the last exit record it
+// reads, ends with the first status. END's exit() sets the status anew:
+// illumos honours an exit() in its COOLDOWN state, which only END sees.
 func (f *fn) actionExit(c *syntax.CallExpr, name string, act Action) {
 	r := f.onlyArg(c)
 	f.convert(r, f.typeOf(c.Args[0]), TypeInt)
-	keepR := f.alloc()
-	f.emit(asm.Mov.Reg(keepR, r))
-	f.recItem(f.storeReg(r, TypeInt, act))
-	st := f.alloc()
+	st, w, old := f.alloc(), f.alloc(), f.alloc()
 	f.emit(asm.LoadMapValue(st, 0, 0).WithReference(abi.MapState),
-		asm.StoreMem(st, abi.StateExitStatus, keepR, asm.Word),
+		asm.LoadMem(w, regScratch, int16(f.g.layout.MState)+abi.MStatePrid, asm.Word))
+	end, lost, done := f.label("exend"), f.label("exlost"), f.label("exdone")
+	f.emit(asm.JEq.Imm(w, abi.ProbeEnd, end),
+		// old = activity | status<<32; only INACTIVE (BEGIN) and ACTIVE
+		// may move to DRAINING.
+		asm.LoadMem(old, st, abi.StateActivity, asm.DWord),
+		asm.Mov.Reg(asm.R0, old),
+		asm.Mov.Reg(w, old), asm.LSh.Imm(w, 32), asm.RSh.Imm(w, 32),
+		asm.JGE.Imm(w, abi.ActivityDraining, lost),
+		asm.Mov.Reg(w, r), asm.LSh.Imm(w, 32), asm.Or.Imm(w, abi.ActivityDraining),
+		// CmpXchg leaves the word it found in R0.
+		atomicMem(asm.CmpXchg, st, w, asm.DWord, abi.StateActivity),
+		asm.JEq.Reg(asm.R0, old, done))
+	f.mark(lost)
+	// The word as it is now holds the winner's status (it may have
+	// changed since old was read).
+	f.emit(asm.LoadMem(r, st, abi.StateActivity, asm.DWord), asm.RSh.Imm(r, 32), asm.Ja.Label(done))
+	f.mark(end)
+	f.emit(asm.StoreMem(st, abi.StateExitStatus, r, asm.Word),
 		storeImm(st, abi.StateActivity, abi.ActivityDraining, asm.Word))
-	f.free(st)
-	f.free(keepR)
+	f.mark(done)
+	f.free(st, w, old)
+	f.recItem(f.storeReg(r, TypeInt, act))
 }
 
 // actionStack compiles stack(), ustack(), jstack() as a statement.

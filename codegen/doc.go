@@ -142,7 +142,10 @@
 // printa's ActArg items carry AggID and size 0.
 //
 // exit(n) writes an ActExit item (int32) and also sets dt_state:
-// exit_status = n, activity = DRAINING.
+// exit_status = n, activity = DRAINING, both with one compare-and-exchange
+// of the state's first word that only an INACTIVE or ACTIVE state
+// passes; a later exit() leaves the state alone and records the status
+// that won (END's exit() sets the status unconditionally).
 //
 // # Fault records
 //

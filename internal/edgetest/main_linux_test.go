@@ -1,0 +1,56 @@
+//go:build linux
+
+package edgetest
+
+import (
+	"bytes"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"testing"
+
+	"github.com/dtrace-go/dtrace/internal/testutil/testprog"
+)
+
+// binEnv names the dtrace binary to test instead of building one: a
+// guest (TestGuest) has no build cache, and building there takes long.
+const binEnv = "DTRACE_EDGES_BIN"
+
+// dtraceBin is the dtrace command the tests run.
+var dtraceBin string
+
+func TestMain(m *testing.M) {
+	code := func() int {
+		if dtraceBin = os.Getenv(binEnv); dtraceBin != "" || os.Getuid() != 0 {
+			// Given, or the tests skip themselves: nothing to build.
+			return m.Run()
+		}
+		dir, err := os.MkdirTemp("", "edgetest")
+		if err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			return 1
+		}
+		defer os.RemoveAll(dir)
+		dtraceBin = filepath.Join(dir, "dtrace")
+		out, err := exec.Command("go", "build", "-o", dtraceBin, "github.com/dtrace-go/dtrace/cmd/dtrace").CombinedOutput()
+		if err != nil {
+			fmt.Fprintf(os.Stderr, "go build: %v\n%s", err, out)
+			return 1
+		}
+		return m.Run()
+	}()
+	os.Exit(code)
+}
+
+// dtrace runs the dtrace command with args (killed after a minute) and
+// returns its standard output, standard error and exit status.
+func dtrace(t *testing.T, args ...string) (stdout, stderr string, status int) {
+	t.Helper()
+	testprog.NeedRoot(t, "BPF")
+	cmd := exec.Command(dtraceBin, args...)
+	var o, e bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &o, &e
+	status = testprog.ExitStatus(t, cmd)
+	return o.String(), e.String(), status
+}
