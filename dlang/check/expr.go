@@ -573,7 +573,9 @@ func (c *checker) cast(e *syntax.CastExpr) TypeAndValue {
 	} else if x.Value != nil && x.Value.IsStr && types.IsString(t) {
 		tv.Value = x.Value
 	}
-	return c.record(e, tv, exprFlags{})
+	// As in illumos, a cast to a pointer may be stored through: whether
+	// the memory is writable is checked when the store runs.
+	return c.record(e, tv, exprFlags{writable: types.IsPointer(t)})
 }
 
 // unary checks prefix operators.
