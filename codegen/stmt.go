@@ -158,11 +158,13 @@ func (f *fn) storeValue(e syntax.Expr, action Action) Record {
 // known size (the checker lets opaque ones through) records p alone.
 func (f *fn) storePrint(e syntax.Expr) Record {
 	t := f.typeOf(e)
-	if t == nil || t.Kind == TPointer && (t.Elem == nil || t.Elem.Size == 0) {
+	voidPtr := t != nil && t.Kind == TPointer && t.Elem != nil && t.Elem.Kind == TVoid
+	if t == nil || t.Kind == TPointer && (t.Elem == nil || t.Elem.Size == 0) && !voidPtr {
 		return f.storeValue(e, ActPrint)
 	}
-	if t.Kind != TPointer {
-		// A value, printed with its type as illumos does.
+	if t.Kind != TPointer || voidPtr {
+		// A value, printed with its type as illumos does; a void
+		// pointer too, as illumos prints every pointer.
 		it := f.storeValue(e, ActPrint)
 		if it.Kind == KindString {
 			t = &Type{Kind: TString, Size: it.Size, Name: "string"}

@@ -266,7 +266,8 @@ func (c *checker) inetNtoa6Rule(e *syntax.CallExpr, fn *Func, tvs []TypeAndValue
 }
 
 // printRule: print() takes any value, as illumos's does (dtrace-utils
-// takes only pointers); a pointer needs an object of known size.
+// takes only pointers); a pointer needs an object of known size, but for
+// a void pointer, whose value prints.
 func (c *checker) printRule(e *syntax.CallExpr, fn *Func, tvs []TypeAndValue) bool {
 	if len(tvs) != 1 {
 		return true // the prototype check counts the arguments
@@ -279,7 +280,9 @@ func (c *checker) printRule(e *syntax.CallExpr, fn *Func, tvs []TypeAndValue) bo
 		c.errorf(c.last(e), D_PRINT_DYN, "print( ) may not be applied to a dynamic expression")
 		return false
 	}
-	if p, ok := types.Underlying(tvs[0].Type).(*types.Pointer); ok && p.Elem.Size() == 0 && !isOpaque(p) {
+	// A void pointer has nothing to point at: it prints as a pointer,
+	// as illumos prints every pointer.
+	if p, ok := types.Underlying(tvs[0].Type).(*types.Pointer); ok && p.Elem.Size() == 0 && !isOpaque(p) && !types.IsVoid(p.Elem) {
 		c.errorf(c.after(e.Args[0]), D_PRINT_SIZE, "print( ) argument #1 reference has type '%s' with size 0; cannot print( ) it.", types.TypeString(p.Elem))
 		return false
 	}
