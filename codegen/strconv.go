@@ -9,11 +9,12 @@ import (
 
 // This file compiles the subroutines that convert between strings and
 // integers or change a string's case: toupper(), tolower(), strtoll()
-// and lltostr() with a base, as illumos's dtrace does them. Every loop
-// counts up from a constant so that verifiers without bpf_loop (6.1)
-// walk it a bounded number of times, and positions found by one loop
-// reach the next through scratch memory, so that the code after a loop
-// is verified once rather than once per position.
+// and lltostr() with a base, as illumos's dtrace does them. strtoll()
+// scans with bpf_loop (below); the other loops count up from a constant,
+// so that the verifier walks them a bounded number of times, and
+// positions found by one loop reach the next through scratch memory, so
+// that the code after a loop is verified once rather than once per
+// position.
 
 // maxBase is the largest base of strtoll() and lltostr(): digits and
 // the 26 letters.
@@ -77,89 +78,112 @@ func (f *fn) withBase(c *syntax.CallExpr) (first, base asm.Register) {
 	return f.release(h), base
 }
 
+// strtoll() runs its scan with bpf_loop: each call of the callback
+// dt_strtoll reads one character of a block in scratch (the header, then
+// the string) and moves a small state machine on, so that the verifier
+// walks the callback once however many strtoll() calls a clause makes.
+// Unrolled, each call cost the verifier a fresh walk of a 256-turn loop
+// with a branch per character, and twenty in one clause exceeded the
+// verifier's limit on pending branches (6.18 reports it as EFAULT).
+const (
+	stlState  = 0  // stlBlanks, stlSign, stlSkip or stlDigits
+	stlNeg    = 8  // nonzero after a '-'
+	stlBase   = 16 // the base, 2..36
+	stlValue  = 24 // the value so far
+	stlSkipTo = 32 // the first digit after a "0x" prefix
+	stlHdr    = 40
+	stlFunc   = "dt_strtoll"
+
+	stlBlanks = 0 // skipping blanks and tabs
+	stlSign   = 1 // past a sign: a "0x" prefix may follow
+	stlSkip   = 2 // inside a "0x" prefix
+	stlDigits = 3 // reading digits
+)
+
+// strtollCallback builds dt_strtoll(index, ctx): ctx points to a stack
+// slot holding the block's address. It returns 1 (stop) at the first
+// character that is not part of the number, 0 to go on.
+func (g *gen) strtollCallback() asm.Instructions {
+	n := int32(g.opts.StrSize)
+	f := g.loopCallback(stlFunc)
+	const (
+		blk = asm.R6
+		i   = asm.R1
+		c   = asm.R2
+		st  = asm.R3
+		p   = asm.R4
+		t   = asm.R5
+	)
+	next, stop := f.label("next"), f.label("stop")
+	sign, prefix, skip, digits := f.label("sign"), f.label("prefix"), f.label("skip"), f.label("digits")
+	minus, hex, letter, have := f.label("minus"), f.label("hex"), f.label("letter"), f.label("have")
+	// i < n, so that the character and the two after it are in the block.
+	f.emit(asm.JGE.Imm(i, n, stop),
+		asm.Mov.Reg(p, blk), asm.Add.Reg(p, i), asm.LoadMem(c, p, stlHdr, asm.Byte),
+		asm.LoadMem(st, blk, stlState, asm.DWord),
+		asm.JEq.Imm(st, stlDigits, digits), asm.JEq.Imm(st, stlSkip, skip), asm.JEq.Imm(st, stlSign, prefix),
+		asm.JEq.Imm(c, ' ', next), asm.JEq.Imm(c, '\t', next))
+	// The first other character: a sign, or the number itself.
+	f.mark(sign)
+	f.emit(storeImm(blk, stlState, stlSign, asm.DWord),
+		asm.JEq.Imm(c, '-', minus), asm.JEq.Imm(c, '+', next), asm.Ja.Label(prefix))
+	f.mark(minus)
+	f.emit(storeImm(blk, stlNeg, 1, asm.DWord), asm.Ja.Label(next))
+	// Base 16 skips a "0x" or "0X" that a hex digit follows.
+	f.mark(prefix)
+	f.emit(storeImm(blk, stlState, stlDigits, asm.DWord),
+		asm.LoadMem(t, blk, stlBase, asm.DWord), asm.JNE.Imm(t, 16, digits), asm.JNE.Imm(c, '0', digits),
+		asm.LoadMem(t, p, stlHdr+1, asm.Byte), asm.Or.Imm(t, 0x20), asm.JNE.Imm(t, 'x', digits),
+		asm.LoadMem(t, p, stlHdr+2, asm.Byte),
+		asm.JLT.Imm(t, '0', digits), asm.JLE.Imm(t, '9', hex),
+		asm.Or.Imm(t, 0x20), asm.JLT.Imm(t, 'a', digits), asm.JGT.Imm(t, 'f', digits))
+	f.mark(hex)
+	f.emit(asm.Mov.Reg(t, i), asm.Add.Imm(t, 2), asm.StoreMem(blk, stlSkipTo, t, asm.DWord),
+		storeImm(blk, stlState, stlSkip, asm.DWord), asm.Ja.Label(next))
+	f.mark(skip)
+	f.emit(asm.LoadMem(t, blk, stlSkipTo, asm.DWord), asm.JLT.Reg(i, t, next),
+		storeImm(blk, stlState, stlDigits, asm.DWord))
+	// A digit (letters from 10 up) below the base, or the end.
+	f.mark(digits)
+	f.emit(asm.JLT.Imm(c, '0', letter), asm.JGT.Imm(c, '9', letter), asm.Add.Imm(c, -'0'), asm.Ja.Label(have))
+	f.mark(letter)
+	f.emit(asm.Or.Imm(c, 0x20), asm.JLT.Imm(c, 'a', stop), asm.JGT.Imm(c, 'z', stop), asm.Add.Imm(c, 10-'a'))
+	f.mark(have)
+	f.emit(asm.LoadMem(t, blk, stlBase, asm.DWord), asm.JGE.Reg(c, t, stop),
+		asm.LoadMem(st, blk, stlValue, asm.DWord), asm.Mul.Reg(st, t), asm.Add.Reg(st, c),
+		asm.StoreMem(blk, stlValue, st, asm.DWord))
+	f.mark(next)
+	f.emit(asm.Mov.Imm(asm.R0, 0), asm.Return())
+	f.mark(stop)
+	f.emit(asm.Mov.Imm(asm.R0, 1), asm.Return())
+	return f.insns
+}
+
 // subrStrtoll compiles strtoll(s [, base]): leading blanks and tabs are
 // skipped, then a sign, then with base 16 a "0x" or "0X" before a hex
 // digit; digits (letters from 10 up) are read until the first that is
 // not one in the base. Overflow wraps, as in illumos.
 func (f *fn) subrStrtoll(c *syntax.CallExpr, _ string) asm.Register {
 	f.need(c, 1, 2)
+	g := f.g
+	g.needFunc(stlFunc, g.strtollCallback)
 	s, base := f.withBase(c)
-	n := int32(f.g.opts.StrSize)
+	f.checkNotNull(s)
 	// Room past the string for the two bytes of look-ahead of "0x".
-	off := f.strCopy(s, f.g.strBuf()+8)
-	st := f.tmp(24) // position, negative flag, base
-	pos, neg, bslot := int16(st), int16(st+8), int16(st+16)
-	f.emit(asm.StoreMem(regScratch, bslot, base, asm.DWord), storeImm(regScratch, neg, 0, asm.DWord))
+	blk := f.tmp(stlHdr + g.strBuf() + 8)
+	f.emit(storeImm(regScratch, int16(blk+stlState), stlBlanks, asm.DWord),
+		storeImm(regScratch, int16(blk+stlNeg), 0, asm.DWord),
+		asm.StoreMem(regScratch, int16(blk+stlBase), base, asm.DWord),
+		storeImm(regScratch, int16(blk+stlValue), 0, asm.DWord))
 	f.free(base)
-	i, p, b, v := f.alloc(), f.alloc(), f.alloc(), f.alloc()
-
-	// Blanks and tabs.
-	loop, done, adv := f.label("slws"), f.label("slwsdone"), f.label("slwsadv")
-	f.emit(asm.Mov.Imm(i, 0))
-	f.mark(loop)
-	f.exitIf(asm.JGE.Imm(i, n, done))
-	f.scratchPtr(p, off)
-	f.emit(asm.Add.Reg(p, i), asm.LoadMem(b, p, 0, asm.Byte),
-		asm.JEq.Imm(b, ' ', adv), asm.JNE.Imm(b, '\t', done))
-	f.mark(adv)
-	f.emit(asm.Add.Imm(i, 1), asm.Ja.Label(loop))
-	f.mark(done)
-	f.emit(asm.StoreMem(regScratch, pos, i, asm.DWord))
-
-	// The sign, then the hex prefix, at the position found.
-	f.loadPos(i, pos, n)
-	f.scratchPtr(p, off)
-	f.emit(asm.Add.Reg(p, i), asm.LoadMem(b, p, 0, asm.Byte))
-	minus, signed, nosign := f.label("slminus"), f.label("slsigned"), f.label("slnosign")
-	f.emit(asm.JEq.Imm(b, '-', minus), asm.JNE.Imm(b, '+', nosign), asm.Ja.Label(signed))
-	f.mark(minus)
-	f.emit(storeImm(regScratch, neg, 1, asm.DWord))
-	f.mark(signed)
-	f.emit(asm.Add.Imm(i, 1), asm.Add.Imm(p, 1), asm.LoadMem(b, p, 0, asm.Byte))
-	f.mark(nosign)
-	nohex := f.label("slnohex")
-	f.emit(asm.LoadMem(v, regScratch, bslot, asm.DWord), asm.JNE.Imm(v, 16, nohex),
-		asm.JNE.Imm(b, '0', nohex),
-		asm.LoadMem(b, p, 1, asm.Byte), asm.Or.Imm(b, 0x20), asm.JNE.Imm(b, 'x', nohex),
-		asm.LoadMem(b, p, 2, asm.Byte))
-	hex := f.label("slhex")
-	f.emit(asm.JLT.Imm(b, '0', nohex), asm.JLE.Imm(b, '9', hex),
-		asm.Or.Imm(b, 0x20), asm.JLT.Imm(b, 'a', nohex), asm.JGT.Imm(b, 'f', nohex))
-	f.mark(hex)
-	f.emit(asm.Add.Imm(i, 2))
-	f.mark(nohex)
-	f.emit(asm.StoreMem(regScratch, pos, i, asm.DWord))
-
-	// The digits: the loop counts k up from 0 and reads at start + k,
-	// start bounded by n in a register, so that the verifier sees the
-	// loop end after n turns whatever start is.
-	start := f.alloc()
-	f.loadPos(start, pos, n)
-	f.emit(asm.Mov.Imm(v, 0), asm.Mov.Imm(i, 0))
-	loop, done = f.label("sldig"), f.label("sldigdone")
-	letter, have := f.label("slletter"), f.label("slhave")
-	f.mark(loop)
-	f.emit(asm.Mov.Reg(p, start), asm.Add.Reg(p, i))
-	f.exitIf(asm.JGE.Imm(p, n, done))
-	f.emit(asm.Mov.Reg(b, p))
-	f.scratchPtr(p, off)
-	f.emit(asm.Add.Reg(p, b), asm.LoadMem(b, p, 0, asm.Byte),
-		asm.JLT.Imm(b, '0', letter), asm.JGT.Imm(b, '9', letter),
-		asm.Add.Imm(b, -'0'), asm.Ja.Label(have))
-	f.mark(letter)
-	f.emit(asm.Or.Imm(b, 0x20))
-	f.exitIf(asm.JLT.Imm(b, 'a', done))
-	f.exitIf(asm.JGT.Imm(b, 'z', done))
-	f.emit(asm.Add.Imm(b, 10-'a'))
-	f.mark(have)
-	f.emit(asm.LoadMem(p, regScratch, bslot, asm.DWord))
-	f.exitIf(asm.JGE.Reg(b, p, done))
-	f.emit(asm.Mul.Reg(v, p), asm.Add.Reg(v, b), asm.Add.Imm(i, 1), asm.Ja.Label(loop))
-	f.mark(done)
-	pos2 := f.label("slpos")
-	f.emit(asm.LoadMem(b, regScratch, neg, asm.DWord), asm.JEq.Imm(b, 0, pos2), asm.Neg.Imm(v, 0))
-	f.mark(pos2)
-	f.free(i, p, b, start)
+	f.call(asm.FnProbeReadKernelStr, scr(blk+stlHdr), imm(int64(g.opts.StrSize+1)), reg(s))
+	f.runLoop(stlFunc, blk, imm(int64(g.opts.StrSize)))
+	v, neg := f.alloc(), f.alloc()
+	pos := f.label("slpos")
+	f.emit(asm.LoadMem(v, regScratch, int16(blk+stlValue), asm.DWord),
+		asm.LoadMem(neg, regScratch, int16(blk+stlNeg), asm.DWord), asm.JEq.Imm(neg, 0, pos), asm.Neg.Imm(v, 0))
+	f.mark(pos)
+	f.free(neg)
 	return v
 }
 

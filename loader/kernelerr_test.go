@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"syscall"
 	"testing"
 
 	"github.com/cilium/ebpf"
@@ -58,6 +59,19 @@ func TestVerifierErrorWording(t *testing.T) {
 	}
 	if m := unknownHelper.FindStringSubmatch("unknown func bpf_loop#181"); m == nil || m[1] != "bpf_loop" {
 		t.Errorf("unknown helper: %v", m)
+	}
+}
+
+// TestVerifierGaveUp: EFAULT from the verifier (the limit on pending
+// branches; cilium/ebpf keeps no log then) is said in words a D
+// programmer can act on, not as "bad address".
+func TestVerifierGaveUp(t *testing.T) {
+	p := &provider.Probe{Provider: "dtrace", Name: "BEGIN"}
+	err := newVerifierError(p, nil, fmt.Errorf("load program: %w (hit verifier bug)", syscall.EFAULT))
+	want := "failed to enable 'dtrace:::BEGIN': the BPF verifier of kernel " + kfeature.Probe().Release +
+		" gave up on the program: too many paths to check; split the clause into smaller clauses"
+	if err.Error() != want {
+		t.Errorf("got  %q\nwant %q", err, want)
 	}
 }
 

@@ -9,6 +9,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"syscall"
 
 	"github.com/cilium/ebpf"
 	"github.com/cilium/ebpf/asm"
@@ -477,6 +478,17 @@ func (e *VerifierError) Error() string {
 		if e.Source != "" {
 			fmt.Fprintf(&b, " (at %s)", e.Source)
 		}
+		return b.String()
+	}
+	if len(e.Log) == 0 && errors.Is(e.Err, syscall.EFAULT) {
+		// The verifier answers EFAULT when it gives up on a program with
+		// more branches pending than it will hold (and on its own bugs),
+		// and cilium/ebpf then drops the log.
+		fmt.Fprintf(&b, "the BPF verifier of kernel %s gave up on the program: too many paths to check", kfeature.Probe().Release)
+		if e.Source != "" {
+			fmt.Fprintf(&b, " at %s", e.Source)
+		}
+		b.WriteString("; split the clause into smaller clauses")
 		return b.String()
 	}
 	if len(e.Log) == 0 {

@@ -1,0 +1,67 @@
+//go:build linux
+
+package edgetest
+
+import (
+	"bytes"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/dtrace-go/dtrace/internal/testutil/guesttest"
+	"github.com/dtrace-go/dtrace/internal/testutil/testprog"
+)
+
+// guestEnv, when set, lets TestGuest boot the guests (a few minutes).
+const guestEnv = "DTRACE_EDGES_GUEST"
+
+// guestTests are the tests TestGuest runs in each guest: those whose
+// behaviour depends on the kernel (the code it verifies, the buffers it
+// offers).
+const guestTests = "^(TestExitFirst|TestStoreThroughCast|TestPrintVoidPointer|TestStrtollMany)$"
+
+// TestGuest runs guestTests in Debian's 6.12 and 6.1 (ISA v3) kernels
+// under ../shared/vm/run-kernel, with this test binary and the dtrace it
+// tests copied where the guest sees them.
+func TestGuest(t *testing.T) {
+	if os.Getenv(guestEnv) == "" {
+		t.Skip("set " + guestEnv + "=1 to run these tests in the 6.12 and 6.1 guests (.ci/run does)")
+	}
+	if os.Getenv(binEnv) != "" {
+		t.Skip("already in a guest")
+	}
+	testprog.NeedRoot(t, "BPF")
+	guesttest.RunKernel(t)
+	dir := guesttest.Dir(t, "edgetest")
+	data, err := os.ReadFile(dtraceBin)
+	if err != nil {
+		t.Fatal(err)
+	}
+	bin := filepath.Join(dir, "dtrace")
+	if err := os.WriteFile(bin, data, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	self := guesttest.Self(t, dir, "edgetest.test")
+	for _, k := range []struct {
+		name string
+		opts []string
+	}{
+		{"6.12", nil},
+		{"6.1", []string{"-k", "linux-image-6.1.0-56-amd64-unsigned"}},
+	} {
+		t.Run(k.name, func(t *testing.T) {
+			cmd := "uname -r; " + binEnv + "=" + bin + " " + self + " -test.v -test.run '" + guestTests + "'"
+			out, err := guesttest.Run(t, append(k.opts, "-m", "2048", "-c", "2", "-t", "1500", cmd)...)
+			t.Logf("guest:\n%s", out)
+			if err != nil {
+				t.Fatalf("guest: %v", err)
+			}
+			if !bytes.HasPrefix(out, []byte(k.name+".")) {
+				t.Errorf("guest kernel is not %s", k.name)
+			}
+			if bytes.Contains(out, []byte("--- FAIL")) || !bytes.Contains(out, []byte("\nPASS\n")) {
+				t.Errorf("guest tests failed")
+			}
+		})
+	}
+}
