@@ -76,13 +76,13 @@ func addRunTimeSettings() {
 		set:  stringField(func(o *Options) *string { return &o.BufPolicy })})
 	addOpt(&OptionSpec{Name: "bufresize", Kind: KindEnum, Class: rt, Enum: []string{"auto", "manual"},
 		set: stringField(func(o *Options) *string { return &o.BufResize })})
-	// illumos's bounds: cleanrate from 200us (5000hz) to a minute,
-	// statusrate at most 10s; its kernel clamps other values silently,
-	// here they are refused.
+	// illumos's bounds, to which its kernel clamps other values
+	// silently (dtrace_state_go): cleanrate from 200us (5000hz) to a
+	// minute, 0 meaning a minute; statusrate at most 10s.
 	addOpt(&OptionSpec{Name: "cleanrate", Kind: KindRate, Class: rt,
-		set: rangedField(func(o *Options) *int64 { return &o.CleanRate }, minCleanRate, maxCleanRate)})
+		set: clampedField(func(o *Options) *int64 { return &o.CleanRate }, maxCleanRate, minCleanRate, maxCleanRate)})
 	addOpt(&OptionSpec{Name: "statusrate", Kind: KindRate, Class: rt,
-		set: rangedField(func(o *Options) *int64 { return &o.StatusRate }, 0, maxStatusRate)})
+		set: clampedField(func(o *Options) *int64 { return &o.StatusRate }, 0, 0, maxStatusRate)})
 	addFields(intField, OptionSpec{Kind: KindCount, Class: rt}, map[string]string{
 		"cpu":          "CPU",
 		"jstackframes": "JStackFrames",
@@ -180,18 +180,18 @@ const (
 	maxStatusRate = 10_000_000_000
 )
 
-// rangedField sets an integer option whose value ("-xname" alone is 0)
-// must lie in [lo, hi].
-func rangedField(f func(*Options) *int64, lo, hi int64) func(*Options, optValue) error {
+// clampedField sets an integer option ("-xname" alone is 0) to its
+// value clamped to [lo, hi], 0 standing for zero.
+func clampedField(f func(*Options) *int64, zero, lo, hi int64) func(*Options, optValue) error {
 	return func(o *Options, v optValue) error {
 		n := int64(0)
 		if v.Present {
 			n = v.Int
 		}
-		if n < lo || n > hi {
-			return ErrBadOptVal
+		if n == 0 {
+			n = zero
 		}
-		*f(o) = n
+		*f(o) = min(max(n, lo), hi)
 		return nil
 	}
 }

@@ -139,8 +139,9 @@ func init() {
 	// compiling). The rest are honoured: tree (tree.go), iregs (only
 	// DIF's 8), linkmode and kdefs/knodefs (codegen's SymbolLink),
 	// evaltime (process.go), noresolve (the symbolizer), statusrate (the
-	// consumer) and cleanrate (range-checked: dynamic variables are
-	// deleted when 0 is stored, nothing needs cleaning periodically).
+	// consumer) and cleanrate (clamped to illumos's bounds: dynamic
+	// variables are deleted when 0 is stored, nothing needs cleaning
+	// periodically).
 	// Accepted silently, as their effect is already ours: unodefs
 	// (permit unresolved user symbols: they are resolved when the
 	// program runs, never when it is compiled) and debugassert (checks

@@ -34,11 +34,18 @@ func TestOptionsSet(t *testing.T) {
 		{"cleanrate=3000HZ", nil, func(o *Options) bool { return o.CleanRate == 333333 }},
 		{"cleanrate=5000hz", nil, func(o *Options) bool { return o.CleanRate == 200000 }},
 		{"cleanrate=1min", nil, func(o *Options) bool { return o.CleanRate == 60e9 }},
-		{"cleanrate=5001hz", ErrBadOptVal, nil}, // illumos's bounds: 200us to a minute
-		{"cleanrate=61s", ErrBadOptVal, nil},
-		{"cleanrate", ErrBadOptVal, nil},
+		// illumos's kernel clamps cleanrate to 200us..1min (0 is a
+		// minute) and statusrate to at most 10s.
+		{"cleanrate=5001hz", nil, func(o *Options) bool { return o.CleanRate == 200000 }},
+		{"cleanrate=3000", nil, func(o *Options) bool { return o.CleanRate == 200000 }},
+		{"cleanrate=2000hz", nil, func(o *Options) bool { return o.CleanRate == 500000 }},
+		{"cleanrate=50ms", nil, func(o *Options) bool { return o.CleanRate == 5e7 }},
+		{"cleanrate=61s", nil, func(o *Options) bool { return o.CleanRate == 60e9 }},
+		{"cleanrate", nil, func(o *Options) bool { return o.CleanRate == 60e9 }},
+		{"cleanrate=0", nil, func(o *Options) bool { return o.CleanRate == 60e9 }},
+		{"cleanrate=5parsecs", ErrBadOptVal, nil},
 		{"statusrate=10ms", nil, func(o *Options) bool { return o.StatusRate == 1e7 }},
-		{"statusrate=11s", ErrBadOptVal, nil}, // illumos's at most 10s
+		{"statusrate=11s", nil, func(o *Options) bool { return o.StatusRate == 1e10 }},
 		{"statusrate=10parsecs", ErrBadOptVal, nil},
 		{"switchrate=5", nil, func(o *Options) bool { return o.SwitchRate == 5 }},
 		{"switchrate=5parsecs", ErrBadOptVal, nil},
