@@ -70,7 +70,7 @@ func (c *Consumer) action(st *recState, cpu int, data []byte, r program.Record, 
 	case program.ActFreopen:
 		return c.freopen(st, data, r, args)
 	case program.ActExit:
-		c.status = int(int32(le.Uint32(data[r.Offset:])))
+		c.status, c.sawExit = int(int32(le.Uint32(data[r.Offset:]))), true
 		return c.emit(st, output.Item{Kind: output.KindExit, N: int64(c.status)})
 	case program.ActStack, program.ActUStack:
 		return c.emit(st, output.Item{Kind: output.KindStack, Value: value(data, r)})

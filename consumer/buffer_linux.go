@@ -62,7 +62,7 @@ type cpuBuf struct {
 	lost    uint64 // records the kernel reported lost, not yet reported
 	charged int    // bytes charged (fill, ring)
 	full    bool   // fill: this CPU's buffer is full
-	dropped uint64 // fill: records dropped once full, not yet reported
+	dropped uint64 // fill: records dropped once full; ring: records larger than the ring; not yet reported
 
 	ring *recRing // ring policy: the newest records, oldest first
 
@@ -712,7 +712,11 @@ func (b *Buffers) deliver(c *cpuBuf, rec []byte, st Stamp, fn Handler) error {
 		if b.opts.Trigger != nil && b.opts.Trigger(rec) {
 			break // acted on now
 		}
-		c.ring.add(rec, st, b.opts.Charge(rec))
+		if !c.ring.add(rec, st, b.opts.Charge(rec)) {
+			// Larger than the whole ring: lost, and counted, as
+			// illumos counts a record its ring buffer cannot hold.
+			c.dropped++
+		}
 		return nil
 	}
 	if b.opts.Temporal {
@@ -769,7 +773,7 @@ func (b *Buffers) Stamp() Stamp { return b.cur }
 // Drops returns the principal-buffer drops counted since the last call,
 // per CPU in CPU order, and resets the counts. In ring policy, records
 // the kernel could not store would have been overwritten anyway and are
-// not reported.
+// not reported; records larger than the ring are.
 func (b *Buffers) Drops() []output.Drop {
 	b.mu.Lock()
 	defer b.mu.Unlock()
@@ -779,8 +783,11 @@ func (b *Buffers) Drops() []output.Drop {
 			continue
 		}
 		n := c.lost + c.dropped
+		if b.opts.Policy == PolicyRing {
+			n = c.dropped
+		}
 		c.lost, c.dropped = 0, 0
-		if n > 0 && b.opts.Policy != PolicyRing {
+		if n > 0 {
 			out = append(out, output.Drop{CPU: c.cpu, Kind: output.DropPrincipal, Count: n})
 		}
 	}

@@ -125,6 +125,7 @@ type Consumer struct {
 	stopping bool // END has run
 	done     bool
 	status   int
+	sawExit  bool // an exit record set status
 }
 
 // New returns a consumer for a loaded program.
@@ -159,8 +160,21 @@ func New(cfg Config) *Consumer {
 	return c
 }
 
-// ExitStatus is the value given to exit(), or 0.
-func (c *Consumer) ExitStatus() int { return c.status }
+// ExitStatus is the value given to exit(), or 0. Without an exit record
+// (a buffer too small for it dropped it) it is the status exit() left in
+// dt_state.
+func (c *Consumer) ExitStatus() int {
+	if !c.sawExit && c.cfg.Program != nil {
+		if m := c.cfg.Program.Map(abi.MapState); m != nil {
+			var key uint32
+			val := make([]byte, m.ValueSize())
+			if m.Lookup(&key, &val) == nil && le.Uint32(val[abi.StateActivity:]) >= abi.ActivityDraining {
+				return int(int32(le.Uint32(val[abi.StateExitStatus:])))
+			}
+		}
+	}
+	return c.status
+}
 
 // Reopened returns the file freopen() sends output to, or nil.
 func (c *Consumer) Reopened() *os.File { return c.reopened }

@@ -32,12 +32,12 @@ const ringHdr = 24
 func newRecRing(buf []byte) *recRing { return &recRing{size: len(buf) / 2, buf: buf} }
 
 // add keeps rec (copied) with its stamp, charged charge, pushing out the
-// oldest records as needed. A record charged more than the whole ring is
-// not kept.
-func (r *recRing) add(rec []byte, st Stamp, charge int) {
+// oldest records as needed, and reports whether it did: a record charged
+// more than the whole ring is not kept.
+func (r *recRing) add(rec []byte, st Stamp, charge int) bool {
 	need := ringHdr + (len(rec)+7)&^7
 	if charge > r.size || need > len(r.buf) {
-		return
+		return false
 	}
 	for r.n > 0 && r.used+charge > r.size {
 		r.pop()
@@ -67,6 +67,7 @@ func (r *recRing) add(rec []byte, st Stamp, charge int) {
 	r.w = at + need
 	r.n++
 	r.used += charge
+	return true
 }
 
 func (r *recRing) pop() {

@@ -365,7 +365,8 @@ var (
 
 // checkEnabling refuses, as dtrace does when enabling, programs that need
 // -w, and buffers too small for the largest record (or, under the fill
-// policy, for what END records).
+// policy, for what END records). Under the ring policy a small buffer
+// runs, as in illumos: records that do not fit are dropped and counted.
 func (h *Handle) checkEnabling() error {
 	if !h.opts.Destructive {
 		for _, cl := range h.info.Clauses {
@@ -397,7 +398,7 @@ func (h *Handle) checkEnabling() error {
 	if h.opts.BufPolicy == "fill" && endRec > 0 && h.opts.BufSize < int64(perfHeaderSize+endRec) {
 		return errEndTooBig
 	}
-	if h.opts.BufSize <= 0 || h.opts.BufSize < int64(perfHeaderSize+maxRec) {
+	if h.opts.BufSize <= 0 || h.opts.BufSize < int64(perfHeaderSize+maxRec) && h.opts.BufPolicy != BufPolicyRing {
 		return errBufTooSmall
 	}
 	return nil
