@@ -32,7 +32,7 @@ func TestGuest(t *testing.T) {
 	}
 	testprog.NeedRoot(t, "BPF")
 	guesttest.RunKernel(t)
-	dir := guesttest.Dir(t, "edgetest")
+	dir := guesttest.Dir(t, ".guest-edgetest-")
 	data, err := os.ReadFile(dtraceBin)
 	if err != nil {
 		t.Fatal(err)
