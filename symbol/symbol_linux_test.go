@@ -298,8 +298,13 @@ func TestVdso(t *testing.T) {
 	if addr == 0 {
 		t.Fatal("no __vdso_clock_gettime in the vdso")
 	}
-	obj, fn, off, ok := symbol.NewSymbolizer().UserSym(os.Getpid(), addr)
+	s := symbol.NewSymbolizer()
+	obj, fn, off, ok := s.UserSym(os.Getpid(), addr)
 	if !ok || obj != "[vdso]" || !strings.HasSuffix(fn, "clock_gettime") || off != 1 {
 		t.Errorf("UserSym(clock_gettime+1) = %s`%s+%#x %v", obj, fn, off, ok)
+	}
+	// umod() keys of vdso addresses aggregate on the mapping's start.
+	if base, ok := s.UserModBase(os.Getpid(), addr); !ok || base != vdso.Start {
+		t.Errorf("UserModBase = %#x %v, want %#x", base, ok, vdso.Start)
 	}
 }

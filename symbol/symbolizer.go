@@ -165,6 +165,9 @@ func (s *Symbolizer) UserModBase(pid int, addr uint64) (uint64, bool) {
 	if p == nil {
 		return 0, false
 	}
+	if m := p.Mapping(addr); m != nil && m.Path == vdsoName {
+		return m.Start, true
+	}
 	mod := p.Module(addr)
 	if mod == nil || len(mod.Maps) == 0 {
 		return 0, false
