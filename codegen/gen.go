@@ -71,6 +71,13 @@ type gen struct {
 	// a u64 count in dt_snapshot.
 	countSites map[*syntax.CallExpr]int
 
+	// uwk holds the kernel offsets of the user-stack unwinder, once
+	// asked for (unwind.go).
+	uwk *uwKernel
+	// uwOutEnd is the end of the furthest PC array an unwinder call
+	// site writes (0: no site).
+	uwOutEnd uint32
+
 	// gated is set when the program calls traceoff() or traceon():
 	// records pass the recording gate (traceoff.go).
 	gated bool
@@ -240,6 +247,11 @@ func generate(clauses []Clause, info Info, opts Options, layout ScratchLayout) (
 				g.spec.Funcs = append(g.spec.Funcs, cs.Insns)
 			}
 		}
+	}
+	if g.uwOutEnd > 0 {
+		// After every call site: the step's bound on where it writes
+		// PCs is the end of the furthest site's array.
+		g.spec.Funcs = append(g.spec.Funcs, g.uwStep(), g.uwVMA())
 	}
 
 	g.declareMaps()
@@ -449,6 +461,15 @@ func (g *gen) declareMaps() {
 			MapSpec{Name: abi.MapFlowPos, Kind: MapLRUHash, KeySize: 8, ValueSize: abi.FlowPosSize, MaxEntries: n},
 			MapSpec{Name: abi.MapFlowTag, Kind: MapLRUHash, KeySize: 8, ValueSize: 8, MaxEntries: n},
 			MapSpec{Name: abi.MapFlowBio, Kind: MapLRUHash, KeySize: 8, ValueSize: g.flowSize(), MaxEntries: n})
+	}
+	if g.maps[abi.MapUWFiles] {
+		// The user-stack unwinder's tables (unwind.go), filled by the
+		// library.
+		s.Maps = append(s.Maps,
+			MapSpec{Name: abi.MapUWFiles, Kind: MapHash, KeySize: abi.UWFileKeySize, ValueSize: abi.UWFileSize, MaxEntries: abi.UWFilesMax},
+			MapSpec{Name: abi.MapUWTables, Kind: MapArrayOfMaps, KeySize: 4, ValueSize: 4, MaxEntries: abi.UWTablesMax, InnerValueSize: abi.UWRowSize},
+			MapSpec{Name: abi.MapUWMiss, Kind: MapHash, KeySize: abi.UWFileKeySize, ValueSize: abi.UWMissSize, MaxEntries: abi.UWMissMax},
+			MapSpec{Name: abi.MapUWVMAs, Kind: MapPerCPUArray, KeySize: 4, ValueSize: abi.UWVMAsSize, MaxEntries: 1})
 	}
 	if g.maps[abi.MapProbes] {
 		// An array indexed by probe id (the verifier inlines its

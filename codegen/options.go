@@ -29,6 +29,10 @@ type Options struct {
 	// does) and stackdepth/ustackdepth count at most this many. 0 means
 	// the kernel's limit, 127.
 	MaxFrames int64
+	// UStackCFI makes ustack() and its kin walk user stacks by call-frame
+	// information (unwind.go; x86-64, with MemberOffset for the VMA
+	// fields) instead of bpf_get_stack's frame-pointer walk.
+	UStackCFI bool
 	// MemberOffset, if set, gives the byte offset of a member of a
 	// struct of the running kernel. With task_struct.comm known, an
 	// execname aggregation key is read from the task directly

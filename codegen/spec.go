@@ -30,6 +30,7 @@ const (
 	MapPerfEventArray = program.MapPerfEventArray
 	MapRingBuf        = program.MapRingBuf
 	MapLRUHash        = program.MapLRUHash
+	MapArrayOfMaps    = program.MapArrayOfMaps
 	ActNone           = program.ActNone
 	ActArg            = program.ActArg
 	ActTrace          = program.ActTrace

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"runtime"
 	"sort"
 	"strings"
 	"sync"
@@ -42,6 +43,7 @@ import (
 	"github.com/dtrace-go/dtrace/provider/syscall"
 	"github.com/dtrace-go/dtrace/provider/usdt"
 	"github.com/dtrace-go/dtrace/symbol"
+	"github.com/dtrace-go/dtrace/unwind"
 )
 
 // Config carries what the caller knows that the library needs besides
@@ -101,6 +103,9 @@ type Handle struct {
 
 	spec *program.Spec
 	objs *loader.Objects
+	// uw keeps the user-stack unwinder's tables (nil when no clause
+	// takes ustack()).
+	uw   *unwind.Maps
 	bufs *consumer.Buffers
 	// cons decodes the records; text is the dtrace(1M) text renderer,
 	// out the renderer Work prints with (text, or -x oformat's).
@@ -190,6 +195,7 @@ func (h *Handle) Go() error {
 	if err := h.fillProbeNames(plan); err != nil {
 		return err
 	}
+	h.startUnwinder()
 	policy, err := consumer.ParsePolicy(h.opts.BufPolicy)
 	if err != nil {
 		return err
@@ -238,6 +244,12 @@ func (h *Handle) Close() error {
 	if h.bufs != nil {
 		errs = append(errs, h.bufs.Close())
 	}
+	if h.uw != nil {
+		if os.Getenv("DTRACE_UWDEBUG") != "" {
+			fmt.Fprintf(os.Stderr, "unwind: %+v\n", h.uw.Stats())
+		}
+		h.uw.Close()
+	}
 	if h.objs != nil {
 		errs = append(errs, h.objs.Close())
 	}
@@ -253,6 +265,7 @@ func (h *Handle) codegenOptions() codegen.Options {
 		MaxFrames:    h.opts.MaxFrames,
 		SourceText:   h.sourceLine,
 		MemberOffset: kernelMemberOffset,
+		UStackCFI:    runtime.GOARCH == "amd64" && !h.opts.UStackFP,
 		AggSize:      h.opts.AggSize,
 		FlowSize:     uint32(min(max(h.opts.FlowSize, 1), 1<<24)),
 		ISA:          kfeature.Probe().CodegenISA(),
@@ -466,5 +479,29 @@ func (h *Handle) sizeMaps() {
 			}
 			h.spec.Maps[i].MaxEntries = entries(h.opts.AggSize, ms)
 		}
+	}
+}
+
+// startUnwinder fills the user-stack unwinder's tables when a clause
+// takes ustack() (docs/STACKS.md): the $target's objects (and the
+// libraries a process held at exec will load) before tracing starts,
+// every running process's in the background when there is no target, and
+// from then on the files the probes meet without a table.
+func (h *Handle) startUnwinder() {
+	files := h.objs.Map(abi.MapUWFiles)
+	if files == nil {
+		return
+	}
+	var opts unwind.MapsOptions
+	if os.Getenv("DTRACE_UWDEBUG") != "" {
+		opts.Warn = func(s string) { fmt.Fprintln(os.Stderr, "unwind:", s) }
+	}
+	h.uw = unwind.NewMaps(files, h.objs.Map(abi.MapUWTables), h.objs.Map(abi.MapUWMiss), opts)
+	if h.conf.Target != 0 {
+		_ = h.uw.LoadProcess(h.conf.Target)
+	}
+	h.uw.Start()
+	if h.conf.Target == 0 {
+		go h.uw.LoadAll()
 	}
 }

@@ -152,6 +152,10 @@ type Options struct {
 	AggSortKey, AggSortRev, NoResolve, QuietResize        bool
 	GrabAnon, BPFLog, AggPerCPU                           bool
 	AggHist, AggPack, AggZoom, Temporal                   bool
+	// UStackFP walks user stacks by frame pointers only (beyond
+	// DTrace: -x ustackfp; the default unwinds by call-frame
+	// information, docs/STACKS.md).
+	UStackFP bool
 
 	// Compiler flags. Verbose is the "verbose" option, set by -S: print
 	// the compiled code (not -v, which the command handles itself).

@@ -97,6 +97,7 @@ func addRunTimeSettings() {
 		"grabanon":    "GrabAnon",
 		"noresolve":   "NoResolve",
 		"temporal":    "Temporal",
+		"ustackfp":    "UStackFP",
 	})
 }
 

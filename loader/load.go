@@ -14,6 +14,7 @@ import (
 	"github.com/cilium/ebpf"
 	"github.com/cilium/ebpf/asm"
 	"github.com/cilium/ebpf/btf"
+	"golang.org/x/sys/unix"
 
 	"github.com/dtrace-go/dtrace/internal/abi"
 	"github.com/dtrace-go/dtrace/internal/kernel"
@@ -225,6 +226,10 @@ func mapSpec(ms program.MapSpec, ncpu uint32) (*ebpf.MapSpec, error) {
 		if s.MaxEntries == 0 {
 			s.MaxEntries = ncpu
 		}
+	case program.MapArrayOfMaps:
+		s.Type = ebpf.ArrayOfMaps
+		// BPF_F_INNER_MAP: each inner array has its own size.
+		s.InnerMap = &ebpf.MapSpec{Type: ebpf.Array, KeySize: 4, ValueSize: ms.InnerValueSize, MaxEntries: 1, Flags: unix.BPF_F_INNER_MAP}
 	case program.MapRingBuf:
 		s.Type = ebpf.RingBuf
 		s.KeySize, s.ValueSize = 0, 0

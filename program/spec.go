@@ -39,6 +39,10 @@ const (
 	// MapLRUHash is a hash that evicts its least recently used entry
 	// to make room for a new one (the flow tables).
 	MapLRUHash
+	// MapArrayOfMaps is an array of maps whose inner maps are arrays of
+	// InnerValueSize-byte values, each of its own size (the user-stack
+	// unwinder's tables).
+	MapArrayOfMaps
 )
 
 // MapSpec describes one map. MaxEntries of 0 on an array or perf event
@@ -49,6 +53,9 @@ type MapSpec struct {
 	KeySize    uint32
 	ValueSize  uint32
 	MaxEntries uint32
+	// InnerValueSize is the value size of a MapArrayOfMaps's inner
+	// arrays.
+	InnerValueSize uint32
 }
 
 // ClauseSpec is one compiled clause: a BPF function with the signature

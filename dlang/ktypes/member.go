@@ -5,6 +5,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"strings"
 )
 
 // MemberOffset finds the byte offset of member in the struct named
@@ -63,14 +64,29 @@ func MemberOffset(raw []byte, structName, member string) (uint32, error) {
 	if found < 0 {
 		return 0, fmt.Errorf("btf: no struct %s", structName)
 	}
-	off, ok, err := b.member(found, []byte(member), 0)
-	if err != nil {
-		return 0, fmt.Errorf("btf: %s.%s %w", structName, member, err)
+	// A dotted member ("context.vdso") walks into named struct members.
+	var total uint32
+	p := found
+	for i, part := range strings.Split(member, ".") {
+		if i > 0 {
+			if p < 0 {
+				return 0, fmt.Errorf("btf: %s.%s: not a struct", structName, member)
+			}
+			if k := (le.Uint32(b.types[p+4:]) >> 24) & 0x1f; k != kindStruct && k != kindUnion {
+				return 0, fmt.Errorf("btf: %s.%s: not a struct", structName, member)
+			}
+		}
+		off, typ, ok, err := b.member(p, []byte(part), 0)
+		if err != nil {
+			return 0, fmt.Errorf("btf: %s.%s %w", structName, member, err)
+		}
+		if !ok {
+			return 0, fmt.Errorf("btf: struct %s has no member %s", structName, member)
+		}
+		total += off
+		p = typ
 	}
-	if !ok {
-		return 0, fmt.Errorf("btf: struct %s has no member %s", structName, member)
-	}
-	return off, nil
+	return total, nil
 }
 
 // rawBTF is the type and string sections of raw BTF, with where each
@@ -93,8 +109,9 @@ func (b *rawBTF) name(off uint32) []byte {
 
 // member finds the member named want of the struct or union whose
 // record starts at p, looking into its unnamed struct and union members
-// (at most depth 8 deep); it reports the byte offset.
-func (b *rawBTF) member(p int, want []byte, depth int) (uint32, bool, error) {
+// (at most depth 8 deep); it reports the byte offset and where the
+// member's type record starts (through typedefs; -1 if unknown).
+func (b *rawBTF) member(p int, want []byte, depth int) (uint32, int, bool, error) {
 	le := binary.LittleEndian
 	info := le.Uint32(b.types[p+4:])
 	vlen, kindFlag := int(info&0xffff), info>>31 != 0
@@ -110,15 +127,15 @@ func (b *rawBTF) member(p int, want []byte, depth int) (uint32, bool, error) {
 				if len(name) == 0 {
 					continue
 				}
-				return 0, false, errors.New("is a bit-field")
+				return 0, -1, false, errors.New("is a bit-field")
 			}
 			bits &= 0xffffff
 		}
 		if len(name) > 0 {
 			if bits%8 != 0 {
-				return 0, false, errors.New("is not byte-aligned")
+				return 0, -1, false, errors.New("is not byte-aligned")
 			}
-			return bits / 8, true, nil
+			return bits / 8, b.resolve(le.Uint32(m[4:])), true, nil
 		}
 		// An unnamed member: look into it if it is a struct or union.
 		q := b.resolve(le.Uint32(m[4:]))
@@ -128,12 +145,12 @@ func (b *rawBTF) member(p int, want []byte, depth int) (uint32, bool, error) {
 		if k := (le.Uint32(b.types[q+4:]) >> 24) & 0x1f; k != kindStruct && k != kindUnion {
 			continue
 		}
-		off, ok, err := b.member(q, want, depth+1)
+		off, typ, ok, err := b.member(q, want, depth+1)
 		if err != nil || ok {
-			return bits/8 + off, ok, err
+			return bits/8 + off, typ, ok, err
 		}
 	}
-	return 0, false, nil
+	return 0, -1, false, nil
 }
 
 // resolve returns where the record of type id starts, through
