@@ -103,6 +103,9 @@ func testMapSpec(ms MapSpec, defaultEntries uint32) *ebpf.MapSpec {
 		es.Type = ebpf.PerCPUHash
 	case MapPerfEventArray:
 		es.Type, es.KeySize, es.ValueSize = ebpf.PerfEventArray, 4, 4
+	case MapArrayOfMaps:
+		es.Type = ebpf.ArrayOfMaps
+		es.InnerMap = &ebpf.MapSpec{Type: ebpf.Array, KeySize: 4, ValueSize: ms.InnerValueSize, MaxEntries: 1, Flags: 1 << 12} // BPF_F_INNER_MAP
 	}
 	if es.MaxEntries == 0 {
 		es.MaxEntries = defaultEntries

@@ -233,8 +233,18 @@ func (g *gen) uwStep() asm.Instructions {
 		asm.LoadMem(asm.R1, blk, uwIno, asm.DWord), asm.JEq.Imm(asm.R1, 0, fp),
 		asm.LoadMapPtr(asm.R1, 0).WithReference(abi.MapUWFiles),
 		asm.Mov.Reg(asm.R2, blk), asm.Add.Imm(asm.R2, uwDev),
-		asm.FnMapLookupElem.Call(), asm.JEq.Imm(asm.R0, 0, miss),
-		asm.LoadMem(asm.R1, asm.R0, abi.UWFileTable, asm.DWord), asm.StoreMem(blk, uwTable, asm.R1, asm.DWord),
+		asm.FnMapLookupElem.Call(), asm.JNE.Imm(asm.R0, 0, f.pendLabel("file")),
+		// The $target's files are filed under any device too: stat
+		// cannot always say which device the kernel maps a file from
+		// (overlayfs).
+		asm.LoadMem(off, blk, uwDev, asm.DWord), asm.LoadImm(asm.R1, abi.UWAnyDev, asm.DWord),
+		asm.StoreMem(blk, uwDev, asm.R1, asm.DWord),
+		asm.LoadMapPtr(asm.R1, 0).WithReference(abi.MapUWFiles),
+		asm.Mov.Reg(asm.R2, blk), asm.Add.Imm(asm.R2, uwDev),
+		asm.FnMapLookupElem.Call(), asm.StoreMem(blk, uwDev, off, asm.DWord),
+		asm.JEq.Imm(asm.R0, 0, miss))
+	f.markPending()
+	f.emit(asm.LoadMem(asm.R1, asm.R0, abi.UWFileTable, asm.DWord), asm.StoreMem(blk, uwTable, asm.R1, asm.DWord),
 		asm.LoadMem(asm.R1, blk, uwNow, asm.DWord), asm.StoreMem(asm.R0, abi.UWFileUsed, asm.R1, asm.DWord),
 		asm.Ja.Label(have))
 	f.mark(miss)

@@ -498,7 +498,7 @@ func (h *Handle) startUnwinder() {
 	}
 	h.uw = unwind.NewMaps(files, h.objs.Map(abi.MapUWTables), h.objs.Map(abi.MapUWMiss), opts)
 	if h.conf.Target != 0 {
-		_ = h.uw.LoadProcess(h.conf.Target)
+		_ = h.uw.LoadProcess(h.conf.Target, true)
 	}
 	h.uw.Start()
 	if h.conf.Target == 0 {

@@ -156,20 +156,34 @@ func (m *Maps) Stats() Stats {
 
 // LoadProcess loads the tables of every object process pid maps now
 // and, for a process held at exec (dtrace -c), of the libraries it will
-// map (DT_NEEDED).
-func (m *Maps) LoadProcess(pid int) error {
+// map (DT_NEEDED). With target set (the $target, whose first firings
+// must not wait for a miss to be served), each is also filed under its
+// inode number alone: stat cannot always say which device the kernel
+// sees a mapped file on (overlayfs, as in containers, maps the layer's
+// inode).
+func (m *Maps) LoadProcess(pid int, target bool) error {
 	p, err := symbol.ReadProcess(pid)
 	if err != nil {
 		return err
 	}
+	load := func(path string) {
+		if key, ok := m.loadPath(path, pid); ok && target {
+			m.mu.Lock()
+			m.file(FileKey{Dev: anyDev, Ino: key.Ino}, path, pid)
+			m.mu.Unlock()
+		}
+	}
 	for _, mod := range p.Modules() {
-		m.loadPath(p.OpenPath(mod), pid)
+		load(p.OpenPath(mod))
 	}
 	for _, mod := range p.PendingModules() {
-		m.loadPath(mod.Path, pid)
+		load(mod.Path)
 	}
 	return nil
 }
+
+// anyDev is abi.UWAnyDev as a key's device.
+const anyDev = ^uint64(0)
 
 // LoadAll loads the tables of every running process's objects.
 func (m *Maps) LoadAll() {
@@ -187,20 +201,21 @@ func (m *Maps) LoadAll() {
 			return
 		default:
 		}
-		_ = m.LoadProcess(pid)
+		_ = m.LoadProcess(pid, false)
 	}
 }
 
-// loadPath files the object at path (as process pid maps it).
-func (m *Maps) loadPath(path string, pid int) {
+// loadPath files the object at path (as process pid maps it) under the
+// identity stat gives it.
+func (m *Maps) loadPath(path string, pid int) (FileKey, bool) {
 	var st unix.Stat_t
 	if err := unix.Stat(path, &st); err != nil {
-		return
+		return FileKey{}, false
 	}
 	key := FileKey{Dev: kernelDev(st.Dev), Ino: st.Ino}
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	m.file(key, path, pid)
+	return key, m.file(key, path, pid) != nil
 }
 
 // kernelDev turns a user-space dev_t into the kernel's encoding (what

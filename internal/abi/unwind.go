@@ -57,6 +57,9 @@ const (
 	UWFileRows  = 4  // u32 number of rows
 	UWFileUsed  = 8  // u64 bpf_ktime_get_ns() of the last walk through it
 	UWFileSize  = 16 // value size
+	// UWAnyDev files a table by inode number alone: a walk that finds
+	// no (dev, ino) entry tries (UWAnyDev, ino).
+	UWAnyDev = -1
 	// UWVdsoIno is the inode number under which the vdso's table is filed
 	// (with dev 0): the vdso has no file.
 	UWVdsoIno = 1

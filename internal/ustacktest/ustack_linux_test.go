@@ -1,0 +1,270 @@
+//go:build linux
+
+package ustacktest
+
+import (
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/dtrace-go/dtrace/internal/guesttest"
+	"github.com/dtrace-go/dtrace/internal/testprog"
+)
+
+// script runs every scenario with dtrace $1, the chain program $2, into
+// directory $3 (one file each), python's loop for $4 seconds, gzip -1 of
+// $5 MB. It runs the same on this machine and in the guests.
+const script = `D=$1 P=$2 W=$3 PYSECS=$4 GZMB=$5
+cd "$W"
+# Samples of d's loop.
+$D -q -n 'profile-997 /pid == $target/ { @[ustack()] = count(); } tick-3s { exit(0); }' -c "$P 100000000" >profile.txt 2>&1
+# The stack at d's entry.
+$D -q -n 'pid$target::d:entry { ustack(); exit(0); }' -c "$P 1000" >pid.txt 2>&1
+# Its kin: ustackdepth, ucaller, ustack(n), jstack(n, strsize).
+$D -q -n 'pid$target::d:entry { printf("depth %d\n", ustackdepth); ufunc(ucaller); printf("\n"); ustack(3); jstack(2, 100); exit(0); }' -c "$P 1000" >kin.txt 2>&1
+# The stack in a signal handler d was interrupted by.
+$D -q -n 'pid$target::handler_work:entry { ustack(); exit(0); }' -c "$P 100000000 sig" >signal.txt 2>&1
+# A process stopped at d's entry: eu-stack walks it on its own.
+$P 1000 & pid=$!
+sleep 0.5
+$D -w -q -p $pid -n 'pid$target::d:entry { ustack(); stop(); exit(0); }' >stop.txt 2>&1
+eu-stack -p $pid >eustack.txt 2>&1
+kill -9 $pid
+# Debian's python3 in a pure-Python loop.
+cat >loop.py <<EOF
+import time
+def f(n):
+    s = 0
+    for i in range(n):
+        s += i * i
+    return s
+t = time.time()
+while time.time() - t < $PYSECS:
+    f(100000)
+EOF
+$D -q -n 'profile-997 /pid == $target/ { @[ustack()] = count(); }' -c "/usr/bin/python3 $W/loop.py" >python.txt 2>&1
+# gzip -1 of GZMB megabytes.
+head -c ${GZMB}M /dev/urandom >data
+$D -q -n 'profile-997 /pid == $target/ { @[ustack()] = count(); }' -c "/usr/bin/gzip -1 -f -k $W/data" >gzip.txt 2>&1
+rm -f data data.gz
+echo done
+`
+
+// startChain is what every whole stack of chain ends with, innermost
+// first.
+var startChain = []string{"d", "c", "b", "a", "main", "__libc_start_call_main", "__libc_start_main", "_start"}
+
+// stack is one aggregated stack: frames innermost first (function names
+// only) and its count.
+type stack struct {
+	frames []string
+	count  int
+}
+
+// function strips a frame to its function: "mod`f+0x1c" is "f"; an
+// address alone stays.
+func function(frame string) string {
+	if i := strings.IndexByte(frame, '`'); i >= 0 {
+		frame = frame[i+1:]
+	}
+	if i := strings.Index(frame, "+0x"); i >= 0 {
+		frame = frame[:i]
+	}
+	return frame
+}
+
+// parseStacks reads dtrace's printing of @[ustack()] = count(): blocks
+// of frames, each ended by its count.
+func parseStacks(out string) []stack {
+	var stacks []stack
+	var cur []string
+	for _, l := range strings.Split(out, "\n") {
+		l = strings.TrimSpace(l)
+		if l == "" {
+			continue
+		}
+		if n, err := strconv.Atoi(l); err == nil && len(cur) > 0 {
+			stacks = append(stacks, stack{cur, n})
+			cur = nil
+			continue
+		}
+		cur = append(cur, function(l))
+	}
+	return stacks
+}
+
+// parseOne reads one printed ustack().
+func parseOne(out string) []string {
+	var frames []string
+	for _, l := range strings.Split(out, "\n") {
+		if l = strings.TrimSpace(l); l != "" && !strings.HasPrefix(l, "dtrace:") {
+			frames = append(frames, function(l))
+		}
+	}
+	return frames
+}
+
+func hasSuffix(frames, tail []string) bool {
+	return len(frames) >= len(tail) && strings.Join(frames[len(frames)-len(tail):], " ") == strings.Join(tail, " ")
+}
+
+// share is the fraction of samples whose stack passes ok.
+func share(stacks []stack, in func(stack) bool, ok func(stack) bool) (good, all int) {
+	for _, s := range stacks {
+		if !in(s) {
+			continue
+		}
+		all += s.count
+		if ok(s) {
+			good += s.count
+		}
+	}
+	return good, all
+}
+
+func contains(frames []string, f string) bool {
+	for _, x := range frames {
+		if x == f {
+			return true
+		}
+	}
+	return false
+}
+
+// check judges the files a run of script wrote into dir; where names
+// the machine. pyMin and gzMin are the least shares of python3's and
+// gzip's samples that must reach libc's __libc_start_call_main.
+func check(t *testing.T, dir, where string, pyMin, gzMin float64) {
+	read := func(name string) string {
+		b, err := os.ReadFile(filepath.Join(dir, name))
+		if err != nil {
+			t.Errorf("%s: %v", where, err)
+		}
+		return string(b)
+	}
+	// At least 99% of the samples in d show d ... _start.
+	out := read("profile.txt")
+	stacks := parseStacks(out)
+	good, all := share(stacks, func(s stack) bool { return s.frames[0] == "d" },
+		func(s stack) bool { return strings.Join(s.frames, " ") == strings.Join(startChain, " ") })
+	t.Logf("%s: %d of %d samples in d show d c b a main __libc_start_call_main __libc_start_main _start", where, good, all)
+	if all < 100 || float64(good) < 0.99*float64(all) {
+		t.Errorf("%s: %d of %d samples in d are whole stacks (want >= 99%%, >= 100 samples):\n%s", where, good, all, out)
+	}
+	// d's entry.
+	if got := parseOne(read("pid.txt")); strings.Join(got, " ") != strings.Join(startChain, " ") {
+		t.Errorf("%s: ustack() at pid$target::d:entry is %q, want %q", where, got, startChain)
+	}
+	// ustackdepth, ucaller, ustack(3), jstack(2, 100) at d's entry.
+	kin := strings.Fields(read("kin.txt"))
+	for i := range kin {
+		kin[i] = function(kin[i])
+	}
+	if want := []string{"depth", "8", "c", "d", "c", "b", "d", "c"}; strings.Join(kin, " ") != strings.Join(want, " ") {
+		t.Errorf("%s: ustackdepth, ufunc(ucaller), ustack(3), jstack(2, 100) printed %q, want %q", where, kin, want)
+	}
+	// The handler, the signal frame, then d ... _start.
+	want := append([]string{"handler_work", "handler", "__restore_rt"}, startChain...)
+	if got := parseOne(read("signal.txt")); strings.Join(got, " ") != strings.Join(want, " ") {
+		t.Errorf("%s: ustack() in the signal handler is %q, want %q", where, got, want)
+	}
+	// eu-stack names the same functions in the same order.
+	stopped := parseOne(read("stop.txt"))
+	var eu []string
+	for _, l := range strings.Split(read("eustack.txt"), "\n") {
+		f := strings.Fields(l)
+		if len(f) >= 3 && strings.HasPrefix(f[0], "#") {
+			name := f[2]
+			if i := strings.Index(name, "@"); i > 0 {
+				name = name[:i] // __libc_start_main@@GLIBC_2.34
+			}
+			eu = append(eu, name)
+		}
+	}
+	if strings.Join(stopped, " ") != strings.Join(startChain, " ") || strings.Join(eu, " ") != strings.Join(stopped, " ") {
+		t.Errorf("%s: stopped at d:entry, ustack() printed %q, eu-stack %q", where, stopped, eu)
+	}
+	reach := func(file string, min float64) {
+		out := read(file)
+		// A sample taken while ld.so loads the program, before libc
+		// starts it, is whole when it ends at the loader's start.
+		good, all := share(parseStacks(out), func(stack) bool { return true },
+			func(s stack) bool {
+				n := len(s.frames)
+				return contains(s.frames, "__libc_start_call_main") || n >= 2 && s.frames[n-2] == "_dl_start"
+			})
+		t.Logf("%s: %s: %d of %d samples reach __libc_start_call_main or the loader's start (%.2f%%)", where, file, good, all, 100*float64(good)/float64(max(all, 1)))
+		if all < 50 || float64(good) < min*float64(all) {
+			t.Errorf("%s: %s: %d of %d samples reach __libc_start_call_main, want >= %.0f%% of >= 50:\n%.3000s", where, file, good, all, 100*min, out)
+		}
+	}
+	reach("python.txt", pyMin)
+	reach("gzip.txt", gzMin)
+}
+
+// setup builds dtrace and chain into a directory the guests see and
+// writes the script there.
+func setup(t *testing.T) (dir, sh, dtrace, chain string) {
+	testprog.NeedRoot(t, "BPF")
+	for _, bin := range []string{"gcc", "eu-stack", "/usr/bin/python3", "/usr/bin/gzip"} {
+		if _, err := exec.LookPath(bin); err != nil {
+			t.Fatalf("%s: %v (.ci/run installs elfutils, gcc, python3)", bin, err)
+		}
+	}
+	dir = guesttest.Dir(t, ".ustack-")
+	dtrace = testprog.BuildCmd(t, dir, "dtrace")
+	chain = testprog.BuildIn(t, dir, "chain", []string{"chain.c"}, "-O2", "-fomit-frame-pointer")
+	return dir, guesttest.Script(t, dir, "ustack.sh", script), dtrace, chain
+}
+
+// TestUStackCFI runs the issue's scenarios on this machine: stacks of a
+// program without frame pointers, whole, under profile, at a pid probe,
+// in a signal handler, as eu-stack sees them; Debian's python3 and gzip.
+func TestUStackCFI(t *testing.T) {
+	dir, sh, dtrace, chain := setup(t)
+	work := filepath.Join(dir, "host")
+	if err := os.Mkdir(work, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	out, status := testprog.Output(t, "sh", sh, dtrace, chain, work, "6", "200")
+	if status != 0 {
+		t.Fatalf("exit status %d\n%s", status, out)
+	}
+	check(t, work, "this machine", 0.95, 0.99)
+}
+
+// TestUStackCFIGuests runs the scenarios in the 6.1 and 6.12 guests
+// (python3 for 2 s and gzip of 5 MB there: emulation is 5-20 times
+// slower).
+func TestUStackCFIGuests(t *testing.T) {
+	guesttest.RunKernel(t)
+	dir, sh, dtrace, chain := setup(t)
+	for _, k := range []struct{ name, pkg string }{
+		{"6.1", "linux-image-6.1.0-56-amd64-unsigned"},
+		{"6.12", ""},
+	} {
+		t.Run(k.name, func(t *testing.T) {
+			work := filepath.Join(dir, "guest"+k.name)
+			if err := os.Mkdir(work, 0o755); err != nil {
+				t.Fatal(err)
+			}
+			args := []string{"-c", "2", "-t", "900"}
+			if k.pkg != "" {
+				args = append(args, "-k", k.pkg)
+			}
+			cmd := fmt.Sprintf("uname -r; sh %s %s %s %s 2 5", sh, dtrace, chain, work)
+			out, err := guesttest.Run(t, append(args, cmd)...)
+			if err != nil {
+				t.Fatalf("run-kernel: %v\n%s", err, out)
+			}
+			if !strings.HasPrefix(strings.TrimSpace(string(out)), k.name+".") {
+				t.Fatalf("guest kernel is not %s:\n%s", k.name, out)
+			}
+			check(t, work, k.name+" guest", 0.95, 0.99)
+		})
+	}
+}
