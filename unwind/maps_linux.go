@@ -226,6 +226,11 @@ func kernelDev(d uint64) uint64 {
 
 // file makes sure key has its entry (and table) in the maps; m.mu held.
 func (m *Maps) file(key FileKey, path string, pid int) *fileEntry {
+	select {
+	case <-m.stop:
+		return nil // closed: the maps are going
+	default:
+	}
 	if e := m.byKey[key]; e != nil && (e.tab != nil || e.retry.IsZero() || time.Now().Before(e.retry)) {
 		if pid > 0 {
 			e.pids[pid] = true
