@@ -3,6 +3,7 @@
 package ustacktest
 
 import (
+	"context"
 	"fmt"
 	"os"
 	"os/exec"
@@ -10,9 +11,10 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
-	"github.com/dtrace-go/dtrace/internal/guesttest"
-	"github.com/dtrace-go/dtrace/internal/testprog"
+	"github.com/dtrace-go/dtrace/internal/testutil/guesttest"
+	"github.com/dtrace-go/dtrace/internal/testutil/testprog"
 )
 
 // script runs every scenario with dtrace $1, the chain program $2, into
@@ -115,10 +117,6 @@ func parseOne(out string) []string {
 		}
 	}
 	return frames
-}
-
-func hasSuffix(frames, tail []string) bool {
-	return len(frames) >= len(tail) && strings.Join(frames[len(frames)-len(tail):], " ") == strings.Join(tail, " ")
 }
 
 // share is the fraction of samples whose stack passes ok.
@@ -239,9 +237,14 @@ func TestUStackCFI(t *testing.T) {
 	if err := os.Mkdir(work, 0o755); err != nil {
 		t.Fatal(err)
 	}
-	out, status := testprog.Output(t, "sh", sh, dtrace, chain, work, "6", "200")
-	if status != 0 {
-		t.Fatalf("exit status %d\n%s", status, out)
+	// About a minute: seven dtrace runs, python3 for 6 s, gzip -1 of
+	// 200 MB.
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	defer cancel()
+	out, err := exec.CommandContext(ctx, "sh", sh, dtrace, chain, work, "6", "200").CombinedOutput()
+	t.Logf("%s", out)
+	if err != nil {
+		t.Fatalf("%v\n%s", err, out)
 	}
 	check(t, work, "this machine", 0.95, 0.99)
 }
