@@ -154,8 +154,9 @@ func TestOptionsPragma(t *testing.T) {
 		{"iregs", "9", true, ErrBadOptVal},
 		{"strsize", "14", true, nil},
 		{"bogus", "", false, ErrBadOptName},
-		{"cleanrate", "1ns", true, ErrBadOptVal},
-		{"statusrate", "1h", true, ErrBadOptVal},
+		{"cleanrate", "1ns", true, nil}, // clamped, as illumos's kernel does
+		{"statusrate", "1h", true, nil},
+		{"cleanrate", "1parsec", true, ErrBadOptVal},
 		{"linkmode", "primary", true, nil},
 	}
 	for _, tt := range tests {
