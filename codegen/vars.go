@@ -791,6 +791,27 @@ func (f *fn) varPpid(e syntax.Expr, _ string) asm.Register {
 	return r
 }
 
+// cgroupMember loads a builtin that the D library's cgroupinfo_t
+// translator (container.d) gives of curthread: zonename, cgroupid.
+func cgroupMember(member, name string) func(*fn, syntax.Expr, string) asm.Register {
+	return func(f *fn, e syntax.Expr, _ string) asm.Register {
+		r, ok := f.taskMember("cgroupinfo_t", member)
+		if !ok {
+			f.fail(e, "builtin variable %s needs the D library's cgroupinfo_t translator", name)
+		}
+		return r
+	}
+}
+
+// subrCgrouppath compiles cgrouppath(): the path of zonename's cgroup.
+func (f *fn) subrCgrouppath(c *syntax.CallExpr, _ string) asm.Register {
+	r, ok := f.taskMember("cgroupinfo_t", "cg_path")
+	if !ok {
+		f.fail(c, "cgrouppath() needs the D library's cgroupinfo_t translator")
+	}
+	return r
+}
+
 // halfOf loads one half of what helper returns: the low 32 bits if low
 // (tid of bpf_get_current_pid_tgid, uid of bpf_get_current_uid_gid), else
 // the high ones (pid, gid).

@@ -26,6 +26,7 @@ var order = []string{
 	"unistd.d",
 	"sched.d",
 	"procfs.d",
+	"container.d",
 	"net.d",
 	"inet.d",
 	"ip.d",
@@ -269,7 +270,7 @@ func load(fset *syntax.FileSet, conf *check.Config, isTypeName func(string) bool
 	var deps [][]string
 	pc := &syntax.Config{IsTypeName: l.IsTypeName}
 	for _, src := range srcs {
-		prog, err := pc.Parse(fset, src.Name, []byte(src.Text))
+		prog, err := pc.Parse(fset, src.Name, []byte(kernelConstants(src.Text, conf.Kernel)))
 		if err != nil {
 			l.Dropped = append(l.Dropped, fmt.Errorf("%s: %w", src.Name, err))
 			continue

@@ -29,6 +29,7 @@ const (
 	FuncBreakpoint
 	FuncChill
 	FuncCleanpath
+	FuncCgrouppath // beyond DTrace: the current task's cgroup path
 	FuncClear
 	FuncCommit
 	FuncCopyin
@@ -180,6 +181,7 @@ var funcTable = [NumFuncIDs]FuncDef{
 	FuncBreakpoint:        {Name: "breakpoint", Kind: Action, class: actDestruct, Proto: "void()"},
 	FuncChill:             {Name: "chill", Kind: Action, class: actDestruct, Proto: "void(int)"},
 	FuncCleanpath:         {Name: "cleanpath", Kind: Subroutine, Proto: "string(const char *)"},
+	FuncCgrouppath:        {Name: "cgrouppath", Kind: Subroutine, Proto: "string()", Lib: "container.d", attr: &evolvingAttr},
 	FuncClear:             {Name: "clear", Kind: Action, class: actData, Proto: "void(@)", before: aggArgRule(D_CLEAR_AGGARG, D_CLEAR_AGGBAD)},
 	FuncCommit:            {Name: "commit", Kind: Action, class: actCommit, Proto: "void(int)"},
 	FuncCopyin:            {Name: "copyin", Kind: Subroutine, Proto: "void *(uintptr_t, size_t)", alloca: true, after: scratchSizeRule(1)},
@@ -300,6 +302,7 @@ const (
 	VarCaller
 	VarCurcpu
 	VarCurthread
+	VarCgroupid // beyond DTrace: the id of zonename's cgroup
 	VarEpid
 	VarErrno
 	VarExecname
@@ -321,6 +324,7 @@ const (
 	VarUstackdepth
 	VarVtimestamp
 	VarWalltimestamp
+	VarZonename
 
 	// NumVarIDs is one more than the largest VarID.
 	NumVarIDs
@@ -374,6 +378,8 @@ var varTable = [NumVarIDs]VarDef{
 	VarUstackdepth:   {Name: "ustackdepth", Type: "uint32_t", Since: version(1, 2, 0)},
 	VarVtimestamp:    {Name: "vtimestamp", Type: "uint64_t"},
 	VarWalltimestamp: {Name: "walltimestamp", Type: "int64_t"},
+	VarZonename:      {Name: "zonename", Type: "string", Lib: "container.d"},
+	VarCgroupid:      {Name: "cgroupid", Type: "uint64_t", Lib: "container.d", attr: &evolvingAttr},
 }
 
 // funcsByName and varsByName index funcTable and varTable by name.
