@@ -86,6 +86,10 @@ type Stamp struct {
 	Time uint64
 	// PID and TID are the process and thread that wrote it.
 	PID, TID uint32
+	// Cgroup is the id of the writing thread's cgroup (v2, or the
+	// perf_event controller's v1 hierarchy where that is mounted), 0
+	// when unknown (kernels before 5.7; records kept in a ring).
+	Cgroup uint64
 }
 
 // Handler receives one record of a CPU. data is only valid during the

@@ -196,7 +196,8 @@ func openRing(cpu, pages, pageSize int, timed, ids bool) (*cpuBuf, error) {
 		Wakeup: uint32(max(pages*pageSize/4, 1)),
 	}
 	if ids {
-		attr.Sample_type |= unix.PERF_SAMPLE_TID
+		// The cgroup id follows the raw data (5.7 and later).
+		attr.Sample_type |= unix.PERF_SAMPLE_TID | unix.PERF_SAMPLE_CGROUP
 	}
 	if timed {
 		attr.Sample_type |= unix.PERF_SAMPLE_TIME
@@ -676,6 +677,11 @@ func (b *Buffers) records(c *cpuBuf, chunk []byte, fn Handler) (int, error) {
 				n = len(body) - 4
 			}
 			rec := body[4 : 4+n]
+			if c.ids && len(body) >= 4+n+8 {
+				// The raw data is padded so that what follows it is
+				// 8-byte aligned.
+				st.Cgroup = binary.NativeEndian.Uint64(body[4+n:])
+			}
 			if len(rec) >= 8 && binary.LittleEndian.Uint32(rec[abi.HdrEPID:]) == abi.EPIDNone {
 				continue // a Sync marker
 			}

@@ -134,7 +134,8 @@ func (c *Consumer) process(cpu int, data []byte, spec uint32, stamp Stamp) error
 	rec := &st.rec
 	*rec = output.Record{CPU: cpu, EPID: le.Uint32(data[abi.HdrEPID:]), Clause: ep.clause, Probe: ep.probe, Known: ep.known,
 		First: rs.First, Data: ep.data[si], Spec: spec, Items: rec.Items[:0],
-		Time: stamp.Time, PID: int(stamp.PID), TID: int(stamp.TID)}
+		Time: stamp.Time, PID: int(stamp.PID), TID: int(stamp.TID), Cgroup: stamp.Cgroup,
+		Flow: uint64(le.Uint32(data[abi.HdrReserved:]))}
 	st.vals, st.aggs = st.vals[:0], st.aggs[:0]
 	prev := c.cur
 	c.cur = rec

@@ -50,6 +50,13 @@ type Record struct {
 	// oformat=perfetto); Time is also set under bufpolicy=ring.
 	Time     uint64
 	PID, TID int
+	// Cgroup is the id of the cgroup of the thread that wrote it (0
+	// unless records are stamped); ContainerName names it.
+	Cgroup uint64
+	// Flow is the flowid of the firing (the low 32 bits) when the
+	// program records it (OTLP spans of a program with flow
+	// variables), else 0.
+	Flow uint64
 	// Items holds the items handed to Item so far, in order; at End, all
 	// of them. Like the Record, it is reused: copy what must be kept.
 	Items []Item

@@ -71,6 +71,11 @@ func inode(t *testing.T, path string) uint64 {
 // dtzmark, and returns what dtrace printed of it: zonename, cgroupid
 // and cgrouppath() at its exit.
 func traced(t *testing.T, dtrace, dir string, procs ...string) string {
+	return tracedWith(t, dtrace, dir, nil, procs...)
+}
+
+// tracedWith is traced with dtrace's options opts.
+func tracedWith(t *testing.T, dtrace, dir string, opts []string, procs ...string) string {
 	t.Helper()
 	mark := filepath.Join(dir, "dtzmark")
 	if _, err := os.Stat(mark); err != nil {
@@ -89,8 +94,8 @@ func traced(t *testing.T, dtrace, dir string, procs ...string) string {
 	if err := os.WriteFile(script, []byte(sh.String()), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	cmd := exec.Command(dtrace, "-q", "-n", `syscall::exit_group:entry /execname == "dtzmark"/
-{ printf("%s %d %s\n", zonename, cgroupid, cgrouppath()); }`, "-c", "/bin/sh "+script)
+	cmd := exec.Command(dtrace, append(opts, "-q", "-n", `syscall::exit_group:entry /execname == "dtzmark"/
+{ printf("%s %d %s\n", zonename, cgroupid, cgrouppath()); }`, "-c", "/bin/sh "+script)...)
 	out, err := cmd.CombinedOutput()
 	if err != nil {
 		t.Fatalf("dtrace: %v\n%s", err, out)
@@ -122,6 +127,13 @@ func TestZonename(t *testing.T) {
 	want := fmt.Sprintf("docker-0123456789abcdef.scope %d /dtz.slice/docker-0123456789abcdef.scope", inode(t, scope))
 	if got := traced(t, dtrace, dir, filepath.Join(scope, "cgroup.procs")); got != want {
 		t.Errorf("in a v2 cgroup: %q, want %q", got, want)
+	}
+	// JSON Lines records carry the cgroup the kernel stamped them with
+	// (PERF_SAMPLE_CGROUP), named as zonename names it.
+	js := tracedWith(t, dtrace, dir, []string{"-x", "oformat=json"}, filepath.Join(scope, "cgroup.procs"))
+	wantJS := fmt.Sprintf(`"cgroupid":%d,"container":"docker-0123456789abcdef.scope","container_id":"0123456789abcdef"`, inode(t, scope))
+	if !strings.Contains(js, wantJS) {
+		t.Errorf("JSON record without %s:\n%s", wantJS, js)
 	}
 
 	// The memory controller's v1 hierarchy: mounting it again (as this

@@ -54,6 +54,8 @@ type Renderer struct {
 	now       func() time.Time
 	// epoch is the Unix time of CLOCK_MONOTONIC's zero, taken at New.
 	epoch int64
+	// containers names the cgroups records come from.
+	containers *output.Containers
 
 	// recs holds, per nesting level (commit() nests), the object of the
 	// record being rendered.
@@ -73,7 +75,7 @@ func New(c Config) *Renderer {
 		c.Now = time.Now
 	}
 	r := &Renderer{base: c.Out, out: c.Out, stderr: c.Stderr, set: c.Settings, sym: c.Sym,
-		machine: c.Machine, now: c.Now, epoch: c.Now().UnixNano() - int64(output.Monotonic())}
+		machine: c.Machine, now: c.Now, epoch: c.Now().UnixNano() - int64(output.Monotonic()), containers: output.NewContainers()}
 	r.fmt = &format.Printer{Target: c.Target, StrSize: c.Settings.StrSize, RawBytes: c.Settings.RawBytes, Sym: c.Sym}
 	r.aggp = &aggregate.Printer{Fmt: r.fmt, Sort: c.Settings.AggSort}
 	return r
@@ -126,8 +128,17 @@ type Fired struct {
 // Record is the object of one record of a probe firing (Type "probe").
 type Record struct {
 	Fired
-	Spec    uint32   `json:"speculation,omitempty"`
-	Actions []Action `json:"actions"`
+	// PID and TID are the thread that fired the probe; Container
+	// names its cgroup (zonename) and CgroupID is the cgroup's id;
+	// ContainerID is the runtime's id of the container, where the
+	// cgroup's name holds one (output.ContainerID).
+	PID         int      `json:"pid,omitempty"`
+	TID         int      `json:"tid,omitempty"`
+	CgroupID    uint64   `json:"cgroupid,omitempty"`
+	Container   string   `json:"container,omitempty"`
+	ContainerID string   `json:"container_id,omitempty"`
+	Spec        uint32   `json:"speculation,omitempty"`
+	Actions     []Action `json:"actions"`
 }
 
 // Action is the output of one action of a record.
@@ -240,8 +251,13 @@ func (j *Renderer) fired(typ string, mono uint64, cpu int, p output.Probe, known
 // Begin starts the object of a record, stamped with the time the kernel
 // wrote it (the consumer asks for stamped records under -x oformat=json).
 func (j *Renderer) Begin(r *output.Record) error {
-	j.recs = append(j.recs, &Record{Fired: j.fired("probe", r.Time, r.CPU, r.Probe, r.Known, r.Clause), Spec: r.Spec,
-		Actions: []Action{}})
+	rec := &Record{Fired: j.fired("probe", r.Time, r.CPU, r.Probe, r.Known, r.Clause), Spec: r.Spec,
+		PID: r.PID, TID: r.TID, CgroupID: r.Cgroup, Actions: []Action{}}
+	if r.Cgroup != 0 {
+		rec.Container, _ = j.containers.Name(r.Cgroup)
+		rec.ContainerID = output.ContainerID(rec.Container)
+	}
+	j.recs = append(j.recs, rec)
 	return nil
 }
 

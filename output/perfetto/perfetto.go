@@ -63,6 +63,9 @@ type Event struct {
 	// Process and Thread name the process and thread; when empty, the
 	// local machine's are looked up (Config.Names).
 	Process, Thread string
+	// Container names the cgroup of the thread (zonename), "" when
+	// unknown; the process's track says it.
+	Container string
 	// Probe is the probe (its names empty if unknown), Clause the
 	// clause's index.
 	Probe  output.Probe
@@ -88,6 +91,8 @@ type Renderer struct {
 
 	// jr types each record's actions.
 	jr *json.Collector
+	// containers names the cgroups records come from.
+	containers *output.Containers
 	// msgs words faults, errors and drops into mbuf.
 	msgs *text.Renderer
 	mbuf bytes.Buffer
@@ -178,6 +183,7 @@ func New(c Config) *Renderer {
 		drops: map[string]uint64{}}
 	r.origin = c.Clock()
 	r.mark = r.origin
+	r.containers = output.NewContainers()
 	r.jr = json.NewCollector(c.Config)
 	r.msgs = text.New(text.Config{Stderr: &r.mbuf, Settings: c.Settings})
 	r.msgs.SetOutput(io.Discard)
@@ -201,6 +207,9 @@ func (r *Renderer) Begin(rec *output.Record) error {
 		return err
 	}
 	ev := &Event{Time: rec.Time, PID: rec.PID, TID: rec.TID, CPU: rec.CPU, Probe: rec.Probe, Clause: rec.Clause}
+	if rec.Cgroup != 0 {
+		ev.Container, _ = r.containers.Name(rec.Cgroup)
+	}
 	if !rec.Known {
 		ev.Probe = output.Probe{ID: rec.Probe.ID}
 	}
@@ -586,8 +595,14 @@ func (r *Renderer) name(k trackKey, ev *Event, pid, tid int, when uint64) {
 	pk := trackKey{machine: k.machine, pid: k.pid, tid: -1}
 	if !r.named[pk] {
 		r.named[pk] = true
-		r.emit(&traceEvent{Name: "process_name", Ph: "M", Ts: r.ts(when), PID: pid, TID: pid,
-			Args: map[string]any{"name": proc, "machine": machine}})
+		args := map[string]any{"name": proc, "machine": machine}
+		if ev.Container != "" {
+			args["container"] = ev.Container
+			if id := output.ContainerID(ev.Container); id != "" {
+				args["container_id"] = id
+			}
+		}
+		r.emit(&traceEvent{Name: "process_name", Ph: "M", Ts: r.ts(when), PID: pid, TID: pid, Args: args})
 	}
 	r.emit(&traceEvent{Name: "thread_name", Ph: "M", Ts: r.ts(when), PID: pid, TID: tid, Args: map[string]any{"name": thread}})
 }
