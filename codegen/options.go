@@ -52,6 +52,11 @@ type Options struct {
 	// the policy leaves to a link time this implementation does not
 	// have, the reference is refused (D_ASRELO).
 	Link SymbolLink
+	// RecordFlow has every record carry the firing's flowid (its low
+	// 32 bits, in the header's reserved word abi.HdrReserved): the
+	// OTLP exporter's trace of a program with flow variables. It costs
+	// a flow lookup per record, so it is set only then.
+	RecordFlow bool
 }
 
 // SymbolLink says which kernel symbols' addresses may be compiled in.

@@ -129,9 +129,17 @@ func (f *fn) flush() {
 		asm.LoadMem(r, regScratch, ms+abi.MStateSpecID, asm.Word),
 		asm.StoreMem(regScratch, f.out(abi.HdrSpecID), r, asm.Word),
 		storeImm(regScratch, f.out(abi.HdrSegment), int64(e.Index), asm.Word),
-		storeImm(regScratch, f.out(abi.HdrReserved), 0, asm.Word),
 	)
 	f.free(r)
+	if f.g.opts.RecordFlow {
+		p := f.flowRead()
+		id := f.alloc()
+		f.emit(asm.LoadMem(id, p, abi.FlowID, asm.DWord),
+			asm.StoreMem(regScratch, f.out(abi.HdrReserved), id, asm.Word))
+		f.free(p, id)
+	} else {
+		f.emit(storeImm(regScratch, f.out(abi.HdrReserved), 0, asm.Word))
+	}
 	skip := f.label("gated")
 	f.gateSend(e, skip)
 	f.call(asm.FnPerfEventOutput, ctxOp(), mapOp(abi.MapBuf), imm(0xffffffff), scr(f.g.layout.Output), imm(int64(e.Size)))

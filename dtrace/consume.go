@@ -84,7 +84,7 @@ func (h *Handle) startConsumer(plan *loader.Plan) error {
 		}
 		h.prom = srv
 	}
-	return nil
+	return h.startOTLP()
 }
 
 // ThreadNames names a thread (its process and itself) for a timeline:
@@ -117,13 +117,13 @@ func (h *Handle) Symbolizer() format.Symbolizer { return h.sym }
 // tracing; nil for other output. Events of other machines are added to
 // it.
 func (h *Handle) Timeline() *perfetto.Renderer {
-	t, _ := h.out.(*perfetto.Renderer)
+	t, _ := h.baseOut().(*perfetto.Renderer)
 	return t
 }
 
 // textOutput reports whether output is dtrace(1M)'s text, which alone
 // gets the newlines Run prints around the output.
-func (h *Handle) textOutput() bool { return h.out == nil || h.out == output.Renderer(h.text) }
+func (h *Handle) textOutput() bool { return h.out == nil || h.baseOut() == printer(h.text) }
 
 // Work consumes what the buffers hold, waiting up to one switchrate for
 // data, and writes output to w as dtrace(1M) prints it (errors and
@@ -139,6 +139,9 @@ func (h *Handle) Work(w io.Writer) (bool, error) {
 		if err := h.prom.Serve(h.cons.FinalAggregations); err != nil {
 			return false, err
 		}
+	}
+	if err := h.exportMetrics(); err != nil {
+		return false, err
 	}
 	h.out.SetOutput(w)
 	return h.cons.Work(h.out)
@@ -198,6 +201,7 @@ func (h *Handle) printAggregations(w io.Writer, merge func([]*aggregate.Agg) []*
 	if merge != nil {
 		aggs = merge(aggs)
 	}
+	h.closeOTLP(aggs, merge != nil)
 	if !h.textOutput() {
 		h.out.SetOutput(w)
 		err = h.out.Aggregations(aggs)

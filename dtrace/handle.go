@@ -25,6 +25,7 @@ import (
 	"github.com/dtrace-go/dtrace/internal/kernel"
 	"github.com/dtrace-go/dtrace/internal/kfeature"
 	"github.com/dtrace-go/dtrace/loader"
+	"github.com/dtrace-go/dtrace/output/otlp"
 	"github.com/dtrace-go/dtrace/output/prom"
 	"github.com/dtrace-go/dtrace/output/text"
 	"github.com/dtrace-go/dtrace/program"
@@ -114,6 +115,8 @@ type Handle struct {
 	out  printer
 	// prom serves -x prometheus's /metrics while tracing.
 	prom *prom.Server
+	// otlp exports spans and metrics (-x otlp).
+	otlp *otlp.Exporter
 
 	started bool
 }
@@ -204,7 +207,7 @@ func (h *Handle) Go() error {
 		Policy: policy,
 		// A snapshot() that fires is acted on when its record is read.
 		Trigger: func(rec []byte) bool { return h.cons != nil && h.cons.Trigger(rec) },
-		Stamp:   h.conf.Stamp || h.opts.OFormat == "perfetto" || h.opts.OFormat == "json",
+		Stamp:   h.conf.Stamp || h.opts.OFormat == "perfetto" || h.opts.OFormat == "json" || h.opts.otlpSpans(),
 		// -x temporal: records of all CPUs in time order.
 		Temporal: h.opts.Temporal,
 	})
@@ -238,6 +241,7 @@ func (h *Handle) Close() error {
 	if h.prom != nil {
 		errs = append(errs, h.prom.Close())
 	}
+	h.closeOTLP(nil, false)
 	if h.cons != nil {
 		errs = append(errs, h.cons.Close())
 	}
@@ -270,6 +274,7 @@ func (h *Handle) codegenOptions() codegen.Options {
 		FlowSize:     uint32(min(max(h.opts.FlowSize, 1), 1<<24)),
 		ISA:          kfeature.Probe().CodegenISA(),
 		Link:         h.opts.symbolLink(),
+		RecordFlow:   h.flow != nil && h.opts.otlpSpans(),
 	}
 }
 

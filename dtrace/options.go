@@ -191,6 +191,12 @@ type Options struct {
 	// configuration file (TLS, basic auth) without which only loopback
 	// addresses are served.
 	PProf, FlameGraph, Prometheus, PromLabels, PromWebConfig string
+	// OTLP is -x otlp's receiver URL ("" with OTLPOn: the
+	// environment's), OTLPProtocol grpc or http/protobuf ("": the
+	// environment's), OTLPSpans the probe descriptions whose records
+	// are exported as spans (comma-separated).
+	OTLP, OTLPProtocol, OTLPSpans string
+	OTLPOn                        bool
 	// Agent is the device a guest's agent serves the host over (-x
 	// agent=/dev/virtio-ports/NAME); Guests the guests a host traces
 	// too, each NAME=SOCKET (-x guest=, repeatable). See package agent.

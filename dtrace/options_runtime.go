@@ -147,6 +147,7 @@ func addOutputOptions() {
 		set: checkedString(prom.CheckLabels, func(o *Options) *string { return &o.PromLabels })})
 	addOpt(&OptionSpec{Name: "promwebconfig", Kind: KindString, Class: ct,
 		set: checkedString(prom.CheckWebConfig, func(o *Options) *string { return &o.PromWebConfig })})
+	addOTLPOptions()
 	// Beyond DTrace: a host traces its guests through their agents.
 	addOpt(&OptionSpec{Name: "agent", Kind: KindString, Class: ct, NoPragma: true,
 		set: stringField(func(o *Options) *string { return &o.Agent })})
@@ -171,7 +172,7 @@ func (o *Options) CheckOutputs() error {
 			return fmt.Errorf("-x prometheus: %v", err)
 		}
 	}
-	return nil
+	return o.checkOTLP()
 }
 
 // Bounds of the cleanrate and statusrate options (ns), illumos's.

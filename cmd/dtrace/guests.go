@@ -9,7 +9,7 @@ import (
 // all but those that choose this dtrace's output or its guests.
 func forwarded(name string) bool {
 	switch name {
-	case "agent", "guest", "oformat", "pprof", "flamegraph", "prometheus", "promlabels", "promwebconfig":
+	case "agent", "guest", "oformat", "pprof", "flamegraph", "prometheus", "promlabels", "promwebconfig", "otlp", "otlpprotocol", "otlpspans":
 		return false
 	}
 	return true
