@@ -53,6 +53,7 @@ func init() {
 		check.FuncDirname:     {value: (*fn).subrPathPart},
 		check.FuncDPath:       {value: (*fn).subrDPath},
 		check.FuncFlowExit:    {value: (*fn).subrFlowExit},
+		check.FuncNewflow:     {value: (*fn).subrFlowExit},
 		check.FuncFlowFork:    {value: (*fn).subrFlowFork},
 		check.FuncFlowRecv:    {value: (*fn).subrFlowRecv},
 		check.FuncFlowSend:    {value: (*fn).subrFlowSend},

@@ -145,6 +145,10 @@ func (f *fn) flowFileUnder(c *syntax.CallExpr, m string) asm.Register {
 }
 
 // subrFlowExit compiles __flow_exit(): an exiting thread's flow goes.
+//
+// newflow() (beyond DTrace) is the same for the current thread: its flow
+// ends, and its next flow-> store starts a new one with a new flowid (a
+// new trace for -x otlp): a server marks each request's start with it.
 func (f *fn) subrFlowExit(c *syntax.CallExpr, _ string) asm.Register {
 	f.need(c, 0, 0)
 	f.flowDelete(abi.MapFlow, f.threadKey())

@@ -160,7 +160,8 @@ syscall::write:return, syscall::writev:return, syscall::sendto:return, syscall::
 }
 `
 
-// usesFlow reports whether a program names a flow variable or flowid.
+// usesFlow reports whether a program names a flow variable, flowid or
+// newflow().
 func usesFlow(p *syntax.Program) bool {
 	found := false
 	var visit func(n syntax.Node) bool
@@ -175,7 +176,7 @@ func usesFlow(p *syntax.Program) bool {
 			syntax.Inspect(n.X, visit)
 			return false
 		case *syntax.Ident:
-			found = found || (n.Name == "flowid" && !n.Scoped && n.Module == "")
+			found = found || ((n.Name == "flowid" || n.Name == "newflow") && !n.Scoped && n.Module == "")
 		}
 		return !found
 	}

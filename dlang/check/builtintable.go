@@ -79,6 +79,7 @@ const (
 	FuncMsgdsize
 	FuncMsgsize
 	FuncMutexOwned
+	FuncNewflow // beyond DTrace: end the thread's flow; the next flow-> store starts another
 	FuncMutexOwner
 	FuncMutexTypeAdaptive
 	FuncMutexTypeSpin
@@ -198,6 +199,7 @@ var funcTable = [NumFuncIDs]FuncDef{
 	FuncExit:              {Name: "exit", Kind: Action, class: actExit, Proto: "void(int)"},
 	FuncFlowFork:          {Name: "__flow_fork", Kind: Subroutine, Proto: "void(int64_t)", attr: &evolvingAttr},
 	FuncFlowExit:          {Name: "__flow_exit", Kind: Subroutine, Proto: "void()", attr: &evolvingAttr},
+	FuncNewflow:           {Name: "newflow", Kind: Subroutine, Proto: "void()", attr: &evolvingAttr},
 	FuncFlowRecv:          {Name: "__flow_recv", Kind: Subroutine, Proto: "void(uint64_t, int64_t, int, uint64_t)", attr: &evolvingAttr},
 	FuncFlowSend:          {Name: "__flow_send", Kind: Subroutine, Proto: "int64_t(uint64_t, int64_t, uint64_t)", attr: &evolvingAttr},
 	FuncFlowSent:          {Name: "__flow_sent", Kind: Subroutine, Proto: "void(uint64_t, int64_t, int64_t, int64_t)", attr: &evolvingAttr},

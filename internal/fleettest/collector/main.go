@@ -1,0 +1,37 @@
+// Command collector is an OpenTelemetry Collector of two components, an
+// OTLP receiver and a file exporter, built from the Collector's Go
+// modules for dtrace's OTLP tests (output/otlp): the tests start it on
+// loopback ports and read back what it wrote. It is a module of its
+// own, so that the Collector stays out of dtrace's dependencies.
+package main
+
+import (
+	"log"
+
+	"github.com/open-telemetry/opentelemetry-collector-contrib/exporter/fileexporter"
+	"go.opentelemetry.io/collector/component"
+	"go.opentelemetry.io/collector/exporter"
+	"go.opentelemetry.io/collector/otelcol"
+	"go.opentelemetry.io/collector/receiver"
+	"go.opentelemetry.io/collector/receiver/otlpreceiver"
+)
+
+func components() (otelcol.Factories, error) {
+	var f otelcol.Factories
+	var err error
+	if f.Receivers, err = otelcol.MakeFactoryMap[receiver.Factory](otlpreceiver.NewFactory()); err != nil {
+		return f, err
+	}
+	if f.Exporters, err = otelcol.MakeFactoryMap[exporter.Factory](fileexporter.NewFactory()); err != nil {
+		return f, err
+	}
+	return f, nil
+}
+
+func main() {
+	info := component.BuildInfo{Command: "collector", Description: "dtrace's test Collector", Version: "test"}
+	cmd := otelcol.NewCommand(otelcol.CollectorSettings{BuildInfo: info, Factories: components})
+	if err := cmd.Execute(); err != nil {
+		log.Fatal(err)
+	}
+}

@@ -1,0 +1,248 @@
+package fleettest
+
+import (
+	"encoding/json"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/dtrace-go/dtrace/internal/testprog"
+	"github.com/dtrace-go/dtrace/output/otlp"
+)
+
+// collector starts the test Collector with an OTLP receiver (HTTP on
+// the first address returned, gRPC on the second) whose metrics and
+// spans its file exporter writes to the file returned.
+func collector(t *testing.T, dir string) (*server, string, string, string) {
+	t.Helper()
+	bin := tool(t, "collector", ".")
+	httpAddr, grpcAddr := freePort(t), freePort(t)
+	out := filepath.Join(dir, "otlp.jsonl")
+	conf := filepath.Join(dir, "collector.yaml")
+	if err := os.WriteFile(conf, []byte(fmt.Sprintf(`receivers:
+  otlp:
+    protocols:
+      http:
+        endpoint: %s
+      grpc:
+        endpoint: %s
+exporters:
+  file:
+    path: %s
+    flush_interval: 100ms
+service:
+  telemetry:
+    metrics:
+      level: none
+  pipelines:
+    metrics:
+      receivers: [otlp]
+      exporters: [file]
+    traces:
+      receivers: [otlp]
+      exporters: [file]
+`, httpAddr, grpcAddr, out)), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	s := startServer(t, grpcAddr, bin, "--config="+conf)
+	return s, httpAddr, grpcAddr, out
+}
+
+// expHistogram is the OTLP JSON of an exponential histogram data point
+// (64-bit integers are strings there).
+type expHistogram struct {
+	Count     string `json:"count"`
+	Scale     int    `json:"scale"`
+	ZeroCount string `json:"zeroCount"`
+	Positive  struct {
+		Offset       int      `json:"offset"`
+		BucketCounts []string `json:"bucketCounts"`
+	} `json:"positive"`
+	Negative struct {
+		Offset       int      `json:"offset"`
+		BucketCounts []string `json:"bucketCounts"`
+	} `json:"negative"`
+}
+
+// lastQuantize finds, in the Collector's file, the last data point of
+// the exponential histogram metric name.
+func lastQuantize(t *testing.T, file, name string) *expHistogram {
+	t.Helper()
+	var last *expHistogram
+	for _, l := range lines(t, file) {
+		var doc struct {
+			ResourceMetrics []struct {
+				ScopeMetrics []struct {
+					Metrics []struct {
+						Name                 string `json:"name"`
+						ExponentialHistogram *struct {
+							DataPoints []*expHistogram `json:"dataPoints"`
+						} `json:"exponentialHistogram"`
+					} `json:"metrics"`
+				} `json:"scopeMetrics"`
+			} `json:"resourceMetrics"`
+		}
+		if json.Unmarshal([]byte(l), &doc) != nil {
+			continue
+		}
+		for _, rm := range doc.ResourceMetrics {
+			for _, sm := range rm.ScopeMetrics {
+				for _, m := range sm.Metrics {
+					if m.Name == name && m.ExponentialHistogram != nil && len(m.ExponentialHistogram.DataPoints) > 0 {
+						last = m.ExponentialHistogram.DataPoints[0]
+					}
+				}
+			}
+		}
+	}
+	return last
+}
+
+var quantizeRow = regexp.MustCompile(`(?m)^\s+(-?\d+) \|[@ ]*\s(\d+)\s*$`)
+
+// quantizeBuckets reads dtrace's quantize() histogram as OTLP buckets
+// ("zero", "+i", "-i" by otlp.ExpIndex) and their counts.
+func quantizeBuckets(t *testing.T, text string) map[string]uint64 {
+	t.Helper()
+	out := map[string]uint64{}
+	for _, m := range quantizeRow.FindAllStringSubmatch(text, -1) {
+		v, _ := strconv.ParseInt(m[1], 10, 64)
+		n, _ := strconv.ParseUint(m[2], 10, 64)
+		if n == 0 {
+			continue
+		}
+		lo, hi := v, 2*v-1
+		if v < 0 {
+			lo, hi = 2*v+1, v
+		}
+		if v == 0 {
+			lo, hi = 0, 0
+		}
+		i, pos, zero := otlp.ExpIndex(lo, hi)
+		switch {
+		case zero:
+			out["zero"] += n
+		case pos:
+			out[fmt.Sprintf("+%d", i)] += n
+		default:
+			out[fmt.Sprintf("-%d", i)] += n
+		}
+	}
+	return out
+}
+
+func (h *expHistogram) buckets() (map[string]uint64, uint64) {
+	out := map[string]uint64{}
+	if n, _ := strconv.ParseUint(h.ZeroCount, 10, 64); n > 0 {
+		out["zero"] = n
+	}
+	for j, c := range h.Positive.BucketCounts {
+		if n, _ := strconv.ParseUint(c, 10, 64); n > 0 {
+			out[fmt.Sprintf("+%d", h.Positive.Offset+j)] = n
+		}
+	}
+	for j, c := range h.Negative.BucketCounts {
+		if n, _ := strconv.ParseUint(c, 10, 64); n > 0 {
+			out[fmt.Sprintf("-%d", h.Negative.Offset+j)] = n
+		}
+	}
+	count, _ := strconv.ParseUint(h.Count, 10, 64)
+	return out, count
+}
+
+// TestQuantizeCollector: quantize() of 5,000 values (negative, zero and
+// positive), exported over gRPC to a real Collector, comes back from
+// its file as an exponential histogram of count 5,000 whose buckets hold
+// what dtrace's own histogram printed, bucket for bucket.
+func TestQuantizeCollector(t *testing.T) {
+	if os.Geteuid() != 0 {
+		t.Skip("needs root for BPF")
+	}
+	dir := t.TempDir()
+	dtrace := testprog.BuildCmd(t, dir, "dtrace")
+	target := testprog.BuildCalls(t, dir, "-O1")
+	_, _, grpcAddr, out := collector(t, dir)
+	cmd := exec.Command(dtrace, "-x", "otlp=http://"+grpcAddr, "-x", "otlpprotocol=grpc", "-x", "aggrate=500ms",
+		"-n", `syscall::getppid:entry /pid == $target/ { @q = quantize(timestamp % 7 == 0 ? 0 : (int64_t)(timestamp % 3001) - 1500); }`,
+		"-c", target+" 5000")
+	b, err := cmd.CombinedOutput()
+	if err != nil {
+		t.Fatalf("dtrace: %v\n%s", err, b)
+	}
+	want := quantizeBuckets(t, string(b))
+	var total uint64
+	for _, n := range want {
+		total += n
+	}
+	if total != 5000 || want["zero"] == 0 || len(want) < 6 {
+		t.Fatalf("dtrace's histogram holds %d values (%v), want 5000 with zeros, negatives and positives:\n%s", total, want, b)
+	}
+	var got map[string]uint64
+	var count uint64
+	for end := time.Now().Add(30 * time.Second); time.Now().Before(end); time.Sleep(200 * time.Millisecond) {
+		if h := lastQuantize(t, out, "dtrace.q"); h != nil {
+			if got, count = h.buckets(); count == 5000 {
+				break
+			}
+		}
+	}
+	if count != 5000 || fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Errorf("the Collector has count %d, buckets\n%v\nwant 5000,\n%v", count, got, want)
+	}
+}
+
+// TestCollectorStopped kills the Collector while dtrace exports a span
+// per getppid() and prints a line per call: dtrace prints all 20,000
+// lines and reports no drop of its own (its consumer never waited for
+// the Collector), and says how many OTLP records it dropped.
+func TestCollectorStopped(t *testing.T) {
+	if os.Geteuid() != 0 {
+		t.Skip("needs root for BPF")
+	}
+	dir := t.TempDir()
+	dtrace := testprog.BuildCmd(t, dir, "dtrace")
+	target := testprog.BuildCalls(t, dir, "-O1")
+	col, httpAddr, _, out := collector(t, dir)
+	cmd := exec.Command(dtrace, "-q", "-x", "otlp=http://"+httpAddr, "-x", "otlpspans=syscall::getppid:", "-x", "aggrate=100ms",
+		"-n", `syscall::getppid:entry,syscall::getppid:return /pid == $target/ { printf("%s\n", probename); @n = count(); }`,
+		"-c", target+" 10000")
+	var stdout strings.Builder
+	stderr := &strings.Builder{}
+	cmd.Stdout, cmd.Stderr = &stdout, stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	// Once the Collector has written something, kill it.
+	killed := false
+	for end := time.Now().Add(60 * time.Second); time.Now().Before(end); time.Sleep(20 * time.Millisecond) {
+		if len(lines(t, out)) > 0 {
+			col.stop()
+			killed = true
+			break
+		}
+	}
+	err := cmd.Wait()
+	if !killed {
+		t.Fatalf("the Collector received nothing: %v\n%s\n%s", err, stderr.String(), col.log.String())
+	}
+	if err != nil {
+		t.Fatalf("dtrace: %v\n%s", err, stderr.String())
+	}
+	if n := strings.Count(stdout.String(), "\n"); n != 20000 {
+		t.Errorf("dtrace printed %d lines, want 20000", n)
+	}
+	if strings.Contains(stderr.String(), "drops on CPU") {
+		t.Errorf("dtrace dropped records: %s", stderr.String())
+	}
+	m := regexp.MustCompile(`dtrace: (\d+) OTLP records? dropped`).FindStringSubmatch(stderr.String())
+	if m == nil {
+		t.Fatalf("no OTLP drop report:\n%s", stderr.String())
+	}
+	t.Logf("%s", strings.TrimSpace(stderr.String()))
+}
