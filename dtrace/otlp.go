@@ -25,7 +25,7 @@ func addOTLPOptions() {
 	ct := CompileTime
 	// -x otlp=URL; "-x otlp" alone takes the endpoint from
 	// OTEL_EXPORTER_OTLP_ENDPOINT and friends.
-	addOpt(&OptionSpec{Name: "otlp", Kind: KindString, Class: ct,
+	addOpt(&OptionSpec{Name: "otlp", Kind: KindAny, Class: ct,
 		set: func(o *Options, v optValue) error {
 			if v.Str != "" && otlp.CheckURL(v.Str) != nil {
 				return ErrBadOptVal

@@ -5,7 +5,6 @@ import (
 	"compress/gzip"
 	"context"
 	"encoding/binary"
-	"errors"
 	"fmt"
 	"io"
 	"net/http"
@@ -203,6 +202,3 @@ func (s *sender) clientFor(ep *endpoint) *http.Client {
 	tlsClients.Store(ep, c)
 	return c
 }
-
-// errClosed is returned once the exporter is closed.
-var errClosed = errors.New("OTLP exporter closed")
