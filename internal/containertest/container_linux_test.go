@@ -164,9 +164,9 @@ func TestZonenameGuests(t *testing.T) {
 	env := []string{guestEnv + "=1", dtraceEnv + "=" + testprog.BuildCmd(t, dir, "dtrace")}
 	for _, k := range []struct{ name, pkg string }{{"6.1", "linux-image-6.1.0-56-amd64-unsigned"}, {"6.12", ""}} {
 		t.Run(k.name, func(t *testing.T) {
-			var opts []string
+			opts := []string{"-t", "1800"}
 			if k.pkg != "" {
-				opts = []string{"-k", k.pkg}
+				opts = append(opts, "-k", k.pkg)
 			}
 			guesttest.RunTest(t, dir, env, "TestZonename", opts...)
 		})

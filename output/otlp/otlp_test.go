@@ -422,3 +422,38 @@ func TestFlowTrace(t *testing.T) {
 		t.Errorf("the next request's read: trace %s parent %q", trace[next], parent[next])
 	}
 }
+
+// TestMachines: an aggregation keyed first by machine (a host's merged
+// with its guests') is a resource per machine, the key dropped.
+func TestMachines(t *testing.T) {
+	r := startReceiver(t)
+	e, err := New(Config{URL: "http://" + r.addr, Getenv: noEnv})
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := aggregate.New(&aggregate.Desc{ID: 0, Name: "@calls", Func: aggregate.Count})
+	c.Add([]format.Value{format.String("host"), format.String("read")}, []int64{3})
+	c.Add([]format.Value{format.String("vm1"), format.String("read")}, []int64{5})
+	if dropped, _, msg := e.Close([]*aggregate.Agg{c}, []string{"host", "vm1"}, 5*time.Second); dropped != 0 {
+		t.Fatal(msg)
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	got := map[string]int64{}
+	for _, rm := range r.metrics {
+		machine := ""
+		for _, a := range rm.Resource.Attributes {
+			if a.Key == "dtrace.machine" {
+				machine = a.Value.GetStringValue()
+			}
+		}
+		p := rm.ScopeMetrics[0].Metrics[0].GetSum().DataPoints[0]
+		if len(p.Attributes) != 1 || p.Attributes[0].Value.GetStringValue() != "read" {
+			t.Errorf("%s: attributes %v", machine, p.Attributes)
+		}
+		got[machine] = p.GetAsInt()
+	}
+	if fmt.Sprint(got) != "map[host:3 vm1:5]" {
+		t.Errorf("resources %v", got)
+	}
+}
