@@ -27,23 +27,28 @@ func here() string {
 var toolMu sync.Mutex
 
 // tool builds the program of the module in directory dir (collector,
-// jaeger) once for its go.sum, into the user's cache directory, and
-// returns its path. Where the pkg is not the module's root, it is the
-// package to build.
+// jaeger) once for its go.mod, go.sum and sources, into the user's cache
+// directory, and returns its path. pkg is the package to build.
 func tool(t *testing.T, dir, pkg string) string {
 	t.Helper()
 	toolMu.Lock()
 	defer toolMu.Unlock()
 	src := filepath.Join(here(), dir)
-	sum, err := os.ReadFile(filepath.Join(src, "go.sum"))
-	if err != nil {
-		t.Fatal(err)
+	files, _ := filepath.Glob(filepath.Join(src, "*.go"))
+	h := sha256.New()
+	for _, f := range append([]string{filepath.Join(src, "go.mod"), filepath.Join(src, "go.sum")}, files...) {
+		b, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		h.Write(b)
 	}
+	sum := h.Sum(nil)
 	cache, err := os.UserCacheDir()
 	if err != nil {
 		cache = os.TempDir()
 	}
-	out := filepath.Join(cache, "dtrace-fleettest", fmt.Sprintf("%s-%x", dir, sha256.Sum256(sum))[:len(dir)+17], dir)
+	out := filepath.Join(cache, "dtrace-fleettest", fmt.Sprintf("%s-%x", dir, sum)[:len(dir)+17], dir)
 	if _, err := os.Stat(out); err == nil {
 		return out
 	}

@@ -10,14 +10,18 @@ import (
 
 	"github.com/open-telemetry/opentelemetry-collector-contrib/exporter/fileexporter"
 	"go.opentelemetry.io/collector/component"
+	"go.opentelemetry.io/collector/confmap"
+	"go.opentelemetry.io/collector/confmap/provider/envprovider"
+	"go.opentelemetry.io/collector/confmap/provider/fileprovider"
 	"go.opentelemetry.io/collector/exporter"
 	"go.opentelemetry.io/collector/otelcol"
 	"go.opentelemetry.io/collector/receiver"
 	"go.opentelemetry.io/collector/receiver/otlpreceiver"
+	"go.opentelemetry.io/collector/service/telemetry/otelconftelemetry"
 )
 
 func components() (otelcol.Factories, error) {
-	var f otelcol.Factories
+	f := otelcol.Factories{Telemetry: otelconftelemetry.NewFactory()}
 	var err error
 	if f.Receivers, err = otelcol.MakeFactoryMap[receiver.Factory](otlpreceiver.NewFactory()); err != nil {
 		return f, err
@@ -30,7 +34,10 @@ func components() (otelcol.Factories, error) {
 
 func main() {
 	info := component.BuildInfo{Command: "collector", Description: "dtrace's test Collector", Version: "test"}
-	cmd := otelcol.NewCommand(otelcol.CollectorSettings{BuildInfo: info, Factories: components})
+	cmd := otelcol.NewCommand(otelcol.CollectorSettings{BuildInfo: info, Factories: components,
+		ConfigProviderSettings: otelcol.ConfigProviderSettings{ResolverSettings: confmap.ResolverSettings{
+			ProviderFactories: []confmap.ProviderFactory{fileprovider.NewFactory(), envprovider.NewFactory()},
+			DefaultScheme:     "env"}}})
 	if err := cmd.Execute(); err != nil {
 		log.Fatal(err)
 	}
