@@ -9,8 +9,8 @@ import (
 	"syscall"
 	"testing"
 
-	"github.com/dtrace-go/dtrace/internal/guesttest"
-	"github.com/dtrace-go/dtrace/internal/testprog"
+	"github.com/dtrace-go/dtrace/internal/testutil/guesttest"
+	"github.com/dtrace-go/dtrace/internal/testutil/testprog"
 )
 
 // guestEnv selects, in a guest, the tests that run there; dtraceEnv

@@ -13,7 +13,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/dtrace-go/dtrace/internal/testprog"
+	"github.com/dtrace-go/dtrace/internal/testutil/testprog"
 )
 
 // jaeger starts Jaeger (all in one, memory storage) with its OTLP
