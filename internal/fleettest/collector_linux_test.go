@@ -234,7 +234,7 @@ func TestCollectorStopped(t *testing.T) {
 	if err != nil {
 		t.Fatalf("dtrace: %v\n%s", err, stderr.String())
 	}
-	if n := strings.Count(stdout.String(), "\n"); n != 20000 {
+	if n := strings.Count(stdout.String(), "entry\n") + strings.Count(stdout.String(), "return\n"); n != 20000 {
 		t.Errorf("dtrace printed %d lines, want 20000", n)
 	}
 	if strings.Contains(stderr.String(), "drops on CPU") {
