@@ -17,7 +17,7 @@ trap 'echo "$old_stats" >/proc/sys/kernel/bpf_stats_enabled; rm -rf "$w"' EXIT
 echo 1 >/proc/sys/kernel/bpf_stats_enabled
 go build -o "$w/dtrace" ./cmd/dtrace
 gcc -O2 -fno-omit-frame-pointer -o "$w/deep" bench/ustack/deep.c
-gcc -O2 -fomit-frame-pointer -o "$w/chain" internal/testprog/testdata/chain.c
+gcc -O2 -fomit-frame-pointer -o "$w/chain" internal/testutil/testprog/testdata/chain.c
 cat >"$w/loop.py" <<PY
 import time
 def f(n):
@@ -51,26 +51,38 @@ depth() {
 		END { if (s) printf "%d samples, %.1f frames\n", s, f / s; else print "no samples" }' "$1"
 }
 
-# ours NAME FLAGS CMD: profile CMD's samples for $secs, print cost and
-# depth.
+# ours NAME FLAGS KEY CMD: profile CMD's samples (@[KEY] = count()) for
+# $secs; print the BPF time, runs, samples and depth; leave the total ns
+# in $total and the samples in $samples.
 ours() {
-	local name=$1 flags=$2
-	shift 2
-	"$w/dtrace" $flags -q -n 'profile-997 /pid == $target/ { @[ustack()] = count(); }' -c "$*" >"$w/$name.out" 2>"$w/$name.err" &
+	local name=$1 flags=$2 key=$3
+	shift 3
+	"$w/dtrace" $flags -q -n 'profile-997 /pid == $target/ { @['"$key"'] = count(); }' -c "$*" >"$w/$name.out" 2>"$w/$name.err" &
 	local d=$!
 	sleep "$secs"
 	local rc
 	rc=$(progcost $d)
 	kill -INT $d 2>/dev/null || true
 	wait $d || true
-	local runs=${rc% *} ns=${rc#* }
-	printf "%-28s %8d runs %9.0f ns/run   %s\n" "$name" "$runs" "$(echo "$ns / ($runs + 0.000001)" | bc -l)" "$(depth "$w/$name.out")"
+	runs=${rc% *}
+	total=${rc#* }
+	samples=$(depth "$w/$name.out" | awk '{print $1}')
+	printf "%-10s %8d runs %12d ns in all   %s\n" "$name" "$runs" "$total" "$(depth "$w/$name.out")"
 }
 
 echo "load average: $(cut -d' ' -f1-3 /proc/loadavg), $(uname -r)"
-echo "== one sample: the same 20-frame stack (deep, built with frame pointers)"
-ours deep-cfi "" "$w/deep"
-ours deep-fp "-x ustackfp" "$w/deep"
+echo "== one sample: the same 20-frame stack (deep, built with frame pointers, pinned to CPU 1)"
+# The same number of runs each time (997 per CPU-second): what a walk
+# costs is a variant's time less the keyless run's, per sample.
+# The keyless run's cost per run (the predicate, the aggregation) is taken
+# off every run of the others; the rest is the walk's, per sample.
+ours none "" "pid" taskset -c 1 "$w/deep"
+per=$((total / runs))
+echo "  a run without a walk: $per ns"
+ours cfi "" "ustack()" taskset -c 1 "$w/deep"
+echo "  CFI walk: $(((total - per * runs) / samples)) ns per sample"
+ours fp "-x ustackfp" "ustack()" taskset -c 1 "$w/deep"
+echo "  frame-pointer walk (bpf_get_stack): $(((total - per * runs) / samples)) ns per sample"
 
 echo "== python3 busy loop (/usr/bin/python3, ${secs}s)"
 DTRACE_UWDEBUG=1 "$w/dtrace" -q -n 'profile-997 /pid == $target/ { @[ustack()] = count(); }' -c "/usr/bin/python3 $w/loop.py" >"$w/py.out" 2>"$w/py.err" &

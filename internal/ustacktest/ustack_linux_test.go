@@ -19,13 +19,14 @@ import (
 
 // script runs every scenario with dtrace $1, the chain program $2, into
 // directory $3 (one file each), python's loop for $4 seconds, gzip -1 of
-// $5 MB. It runs the same on this machine and in the guests.
-const script = `D=$1 P=$2 W=$3 PYSECS=$4 GZMB=$5
+// $5 MB, d profiled for $6 seconds (3 by default). It runs the same on
+// this machine and in the guests.
+const script = `D=$1 P=$2 W=$3 PYSECS=$4 GZMB=$5 PROFSECS=${6:-3}
 cd "$W"
 t0=$(date +%s)
 step() { echo "$1 at $(($(date +%s) - t0))s"; }
 # Samples of d's loop.
-$D -q -n 'profile-997 /pid == $target/ { @[ustack()] = count(); } tick-3s { exit(0); }' -c "$P 100000000" >profile.txt 2>&1
+$D -q -n 'profile-997 /pid == $target/ { @[ustack()] = count(); } tick-'$PROFSECS's { exit(0); }' -c "$P 100000000" >profile.txt 2>&1
 step profile
 # The stack at d's entry.
 $D -q -n 'pid$target::d:entry { ustack(); exit(0); }' -c "$P 1000" >pid.txt 2>&1
@@ -250,8 +251,8 @@ func TestUStackCFI(t *testing.T) {
 }
 
 // TestUStackCFIGuests runs the scenarios in the 6.1 and 6.12 guests
-// (python3 for 2 s and gzip of 2 MB there: emulation is 5-20 times
-// slower).
+// (python3 for 2 s, gzip of 20 MB and d profiled for 8 s there:
+// emulation is 5-20 times slower, and a loaded host slows it further).
 func TestUStackCFIGuests(t *testing.T) {
 	guesttest.RunKernel(t)
 	dir, sh, dtrace, chain := setup(t)
@@ -268,7 +269,7 @@ func TestUStackCFIGuests(t *testing.T) {
 			if k.pkg != "" {
 				args = append(args, "-k", k.pkg)
 			}
-			cmd := fmt.Sprintf("uname -r; sh %s %s %s %s 2 2", sh, dtrace, chain, work)
+			cmd := fmt.Sprintf("uname -r; sh %s %s %s %s 2 20 8", sh, dtrace, chain, work)
 			out, err := guesttest.Run(t, append(args, cmd)...)
 			t.Logf("%s", out)
 			if err != nil {
