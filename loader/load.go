@@ -196,6 +196,26 @@ func (o *Objects) createMaps() error {
 		}
 		o.maps[ms.Name] = m
 	}
+	// Maps the providers' prologues use (provider.Mapper), once each.
+	for _, pp := range o.plan.Probes {
+		mp, ok := pp.Probe.Owner.(provider.Mapper)
+		if !ok {
+			continue
+		}
+		for _, ms := range mp.Maps(pp.Probe) {
+			if _, dup := o.maps[ms.Name]; dup {
+				continue
+			}
+			// Least recently used entries go when it is full: a
+			// provider's state about threads that are gone.
+			m, err := ebpf.NewMap(&ebpf.MapSpec{Name: kernelName(ms.Name), Type: ebpf.LRUHash,
+				KeySize: ms.KeySize, ValueSize: ms.ValueSize, MaxEntries: ms.MaxEntries})
+			if err != nil {
+				return fmt.Errorf("failed to enable '%s': create map %s: %w", pp.Probe, ms.Name, err)
+			}
+			o.maps[ms.Name] = m
+		}
+	}
 	return nil
 }
 

@@ -112,9 +112,14 @@ func (ls ParallelClosers) Close() error {
 }
 
 // AttachKprobe links prog to a kprobe on the entry of the kernel
-// function fn, for probe p; closing the result detaches it.
-func AttachKprobe(p *Probe, fn string, prog *ebpf.Program) (io.Closer, error) {
-	l, err := link.Kprobe(fn, prog, nil)
+// function fn with a BPF cookie (0: none), for probe p; closing the result
+// detaches it.
+func AttachKprobe(p *Probe, fn string, prog *ebpf.Program, cookie uint64) (io.Closer, error) {
+	var opts *link.KprobeOptions
+	if cookie != 0 {
+		opts = &link.KprobeOptions{Cookie: cookie}
+	}
+	l, err := link.Kprobe(fn, prog, opts)
 	if err != nil {
 		return nil, fmt.Errorf("attach %s to kprobe %s: %w", p, fn, err)
 	}

@@ -24,6 +24,6 @@ func AttachRawTracepoint(p *Probe, _, _ string, _ *ebpf.Program) (io.Closer, err
 }
 
 // AttachKprobe fails: kprobes are Linux only.
-func AttachKprobe(p *Probe, _ string, _ *ebpf.Program) (io.Closer, error) {
+func AttachKprobe(p *Probe, _ string, _ *ebpf.Program, _ uint64) (io.Closer, error) {
 	return nil, NotSupported(p)
 }

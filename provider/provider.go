@@ -138,3 +138,19 @@ type Fallbacker interface {
 	// there was one; Program and Prologue then describe the new way.
 	Fallback(p *Probe) bool
 }
+
+// HashMap describes a BPF hash map (least recently used entries evicted) a provider's prologues use, named
+// "dt_" and the provider's name and purpose.
+type HashMap struct {
+	Name                           string
+	KeySize, ValueSize, MaxEntries uint32
+}
+
+// Mapper is implemented by providers whose prologues keep state in maps
+// of their own (the io provider's wait probes remember, per thread, the
+// block I/O it last submitted). The loader creates each map once per
+// session, before the programs, and the prologues reference them by name
+// (asm.LoadMapPtr(...).WithReference(name)).
+type Mapper interface {
+	Maps(p *Probe) []HashMap
+}

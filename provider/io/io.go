@@ -7,9 +7,13 @@
 //	start   block:block_rq_issue        as a request goes to the device's driver
 //	done    block:block_rq_complete     as the device completes it (often in an interrupt)
 //
+//	wait-start  sched:sched_switch of a thread     as it goes to sleep in io_schedule(),
+//	            that submitted a bio               args[0..1] that bio (wait.go)
+//	wait-done   sched_exit_tp (or a kprobe on       as it runs again in io_schedule()
+//	            finish_task_switch)
+//
 // The block layer does not tell which file a request is for: args[2]
-// translates a NULL file ("<none>"). DTrace's wait-start and wait-done
-// (a thread waiting for a buffer) have no tracepoint and are not offered.
+// translates a NULL file ("<none>").
 package io
 
 import (
@@ -37,12 +41,12 @@ func request(e *ktrace.Emitter) error {
 
 // New returns the io provider.
 func New() *ktrace.Provider {
-	return ktrace.New(Name, []ktrace.Spec{
+	return ktrace.New(Name, append([]ktrace.Spec{
 		{Module: Module, Name: "done", Sources: []ktrace.Source{{Group: "block", Name: "block_rq_complete"}},
 			Args: args, XArgs: xargs, Prologue: request},
 		{Module: Module, Name: "start", Sources: []ktrace.Source{{Group: "block", Name: "block_rq_issue"}},
 			Args: args, XArgs: xargs, Prologue: request},
-	})
+	}, waitSpecs()...))
 }
 
 // FlowName is the provider of the block I/O transports of flow variables

@@ -29,7 +29,7 @@ func (pv *Provider) Attach(p *provider.Probe, prog *ebpf.Program) (io.Closer, er
 		case s.Kind == Event:
 			c, err = provider.AttachTracepoint(p, src.Group, src.Name, prog)
 		case s.Kind == Kprobe:
-			c, err = provider.AttachKprobe(p, src.Name, prog)
+			c, err = provider.AttachKprobe(p, src.Name, prog, src.Cookie)
 		default:
 			c, err = provider.AttachRawTracepoint(p, src.Group, src.Name, prog)
 		}

@@ -90,6 +90,9 @@ type Spec struct {
 	// Prologue emits the code that fills arg[] (zeroed before it runs)
 	// and skips firings that are not the probe's. nil: no arguments.
 	Prologue func(e *Emitter) error
+	// Maps returns the maps the prologue references (provider.Mapper);
+	// nil: none. Called when the probe is enabled.
+	Maps func() []provider.HashMap
 	// Alt is another way to run the probe (its Kind, Sources and
 	// Prologue; the rest is the spec's) where the kernel lacks the
 	// spec's bare tracepoints, checked in the kernel's BTF when the
@@ -297,6 +300,15 @@ func (pv *Provider) Program(p *provider.Probe) provider.ProgramKind {
 		return provider.ProgramKind{Type: ebpf.Kprobe}
 	}
 	return provider.ProgramKind{Type: ebpf.RawTracepoint}
+}
+
+// Maps returns the maps the probe's prologue uses.
+func (pv *Provider) Maps(p *provider.Probe) []provider.HashMap {
+	s, _, err := pv.spec(p)
+	if err != nil || s.Maps == nil {
+		return nil
+	}
+	return s.Maps()
 }
 
 // ArgTypes returns the native C types of the probe's args[]: none (not

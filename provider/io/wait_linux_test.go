@@ -1,0 +1,140 @@
+package io_test
+
+import (
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"runtime"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+	"unsafe"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/dtrace-go/dtrace/internal/testutil/guesttest"
+	"github.com/dtrace-go/dtrace/internal/testutil/testprog"
+	"github.com/dtrace-go/dtrace/provider/ktrace/ktracetest"
+)
+
+// waitGuestEnv marks a run of TestWaitDirectRead in a guest.
+const waitGuestEnv = "IO_WAIT_GUEST"
+
+// directDir returns a directory on a block device and the device's name
+// as devinfo_t's dev_statname gives it: the test's temporary directory,
+// or an ext4 made on a loop device where that is not on one (a guest's
+// /tmp).
+func directDir(t *testing.T) (string, string) {
+	dir := t.TempDir()
+	var st unix.Stat_t
+	if err := unix.Stat(dir, &st); err == nil && unix.Major(st.Dev) != 0 {
+		if name, err := os.Readlink(fmt.Sprintf("/sys/dev/block/%d:%d", unix.Major(st.Dev), unix.Minor(st.Dev))); err == nil {
+			return dir, filepath.Base(name)
+		}
+	}
+	img := filepath.Join(dir, "fs.img")
+	if err := os.WriteFile(img, nil, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Truncate(img, 32<<20); err != nil {
+		t.Fatal(err)
+	}
+	out, err := exec.Command("losetup", "--find", "--show", img).CombinedOutput()
+	if err != nil {
+		t.Skipf("%s is on no block device and no loop device can be had: %v %s", dir, err, out)
+	}
+	dev := strings.TrimSpace(string(out))
+	t.Cleanup(func() { exec.Command("losetup", "-d", dev).Run() })
+	if out, err := exec.Command("mkfs.ext4", "-q", "-F", dev).CombinedOutput(); err != nil {
+		t.Fatalf("mkfs.ext4: %v %s", err, out)
+	}
+	mnt := filepath.Join(dir, "mnt")
+	os.Mkdir(mnt, 0o755)
+	if out, err := exec.Command("mount", "-t", "ext4", dev, mnt).CombinedOutput(); err != nil {
+		t.Fatalf("mount: %v %s", err, out)
+	}
+	t.Cleanup(func() { exec.Command("umount", mnt).Run() })
+	return mnt, filepath.Base(dev)
+}
+
+// TestWaitDirectRead: each synchronous O_DIRECT read of a 4096-byte
+// block waits for its I/O: io:::wait-start and then io:::wait-done fire
+// in the reading thread for a 4096-byte read of the file's device.
+func TestWaitDirectRead(t *testing.T) {
+	if os.Getenv(waitGuestEnv) != "" {
+		// The guest has no modules: load loop and ext4 from its package.
+		script := filepath.Join(guesttest.Root(), "internal", "flowtest", "testdata", "guestmods.sh")
+		if out, err := exec.Command("sh", script).CombinedOutput(); err != nil {
+			t.Logf("guestmods.sh: %v %s", err, out)
+		}
+	}
+	ktracetest.Dtrace(t)
+	dir, dev := directDir(t)
+	name := filepath.Join(dir, "wait.dat")
+	const n = 8
+	if err := os.WriteFile(name, make([]byte, n*4096), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	fd, err := unix.Open(name, unix.O_RDONLY|unix.O_DIRECT, 0)
+	if err != nil {
+		t.Skipf("O_DIRECT: %v", err)
+	}
+	defer unix.Close(fd)
+	mem := make([]byte, 2*4096)
+	buf := mem[(4096-int(uintptr(unsafe.Pointer(&mem[0]))%4096))%4096:][:4096]
+	// The reads run in this goroutine: keep it on one thread, whose id
+	// the program looks for.
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
+	tid := unix.Gettid()
+	out := ktracetest.Run(t, fmt.Sprintf(`
+io:::wait-start /tid == %[1]d && args[0]->b_bcount == 4096 && (args[0]->b_flags & B_READ) && args[1]->dev_statname == "%[2]s"/ {
+	self->waiting = 1; @["start"] = count();
+}
+io:::wait-done /tid == %[1]d && self->waiting && args[0]->b_bcount == 4096 && args[1]->dev_statname == "%[2]s"/ {
+	self->waiting = 0; @["done"] = count();
+}
+`, tid, dev)+"END { printa(\"%s %@d\\n\", @); }", 3*time.Second, func() {
+		for i := 0; i < n; i++ {
+			if _, err := unix.Pread(fd, buf, int64(i)*4096); err != nil {
+				t.Error(err)
+			}
+		}
+	})
+	t.Logf("device %s:\n%s", dev, out)
+	var start, done int
+	if m := regexp.MustCompile(`(?m)^start (\d+)$`).FindStringSubmatch(out); m != nil {
+		start, _ = strconv.Atoi(m[1])
+	}
+	if m := regexp.MustCompile(`(?m)^done (\d+)$`).FindStringSubmatch(out); m != nil {
+		done, _ = strconv.Atoi(m[1])
+	}
+	if start < n || done < n {
+		t.Errorf("%d reads: wait-start %d, wait-done %d after it; want at least one each per read", n, start, done)
+	}
+}
+
+// TestWaitGuests runs TestWaitDirectRead in Debian's 6.12 and 6.1 kernels.
+func TestWaitGuests(t *testing.T) {
+	if os.Getenv(waitGuestEnv) != "" {
+		t.Skip("inside the guest")
+	}
+	guesttest.RunKernel(t)
+	if os.Geteuid() != 0 {
+		t.Skip("run-kernel needs root")
+	}
+	dir := guesttest.Dir(t, ".guest-io-")
+	env := []string{waitGuestEnv + "=1", ktracetest.BinaryEnv + "=" + testprog.BuildCmd(t, dir, "dtrace")}
+	for _, k := range []struct{ name, pkg string }{{"6.12", ""}, {"6.1", "linux-image-6.1.0-56-amd64-unsigned"}} {
+		t.Run(k.name, func(t *testing.T) {
+			opts := []string{"-t", "900"}
+			if k.pkg != "" {
+				opts = append(opts, "-k", k.pkg)
+			}
+			guesttest.RunTest(t, dir, env, "TestWaitDirectRead", opts...)
+		})
+	}
+}
