@@ -645,6 +645,19 @@ func (f *fn) ptrArith(n syntax.Node, op syntax.Token, x, y asm.Register, tx, ty,
 	}
 }
 
+// charString reports whether a value of type t compares as a string
+// with a string: a string, or a char array or pointer (psinfo_t's
+// pr_fname == "sleep"), as in DTrace.
+func charString(t *Type) bool {
+	if t.IsString() {
+		return true
+	}
+	if t == nil || t.User || t.Kind != TArray && t.Kind != TPointer {
+		return false
+	}
+	return t.Elem != nil && t.Elem.Kind == TInt && t.Elem.Size == 1 && (t.Elem.Char || t.Elem.Name == "char")
+}
+
 // compare compiles a comparison of integers, pointers or strings.
 func (f *fn) compare(e *syntax.BinaryExpr) asm.Register {
 	tx, ty := f.typeOf(e.X), f.typeOf(e.Y)
@@ -652,7 +665,7 @@ func (f *fn) compare(e *syntax.BinaryExpr) asm.Register {
 	y := f.expr(e.Y)
 	x := f.release(hx)
 	signed := false
-	if tx.IsString() && ty.IsString() {
+	if (tx.IsString() || ty.IsString()) && charString(tx) && charString(ty) {
 		c := f.strcmp(x, y)
 		x = c
 		y = f.alloc()

@@ -8,7 +8,7 @@
 //	lwp-create     task:task_newtask (CLONE_THREAD)          in the creating thread, args[0..1] the new one
 //	start          syscalls:sys_exit_{clone,clone3,fork,vfork}, 0 returned, main thread
 //	                                                         in the new process, first return to user mode
-//	lwp-start      the same, other threads                   in the new thread
+//	lwp-start      the same, every thread (after start)          in the new thread
 //	exec           sched:sched_prepare_exec                  before the new image replaces the old;
 //	                                                         args[0] the path (execs that fail before
 //	                                                         that point fire exec-failure only)
@@ -77,12 +77,15 @@ func New() *ktrace.Provider {
 		{Name: "exec-failure", Kind: ktrace.Event, Sources: ktrace.Sources("syscalls", "sys_exit_execve", "sys_exit_execveat"),
 			Args: []string{"int"}, Prologue: execFailure},
 		{Name: "exec-success", Sources: ktrace.Sources("sched", "sched_process_exec")},
-		{Name: "exit", Sources: ktrace.Sources("sched", "sched_process_exit"), Args: []string{"int"},
-			Prologue: exitReason},
+
 		{Name: "lwp-create", Sources: ktrace.Sources("task", "task_newtask"), Args: lwpTask, XArgs: lwpInfo,
 			Prologue: newTask(true)},
 		{Name: "lwp-exit", Sources: ktrace.Sources("sched", "sched_process_exit")},
-		{Name: "lwp-start", Kind: ktrace.Event, Sources: forkReturns(), Prologue: started(false)},
+		// After lwp-exit, which the last thread of a process fires
+		// first, as in illumos.
+		{Name: "exit", Sources: ktrace.Sources("sched", "sched_process_exit"), Args: []string{"int"},
+			Prologue: exitReason},
+
 		{Name: "signal-clear", Kind: ktrace.Event, Sources: ktrace.Sources("syscalls", "sys_exit_rt_sigtimedwait"),
 			Args: []string{"int"}, Prologue: sigCleared},
 		{Name: "signal-discard", Sources: ktrace.Sources("signal", "signal_generate"), Args: sigArgs, XArgs: sigInfo,
@@ -92,6 +95,10 @@ func New() *ktrace.Provider {
 		{Name: "signal-send", Sources: ktrace.Sources("signal", "signal_generate"), Args: sigArgs, XArgs: sigInfo,
 			Prologue: sigGenerated(false)},
 		{Name: "start", Kind: ktrace.Event, Sources: forkReturns(), Prologue: started(true)},
+		// After start: a program attached later to the same
+		// tracepoint runs later, and a new process's first thread
+		// fires start before lwp-start, as in illumos.
+		{Name: "lwp-start", Kind: ktrace.Event, Sources: forkReturns(), Prologue: started(false)},
 	}
 	for i := range specs {
 		specs[i].Module = Module
@@ -203,7 +210,8 @@ func exitReason(e *ktrace.Emitter) error {
 }
 
 // started: a fork-like system call returning 0, which it does in the new
-// thread; the main thread of a process has tid == pid.
+// thread; start fires for the main thread of a process (tid == pid),
+// lwp-start for every new thread, the main one included.
 func started(process bool) func(e *ktrace.Emitter) error {
 	return func(e *ktrace.Emitter) error {
 		e.Field(asm.R0, syscallRetOff, 8, true)
@@ -211,8 +219,6 @@ func started(process bool) func(e *ktrace.Emitter) error {
 			asm.Mov.Reg(asm.R1, asm.R0), asm.RSh.Imm(asm.R1, 32), asm.Mov.Reg32(asm.R0, asm.R0))
 		if process {
 			e.Emit(asm.JNE.Reg(asm.R0, asm.R1, provider.SkipLabel))
-		} else {
-			e.Emit(asm.JEq.Reg(asm.R0, asm.R1, provider.SkipLabel))
 		}
 		return nil
 	}
