@@ -33,6 +33,8 @@ var order = []string{
 	"tcp.d",
 	"udp.d",
 	"io.d",
+	"io-dev.d",
+	"io-dev61.d",
 	"pcap.d",
 	"lockstat.d",
 	"kvars.d",

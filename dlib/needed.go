@@ -21,13 +21,13 @@ var (
 // providerNeeds names library files whose translators give the args[] of
 // a provider's probes: a program naming the provider and args needs the
 // file.
-var providerNeeds = map[string]string{
-	"proc":  "procfs.d",
-	"sched": "procfs.d",
-	"io":    "io.d",
-	"ip":    "ip.d",
-	"tcp":   "tcp.d",
-	"udp":   "udp.d",
+var providerNeeds = map[string][]string{
+	"proc":  {"procfs.d"},
+	"sched": {"procfs.d"},
+	"io":    {"io.d", "io-dev.d", "io-dev61.d"},
+	"ip":    {"ip.d"},
+	"tcp":   {"tcp.d"},
+	"udp":   {"udp.d"},
 }
 
 // Defines returns the names a library file defines: its inlines,
@@ -120,8 +120,10 @@ func Needed(srcs []Source, texts ...string) []Source {
 			// cpuinfo_t, ppid's and progenyof()'s walk of task_struct).
 			add(f)
 		}
-		if f, ok := providerNeeds[w]; ok && words["args"] {
-			add(f)
+		if fs, ok := providerNeeds[w]; ok && words["args"] {
+			for _, f := range fs {
+				add(f)
+			}
 		}
 	}
 	for _, s := range srcs {
