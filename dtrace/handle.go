@@ -39,6 +39,7 @@ import (
 	"github.com/dtrace-go/dtrace/provider/pid"
 	"github.com/dtrace-go/dtrace/provider/proc"
 	"github.com/dtrace-go/dtrace/provider/profile"
+	"github.com/dtrace-go/dtrace/provider/rawtp"
 	"github.com/dtrace-go/dtrace/provider/sched"
 	"github.com/dtrace-go/dtrace/provider/sdt"
 	"github.com/dtrace-go/dtrace/provider/syscall"
@@ -146,7 +147,7 @@ func Open(opts *Options, conf Config) (*Handle, error) {
 		fset:      syntax.NewFileSet(),
 		macroArgs: conf.MacroArgs,
 		macros:    builtinMacros(conf),
-		reg:       provider.NewRegistry(dtraceprov.New(), profile.New(), syscall.New(), proc.New(), sched.New(), ioprov.New(), inet.NewIP(), inet.NewTCP(), inet.NewUDP(), cpc.New(), sdt.New(), fbtp, lockstat.New(fbtp), pid.New(sym), usdt.New(sym), ioprov.NewFlow()),
+		reg:       provider.NewRegistry(dtraceprov.New(), profile.New(), syscall.New(), proc.New(), sched.New(), ioprov.New(), inet.NewIP(), inet.NewTCP(), inet.NewUDP(), cpc.New(), rawtp.New(), sdt.New(), fbtp, lockstat.New(fbtp), pid.New(sym), usdt.New(sym), ioprov.NewFlow()),
 		lines:     map[*syntax.File][]string{},
 		kern:      ktypes.Open(),
 		texts:     map[string]string{},

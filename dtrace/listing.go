@@ -47,6 +47,7 @@ var (
 		"dtrace":  {stableCommon, stableCommon},
 		"profile": {evolvingCommon, evolvingCommon},
 		"syscall": {evolvingCommon, privateISA},
+		"rawtp":   {privateUnknown, privateISA},
 	}
 	listDefaultAttrs = [2]check.Attr{privateUnknown, evolvingISA}
 )

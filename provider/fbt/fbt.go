@@ -361,14 +361,14 @@ func (pv *Provider) info(i int) *info {
 			simple = false
 			continue
 		}
-		in.args = append(in.args, cType(prm.Type))
+		in.args = append(in.args, CType(prm.Type))
 		if !ctxReadable(prm.Type) {
 			simple = false
 		}
 	}
 	if rt := btf.UnderlyingType(proto.Return); rt != nil {
 		if _, void := rt.(*btf.Void); !void {
-			in.ret = cType(proto.Return)
+			in.ret = CType(proto.Return)
 			size, signed, _ := scalar(proto.Return)
 			in.retSize, in.retSigned = size, signed
 			if !ctxReadable(proto.Return) {
@@ -441,8 +441,8 @@ func ctxReadable(t btf.Type) bool {
 	return false
 }
 
-// cType writes a BTF type as C ("struct file *", "loff_t *", "char *").
-func cType(t btf.Type) string {
+// CType writes a BTF type as C ("struct file *", "loff_t *", "char *").
+func CType(t btf.Type) string {
 	stars := 0
 	for {
 		// Qualifiers (const, volatile, restrict, type tags) are dropped.
@@ -480,7 +480,7 @@ func cType(t btf.Type) string {
 		}
 	case *btf.Array:
 		// Not a parameter type in C; a pointer is the nearest.
-		return cType(&btf.Pointer{Target: x.Type})
+		return CType(&btf.Pointer{Target: x.Type})
 	}
 	if stars == 0 {
 		return base

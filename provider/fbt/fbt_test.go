@@ -122,8 +122,8 @@ func TestCType(t *testing.T) {
 		{&btf.Enum{Name: "x", Size: 4}, "enum x"},
 		{loff, "loff_t"},
 	} {
-		if got := cType(c.t); got != c.want {
-			t.Errorf("cType(%v) = %q, want %q", c.t, got, c.want)
+		if got := CType(c.t); got != c.want {
+			t.Errorf("CType(%v) = %q, want %q", c.t, got, c.want)
 		}
 	}
 	if size, signed, ok := scalar(loff); size != 8 || !signed || !ok {
