@@ -5,6 +5,7 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"io/fs"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -50,9 +51,11 @@ func HasShell(tests []*Test) bool {
 // The corpus is read-only and holds no programs, while the tests name
 // their helpers by paths relative to the corpus root (test/triggers/NAME,
 // test/utils/NAME, test/unittest/...). So the tests run in a root of our
-// own: test/unittest is a link to the corpus's, and test/triggers and
-// test/utils hold links to the corpus's scripts beside the programs built
-// from the corpus's C sources with the flags of its Build files.
+// own: test/unittest mirrors the corpus's with a link per file (and adds
+// the symbolic links of the original tree the copy lacks, such as .r.p
+// filters shared by several tests), and test/triggers and test/utils hold
+// links to the corpus's scripts beside the programs built from the
+// corpus's C sources with the flags of its Build files.
 type ShellSetup struct {
 	// Root is the directory the tests run in.
 	Root string
@@ -84,6 +87,9 @@ type ShellOptions struct {
 	Include string
 	// Arch is uname -m.
 	Arch string
+	// Links is the list of symbolic links the corpus copy lacks
+	// (corpus-links.txt; "" for none).
+	Links string
 }
 
 // PrepareShell lays out the root the shell tests run in, builds the
@@ -106,7 +112,10 @@ func PrepareShell(ctx context.Context, o ShellOptions) (*ShellSetup, error) {
 			return nil, err
 		}
 	}
-	if err := os.Symlink(filepath.Join(corpus, unitDir), filepath.Join(sh.Root, unitDir)); err != nil {
+	if err := mirrorTree(filepath.Join(corpus, unitDir), filepath.Join(sh.Root, unitDir)); err != nil {
+		return nil, err
+	}
+	if err := addLinks(filepath.Join(sh.Root, unitDir), o.Links); err != nil {
 		return nil, err
 	}
 	sh.CPPFlags = "-DARCH_" + o.Arch
@@ -124,6 +133,52 @@ func PrepareShell(ctx context.Context, o ShellOptions) (*ShellSetup, error) {
 	}
 	sh.Providers = providerList(out)
 	return sh, nil
+}
+
+// mirrorTree makes dst a copy of the directory tree src whose files are
+// symbolic links to src's: a tree of our own, to which the links the
+// corpus copy lost can be added.
+func mirrorTree(src, dst string) error {
+	return filepath.WalkDir(src, func(path string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		rel, err := filepath.Rel(src, path)
+		if err != nil {
+			return err
+		}
+		if d.IsDir() {
+			return os.MkdirAll(filepath.Join(dst, rel), 0o755)
+		}
+		return os.Symlink(path, filepath.Join(dst, rel))
+	})
+}
+
+// addLinks adds to the tree under root the symbolic links listed in the
+// file links ("path target" a line, # comments), where nothing of the
+// name exists.
+func addLinks(root, links string) error {
+	if links == "" {
+		return nil
+	}
+	data, err := os.ReadFile(links)
+	if err != nil {
+		return err
+	}
+	for _, line := range strings.Split(string(data), "\n") {
+		f := strings.Fields(line)
+		if len(f) != 2 || strings.HasPrefix(f[0], "#") {
+			continue
+		}
+		path := filepath.Join(root, filepath.FromSlash(f[0]))
+		if _, err := os.Lstat(path); err == nil {
+			continue
+		}
+		if err := os.Symlink(filepath.FromSlash(f[1]), path); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // providerList is runtest.sh's `dtrace -l | tail -n +2 | gawk '{print

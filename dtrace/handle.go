@@ -8,6 +8,7 @@ import (
 	"io"
 	"os"
 	"runtime"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -185,7 +186,19 @@ func (h *Handle) Go() error {
 	if err := h.checkEnabling(); err != nil {
 		return err
 	}
-	plan, err := loader.NewPlan(spec, h.reg, loader.PlanOptions{ZeroMatches: true})
+	cpu := -1
+	if h.opts.CPU != Unset {
+		if err := checkCPU(h.opts.CPU); err != nil {
+			return err
+		}
+		cpu = int(h.opts.CPU)
+	}
+	for _, pv := range h.reg.Providers() {
+		if c, ok := pv.(provider.CPUChooser); ok {
+			c.ChooseCPU(cpu)
+		}
+	}
+	plan, err := loader.NewPlan(spec, h.reg, loader.PlanOptions{ZeroMatches: true, OneCPU: cpu >= 0, CPU: cpu})
 	if err != nil {
 		return err
 	}
@@ -231,6 +244,19 @@ func (h *Handle) Go() error {
 		}
 	} else if err := h.cons.SetActivity(abi.ActivityActive); err != nil {
 		return err
+	}
+	return nil
+}
+
+// checkCPU refuses a cpu option naming no online CPU: nothing would ever
+// fire, not even BEGIN.
+func checkCPU(cpu int64) error {
+	cpus, err := kernel.OnlineCPUs()
+	if err != nil {
+		return err
+	}
+	if !slices.Contains(cpus, int(cpu)) {
+		return fmt.Errorf("cpu %d is not online", cpu)
 	}
 	return nil
 }

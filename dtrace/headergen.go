@@ -33,17 +33,23 @@ func GenerateHeader(script, out string) error {
 // GenerateObject is dtrace -G. The probes of a program built with a
 // dtrace -h header are <sys/sdt.h> notes that need no link step, so -G is
 // accepted for the build files that call it: it writes an object with
-// nothing in it to out, or to the base name of script (the first -s file,
-// "" for none) with ".o", made by the C compiler ($CC, else cc) and
-// passed through the linker ld (dtrace's ldpath option, else "ld") as
-// dtrace does. The linker's messages go to stderr.
+// nothing in it to out, or, without out, to x.o for a script (the first -s
+// file, "" for none) x.d and to d.out for anything else, made by the C
+// compiler ($CC, else cc) and passed through the linker ld (dtrace's
+// ldpath option, else "ld") as dtrace does. The linker's messages go to
+// stderr.
 func GenerateObject(script, out, ld string, stderr io.Writer) error {
 	name := "d"
 	if script != "" {
 		name = strings.TrimSuffix(script, ".d")
 	}
 	if out == "" {
-		out = filepath.Base(name) + ".o"
+		// As dtrace names it: x.o for a script x.d, d.out otherwise
+		// (/dev/stdin, a program given with -n).
+		out = "d.out"
+		if script != "" && strings.HasSuffix(script, ".d") {
+			out = filepath.Base(name) + ".o"
+		}
 	}
 	tmp, err := os.MkdirTemp("", "dtrace-G")
 	if err != nil {

@@ -378,10 +378,13 @@ func (o *Objects) Attach() error {
 }
 
 // Run fires a test-run probe (BEGIN, END, ERROR) in this process with
-// BPF_PROG_TEST_RUN; args become arg0..arg9 (missing ones are 0). A probe
-// without enabled clauses is not an error: it has nothing to run.
+// BPF_PROG_TEST_RUN, on the plan's CPU if it has one; args become
+// arg0..arg9 (missing ones are 0). A probe without enabled clauses is not
+// an error: it has nothing to run.
 func (o *Objects) Run(probeID uint32, args []uint64) error {
-	return o.RunOn(probeID, -1, args)
+	// Probes fire on the plan's one CPU only, if it has one: BEGIN and
+	// END run there.
+	return o.RunOn(probeID, o.plan.CPU, args)
 }
 
 // RunOn is Run on a given CPU (BPF_F_TEST_RUN_ON_CPU); cpu < 0 runs on

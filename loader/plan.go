@@ -19,6 +19,9 @@ type Plan struct {
 	Probes []*ProbePlan
 	// EPIDs lists every enabled probe (probe, clause) pair, by EPID.
 	EPIDs []EPID
+	// CPU is the one CPU on which probes are traced (dtrace's cpu
+	// option), or -1 for every CPU.
+	CPU int
 }
 
 // ProbePlan is one probe and the clauses enabled on it.
@@ -54,6 +57,10 @@ type PlanOptions struct {
 	// FirstEPID is the lowest EPID handed to a clause on its second and
 	// later probes; 0 means one above the largest ClauseSpec.EPID.
 	FirstEPID uint32
+	// OneCPU restricts tracing to the CPU numbered CPU (dtrace's cpu
+	// option): probes firing elsewhere return at once.
+	OneCPU bool
+	CPU    int
 }
 
 // NewPlan matches every clause's probe descriptions against the registry
@@ -107,7 +114,10 @@ func NewPlan(spec *program.Spec, reg *provider.Registry, opts PlanOptions) (*Pla
 			pp.EPIDs = append(pp.EPIDs, epid)
 		}
 	}
-	plan := &Plan{}
+	plan := &Plan{CPU: -1}
+	if opts.OneCPU {
+		plan.CPU = opts.CPU
+	}
 	for _, pp := range byProbe {
 		plan.Probes = append(plan.Probes, pp)
 	}
@@ -144,6 +154,7 @@ const (
 	symHaveScratch = "dt_have_scratch"
 	symDone        = "dt_probe_done"
 	symShareSkip   = "dt_share_skip"
+	symOnCPU       = "dt_on_cpu"
 )
 
 // Instructions builds the complete program of one planned probe: the
@@ -172,6 +183,15 @@ func (p *Plan) instructions(spec *program.Spec, pp *ProbePlan, share string) (as
 	}
 	ms := int16(spec.Layout.MState)
 	insns := ScratchPrologue(progSymbol(pp.Probe), symHaveScratch)
+	if p.CPU >= 0 {
+		// ScratchPrologue left this CPU's number at fp-4.
+		insns = append(insns,
+			asm.LoadMem(asm.R0, asm.RFP, -4, asm.Word),
+			asm.JEq.Imm(asm.R0, int32(p.CPU), symOnCPU),
+			asm.Mov.Imm(asm.R0, 0),
+			asm.Return(),
+			asm.Mov.Imm(asm.R0, 0).WithSymbol(symOnCPU))
+	}
 	// errno is 0 unless the provider's prologue sets it.
 	insns = append(insns, provider.StoreImmDW(asm.R7, ms+abi.MStateErrno, 0))
 	// So is the caller the user stack walk misses (pid entry probes).

@@ -1,5 +1,10 @@
 package provider
 
+import (
+	"os"
+	"strconv"
+)
+
 // Match reports whether s matches the DTrace glob pattern: '*' matches any
 // run of characters, '?' any one character, "[...]" one character of a set
 // (ranges a-z, negation with a leading '!'), and '\' quotes the next
@@ -110,4 +115,27 @@ func matchClass(p string, i int, c byte) (ok bool, next int, valid bool) {
 		j++
 	}
 	return false, 0, false
+}
+
+// SplitPIDGlob splits a provider field made of a glob and a process id,
+// such as "p*d1234" (dtrace reads trailing digits after a pattern as the
+// process whose pid and USDT providers the pattern chooses from): the
+// pattern and the pid, when the pattern has a glob character and the
+// process exists.
+func SplitPIDGlob(s string) (string, int, bool) {
+	i := len(s)
+	for i > 0 && s[i-1] >= '0' && s[i-1] <= '9' {
+		i--
+	}
+	if i == 0 || i == len(s) || s[i] == '0' || !HasGlob(s[:i]) {
+		return "", 0, false
+	}
+	p, err := strconv.Atoi(s[i:])
+	if err != nil || p <= 0 || p > 1<<22 {
+		return "", 0, false
+	}
+	if _, err := os.Stat("/proc/" + s[i:]); err != nil {
+		return "", 0, false
+	}
+	return s[:i], p, true
 }

@@ -76,6 +76,13 @@ type Provider interface {
 	Attach(p *Probe, prog *ebpf.Program) (io.Closer, error)
 }
 
+// CPUChooser is implemented by providers that open an event per CPU
+// (profile's perf events): with dtrace's cpu option set, ChooseCPU(cpu)
+// asks for events on that CPU only (tick probes fire there).
+type CPUChooser interface {
+	ChooseCPU(cpu int)
+}
+
 // SkipLabel is the label a prologue jumps to when the firing is not for
 // its probe: the program then returns without running any clause.
 const SkipLabel = "dt_probe_skip"

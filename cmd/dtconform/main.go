@@ -195,6 +195,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 	if conformance.HasShell(tests) {
 		sh, err := conformance.PrepareShell(ctx, conformance.ShellOptions{
 			Tmp: tmp, Corpus: root, DTrace: dt, Include: *include, Arch: arch,
+			Links: filepath.Join(repo, "conformance", "corpus-links.txt"),
 		})
 		if err != nil {
 			fmt.Fprintln(stderr, "dtconform: shell tests:", err)

@@ -109,6 +109,17 @@ func (pv *Provider) Claims(pattern string) bool {
 	return pattern == "" || provider.HasGlob(pattern)
 }
 
+// globPID reads a provider field such as "p*d1234" that chooses from the
+// providers of process 1234 with a pattern: the pid provider's name when
+// the pattern matches "pid".
+func globPID(field string) (string, bool) {
+	pattern, p, ok := provider.SplitPIDGlob(field)
+	if !ok || !provider.Match(pattern, "pid") {
+		return "", false
+	}
+	return "pid" + strconv.Itoa(p), true
+}
+
 // ParsePID splits a provider name such as "pid1234" into its process id,
 // given the prefix; it reports false for anything else.
 func ParsePID(name, prefix string) (int, bool) {
@@ -178,6 +189,9 @@ func ModuleMatches(pattern string, mod *symbol.Module, soname string) bool {
 func (pv *Provider) Probes(d provider.Desc) ([]*provider.Probe, error) {
 	if d.Provider == "pid0" {
 		return nil, errorf("D_PROC_BADPID", "pid0 does not contain a valid pid")
+	}
+	if name, ok := globPID(d.Provider); ok {
+		d.Provider = name
 	}
 	pid, ok := ParsePID(d.Provider, "pid")
 	if !ok {

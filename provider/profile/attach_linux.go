@@ -3,6 +3,7 @@ package profile
 import (
 	"fmt"
 	"io"
+	"slices"
 	"unsafe"
 
 	"github.com/cilium/ebpf"
@@ -14,9 +15,9 @@ import (
 )
 
 // Attach opens a cpu-clock perf event with the probe's period on every
-// online CPU (profile) or on the first one (tick), and links the program
-// to each with BPF_LINK_CREATE.
-func (*Provider) Attach(p *provider.Probe, prog *ebpf.Program) (io.Closer, error) {
+// online CPU (profile) or on the first one (tick), or on the CPU chosen
+// with ChooseCPU, and links the program to each with BPF_LINK_CREATE.
+func (pv *Provider) Attach(p *provider.Probe, prog *ebpf.Program) (io.Closer, error) {
 	r, ok := p.Data.(Rate)
 	if !ok {
 		return nil, fmt.Errorf("profile: probe %s was not made by this provider", p)
@@ -25,7 +26,13 @@ func (*Provider) Attach(p *provider.Probe, prog *ebpf.Program) (io.Closer, error
 	if err != nil {
 		return nil, err
 	}
-	if r.Kind == Tick {
+	switch {
+	case pv.cpu >= 0:
+		if !slices.Contains(cpus, pv.cpu) {
+			return nil, fmt.Errorf("attach %s: CPU %d is not online", p, pv.cpu)
+		}
+		cpus = []int{pv.cpu}
+	case r.Kind == Tick:
 		cpus = cpus[:1]
 	}
 	var cs []io.Closer

@@ -95,10 +95,17 @@ var (
 )
 
 // Provider is the profile provider.
-type Provider struct{}
+type Provider struct {
+	// cpu is the one CPU to fire on (dtrace's cpu option), or -1.
+	cpu int
+}
 
 // New returns the profile provider.
-func New() *Provider { return &Provider{} }
+func New() *Provider { return &Provider{cpu: -1} }
+
+// ChooseCPU makes profile and tick probes fire on that CPU only
+// (provider.CPUChooser); a negative cpu restores every CPU.
+func (pv *Provider) ChooseCPU(cpu int) { pv.cpu = cpu }
 
 // Name returns "profile".
 func (*Provider) Name() string { return "profile" }

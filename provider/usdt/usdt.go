@@ -73,6 +73,10 @@ func (pv *Provider) Claims(pattern string) bool {
 		// pid1234 is the pid provider's.
 		return name != "pid"
 	}
+	if _, _, ok := provider.SplitPIDGlob(pattern); ok {
+		// p*d1234: the providers of process 1234 the pattern matches.
+		return true
+	}
 	if pattern == "" {
 		// An empty provider field (BEGIN, :::entry) would otherwise scan
 		// every process for every script; it matches the probes made by
@@ -187,7 +191,12 @@ func (pv *Provider) Probes(d provider.Desc) ([]*provider.Probe, error) {
 		return nil, nil
 	}
 	if name, p, ok := splitPID(d.Provider); ok {
-		return pv.processProbes(d, name, p)
+		return pv.processProbes(d, func(n string) bool { return n == name }, p)
+	}
+	if pattern, p, ok := provider.SplitPIDGlob(d.Provider); ok {
+		// The pid provider's name is the pid provider's, even where a
+		// note names a provider "pid".
+		return pv.processProbes(d, func(n string) bool { return n != "pid" && provider.Match(pattern, n) }, p)
 	}
 	pv.scan()
 	pv.mu.Lock()
@@ -230,7 +239,9 @@ func (pv *Provider) noteMade(probes []*provider.Probe) {
 	}
 }
 
-func (pv *Provider) processProbes(d provider.Desc, name string, p int) ([]*provider.Probe, error) {
+// processProbes makes the probes d describes of process p's providers
+// that want accepts.
+func (pv *Provider) processProbes(d provider.Desc, want func(string) bool, p int) ([]*provider.Probe, error) {
 	if pid.ArchRegs() == nil {
 		return nil, fmt.Errorf("user probes are not supported on this architecture")
 	}
@@ -251,7 +262,7 @@ func (pv *Provider) processProbes(d provider.Desc, name string, p int) ([]*provi
 		if err != nil || !pid.ModuleMatches(d.Module, mod, obj.Soname) {
 			continue
 		}
-		probes, err := makeProbes(d, obj, openPath, mod.Name, func(n string) bool { return n == name }, strconv.Itoa(p), p)
+		probes, err := makeProbes(d, obj, openPath, mod.Name, want, strconv.Itoa(p), p)
 		if err != nil {
 			return nil, err
 		}
