@@ -253,6 +253,20 @@ func Order(srcs []Source) []Source {
 	return out
 }
 
+// DropError is why a file of the library was left out.
+type DropError struct {
+	Name string // the file's Source.Name
+	Err  error  // a syntax or check error list, or why its dependency is missing
+}
+
+func (e *DropError) Error() string { return e.Name + ": " + e.Err.Error() }
+
+func (e *DropError) Unwrap() error { return e.Err }
+
+// Dependencies returns the libraries a file's text names in
+// `#pragma D depends_on library X`, in order.
+func Dependencies(text string) []string { return textDependencies(text) }
+
 // textDependencies finds the depends_on library pragmas of a file's
 // text.
 func textDependencies(text string) []string {
@@ -274,7 +288,7 @@ func load(fset *syntax.FileSet, conf *check.Config, isTypeName func(string) bool
 	for _, src := range srcs {
 		prog, err := pc.Parse(fset, src.Name, []byte(kernelConstants(src.Text, conf.Kernel)))
 		if err != nil {
-			l.Dropped = append(l.Dropped, fmt.Errorf("%s: %w", src.Name, err))
+			l.Dropped = append(l.Dropped, &DropError{Name: src.Name, Err: err})
 			continue
 		}
 		l.Programs = append(l.Programs, prog)
@@ -299,7 +313,7 @@ func load(fset *syntax.FileSet, conf *check.Config, isTypeName func(string) bool
 			l.Programs, l.Names, deps = nil, nil, nil
 			break
 		}
-		l.Dropped = append(l.Dropped, fmt.Errorf("%s: %w", l.Names[i], err))
+		l.Dropped = append(l.Dropped, &DropError{Name: l.Names[i], Err: err})
 		l.remove(i, &deps)
 	}
 	// Names from dropped files must not make the parser read a user's
@@ -344,7 +358,7 @@ func (l *Library) dropOrphans(deps *[][]string) {
 		for i := range l.Programs {
 			for _, d := range (*deps)[i] {
 				if !have[d] {
-					l.Dropped = append(l.Dropped, fmt.Errorf("%s: depends on library %s, which is not loaded", l.Names[i], d))
+					l.Dropped = append(l.Dropped, &DropError{Name: l.Names[i], Err: fmt.Errorf("depends on library %s, which is not loaded", d)})
 					l.remove(i, deps)
 					changed = true
 					break

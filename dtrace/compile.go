@@ -40,7 +40,11 @@ func (h *Handle) Compile(src Source) (*Program, error) {
 		h.macroArgs = src.MacroArgs
 	}
 	h.texts[src.Name] = src.Text
-	h.loadLibrary(src.Text)
+	h.debugf("compiling %s %s", src.Noun(), src.Label())
+	if err := h.loadLibrary(src.Text); err != nil {
+		return nil, &SourceError{Source: src, Err: err}
+	}
+	h.debugf("D library: %d files", len(h.libFiles))
 	ast, err := h.parse(src)
 	if err != nil {
 		return nil, &SourceError{Source: src, Err: err}
@@ -387,22 +391,32 @@ func isDescChar(r rune) bool {
 
 // loadLibrary (re)loads the D library files that the programs compiled
 // so far and text use, checked against this kernel on their own (no macro
-// arguments, no pragmas). A program that uses none of the library costs
-// no parsing of it and no reading of the kernel's BTF.
-func (h *Handle) loadLibrary(text string) {
+// arguments, no pragmas), with every file of the -L directories. A
+// program that uses none of the library costs no parsing of it and no
+// reading of the kernel's BTF. A file of a -L directory that does not
+// compile is an error, as in dtrace; a system file is left out.
+func (h *Handle) loadLibrary(text string) error {
+	user, err := h.userLibraries()
+	if err != nil {
+		return err
+	}
 	texts := []string{text}
 	for _, t := range h.texts {
 		texts = append(texts, t)
 	}
-	need := dlib.Needed(dlib.Sources(), texts...)
+	for _, s := range user {
+		texts = append(texts, s.Text)
+	}
+	need := append(dlib.Needed(dlib.Sources(), texts...), user...)
 	if h.opts.NoLibs { // -x nolibs: the D library is not loaded at all
 		need = nil
 	}
 	if h.lib != nil && len(need) == len(h.libFiles) {
-		return
+		return nil
 	}
 	h.libFiles = need
 	h.lib = dlib.LoadSources(h.fset, &check.Config{Kernel: h.kern, StrSize: h.opts.StrSize}, h.kern.IsTypeName, need)
+	return h.userLibraryError()
 }
 
 // unavailable words why a provider named exactly offers no probes on this

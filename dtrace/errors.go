@@ -9,8 +9,11 @@ import (
 // D_* tag (shown with -xerrtags), a line number and a message. Its Error
 // method gives the text after "failed to compile script NAME: ".
 type CompileError struct {
-	Tag      string // D_SYNTAX, D_IDENT_UNDEF, ...
-	Line     int    // 0 when the error has no line
+	Tag  string // D_SYNTAX, D_IDENT_UNDEF, ...
+	Line int    // 0 when the error has no line
+	// File names the file of the error when it is not the source being
+	// compiled (a library file of a -L directory).
+	File     string
 	Msg      string
 	ShowTags bool // -xerrtags
 }
@@ -20,7 +23,10 @@ func (e *CompileError) Error() string {
 	if e.ShowTags && e.Tag != "" {
 		fmt.Fprintf(&b, "[%s] ", e.Tag)
 	}
-	if e.Line > 0 {
+	switch {
+	case e.File != "":
+		fmt.Fprintf(&b, "\"%s\", line %d: ", e.File, e.Line)
+	case e.Line > 0:
 		fmt.Fprintf(&b, "line %d: ", e.Line)
 	}
 	b.WriteString(e.Msg)
@@ -42,7 +48,7 @@ func (e *SourceError) Error() string {
 	// Lines are counted in files only: dtrace's compiler has no line
 	// number to give for a program on the command line.
 	err := e.Err
-	if ce, ok := err.(*CompileError); ok && ce.Line > 0 {
+	if ce, ok := err.(*CompileError); ok && ce.Line > 0 && ce.File == "" {
 		noLine := *ce
 		noLine.Line = 0
 		err = &noLine

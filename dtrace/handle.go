@@ -89,7 +89,13 @@ type Handle struct {
 	flowIO *syntax.Program
 	usesIO bool
 	// libFiles are the D library files loaded (those the programs use).
-	libFiles  []dlib.Source
+	libFiles []dlib.Source
+	// userLibs are the files of the -L directories, in dependency order
+	// (libdirs.go), read once; userLibPaths maps their names to paths.
+	userLibs     []dlib.Source
+	userLibsErr  error
+	userLibsDone bool
+	userLibPaths map[string]string
 	info      *check.Info
 	macroArgs []string
 	macros    map[string]int64
@@ -203,7 +209,12 @@ func (h *Handle) Go() error {
 		return err
 	}
 	sizeProbeNames(spec, plan)
-	objs, err := loader.Load(spec, plan, loader.Options{VerifierLogSize: verifierLogSize(h.opts.BPFLogSize)})
+	lopts := loader.Options{VerifierLogSize: verifierLogSize(h.opts.BPFLogSize)}
+	if h.opts.BPFLog && h.conf.Stderr != nil {
+		lopts.VerifierLog = func(_ *provider.Probe, log string) { writeBPFLog(h.conf.Stderr, log) }
+	}
+	h.debugf("%d clauses enabled on %d probes", len(spec.Clauses), len(plan.Probes))
+	objs, err := loader.Load(spec, plan, lopts)
 	if err != nil {
 		h.showVerifierLog(err)
 		return err
@@ -235,9 +246,11 @@ func (h *Handle) Go() error {
 	if err := h.startConsumer(plan); err != nil {
 		return err
 	}
+	h.debugf("%d programs loaded; attaching", len(plan.Probes))
 	if err := objs.Attach(); err != nil {
 		return err
 	}
+	h.debugf("attached; tracing starts")
 	if objs.Has(abi.ProbeBegin) {
 		if err := objs.Run(abi.ProbeBegin, nil); err != nil {
 			return fmt.Errorf("BEGIN: %w", err)

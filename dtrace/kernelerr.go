@@ -3,7 +3,9 @@ package dtrace
 import (
 	"errors"
 	"fmt"
+	"io"
 	"strings"
+	"time"
 
 	"github.com/dtrace-go/dtrace/internal/kfeature"
 	"github.com/dtrace-go/dtrace/loader"
@@ -16,7 +18,18 @@ func (h *Handle) showVerifierLog(err error) {
 	if !(h.opts.Verbose || h.opts.BPFLog) || !errors.As(err, &ve) || len(ve.Log) == 0 || h.conf.Stderr == nil {
 		return
 	}
-	fmt.Fprintf(h.conf.Stderr, "BPF verifier log for %s:\n%s\n", ve.Probe, strings.TrimRight(strings.Join(ve.Log, "\n"), "\n"))
+	fmt.Fprintf(h.conf.Stderr, "BPF verifier log for %s:\n", ve.Probe)
+	writeBPFLog(h.conf.Stderr, strings.Join(ve.Log, "\n"))
+}
+
+// writeBPFLog writes a verifier log as dtrace does, each line after
+// "BPF: ".
+func writeBPFLog(w io.Writer, log string) {
+	var b strings.Builder
+	for _, l := range strings.Split(strings.TrimRight(log, "\n"), "\n") {
+		b.WriteString("BPF: " + l + "\n")
+	}
+	io.WriteString(w, b.String())
 }
 
 // verifierLogSize is -x bpflogsize as the starting size of the verifier
@@ -44,4 +57,14 @@ func btfHint(err error) error {
 		return fmt.Errorf("%w (kernel types are unavailable: %v)", err, nb)
 	}
 	return err
+}
+
+// debugf writes a line of -x debug output, as dtrace-utils' libdtrace
+// does: "dtrace DEBUG <seconds since the epoch>: message" on stderr (a
+// form test harnesses strip before comparing).
+func (h *Handle) debugf(format string, a ...any) {
+	if !h.opts.Debug || h.conf.Stderr == nil {
+		return
+	}
+	fmt.Fprintf(h.conf.Stderr, "dtrace DEBUG %d: %s\n", time.Now().Unix(), fmt.Sprintf(format, a...))
 }

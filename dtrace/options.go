@@ -291,11 +291,17 @@ func (o *Options) SetArg(arg string) error {
 }
 
 // SetEnv applies DTRACE_OPT_<NAME>=value variables from environ (as from
-// os.Environ), ignoring bad ones as dtrace does.
+// os.Environ), ignoring bad ones as dtrace does, and DTRACE_DEBUG (any
+// value but the empty one turns the debug option on).
 func (o *Options) SetEnv(environ []string) {
 	const prefix = "DTRACE_OPT_"
 	for _, kv := range environ {
 		k, v, ok := strings.Cut(kv, "=")
+		if k == "DTRACE_DEBUG" && v != "" {
+			// libdtrace's own switch for its debugging output.
+			o.Debug = true
+			continue
+		}
 		if !ok || !strings.HasPrefix(k, prefix) {
 			continue
 		}

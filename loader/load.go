@@ -28,6 +28,9 @@ type Options struct {
 	// VerifierLogSize is the starting size of the verifier log buffer;
 	// 0 lets cilium/ebpf choose.
 	VerifierLogSize uint32
+	// VerifierLog, when set, gets the verifier's log of every program
+	// it accepted (dtrace's bpflog option).
+	VerifierLog func(p *provider.Probe, log string)
 }
 
 // Objects are the maps and programs of one D program in the kernel.
@@ -327,9 +330,16 @@ func (o *Objects) loadInsns(pp *ProbePlan, insns asm.Instructions, opts Options)
 		Instructions: insns,
 		License:      "GPL",
 	}
-	prog, err := ebpf.NewProgramWithOptions(ps, ebpf.ProgramOptions{LogSizeStart: opts.VerifierLogSize})
+	po := ebpf.ProgramOptions{LogSizeStart: opts.VerifierLogSize}
+	if opts.VerifierLog != nil {
+		po.LogLevel = ebpf.LogLevelInstruction | ebpf.LogLevelStats
+	}
+	prog, err := ebpf.NewProgramWithOptions(ps, po)
 	if err != nil {
 		return nil, newVerifierError(pp.Probe, insns, err)
+	}
+	if opts.VerifierLog != nil {
+		opts.VerifierLog(pp.Probe, prog.VerifierLog)
 	}
 	return &loadedProg{pp: pp, kind: kind, prog: prog, insns: insns}, nil
 }
