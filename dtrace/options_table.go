@@ -132,21 +132,23 @@ func init() {
 		optionTable[name].Solaris = true
 	}
 	// Options of illumos and dtrace-utils this implementation does not
-	// honour: CTF type dumps and paths (types come from BTF), the
-	// choice of listings -S shows (disasm), jstack() and pcap() sizes (neither
+	// honour: CTF type dumps and paths (types come from BTF), the choice
+	// of listings -S shows (disasm), jstack() and pcap() sizes (neither
 	// action exists here), systemd slices and the uid of dtrace-utils'
-	// helper, user symbol checks (user symbols are not resolved when
-	// compiling). The rest are honoured: tree (tree.go), iregs (only
-	// DIF's 8), linkmode and kdefs/knodefs (codegen's SymbolLink),
-	// evaltime (process.go), noresolve (the symbolizer), debug (progress
-	// lines on stderr, in libdtrace's form), statusrate (the consumer)
-	// and cleanrate (clamped to illumos's bounds: dynamic variables are
-	// deleted when 0 is stored, nothing needs cleaning periodically).
-	// Accepted silently, as their effect is already ours: unodefs
-	// (permit unresolved user symbols: they are resolved when the
+	// helper, stripping -G's DOF (-G writes none), user symbol checks
+	// (user symbols are not resolved when compiling). The rest are
+	// honoured: tree (tree.go), iregs (only DIF's 8), linkmode and
+	// kdefs/knodefs (codegen's SymbolLink), evaltime (process.go),
+	// noresolve (the symbolizer), debug (progress lines on stderr, in
+	// libdtrace's form), core (cmd/dtrace dumps core as it exits),
+	// statusrate (the consumer) and cleanrate (clamped to illumos's
+	// bounds: dynamic variables are deleted when 0 is stored, nothing
+	// needs cleaning periodically). Accepted silently, as their effect is
+	// already ours: unodefs (permit unresolved user symbols: they are
+	// resolved when the
 	// program runs, never when it is compiled) and debugassert (checks
 	// of libdtrace's own locks, which runtest.sh sets for every test).
-	for _, name := range []string{"core", "ctypes", "dtypes", "ctfpath", "useruid", "sysslice",
+	for _, name := range []string{"ctypes", "dtypes", "ctfpath", "useruid", "sysslice",
 		"jstackframes", "jstackstrsize", "strip", "disasm", "syslibdir",
 		"pcapsize", "udefs", "late"} {
 		optionTable[name].Unsupported = true

@@ -13,5 +13,13 @@ import (
 func init() { runtime.LockOSThread() }
 
 func main() {
-	os.Exit(run(os.Args, os.Stdin, os.Stdout, os.Stderr))
+	status := run(os.Args, os.Stdin, os.Stdout, os.Stderr)
+	if wantCore {
+		dumpCore(os.Stderr)
+	}
+	os.Exit(status)
 }
+
+// wantCore is set by run when the core option was given: dtrace then
+// ends with a core dump of itself, as dtrace-utils does, for debugging.
+var wantCore bool

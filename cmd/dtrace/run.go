@@ -101,6 +101,8 @@ func (c *cmdline) usage() int {
 // run is dtrace(1M): it returns the exit status.
 func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	c := &cmdline{pname: "dtrace", stdin: stdin, stdout: stdout, stderr: stderr, execute: true}
+	// -x core (or its pragma) is acted on as dtrace exits (main).
+	defer func() { wantCore = c.opts != nil && c.opts.Core }()
 	if len(args) > 0 && args[0] != "" {
 		c.arg0, c.pname = args[0], filepath.Base(args[0])
 	}
