@@ -96,9 +96,9 @@ type Handle struct {
 	userLibsErr  error
 	userLibsDone bool
 	userLibPaths map[string]string
-	info      *check.Info
-	macroArgs []string
-	macros    map[string]int64
+	info         *check.Info
+	macroArgs    []string
+	macros       map[string]int64
 	// lines holds the text of each source, for annotated listings.
 	lines map[*syntax.File][]string
 
