@@ -189,12 +189,57 @@ func (f *fn) actionTracemem(c *syntax.CallExpr, name string, act Action) {
 	}
 }
 
-// actionSpeculate compiles speculate() as a statement.
+// actionSpeculate compiles speculate() as a statement. Its record's size
+// is known once the clause's last data action is compiled: a jump-by-zero
+// stands where flush may send the clause to specTail instead.
 func (f *fn) actionSpeculate(c *syntax.CallExpr, name string, act Action) {
 	r := f.onlyArg(c)
 	f.emit(asm.StoreMem(regScratch, int16(f.g.layout.MState)+abi.MStateSpecID, r, asm.DWord))
 	f.free(r)
 	f.recItem(Record{Action: act, FormatID: -1, AggID: -1, Offset: f.recAlloc(0, 1)})
+	sc := specCheck{at: f.pc(), rec: f.rec, cont: f.label("specgo")}
+	f.emit(asm.Instruction{OpCode: asm.Ja.Op(asm.ImmSource)})
+	f.mark(sc.cont)
+	f.specChecks = append(f.specChecks, sc)
+}
+
+// specCheck is a speculate() whose clause may end there (actionSpeculate).
+type specCheck struct {
+	at   int         // index of its jump-by-zero
+	rec  *RecordSpec // the record it makes speculative
+	cont string      // label after the jump
+	tail string      // label of its specTail code, once needed
+}
+
+// checkSpecSize, as the record e is closed, sends the speculate() calls
+// of a record larger than specsize to a tail that counts a speculative
+// drop and ends the clause (when the speculation id is not 0).
+func (f *fn) checkSpecSize(e *RecordSpec) {
+	for _, sc := range f.specChecks {
+		if sc.rec != e || f.g.opts.SpecSize <= 0 || int64(e.Size) <= f.g.opts.SpecSize {
+			continue
+		}
+		sc.tail = f.label("spectoobig")
+		// The jump keeps its metadata (a label, a source line).
+		jump := f.insns[sc.at]
+		jump.Offset = -1
+		f.insns[sc.at] = jump.WithReference(sc.tail)
+		f.specTails = append(f.specTails, sc)
+	}
+}
+
+// specTail is the code the jumps checkSpecSize made go to, after the
+// clause's return.
+func (f *fn) specTail() {
+	for _, sc := range f.specTails {
+		f.mark(sc.tail)
+		r := f.alloc()
+		f.emit(asm.LoadMem(r, regScratch, int16(f.g.layout.MState)+abi.MStateSpecID, asm.DWord),
+			asm.JEq.Imm(r, 0, sc.cont))
+		f.free(r)
+		f.bumpCounter(abi.CPUSpecDrops)
+		f.emit(asm.Ja.Label(f.ret))
+	}
 }
 
 // actionCommit compiles commit(), discard() as a statement.

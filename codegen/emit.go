@@ -82,6 +82,13 @@ type fn struct {
 	// The record being assembled (nil when none is open).
 	rec  *RecordSpec
 	segs []*RecordSpec
+	// specChecks are the speculate() calls whose record is still open:
+	// each leaves a jump-by-zero that flush turns into a jump to the
+	// clause's end when the record outgrows specsize.
+	specChecks []specCheck
+	// specTails are the code after the clause's return that such jumps
+	// go to.
+	specTails []specCheck
 	// pendingMark is a label made by pendLabel for markPending.
 	pendingMark string
 	// stashed counts the stack slots in use by hold.

@@ -329,6 +329,7 @@ func (g *gen) clause(i int, cl Clause, sym string) (cs *ClauseSpec, err error) {
 	f.flush()
 	f.mark(f.ret)
 	f.emit(asm.Mov.Imm(asm.R0, 0), asm.Return())
+	f.specTail()
 	if f.faultLabel != "" {
 		f.faultTail()
 	}

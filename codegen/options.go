@@ -47,6 +47,12 @@ type Options struct {
 	// no sign-extending moves or loads and no signed division are
 	// emitted: shifts and unsigned division on magnitudes replace them.
 	ISA int
+	// SpecSize is the specsize option (0: unbounded): a clause whose
+	// speculative record alone is larger ends at its speculate(),
+	// counted as a speculative drop, as in dtrace-utils (what overflows
+	// a speculation only with the records before it is dropped by the
+	// consumer, the clause having run).
+	SpecSize int64
 	// Link is how kernel symbols are linked (the linkmode and
 	// knodefs options): their addresses are compiled in, or, for those
 	// the policy leaves to a link time this implementation does not

@@ -121,6 +121,7 @@ func (f *fn) flush() {
 	if e.Size > f.g.recMax {
 		f.g.recMax = e.Size
 	}
+	f.checkSpecSize(e)
 	ms := int16(f.g.layout.MState)
 	r := f.alloc()
 	f.emit(

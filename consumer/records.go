@@ -87,15 +87,33 @@ func (c *Consumer) record(cpu int, data []byte) error {
 	if spec := le.Uint32(data[abi.HdrSpecID:]); spec != 0 {
 		// Held until commit() or discard(); what does not fit in
 		// specsize is a speculative drop.
-		if c.specBytes[spec]+len(data) > int(c.set.SpecSize) {
+		n := c.recordSize(data)
+		if c.specBytes[spec]+n > int(c.set.SpecSize) {
 			c.specDrops++
 			return nil
 		}
-		c.specBytes[spec] += len(data)
+		c.specBytes[spec] += n
 		c.specs[spec] = append(c.specs[spec], specRecord{cpu, bytes.Clone(data), c.stamp()})
 		return nil
 	}
 	return c.process(cpu, data, 0, c.stamp())
+}
+
+// recordSize is the size of a record as its clause made it, header
+// included (what specsize counts, as in dtrace): the perf buffer pads
+// the data it hands over.
+func (c *Consumer) recordSize(data []byte) int {
+	ep, err := c.epid(le.Uint32(data[abi.HdrEPID:]))
+	if err != nil {
+		return len(data)
+	}
+	seg := le.Uint32(data[abi.HdrSegment:])
+	for _, s := range ep.segs {
+		if s.Index == seg && int(s.Size) <= len(data) {
+			return int(s.Size)
+		}
+	}
+	return len(data)
 }
 
 // stamp is the stamp of the record being read from the buffers.

@@ -315,6 +315,7 @@ func (h *Handle) codegenOptions() codegen.Options {
 		ISA:          kfeature.Probe().CodegenISA(),
 		Link:         h.opts.symbolLink(),
 		RecordFlow:   h.flow != nil && h.opts.otlpSpans(),
+		SpecSize:     h.opts.SpecSize,
 	}
 }
 

@@ -13,9 +13,10 @@ import (
 // DefaultStackIndent is dtrace's default indentation of stack frames.
 const DefaultStackIndent = 14
 
-// maxField bounds field widths and precisions (glibc would fail beyond
-// INT_MAX; we stop much earlier rather than allocate gigabytes).
-const maxField = 1 << 16
+// maxField bounds field widths and precisions: dtrace prints a field of
+// ten million characters (the corpus's printf/tst.wide), and glibc fails
+// beyond INT_MAX; we stop at 64 MiB rather than allocate gigabytes.
+const maxField = 1 << 26
 
 // Printer holds what output formatting needs beyond the values: symbol
 // lookup and the options that change the text. The zero Printer prints

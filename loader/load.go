@@ -558,6 +558,17 @@ func lastLogLine(log []string) string {
 	return "no reason given"
 }
 
+// writeUserFeature names what copyout() and copyoutstr() need when the
+// kernel refuses its BPF programs bpf_probe_write_user: lockdown
+// (integrity and above) forbids it, whatever the program's type.
+func writeUserFeature() string {
+	why := ""
+	if mode := kfeature.Lockdown(); mode != "" {
+		why = fmt.Sprintf(", which lockdown %q forbids", mode)
+	}
+	return "writing user memory with copyout() or copyoutstr() (helper bpf_probe_write_user" + why + ")"
+}
+
 // unknownHelper matches the verifier's refusal of a helper the kernel
 // lacks ("unknown func bpf_loop#181", "invalid func unknown#212").
 var unknownHelper = regexp.MustCompile(`(?:unknown|invalid) func (\w+)#(\d+)`)
@@ -624,6 +635,9 @@ func newVerifierError(p *provider.Probe, insns asm.Instructions, err error) erro
 	}
 	ve.Log = kve.Log
 	for _, line := range kve.Log {
+		if strings.Contains(line, "cannot use helper bpf_probe_write_user") {
+			ve.Feature = kfeature.Unsupported(writeUserFeature(), nil)
+		}
 		if m := unknownHelper.FindStringSubmatch(line); m != nil {
 			name := m[1]
 			if name == "unknown" {

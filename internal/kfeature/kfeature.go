@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"strconv"
+	"strings"
 	"sync"
 
 	"github.com/cilium/ebpf"
@@ -299,4 +300,20 @@ func ReadBTF() ([]byte, error) {
 		return nil, noBTF()
 	}
 	return os.ReadFile(f.BTFPath)
+}
+
+// Lockdown is the kernel's lockdown mode ("integrity", "confidentiality")
+// as securityfs shows it, or "" when it is "none" or cannot be read: in
+// lockdown, BPF programs may not write user memory, among others.
+func Lockdown() string {
+	b, err := os.ReadFile("/sys/kernel/security/lockdown")
+	if err != nil {
+		return ""
+	}
+	s := string(b)
+	i, j := strings.IndexByte(s, '['), strings.IndexByte(s, ']')
+	if i < 0 || j < i || s[i+1:j] == "none" {
+		return ""
+	}
+	return s[i+1 : j]
 }
