@@ -206,6 +206,22 @@ func TestPrintfWidthPrecision(t *testing.T) {
 	}
 }
 
+// TestPrintfWide: widths and precisions of ten million, which dtrace
+// prints (printf/tst.wide), and the 64 MiB bound beyond which a field is
+// not widened.
+func TestPrintfWide(t *testing.T) {
+	got := printfAll(t, &Printer{}, []printfCall{
+		{"%10000000d\n", []Value{I32(1)}},
+		{"%.10000000d\n", []Value{I32(1)}},
+		{"%2000000000d\n", []Value{I32(1)}},
+	})
+	lines := strings.Split(got, "\n")
+	want := []string{strings.Repeat(" ", 9999999) + "1", strings.Repeat("0", 9999999) + "1"}
+	if len(lines) != 4 || lines[0] != want[0] || lines[1] != want[1] || len(lines[2]) != maxField {
+		t.Errorf("line lengths %d, %d, %d; want 10000000, 10000000, %d", len(lines[0]), len(lines[1]), len(lines[2]), maxField)
+	}
+}
+
 // printf/tst.ints.d: the values of casts of 0x1234567890abcdef.
 func TestPrintfInts(t *testing.T) {
 	const v = 0x1234567890abcdef

@@ -1,6 +1,10 @@
 package provider
 
-import "testing"
+import (
+	"fmt"
+	"os"
+	"testing"
+)
 
 func TestMatch(t *testing.T) {
 	tests := []struct {
@@ -66,4 +70,28 @@ func FuzzMatch(f *testing.F) {
 			}
 		}
 	})
+}
+
+func TestSplitPIDGlob(t *testing.T) {
+	self := os.Getpid()
+	tests := []struct {
+		in      string
+		pattern string
+		pid     int
+		ok      bool
+	}{
+		{fmt.Sprintf("p*d%d", self), "p*d", self, true},
+		{fmt.Sprintf("py?amid%d", self), "py?amid", self, true},
+		{fmt.Sprintf("pid%d", self), "", 0, false}, // no glob: the pid provider's own
+		{"p*d", "", 0, false},                      // no pid
+		{"p*d0", "", 0, false},
+		{"p*d4194305", "", 0, false}, // beyond pid_max
+		{fmt.Sprintf("%d", self), "", 0, false},
+	}
+	for _, tt := range tests {
+		pattern, pid, ok := SplitPIDGlob(tt.in)
+		if pattern != tt.pattern || pid != tt.pid || ok != tt.ok {
+			t.Errorf("SplitPIDGlob(%q) = %q, %d, %v; want %q, %d, %v", tt.in, pattern, pid, ok, tt.pattern, tt.pid, tt.ok)
+		}
+	}
 }

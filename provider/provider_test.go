@@ -26,6 +26,12 @@ func TestParseDesc(t *testing.T) {
 		{"profile:::profile-97", FieldProvider, Desc{}, `invalid probe description "profile:::profile-97": Overspecified probe description`},
 		{"syscall:read", FieldFunction, Desc{Module: "syscall", Function: "read"}, ""},
 		{":genunix::", FieldModule, Desc{}, "Overspecified"},
+		// An empty first field is not one of them (dtrace reads the
+		// fields from the right and stops at the start of the text).
+		{"::read:", FieldFunction, Desc{Module: "read"}, ""},
+		{":genunix::", FieldFunction, Desc{Provider: "genunix"}, ""},
+		{":a:b:c:d", FieldName, Desc{"a", "b", "c", "d"}, ""},
+		{"::a:b:c:d", FieldName, Desc{}, "Overspecified"},
 	}
 	for _, tt := range tests {
 		got, err := ParseDescField(tt.in, tt.last)
