@@ -11,7 +11,8 @@ import (
 // WriteHeader writes the C header that dtrace -h makes of the provider
 // definitions in a D source: for each probe a PROVIDER_PROBE(args) macro
 // and a PROVIDER_PROBE_ENABLED() test. The macros expand to <sys/sdt.h>
-// probes (systemtap-sdt-dev), with a semaphore per probe, so a program
+// probes (the repository's include/sys/sdt.h or systemtap-sdt-dev's; see
+// docs/USDT.md), with a semaphore per probe, so a program
 // built with the header carries .note.stapsdt probes that the usdt
 // provider traces; probe names keep their double underscores, which
 // dtrace shows as dashes. guard names the include guard's file ("x.h").
