@@ -52,7 +52,7 @@ func addRunTimeOptions() {
 			o.ScratchSize = n
 			return nil
 		}})
-	addOpt(&OptionSpec{Name: "lockmem", Kind: KindString, Class: rt,
+	addOpt(&OptionSpec{Name: "lockmem", Kind: KindString, Class: rt, NoPragma: true,
 		set: func(o *Options, v optValue) error {
 			if v.Str == "unlimited" {
 				o.LockMem = 1<<63 - 1

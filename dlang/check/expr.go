@@ -1,6 +1,7 @@
 package check
 
 import (
+	"errors"
 	"strconv"
 	"strings"
 
@@ -472,6 +473,10 @@ func (c *checker) macroValue(e *syntax.MacroVar, s string) TypeAndValue {
 	}
 	if v, err := strconv.ParseUint(s, 0, 64); err == nil {
 		return c.record(e, TypeAndValue{Type: types.UnsignedLong, Value: intConst(int64(v))}, exprFlags{})
+	} else if errors.Is(err, strconv.ErrRange) {
+		// A number, but too big for 64 bits: dtrace refuses it rather
+		// than reading it as a string.
+		return c.fail(e.Pos(), D_MACRO_OFLOW, "macro argument %s%s constant %s results in integer overflow", macroPrefix(e), e.Name, s)
 	}
 	return c.record(e, TypeAndValue{Type: c.strType, Value: &Const{Str: s, IsStr: true}}, exprFlags{})
 }
