@@ -201,17 +201,24 @@ func TestTwoGuestsVM(t *testing.T) {
 // messages ping-pong over a second virtio-serial port, traced on both
 // sides into one -x oformat=perfetto file: it holds all 400 sends and
 // receives (write and read slices on the channel), and on the merged
-// timeline every receive comes after its send.
+// timeline every receive comes after its send, to within the clock error
+// bound the file reports for the guest: no mapping of one clock onto
+// another can promise more than its bound, and a message whose one-way
+// time is shorter than the bound (virtio-serial's are tens of µs) may
+// show inverted by less than it.
 func TestMergedTimelineVM(t *testing.T) {
-	if n := pingPong(t, build(t)); n != 100 {
-		t.Fatalf("%d of 100 round trips in order, want every receive after its send", n)
+	n, worst, bound := pingPong(t, build(t))
+	t.Logf("%d of 100 round trips strictly in order; worst inversion %.1f µs, error bound %.1f µs", n, worst, bound)
+	if worst > bound {
+		t.Fatalf("a receive %.1f µs before its send, beyond the clock error bound of %.1f µs", worst, bound)
 	}
 }
 
 // pingPong boots a guest, runs the ping-pong traced on both sides, checks
 // the merged file and returns how many of the 100 round trips are in
-// order on it (each receive after its send, both ways).
-func pingPong(t *testing.T, dir string) int {
+// order on it (each receive after its send, both ways), the worst
+// inversion and the guest clock's error bound, in µs.
+func pingPong(t *testing.T, dir string) (int, float64, float64) {
 	v := boot(t, dir, "vm1", "pingpong")
 	pp := exec.Command(filepath.Join(v.dir, "pp"), "h", v.app, "100")
 	var ppout bytes.Buffer
@@ -273,7 +280,8 @@ func pingPong(t *testing.T, dir string) int {
 	}
 	machines, _ := s.OtherData["machines"].(map[string]any)
 	vm1, _ := machines["vm1"].(map[string]any)
-	if _, ok := vm1["clock_error_bound_ns"].(float64); !ok {
+	bound, ok := vm1["clock_error_bound_ns"].(float64)
+	if !ok {
 		t.Fatalf("no clock error bound in %v", s.OtherData)
 	}
 	// How far the guest's times could move and keep every message in
@@ -289,7 +297,7 @@ func pingPong(t *testing.T, dir string) int {
 		lo, hi = max(lo, h.send[i]-g.recv[i]), min(hi, h.recv[i]-g.send[i])
 	}
 	t.Logf("the guest's times would be in order moved by %.1f to %.1f µs (worst inversion %.1f µs)", lo, hi, max(lo, -hi, 0))
-	return strict
+	return strict, max(lo, -hi, 0), bound / 1e3
 }
 
 // TestInGuest is the guest's half of the VM tests: it starts the agent

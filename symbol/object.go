@@ -81,6 +81,7 @@ type objectData struct {
 	SymbolSource string
 
 	funcs    []Func            // sorted by Value; aliases kept, best first
+	plts     []Func            // PLT stubs, name@plt, sorted (plt.go)
 	data     map[string]uint64 // data symbols (STT_OBJECT) by name
 	loads    []elf.ProgHeader
 	sections []Section
@@ -143,6 +144,7 @@ func newObject(f *elf.File, path string, remote bool) (*Object, error) {
 		return nil, fmt.Errorf("%s: %w", path, err)
 	}
 	o.sortFuncs()
+	o.plts = pltStubs(f)
 	return o, nil
 }
 
@@ -264,11 +266,13 @@ func (o *Object) Funcs() []Func { return o.funcs }
 // A function with a size contains [Value, Value+Size); one without a size
 // (hand-written assembly) reaches to the next function or the end of its
 // section, whichever comes first: an address past them all (in data, in
-// a section without symbols) has no function, not the last one.
+// a section without symbols) has no function, not the last one. An
+// address in a PLT stub is named after the function the stub jumps to,
+// name@plt (plt.go).
 func (o *Object) Lookup(vaddr uint64) (Func, bool) {
 	i := sort.Search(len(o.funcs), func(i int) bool { return o.funcs[i].Value > vaddr })
 	if i == 0 {
-		return Func{}, false
+		return o.lookupPLT(vaddr)
 	}
 	at := o.funcs[i-1].Value
 	first := sort.Search(i, func(j int) bool { return o.funcs[j].Value >= at })
@@ -287,7 +291,7 @@ func (o *Object) Lookup(vaddr uint64) (Func, bool) {
 			return f, true
 		}
 	}
-	return Func{}, false
+	return o.lookupPLT(vaddr)
 }
 
 // SymbolValue returns the link-time address of a data or function
