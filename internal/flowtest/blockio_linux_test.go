@@ -20,7 +20,10 @@ import (
 // no other flow shows. (The fsync's cache flush, which has no data,
 // completes with its flow too, without an io:::start of its own. The
 // request's byte count is read from struct request, not args[0]->b_bcount:
-// 6.1 has no bufinfo_t translator.)
+// 6.1 has no bufinfo_t translator.) The trace goes on until a syncfs of
+// the file system returns, so that no request the writes started (the
+// journal's, which may still be in flight when fsync returns) is cut off
+// between its start and its done.
 func TestBlockIO(t *testing.T) {
 	const n = 5
 	p := build(t, "flowio")[0]
@@ -28,7 +31,7 @@ func TestBlockIO(t *testing.T) {
 	out := tracetest.Trace(t, 0, `#pragma D option quiet
 syscall::write:entry /execname == "flowio"/ { flow->req = ++n; }
 io:::start, io:::done /flow->req && ((struct request *)arg0)->__data_len/ { printf("%s %d\n", probename, flow->req); }
-`, run(t, fmt.Sprintf("%s io %d %s", p, n, dir)))
+`, run(t, fmt.Sprintf("%s io %d %s && sync -f %s", p, n, dir, dir)))
 	count := map[string]map[string]int{"start": {}, "done": {}}
 	for _, line := range strings.Split(strings.TrimSpace(out), "\n") {
 		f := strings.Fields(line)
