@@ -20,24 +20,42 @@ import (
 // the first address returned, gRPC on the second) whose metrics and
 // spans its file exporter writes to the file returned.
 func collector(t *testing.T, dir string) (*server, string, string, string) {
+	return collectorWith(t, dir, "", "")
+}
+
+// collectorWith is collector with receiver settings that both of the
+// OTLP receiver's protocols take (YAML at their indentation: tls, auth)
+// and extensions (YAML under extensions:, named in the service).
+func collectorWith(t *testing.T, dir, protocol, extensions string) (*server, string, string, string) {
 	t.Helper()
 	bin := tool(t, "collector", ".")
 	httpAddr, grpcAddr := freePort(t), freePort(t)
 	out := filepath.Join(dir, "otlp.jsonl")
 	conf := filepath.Join(dir, "collector.yaml")
-	if err := os.WriteFile(conf, []byte(fmt.Sprintf(`receivers:
+	var names []string
+	for _, l := range strings.Split(extensions, "\n") {
+		if l != "" && l[0] != ' ' {
+			names = append(names, strings.TrimSuffix(l, ":"))
+		}
+	}
+	ext, svcExt := "", ""
+	if len(names) > 0 {
+		ext = "extensions:\n" + indent(extensions, "  ")
+		svcExt = "  extensions: [" + strings.Join(names, ", ") + "]\n"
+	}
+	if err := os.WriteFile(conf, []byte(fmt.Sprintf(`%sreceivers:
   otlp:
     protocols:
       http:
         endpoint: %s
-      grpc:
+%s      grpc:
         endpoint: %s
-exporters:
+%sexporters:
   file:
     path: %s
     flush_interval: 100ms
 service:
-  telemetry:
+%s  telemetry:
     metrics:
       level: none
   pipelines:
@@ -47,11 +65,22 @@ service:
     traces:
       receivers: [otlp]
       exporters: [file]
-`, httpAddr, grpcAddr, out)), 0o644); err != nil {
+`, ext, httpAddr, indent(protocol, "        "), grpcAddr, indent(protocol, "        "), out, svcExt)), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	s := startServer(t, grpcAddr, bin, "--config="+conf)
 	return s, httpAddr, grpcAddr, out
+}
+
+// indent puts prefix before each line of text.
+func indent(text, prefix string) string {
+	var b strings.Builder
+	for _, l := range strings.SplitAfter(text, "\n") {
+		if l != "" {
+			b.WriteString(prefix + l)
+		}
+	}
+	return b.String()
 }
 
 // expHistogram is the OTLP JSON of an exponential histogram data point

@@ -146,8 +146,11 @@ type receiver struct {
 	spans   []*tracepb.ResourceSpans
 	paths   map[string]int
 	block   chan struct{} // when set, requests wait on it
-	srv     *http.Server
-	addr    string
+	// reqs are the requests' headers, protocols and TLS client
+	// certificates' names.
+	reqs []seenRequest
+	srv  *http.Server
+	addr string
 }
 
 func startReceiver(t *testing.T) *receiver {
@@ -180,6 +183,11 @@ func (r *receiver) ServeHTTP(w http.ResponseWriter, req *http.Request) {
 	}
 	r.mu.Lock()
 	r.paths[req.URL.Path]++
+	seen := seenRequest{header: req.Header.Clone(), proto: req.Proto}
+	if req.TLS != nil && len(req.TLS.PeerCertificates) > 0 {
+		seen.client = req.TLS.PeerCertificates[0].Subject.CommonName
+	}
+	r.reqs = append(r.reqs, seen)
 	for len(body) > 0 {
 		num, typ, n := protowire.ConsumeTag(body)
 		body = body[n:]

@@ -8,6 +8,8 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	neturl "net/url"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -178,15 +180,41 @@ func (s *sender) post(b batch) error {
 		return fmt.Errorf("%s: %s", b.ep.url, resp.Status)
 	}
 	if b.ep.proto == ProtoGRPC {
-		st := resp.Trailer.Get("Grpc-Status")
-		if st == "" {
-			st = resp.Header.Get("Grpc-Status")
+		// The status is in the trailers, or, in a response that has
+		// no body (Trailers-Only, as servers refuse a call), in the
+		// headers.
+		h := resp.Trailer
+		if h.Get("Grpc-Status") == "" {
+			h = resp.Header
 		}
-		if st != "0" {
-			return fmt.Errorf("%s: grpc-status %s %s", b.ep.url, st, resp.Trailer.Get("Grpc-Message"))
+		if st := h.Get("Grpc-Status"); st != "0" {
+			return grpcError(b.ep.url, st, h.Get("Grpc-Message"))
 		}
 	}
 	return nil
+}
+
+// grpcCodes names gRPC's status codes.
+var grpcCodes = []string{"OK", "CANCELLED", "UNKNOWN", "INVALID_ARGUMENT", "DEADLINE_EXCEEDED", "NOT_FOUND",
+	"ALREADY_EXISTS", "PERMISSION_DENIED", "RESOURCE_EXHAUSTED", "FAILED_PRECONDITION", "ABORTED",
+	"OUT_OF_RANGE", "UNIMPLEMENTED", "INTERNAL", "UNAVAILABLE", "DATA_LOSS", "UNAUTHENTICATED"}
+
+// grpcError says what a gRPC status means: its code, named, and the
+// server's message (percent-encoded on the wire).
+func grpcError(url, status, msg string) error {
+	if status == "" {
+		return fmt.Errorf("%s: no gRPC status in the response", url)
+	}
+	s := "gRPC status " + status
+	if n, err := strconv.Atoi(status); err == nil && n >= 0 && n < len(grpcCodes) {
+		s += " " + grpcCodes[n]
+	}
+	if m, err := neturl.PathUnescape(msg); err == nil && m != "" {
+		s += ": " + m
+	} else if msg != "" {
+		s += ": " + msg
+	}
+	return fmt.Errorf("%s: %s", url, s)
 }
 
 // tlsClients holds a client per TLS configuration.
