@@ -37,6 +37,7 @@ type Buffers struct {
 	gone   atomic.Bool // closed, for Wake without the lock
 	events []unix.EpollEvent
 	cur    Stamp // the stamp of the record being handled
+	comms  comms // threads' names, while records are stamped
 
 	// Readers (Start): one goroutine per CPU copies what its kernel
 	// ring holds into the CPU's backlog as soon as the ring passes its
@@ -196,8 +197,11 @@ func openRing(cpu, pages, pageSize int, timed, ids bool) (*cpuBuf, error) {
 		Wakeup: uint32(max(pages*pageSize/4, 1)),
 	}
 	if ids {
-		// The cgroup id follows the raw data (5.7 and later).
+		// The cgroup id follows the raw data (5.7 and later). The
+		// side-band records of the CPU's tasks (exec and rename,
+		// fork, exit) name the threads that wrote records (comm.go).
 		attr.Sample_type |= unix.PERF_SAMPLE_TID | unix.PERF_SAMPLE_CGROUP
+		attr.Bits |= unix.PerfBitComm | unix.PerfBitTask
 	}
 	if timed {
 		attr.Sample_type |= unix.PERF_SAMPLE_TIME
@@ -648,6 +652,8 @@ func (b *Buffers) records(c *cpuBuf, chunk []byte, fn Handler) (int, error) {
 		body := chunk[off+8 : off+recSize]
 		off += recSize
 		switch typ {
+		case unix.PERF_RECORD_COMM, unix.PERF_RECORD_FORK, unix.PERF_RECORD_EXIT:
+			b.comms.sideband(typ, body)
 		case unix.PERF_RECORD_LOST:
 			if len(body) >= 16 {
 				c.lost += binary.NativeEndian.Uint64(body[8:])
@@ -775,6 +781,12 @@ func (b *Buffers) Flush(fn Handler) error {
 // Stamp returns the stamp of the record a Handler is handling (see
 // BufferOptions.Stamp). Unlike the other methods, a Handler may call it.
 func (b *Buffers) Stamp() Stamp { return b.cur }
+
+// Comm returns the name the kernel last gave thread tid (at exec, at a
+// rename, or its parent's at fork) while records are stamped, also after
+// the thread exited; "" when it gave none (a thread that has done none
+// of these since the buffers opened). Any goroutine may call it.
+func (b *Buffers) Comm(tid int) string { return b.comms.name(uint32(tid)) }
 
 // Drops returns the principal-buffer drops counted since the last call,
 // per CPU in CPU order, and resets the counts. In ring policy, records

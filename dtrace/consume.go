@@ -3,6 +3,7 @@
 package dtrace
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"io"
@@ -88,10 +89,18 @@ func (h *Handle) startConsumer(plan *loader.Plan) error {
 }
 
 // ThreadNames names a thread (its process and itself) for a timeline:
-// from /proc, or for a process already gone (a short -c target) its
-// executable as the symbolizer saw it.
+// by the names the kernel reported while records are stamped (which
+// outlive the process), else from /proc, or for a process already gone
+// (a short -c target) its executable as the symbolizer saw it.
 func (h *Handle) ThreadNames(pid, tid int) (string, string) {
-	proc, thread := perfetto.ProcNames(pid, tid)
+	var proc, thread string
+	if h.bufs != nil {
+		proc, thread = h.bufs.Comm(pid), h.bufs.Comm(tid)
+	}
+	if proc == "" || thread == "" {
+		p, t := perfetto.ProcNames(pid, tid)
+		proc, thread = cmp.Or(proc, p), cmp.Or(thread, t)
+	}
 	if proc == "" {
 		if p, err := h.sym.Process(pid); err == nil && p.Exe != "" {
 			proc = filepath.Base(p.Exe)
