@@ -35,6 +35,7 @@ func jaeger(t *testing.T, dir string) (*server, string, string) {
       level: none
 extensions:
   jaeger_query:
+    enable_tracing: false
     storage:
       traces: memstore
     http:
@@ -99,13 +100,33 @@ func traces(query, service string) ([]jaegerTrace, error) {
 	return r.Data, nil
 }
 
+// services lists the services Jaeger at query knows, for a failure's
+// message.
+func services(query string) string {
+	resp, err := http.Get("http://" + query + "/api/services")
+	if err != nil {
+		return err.Error()
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	return string(b)
+}
+
+// tail is the last n bytes of s.
+func tail(s string, n int) string {
+	if len(s) > n {
+		return "..." + s[len(s)-n:]
+	}
+	return s
+}
+
 // TestJaegerFlow traces producer | filter | consumer, 100 requests (the
 // producer starts a new flow for each line it writes), with the read and
 // write system calls of the three as spans: Jaeger holds 100 traces of
-// the producer, each with spans of all three processes, one root (the
-// producer's write), every other span's parent in the trace, and the
-// consumer's write a descendant of the filter's write, which descends
-// from the producer's.
+// the producer, each with spans of all three processes, named, one root
+// (the producer's write), and every other span a child of the write of
+// the stage before: the filter's reads and write of the producer's
+// write, the consumer's of the filter's.
 func TestJaegerFlow(t *testing.T) {
 	if os.Geteuid() != 0 {
 		t.Skip("needs root for BPF")
@@ -126,15 +147,27 @@ func TestJaegerFlow(t *testing.T) {
 		}
 		progs = append(progs, p)
 	}
-	_, otlpHTTP, query := jaeger(t, dir)
+	jg, otlpHTTP, query := jaeger(t, dir)
 	script := filepath.Join(dir, "pipeline.sh")
 	if err := os.WriteFile(script, []byte(fmt.Sprintf("%s produce 100 | %s relay | %s relay >/dev/null\n", progs[0], progs[1], progs[2])), 0o755); err != nil {
 		t.Fatal(err)
 	}
+	// The reads of standard input and the writes of standard output
+	// only (not the dynamic linker's reads of libraries, which would be
+	// spans of no flow, traces of their own). A relay's part of a
+	// request ends with its write (newflow() at its return): otherwise
+	// the filter's end-of-file read after the last request's write is
+	// a span of that request too, and when it begins before the
+	// consumer's read of the write returns, the times alone cannot tell
+	// which of the two handed the request over (the consumer's spans
+	// then hang under the read, 1 trace of 100 in a run).
 	cmd := exec.Command(dtrace, "-q", "-x", "otlp=http://"+otlpHTTP, "-x", "otlpspans=syscall::read:,syscall::write:", "-n", `
-syscall::write:entry /execname == "jproducer"/ { newflow(); flow->req = ++n; }
-syscall::read:entry, syscall::read:return, syscall::write:entry, syscall::write:return
-/execname == "jproducer" || execname == "jfilter" || execname == "jconsumer"/ { }
+syscall::write:entry /execname == "jproducer" && arg0 == 1/ { newflow(); flow->req = ++n; }
+syscall::read:entry, syscall::write:entry
+/(execname == "jproducer" || execname == "jfilter" || execname == "jconsumer") && arg0 <= 1/ { self->io = 1; }
+syscall::read:entry, syscall::write:entry, syscall::read:return, syscall::write:return /self->io/ { }
+syscall::write:return /self->io && execname != "jproducer"/ { self->io = 0; newflow(); }
+syscall::read:return, syscall::write:return /self->io/ { self->io = 0; }
 `, "-c", "/bin/sh "+script)
 	out, err := cmd.CombinedOutput()
 	if err != nil {
@@ -150,7 +183,8 @@ syscall::read:entry, syscall::read:return, syscall::write:entry, syscall::write:
 		}
 	}
 	if len(ts) != 100 {
-		t.Fatalf("%d traces of jproducer in Jaeger, want 100 (%v)", len(ts), err)
+		t.Fatalf("%d traces of jproducer in Jaeger, want 100 (%v); services %s\ndtrace:\n%s\nJaeger:\n%s",
+			len(ts), err, services(query), out, tail(jg.log.String(), 4000))
 	}
 	bad := 0
 	for _, tr := range ts {
@@ -162,6 +196,11 @@ syscall::read:entry, syscall::read:return, syscall::write:entry, syscall::write:
 	}
 	if bad > 0 {
 		t.Errorf("%d of 100 traces are wrong", bad)
+	}
+	// The processes are named (service.name) though they were gone
+	// before dtrace exported their spans.
+	if got := services(query); !strings.Contains(got, `"data":["j`) || strings.Contains(got, "pid ") {
+		t.Errorf("Jaeger's services: %s", got)
 	}
 }
 
@@ -205,17 +244,30 @@ func checkTrace(tr jaegerTrace) string {
 			return fmt.Sprintf("span %s's parent %s is not in the trace", s, p)
 		}
 	}
-	// Each of the filter's and the consumer's writes descends from the
-	// stage before's write.
+	// The producer wrote once; the filter and the consumer each read
+	// (a byte at a time) and wrote once; each of their spans is a
+	// child of the write of the stage before.
+	writes, reads := map[string]int{}, map[string]int{}
 	for s := range svc {
-		if op[s] != "write" || svc[s] == "jproducer" {
+		switch op[s] {
+		case "write":
+			writes[svc[s]]++
+		case "read":
+			reads[svc[s]]++
+		default:
+			return fmt.Sprintf("a span %q", op[s])
+		}
+		if svc[s] == "jproducer" {
 			continue
 		}
 		want := map[string]string{"jfilter": "jproducer", "jconsumer": "jfilter"}[svc[s]]
-		p := parent[s]
-		if svc[p] != want || op[p] != "write" {
-			return fmt.Sprintf("%s's write has parent %s's %s, want %s's write", svc[s], svc[p], op[p], want)
+		if p := parent[s]; svc[p] != want || op[p] != "write" {
+			return fmt.Sprintf("%s's %s has parent %s's %s, want %s's write", svc[s], op[s], svc[p], op[p], want)
 		}
+	}
+	if writes["jproducer"] != 1 || reads["jproducer"] != 0 || writes["jfilter"] != 1 || writes["jconsumer"] != 1 ||
+		reads["jfilter"] < 2 || reads["jconsumer"] < 2 {
+		return fmt.Sprintf("writes %v, reads %v: want one write each, two reads or more of the filter and the consumer", writes, reads)
 	}
 	return ""
 }

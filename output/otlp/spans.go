@@ -245,6 +245,31 @@ func (r *spanRenderer) resolve(s *span) {
 		return
 	}
 	s.trace = r.traceID(s.flow)
+	// A thread that holds the flow already: the span that brought the
+	// flow to the thread (its first in the flow) is the parent when it
+	// began the flow there, else its parent is (they are siblings: the
+	// reads and the write of a filter's one request, each a child of
+	// the write that handed the request over, rather than a chain of
+	// reads each under the one before).
+	var first *span
+	for _, c := range r.flows[s.flow] {
+		if c != s && c.tid == s.tid && c.pid == s.pid && c.inFlow(s.flow) && c.join() < s.join() &&
+			(first == nil || c.join() < first.join()) {
+			first = c
+		}
+	}
+	if first != nil {
+		r.resolve(first)
+		if s.parent = first.parent; s.parent == nil {
+			s.parent = first
+		}
+		return
+	}
+	// Else the span of another process that joined the flow last
+	// before s did. Only times are known here, not which write s's
+	// bytes came from: a span that process began in the flow after
+	// its write (a filter's end-of-file read) wins when it began before
+	// s joined (README: newflow() where a stage's part ends).
 	var best *span
 	for _, c := range r.flows[s.flow] {
 		if c.pid == s.pid || !c.inFlow(s.flow) || c.join() >= s.join() {
