@@ -36,9 +36,10 @@ const (
 	uwSP    = 8   // u64 its rsp
 	uwBP    = 16  // u64 its rbp
 	uwN     = 24  // u64 frames written
-	uwMax   = 32  // u64 frames wanted
-	uwOut   = 40  // u64 scratch offset of the PC array
-	uwFlags = 48  // u64 bit 0: the PC is exact (first frame, after a signal)
+	uwMax   = 32  // u32 frames wanted
+	uwOut   = 36  // u32 scratch offset of the PC array
+	uwFlags = 40  // u64 uwExact, uwKRegs, uwURegs
+	uwBX    = 48  // u64 the frame's rbx (0: unknown)
 	uwMM    = 56  // u64 the process's mm_struct
 	uwNow   = 64  // u64 bpf_ktime_get_ns() at the walk's start
 	uwTable = 72  // u32 table index of the current mapping; 76 u32 its rows
@@ -49,7 +50,16 @@ const (
 	uwEnd   = 104 // u64 vm_end
 	uwBase  = 112 // u64 file offset - address
 	uwTgid  = 120 // u64 the process
-	uwSize  = 128
+	uwRegs  = 128 // u64 where every register of this frame is (uwKRegs, uwURegs)
+	uwSize  = 136
+
+	// uwFlags bits: the PC is exact, not a return address (the first
+	// frame, and the frame a signal interrupted); uwRegs is the
+	// kernel's pt_regs of the innermost frame; uwRegs is the user's
+	// sigcontext of the frame a signal interrupted.
+	uwExact = 1
+	uwKRegs = 2
+	uwURegs = 4
 
 	// dt_uwstep's stack: the block's address (bpf_find_vma's ctx), a
 	// helper key or read buffer, the binary search's bounds.
@@ -65,6 +75,9 @@ const (
 	// unwind.MaxRows.
 	uwSearchSteps = 23
 )
+
+// The block must end before the output buffer.
+var _ [OutputOffset - (uwBlock + uwSize)]struct{}
 
 // uwKernel holds the kernel struct offsets dt_uwvma reads (from BTF).
 type uwKernel struct {
@@ -118,9 +131,9 @@ func (f *fn) ustackPCs(off uint32, size int64) asm.Register {
 	b := int16(uwBlock)
 	f.emit(asm.Mov.Imm(n, 0),
 		storeImm(regScratch, b+uwN, 0, asm.DWord),
-		storeImm(regScratch, b+uwMax, size/8, asm.DWord),
-		storeImm(regScratch, b+uwOut, int64(off), asm.DWord),
-		storeImm(regScratch, b+uwFlags, 1, asm.DWord),
+		storeImm(regScratch, b+uwMax, size/8, asm.Word),
+		storeImm(regScratch, b+uwOut, int64(off), asm.Word),
+		storeImm(regScratch, b+uwFlags, uwExact|uwKRegs, asm.DWord),
 		storeImm(regScratch, b+uwStart, 0, asm.DWord),
 		storeImm(regScratch, b+uwEnd, 0, asm.DWord))
 	f.call(asm.FnGetCurrentPidTgid)
@@ -139,7 +152,12 @@ func (f *fn) ustackPCs(off uint32, size int64) asm.Register {
 	f.emit(asm.LoadMem(t, asm.R0, abi.PtRegsCS, asm.DWord), asm.And.Imm(t, 3), asm.JNE.Imm(t, 3, done),
 		asm.LoadMem(t, asm.R0, abi.PtRegsIP, asm.DWord), asm.StoreMem(regScratch, b+uwIP, t, asm.DWord),
 		asm.LoadMem(t, asm.R0, abi.PtRegsSP, asm.DWord), asm.StoreMem(regScratch, b+uwSP, t, asm.DWord),
-		asm.LoadMem(t, asm.R0, abi.PtRegsBP, asm.DWord), asm.StoreMem(regScratch, b+uwBP, t, asm.DWord))
+		asm.LoadMem(t, asm.R0, abi.PtRegsBP, asm.DWord), asm.StoreMem(regScratch, b+uwBP, t, asm.DWord),
+		asm.LoadMem(t, asm.R0, abi.PtRegsBX, asm.DWord), asm.StoreMem(regScratch, b+uwBX, t, asm.DWord),
+		// The other registers are read from there when a CFA rule
+		// names one (kept as a number: it is read with
+		// bpf_probe_read_kernel).
+		asm.StoreMem(regScratch, b+uwRegs, asm.R0, asm.DWord))
 	f.free(t)
 	f.runLoop(uwStepFunc, uwBlock, imm(size/8))
 	f.emit(asm.LoadMem(n, regScratch, b+uwN, asm.DWord), asm.LSh.Imm(n, 3))
@@ -172,17 +190,17 @@ func (g *gen) uwStep() asm.Instructions {
 	f.emit(
 		asm.StoreMem(asm.R10, uwStkBlk, blk, asm.DWord),
 		asm.LoadMem(ip, blk, uwIP, asm.DWord), asm.JEq.Imm(ip, 0, stop),
-		asm.LoadMem(asm.R1, blk, uwN, asm.DWord), asm.LoadMem(asm.R2, blk, uwMax, asm.DWord),
+		asm.LoadMem(asm.R1, blk, uwN, asm.DWord), asm.LoadMem(asm.R2, blk, uwMax, asm.Word),
 		asm.JGE.Reg(asm.R1, asm.R2, stop),
 		// Write the PC at scratch + out + 8n, bounded for the verifier
 		// by the end of the furthest call site's array.
-		asm.LoadMem(asm.R3, blk, uwOut, asm.DWord), asm.Mov.Reg(asm.R4, asm.R1), asm.LSh.Imm(asm.R4, 3),
+		asm.LoadMem(asm.R3, blk, uwOut, asm.Word), asm.Mov.Reg(asm.R4, asm.R1), asm.LSh.Imm(asm.R4, 3),
 		asm.Add.Reg(asm.R3, asm.R4), asm.JGT.Imm(asm.R3, int32(g.uwOutEnd-8), stop),
 		asm.Mov.Reg(asm.R4, blk), asm.Add.Reg(asm.R4, asm.R3), asm.StoreMem(asm.R4, -uwBlock, ip, asm.DWord),
 		asm.Add.Imm(asm.R1, 1), asm.StoreMem(blk, uwN, asm.R1, asm.DWord),
 		asm.JGE.Reg(asm.R1, asm.R2, stop),
 		// The PC to look up: a return address is one past its call.
-		asm.Mov.Reg(aux, ip), asm.LoadMem(asm.R1, blk, uwFlags, asm.DWord), asm.And.Imm(asm.R1, 1),
+		asm.Mov.Reg(aux, ip), asm.LoadMem(asm.R1, blk, uwFlags, asm.DWord), asm.And.Imm(asm.R1, uwExact),
 		asm.JNE.Imm(asm.R1, 0, exact), asm.Sub.Imm(aux, 1))
 	f.mark(exact)
 	f.emit(asm.LoadMem(asm.R1, blk, uwStart, asm.DWord), asm.JLT.Reg(aux, asm.R1, findVMA),
@@ -284,7 +302,8 @@ func (g *gen) uwStep() asm.Instructions {
 		f.markPending()
 	}
 	f.mark(found)
-	signal, notRSP, notRBP, cfa, setSP := f.label("signal"), f.label("notrsp"), f.label("notrbp"), f.label("cfa"), f.label("setsp")
+	signal, notRSP, notRBP, notRBX, notReg, uregs := f.label("signal"), f.label("notrsp"), f.label("notrbp"), f.label("notrbx"), f.label("notreg"), f.label("uregs")
+	cfa, rbx, setSP := f.label("cfa"), f.label("rbx"), f.label("setsp")
 	f.emit(asm.LoadMem(asm.R1, asm.R10, uwStkLo, asm.DWord), asm.StoreMem(asm.R10, uwStkTmp, asm.R1, asm.Word),
 		asm.Mov.Reg(asm.R1, aux), asm.Mov.Reg(asm.R2, asm.R10), asm.Add.Imm(asm.R2, uwStkTmp),
 		asm.FnMapLookupElem.Call(), asm.JEq.Imm(asm.R0, 0, fp),
@@ -298,6 +317,26 @@ func (g *gen) uwStep() asm.Instructions {
 	f.emit(asm.JNE.Imm(asm.R1, abi.UWCFARBP, notRBP),
 		asm.LoadMem(aux, blk, uwBP, asm.DWord), asm.Ja.Label(cfa))
 	f.mark(notRBP)
+	f.emit(asm.JNE.Imm(asm.R1, abi.UWCFARBX, notRBX),
+		asm.LoadMem(aux, blk, uwBX, asm.DWord), asm.JEq.Imm(aux, 0, fp), asm.Ja.Label(cfa))
+	f.mark(notRBX)
+	// Another register: known in the innermost frame (the kernel's
+	// pt_regs) and in the frame a signal interrupted (its sigcontext).
+	f.emit(asm.JNE.Imm(asm.R1, abi.UWCFAReg, notReg),
+		asm.LoadMem(asm.R4, blk, uwFlags, asm.DWord),
+		asm.LoadMem(asm.R3, off, abi.UWRowAux, asm.Half), asm.Mov.Reg(asm.R5, asm.R4), asm.And.Imm(asm.R5, uwKRegs),
+		asm.JEq.Imm(asm.R5, 0, uregs),
+		asm.And.Imm(asm.R3, 0xff), asm.LoadMem(asm.R1, blk, uwRegs, asm.DWord), asm.Add.Reg(asm.R3, asm.R1),
+		asm.Mov.Reg(asm.R1, asm.R10), asm.Add.Imm(asm.R1, uwStkTmp), asm.Mov.Imm(asm.R2, 8),
+		asm.FnProbeReadKernel.Call(), asm.JNE.Imm(asm.R0, 0, fp),
+		asm.LoadMem(aux, asm.R10, uwStkTmp, asm.DWord), asm.Ja.Label(cfa))
+	f.mark(uregs)
+	f.emit(asm.And.Imm(asm.R4, uwURegs), asm.JEq.Imm(asm.R4, 0, fp),
+		asm.RSh.Imm(asm.R3, 8), asm.LoadMem(asm.R1, blk, uwRegs, asm.DWord), asm.Add.Reg(asm.R3, asm.R1),
+		asm.Mov.Reg(asm.R1, asm.R10), asm.Add.Imm(asm.R1, uwStkTmp), asm.Mov.Imm(asm.R2, 8),
+		asm.FnProbeReadUser.Call(), asm.JNE.Imm(asm.R0, 0, fp),
+		asm.LoadMem(aux, asm.R10, uwStkTmp, asm.DWord), asm.Ja.Label(cfa))
+	f.mark(notReg)
 	f.emit(asm.JNE.Imm(asm.R1, abi.UWCFAPLT, fp),
 		// The PLT stub pushed a word once rip & 15 reaches aux.
 		asm.LoadMem(aux, blk, uwSP, asm.DWord),
@@ -307,13 +346,22 @@ func (g *gen) uwStep() asm.Instructions {
 	f.emit(asm.LoadMem(asm.R1, off, abi.UWRowCFAOff, asm.Word), asm.LSh.Imm(asm.R1, 32), asm.ArSh.Imm(asm.R1, 32),
 		asm.Add.Reg(aux, asm.R1))
 	readUser(aux, -8, stop)
+	// The caller's rbp and rbx: unchanged, saved near the CFA, or
+	// unknown (0).
 	f.emit(asm.LoadMem(ip, asm.R10, uwStkTmp, asm.DWord),
-		asm.LoadMem(asm.R1, off, abi.UWRowRBP, asm.Byte), asm.JEq.Imm(asm.R1, abi.UWRBPSame, setSP),
-		storeImm(blk, uwBP, 0, asm.DWord), asm.JNE.Imm(asm.R1, abi.UWRBPAt, setSP),
-		asm.LoadMem(asm.R3, off, abi.UWRowRBPOff, asm.Word), asm.LSh.Imm(asm.R3, 32), asm.ArSh.Imm(asm.R3, 32),
+		asm.LoadMem(asm.R1, off, abi.UWRowRegs, asm.Byte), asm.And.Imm(asm.R1, 15), asm.JEq.Imm(asm.R1, abi.UWRBPSame, rbx),
+		storeImm(blk, uwBP, 0, asm.DWord), asm.JNE.Imm(asm.R1, abi.UWRBPAt, rbx),
+		asm.LoadMem(asm.R3, off, abi.UWRowRBPOff, asm.Half), asm.LSh.Imm(asm.R3, 48), asm.ArSh.Imm(asm.R3, 48),
+		asm.Add.Reg(asm.R3, aux))
+	readUser(asm.R3, 0, rbx)
+	f.emit(asm.LoadMem(asm.R1, asm.R10, uwStkTmp, asm.DWord), asm.StoreMem(blk, uwBP, asm.R1, asm.DWord))
+	f.mark(rbx)
+	f.emit(asm.LoadMem(asm.R1, off, abi.UWRowRegs, asm.Byte), asm.RSh.Imm(asm.R1, 4), asm.JEq.Imm(asm.R1, abi.UWRBPSame, setSP),
+		storeImm(blk, uwBX, 0, asm.DWord), asm.JNE.Imm(asm.R1, abi.UWRBPAt, setSP),
+		asm.LoadMem(asm.R3, off, abi.UWRowRBXOff, asm.Half), asm.LSh.Imm(asm.R3, 48), asm.ArSh.Imm(asm.R3, 48),
 		asm.Add.Reg(asm.R3, aux))
 	readUser(asm.R3, 0, setSP)
-	f.emit(asm.LoadMem(asm.R1, asm.R10, uwStkTmp, asm.DWord), asm.StoreMem(blk, uwBP, asm.R1, asm.DWord))
+	f.emit(asm.LoadMem(asm.R1, asm.R10, uwStkTmp, asm.DWord), asm.StoreMem(blk, uwBX, asm.R1, asm.DWord))
 	f.mark(setSP)
 	// The caller's frame is above this one; anything else is a loop.
 	f.emit(asm.LoadMem(asm.R1, blk, uwSP, asm.DWord), asm.JLE.Reg(aux, asm.R1, stop),
@@ -321,14 +369,16 @@ func (g *gen) uwStep() asm.Instructions {
 		storeImm(blk, uwFlags, 0, asm.DWord), asm.Mov.Imm(asm.R0, 0), asm.Return())
 
 	// A signal trampoline: rsp points at the ucontext the kernel saved
-	// the interrupted registers in; the next PC is exact.
+	// the interrupted registers in; the next PC is exact, and every
+	// register of that frame is in the sigcontext.
 	f.mark(signal)
 	f.emit(asm.LoadMem(aux, blk, uwSP, asm.DWord))
-	for _, c := range [][2]int32{{abi.UContextIP, uwIP}, {abi.UContextBP, uwBP}, {abi.UContextSP, uwSP}} {
+	for _, c := range [][2]int32{{abi.UContextIP, uwIP}, {abi.UContextBP, uwBP}, {abi.UContextBX, uwBX}, {abi.UContextSP, uwSP}} {
 		readUser(aux, c[0], stop)
 		f.emit(asm.LoadMem(asm.R1, asm.R10, uwStkTmp, asm.DWord), asm.StoreMem(blk, int16(c[1]), asm.R1, asm.DWord))
 	}
-	f.emit(storeImm(blk, uwFlags, 1, asm.DWord), asm.Mov.Imm(asm.R0, 0), asm.Return())
+	f.emit(asm.Add.Imm(aux, abi.UContextMcontext), asm.StoreMem(blk, uwRegs, aux, asm.DWord),
+		storeImm(blk, uwFlags, uwExact|uwURegs, asm.DWord), asm.Mov.Imm(asm.R0, 0), asm.Return())
 
 	// No table: the frame pointer chain, rbp -> (saved rbp, return
 	// address), while it stays above the stack pointer.
@@ -336,7 +386,7 @@ func (g *gen) uwStep() asm.Instructions {
 	f.emit(asm.LoadMem(aux, blk, uwBP, asm.DWord), asm.JEq.Imm(aux, 0, stop),
 		asm.LoadMem(asm.R1, blk, uwSP, asm.DWord), asm.JLT.Reg(aux, asm.R1, stop))
 	readUser(aux, 8, stop)
-	f.emit(asm.LoadMem(ip, asm.R10, uwStkTmp, asm.DWord), storeImm(blk, uwBP, 0, asm.DWord))
+	f.emit(asm.LoadMem(ip, asm.R10, uwStkTmp, asm.DWord), storeImm(blk, uwBP, 0, asm.DWord), storeImm(blk, uwBX, 0, asm.DWord))
 	readUser(aux, 0, f.pendLabel("fpbp"))
 	f.emit(asm.LoadMem(asm.R1, asm.R10, uwStkTmp, asm.DWord), asm.StoreMem(blk, uwBP, asm.R1, asm.DWord))
 	f.markPending()

@@ -46,6 +46,18 @@ func DebugFile(path string) string {
 	return findDebugFile(f, path, true)
 }
 
+// LocalDebugFile is DebugFile without debuginfod: the debug file only
+// when it is on this machine already (by build id or debug link), so it
+// never waits for the network.
+func LocalDebugFile(path string) string {
+	f, err := openELF(path)
+	if err != nil {
+		return ""
+	}
+	defer f.Close()
+	return findDebugFile(f, path, false)
+}
+
 // findDebugFile is DebugFile for an opened object; the debuginfod step
 // runs only when remote is set.
 func findDebugFile(f *elf.File, path string, remote bool) string {

@@ -296,19 +296,7 @@ func (m *Maps) tableOf(f *elf.File, path string) (*table, error) {
 		m.stats.Shared++
 		return t, nil
 	}
-	debug := f
-	if f.Section(".eh_frame") == nil && f.Section(".debug_frame") == nil && path != "[vdso]" {
-		// No CFI of its own (built without unwind tables): its debug
-		// file's .debug_frame, if one is found (symbol.DebugFile may
-		// ask debuginfod, within DEBUGINFOD_TIMEOUT: only for these).
-		if p := symbol.DebugFile(path); p != "" {
-			if d, err := elf.Open(p); err == nil {
-				defer d.Close()
-				debug = d
-			}
-		}
-	}
-	tb, err := Build(f, debug)
+	tb, err := BuildObject(f, path)
 	if err != nil {
 		return nil, err
 	}

@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -17,6 +18,7 @@ import (
 type readelfRow struct {
 	loc           uint64
 	cfa, rbp, ra  string
+	rbx           string
 	signal        bool
 	fdeBegin, end uint64
 }
@@ -71,13 +73,15 @@ func readelfRows(t *testing.T, path string) []readelfRow {
 			if r.loc, err = strconv.ParseUint(f[0], 16, 64); err != nil {
 				continue
 			}
-			r.rbp, r.ra = "u", "u?"
+			r.rbp, r.rbx, r.ra = "u", "u", "u?"
 			for i, c := range cols {
 				switch c {
 				case "CFA":
 					r.cfa = f[i]
 				case "rbp":
 					r.rbp = f[i]
+				case "rbx":
+					r.rbx = f[i]
 				case "ra":
 					r.ra = f[i]
 				}
@@ -109,28 +113,47 @@ func (r readelfRow) want() Row {
 	case r.ra != "c-8":
 		return w
 	}
-	switch {
-	case strings.HasPrefix(r.cfa, "rsp+"), strings.HasPrefix(r.cfa, "rsp-"):
+	reg, off, _ := strings.Cut(strings.NewReplacer("+", " ", "-", " -").Replace(r.cfa), " ")
+	switch reg {
+	case "rsp":
 		w.CFA = CFARSP
-	case strings.HasPrefix(r.cfa, "rbp+"), strings.HasPrefix(r.cfa, "rbp-"):
+	case "rbp":
 		w.CFA = CFARBP
-	case r.cfa == "exp":
+	case "rbx":
+		w.CFA = CFARBX
+	case "exp":
 		w.CFA = CFAPLT // or CFANone for an expression we do not follow
 		return w
 	default:
-		return w
+		i := slices.Index(dwarfRegs, reg)
+		if i < 0 {
+			return w
+		}
+		w.CFA, w.Aux = CFAReg, uint16(regOffsets[i][0])|uint16(regOffsets[i][1])<<8
 	}
-	n, _ := strconv.ParseInt(r.cfa[3:], 10, 64)
+	n, _ := strconv.ParseInt(off, 10, 64)
 	w.CFAOff = int32(n)
-	switch {
-	case strings.HasPrefix(r.rbp, "c"):
-		n, _ := strconv.ParseInt(r.rbp[1:], 10, 64)
-		w.RBP, w.RBPOff = RBPAt, int32(n)
-	case r.rbp == "u", r.rbp == "s":
-	default:
-		w.RBP = RBPLost
-	}
+	w.RBP, w.RBPOff = readelfSaved(r.rbp)
+	w.RBX, w.RBXOff = readelfSaved(r.rbx)
 	return w
+}
+
+// dwarfRegs are readelf's names of the x86-64 DWARF registers 0 to 15.
+var dwarfRegs = []string{"rax", "rdx", "rcx", "rbx", "rsi", "rdi", "rbp", "rsp",
+	"r8", "r9", "r10", "r11", "r12", "r13", "r14", "r15"}
+
+// readelfSaved is the rule a readelf column of a callee-saved register
+// compiles to: "c-16" saved at CFA-16, "u" (undefined or unspecified) and
+// "s" (same value) unchanged, anything else unknown.
+func readelfSaved(col string) (RBPKind, int32) {
+	switch {
+	case strings.HasPrefix(col, "c"):
+		n, _ := strconv.ParseInt(col[1:], 10, 64)
+		return RBPAt, int32(n)
+	case col == "u", col == "s":
+		return RBPSame, 0
+	}
+	return RBPLost, 0
 }
 
 // testObjects are objects of the machine whose tables are checked against
@@ -206,7 +229,7 @@ func TestAgainstReadelf(t *testing.T) {
 				if !ok || got != want {
 					bad++
 					if bad <= 5 {
-						t.Errorf("%#x (FDE %#x..%#x): readelf cfa=%s rbp=%s ra=%s, want %v, table has %v", r.loc, r.fdeBegin, r.end, r.cfa, r.rbp, r.ra, want, got)
+						t.Errorf("%#x (FDE %#x..%#x): readelf cfa=%s rbp=%s rbx=%s ra=%s, want %v, table has %v", r.loc, r.fdeBegin, r.end, r.cfa, r.rbp, r.rbx, r.ra, want, got)
 					}
 				}
 			}

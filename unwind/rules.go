@@ -7,10 +7,22 @@ import (
 
 // x86-64 DWARF register numbers the unwinder follows.
 const (
+	regRBX = 3
 	regRBP = 6
 	regRSP = 7
 	regRIP = 16 // the return address column
 )
+
+// regOffsets gives, for each x86-64 DWARF general register (0 rax, 1 rdx,
+// 2 rcx, 3 rbx, 4 rsi, 5 rdi, 6 rbp, 7 rsp, 8-15 r8-r15), its offset in
+// the kernel's struct pt_regs (the registers of the innermost frame) and
+// in a signal frame's struct sigcontext (those of the frame a signal
+// interrupted): where the BPF unwinder reads a CFA register it does not
+// track from frame to frame.
+var regOffsets = [16][2]uint8{
+	{80, 104}, {96, 96}, {88, 112}, {40, 88}, {104, 72}, {112, 64}, {32, 80}, {152, 120},
+	{72, 0}, {64, 8}, {56, 16}, {48, 24}, {24, 32}, {16, 40}, {8, 48}, {0, 56},
+}
 
 // CFAKind says how a row finds the canonical frame address (the caller's
 // stack pointer) and what kind of frame it is. The values are the ones the
@@ -35,15 +47,26 @@ const (
 	// CFAEnd: the return address is undefined: the outermost frame
 	// (_start, a thread's start routine).
 	CFAEnd
+	// CFARBX: CFA = rbx + CFAOff (ld.so's _dl_runtime_resolve keeps
+	// its CFA in rbx while the stack is realigned). rbx is callee-saved
+	// and tracked from frame to frame by the rows' RBX rules.
+	CFARBX
+	// CFAReg: CFA = another general register + CFAOff, known only where
+	// every register is: in the innermost frame (the kernel's pt_regs)
+	// and in the frame a signal interrupted (its sigcontext). Aux holds
+	// the register's offset in pt_regs (low byte) and in the
+	// sigcontext (high byte).
+	CFAReg
 )
 
-// RBPKind says where the caller's rbp is.
+// RBPKind says where the caller's value of a callee-saved register the
+// unwinder tracks (rbp, rbx) is.
 type RBPKind uint8
 
-// Where a row keeps the caller's rbp.
+// Where a row keeps the caller's rbp or rbx.
 const (
 	RBPSame RBPKind = iota // unchanged
-	RBPAt                  // saved at CFA + RBPOff
+	RBPAt                  // saved at CFA + the offset
 	RBPLost                // a rule we do not follow: unknown from here
 )
 
@@ -55,10 +78,13 @@ type Row struct {
 	CFAOff int32
 	RBP    RBPKind
 	RBPOff int32
+	RBX    RBPKind
+	RBXOff int32
 }
 
 func (r Row) sameRule(o Row) bool {
-	return r.CFA == o.CFA && r.Aux == o.Aux && r.CFAOff == o.CFAOff && r.RBP == o.RBP && r.RBPOff == o.RBPOff
+	r.PC = o.PC
+	return r == o
 }
 
 func (r Row) String() string {
@@ -70,6 +96,10 @@ func (r Row) String() string {
 		s = fmt.Sprintf("cfa=rsp%+d", r.CFAOff)
 	case CFARBP:
 		s = fmt.Sprintf("cfa=rbp%+d", r.CFAOff)
+	case CFARBX:
+		s = fmt.Sprintf("cfa=rbx%+d", r.CFAOff)
+	case CFAReg:
+		s = fmt.Sprintf("cfa=reg(%d,%d)%+d", r.Aux&0xff, r.Aux>>8, r.CFAOff)
 	case CFAPLT:
 		s = fmt.Sprintf("cfa=plt(rsp%+d,%d)", r.CFAOff, r.Aux)
 	case CFASignal:
@@ -82,6 +112,12 @@ func (r Row) String() string {
 		s += fmt.Sprintf(" rbp=[cfa%+d]", r.RBPOff)
 	case RBPLost:
 		s += " rbp=?"
+	}
+	switch r.RBX {
+	case RBPAt:
+		s += fmt.Sprintf(" rbx=[cfa%+d]", r.RBXOff)
+	case RBPLost:
+		s += " rbx=?"
 	}
 	return fmt.Sprintf("%#x %s", r.PC, s)
 }
@@ -102,10 +138,10 @@ type regRule struct {
 // state is one row of the CFI table as DWARF describes it, restricted to
 // the columns x86-64 unwinding needs.
 type state struct {
-	cfaReg  uint64
-	cfaOff  int64
-	cfaExpr []byte // non-nil for DW_CFA_def_cfa_expression
-	rbp, ra regRule
+	cfaReg       uint64
+	cfaOff       int64
+	cfaExpr      []byte // non-nil for DW_CFA_def_cfa_expression
+	rbp, rbx, ra regRule
 }
 
 // DW_CFA_* opcodes.
@@ -204,6 +240,8 @@ func run(c *CIE, ins []byte, st, init *state, loc *uint64, advance func(next uin
 		switch reg {
 		case regRBP:
 			st.rbp = init.rbp
+		case regRBX:
+			st.rbx = init.rbx
 		case c.RAReg:
 			st.ra = init.ra
 		}
@@ -212,6 +250,8 @@ func run(c *CIE, ins []byte, st, init *state, loc *uint64, advance func(next uin
 		switch reg {
 		case regRBP:
 			st.rbp = rr
+		case regRBX:
+			st.rbx = rr
 		case c.RAReg:
 			st.ra = rr
 		}
@@ -453,6 +493,11 @@ func (c *CIE) row(pc uint64, s *state) Row {
 		r.CFA = CFARSP
 	case s.cfaReg == regRBP:
 		r.CFA = CFARBP
+	case s.cfaReg == regRBX:
+		r.CFA = CFARBX
+	case s.cfaReg < uint64(len(regOffsets)):
+		r.CFA = CFAReg
+		r.Aux = uint16(regOffsets[s.cfaReg][0]) | uint16(regOffsets[s.cfaReg][1])<<8
 	default:
 		return r
 	}
@@ -462,15 +507,23 @@ func (c *CIE) row(pc uint64, s *state) Row {
 		}
 		r.CFAOff = int32(s.cfaOff)
 	}
-	switch s.rbp.kind {
-	case ruleOffset:
-		if s.rbp.off < -1<<31 || s.rbp.off >= 1<<31 {
-			r.RBP = RBPLost
-			break
-		}
-		r.RBP, r.RBPOff = RBPAt, int32(s.rbp.off)
-	case ruleOther:
-		r.RBP = RBPLost
-	}
+	r.RBP, r.RBPOff = savedRule(s.rbp)
+	r.RBX, r.RBXOff = savedRule(s.rbx)
 	return r
+}
+
+// savedRule compiles a callee-saved register's rule. The BPF rows hold
+// its offset from the CFA in 16 bits: registers are saved next to the
+// return address, and one saved further away is not followed.
+func savedRule(rr regRule) (RBPKind, int32) {
+	switch rr.kind {
+	case ruleOffset:
+		if rr.off < -1<<15 || rr.off >= 1<<15 {
+			return RBPLost, 0
+		}
+		return RBPAt, int32(rr.off)
+	case ruleOther:
+		return RBPLost, 0
+	}
+	return RBPSame, 0
 }

@@ -6,6 +6,8 @@ import (
 	"errors"
 	"fmt"
 	"sort"
+
+	"github.com/dtrace-go/dtrace/symbol"
 )
 
 // Table is the unwind rows of one object, by file offset: the BPF
@@ -26,9 +28,9 @@ const MaxRows = 1 << 22
 // RowSize is the size of one encoded row (internal/abi.UWRow*).
 const RowSize = 16
 
-// Build reads the call-frame information of f: its .eh_frame, and the
-// .debug_frame of debug (its separate debug file, or f itself; may be
-// nil) for code that .eh_frame does not cover. Rows are keyed by file
+// Build reads the call-frame information of f: its .eh_frame, then, for
+// code that .eh_frame does not cover, its own .debug_frame and that of
+// debug (its separate debug file; may be nil). Rows are keyed by file
 // offset in f. A section that fails part way gives the FDEs read before
 // the fault.
 func Build(f, debug *elf.File) (*Table, error) {
@@ -37,12 +39,16 @@ func Build(f, debug *elf.File) (*Table, error) {
 	if err != nil {
 		errs = append(errs, err)
 	}
-	var extra []FDE
-	if debug != nil {
-		extra, err = sectionFDEs(debug, ".debug_frame", DebugFrame)
+	extra, err := sectionFDEs(f, ".debug_frame", DebugFrame)
+	if err != nil {
+		errs = append(errs, err)
+	}
+	if debug != nil && debug != f {
+		more, err := sectionFDEs(debug, ".debug_frame", DebugFrame)
 		if err != nil {
 			errs = append(errs, err)
 		}
+		extra = append(extra, more...)
 	}
 	t, err := fromFDEs(f, eh, extra)
 	if err != nil {
@@ -52,6 +58,30 @@ func Build(f, debug *elf.File) (*Table, error) {
 		return nil, errors.Join(errs...)
 	}
 	return t, nil
+}
+
+// BuildObject is Build for the object f opened from path, with its
+// separate debug file when one is found. The .debug_frame of the debug
+// file covers code that the object's own CFI does not (code built
+// without unwind tables, then stripped). An object with no CFI of its own
+// may wait for debuginfod to find it (symbol.DebugFile, within
+// DEBUGINFOD_TIMEOUT); one with CFI takes a debug file only if it is on
+// this machine already. The vdso ("[vdso]") has none.
+func BuildObject(f *elf.File, path string) (*Table, error) {
+	var debug *elf.File
+	if path != "[vdso]" {
+		find := symbol.LocalDebugFile
+		if f.Section(".eh_frame") == nil && f.Section(".debug_frame") == nil {
+			find = symbol.DebugFile
+		}
+		if p := find(path); p != "" {
+			if d, err := elf.Open(p); err == nil {
+				defer d.Close()
+				debug = d
+			}
+		}
+	}
+	return Build(f, debug)
 }
 
 func sectionFDEs(f *elf.File, name string, sec Section) ([]FDE, error) {
@@ -177,18 +207,20 @@ func (t *Table) Lookup(off uint64) (Row, bool) {
 	return t.Rows[i-1], true
 }
 
-// Encode writes the rows as the BPF unwinder reads them: RowSize bytes
-// each, little-endian u32 offset, u8 CFA kind, u8 rbp kind, u16 aux,
-// i32 CFA offset, i32 rbp offset.
+// Encode writes the rows as the BPF unwinder reads them (internal/abi
+// UWRow*): RowSize bytes each, little-endian u32 offset, u8 CFA kind, u8
+// rbp rule | rbx rule << 4, u16 aux, i32 CFA offset, i16 rbp offset, i16
+// rbx offset (savedRule keeps those in 16 bits).
 func (t *Table) Encode() []byte {
 	b := make([]byte, RowSize*len(t.Rows))
 	for i, r := range t.Rows {
 		e := b[i*RowSize:]
 		binary.LittleEndian.PutUint32(e[0:], uint32(r.PC))
-		e[4], e[5] = byte(r.CFA), byte(r.RBP)
+		e[4], e[5] = byte(r.CFA), byte(r.RBP)|byte(r.RBX)<<4
 		binary.LittleEndian.PutUint16(e[6:], r.Aux)
 		binary.LittleEndian.PutUint32(e[8:], uint32(r.CFAOff))
-		binary.LittleEndian.PutUint32(e[12:], uint32(r.RBPOff))
+		binary.LittleEndian.PutUint16(e[12:], uint16(r.RBPOff))
+		binary.LittleEndian.PutUint16(e[14:], uint16(r.RBXOff))
 	}
 	return b
 }

@@ -79,10 +79,11 @@ const (
 const (
 	UWRowPC     = 0  // u32 file offset of the first byte the row covers
 	UWRowCFA    = 4  // u8 UWCFA* kind
-	UWRowRBP    = 5  // u8 UWRBP* rule
-	UWRowAux    = 6  // u16 the PLT expression's threshold
+	UWRowRegs   = 5  // u8 rbp's UWRBP* rule | rbx's << 4
+	UWRowAux    = 6  // u16 the PLT expression's threshold; UWCFAReg's offsets
 	UWRowCFAOff = 8  // i32
-	UWRowRBPOff = 12 // i32
+	UWRowRBPOff = 12 // i16 where rbp is saved, from the CFA
+	UWRowRBXOff = 14 // i16 where rbx is saved
 	UWRowSize   = 16
 )
 
@@ -94,9 +95,14 @@ const (
 	UWCFAPLT    = 3 // CFA = rsp + off + 8 if (rip & 15) >= aux
 	UWCFASignal = 4 // a signal trampoline: registers in the ucontext at rsp
 	UWCFAEnd    = 5 // the outermost frame
+	UWCFARBX    = 6 // CFA = rbx + off
+	// UWCFAReg: CFA = another register + off, where all registers are
+	// known: aux & 0xff is its offset in pt_regs (the innermost frame),
+	// aux >> 8 in the sigcontext (a frame a signal interrupted).
+	UWCFAReg = 7
 )
 
-// rbp rules of a row (unwind.RBPKind).
+// Rules of rbp and rbx in a row (unwind.RBPKind).
 const (
 	UWRBPSame = 0 // unchanged
 	UWRBPAt   = 1 // saved at CFA + off
@@ -120,11 +126,14 @@ const (
 // sigcontext, starts 40 bytes in).
 const (
 	PtRegsBP = 32
+	PtRegsBX = 40
 	PtRegsIP = 128
 	PtRegsCS = 136
 	PtRegsSP = 152
 
-	UContextBP = 40 + 80
-	UContextSP = 40 + 120
-	UContextIP = 40 + 128
+	UContextMcontext = 40 // struct sigcontext
+	UContextBP       = 40 + 80
+	UContextBX       = 40 + 88
+	UContextSP       = 40 + 120
+	UContextIP       = 40 + 128
 )

@@ -28,14 +28,20 @@ step() { echo "$1 at $(($(date +%s) - t0))s"; }
 # Samples of d's loop.
 $D -q -n 'profile-997 /pid == $target/ { @[ustack()] = count(); } tick-'$PROFSECS's { exit(0); }' -c "$P 100000000" >profile.txt 2>&1
 step profile
-# The stack at d's entry.
-$D -q -n 'pid$target::d:entry { ustack(); exit(0); }' -c "$P 1000" >pid.txt 2>&1
-step pid
-# Its kin: ustackdepth, ucaller, ustack(n), jstack(n, strsize).
-$D -q -n 'pid$target::d:entry { printf("depth %d\n", ustackdepth); ufunc(ucaller); printf("\n"); ustack(3); jstack(2, 100); exit(0); }' -c "$P 1000" >kin.txt 2>&1
-step kin
-# The stack in a signal handler d was interrupted by.
+# At d's entry: ustack() and its kin (ustackdepth, ucaller, ustack(n),
+# jstack(n, strsize)). Before it, in the same run: ld.so's lazy binding
+# (its resolver keeps its CFA in rbx, which _dl_fixup saves and changes)
+# and spin's loop (its CFA in r12, known from the registers the probe
+# took).
+$D -q -n 'pid$target::_dl_fixup:entry { self->in = 1; }
+pid$target::_dl_lookup_symbol_x:entry /self->in && !lazy/ { lazy = 1; printf("== lazy\n"); ustack(); }
+pid$target::spin:12 /!spun/ { spun = 1; printf("== spin\n"); ustack(); }
+pid$target::d:entry { printf("== pid\n"); ustack(); printf("== kin\n"); printf("depth %d\n", ustackdepth); ufunc(ucaller); printf("\n"); ustack(3); jstack(2, 100); exit(0); }' -c "$P 100 reg" >entry.txt 2>&1
+step entry
+# The stack in a signal handler d was interrupted by, and one that spin
+# was (spin's CFA register is read from the signal frame).
 $D -q -n 'pid$target::handler_work:entry { ustack(); exit(0); }' -c "$P 100000000 sig" >signal.txt 2>&1
+$D -q -n 'pid$target::handler_work:entry { ustack(); exit(0); }' -c "$P 100000000 regsig" >regsig.txt 2>&1
 step signal
 # A process stopped at d's entry: eu-stack walks it on its own.
 $P 1000 & pid=$!
@@ -120,6 +126,30 @@ func parseOne(out string) []string {
 	return frames
 }
 
+// sections splits the output of a run whose clauses print "== name"
+// before what they trace.
+func sections(out string) map[string]string {
+	m := map[string]string{}
+	name := ""
+	for _, l := range strings.SplitAfter(out, "\n") {
+		if n, ok := strings.CutPrefix(strings.TrimSpace(l), "== "); ok {
+			name = n
+			continue
+		}
+		m[name] += l
+	}
+	return m
+}
+
+// wholeStack reports whether frames (innermost first) reach the start of
+// the program: libc's __libc_start_call_main, or, for a stack taken
+// while ld.so loads the program, before libc starts it, the loader's
+// _dl_start and then its entry point (which has no function symbol).
+func wholeStack(frames []string) bool {
+	n := len(frames)
+	return contains(frames, "__libc_start_call_main") || n >= 2 && frames[n-2] == "_dl_start"
+}
+
 // share is the fraction of samples whose stack passes ok.
 func share(stacks []stack, in func(stack) bool, ok func(stack) bool) (good, all int) {
 	for _, s := range stacks {
@@ -163,22 +193,40 @@ func check(t *testing.T, dir, where string, pyMin, gzMin float64) {
 	if all < 100 || float64(good) < 0.99*float64(all) {
 		t.Errorf("%s: %d of %d samples in d are whole stacks (want >= 99%%, >= 100 samples):\n%s", where, good, all, out)
 	}
-	// d's entry.
-	if got := parseOne(read("pid.txt")); strings.Join(got, " ") != strings.Join(startChain, " ") {
+	// d's entry and the rest of that run.
+	entry := sections(read("entry.txt"))
+	if got := parseOne(entry["pid"]); strings.Join(got, " ") != strings.Join(startChain, " ") {
 		t.Errorf("%s: ustack() at pid$target::d:entry is %q, want %q", where, got, startChain)
 	}
 	// ustackdepth, ucaller, ustack(3), jstack(2, 100) at d's entry.
-	kin := strings.Fields(read("kin.txt"))
+	kin := strings.Fields(entry["kin"])
 	for i := range kin {
 		kin[i] = function(kin[i])
 	}
 	if want := []string{"depth", "8", "c", "d", "c", "b", "d", "c"}; strings.Join(kin, " ") != strings.Join(want, " ") {
 		t.Errorf("%s: ustackdepth, ufunc(ucaller), ustack(3), jstack(2, 100) printed %q, want %q", where, kin, want)
 	}
-	// The handler, the signal frame, then d ... _start.
+	// In lazy binding: the resolver's frame (CFA in rbx, restored from
+	// where _dl_fixup saved it), then whoever called through the PLT,
+	// down to the loader's start or libc's.
+	lazy := parseOne(entry["lazy"])
+	if len(lazy) < 5 || strings.Join(lazy[:2], " ") != "_dl_lookup_symbol_x _dl_fixup" ||
+		!strings.HasPrefix(lazy[2], "_dl_runtime_resolve") || !wholeStack(lazy) {
+		t.Errorf("%s: ustack() in lazy binding is %q, want _dl_lookup_symbol_x _dl_fixup _dl_runtime_resolve* ... down to _start", where, lazy)
+	}
+	// In spin's loop, its CFA in r12.
+	if got, want := parseOne(entry["spin"]), append([]string{"spin"}, startChain[4:]...); strings.Join(got, " ") != strings.Join(want, " ") {
+		t.Errorf("%s: ustack() in spin is %q, want %q", where, got, want)
+	}
+	// The handler, the signal frame, then d ... _start; or spin ...
+	// _start.
 	want := append([]string{"handler_work", "handler", "__restore_rt"}, startChain...)
 	if got := parseOne(read("signal.txt")); strings.Join(got, " ") != strings.Join(want, " ") {
 		t.Errorf("%s: ustack() in the signal handler is %q, want %q", where, got, want)
+	}
+	want = append([]string{"handler_work", "handler", "__restore_rt", "spin"}, startChain[4:]...)
+	if got := parseOne(read("regsig.txt")); strings.Join(got, " ") != strings.Join(want, " ") {
+		t.Errorf("%s: ustack() in the signal handler that interrupted spin is %q, want %q", where, got, want)
 	}
 	// eu-stack names the same functions in the same order.
 	stopped := parseOne(read("stop.txt"))
@@ -198,13 +246,8 @@ func check(t *testing.T, dir, where string, pyMin, gzMin float64) {
 	}
 	reach := func(file string, min float64) {
 		out := read(file)
-		// A sample taken while ld.so loads the program, before libc
-		// starts it, is whole when it ends at the loader's start.
 		good, all := share(parseStacks(out), func(stack) bool { return true },
-			func(s stack) bool {
-				n := len(s.frames)
-				return contains(s.frames, "__libc_start_call_main") || n >= 2 && s.frames[n-2] == "_dl_start"
-			})
+			func(s stack) bool { return wholeStack(s.frames) })
 		t.Logf("%s: %s: %d of %d samples reach __libc_start_call_main or the loader's start (%.2f%%)", where, file, good, all, 100*float64(good)/float64(max(all, 1)))
 		if all < 50 || float64(good) < min*float64(all) {
 			t.Errorf("%s: %s: %d of %d samples reach __libc_start_call_main, want >= %.0f%% of >= 50:\n%.3000s", where, file, good, all, 100*min, out)
@@ -238,8 +281,8 @@ func TestUStackCFI(t *testing.T) {
 	if err := os.Mkdir(work, 0o755); err != nil {
 		t.Fatal(err)
 	}
-	// About a minute: seven dtrace runs, python3 for 6 s, gzip -1 of
-	// 200 MB.
+	// About a minute and a half: eight dtrace runs, python3 for 6 s,
+	// gzip -1 of 200 MB.
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
 	out, err := exec.CommandContext(ctx, "sh", sh, dtrace, chain, work, "6", "200").CombinedOutput()
