@@ -12,6 +12,7 @@ import (
 	"regexp"
 	"sort"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -35,9 +36,36 @@ const (
 // the ping-pong, a port app; the host side of a VM test.
 type vm struct {
 	name, dir, dtrace, sock, app string
-	out                          bytes.Buffer
+	out                          lockedBuffer
 	done                         chan error
 	start                        time.Time
+}
+
+// lockedBuffer is a bytes.Buffer that the guest's output is written to
+// while the test reads it.
+type lockedBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (l *lockedBuffer) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.Write(p)
+}
+
+func (l *lockedBuffer) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.String()
+}
+
+func (l *lockedBuffer) Bytes() []byte { return []byte(l.String()) }
+
+func (l *lockedBuffer) Reset() {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.b.Reset()
 }
 
 // build builds dtrace, the test programs and this test binary where the
@@ -69,28 +97,61 @@ func boot(t *testing.T, dir, name, mode string) *vm {
 	v := &vm{name: name, dir: dir, dtrace: filepath.Join(dir, "dtrace"), done: make(chan error, 1)}
 	// An earlier run's files would start the guest's workload before the
 	// host traces, and end the host's run at once.
-	for _, f := range []string{"go", "done-" + name} {
+	for _, f := range []string{"go", "done-" + name, "booted-" + name} {
 		if err := os.Remove(filepath.Join(dir, f)); err != nil && !os.IsNotExist(err) {
 			t.Fatal(err)
 		}
 	}
 	v.sock = filepath.Join(t.TempDir(), name+".sock")
 	v.app = filepath.Join(t.TempDir(), "app.sock")
-	guest := exec.Command(guesttest.RunKernel(t), "-t", "900", "-m", "1024", "-S", name+"="+v.sock, "-S", "app="+v.app,
-		fmt.Sprintf("%s=%s %s=%s %s=%s %s -test.v -test.run '^TestInGuest$'", guestEnv, dir, guestMode, mode,
-			guestName, name, filepath.Join(dir, "agent.test")))
-	guest.Stdout, guest.Stderr = &v.out, &v.out
-	v.start = time.Now()
-	if err := guest.Start(); err != nil {
-		t.Fatal(err)
+	// A guest whose kernel panics as it boots (guesttest.BootFailed)
+	// is booted again, twice at most.
+	for attempt := 1; ; attempt++ {
+		guest := exec.Command(guesttest.RunKernel(t), "-t", "900", "-m", "1024", "-S", name+"="+v.sock, "-S", "app="+v.app,
+			fmt.Sprintf("%s=%s %s=%s %s=%s %s -test.v -test.run '^TestInGuest$'", guestEnv, dir, guestMode, mode,
+				guestName, name, filepath.Join(dir, "agent.test")))
+		v.out.Reset()
+		guest.Stdout, guest.Stderr = &v.out, &v.out
+		v.start = time.Now()
+		if err := guest.Start(); err != nil {
+			t.Fatal(err)
+		}
+		done := make(chan error, 1)
+		go func() { done <- guest.Wait() }()
+		// QEMU makes the socket before the guest boots: a boot that
+		// fails ends the guest soon after.
+		if err := v.waitBoot(t, done); attempt < 3 && guesttest.BootFailed(err, v.out.Bytes()) {
+			t.Logf("guest %s's kernel panicked as it booted; booting again:\n%s", name, v.out.String())
+			os.Remove(v.sock)
+			continue
+		} else if err != nil {
+			done <- err
+		}
+		v.done = done
+		t.Cleanup(func() {
+			guest.Process.Kill()
+			<-v.done
+		})
+		v.waitFor(t, v.sock)
+		return v
 	}
-	go func() { v.done <- guest.Wait() }()
-	t.Cleanup(func() {
-		guest.Process.Kill()
-		<-v.done
-	})
-	v.waitFor(t, v.sock)
-	return v
+}
+
+// waitBoot waits until the guest booted (its TestInGuest wrote
+// booted-NAME: run-kernel shows the guest's output only when it ends) or
+// ended; it returns the guest's error if it ended.
+func (v *vm) waitBoot(t *testing.T, done chan error) error {
+	booted := filepath.Join(v.dir, "booted-"+v.name)
+	for {
+		select {
+		case err := <-done:
+			return err
+		case <-time.After(100 * time.Millisecond):
+			if _, err := os.Stat(booted); err == nil {
+				return nil
+			}
+		}
+	}
 }
 
 // waitFor waits until path exists, failing if the guest ends first.
@@ -314,6 +375,9 @@ func TestInGuest(t *testing.T) {
 		t.Fatal(err)
 	}
 	name := os.Getenv(guestName)
+	if err := os.WriteFile(filepath.Join(dir, "booted-"+name), nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
 	agent := exec.Command(filepath.Join(dir, "dtrace"), "-x", "agent=/dev/virtio-ports/"+name)
 	logr, logw, err := os.Pipe()
 	if err != nil {
