@@ -12,11 +12,11 @@ import (
 	"regexp"
 	"sort"
 	"strings"
-	"sync"
 	"syscall"
 	"testing"
 	"time"
 
+	"github.com/dtrace-go/dtrace/internal/lockedbuf"
 	"github.com/dtrace-go/dtrace/internal/testutil/bpfobj"
 	"github.com/dtrace-go/dtrace/internal/testutil/guesttest"
 	"github.com/dtrace-go/dtrace/internal/testutil/testprog"
@@ -36,36 +36,9 @@ const (
 // the ping-pong, a port app; the host side of a VM test.
 type vm struct {
 	name, dir, dtrace, sock, app string
-	out                          lockedBuffer
+	out                          *lockedbuf.Buffer
 	done                         chan error
 	start                        time.Time
-}
-
-// lockedBuffer is a bytes.Buffer that the guest's output is written to
-// while the test reads it.
-type lockedBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (l *lockedBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (l *lockedBuffer) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
-}
-
-func (l *lockedBuffer) Bytes() []byte { return []byte(l.String()) }
-
-func (l *lockedBuffer) Reset() {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	l.b.Reset()
 }
 
 // build builds dtrace, the test programs and this test binary where the
@@ -110,8 +83,8 @@ func boot(t *testing.T, dir, name, mode string) *vm {
 		guest := exec.Command(guesttest.RunKernel(t), "-t", "900", "-m", "1024", "-S", name+"="+v.sock, "-S", "app="+v.app,
 			fmt.Sprintf("%s=%s %s=%s %s=%s %s -test.v -test.run '^TestInGuest$'", guestEnv, dir, guestMode, mode,
 				guestName, name, filepath.Join(dir, "agent.test")))
-		v.out.Reset()
-		guest.Stdout, guest.Stderr = &v.out, &v.out
+		v.out = &lockedbuf.Buffer{}
+		guest.Stdout, guest.Stderr = v.out, v.out
 		v.start = time.Now()
 		if err := guest.Start(); err != nil {
 			t.Fatal(err)
@@ -120,7 +93,7 @@ func boot(t *testing.T, dir, name, mode string) *vm {
 		go func() { done <- guest.Wait() }()
 		// QEMU makes the socket before the guest boots: a boot that
 		// fails ends the guest soon after.
-		if err := v.waitBoot(t, done); attempt < 3 && guesttest.BootFailed(err, v.out.Bytes()) {
+		if err := v.waitBoot(t, done); attempt < 3 && guesttest.BootFailed(err, []byte(v.out.String())) {
 			t.Logf("guest %s's kernel panicked as it booted; booting again:\n%s", name, v.out.String())
 			os.Remove(v.sock)
 			continue
