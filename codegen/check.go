@@ -87,6 +87,18 @@ func (a *checkInfo) VarOf(e syntax.Expr) *Var {
 	return a.varOf(obj)
 }
 
+// Declared returns the declared global and clause-local variables that
+// are not associative arrays, in order of declaration.
+func (a *checkInfo) Declared() []*Var {
+	var vs []*Var
+	for _, v := range a.info.Vars {
+		if v.Declared && v.Keys == nil && (v.Kind == check.GlobalVar || v.Kind == check.LocalVar) {
+			vs = append(vs, a.varOf(v))
+		}
+	}
+	return vs
+}
+
 func (a *checkInfo) varOf(obj check.Object) *Var {
 	if v, ok := a.vars[obj]; ok {
 		return v

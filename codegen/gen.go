@@ -214,7 +214,9 @@ func generate(clauses []Clause, info Info, opts Options, layout ScratchLayout) (
 	g.assocValue = 8
 	g.scanVars(clauses)
 	g.scanKeyWidths(clauses)
-	g.strA = layout.Temps + g.thisEnd
+	// Clause-locals of 1, 2 or 4 bytes may leave the end unaligned; the
+	// string buffers and temporaries after them take 8-byte stores.
+	g.strA = layout.Temps + align8(g.thisEnd)
 	g.strB = g.strA + g.strBuf()
 	g.tok = g.strB + g.strBuf()
 	g.tempMax = max(g.tempMax, g.allocaStart()+layout.Alloca)
@@ -256,6 +258,10 @@ func generate(clauses []Clause, info Info, opts Options, layout ScratchLayout) (
 
 	g.declareMaps()
 	g.spec.GVarsSize = g.gvarEnd
+	g.spec.GlobalOffsets, g.spec.LocalOffsets = g.gvars, map[int]uint32{}
+	for id, off := range g.thisVars {
+		g.spec.LocalOffsets[id] = off - layout.Temps
+	}
 	return g, nil
 }
 
@@ -500,6 +506,17 @@ func finishLayout(s *Spec) {
 func (g *gen) scanVars(clauses []Clause) {
 	var vars []*Var
 	seen := map[*Var]bool{}
+	if d, ok := g.info.(DeclInfo); ok {
+		// Declared variables have storage even where no clause uses
+		// them, as in dtrace: a variable's offset does not depend on
+		// which of the others the clauses use.
+		for _, v := range d.Declared() {
+			if !seen[v] {
+				seen[v] = true
+				vars = append(vars, v)
+			}
+		}
+	}
 	for _, c := range clauses {
 		g.scanNode(c.Decl, &vars, seen)
 	}
@@ -507,9 +524,9 @@ func (g *gen) scanVars(clauses []Clause) {
 	for _, v := range vars {
 		if v.Kind == VarFlow {
 			// New flows take their ids from a counter among the
-			// globals.
-			g.flowIDOff = g.gvarEnd
-			g.gvarEnd += 8
+			// globals (8-byte aligned for its atomic add).
+			g.flowIDOff = align8(g.gvarEnd)
+			g.gvarEnd = g.flowIDOff + 8
 			break
 		}
 	}
@@ -561,13 +578,16 @@ func (g *gen) assignVars(vars []*Var) {
 		switch v.Kind {
 		case VarGlobal:
 			if _, ok := g.gvars[v.ID]; !ok {
-				g.gvars[v.ID] = g.gvarEnd
-				g.gvarEnd += align8(size)
+				slot, align := g.slot(v.Type)
+				g.gvars[v.ID] = alignUp(g.gvarEnd, align)
+				g.gvarEnd = g.gvars[v.ID] + slot
 			}
 		case VarClause:
 			if _, ok := g.thisVars[v.ID]; !ok {
-				g.thisVars[v.ID] = g.layout.Temps + g.thisEnd
-				g.thisEnd += align8(size)
+				slot, align := g.slot(v.Type)
+				off := alignUp(g.thisEnd, align)
+				g.thisVars[v.ID] = g.layout.Temps + off
+				g.thisEnd = off + slot
 			}
 		case VarThread:
 			g.tvarSize = max(g.tvarSize, align8(size))
@@ -585,6 +605,46 @@ func (g *gen) assignVars(vars []*Var) {
 			g.assocKey = max(g.assocKey, abi.AssocKeyTuple+k)
 		}
 	}
+}
+
+// slot is the size and alignment of a global or clause-local variable's
+// storage, laid out as dtrace lays out its variables: integers and
+// pointers in their own size and alignment, structs and unions 8-byte
+// aligned, arrays aligned as their elements; a string holds strsize
+// bytes, its NUL and the NULL flag (strBuf).
+func (g *gen) slot(t *Type) (size, align uint32) {
+	switch {
+	case t == nil:
+		return 8, 8
+	case t.Kind == TString:
+		return g.strBuf(), 8
+	case t.Kind == TStruct:
+		return t.Size, 8
+	case t.Kind == TArray:
+		_, align = g.slot(t.Elem)
+		return t.Size, align
+	}
+	n := scalarSize(t)
+	return n, n
+}
+
+// scalarSize is the number of bytes a scalar variable of type t stores:
+// an integer of 1, 2 or 4 bytes its size, anything else 8.
+func scalarSize(t *Type) uint32 {
+	if t != nil && t.Kind == TInt {
+		switch t.Size {
+		case 1, 2, 4:
+			return t.Size
+		}
+	}
+	return 8
+}
+
+func alignUp(n, a uint32) uint32 {
+	if a == 0 {
+		return n
+	}
+	return (n + a - 1) / a * a
 }
 
 // storageSize is the number of bytes a value of t occupies in a variable.

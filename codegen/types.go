@@ -99,6 +99,13 @@ type Info interface {
 	Expand(e syntax.Expr) syntax.Expr
 }
 
+// DeclInfo is implemented by an Info that knows the global and
+// clause-local scalar variables the program declares (`int x;`,
+// `this char c;`); the adapter from dlang/check does.
+type DeclInfo interface {
+	Declared() []*Var
+}
+
 // XlateInfo is implemented by an Info that knows translators (the
 // checker's adapter does). Without it, translations fail to compile.
 // InlineInfo is implemented by Infos that know inlines with parameters,

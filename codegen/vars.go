@@ -44,7 +44,7 @@ func (f *fn) loadVar(e syntax.Expr, v *Var) asm.Register {
 				f.nullStr(r)
 			}
 		} else {
-			f.emit(asm.LoadMem(r, regScratch, int16(off), asm.DWord))
+			f.loadField(r, regScratch, int16(off), t)
 		}
 		return r
 	case VarThread:
@@ -81,8 +81,7 @@ func (f *fn) loadAt(p asm.Register, off uint32, t *Type) asm.Register {
 		}
 		return p
 	}
-	// By the type's size: a store through &x writes only that many
-	// bytes of the 8-byte slot.
+	// By the type's size: the slot holds that many bytes (slot).
 	r := f.alloc()
 	f.loadField(r, p, int16(off), t)
 	f.free(p)
@@ -97,7 +96,7 @@ func (f *fn) storeAt(p asm.Register, off uint32, r asm.Register, t *Type) {
 		f.copyStrVar(p, r, t)
 		return
 	}
-	f.emit(asm.StoreMem(p, int16(off), r, asm.DWord))
+	f.emit(asm.StoreMem(p, int16(off), r, sizeOf(scalarSize(t))))
 	f.free(p, r)
 }
 
@@ -166,7 +165,7 @@ func (f *fn) storeVar(n syntax.Node, v *Var, r asm.Register, vt *Type) {
 			f.copyStrVar(p, r, t)
 			return
 		}
-		f.emit(asm.StoreMem(regScratch, int16(off), r, asm.DWord))
+		f.emit(asm.StoreMem(regScratch, int16(off), r, sizeOf(scalarSize(t))))
 		f.free(r)
 	case VarThread:
 		key := f.tvarKey(v.ID)
@@ -381,9 +380,9 @@ func (f *fn) memAddr(e syntax.Expr) (asm.Register, Field) {
 		if v != nil && byRef(v.Type) && (v.Kind == VarGlobal || v.Kind == VarClause) {
 			return f.loadVar(x, v), Field{Type: v.Type}
 		}
-		if v != nil && v.Type.Kind == TStruct && v.Kind == VarThread {
-			// A thread-local struct is created (zeroed) by the first
-			// store into one of its members.
+		if v != nil && (v.Type.Kind == TStruct || v.Type.Kind == TArray) && v.Kind == VarThread {
+			// A thread-local struct or array is created (zeroed) by
+			// the first store into one of its members or elements.
 			key := f.tvarKey(v.ID)
 			return f.createZeroed(abi.MapTVars, key, f.g.tvarSize, "tvok"), Field{Type: v.Type}
 		}

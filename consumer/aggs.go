@@ -27,16 +27,16 @@ func (c *Consumer) snapshot(id int) error {
 	it := m.Iterate()
 	for it.Next(&key, &vals) {
 		kv := c.decodeKey(id, key)
-		for _, v := range vals {
-			a.Add(kv, valueSlots(v))
+		for cpu, v := range vals {
+			a.AddCPU(kv, cpu, valueSlots(v))
 		}
 	}
 	if err := it.Err(); err != nil {
 		return err
 	}
 	// Entries in the front cache (codegen/aggcache.go) add to the map's.
-	return c.eachCached(id, func(_ uint32, _ int, slot []byte) bool {
-		a.Add(c.decodeKey(id, slot[as.CacheKeyOff():as.CacheValueOff()]), valueSlots(slot[as.CacheValueOff():]))
+	return c.eachCached(id, func(_ uint32, cpu int, slot []byte) bool {
+		a.AddCPU(c.decodeKey(id, slot[as.CacheKeyOff():as.CacheValueOff()]), cpu, valueSlots(slot[as.CacheValueOff():]))
 		return false
 	})
 }

@@ -154,7 +154,9 @@ func New(cfg Config) *Consumer {
 		}
 		for _, a := range cfg.Spec.Aggs {
 			d := aggregate.Desc(a.Desc)
-			c.aggs = append(c.aggs, aggregate.New(&d))
+			a := aggregate.New(&d)
+			a.PerCPU = cfg.Settings.AggPerCPU
+			c.aggs = append(c.aggs, a)
 		}
 	}
 	return c

@@ -7,6 +7,8 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/cilium/ebpf/asm"
+
 	"github.com/dtrace-go/dtrace/codegen"
 	"github.com/dtrace-go/dtrace/dlang/check"
 	"github.com/dtrace-go/dtrace/dlang/syntax"
@@ -149,6 +151,11 @@ func (h *Handle) writeListing(w io.Writer, ast *syntax.Program) error {
 			continue
 		}
 		fmt.Fprintf(w, "\n%s (%s):\n%v", cs.Symbol, strings.Join(cs.Probes, ", "), cs.Insns)
+		n := 0
+		for _, ins := range cs.Insns {
+			n += int(ins.Size() / asm.InstructionSize)
+		}
+		writeVarTable(w, h.info.Clauses[cs.Index], h.info, spec, n)
 	}
 	for _, f := range spec.Funcs {
 		if len(f) > 0 {

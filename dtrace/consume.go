@@ -15,6 +15,7 @@ import (
 	"github.com/dtrace-go/dtrace/aggregate"
 	"github.com/dtrace-go/dtrace/consumer"
 	"github.com/dtrace-go/dtrace/format"
+	"github.com/dtrace-go/dtrace/internal/kernel"
 	"github.com/dtrace-go/dtrace/loader"
 	"github.com/dtrace-go/dtrace/output"
 	"github.com/dtrace-go/dtrace/output/flamegraph"
@@ -302,7 +303,18 @@ func (h *Handle) settings() output.Settings {
 		AggRate:    h.rate("aggrate"),
 		StatusRate: h.rate("statusrate"),
 		NoResolve:  o.NoResolve,
+		AggPerCPU:  o.AggPerCPU,
+		CPUs:       h.aggCPUs(),
 	}
+}
+
+// aggCPUs are the CPUs whose values aggpercpu prints: the online ones.
+func (h *Handle) aggCPUs() []int {
+	if !h.opts.AggPerCPU {
+		return nil
+	}
+	cpus, _ := kernel.OnlineCPUs()
+	return cpus
 }
 
 // aggView is the agghist, aggpack, aggzoom and encoding options as the

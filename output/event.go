@@ -270,6 +270,11 @@ type Settings struct {
 	// StatusRate is the statusrate option, 0 when not set: how often
 	// the consumer looks whether exit() was called.
 	StatusRate time.Duration
+	// AggPerCPU is the aggpercpu option: aggregations print each CPU's
+	// value after the merged one, for every CPU in CPUs (the online
+	// ones).
+	AggPerCPU bool
+	CPUs      []int
 }
 
 // Snapshot starts the output of a snapshot of the buffers (beyond

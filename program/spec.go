@@ -23,6 +23,10 @@ type Spec struct {
 	Formats []string
 	// GVarsSize is the value size of dt_gvars.
 	GVarsSize uint32
+	// GlobalOffsets and LocalOffsets give, by variable ID, where global
+	// variables lie in dt_gvars and clause-local ones in the scratch
+	// area (from Layout.Temps); -S shows them.
+	GlobalOffsets, LocalOffsets map[int]uint32
 }
 
 // MapKind is the kind of a BPF map in a Spec.

@@ -71,7 +71,7 @@ func New(c Config) *Renderer {
 		Sym:       c.Sym,
 		NoResolve: c.Settings.NoResolve,
 	}
-	t.aggp = &aggregate.Printer{Fmt: t.fmt, Sort: c.Settings.AggSort, View: c.Settings.AggView}
+	t.aggp = &aggregate.Printer{Fmt: t.fmt, Sort: c.Settings.AggSort, View: c.Settings.AggView, CPUs: c.Settings.CPUs}
 	return t
 }
 
