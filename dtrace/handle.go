@@ -147,6 +147,8 @@ func Open(opts *Options, conf Config) (*Handle, error) {
 		_, _ = sym.Snapshot(conf.Target)
 	}
 	fbtp := fbt.New() // lockstat finds kernel functions through fbt
+	usdtp := usdt.New(sym)
+	usdtp.SetTarget(conf.Target)
 	h := &Handle{
 		sym:       sym,
 		opts:      opts,
@@ -154,7 +156,7 @@ func Open(opts *Options, conf Config) (*Handle, error) {
 		fset:      syntax.NewFileSet(),
 		macroArgs: conf.MacroArgs,
 		macros:    builtinMacros(conf),
-		reg:       provider.NewRegistry(dtraceprov.New(), profile.New(), syscall.New(), proc.New(), sched.New(), ioprov.New(), inet.NewIP(), inet.NewTCP(), inet.NewUDP(), cpc.New(), rawtp.New(), sdt.New(), fbtp, lockstat.New(fbtp), pid.New(sym), usdt.New(sym), ioprov.NewFlow()),
+		reg:       provider.NewRegistry(dtraceprov.New(), profile.New(), syscall.New(), proc.New(), sched.New(), ioprov.New(), inet.NewIP(), inet.NewTCP(), inet.NewUDP(), cpc.New(), rawtp.New(), sdt.New(), fbtp, lockstat.New(fbtp), pid.New(sym), usdtp, ioprov.NewFlow()),
 		lines:     map[*syntax.File][]string{},
 		kern:      ktypes.Open(),
 		texts:     map[string]string{},

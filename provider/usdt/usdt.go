@@ -53,6 +53,21 @@ type Provider struct {
 	// made says that probes have been made, which descriptions with an
 	// empty provider field then match.
 	made bool
+	// target is the -c or -p process (0: none), whose providers
+	// descriptions with an empty or glob provider field match by their
+	// per-process names (myprov1234), as dtrace lists a grabbed
+	// process's providers among its probes.
+	target int
+}
+
+// SetTarget makes the providers of process pid (the -c or -p process)
+// match descriptions whose provider field is empty or a glob, under their
+// per-process names, instead of the file-based probes that fire in every
+// process.
+func (pv *Provider) SetTarget(pid int) {
+	pv.mu.Lock()
+	defer pv.mu.Unlock()
+	pv.target = pid
 }
 
 // New returns the USDT provider. Objects named in paths are searched for
@@ -80,10 +95,13 @@ func (pv *Provider) Claims(pattern string) bool {
 	if pattern == "" {
 		// An empty provider field (BEGIN, :::entry) would otherwise scan
 		// every process for every script; it matches the probes made by
-		// other descriptions only.
+		// other descriptions and the target's only.
 		pv.mu.Lock()
 		defer pv.mu.Unlock()
-		return pv.made
+		return pv.made || pv.target != 0
+	}
+	if len(pv.targetProbes(provider.Desc{Provider: pattern})) > 0 {
+		return true
 	}
 	pv.scan()
 	pv.mu.Lock()
@@ -185,6 +203,9 @@ func (pv *Provider) scan() {
 // provider field ends in a live process's id, those of every object found
 // otherwise.
 func (pv *Provider) Probes(d provider.Desc) ([]*provider.Probe, error) {
+	if ps := pv.targetProbes(d); len(ps) > 0 {
+		return ps, nil
+	}
 	if d.Provider == "" {
 		// The standing probes (dtrace -l) and descriptions without a
 		// provider: none but those made before (see Claims).
@@ -229,6 +250,29 @@ func (pv *Provider) Probes(d provider.Desc) ([]*provider.Probe, error) {
 	}
 	pv.noteMade(out)
 	return out, nil
+}
+
+// targetProbes makes the probes of the target's providers that d
+// describes when its provider field is empty or a glob: the target's
+// providers are then named with its pid, as a description naming them so
+// would make them. Errors (the target has exited) make none.
+func (pv *Provider) targetProbes(d provider.Desc) []*provider.Probe {
+	pv.mu.Lock()
+	t := pv.target
+	pv.mu.Unlock()
+	if t == 0 || d.Provider != "" && !provider.HasGlob(d.Provider) {
+		return nil
+	}
+	probes, err := pv.processProbes(d, func(n string) bool { return n != "pid" && provider.Match(d.Provider, n+strconv.Itoa(t)) }, t)
+	if err != nil {
+		return nil
+	}
+	// They fire where the file-based probes would (in the target's
+	// children too, as in dtrace): only their names are the target's.
+	for _, p := range probes {
+		p.Data.(*Probe).PID = 0
+	}
+	return probes
 }
 
 func (pv *Provider) noteMade(probes []*provider.Probe) {

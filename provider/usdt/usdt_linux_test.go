@@ -206,3 +206,37 @@ func TestProbeNames(t *testing.T) {
 		}
 	}
 }
+
+// TestTargetNames: with a target (-c, -p), a description whose provider
+// field is empty or a glob names the target's providers with its pid, as
+// dtrace lists a grabbed process's USDT probes (dtrace -p PID -lf main),
+// and the probes still fire (through the handle's own provider, which
+// takes Config.Target).
+func TestTargetNames(t *testing.T) {
+	const n = 5
+	prog := testprog.BuildUSDT(t, "-O2")
+	p := testprog.Start(t, prog, strconv.Itoa(n))
+	want := "myprov" + strconv.Itoa(p.Pid())
+	pv := usdt.New(nil)
+	if ps, _ := pv.Probes(provider.Desc{Name: "myprobe"}); len(ps) != 0 {
+		t.Errorf("without a target, :::myprobe made %d probes, want none", len(ps))
+	}
+	pv.SetTarget(p.Pid())
+	for _, d := range []provider.Desc{{Name: "myprobe"}, {Provider: "myp*", Name: "myprobe"}} {
+		if !pv.Claims(d.Provider) {
+			t.Errorf("%q not claimed", d.Provider)
+		}
+		ps, err := pv.Probes(d)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(ps) != 1 || ps[0].Provider != want || ps[0].Name != "myprobe" {
+			t.Errorf("%+v made %v, want one %s probe", d, ps, want)
+		}
+	}
+	got := trace(t, p.Pid(), `#pragma D option quiet
+myp*:::myprobe { printf("myprobe %d %d\n", arg0, arg1); }`, func() { p.Release(t) })
+	if w := expected(n, "myprobe"); strings.Join(got, "\n") != strings.Join(w, "\n") {
+		t.Errorf("got\n%s\nwant\n%s", strings.Join(got, "\n"), strings.Join(w, "\n"))
+	}
+}
