@@ -60,6 +60,13 @@ const (
 	uwExact = 1
 	uwKRegs = 2
 	uwURegs = 4
+	// uwFrame masks the bits above, which each frame sets anew; the
+	// others hold for the whole walk: uwLooked, the walk has called
+	// bpf_find_vma, and at uwOldShift the offset in dt_uw_vmas's value
+	// of a slot past abi.UWVMATTL that the walk used (0: none).
+	uwFrame    = 7
+	uwLooked   = 8
+	uwOldShift = 16
 
 	// dt_uwstep's stack: the block's address (bpf_find_vma's ctx), a
 	// helper key or read buffer, the binary search's bounds.
@@ -215,15 +222,29 @@ func (g *gen) uwStep() asm.Instructions {
 		asm.FnMapLookupElem.Call(), asm.JEq.Imm(asm.R0, 0, fp),
 		asm.Mov.Reg(off, asm.R0),
 		asm.LoadMem(asm.R4, blk, uwTgid, asm.DWord), asm.LoadMem(asm.R5, blk, uwMM, asm.DWord))
+	// A slot past its time is used as it is, and the walk renews it
+	// when it ends (dt_uwstep's stop) if its lookup is left: where
+	// interrupts are off (a profile probe) the kernel looks up one
+	// mapping per interrupt (it releases the mmap lock from an
+	// irq_work and refuses with EBUSY while that is pending), and that
+	// one lookup goes to a mapping the cache does not have. Renewing
+	// first would end the stack at the next mapping whenever two aged
+	// out together, or every time on a CPU that samples the process
+	// less often than abi.UWVMATTL.
 	for i := range abi.UWVMAsN {
 		e := int16(abi.UWVMAsFirst + i*abi.UWVMASize)
-		next := f.label("vma")
+		next, old, use := f.label("vma"), f.label("old"), f.label("use")
 		f.emit(asm.LoadMem(asm.R1, off, e+abi.UWVMATgid, asm.DWord), asm.JNE.Reg(asm.R1, asm.R4, next),
 			asm.LoadMem(asm.R1, off, e+abi.UWVMAMM, asm.DWord), asm.JNE.Reg(asm.R1, asm.R5, next),
 			asm.LoadMem(asm.R1, off, e+abi.UWVMAStart, asm.DWord), asm.JLT.Reg(aux, asm.R1, next),
 			asm.LoadMem(asm.R1, off, e+abi.UWVMAEnd, asm.DWord), asm.JGE.Reg(aux, asm.R1, next),
 			asm.LoadMem(asm.R1, off, e+abi.UWVMAStamp, asm.DWord), asm.LoadMem(asm.R2, blk, uwNow, asm.DWord),
-			asm.Sub.Reg(asm.R2, asm.R1), asm.LoadImm(asm.R1, abi.UWVMATTL, asm.DWord), asm.JGT.Reg(asm.R2, asm.R1, next))
+			asm.Sub.Reg(asm.R2, asm.R1), asm.LoadImm(asm.R1, abi.UWVMATTL, asm.DWord), asm.JGT.Reg(asm.R2, asm.R1, old),
+			asm.Ja.Label(use))
+		f.mark(old)
+		f.emit(asm.LoadMem(asm.R1, blk, uwFlags, asm.DWord), asm.Mov.Reg(asm.R2, asm.R1), asm.RSh.Imm(asm.R2, uwOldShift),
+			asm.JNE.Imm(asm.R2, 0, use), asm.Or.Imm(asm.R1, int32(e)<<uwOldShift), asm.StoreMem(blk, uwFlags, asm.R1, asm.DWord))
+		f.mark(use)
 		for _, c := range [][2]int16{{abi.UWVMAStart, uwStart}, {abi.UWVMAEnd, uwEnd}, {abi.UWVMABase, uwBase},
 			{abi.UWVMADev, uwDev}, {abi.UWVMAIno, uwIno}} {
 			f.emit(asm.LoadMem(asm.R1, off, e+c[0], asm.DWord), asm.StoreMem(blk, c[1], asm.R1, asm.DWord))
@@ -233,7 +254,8 @@ func (g *gen) uwStep() asm.Instructions {
 	}
 	// Not there: ask the kernel (which may refuse a second time in one
 	// interrupt), and keep what it says in the next slot.
-	f.emit(asm.FnGetCurrentTaskBtf.Call(),
+	f.emit(asm.LoadMem(asm.R1, blk, uwFlags, asm.DWord), asm.Or.Imm(asm.R1, uwLooked), asm.StoreMem(blk, uwFlags, asm.R1, asm.DWord),
+		asm.FnGetCurrentTaskBtf.Call(),
 		asm.Mov.Reg(asm.R1, asm.R0), asm.Mov.Reg(asm.R2, aux),
 		asm.Instruction{OpCode: asm.LoadImmOp(asm.DWord), Dst: asm.R3, Src: asm.PseudoFunc, Constant: -1}.WithReference(uwVMAFunc),
 		asm.Mov.Reg(asm.R4, asm.R10), asm.Add.Imm(asm.R4, uwStkBlk), asm.Mov.Imm(asm.R5, 0),
@@ -365,8 +387,9 @@ func (g *gen) uwStep() asm.Instructions {
 	f.mark(setSP)
 	// The caller's frame is above this one; anything else is a loop.
 	f.emit(asm.LoadMem(asm.R1, blk, uwSP, asm.DWord), asm.JLE.Reg(aux, asm.R1, stop),
-		asm.StoreMem(blk, uwSP, aux, asm.DWord), asm.StoreMem(blk, uwIP, ip, asm.DWord),
-		storeImm(blk, uwFlags, 0, asm.DWord), asm.Mov.Imm(asm.R0, 0), asm.Return())
+		asm.StoreMem(blk, uwSP, aux, asm.DWord), asm.StoreMem(blk, uwIP, ip, asm.DWord))
+	f.frameFlags(blk, 0)
+	f.emit(asm.Mov.Imm(asm.R0, 0), asm.Return())
 
 	// A signal trampoline: rsp points at the ucontext the kernel saved
 	// the interrupted registers in; the next PC is exact, and every
@@ -377,8 +400,9 @@ func (g *gen) uwStep() asm.Instructions {
 		readUser(aux, c[0], stop)
 		f.emit(asm.LoadMem(asm.R1, asm.R10, uwStkTmp, asm.DWord), asm.StoreMem(blk, int16(c[1]), asm.R1, asm.DWord))
 	}
-	f.emit(asm.Add.Imm(aux, abi.UContextMcontext), asm.StoreMem(blk, uwRegs, aux, asm.DWord),
-		storeImm(blk, uwFlags, uwExact|uwURegs, asm.DWord), asm.Mov.Imm(asm.R0, 0), asm.Return())
+	f.emit(asm.Add.Imm(aux, abi.UContextMcontext), asm.StoreMem(blk, uwRegs, aux, asm.DWord))
+	f.frameFlags(blk, uwExact|uwURegs)
+	f.emit(asm.Mov.Imm(asm.R0, 0), asm.Return())
 
 	// No table: the frame pointer chain, rbp -> (saved rbp, return
 	// address), while it stays above the stack pointer.
@@ -390,11 +414,52 @@ func (g *gen) uwStep() asm.Instructions {
 	readUser(aux, 0, f.pendLabel("fpbp"))
 	f.emit(asm.LoadMem(asm.R1, asm.R10, uwStkTmp, asm.DWord), asm.StoreMem(blk, uwBP, asm.R1, asm.DWord))
 	f.markPending()
-	f.emit(asm.Add.Imm(aux, 16), asm.StoreMem(blk, uwSP, aux, asm.DWord), asm.StoreMem(blk, uwIP, ip, asm.DWord),
-		storeImm(blk, uwFlags, 0, asm.DWord), asm.Mov.Imm(asm.R0, 0), asm.Return())
+	f.emit(asm.Add.Imm(aux, 16), asm.StoreMem(blk, uwSP, aux, asm.DWord), asm.StoreMem(blk, uwIP, ip, asm.DWord))
+	f.frameFlags(blk, 0)
+	f.emit(asm.Mov.Imm(asm.R0, 0), asm.Return())
+
+	// The walk ends. If it used a slot past its time and has not
+	// called bpf_find_vma, it looks that mapping up again (from its
+	// start) and renews the slot; a mapping that is gone empties it.
+	end, renewed := f.label("end"), f.label("renewed")
 	f.mark(stop)
+	f.emit(asm.LoadMem(asm.R1, blk, uwFlags, asm.DWord), asm.Mov.Reg(asm.R2, asm.R1), asm.And.Imm(asm.R2, uwLooked),
+		asm.JNE.Imm(asm.R2, 0, end),
+		asm.RSh.Imm(asm.R1, uwOldShift), asm.JEq.Imm(asm.R1, 0, end),
+		asm.JGT.Imm(asm.R1, abi.UWVMAsFirst+(abi.UWVMAsN-1)*abi.UWVMASize, end),
+		asm.Mov.Reg(ip, asm.R1),
+		storeImm(asm.R10, uwStkTmp, 0, asm.Word),
+		asm.LoadMapPtr(asm.R1, 0).WithReference(abi.MapUWVMAs),
+		asm.Mov.Reg(asm.R2, asm.R10), asm.Add.Imm(asm.R2, uwStkTmp),
+		asm.FnMapLookupElem.Call(), asm.JEq.Imm(asm.R0, 0, end),
+		asm.Add.Reg(asm.R0, ip), asm.Mov.Reg(off, asm.R0),
+		asm.LoadMem(aux, off, abi.UWVMAStart, asm.DWord),
+		storeImm(blk, uwDev, 0, asm.DWord), storeImm(blk, uwIno, 0, asm.DWord),
+		asm.FnGetCurrentTaskBtf.Call(),
+		asm.Mov.Reg(asm.R1, asm.R0), asm.Mov.Reg(asm.R2, aux),
+		asm.Instruction{OpCode: asm.LoadImmOp(asm.DWord), Dst: asm.R3, Src: asm.PseudoFunc, Constant: -1}.WithReference(uwVMAFunc),
+		asm.Mov.Reg(asm.R4, asm.R10), asm.Add.Imm(asm.R4, uwStkBlk), asm.Mov.Imm(asm.R5, 0),
+		asm.FnFindVma.Call(), asm.JEq.Imm(asm.R0, 0, renewed),
+		asm.JNE.Imm(asm.R0, -2, end), // ENOENT: unmapped
+		storeImm(off, abi.UWVMATgid, 0, asm.DWord), asm.Ja.Label(end))
+	f.mark(renewed)
+	for _, c := range [][2]int16{{abi.UWVMAStart, uwStart}, {abi.UWVMAEnd, uwEnd}, {abi.UWVMABase, uwBase},
+		{abi.UWVMADev, uwDev}, {abi.UWVMAIno, uwIno}, {abi.UWVMAStamp, uwNow}} {
+		f.emit(asm.LoadMem(asm.R2, blk, c[1], asm.DWord), asm.StoreMem(off, c[0], asm.R2, asm.DWord))
+	}
+	f.mark(end)
 	f.emit(asm.Mov.Imm(asm.R0, 1), asm.Return())
 	return f.insns
+}
+
+// frameFlags sets the per-frame bits of the block's flags (uwFrame) to
+// bits, keeping the walk's.
+func (f *fn) frameFlags(blk asm.Register, bits int32) {
+	f.emit(asm.LoadMem(asm.R1, blk, uwFlags, asm.DWord), asm.And.Imm(asm.R1, ^uwFrame))
+	if bits != 0 {
+		f.emit(asm.Or.Imm(asm.R1, bits))
+	}
+	f.emit(asm.StoreMem(blk, uwFlags, asm.R1, asm.DWord))
 }
 
 // uwVMA builds dt_uwvma(task, vma, ctx), bpf_find_vma's callback: it
