@@ -77,7 +77,7 @@ func benchFbt(c *config) error {
 		{"bpftrace: kprobe", []string{c.bpftrace, "-e",
 			`BEGIN { printf("ready\n"); } kprobe:` + hotFunction + ` { @[comm] = count(); }`}, loopName, false},
 	}
-	base, res, err := measureEvents(c, c.m, ts)
+	base, res, err := measureEvents(c, c.m, 0, ts)
 	if err != nil {
 		return err
 	}

@@ -4,6 +4,7 @@ package main
 
 import (
 	"fmt"
+	"io"
 	"os"
 	"os/signal"
 	"syscall"
@@ -14,13 +15,29 @@ import (
 	"github.com/cilium/ebpf/rlimit"
 )
 
-// runFloor is the floor tracer (dtbench -floor): the least a BPF tracer
-// can do per getppid() call. A TRACEPOINT program on
-// syscalls:sys_enter_getppid looks up slot 0 of a one-slot per-CPU array
-// and adds 1 to it, with plain loads and stores (per-CPU, so no atomics).
-// It prints "ready" once attached, and "count N" (the sum over the CPUs)
-// when SIGINT or SIGTERM arrives.
-func runFloor() error {
+// floorKinds are the floor tracers (dtbench -floor KIND): the least a BPF
+// tracer can do per getppid() call on each way into the kernel, each
+// adding 1 to slot 0 of a one-slot per-CPU array with plain loads and
+// stores (per-CPU, so no atomics).
+var floorKinds = map[string]string{
+	// A TRACEPOINT program on the perf tracepoint of getppid alone: the
+	// kernel builds the tracepoint's record (the arguments) and runs
+	// the program for getppid() only.
+	"tp": "TRACEPOINT program on syscalls:sys_enter_getppid",
+	// A RAW_TRACEPOINT program on sys_enter, which runs for every system
+	// call and returns at once unless the number is getppid's.
+	"raw": "RAW_TRACEPOINT program on sys_enter, id == getppid",
+	// The same as a tp_btf (BPF_PROG_TYPE_TRACING) program.
+	"btf": "tp_btf program on sys_enter, id == getppid",
+}
+
+// runFloor runs the floor tracer of kind: it prints "ready" once
+// attached, and "count N" (the sum over the CPUs) when SIGINT or SIGTERM
+// arrives.
+func runFloor(kind string) error {
+	if _, ok := floorKinds[kind]; !ok {
+		return fmt.Errorf("unknown floor %q", kind)
+	}
 	_ = rlimit.RemoveMemlock()
 	m, err := ebpf.NewMap(&ebpf.MapSpec{
 		Name:       "dtbench_floor",
@@ -33,7 +50,14 @@ func runFloor() error {
 		return fmt.Errorf("floor map: %w", err)
 	}
 	defer m.Close()
-	insns := asm.Instructions{
+	var insns asm.Instructions
+	if kind != "tp" {
+		// The context is sys_enter's arguments as u64s: regs, then id.
+		insns = append(insns,
+			asm.LoadMem(asm.R2, asm.R1, 8, asm.DWord),
+			asm.JNE.Imm(asm.R2, getppidNR, "out"))
+	}
+	insns = append(insns,
 		asm.StoreImm(asm.RFP, -4, 0, asm.Word),
 		asm.Mov.Reg(asm.R2, asm.RFP),
 		asm.Add.Imm(asm.R2, -4),
@@ -45,13 +69,17 @@ func runFloor() error {
 		asm.StoreMem(asm.R0, 0, asm.R1, asm.DWord),
 		asm.Mov.Imm(asm.R0, 0).WithSymbol("out"),
 		asm.Return(),
+	)
+	spec := &ebpf.ProgramSpec{Name: "dtbench_floor", Instructions: insns, License: "GPL"}
+	switch kind {
+	case "tp":
+		spec.Type = ebpf.TracePoint
+	case "raw":
+		spec.Type = ebpf.RawTracepoint
+	case "btf":
+		spec.Type, spec.AttachType, spec.AttachTo = ebpf.Tracing, ebpf.AttachTraceRawTp, "sys_enter"
 	}
-	prog, err := ebpf.NewProgram(&ebpf.ProgramSpec{
-		Name:         "dtbench_floor",
-		Type:         ebpf.TracePoint,
-		Instructions: insns,
-		License:      "GPL",
-	})
+	prog, err := ebpf.NewProgram(spec)
 	if err != nil {
 		return fmt.Errorf("floor program: %w", err)
 	}
@@ -59,7 +87,15 @@ func runFloor() error {
 
 	sig := make(chan os.Signal, 1)
 	signal.Notify(sig, syscall.SIGINT, syscall.SIGTERM)
-	l, err := link.Tracepoint("syscalls", "sys_enter_getppid", prog, nil)
+	var l io.Closer
+	switch kind {
+	case "tp":
+		l, err = link.Tracepoint("syscalls", "sys_enter_getppid", prog, nil)
+	case "raw":
+		l, err = link.AttachRawTracepoint(link.RawTracepointOptions{Name: "sys_enter", Program: prog})
+	case "btf":
+		l, err = link.AttachTracing(link.TracingOptions{Program: prog, AttachType: ebpf.AttachTraceRawTp})
+	}
 	if err != nil {
 		return fmt.Errorf("floor attach: %w", err)
 	}

@@ -175,3 +175,18 @@ func verdict(ok bool) string {
 	}
 	return "NOT MET"
 }
+
+// targets are the verdicts of the run's targets, in order, for the
+// summary at the end; a target not met makes dtbench exit 1.
+var targets []targetResult
+
+type targetResult struct {
+	what string
+	ok   bool
+}
+
+// target records and prints a verdict.
+func target(what string, ok bool) {
+	targets = append(targets, targetResult{what, ok})
+	fmt.Printf("   target: %s: %s\n", what, verdict(ok))
+}

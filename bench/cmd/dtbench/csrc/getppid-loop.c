@@ -1,4 +1,6 @@
-/* getppid-loop M [CPU]: call getppid() M times (pinned to CPU when given)
+/* getppid-loop M [CPU [NR]]: call getppid() M times (pinned to CPU when
+ * given; a CPU below 0 is none), or system call NR when given (dtbench's
+ * cost to other system calls)
  * and print the CPU time the loop took (CLOCK_THREAD_CPUTIME_ID: user +
  * system, which includes the BPF programs run by the system call's
  * tracepoint, but not the time other tasks ran on this CPU), then its wall
@@ -6,6 +8,7 @@
  * caching). Built by dtbench with gcc -O2. */
 #define _GNU_SOURCE
 #include <sched.h>
+#include <sys/syscall.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <time.h>
@@ -13,7 +16,7 @@
 
 int main(int argc, char **argv) {
 	if (argc < 2) {
-		fprintf(stderr, "usage: getppid-loop M [CPU]\n");
+		fprintf(stderr, "usage: getppid-loop M [CPU [NR]]\n");
 		return 2;
 	}
 	long m = atol(argv[1]);
@@ -24,12 +27,17 @@ int main(int argc, char **argv) {
 		if (sched_setaffinity(0, sizeof s, &s) != 0)
 			perror("sched_setaffinity");
 	}
+	long nr = argc > 3 ? atol(argv[3]) : -1;
 	struct timespec a, b, ca, cb;
 	volatile long sink = 0;
 	clock_gettime(CLOCK_MONOTONIC, &a);
 	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ca);
-	for (long i = 0; i < m; i++)
-		sink += getppid();
+	if (nr < 0)
+		for (long i = 0; i < m; i++)
+			sink += getppid();
+	else
+		for (long i = 0; i < m; i++)
+			sink += syscall(nr);
 	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &cb);
 	clock_gettime(CLOCK_MONOTONIC, &b);
 	printf("%lld %lld\n",
