@@ -50,24 +50,34 @@ type Source struct {
 func Sources() []Source {
 	out := make([]Source, 0, len(order))
 	for _, name := range order {
-		file := name
-		if name == "regs.d" {
-			// uregs[] indexes differ between architectures.
-			file = "regs-amd64.d"
-			if runtime.GOARCH == "arm64" {
-				file = "regs-arm64.d"
-			}
-		}
-		text, err := readFile(file)
-		if err != nil {
-			panic("dlib: " + err.Error()) // the embedded files disagree
-		}
-		for _, r := range archEdits[runtime.GOARCH][name] {
-			text = strings.ReplaceAll(text, r[0], r[1])
-		}
-		out = append(out, Source{Name: name, Text: text})
+		out = append(out, source(name))
 	}
 	return out
+}
+
+// source returns the library file name (of order) for this
+// architecture.
+func source(name string) Source {
+	return sourceFor(name, runtime.GOARCH)
+}
+
+func sourceFor(name, arch string) Source {
+	file := name
+	if name == "regs.d" {
+		// uregs[] indexes differ between architectures.
+		file = "regs-amd64.d"
+		if arch == "arm64" {
+			file = "regs-arm64.d"
+		}
+	}
+	text, err := readFile(file)
+	if err != nil {
+		panic("dlib: " + err.Error()) // the embedded files disagree
+	}
+	for _, r := range archEdits[arch][name] {
+		text = strings.ReplaceAll(text, r[0], r[1])
+	}
+	return Source{Name: name, Text: text}
 }
 
 // readFile returns the text of the embedded library file name with its

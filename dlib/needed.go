@@ -2,21 +2,30 @@ package dlib
 
 import (
 	"regexp"
+	"runtime"
 	"sort"
 	"sync"
 
 	"github.com/dtrace-go/dtrace/dlang/check"
 )
 
-// Patterns of the names a library file defines at its top level.
-var (
-	inlineName = regexp.MustCompile(`(?m)^\s*inline\b[^=;]*?\b([A-Za-z_]\w*)\s*(?:\[[^\]]*\]\s*)?=`)
-	typedefKw  = regexp.MustCompile(`(?m)^\s*typedef\b`)
-	externName = regexp.MustCompile(`(?m)^\s*extern\b[^;]*?\b([A-Za-z_]\w*)\s*(?:\[[^\]]*\]\s*)?;`)
-	tagName    = regexp.MustCompile(`\b(?:struct|union|enum)\s+([A-Za-z_]\w*)\s*\{`)
-	enumerator = regexp.MustCompile(`(?m)^\s*([A-Z_][A-Z0-9_]*)\s*(?:=[^,\n]*)?,?\s*(?:/\*.*)?$`)
-	word       = regexp.MustCompile(`[A-Za-z_]\w*`)
-)
+// patterns are the regular expressions of the names a library file
+// defines at its top level. They are compiled when first needed: the
+// system library's names are in index (index.go), so a run that loads
+// no file of its own never compiles them.
+var patterns = sync.OnceValue(func() *definePatterns {
+	return &definePatterns{
+		inlineName: regexp.MustCompile(`(?m)^\s*inline\b[^=;]*?\b([A-Za-z_]\w*)\s*(?:\[[^\]]*\]\s*)?=`),
+		typedefKw:  regexp.MustCompile(`(?m)^\s*typedef\b`),
+		externName: regexp.MustCompile(`(?m)^\s*extern\b[^;]*?\b([A-Za-z_]\w*)\s*(?:\[[^\]]*\]\s*)?;`),
+		tagName:    regexp.MustCompile(`\b(?:struct|union|enum)\s+([A-Za-z_]\w*)\s*\{`),
+		enumerator: regexp.MustCompile(`(?m)^\s*([A-Z_][A-Z0-9_]*)\s*(?:=[^,\n]*)?,?\s*(?:/\*.*)?$`),
+	}
+})
+
+type definePatterns struct {
+	inlineName, typedefKw, externName, tagName, enumerator *regexp.Regexp
+}
 
 // providerNeeds names library files whose translators give the args[] of
 // a provider's probes: a program naming the provider and args needs the
@@ -35,7 +44,8 @@ var providerNeeds = map[string][]string{
 // variables its externs type.
 func Defines(text string) []string {
 	seen := map[string]bool{}
-	for _, re := range []*regexp.Regexp{inlineName, tagName, externName} {
+	p := patterns()
+	for _, re := range []*regexp.Regexp{p.inlineName, p.tagName, p.externName} {
 		for _, m := range re.FindAllStringSubmatch(text, -1) {
 			seen[m[1]] = true
 		}
@@ -43,7 +53,7 @@ func Defines(text string) []string {
 	for _, n := range typedefNames(text) {
 		seen[n] = true
 	}
-	for _, m := range enumerator.FindAllStringSubmatch(text, -1) {
+	for _, m := range p.enumerator.FindAllStringSubmatch(text, -1) {
 		seen[m[1]] = true
 	}
 	out := make([]string, 0, len(seen))
@@ -59,7 +69,7 @@ func Defines(text string) []string {
 // (`typedef struct s { ... } name_t;`, `typedef int arr_t[4];`).
 func typedefNames(text string) []string {
 	var out []string
-	for _, loc := range typedefKw.FindAllStringIndex(text, -1) {
+	for _, loc := range patterns().typedefKw.FindAllStringIndex(text, -1) {
 		depth, last := 0, ""
 	scan:
 		for i := loc[1]; i < len(text); i++ {
@@ -86,32 +96,101 @@ func typedefNames(text string) []string {
 	return out
 }
 
+// words returns the identifiers of texts: letters, digits and
+// underscores, not starting with a digit.
+func words(texts []string) map[string]bool {
+	ws := map[string]bool{}
+	for _, t := range texts {
+		for i := 0; i < len(t); {
+			c := t[i]
+			if !(c == '_' || c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z') {
+				if c >= '0' && c <= '9' {
+					// A number's digits and letters (0x1f, 10ms) are not a word.
+					for i < len(t) && isWordByte(t[i]) {
+						i++
+					}
+					continue
+				}
+				i++
+				continue
+			}
+			j := i
+			for j < len(t) && isWordByte(t[j]) {
+				j++
+			}
+			ws[t[i:j]] = true
+			i = j
+		}
+	}
+	return ws
+}
+
+func isWordByte(c byte) bool {
+	return c == '_' || c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9'
+}
+
 // Needed returns the files of srcs that the programs' texts use — those
 // defining a name the texts mention as a word — with the files they
 // depend on, in the order of srcs. Loading only those keeps dtrace's
 // start-up from parsing and checking the whole library (and reading the
 // kernel's BTF) for programs that use none of it.
 func Needed(srcs []Source, texts ...string) []Source {
-	words := map[string]bool{}
-	for _, t := range texts {
-		for _, w := range word.FindAllString(t, -1) {
-			words[w] = true
-		}
-	}
 	byName := map[string]Source{}
 	for _, s := range srcs {
 		byName[s.Name] = s
 	}
+	files := make([]fileIndex, len(srcs))
+	for i, s := range srcs {
+		files[i] = fileIndex{s.Name, definesCached(s.Text), textDependencies(s.Text)}
+	}
+	need := neededNames(words(texts), files)
+	var out []Source
+	for _, s := range srcs {
+		if need[s.Name] {
+			out = append(out, s)
+		}
+	}
+	return out
+}
+
+// NeededSystem is Needed(Sources(), texts...), found from the index of
+// the system library's names (index.go): only the files needed are read.
+func NeededSystem(texts ...string) []Source {
+	need := neededNames(words(texts), systemIndex())
+	var out []Source
+	for _, name := range order {
+		if need[name] {
+			out = append(out, source(name))
+		}
+	}
+	return out
+}
+
+// fileIndex is what Needed knows of a library file: its name, the
+// names it defines (Defines) and the files it depends on.
+type fileIndex struct {
+	name             string
+	defines, depends []string
+}
+
+// neededNames returns the names of the files that define one of words,
+// or that a builtin or provider named among words needs, with the files
+// they depend on.
+func neededNames(words map[string]bool, files []fileIndex) map[string]bool {
+	deps := map[string][]string{}
+	for _, f := range files {
+		deps[f.name] = f.depends
+	}
 	need := map[string]bool{}
 	var add func(name string)
 	add = func(name string) {
-		s, ok := byName[name]
+		d, ok := deps[name]
 		if !ok || need[name] {
 			return
 		}
 		need[name] = true
-		for _, d := range textDependencies(s.Text) {
-			add(d)
+		for _, n := range d {
+			add(n)
 		}
 	}
 	for w := range words {
@@ -126,21 +205,15 @@ func Needed(srcs []Source, texts ...string) []Source {
 			}
 		}
 	}
-	for _, s := range srcs {
-		for _, n := range definesCached(s.Text) {
+	for _, f := range files {
+		for _, n := range f.defines {
 			if words[n] {
-				add(s.Name)
+				add(f.name)
 				break
 			}
 		}
 	}
-	var out []Source
-	for _, s := range srcs {
-		if need[s.Name] {
-			out = append(out, s)
-		}
-	}
-	return out
+	return need
 }
 
 // defines caches Defines by file text: the library's files are the same
@@ -154,4 +227,9 @@ func definesCached(text string) []string {
 	d := Defines(text)
 	defines.Store(text, d)
 	return d
+}
+
+// systemIndex is the index of the system library for this architecture.
+func systemIndex() []fileIndex {
+	return indexByArch[runtime.GOARCH]
 }

@@ -414,7 +414,7 @@ func (h *Handle) loadLibrary(text string) error {
 	for _, s := range user {
 		texts = append(texts, s.Text)
 	}
-	need := append(dlib.Needed(dlib.Sources(), texts...), user...)
+	need := append(dlib.NeededSystem(texts...), user...)
 	if h.opts.NoLibs { // -x nolibs: the D library is not loaded at all
 		need = nil
 	}
