@@ -439,19 +439,30 @@ func (f *fn) bumpCounter(off int16) {
 	f.mark(skip)
 }
 
-// declareMaps fills Spec.Maps in a fixed order.
+// declareMaps fills Spec.Maps in a fixed order. The maps of global,
+// thread-local and associative variables and of speculations are
+// declared only when the generated code names them: a program that uses
+// none of them creates no such map (the dynamic variable hashes are
+// preallocated, thousands of entries each), so it starts sooner.
 func (g *gen) declareMaps() {
 	s := g.spec
+	named := g.namedMaps()
 	s.Maps = append(s.Maps,
 		MapSpec{Name: abi.MapBuf, Kind: MapPerfEventArray, KeySize: 4, ValueSize: 4},
 		MapSpec{Name: abi.MapScratch, Kind: MapArray, KeySize: 4, ValueSize: 0}, // size set below
 		MapSpec{Name: abi.MapState, Kind: MapArray, KeySize: 4, ValueSize: abi.StateSize, MaxEntries: 1},
 		MapSpec{Name: abi.MapCPUState, Kind: MapPerCPUArray, KeySize: 4, ValueSize: abi.CPUStateSize, MaxEntries: 1},
-		MapSpec{Name: abi.MapGVars, Kind: MapArray, KeySize: 4, ValueSize: max(8, align8(g.gvarEnd)), MaxEntries: 1},
-		MapSpec{Name: abi.MapTVars, Kind: MapHash, KeySize: abi.TVarKeySize, ValueSize: g.tvarSize, MaxEntries: g.opts.DynVars},
-		MapSpec{Name: abi.MapAssoc, Kind: MapHash, KeySize: g.assocKey, ValueSize: g.assocValue, MaxEntries: g.opts.DynVars},
-		MapSpec{Name: abi.MapSpec, Kind: MapArray, KeySize: 4, ValueSize: abi.SpecStateSize, MaxEntries: g.opts.NSpec + 1},
 	)
+	for _, m := range []MapSpec{
+		{Name: abi.MapGVars, Kind: MapArray, KeySize: 4, ValueSize: max(8, align8(g.gvarEnd)), MaxEntries: 1},
+		{Name: abi.MapTVars, Kind: MapHash, KeySize: abi.TVarKeySize, ValueSize: g.tvarSize, MaxEntries: g.opts.DynVars},
+		{Name: abi.MapAssoc, Kind: MapHash, KeySize: g.assocKey, ValueSize: g.assocValue, MaxEntries: g.opts.DynVars},
+		{Name: abi.MapSpec, Kind: MapArray, KeySize: 4, ValueSize: abi.SpecStateSize, MaxEntries: g.opts.NSpec + 1},
+	} {
+		if named[m.Name] {
+			s.Maps = append(s.Maps, m)
+		}
+	}
 	if n := len(g.countSites); n > 0 {
 		s.Maps = append(s.Maps, MapSpec{Name: abi.MapSnapshot, Kind: MapArray, KeySize: 4, ValueSize: uint32(8 * n), MaxEntries: 1})
 	}
@@ -491,6 +502,27 @@ func (g *gen) declareMaps() {
 			}
 		}
 	}
+}
+
+// namedMaps returns the maps the generated instructions name.
+func (g *gen) namedMaps() map[string]bool {
+	named := map[string]bool{}
+	add := func(insns asm.Instructions) {
+		for _, ins := range insns {
+			if ins.IsLoadFromMap() || ins.IsConstantLoad(asm.DWord) {
+				if ref := ins.Reference(); ref != "" {
+					named[ref] = true
+				}
+			}
+		}
+	}
+	for _, c := range g.spec.Clauses {
+		add(c.Insns)
+	}
+	for _, f := range g.spec.Funcs {
+		add(f)
+	}
+	return named
 }
 
 // finishLayout sets dt_scratch's value size once the layout is final.
