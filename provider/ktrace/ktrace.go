@@ -139,6 +139,21 @@ func (pv *Provider) Name() string { return pv.name }
 // Internal reports whether the provider is for the library's own use.
 func (pv *Provider) Internal() bool { return pv.internal }
 
+// ProbeNames returns the names of the provider's probes (provider.Namer),
+// so that a description naming none of them (BEGIN) does not look for
+// the provider's tracepoints.
+func (pv *Provider) ProbeNames() []string {
+	var names []string
+	seen := map[string]bool{}
+	for _, s := range pv.specs {
+		if !seen[s.Name] {
+			seen[s.Name] = true
+			names = append(names, s.Name)
+		}
+	}
+	return names
+}
+
 // load finds which tracepoints exist.
 func (pv *Provider) load() {
 	pv.once.Do(func() {

@@ -110,6 +110,12 @@ func (pv *Provider) ChooseCPU(cpu int) { pv.cpu = cpu }
 // Name returns "profile".
 func (*Provider) Name() string { return "profile" }
 
+// MayName reports whether a probe of the provider may have a name
+// pattern matches (provider.NameFilter): a glob, or profile-N and tick-N.
+func (*Provider) MayName(pattern string) bool {
+	return pattern == "" || provider.HasGlob(pattern) || strings.HasPrefix(pattern, "profile-") || strings.HasPrefix(pattern, "tick-")
+}
+
 // Probes returns the standing probes that match d and, when d names a
 // probe exactly (no globs), that probe, made on demand.
 func (*Provider) Probes(d provider.Desc) ([]*provider.Probe, error) {

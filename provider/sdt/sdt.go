@@ -54,6 +54,16 @@ func New() *Provider { return &Provider{formats: map[event]*tracefs.Format{}} }
 // Name returns "sdt".
 func (*Provider) Name() string { return Name }
 
+// reserved are the probe names of the dtrace provider, which no kernel's
+// tracepoint has: sdt offers no probe of these names, so that a program
+// naming BEGIN alone does not read the kernel's list of events.
+var reserved = map[string]bool{"BEGIN": true, "END": true, "ERROR": true}
+
+// MayName reports whether a probe of the provider may have a name
+// pattern matches (provider.NameFilter): anything but the dtrace
+// provider's names.
+func (*Provider) MayName(pattern string) bool { return !reserved[pattern] }
+
 // load reads the list of events. Without tracefs the provider has no
 // probes.
 func (pv *Provider) load() {
@@ -69,7 +79,7 @@ func (pv *Provider) load() {
 		pv.root = root
 		for _, ev := range strings.Split(string(data), "\n") {
 			g, n, ok := strings.Cut(ev, ":")
-			if !ok || g == "" || n == "" || excluded[g] {
+			if !ok || g == "" || n == "" || excluded[g] || reserved[n] {
 				continue
 			}
 			pv.events = append(pv.events, event{g, n})

@@ -78,6 +78,11 @@ func New() *Provider {
 // Name returns "syscall".
 func (*Provider) Name() string { return Name }
 
+// ProbeNames returns the only probe names syscall has (provider.Namer),
+// so that a description naming another (BEGIN) does not list the
+// kernel's system calls.
+func (*Provider) ProbeNames() []string { return []string{"entry", "return"} }
+
 // load lists the system calls. Without tracefs the provider has no
 // probes: tracing other providers must still work.
 func (pv *Provider) load() {
