@@ -129,7 +129,7 @@ const (
 // classic tracepoint first.
 func floors(c *config) []tracer {
 	var ts []tracer
-	for _, k := range []string{"tp", "raw", "btf"} {
+	for _, k := range []string{"tp", "raw", "btf", "tail"} {
 		if k == "btf" && !haveBTF() {
 			continue
 		}

@@ -29,6 +29,10 @@ var floorKinds = map[string]string{
 	"raw": "RAW_TRACEPOINT program on sys_enter, id == getppid",
 	// The same as a tp_btf (BPF_PROG_TYPE_TRACING) program.
 	"btf": "tp_btf program on sys_enter, id == getppid",
+	// A RAW_TRACEPOINT program on sys_enter that tail-calls the counter
+	// through a program array indexed by the system call number (the
+	// counter is at getppid's): what a dispatcher of many probes costs.
+	"tail": "RAW_TRACEPOINT dispatcher on sys_enter, tail call by id",
 }
 
 // runFloor runs the floor tracer of kind: it prints "ready" once
@@ -51,7 +55,7 @@ func runFloor(kind string) error {
 	}
 	defer m.Close()
 	var insns asm.Instructions
-	if kind != "tp" {
+	if kind == "raw" || kind == "btf" {
 		// The context is sys_enter's arguments as u64s: regs, then id.
 		insns = append(insns,
 			asm.LoadMem(asm.R2, asm.R1, 8, asm.DWord),
@@ -74,7 +78,7 @@ func runFloor(kind string) error {
 	switch kind {
 	case "tp":
 		spec.Type = ebpf.TracePoint
-	case "raw":
+	case "raw", "tail":
 		spec.Type = ebpf.RawTracepoint
 	case "btf":
 		spec.Type, spec.AttachType, spec.AttachTo = ebpf.Tracing, ebpf.AttachTraceRawTp, "sys_enter"
@@ -84,6 +88,12 @@ func runFloor(kind string) error {
 		return fmt.Errorf("floor program: %w", err)
 	}
 	defer prog.Close()
+	if kind == "tail" {
+		if prog, err = dispatcher(prog); err != nil {
+			return err
+		}
+		defer prog.Close()
+	}
 
 	sig := make(chan os.Signal, 1)
 	signal.Notify(sig, syscall.SIGINT, syscall.SIGTERM)
@@ -91,7 +101,7 @@ func runFloor(kind string) error {
 	switch kind {
 	case "tp":
 		l, err = link.Tracepoint("syscalls", "sys_enter_getppid", prog, nil)
-	case "raw":
+	case "raw", "tail":
 		l, err = link.AttachRawTracepoint(link.RawTracepointOptions{Name: "sys_enter", Program: prog})
 	case "btf":
 		l, err = link.AttachTracing(link.TracingOptions{Program: prog, AttachType: ebpf.AttachTraceRawTp})
@@ -113,4 +123,30 @@ func runFloor(kind string) error {
 	}
 	fmt.Printf("count %d\n", sum)
 	return nil
+}
+
+// dispatcher returns a program that tail-calls prog when the system call
+// is getppid, through a program array indexed by the number.
+func dispatcher(prog *ebpf.Program) (*ebpf.Program, error) {
+	progs, err := ebpf.NewMap(&ebpf.MapSpec{Name: "dtbench_calls", Type: ebpf.ProgramArray, KeySize: 4, ValueSize: 4, MaxEntries: 1024})
+	if err != nil {
+		return nil, fmt.Errorf("floor program array: %w", err)
+	}
+	defer progs.Close() // the dispatcher holds it
+	if err := progs.Put(uint32(getppidNR), prog); err != nil {
+		return nil, fmt.Errorf("floor program array: %w", err)
+	}
+	d, err := ebpf.NewProgram(&ebpf.ProgramSpec{Name: "dtbench_disp", Type: ebpf.RawTracepoint, License: "GPL",
+		Instructions: asm.Instructions{
+			asm.LoadMem(asm.R3, asm.R1, 8, asm.DWord),
+			asm.JGE.Imm(asm.R3, 1024, "out"),
+			asm.LoadMapPtr(asm.R2, progs.FD()),
+			asm.FnTailCall.Call(),
+			asm.Mov.Imm(asm.R0, 0).WithSymbol("out"),
+			asm.Return(),
+		}})
+	if err != nil {
+		return nil, fmt.Errorf("floor dispatcher: %w", err)
+	}
+	return d, nil
 }
