@@ -55,6 +55,12 @@ func Sources() []Source {
 	return out
 }
 
+// Names returns the names of the library's files in dependency order,
+// without reading them (Sources reads and expands every file).
+func Names() []string {
+	return append([]string(nil), order...)
+}
+
 // source returns the library file name (of order) for this
 // architecture.
 func source(name string) Source {

@@ -23,8 +23,8 @@ func (h *Handle) userLibraries() ([]dlib.Source, error) {
 	h.userLibsDone = true
 	h.userLibPaths = map[string]string{}
 	system := map[string]bool{}
-	for _, s := range dlib.Sources() {
-		system[s.Name] = true
+	for _, name := range dlib.Names() {
+		system[name] = true
 	}
 	for _, dir := range h.opts.LibDirs {
 		srcs, err := h.libraryDir(dir, system)

@@ -57,7 +57,7 @@ func TestVerifierErrorWording(t *testing.T) {
 	if strings.Contains(got, "processed") {
 		t.Errorf("%q has the statistics line", got)
 	}
-	if m := unknownHelper.FindStringSubmatch("unknown func bpf_loop#181"); m == nil || m[1] != "bpf_loop" {
+	if m := unknownHelper().FindStringSubmatch("unknown func bpf_loop#181"); m == nil || m[1] != "bpf_loop" {
 		t.Errorf("unknown helper: %v", m)
 	}
 }

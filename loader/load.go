@@ -571,7 +571,8 @@ func writeUserFeature() string {
 
 // unknownHelper matches the verifier's refusal of a helper the kernel
 // lacks ("unknown func bpf_loop#181", "invalid func unknown#212").
-var unknownHelper = regexp.MustCompile(`(?:unknown|invalid) func (\w+)#(\d+)`)
+// Compiled when first used, not at package init: every start-up pays for init.
+var unknownHelper = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`(?:unknown|invalid) func (\w+)#(\d+)`) })
 
 // attachError words a failed attachment as dtrace does, naming the
 // probe and, for what the kernel lacks, the kernel:
@@ -625,7 +626,8 @@ func sourceOf(insns asm.Instructions, i int) string {
 
 func (e *VerifierError) Unwrap() error { return e.Err }
 
-var logInsn = regexp.MustCompile(`^(\d+): \(`)
+// Compiled when first used, not at package init: every start-up pays for init.
+var logInsn = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^(\d+): \(`) })
 
 func newVerifierError(p *provider.Probe, insns asm.Instructions, err error) error {
 	ve := &VerifierError{Probe: p, Index: -1, Err: err}
@@ -638,7 +640,7 @@ func newVerifierError(p *provider.Probe, insns asm.Instructions, err error) erro
 		if strings.Contains(line, "cannot use helper bpf_probe_write_user") {
 			ve.Feature = kfeature.Unsupported(writeUserFeature(), nil)
 		}
-		if m := unknownHelper.FindStringSubmatch(line); m != nil {
+		if m := unknownHelper().FindStringSubmatch(line); m != nil {
 			name := m[1]
 			if name == "unknown" {
 				name = "#" + m[2]
@@ -648,7 +650,7 @@ func newVerifierError(p *provider.Probe, insns asm.Instructions, err error) erro
 	}
 	raw := -1
 	for _, line := range kve.Log {
-		if m := logInsn.FindStringSubmatch(line); m != nil {
+		if m := logInsn().FindStringSubmatch(line); m != nil {
 			raw, _ = strconv.Atoi(m[1])
 		}
 	}

@@ -12,6 +12,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"strings"
+	"sync"
 )
 
 // DebugDir is where separate debug files are installed (gdb's
@@ -206,9 +207,10 @@ func fileCRC(path string) (uint32, error) {
 	return h.Sum32(), nil
 }
 
+// Compiled when first used, not at package init: every start-up pays for init.
 var (
-	mapFilesPath = regexp.MustCompile(`^/proc/([0-9]+)/map_files/[0-9a-f]+-[0-9a-f]+$`)
-	rootPath     = regexp.MustCompile(`^/proc/[0-9]+/root(/.*)$`)
+	mapFilesPath = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^/proc/([0-9]+)/map_files/[0-9a-f]+-[0-9a-f]+$`) })
+	rootPath     = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^/proc/[0-9]+/root(/.*)$`) })
 )
 
 // objectName returns the paths by which a debug link's directories are
@@ -217,10 +219,10 @@ var (
 // /proc/PID/map_files link is followed to the path the process mapped,
 // seen through the process's root (its mount namespace).
 func objectName(path string) (seen, plain string) {
-	if m := rootPath.FindStringSubmatch(path); m != nil {
+	if m := rootPath().FindStringSubmatch(path); m != nil {
 		return path, m[1]
 	}
-	m := mapFilesPath.FindStringSubmatch(path)
+	m := mapFilesPath().FindStringSubmatch(path)
 	if m == nil {
 		return path, path
 	}

@@ -434,7 +434,8 @@ func (d *debuginfod) config(name string, def int64) int64 {
 	return def
 }
 
-var cacheEntry = regexp.MustCompile(`.*/[a-f0-9]+(/debuginfo|/executable|/source.*|)$`)
+// Compiled when first used, not at package init: every start-up pays for init.
+var cacheEntry = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`.*/[a-f0-9]+(/debuginfo|/executable|/source.*|)$`) })
 
 // clean removes, once a cache_clean_interval_s, the cached files not
 // used for max_unused_age_s and the build-id directories left empty, as
@@ -449,7 +450,7 @@ func (d *debuginfod) clean() {
 	now := time.Now()
 	var dirs []string
 	filepath.WalkDir(d.cache, func(p string, e os.DirEntry, err error) error {
-		if err != nil || p == d.cache || !cacheEntry.MatchString(p) {
+		if err != nil || p == d.cache || !cacheEntry().MatchString(p) {
 			return nil
 		}
 		info, err := e.Info()

@@ -50,7 +50,8 @@ func New() *Provider { return &Provider{types: map[tracepoint][]string{}} }
 func (*Provider) Name() string { return Name }
 
 // tpName is what a tracepoint's name looks like.
-var tpName = regexp.MustCompile(`^[a-z0-9_]+$`)
+// Compiled when first used, not at package init: every start-up pays for init.
+var tpName = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[a-z0-9_]+$`) })
 
 // MayName reports whether a probe name pattern may name a tracepoint: a
 // glob, or a lower-case identifier other than fbt's and syscall's entry
@@ -59,7 +60,7 @@ func (*Provider) MayName(pattern string) bool {
 	if pattern == "" || provider.HasGlob(pattern) {
 		return true
 	}
-	return tpName.MatchString(pattern) && pattern != "entry" && pattern != "return"
+	return tpName().MatchString(pattern) && pattern != "entry" && pattern != "return"
 }
 
 // load lists the tracepoints tracefs has, by group and name.
