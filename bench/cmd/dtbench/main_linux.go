@@ -44,6 +44,7 @@ type config struct {
 	// baseline is the other dtrace of -baseline (a binary, or one built
 	// from a git revision), run against ours; "" for none.
 	baseline, baselineArg string
+	builtDtrace           bool // dtbench built ours (readmeBuild), so its size is the README's
 	startupRounds         int
 	rounds                int
 	m, wideM              int64
@@ -115,6 +116,7 @@ func run(c *config) error {
 		if c.dtrace, err = buildDtrace(tmp); err != nil {
 			return err
 		}
+		c.builtDtrace = true
 	}
 	if c.baselineArg != "" {
 		if c.baseline, err = buildBaseline(tmp, c.baselineArg); err != nil {
@@ -172,11 +174,11 @@ func buildDtrace(tmp string) (string, error) {
 		return "", errors.New("not inside the dtrace module: run from the repository or pass -dtrace")
 	}
 	bin := filepath.Join(tmp, "dtrace")
-	cmd := exec.Command("go", "build", "-o", bin, "./cmd/dtrace")
+	cmd := readmeBuild(bin)
 	cmd.Dir = filepath.Dir(gomod)
 	cmd.Stderr = os.Stderr
 	if err := cmd.Run(); err != nil {
-		return "", fmt.Errorf("go build ./cmd/dtrace: %w", err)
+		return "", fmt.Errorf("%s: %w", strings.Join(cmd.Args, " "), err)
 	}
 	return bin, nil
 }
@@ -214,7 +216,7 @@ func buildBaseline(tmp, arg string) (string, error) {
 		return "", fmt.Errorf("-baseline %s: tar: %v %s", arg, err, errs.String())
 	}
 	bin := filepath.Join(tmp, "dtrace-baseline")
-	cmd := exec.Command("go", "build", "-o", bin, "./cmd/dtrace")
+	cmd := readmeBuild(bin)
 	cmd.Dir = src
 	cmd.Stderr = os.Stderr
 	if err := cmd.Run(); err != nil {
@@ -321,4 +323,13 @@ func cpuModel() string {
 		}
 	}
 	return ""
+}
+
+// readmeBuild is the command that builds dtrace as the README tells users
+// to (static, no symbol tables), so that start-up, memory and size are
+// measured on the binary users run; the baseline is built the same way.
+func readmeBuild(bin string) *exec.Cmd {
+	cmd := exec.Command("go", "build", "-ldflags=-s -w", "-o", bin, "./cmd/dtrace")
+	cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
+	return cmd
 }
