@@ -145,7 +145,7 @@ func (c *Consumer) printa(st *recState, r program.Record, args []program.Record)
 	aggs := st.aggs[start:len(st.aggs):len(st.aggs)]
 	if c.set.AggRate <= 0 {
 		for _, a := range aggs {
-			if err := c.snapshot(a.Desc.ID); err != nil {
+			if err := c.freshFor(a.Desc.ID); err != nil {
 				return err
 			}
 		}

@@ -12,6 +12,27 @@ import (
 	"github.com/dtrace-go/dtrace/format"
 )
 
+// freshFor reads aggregation id afresh for the printa() record being
+// handled, unless it was read since that record came out of the kernel:
+// a clause that calls printa() several times a firing, at thousands of
+// firings a second, would otherwise keep the consumer iterating the
+// aggregation's map (most of it in the kernel's hash table walk) far
+// slower than the records arrive.
+func (c *Consumer) freshFor(id int) error {
+	seq, now := ^uint64(0), uint64(0)
+	if b := c.cfg.Buffers; b != nil {
+		seq, now = b.RecordSeq(), b.Seq()
+	}
+	if c.snapSeq[id] != 0 && c.snapSeq[id] >= seq {
+		return nil
+	}
+	if err := c.snapshot(id); err != nil {
+		return err
+	}
+	c.snapSeq[id] = now
+	return nil
+}
+
 // snapshot reads aggregation id from its per-CPU map, and the entries of
 // its front cache, into c.aggs[id].
 func (c *Consumer) snapshot(id int) error {
@@ -132,6 +153,7 @@ func (c *Consumer) clear(id int) error {
 		return true
 	})
 	c.aggs[id].Clear()
+	c.snapSeq[id] = 0
 	return nil
 }
 
@@ -143,6 +165,7 @@ func (c *Consumer) trunc(id int, n int64) error {
 	if err := c.snapshot(id); err != nil {
 		return err
 	}
+	c.snapSeq[id] = 0
 	as := c.cfg.Spec.Aggs[id]
 	m := c.cfg.Program.Map(as.Map)
 	gone := c.aggs[id].Trunc(n)

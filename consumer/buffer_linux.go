@@ -51,6 +51,32 @@ type Buffers struct {
 	wake    chan struct{}
 	stop    chan struct{}
 	backlog int // bytes a reader may hold per CPU before it waits
+
+	// slice bounds the time a Poll or Drain spends delivering records
+	// (0: no bound); what it leaves stays queued for the next call, so
+	// that a caller who must act on something (a signal) is never held
+	// longer. deadline is that of the drain in progress, next the CPU
+	// the next drain starts at, so that a busy CPU does not starve the
+	// others.
+	slice    time.Duration
+	deadline time.Time
+	next     int
+	// seq numbers the copies out of the kernel rings (pulls); curSeq is
+	// that of the record being handled (RecordSeq).
+	seq    atomic.Uint64
+	curSeq uint64
+}
+
+// backChunk is a chunk of a CPU's backlog, its records from off on not
+// yet delivered, and the number of the last pull that copied records
+// into it. A drain that stops inside a chunk (its slice spent) moves off
+// rather than reslicing data, so that the chunk keeps its whole capacity
+// when it is reused: a chunk that shrank could no longer take a record
+// of the largest size.
+type backChunk struct {
+	data []byte
+	off  int
+	seq  uint64
 }
 
 type cpuBuf struct {
@@ -86,8 +112,9 @@ type cpuBuf struct {
 	// Drain, oldest first, not yet delivered. queued counts their bytes;
 	// spare holds emptied chunks for reuse.
 	qmu    sync.Mutex
-	queue  [][]byte
+	queue  []backChunk
 	queued int
+	seq    *atomic.Uint64 // the Buffers' pull counter
 	spare  [][]byte
 	space  chan struct{} // the backlog was taken (Start)
 }
@@ -163,6 +190,7 @@ func OpenBuffers(m *ebpf.Map, opts BufferOptions) (_ *Buffers, err error) {
 			return nil, fmt.Errorf("buffers: CPU %d: %w", cpu, err)
 		}
 		b.cpus[cpu] = c
+		c.seq = &b.seq
 		if opts.Policy == PolicyRing {
 			// The ring and the backlog, a fixed set of chunks (see
 			// pull), are allocated and touched now.
@@ -364,10 +392,17 @@ func (b *Buffers) read(c *cpuBuf, epfd int) {
 func (c *cpuBuf) pull() {
 	head := atomic.LoadUint64(&c.meta.dataHead)
 	tail := c.meta.dataTail
+	if tail == head {
+		return
+	}
+	// Every record copied now was written before head was read, so
+	// before this number was taken (see RecordSeq).
+	seq := c.seq.Add(1)
 	for tail != head {
 		var chunk []byte
-		if k := len(c.queue); k > 0 && cap(c.queue[k-1])-len(c.queue[k-1]) >= max(c.nextRecord(tail), 8) {
-			chunk = c.queue[k-1]
+		start := 0 // where the chunk's records not yet delivered start
+		if k := len(c.queue); k > 0 && cap(c.queue[k-1].data)-len(c.queue[k-1].data) >= max(c.nextRecord(tail), 8) {
+			chunk, start = c.queue[k-1].data, c.queue[k-1].off
 			c.queue = c.queue[:k-1]
 		} else if k := len(c.spare); k > 0 {
 			chunk = c.spare[k-1][:0]
@@ -382,7 +417,7 @@ func (c *cpuBuf) pull() {
 		chunk = chunk[:at+n]
 		c.copyOut(chunk[at:], tail%uint64(len(c.data)))
 		tail += uint64(n)
-		c.queue = append(c.queue, chunk)
+		c.queue = append(c.queue, backChunk{data: chunk, off: start, seq: seq})
 		c.queued += n
 	}
 	atomic.StoreUint64(&c.meta.dataTail, tail)
@@ -429,9 +464,14 @@ func (c *cpuBuf) fitting(tail, head uint64, room int) int {
 func (b *Buffers) Poll(timeout time.Duration, fn Handler) error {
 	b.mu.Lock()
 	closed, started := b.closed, b.started
+	// What a sliced drain left goes on at once.
+	behind := b.pending()
 	b.mu.Unlock()
 	if closed {
 		return os.ErrClosed
+	}
+	if behind {
+		return b.Drain(fn)
 	}
 	// Wait without the lock so that Wake and Close can run.
 	if started {
@@ -467,7 +507,7 @@ func (b *Buffers) Poll(timeout time.Duration, fn Handler) error {
 // again. Call it before the last Drops at exit so that no drop goes
 // unreported. Records with EPID 0 are never delivered.
 func (b *Buffers) Sync(fn Handler) error {
-	if err := b.Drain(fn); err != nil {
+	if err := b.drain(fn, false); err != nil {
 		return err
 	}
 	b.mu.Lock()
@@ -495,7 +535,7 @@ func (b *Buffers) Sync(fn Handler) error {
 		}
 	}
 	b.mu.Unlock()
-	return b.Drain(fn)
+	return b.drain(fn, false)
 }
 
 // markerProgram sends an 8-byte record {epid 0, 0} to the current CPU's
@@ -534,7 +574,10 @@ func (b *Buffers) Wake() {
 // switch and fill policy each record goes to fn; in ring policy records
 // are kept for Flush. An error from fn stops the drain; the record that
 // failed counts as consumed.
-func (b *Buffers) Drain(fn Handler) error {
+func (b *Buffers) Drain(fn Handler) error { return b.drain(fn, true) }
+
+// drain is Drain, within the slice (SetSlice) when sliced.
+func (b *Buffers) drain(fn Handler, sliced bool) error {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	if b.closed {
@@ -546,11 +589,22 @@ func (b *Buffers) Drain(fn Handler) error {
 	if b.opts.Temporal {
 		unix.ClockGettime(unix.CLOCK_MONOTONIC, &now)
 	}
-	for _, c := range b.cpus {
+	if sliced {
+		b.startSlice()
+		defer func() { b.deadline = time.Time{} }()
+	}
+	n := len(b.cpus)
+	for i := range n {
+		at := (b.next + i) % n
+		c := b.cpus[at]
 		if c == nil {
 			continue
 		}
 		if err := b.drainCPU(c, fn); err != nil {
+			if errors.Is(err, errSliceSpent) {
+				b.next = (at + 1) % n
+				return nil
+			}
 			return err
 		}
 	}
@@ -575,14 +629,17 @@ func (b *Buffers) drainCPU(c *cpuBuf, fn Handler) error {
 		}
 	}
 	for i, chunk := range queue {
-		off, err := b.records(c, chunk, fn)
+		b.curSeq = chunk.seq
+		off, err := b.records(c, chunk.data[chunk.off:], fn)
 		if err != nil {
-			// What follows the failed record stays first in the
+			// What follows the failed record (or, when the slice is
+			// spent, the record not handled) stays first in the
 			// backlog.
-			rest := append([][]byte{chunk[off:]}, queue[i+1:]...)
+			chunk.off += off
+			rest := append([]backChunk{chunk}, queue[i+1:]...)
 			c.qmu.Lock()
 			for _, r := range rest {
-				c.queued += len(r)
+				c.queued += len(r.data) - r.off
 			}
 			c.queue = append(rest, c.queue...)
 			c.qmu.Unlock()
@@ -592,7 +649,7 @@ func (b *Buffers) drainCPU(c *cpuBuf, fn Handler) error {
 	c.qmu.Lock()
 	for _, chunk := range queue {
 		if len(c.spare) < max(maxSpare, c.pool) {
-			c.spare = append(c.spare, chunk[:0])
+			c.spare = append(c.spare, chunk.data[:0])
 		}
 	}
 	c.qmu.Unlock()
@@ -643,7 +700,10 @@ func resident(n int) ([]byte, error) {
 // after the last one consumed.
 func (b *Buffers) records(c *cpuBuf, chunk []byte, fn Handler) (int, error) {
 	off := 0
-	for off+8 <= len(chunk) {
+	for n := 0; off+8 <= len(chunk); n++ {
+		if n%16 == 15 && b.spent() {
+			return off, errSliceSpent
+		}
 		typ := binary.NativeEndian.Uint32(chunk[off:])
 		recSize := int(binary.NativeEndian.Uint16(chunk[off+6:]))
 		if recSize < 8 || off+recSize > len(chunk) {
@@ -732,7 +792,7 @@ func (b *Buffers) deliver(c *cpuBuf, rec []byte, st Stamp, fn Handler) error {
 		return nil
 	}
 	if b.opts.Temporal {
-		c.held = append(c.held, heldRec{rec: append([]byte(nil), rec...), st: st})
+		c.held = append(c.held, heldRec{rec: append([]byte(nil), rec...), st: st, seq: b.curSeq})
 		c.last = max(c.last, st.Time)
 		return nil
 	}
@@ -769,7 +829,7 @@ func (b *Buffers) Flush(fn Handler) error {
 			return nil
 		}
 		rec, st := next.ring.peek()
-		b.cur = st
+		b.cur, b.curSeq = st, ^uint64(0)
 		err := fn(next.cpu, rec)
 		next.ring.pop()
 		if err != nil {

@@ -468,7 +468,10 @@ func TestRingBacklogPool(t *testing.T) {
 	}
 	time.Sleep(100 * time.Millisecond)
 	c.qmu.Lock()
-	chunks := append(append([][]byte{}, c.queue...), c.spare...)
+	chunks := append([][]byte{}, c.spare...)
+	for _, ch := range c.queue {
+		chunks = append(chunks, ch.data)
+	}
 	queued := c.queued
 	c.qmu.Unlock()
 	if queued == 0 || queued > ringPool*chunkSize {

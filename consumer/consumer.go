@@ -122,10 +122,17 @@ type Consumer struct {
 	// hasSnapshot is set when a clause calls snapshot().
 	hasSnapshot bool
 
-	stopping bool // END has run
-	done     bool
-	status   int
-	sawExit  bool // an exit record set status
+	// snapSeq holds, per aggregation, Buffers.Seq as it was when
+	// printa() last read the aggregation: a printa() record that came
+	// out of the kernel no later than that needs no new read (freshFor).
+	snapSeq []uint64
+
+	stopping   bool // Stop was called
+	endPending bool // END is still to run (runEnd)
+	quiescing  bool // Quiesce was called: recording ended, Stop is the caller's
+	done       bool
+	status     int
+	sawExit    bool // an exit record set status
 }
 
 // New returns a consumer for a loaded program.
@@ -158,9 +165,18 @@ func New(cfg Config) *Consumer {
 			a.PerCPU = cfg.Settings.AggPerCPU
 			c.aggs = append(c.aggs, a)
 		}
+		c.snapSeq = make([]uint64, len(c.aggs))
+	}
+	if cfg.Buffers != nil {
+		cfg.Buffers.SetSlice(workSlice)
 	}
 	return c
 }
+
+// workSlice bounds the time one Work call spends delivering records, so
+// that however fast they come its caller gets control back (to act on a
+// signal, a process's exit) several times a second.
+const workSlice = 100 * time.Millisecond
 
 // ExitStatus is the value given to exit(), or 0. Without an exit record
 // (a buffer too small for it dropped it) it is the status exit() left in
@@ -241,6 +257,20 @@ func (c *Consumer) Work(r output.Renderer) (bool, error) {
 		}
 	}
 	if c.stopping {
+		// The records of probes that fired before END go out first, a
+		// slice per call (so that the caller acts on a second signal
+		// meanwhile); then END runs, and Flush delivers its records.
+		if c.endPending || bufs.Pending() {
+			if err := bufs.Drain(c.record); err != nil {
+				return false, err
+			}
+			if bufs.Pending() {
+				return false, r.Flush()
+			}
+		}
+		if err := c.runEnd(); err != nil {
+			return false, err
+		}
 		if err := c.takeSnapshots(r); err != nil {
 			return false, err
 		}
@@ -271,14 +301,48 @@ func (c *Consumer) checkStatus() error {
 	if err != nil {
 		return err
 	}
-	if act >= abi.ActivityDraining || c.cfg.Buffers.Filled() {
+	if !c.quiescing && (act >= abi.ActivityDraining || c.cfg.Buffers.Filled()) {
 		return c.Stop()
 	}
 	return nil
 }
 
-// Stop ends tracing: it moves to DRAINING, consumes what probes sent
-// before, and fires END. Work must then be called until done.
+// Quiesce ends recording without ending the run: probes stop sending
+// records (the state moves to DRAINING) while Work goes on delivering
+// what the buffers hold, until Stop. dtrace(1M) stopped by a signal
+// quiesces first, so that it can bound the time it spends on a backlog
+// before END runs (see DropBacklog).
+func (c *Consumer) Quiesce() error {
+	if c.stopping || c.quiescing {
+		return nil
+	}
+	c.quiescing = true
+	act, err := c.activity()
+	if err != nil {
+		return err
+	}
+	if act < abi.ActivityDraining {
+		return c.SetActivity(abi.ActivityDraining)
+	}
+	return nil
+}
+
+// Pending reports whether records the buffers hold wait for Work.
+func (c *Consumer) Pending() bool {
+	return c.cfg.Buffers != nil && c.cfg.Buffers.Pending()
+}
+
+// DropBacklog drops what the buffers hold and Work has not delivered yet,
+// counting it as drops, for a stop that may not wait for it (dtrace
+// stopped by a signal under a flood of records).
+func (c *Consumer) DropBacklog() {
+	if c.cfg.Buffers != nil {
+		c.cfg.Buffers.DiscardBacklog()
+	}
+}
+
+// Stop ends tracing: it moves to DRAINING; Work then delivers what
+// probes sent before and fires END. Work must be called until done.
 func (c *Consumer) Stop() error {
 	if c.stopping {
 		return nil
@@ -293,18 +357,21 @@ func (c *Consumer) Stop() error {
 			return err
 		}
 	}
-	// Records of probes that fired before END must come first (they do
-	// in each CPU's buffer; draining now keeps fill buffers from filling
-	// with them). Once tracing stops the aggregations are read afresh
-	// whatever the aggrate.
-	if err := c.freshSnapshot(); err != nil {
-		return err
+	// Once tracing stops the aggregations are read afresh whatever the
+	// aggrate. END runs in Work, once the records of the probes that
+	// fired before it went out (in every CPU's order, as dtrace(1M)
+	// consumes the CPU END fired on last).
+	c.endPending = true
+	return c.freshSnapshot()
+}
+
+// runEnd fires END, once Work delivered what came before it; under the
+// fill policy its records may use the reserve.
+func (c *Consumer) runEnd() error {
+	if !c.endPending {
+		return nil
 	}
-	if c.r != nil {
-		if err := c.cfg.Buffers.Drain(c.record); err != nil {
-			return err
-		}
-	}
+	c.endPending = false
 	c.cfg.Buffers.Ending()
 	if c.cfg.Program.Has(abi.ProbeEnd) {
 		if err := c.cfg.Program.Run(abi.ProbeEnd, nil); err != nil {

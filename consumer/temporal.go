@@ -5,6 +5,7 @@ package consumer
 type heldRec struct {
 	rec []byte
 	st  Stamp
+	seq uint64 // of the pull that copied it (Buffers.RecordSeq)
 }
 
 // temporalSlack is how long before a drain began a record may have been
@@ -49,13 +50,13 @@ func (b *Buffers) release(limit uint64, fn Handler) error {
 				next = c
 			}
 		}
-		if next == nil {
+		if next == nil || b.spent() {
 			return nil
 		}
 		h := next.held[0]
 		next.held[0] = heldRec{}
 		next.held = next.held[1:]
-		b.cur = h.st
+		b.cur, b.curSeq = h.st, h.seq
 		if err := fn(next.cpu, h.rec); err != nil {
 			return err
 		}

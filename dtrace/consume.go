@@ -273,7 +273,8 @@ func (h *Handle) ExitStatus() int {
 	return h.cons.ExitStatus()
 }
 
-// Stop ends tracing: it fires END. Work must then be called until done.
+// Stop ends tracing: Work (or Consume), which must then be called until
+// done, delivers what was recorded before and fires END.
 func (h *Handle) Stop() error {
 	if h.cons == nil {
 		return nil

@@ -37,14 +37,20 @@
 //	}
 //	err = h.Aggregations(c)
 //
-// Stop fires END (call Work or Consume until done afterwards); ExitStatus
-// is exit()'s value. A Handle is not safe for concurrent use.
+// Stop ends tracing (call Work or Consume until done afterwards: they
+// deliver what was recorded before, then fire END and deliver its
+// records); ExitStatus is exit()'s value. Each Work or Consume call
+// delivers for a bounded time (a tenth of a second), so that a caller
+// acts on a signal promptly however fast records come. A Handle is not
+// safe for concurrent use.
 //
 // Options are dtrace(1M)'s: NewOptions gives its defaults and
 // Options.Set takes what -x takes (Set("quiet", ""), Set("bufsize",
 // "8m")). Run drives a started Handle to its end as the dtrace command
-// does: Work until done, Stop on an interrupt or once the processes
-// traced have exited, then the closing newline and the aggregations.
+// does: Work until done, Stop once the processes traced have exited or
+// on an interrupt (after at most 400 ms of delivering what the buffers
+// hold; the rest is dropped and reported as drops), then the closing
+// newline and the aggregations; a second interrupt ends it at once.
 // CreateProcess and GrabProcess give such processes (dtrace -c and -p),
 // the first one's pid being Config.Target ($target):
 //

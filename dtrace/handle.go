@@ -116,6 +116,9 @@ type Handle struct {
 	// takes ustack()).
 	uw   *unwind.Maps
 	bufs *consumer.Buffers
+	// endReserve is what END's clauses record, kept free under the fill
+	// policy (checkEnabling).
+	endReserve int
 	// cons decodes the records; text is the dtrace(1M) text renderer,
 	// out the renderer Work prints with (text, or -x oformat's).
 	cons *consumer.Consumer
@@ -237,6 +240,9 @@ func (h *Handle) Go() error {
 		Stamp:   h.conf.Stamp || h.opts.OFormat == "perfetto" || h.opts.OFormat == "json" || h.opts.otlpSpans(),
 		// -x temporal: records of all CPUs in time order.
 		Temporal: h.opts.Temporal,
+		// Under fill, END's records still fit when the rest filled the
+		// buffer (illumos's dts_reserve).
+		Reserve: h.endReserve,
 	})
 	if err != nil {
 		return err
@@ -254,7 +260,11 @@ func (h *Handle) Go() error {
 	}
 	h.debugf("attached; tracing starts")
 	if objs.Has(abi.ProbeBegin) {
-		if err := objs.Run(abi.ProbeBegin, nil); err != nil {
+		// On the CPU read first, so that BEGIN's records come before
+		// those of probes on other CPUs, as in dtrace(1M) (which
+		// consumes the CPU BEGIN ran on first); in this thread, the
+		// task BEGIN's pid, execname and getf() see.
+		if err := onCPU(bufs.FirstCPU(), func() error { return objs.Run(abi.ProbeBegin, nil) }); err != nil {
 			return fmt.Errorf("BEGIN: %w", err)
 		}
 	} else if err := h.cons.SetActivity(abi.ActivityActive); err != nil {
@@ -456,6 +466,7 @@ func (h *Handle) checkEnabling() error {
 	if hasError {
 		maxRec = max(maxRec, abi.FaultRecordSize)
 	}
+	h.endReserve = int(endRec)
 	if h.opts.BufPolicy == "fill" && endRec > 0 && h.opts.BufSize < int64(perfHeaderSize+endRec) {
 		return errEndTooBig
 	}

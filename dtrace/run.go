@@ -9,6 +9,7 @@ import (
 	"os/signal"
 	"runtime/debug"
 	"syscall"
+	"time"
 
 	"github.com/dtrace-go/dtrace/aggregate"
 )
@@ -45,12 +46,17 @@ func (h *Handle) Run(w io.Writer, rc RunConfig) (int, error) {
 		p.Continue()
 	}
 	interrupted, stopped := 0, false
+	var interruptedAt time.Time
+	quiesced := false
 	for done := false; !done; {
 		newline := false
 		select {
 		case <-rc.Interrupt:
 			interrupted++
 			newline = interrupted == 1
+			if interrupted == 1 {
+				interruptedAt = time.Now()
+			}
 		case <-rc.Snapshot:
 			if err := h.Snapshot(w, "signal USR1"); err != nil {
 				return 1, fmt.Errorf("snapshot failed: %v", err)
@@ -67,7 +73,24 @@ func (h *Handle) Run(w io.Writer, rc RunConfig) (int, error) {
 			// would vary.
 			fmt.Fprintln(h.Output(w))
 		}
-		if !stopped && (interrupted > 0 || allExited(rc.Processes)) {
+		if interrupted > 0 && h.cons != nil && !quiesced {
+			// Recording ends now; what the buffers hold still goes out,
+			// for at most signalDrain, before END.
+			if err := h.cons.Quiesce(); err != nil {
+				return 1, fmt.Errorf("couldn't stop tracing: %v", err)
+			}
+			quiesced = true
+		}
+		if quiesced && time.Since(interruptedAt) > signalDrain && h.cons.Pending() {
+			// A signal stops dtrace within a second, as it stops
+			// dtrace(1M), whether tracing was still on or was ending
+			// already (an exit(), the processes gone) with a backlog
+			// to deliver: what a flood of records left in the buffers
+			// is dropped, and reported as drops.
+			h.cons.DropBacklog()
+		}
+		if !stopped && (quiesced && !h.cons.Pending() ||
+			interrupted > 0 && h.cons == nil || allExited(rc.Processes)) {
 			if err := h.Stop(); err != nil {
 				return 1, fmt.Errorf("couldn't stop tracing: %v", err)
 			}
@@ -87,6 +110,10 @@ func (h *Handle) Run(w io.Writer, rc RunConfig) (int, error) {
 	}
 	return h.ExitStatus(), nil
 }
+
+// signalDrain is how long, after a signal, the records already in the
+// buffers are still delivered before the rest is dropped.
+const signalDrain = 400 * time.Millisecond
 
 // SignalRunConfig is the RunConfig of dtrace(1M) for the processes ps:
 // SIGINT and SIGTERM stop tracing, SIGUSR1 takes a snapshot. Call stop
