@@ -23,6 +23,7 @@ type running struct {
 	mu             sync.Mutex
 	stdout, stderr bytes.Buffer
 	done           chan struct{}
+	readme         readmeCommand // the README command it runs (TestReadme)
 }
 
 type lockedWriter struct {
