@@ -12,6 +12,8 @@ import (
 	"testing"
 	"time"
 
+	"golang.org/x/sys/unix"
+
 	"github.com/dtrace-go/dtrace/internal/lockedbuf"
 	"github.com/dtrace-go/dtrace/internal/testutil/testprog"
 )
@@ -42,10 +44,15 @@ func tracedLoop(t *testing.T) (bin, loop string) {
 
 // perPolicy runs dtrace -q with program over n getppid calls of the loop
 // program under each buffer policy, and returns the outputs by policy;
-// anything on standard error fails the test.
+// anything on standard error fails the test. The loop runs on one CPU:
+// under switch and fill the records are printed CPU by CPU, as
+// dtrace(1M) prints them, so that a loop the scheduler moved to the
+// other CPU midway (as on a busy 2-CPU VM, where TestTraceoff failed
+// so) printed its later events first.
 func perPolicy(t *testing.T, n int, program string, policies ...string) map[string]string {
 	t.Helper()
 	bin, loop := tracedLoop(t)
+	loop = onOneCPU(t, loop)
 	outs := map[string]string{}
 	for _, policy := range policies {
 		out, errs := runTraced(t, bin, loop, n, "-x", "bufpolicy="+policy, "-q", "-n", program)
@@ -55,6 +62,24 @@ func perPolicy(t *testing.T, n int, program string, policies ...string) map[stri
 		outs[policy] = out
 	}
 	return outs
+}
+
+// onOneCPU returns the command that runs cmd on one CPU the test may
+// run on (taskset; util-linux is in every Debian system). cmd keeps its
+// pid, so $target is cmd's.
+func onOneCPU(t *testing.T, cmd string) string {
+	t.Helper()
+	var set unix.CPUSet
+	if err := unix.SchedGetaffinity(0, &set); err != nil {
+		t.Fatal(err)
+	}
+	for cpu := range 1024 {
+		if set.IsSet(cpu) {
+			return fmt.Sprintf("taskset -c %d %s", cpu, cmd)
+		}
+	}
+	t.Fatal("no CPU to run on")
+	return ""
 }
 
 // TestStreamNoDrops: a tight loop of 2,000,000 system calls, each
