@@ -41,6 +41,16 @@
 // buffer allocated once), and are delivered only by Flush (at exit or on
 // a snapshot), every CPU's merged in time order by the samples' times.
 //
+// Each Poll or Drain delivers for at most a slice of time (SetSlice;
+// the Consumer sets 100 ms), the rest staying queued in order (Pending),
+// so that a caller under a flood of records gets control back to act on
+// a signal; Stop does not drain: Work delivers what came before, a slice
+// per call, then fires END. Quiesce ends recording without ending the
+// run, and DropBacklog drops (and counts) what is still queued, for a
+// stop that may not wait (dtrace(1M) on SIGINT). printa() reads its
+// aggregation afresh only when its record came out of the kernel after
+// the last read (Buffers.RecordSeq and Seq), not at every call.
+//
 // Snapshots (beyond DTrace): Snapshot, on kill -USR1 or when a record's
 // snapshot() fired, hands a header event (output.Snapshotter) and then
 // what Flush delivers to the renderer; tracing goes on.
