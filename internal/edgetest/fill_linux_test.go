@@ -153,10 +153,14 @@ END { freopen(""); printf("END fired\n"); }
 // TestSignalsUnderFlood: however far the consumer is behind, SIGINT and
 // SIGTERM stop dtrace within a second, as they stop dtrace(1M): END
 // fires, its output and the drops are reported, everything is detached
-// (the process is gone), status 0; a second signal ends it at once. The
-// bound asserted is a generous 5 s. A drain of the backlog used to run
-// to its end before the signal was looked at: SIGTERM was not heeded
-// for minutes.
+// (the process is gone), status 0; a second signal ends it at once.
+// dtrace delivers for 400 ms after the signal, then does 0.2 s of CPU
+// work or less (END, the final aggregations, detaching; measured after a
+// 10-minute flood), 0.3-3.1 s of wall time at load 25-35 on this 2-CPU
+// machine; the bound asserted is 10 s, for a slower machine under load,
+// far below what it guards against: a drain of the backlog used to run
+// to its end before the signal was looked at, and SIGTERM was not
+// heeded for minutes.
 func TestSignalsUnderFlood(t *testing.T) {
 	d := script(t, floodScript)
 	for _, c := range []struct {
@@ -176,7 +180,7 @@ func TestSignalsUnderFlood(t *testing.T) {
 					t.Fatal(err)
 				}
 			}
-			took, status := r.wait(t, 5*time.Second*slow())
+			took, status := r.wait(t, 10*time.Second*slow())
 			out, errs := r.output()
 			t.Logf("exited %v after the signal; stderr %q", took.Round(time.Millisecond), errs)
 			if status != 0 {
