@@ -32,11 +32,6 @@ step() { echo "$1 at $(($(date +%s) - t0))s"; }
 # Samples of d's loop.
 $D -q -n 'profile-997 /pid == $target/ { @[ustack()] = count(); n++; } tick-1s /n >= 500 || ++secs >= '$PROFSECS'/ { exit(0); }' -c "$P 100000000" >profile.txt 2>&1
 step profile
-# Samples 2.5 s apart, on one CPU: every mapping in its cache of
-# mappings is older than the cache trusts (2 s), and a profile probe
-# may look up only one mapping again (bpf_find_vma in an interrupt).
-$D -q -n 'profile-997 /pid == $target && timestamp > next/ { next = timestamp + 2500000000; @[ustack()] = count(); n++; } tick-1s /n >= 6/ { exit(0); }' -c "taskset -c 0 $P 100000000" >sparse.txt 2>&1
-step sparse
 # At d's entry: ustack() and its kin (ustackdepth, ucaller, ustack(n),
 # jstack(n, strsize)). Before it, in the same run: ld.so's lazy binding
 # (its resolver keeps its CFA in rbx, which _dl_fixup saves and changes)
@@ -214,15 +209,6 @@ func check(t *testing.T, dir, where string, pyMin, gzMin float64) {
 	if all < 100 || float64(good) < 0.99*float64(all) {
 		t.Errorf("%s: %d of %d samples in d are whole stacks (want >= 99%%, >= 100 samples):\n%s", where, good, all, out)
 	}
-	// Samples 2.5 s apart: all but the first (the cache of mappings
-	// starts empty) are whole.
-	sparse := parseStacks(read("sparse.txt"))
-	good, all = share(sparse, func(s stack) bool { return s.frames[0] == "d" },
-		func(s stack) bool { return strings.Join(s.frames, " ") == strings.Join(startChain, " ") })
-	t.Logf("%s: %d of %d samples 2.5 s apart in d are whole", where, good, all)
-	if all < 4 || good < all-1 {
-		t.Errorf("%s: %d of %d samples 2.5 s apart in d are whole stacks (want all but one, >= 4 samples):\n%s", where, good, all, read("sparse.txt"))
-	}
 	// d's entry and the rest of that run.
 	entry := sections(read("entry.txt"))
 	if got := parseOne(entry["pid"]); strings.Join(got, " ") != strings.Join(startChain, " ") {
@@ -311,8 +297,8 @@ func TestUStackCFI(t *testing.T) {
 	if err := os.Mkdir(work, 0o755); err != nil {
 		t.Fatal(err)
 	}
-	// About a minute: nine dtrace runs, 15 s of sparse samples,
-	// python3 for 6 s, gzip -1 of 200 MB.
+	// About a minute and a half: eight dtrace runs, python3 for 6 s,
+	// gzip -1 of 200 MB.
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
 	out, err := exec.CommandContext(ctx, "sh", sh, dtrace, chain, work, "6", "200").CombinedOutput()
@@ -325,8 +311,9 @@ func TestUStackCFI(t *testing.T) {
 
 // TestUStackCFIGuests runs the scenarios in the 6.1 and 6.12 guests
 // (python3 for 2 s and gzip of 10 MB there: emulation is 5-20 times
-// slower, and a loaded host slows it further: 15 to 16 minutes each,
-// the two guests at once, under load 35).
+// slower, and a loaded host slows it further: 21 minutes in 6.1 and 25
+// in 6.12, the two guests at once, under load 35; run it with go test
+// -timeout 60m).
 func TestUStackCFIGuests(t *testing.T) {
 	guesttest.RunKernel(t)
 	dir, sh, dtrace, chain := setup(t)
@@ -340,8 +327,9 @@ func TestUStackCFIGuests(t *testing.T) {
 				t.Fatal(err)
 			}
 			// 15 minutes were not enough under load 35 (python3 done
-			// at 509 s in the 6.1 guest, gzip not by 900 s).
-			args := []string{"-c", "2", "-t", "1800"}
+			// at 509 s in the 6.1 guest, gzip not by 900 s); the 6.12
+			// guest then took 25.
+			args := []string{"-c", "2", "-t", "2400"}
 			if k.pkg != "" {
 				args = append(args, "-k", k.pkg)
 			}
