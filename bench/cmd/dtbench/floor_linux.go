@@ -89,10 +89,14 @@ func runFloor(kind string) error {
 	}
 	defer prog.Close()
 	if kind == "tail" {
-		if prog, err = dispatcher(prog); err != nil {
+		var calls *ebpf.Map
+		if prog, calls, err = dispatcher(prog); err != nil {
 			return err
 		}
 		defer prog.Close()
+		// The kernel empties a program array when its last file
+		// descriptor closes, whoever else holds the map: keep it open.
+		defer calls.Close()
 	}
 
 	sig := make(chan os.Signal, 1)
@@ -126,15 +130,16 @@ func runFloor(kind string) error {
 }
 
 // dispatcher returns a program that tail-calls prog when the system call
-// is getppid, through a program array indexed by the number.
-func dispatcher(prog *ebpf.Program) (*ebpf.Program, error) {
+// is getppid, through a program array indexed by the number, and the
+// array, which the caller must keep open while the dispatcher runs.
+func dispatcher(prog *ebpf.Program) (*ebpf.Program, *ebpf.Map, error) {
 	progs, err := ebpf.NewMap(&ebpf.MapSpec{Name: "dtbench_calls", Type: ebpf.ProgramArray, KeySize: 4, ValueSize: 4, MaxEntries: 1024})
 	if err != nil {
-		return nil, fmt.Errorf("floor program array: %w", err)
+		return nil, nil, fmt.Errorf("floor program array: %w", err)
 	}
-	defer progs.Close() // the dispatcher holds it
 	if err := progs.Put(uint32(getppidNR), prog); err != nil {
-		return nil, fmt.Errorf("floor program array: %w", err)
+		progs.Close()
+		return nil, nil, fmt.Errorf("floor program array: %w", err)
 	}
 	d, err := ebpf.NewProgram(&ebpf.ProgramSpec{Name: "dtbench_disp", Type: ebpf.RawTracepoint, License: "GPL",
 		Instructions: asm.Instructions{
@@ -146,7 +151,8 @@ func dispatcher(prog *ebpf.Program) (*ebpf.Program, error) {
 			asm.Return(),
 		}})
 	if err != nil {
-		return nil, fmt.Errorf("floor dispatcher: %w", err)
+		progs.Close()
+		return nil, nil, fmt.Errorf("floor dispatcher: %w", err)
 	}
-	return d, nil
+	return d, progs, nil
 }
