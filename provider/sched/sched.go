@@ -10,8 +10,8 @@
 //	off-cpu      sched:sched_switch                   in the thread leaving; args[0..1] the next one
 //	preempt      sched_entry_tp, preempted            in the thread being preempted
 //	sleep        sched:sched_switch, prev sleeping     in the thread going to sleep
-//	dequeue      sched:sched_switch, prev leaving the  args[0..1] that thread, args[2] its CPU
-//	             run queue (sleeping, stopped, dead)
+//	dequeue      sched:sched_switch, prev leaving the  args[0..1] that thread, args[2] its CPU,
+//	             run queue (sleeping, stopped, dead)  args[3] the dequeue flags (DEQUEUE_SLEEP)
 //	enqueue      sched:sched_wakeup{,_new}            args[0..1] the thread made runnable, args[2] its CPU
 //	wakeup       sched:sched_waking                   in the waker; args[0..1] the thread woken
 //	change-pri   sched:sched_pi_setprio               args[0..1] the thread, args[2] its new priority
@@ -66,6 +66,9 @@ const (
 	oldTickHandler = "tick_sched_timer"
 )
 
+// dequeueSleep is the kernel's DEQUEUE_SLEEP (kernel/sched/sched.h).
+const dequeueSleep = 1
+
 var (
 	thread    = []string{"struct task_struct *", "struct task_struct *"}
 	threadX   = []string{"lwpsinfo_t *", "psinfo_t *"}
@@ -84,7 +87,7 @@ func New() *ktrace.Provider {
 		{Name: "change-pri", Sources: ktrace.Sources("sched", "sched_pi_setprio"),
 			Args: []string{"struct task_struct *", "struct task_struct *", "int"}, XArgs: []string{"lwpsinfo_t *", "psinfo_t *", ""},
 			Prologue: changePri},
-		{Name: "dequeue", Sources: ktrace.Sources("sched", "sched_switch"), Args: threadCPU, XArgs: threadCPX,
+		{Name: "dequeue", Sources: ktrace.Sources("sched", "sched_switch"), Args: append(threadCPU[:3:3], "int"), XArgs: append(threadCPX[:3:3], ""),
 			Prologue: blocking(taskAny, true)},
 		{Name: "enqueue", Sources: ktrace.Sources("sched", "sched_wakeup", "sched_wakeup_new"), Args: threadCPU, XArgs: threadCPX,
 			Prologue: func(e *ktrace.Emitter) error {
@@ -140,8 +143,10 @@ func flag(set bool) func(e *ktrace.Emitter) error {
 
 // blocking: sched_switch(preempt, prev, next, prev_state) of a thread
 // that is not preempted and leaves in one of the states of mask (the
-// scheduler then takes it off the run queue); dequeue passes it and its
-// CPU.
+// scheduler then takes it off the run queue); dequeue passes it, its CPU
+// and, as args[3], the flags dtrace-utils passes from dequeue_task():
+// DEQUEUE_SLEEP (1), the flag of every dequeue of a thread that blocks,
+// the only kind this probe sees.
 func blocking(mask int32, args bool) func(e *ktrace.Emitter) error {
 	return func(e *ktrace.Emitter) error {
 		e.Ctx(asm.R0, 0)
@@ -156,6 +161,8 @@ func blocking(mask int32, args bool) func(e *ktrace.Emitter) error {
 			for i := 0; i < 3; i++ {
 				e.CtxArg(i, 1)
 			}
+			e.Emit(asm.Mov.Imm(asm.R0, dequeueSleep))
+			e.SetArg(3, asm.R0)
 		}
 		return nil
 	}

@@ -17,7 +17,7 @@ import (
 // TestBusyChild follows a shell that blocks on its input, is woken by it,
 // sleeps, then spins: it must go on and off CPU as often as other threads
 // are switched away for it, be woken, queued on a CPU that exists, and
-// sleep.
+// sleep, each dequeue with DEQUEUE_SLEEP.
 func TestBusyChild(t *testing.T) {
 	pid, goOn := ktracetest.Start(t, "/bin/sh", "-c", "read x; sleep 0.1; i=0; while [ $i -lt 30000 ]; do i=$((i+1)); done")
 	out := ktracetest.Run(t, fmt.Sprintf(`
@@ -26,7 +26,7 @@ sched:::off-cpu /args[1]->pr_pid == %[1]d && args[0]->pr_lwpid == %[1]d/ { to++;
 sched:::wakeup /args[1]->pr_pid == %[1]d/ { woken++; }
 sched:::enqueue /args[1]->pr_pid == %[1]d && args[2]->cpu_id >= 0 && args[2]->cpu_id < %[2]d/ { queued++; }
 sched:::sleep /pid == %[1]d/ { slept++; }
-sched:::dequeue /args[1]->pr_pid == %[1]d/ { dequeued++; }
+sched:::dequeue /args[1]->pr_pid == %[1]d && args[3] == 1/ { dequeued++; }
 proc:::exit /pid == %[1]d/ { printf("%%d %%d %%d %%d %%d %%d\n", on, to, woken, queued, slept, dequeued); exit(0); }
 `, pid, runtime.NumCPU()), 20*time.Second, goOn)
 	f := strings.Fields(out)
