@@ -287,3 +287,15 @@ func TestPointerStoreFaults(t *testing.T) {
 		})
 	}
 }
+
+// TestFoldedConstantWidth: a folded constant keeps the 64 bits dtrace
+// folds it in: an int variable stores 32 of them, a long variable all
+// (min(1075064400 * 1000000000) in printa/tst.walltimestamp), a cast
+// narrows.
+func TestFoldedConstantWidth(t *testing.T) {
+	needBPF(t)
+	out := runD(t, `long l; BEGIN { x = 2147483647 + 1; l = 1075064400 * 1000000000; printf("%d %d %d\n", x, l, (char)300); }`, Options{})
+	if want := "-2147483648 1075064400000000000 44\n"; out != want {
+		t.Errorf("got %q, want %q", out, want)
+	}
+}

@@ -119,9 +119,12 @@ func (f *fn) expr(e syntax.Expr) asm.Register {
 		return f.stringLit(s)
 	}
 	if v, ok := f.constant(e); ok {
+		// A folded constant keeps the 64 bits dtrace folds it in
+		// (dt_node_op2 does not truncate to the result type): what
+		// stores or records it narrows it, an aggregation or a wider
+		// conversion sees it whole.
 		r := f.alloc()
 		f.movImm(r, v)
-		f.normalize(r, f.typeOf(e))
 		return r
 	}
 	switch e := e.(type) {
