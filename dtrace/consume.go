@@ -12,18 +12,16 @@ import (
 	"strings"
 	"time"
 
+	"golang.org/x/sys/unix"
+
 	"github.com/dtrace-go/dtrace/aggregate"
 	"github.com/dtrace-go/dtrace/consumer"
 	"github.com/dtrace-go/dtrace/format"
 	"github.com/dtrace-go/dtrace/internal/kernel"
 	"github.com/dtrace-go/dtrace/loader"
 	"github.com/dtrace-go/dtrace/output"
-	"github.com/dtrace-go/dtrace/output/flamegraph"
-	"github.com/dtrace-go/dtrace/output/folded"
-	"github.com/dtrace-go/dtrace/output/json"
+	"github.com/dtrace-go/dtrace/output/formats"
 	"github.com/dtrace-go/dtrace/output/perfetto"
-	"github.com/dtrace-go/dtrace/output/pprof"
-	"github.com/dtrace-go/dtrace/output/prom"
 	"github.com/dtrace-go/dtrace/output/text"
 )
 
@@ -37,8 +35,9 @@ type printer interface {
 var errNotStarted = errors.New("tracing not started")
 
 // startConsumer creates the consumer of a loaded program and the
-// renderer Work uses: text, or the one -x oformat names; with -x
-// prometheus it starts serving /metrics.
+// renderer Work uses: text, or the one -x oformat names; and the
+// renderers of the other formats set (output/formats): -x prometheus
+// starts serving /metrics, -x otlp exporting.
 func (h *Handle) startConsumer(plan *loader.Plan) error {
 	set := h.settings()
 	h.cons = consumer.New(consumer.Config{
@@ -64,29 +63,39 @@ func (h *Handle) startConsumer(plan *loader.Plan) error {
 		Target:   h.conf.Target,
 	}
 	h.text = text.New(tc)
-	switch h.opts.OFormat {
-	case "json":
-		h.out = json.New(json.Config{Stderr: tc.Stderr, Settings: set, Sym: h.sym, Target: tc.Target})
-	case "folded":
-		h.out = folded.New(tc)
-	case "perfetto":
-		h.out = perfetto.New(perfetto.Config{Config: json.Config{Stderr: tc.Stderr, Settings: set, Sym: h.sym, Target: tc.Target},
-			Names: h.ThreadNames})
-	default:
-		h.out = h.text
-	}
-	if h.opts.Prometheus != "" {
-		var labels []string
-		if h.opts.PromLabels != "" {
-			labels = strings.Split(h.opts.PromLabels, ",")
-		}
-		srv, err := prom.StartConfig(prom.Config{Addr: h.opts.Prometheus, WebConfig: h.opts.PromWebConfig, Labels: labels, Sym: h.sym})
+	h.out = h.text
+	var uts unix.Utsname
+	_ = unix.Uname(&uts)
+	env := output.Env{Stderr: tc.Stderr, Testing: tc.Testing, Settings: set, Sym: h.sym, Target: tc.Target,
+		Param: h.opts.outputParam, Names: h.ThreadNames, Version: version(), Kernel: unix.ByteSliceToString(uts.Release[:])}
+	if f := formats.Streaming(h.opts.OFormat); f != nil && f != &text.Format {
+		r, err := f.New(env)
 		if err != nil {
-			return fmt.Errorf("failed to serve -x prometheus=%s: %v", h.opts.Prometheus, err)
+			return err
 		}
-		h.prom = srv
+		p, ok := r.(printer)
+		if !ok {
+			return fmt.Errorf("-x oformat=%s: the renderer cannot be pointed at an output", f.Name)
+		}
+		h.out = p
 	}
-	return h.startOTLP()
+	for _, f := range h.opts.outputsOn() {
+		e := env
+		e.Dest = h.opts.Outputs[f.Option]
+		r, err := f.New(e)
+		if err != nil {
+			return err
+		}
+		if s, ok := r.(output.Server); ok {
+			h.servers = append(h.servers, s)
+		} else {
+			h.atExit = append(h.atExit, r)
+		}
+		if f.Records != nil && f.Records(h.opts.outputParam) {
+			h.out = &teeRenderer{printer: h.out, also: r}
+		}
+	}
+	return nil
 }
 
 // ThreadNames names a thread (its process and itself) for a timeline:
@@ -143,15 +152,12 @@ func (h *Handle) Work(w io.Writer) (bool, error) {
 	if h.cons == nil {
 		return false, errNotStarted
 	}
-	if h.prom != nil {
-		// Scrapes read the aggregations here, between passes, so that
+	for _, s := range h.servers {
+		// Requests read the aggregations here, between passes, so that
 		// they never race the consumer.
-		if err := h.prom.Serve(h.cons.FinalAggregations); err != nil {
+		if err := s.Serve(h.cons.FinalAggregations); err != nil {
 			return false, err
 		}
-	}
-	if err := h.exportMetrics(); err != nil {
-		return false, err
 	}
 	h.out.SetOutput(w)
 	return h.cons.Work(h.out)
@@ -200,18 +206,23 @@ func (h *Handle) printAggregations(w io.Writer, merge func([]*aggregate.Agg) []*
 	if h.cons == nil {
 		return nil
 	}
-	if h.prom != nil {
-		// Tracing is over: the final values are printed, not served.
-		h.prom.Close()
-	}
 	aggs, err := h.cons.FinalAggregations()
 	if err != nil {
+		h.stopServers(nil, nil)
 		return err
 	}
+	var machines []string
 	if merge != nil {
 		aggs = merge(aggs)
+		machines = []string{"host"}
+		for _, g := range h.opts.Guests {
+			name, _, _ := strings.Cut(g, "=")
+			machines = append(machines, name)
+		}
 	}
-	h.closeOTLP(aggs, merge != nil)
+	// Tracing is over: the final values are printed, not served; an
+	// exporter sends them before it stops.
+	h.stopServers(aggs, machines)
 	if !h.textOutput() {
 		h.out.SetOutput(w)
 		err = h.out.Aggregations(aggs)
@@ -224,32 +235,23 @@ func (h *Handle) printAggregations(w io.Writer, merge func([]*aggregate.Agg) []*
 	return h.writeStackFiles(aggs)
 }
 
-// writeStackFiles writes the stack aggregations to the files -x pprof
-// and -x flamegraph name.
-func (h *Handle) writeStackFiles(aggs []*aggregate.Agg) error {
-	files := []struct {
-		name  string
-		write func(io.Writer) error
-	}{
-		{h.opts.PProf, func(w io.Writer) error { return pprof.Write(w, aggs, h.sym, h.settings().AggSort) }},
-		{h.opts.FlameGraph, func(w io.Writer) error {
-			return flamegraph.Write(w, aggs, h.sym, h.settings().AggSort, "dtrace flame graph")
-		}},
+// stopServers stops the Serving formats' renderers, handing them the
+// final aggregations (see output.Server's Stop).
+func (h *Handle) stopServers(final []*aggregate.Agg, machines []string) error {
+	var errs []error
+	for _, s := range h.servers {
+		errs = append(errs, s.Stop(final, machines))
 	}
-	for _, f := range files {
-		if f.name == "" {
-			continue
-		}
-		fd, err := os.Create(f.name)
-		if err != nil {
+	h.servers = nil
+	return errors.Join(errs...)
+}
+
+// writeStackFiles hands the final aggregations to the formats that
+// write at exit (-x pprof, -x flamegraph), in registry order.
+func (h *Handle) writeStackFiles(aggs []*aggregate.Agg) error {
+	for _, r := range h.atExit {
+		if err := r.Aggregations(aggs); err != nil {
 			return err
-		}
-		err = f.write(fd)
-		if cerr := fd.Close(); err == nil {
-			err = cerr
-		}
-		if err != nil {
-			return fmt.Errorf("%s: %v", f.name, err)
 		}
 	}
 	return nil
@@ -384,4 +386,11 @@ func (h *Handle) aggKeySizes() [][]int {
 		}
 	}
 	return out
+}
+
+// stamps reports whether the output format needs kernel stamps on
+// records (the firing thread and time).
+func (h *Handle) stamps() bool {
+	f := formats.Streaming(h.opts.OFormat)
+	return f != nil && f.Stamps
 }

@@ -26,8 +26,7 @@ import (
 	"github.com/dtrace-go/dtrace/internal/kernel"
 	"github.com/dtrace-go/dtrace/internal/kfeature"
 	"github.com/dtrace-go/dtrace/loader"
-	"github.com/dtrace-go/dtrace/output/otlp"
-	"github.com/dtrace-go/dtrace/output/prom"
+	"github.com/dtrace-go/dtrace/output"
 	"github.com/dtrace-go/dtrace/output/text"
 	"github.com/dtrace-go/dtrace/program"
 	"github.com/dtrace-go/dtrace/provider"
@@ -124,10 +123,10 @@ type Handle struct {
 	cons *consumer.Consumer
 	text *text.Renderer
 	out  printer
-	// prom serves -x prometheus's /metrics while tracing.
-	prom *prom.Server
-	// otlp exports spans and metrics (-x otlp).
-	otlp *otlp.Exporter
+	// servers are the Serving formats' renderers (-x prometheus, -x
+	// otlp), atExit the AtExit formats' (-x pprof, -x flamegraph).
+	servers []output.Server
+	atExit  []output.Renderer
 
 	started bool
 }
@@ -237,7 +236,7 @@ func (h *Handle) Go() error {
 		Policy: policy,
 		// A snapshot() that fires is acted on when its record is read.
 		Trigger: func(rec []byte) bool { return h.cons != nil && h.cons.Trigger(rec) },
-		Stamp:   h.conf.Stamp || h.opts.OFormat == "perfetto" || h.opts.OFormat == "json" || h.opts.otlpSpans(),
+		Stamp:   h.conf.Stamp || h.opts.stamps(),
 		// -x temporal: records of all CPUs in time order.
 		Temporal: h.opts.Temporal,
 		// Under fill, END's records still fit when the rest filled the
@@ -290,10 +289,7 @@ func checkCPU(cpu int64) error {
 func (h *Handle) Close() error {
 	h.sym.Close() // stop following processes
 	var errs []error
-	if h.prom != nil {
-		errs = append(errs, h.prom.Close())
-	}
-	h.closeOTLP(nil, false)
+	errs = append(errs, h.stopServers(nil, nil))
 	if h.cons != nil {
 		errs = append(errs, h.cons.Close())
 	}
@@ -326,7 +322,7 @@ func (h *Handle) codegenOptions() codegen.Options {
 		FlowSize:     uint32(min(max(h.opts.FlowSize, 1), 1<<24)),
 		ISA:          kfeature.Probe().CodegenISA(),
 		Link:         h.opts.symbolLink(),
-		RecordFlow:   h.flow != nil && h.opts.otlpSpans(),
+		RecordFlow:   h.flow != nil && h.opts.flows(),
 		SpecSize:     h.opts.SpecSize,
 	}
 }

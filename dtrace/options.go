@@ -2,6 +2,7 @@ package dtrace
 
 import (
 	"errors"
+	"maps"
 	"strings"
 )
 
@@ -184,19 +185,13 @@ type Options struct {
 	// setenv and unsetenv leave it; nil when neither was set (they
 	// inherit dtrace's own).
 	ProcEnv []string
-	// PProf and FlameGraph are the files the stack aggregations are
-	// written to at exit (-x pprof=, -x flamegraph=); Prometheus the
-	// address /metrics is served on, PromLabels the names of its labels
-	// (comma-separated, for key0, key1, ...), PromWebConfig the web
-	// configuration file (TLS, basic auth) without which only loopback
-	// addresses are served.
-	PProf, FlameGraph, Prometheus, PromLabels, PromWebConfig string
-	// OTLP is -x otlp's receiver URL ("" with OTLPOn: the
-	// environment's), OTLPProtocol grpc or http/protobuf ("": the
-	// environment's), OTLPSpans the probe descriptions whose records
-	// are exported as spans (comma-separated).
-	OTLP, OTLPProtocol, OTLPSpans string
-	OTLPOn                        bool
+	// Outputs holds the values of the options of the output formats
+	// other than oformat, by option name: the files written at exit
+	// (pprof, flamegraph), the address served (prometheus), the
+	// receiver exported to (otlp; "" for the environment's) and those
+	// formats' further options (promlabels, otlpspans); a format is on
+	// when its option is present. See package output/formats.
+	Outputs map[string]string
 	// Agent is the device a guest's agent serves the host over (-x
 	// agent=/dev/virtio-ports/NAME); Guests the guests a host traces
 	// too, each NAME=SOCKET (-x guest=, repeatable). See package agent.
@@ -324,6 +319,7 @@ func (o *Options) Clone() *Options {
 	if o.ProcEnv != nil {
 		c.ProcEnv = append([]string(nil), o.ProcEnv...)
 	}
+	c.Outputs = maps.Clone(o.Outputs)
 	c.set = make(map[string]bool, len(o.set))
 	for k, v := range o.set {
 		c.set[k] = v

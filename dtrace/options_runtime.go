@@ -9,7 +9,8 @@ import (
 	"os"
 	"strings"
 
-	"github.com/dtrace-go/dtrace/output/prom"
+	"github.com/dtrace-go/dtrace/output"
+	"github.com/dtrace-go/dtrace/output/formats"
 )
 
 // addRunTimeOptions adds the sizes fixed once tracing is active.
@@ -135,19 +136,20 @@ func addOutputOptions() {
 	ct := CompileTime
 	// Output format: dtrace(1M)'s text, JSON Lines, folded stacks, a
 	// trace-event timeline.
-	addOpt(&OptionSpec{Name: "oformat", Kind: KindEnum, Class: ct, Enum: []string{"text", "json", "folded", "perfetto"},
+	addOpt(&OptionSpec{Name: "oformat", Kind: KindEnum, Class: ct, Enum: formats.Names(),
 		set: stringField(func(o *Options) *string { return &o.OFormat })})
-	addOpt(&OptionSpec{Name: "pprof", Kind: KindString, Class: ct,
-		set: fileField(func(o *Options) *string { return &o.PProf })})
-	addOpt(&OptionSpec{Name: "flamegraph", Kind: KindString, Class: ct,
-		set: fileField(func(o *Options) *string { return &o.FlameGraph })})
-	addOpt(&OptionSpec{Name: "prometheus", Kind: KindString, Class: ct,
-		set: checkedString(prom.CheckAddr, func(o *Options) *string { return &o.Prometheus })})
-	addOpt(&OptionSpec{Name: "promlabels", Kind: KindString, Class: ct,
-		set: checkedString(prom.CheckLabels, func(o *Options) *string { return &o.PromLabels })})
-	addOpt(&OptionSpec{Name: "promwebconfig", Kind: KindString, Class: ct,
-		set: checkedString(prom.CheckWebConfig, func(o *Options) *string { return &o.PromWebConfig })})
-	addOTLPOptions()
+	for _, f := range formats.All() {
+		if f.When == output.Streaming {
+			continue
+		}
+		for _, name := range append([]string{f.Option}, f.Params...) {
+			kind := KindString
+			if name == f.Option && f.Bare {
+				kind = KindAny // -x otlp alone
+			}
+			addOpt(&OptionSpec{Name: name, Kind: kind, Class: ct, set: formatOption(f, name)})
+		}
+	}
 	// Beyond DTrace: a host traces its guests through their agents.
 	addOpt(&OptionSpec{Name: "agent", Kind: KindString, Class: ct, NoPragma: true,
 		set: stringField(func(o *Options) *string { return &o.Agent })})
@@ -160,19 +162,6 @@ func addOutputOptions() {
 			o.Guests = append(o.Guests, v.Str)
 			return nil
 		}})
-}
-
-// CheckOutputs checks what no single output option can check alone:
-// that -x prometheus names a loopback address unless -x promwebconfig
-// gives a web configuration. Its error says which option it refuses
-// ("-x prometheus: ..."), for "failed to set".
-func (o *Options) CheckOutputs() error {
-	if o.Prometheus != "" {
-		if err := prom.Exposure(o.Prometheus, o.PromWebConfig); err != nil {
-			return fmt.Errorf("-x prometheus: %v", err)
-		}
-	}
-	return o.checkOTLP()
 }
 
 // Bounds of the cleanrate and statusrate options (ns), illumos's.
@@ -198,32 +187,55 @@ func clampedField(f func(*Options) *int64, zero, lo, hi int64) func(*Options, op
 	}
 }
 
-// checkedString sets a string option once check accepts its value.
-func checkedString(check func(string) error, f func(*Options) *string) func(*Options, optValue) error {
+// CheckOutputs checks what no single output option can check alone (each
+// format's output.Format.Verify): that -x prometheus names a loopback
+// address unless -x promwebconfig gives a web configuration, that -x
+// otlp's endpoints resolve with the environment. Its error says which
+// option it refuses ("-x prometheus: ..."), for "failed to set".
+func (o *Options) CheckOutputs() error {
+	for _, f := range o.outputsOn() {
+		if f.Verify == nil {
+			continue
+		}
+		if err := f.Verify(o.Outputs[f.Option], o.outputParam); err != nil {
+			return fmt.Errorf("-x %s: %v", f.Option, err)
+		}
+	}
+	return nil
+}
+
+// formatOption sets option name of output format f, once its value
+// passes the format's check and, for the file an AtExit format writes,
+// once the file is known to be writable (it is created if missing, not
+// truncated).
+func formatOption(f *output.Format, name string) func(*Options, optValue) error {
 	return func(o *Options, v optValue) error {
-		if check(v.Str) != nil {
+		if f.Check != nil && f.Check(name, v.Str) != nil {
 			return ErrBadOptVal
 		}
-		*f(o) = v.Str
+		if f.When == output.AtExit && name == f.Option && !creatable(v.Str) {
+			return ErrBadOptVal
+		}
+		if o.Outputs == nil {
+			o.Outputs = map[string]string{}
+		}
+		o.Outputs[name] = v.Str
 		return nil
 	}
 }
 
-// fileField sets an option naming a file written at exit, once the file
-// is known to be writable (it is created if missing, not truncated).
-func fileField(f func(*Options) *string) func(*Options, optValue) error {
-	return func(o *Options, v optValue) error {
-		if v.Str == "" {
-			return ErrBadOptVal
-		}
-		fd, err := os.OpenFile(v.Str, os.O_WRONLY|os.O_CREATE, 0o644)
-		if err != nil {
-			return ErrBadOptVal
-		}
-		fd.Close()
-		*f(o) = v.Str
-		return nil
+// creatable reports whether the file at path can be written: it is
+// created if missing, not truncated.
+func creatable(path string) bool {
+	if path == "" {
+		return false
 	}
+	fd, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE, 0o644)
+	if err != nil {
+		return false
+	}
+	fd.Close()
+	return true
 }
 
 // withoutEnv returns env (dtrace's own environment when env is nil)

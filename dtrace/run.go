@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/dtrace-go/dtrace/aggregate"
+	"github.com/dtrace-go/dtrace/output/formats"
 )
 
 // RunConfig says what, besides exit() in the program, ends a Run.
@@ -129,12 +130,13 @@ func SignalRunConfig(ps []*Process) (rc RunConfig, stop func()) {
 	}
 }
 
-// OpenOutput opens path for -o: appended to, as dtrace does, but for a
-// perfetto timeline, one JSON object that appending would spoil. The
-// error is worded for printing after "dtrace: ".
+// OpenOutput opens path for -o: appended to, as dtrace does, but
+// created anew for a format whose output is one object that appending
+// would spoil (output.Format.Truncate: the perfetto timeline). The error
+// is worded for printing after "dtrace: ".
 func OpenOutput(path, oformat string) (*os.File, error) {
 	mode := os.O_WRONLY | os.O_APPEND | os.O_CREATE
-	if oformat == "perfetto" {
+	if f := formats.Streaming(oformat); f != nil && f.Truncate {
 		mode = os.O_WRONLY | os.O_TRUNC | os.O_CREATE
 	}
 	f, err := os.OpenFile(path, mode, 0o666)

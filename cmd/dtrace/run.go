@@ -11,6 +11,7 @@ import (
 	"github.com/dtrace-go/dtrace/agent"
 	"github.com/dtrace-go/dtrace/dtrace"
 	"github.com/dtrace-go/dtrace/internal/kernel"
+	"github.com/dtrace-go/dtrace/output/formats"
 )
 
 // Exit statuses of dtrace(1M).
@@ -410,8 +411,8 @@ func (c *cmdline) enable(h *dtrace.Handle, out io.Writer, procs []*dtrace.Proces
 	}
 	rc, stopSignals := dtrace.SignalRunConfig(procs)
 	defer stopSignals()
-	if len(c.opts.Guests) > 0 && c.opts.OFormat != "text" && c.opts.OFormat != "perfetto" {
-		c.errorf("-x guest works with text and perfetto output only")
+	if f := formats.Streaming(c.opts.OFormat); len(c.opts.Guests) > 0 && (f == nil || !f.Guests) {
+		c.errorf("-x guest works with %s output only", guestFormats())
 		return exitError
 	}
 	if err := h.Go(); err != nil {

@@ -27,8 +27,8 @@ var floors = [][]string{
 	{"dlang/types", "dlang/check", "dlang/ktypes", "dlib", "aggregate", "output", "provider"},
 	// 2: the generator, the providers, the renderers.
 	{"codegen", "provider/", "output/"},
-	// 3: the run-time stages.
-	{"loader", "consumer"},
+	// 3: the run-time stages; the registry of output formats.
+	{"loader", "consumer", "output/formats"},
 	// 4: the library facade.
 	{"dtrace"},
 	// 5: what embeds the library: the guest agent, the commands,
