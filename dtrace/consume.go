@@ -108,7 +108,7 @@ func (h *Handle) ThreadNames(pid, tid int) (string, string) {
 		proc, thread = h.bufs.Comm(pid), h.bufs.Comm(tid)
 	}
 	if proc == "" || thread == "" {
-		p, t := perfetto.ProcNames(pid, tid)
+		p, t := output.ProcNames(pid, tid)
 		proc, thread = cmp.Or(proc, p), cmp.Or(thread, t)
 	}
 	if proc == "" {

@@ -173,7 +173,7 @@ func New(c Config) *Renderer {
 		c.Clock = output.Monotonic
 	}
 	if c.Names == nil {
-		c.Names = ProcNames
+		c.Names = output.ProcNames
 	}
 	if c.Machine == "" {
 		c.Machine = "host"
@@ -605,17 +605,4 @@ func (r *Renderer) name(k trackKey, ev *Event, pid, tid int, when uint64) {
 		r.emit(&traceEvent{Name: "process_name", Ph: "M", Ts: r.ts(when), PID: pid, TID: pid, Args: args})
 	}
 	r.emit(&traceEvent{Name: "thread_name", Ph: "M", Ts: r.ts(when), PID: pid, TID: tid, Args: map[string]any{"name": thread}})
-}
-
-// ProcNames reads a thread's process and thread names from /proc; they
-// are empty once it is gone.
-func ProcNames(pid, tid int) (string, string) {
-	read := func(p string) string {
-		b, err := os.ReadFile(p)
-		if err != nil {
-			return ""
-		}
-		return strings.TrimSuffix(string(b), "\n")
-	}
-	return read(fmt.Sprintf("/proc/%d/comm", pid)), read(fmt.Sprintf("/proc/%d/task/%d/comm", pid, tid))
 }
