@@ -67,7 +67,14 @@ func (h *Handle) startConsumer(plan *loader.Plan) error {
 	var uts unix.Utsname
 	_ = unix.Uname(&uts)
 	env := output.Env{Stderr: tc.Stderr, Testing: tc.Testing, Settings: set, Sym: h.sym, Target: tc.Target,
-		Param: h.opts.outputParam, Names: h.ThreadNames, Version: version(), Kernel: unix.ByteSliceToString(uts.Release[:])}
+		Param: h.opts.outputParam, Names: h.ThreadNames, Version: version(), Kernel: unix.ByteSliceToString(uts.Release[:]),
+		Text: func(stderr io.Writer) output.Printer {
+			c := tc
+			if stderr != nil {
+				c.Stderr = stderr
+			}
+			return text.New(c)
+		}}
 	if f := formats.Streaming(h.opts.OFormat); f != nil && f != &text.Format {
 		r, err := f.New(env)
 		if err != nil {

@@ -79,8 +79,8 @@ type Format struct {
 	// option's value, param gives its Params'. nil checks nothing.
 	Verify func(dest string, param func(name string) string) error
 	// New makes the format's renderer. A Streaming format's renderer
-	// also has SetOutput(io.Writer), which points it at the writer the
-	// caller's Work gets; a Serving format's is a Server.
+	// is a Printer, which the caller's Work points at its writer; a
+	// Serving format's is a Server.
 	New func(Env) (Renderer, error)
 }
 
@@ -107,6 +107,20 @@ type Env struct {
 	// Version is dtrace's version, Kernel the running kernel's release:
 	// what an exporter says of its source.
 	Version, Kernel string
+	// Text makes dtrace(1M)'s text renderer with its messages going to
+	// stderr (Stderr when nil), for formats that print part of their
+	// output as text: folded's records, the words of a timeline's
+	// faults. The registry's user supplies it, so that renderers need
+	// not import each other.
+	Text func(stderr io.Writer) Printer
+}
+
+// Printer is a Renderer that writes to a stream it can be pointed at:
+// what a Streaming format's New returns.
+type Printer interface {
+	Renderer
+	Outputter
+	SetOutput(w io.Writer)
 }
 
 // Server is the renderer of a Serving format. Between the consumer's

@@ -18,8 +18,7 @@ import (
 
 	"github.com/dtrace-go/dtrace/aggregate"
 	"github.com/dtrace-go/dtrace/format"
-	"github.com/dtrace-go/dtrace/output/folded"
-	"github.com/dtrace-go/dtrace/output/pprof"
+	"github.com/dtrace-go/dtrace/output"
 )
 
 // node is one frame in the tree of merged stacks.
@@ -50,7 +49,7 @@ func tree(aggs []*aggregate.Agg, sym format.Symbolizer, o aggregate.SortOptions)
 	root := &node{name: "all"}
 	var stackAggs []*aggregate.Agg
 	for _, a := range aggs {
-		if a != nil && pprof.HasStack(a) {
+		if a != nil && output.HasStack(a) {
 			stackAggs = append(stackAggs, a)
 		}
 	}
@@ -63,7 +62,7 @@ func tree(aggs []*aggregate.Agg, sym format.Symbolizer, o aggregate.SortOptions)
 			}
 			top = root.child(name)
 		}
-		for _, s := range folded.Fold(a, sym, o) {
+		for _, s := range output.Fold(a, sym, o) {
 			v := max(s.Value, 0)
 			n := top
 			if n != root {

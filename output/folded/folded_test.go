@@ -36,7 +36,7 @@ func (syms) UserSym(pid int, addr uint64) (string, string, uint64, bool) {
 
 func TestFolded(t *testing.T) {
 	var out bytes.Buffer
-	r := New(text.Config{Out: &out, Sym: syms{}, Settings: output.Settings{Quiet: true}})
+	r := New(text.New(text.Config{Out: &out, Sym: syms{}, Settings: output.Settings{Quiet: true}}), syms{}, aggregate.SortOptions{})
 	stacks := aggregate.New(&aggregate.Desc{ID: 0, Name: "@", Func: aggregate.Count})
 	u := func(pcs ...uint64) format.Stack { return format.Stack{PCs: pcs, User: true, PID: 7} }
 	// Two call sites in work fold into one frame; the stacks differ in

@@ -1,9 +1,11 @@
 package formats
 
 import (
+	"io"
 	"testing"
 
 	"github.com/dtrace-go/dtrace/output"
+	"github.com/dtrace-go/dtrace/output/text"
 )
 
 // TestRegistry checks what the option parser relies on: names are
@@ -38,7 +40,7 @@ func TestRegistry(t *testing.T) {
 		t.Errorf("oformat names %v, want text first", got)
 	}
 	for _, name := range Names() {
-		r, err := Streaming(name).New(output.Env{})
+		r, err := Streaming(name).New(output.Env{Text: func(w io.Writer) output.Printer { return text.New(text.Config{Stderr: w}) }})
 		if err != nil || r == nil {
 			t.Errorf("-x oformat=%s: %v", name, err)
 		}

@@ -11,8 +11,7 @@ import (
 
 	"github.com/dtrace-go/dtrace/aggregate"
 	"github.com/dtrace-go/dtrace/format"
-	"github.com/dtrace-go/dtrace/output/folded"
-	"github.com/dtrace-go/dtrace/output/json"
+	"github.com/dtrace-go/dtrace/output"
 )
 
 // Metric names an aggregation @NAME as the metric dtrace.NAME
@@ -59,7 +58,7 @@ func (e *Exporter) metric(a *aggregate.Agg, start, now uint64) (*metricspb.Metri
 		var pts []*metricspb.NumberDataPoint
 		for _, en := range entries {
 			pts = append(pts, &metricspb.NumberDataPoint{Attributes: e.keyAttrs(en.Key), StartTimeUnixNano: start,
-				TimeUnixNano: now, Value: &metricspb.NumberDataPoint_AsInt{AsInt: folded.Value(a, en)}})
+				TimeUnixNano: now, Value: &metricspb.NumberDataPoint_AsInt{AsInt: output.Value(a, en)}})
 		}
 		switch a.Desc.Func {
 		case aggregate.Count:
@@ -113,7 +112,7 @@ func ExpIndex(lo, hi int64) (index int32, positive, zero bool) {
 func expHistogram(a *aggregate.Agg, en *aggregate.Entry) *metricspb.ExponentialHistogramDataPoint {
 	p := &metricspb.ExponentialHistogramDataPoint{Scale: 0}
 	pos, neg := map[int32]uint64{}, map[int32]uint64{}
-	for _, b := range json.Buckets(a, en) {
+	for _, b := range aggregate.Buckets(a, en) {
 		lo, hi, n := b[0], b[1], b[2]
 		if n <= 0 {
 			continue
@@ -166,7 +165,7 @@ func explicitHistogram(a *aggregate.Agg, en *aggregate.Entry) *metricspb.Histogr
 		p.BucketCounts = append(p.BucketCounts, uint64(max(c, 0)))
 		p.Count += uint64(max(c, 0))
 		if i < n-1 {
-			_, hi := json.BucketRange(d, i)
+			_, hi := aggregate.BucketRange(d, i)
 			p.ExplicitBounds = append(p.ExplicitBounds, float64(hi))
 		}
 	}
@@ -200,12 +199,12 @@ func (e *Exporter) anyValue(v format.Value) *commonpb.AnyValue {
 	case format.Stack:
 		a := aggregate.New(&aggregate.Desc{Func: aggregate.Count})
 		a.Add([]format.Value{x}, []int64{0})
-		if f := folded.Fold(a, e.sym, aggregate.SortOptions{}); len(f) == 1 {
+		if f := output.Fold(a, e.sym, aggregate.SortOptions{}); len(f) == 1 {
 			return strValue(strings.Join(f[0].Frames, ";"))
 		}
 		return strValue("")
 	case format.Sym:
-		return strValue(folded.FrameName(e.sym, x.Kind >= format.UserSym, x.PID, x.Addr))
+		return strValue(output.FrameName(e.sym, x.Kind >= format.UserSym, x.PID, x.Addr))
 	}
 	return strValue(fmt.Sprint(v))
 }

@@ -18,7 +18,6 @@ import (
 	"github.com/dtrace-go/dtrace/aggregate"
 	"github.com/dtrace-go/dtrace/format"
 	"github.com/dtrace-go/dtrace/output"
-	"github.com/dtrace-go/dtrace/output/json"
 )
 
 func TestExpIndex(t *testing.T) {
@@ -101,7 +100,7 @@ func TestQuantizeExp(t *testing.T) {
 		}
 	}
 	want := map[string]uint64{"zero": 0}
-	for _, b := range json.Buckets(q, en) {
+	for _, b := range aggregate.Buckets(q, en) {
 		i, pos, zero := ExpIndex(b[0], b[1])
 		switch {
 		case zero:

@@ -12,6 +12,6 @@ var Format = output.Format{
 	Name: "perfetto", Option: "oformat", When: output.Streaming, Stamps: true, Truncate: true, Guests: true,
 	New: func(e output.Env) (output.Renderer, error) {
 		return New(Config{Config: json.Config{Stderr: e.Stderr, Settings: e.Settings, Sym: e.Sym, Target: e.Target},
-			Names: e.Names}), nil
+			Names: e.Names, Text: e.Text}), nil
 	},
 }

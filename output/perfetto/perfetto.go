@@ -32,7 +32,6 @@ import (
 	"github.com/dtrace-go/dtrace/aggregate"
 	"github.com/dtrace-go/dtrace/output"
 	"github.com/dtrace-go/dtrace/output/json"
-	"github.com/dtrace-go/dtrace/output/text"
 )
 
 // Config sets up a Renderer: the JSON renderer's settings (Out receives
@@ -48,6 +47,9 @@ type Config struct {
 	// Names gives a thread's process and thread names (from /proc when
 	// nil).
 	Names func(pid, tid int) (process, thread string)
+	// Text makes the renderer that words faults, errors and drops as
+	// dtrace(1M) does (output/text's), its messages going to stderr.
+	Text func(stderr io.Writer) output.Printer
 }
 
 // Event is one record of a probe firing, ready to be placed on the
@@ -94,7 +96,7 @@ type Renderer struct {
 	// containers names the cgroups records come from.
 	containers *output.Containers
 	// msgs words faults, errors and drops into mbuf.
-	msgs *text.Renderer
+	msgs output.Renderer
 	mbuf bytes.Buffer
 	// open holds, per nesting level (commit() nests), the event of the
 	// record being rendered, nil if it is not shown.
@@ -185,8 +187,9 @@ func New(c Config) *Renderer {
 	r.mark = r.origin
 	r.containers = output.NewContainers()
 	r.jr = json.NewCollector(c.Config)
-	r.msgs = text.New(text.Config{Stderr: &r.mbuf, Settings: c.Settings})
-	r.msgs.SetOutput(io.Discard)
+	msgs := c.Text(&r.mbuf)
+	msgs.SetOutput(io.Discard)
+	r.msgs = msgs
 	return r
 }
 
@@ -266,7 +269,7 @@ func (r *Renderer) Add(ev *Event) {
 // message has the text renderer word a fault, error or drop (into
 // mbuf), copies the words to the error stream as dtrace(1M) prints them,
 // and queues them as a global instant event stamped now.
-func (r *Renderer) message(name string, say func(*text.Renderer) error) error {
+func (r *Renderer) message(name string, say func(output.Renderer) error) error {
 	r.mbuf.Reset()
 	if err := say(r.msgs); err != nil {
 		return err
@@ -283,20 +286,20 @@ func (r *Renderer) message(name string, say func(*text.Renderer) error) error {
 // Fault prints a fault as dtrace(1M) does and queues it as a global
 // instant event.
 func (r *Renderer) Fault(f *output.Fault) error {
-	return r.message("fault", func(t *text.Renderer) error { return t.Fault(f) })
+	return r.message("fault", func(t output.Renderer) error { return t.Fault(f) })
 }
 
 // Error prints a library error as dtrace(1M) does and queues it as a
 // global instant event.
 func (r *Renderer) Error(e *output.Error) error {
-	return r.message("error", func(t *text.Renderer) error { return t.Error(e) })
+	return r.message("error", func(t output.Renderer) error { return t.Error(e) })
 }
 
 // Drop prints a drop as dtrace(1M) does, counts it for otherData and
 // queues it as a global instant event.
 func (r *Renderer) Drop(d *output.Drop) error {
 	r.drops[d.Kind.Tag()] += d.Count
-	return r.message("drop", func(t *text.Renderer) error { return t.Drop(d) })
+	return r.message("drop", func(t output.Renderer) error { return t.Drop(d) })
 }
 
 // Flush writes the events older than the previous Flush.

@@ -2,12 +2,14 @@ package perfetto
 
 import (
 	"bytes"
+	"io"
 	"strings"
 	"testing"
 
 	"github.com/dtrace-go/dtrace/format"
 	"github.com/dtrace-go/dtrace/output"
 	"github.com/dtrace-go/dtrace/output/json"
+	"github.com/dtrace-go/dtrace/output/text"
 )
 
 // fake is a renderer on a clock the test moves, with names of its own.
@@ -20,7 +22,7 @@ type fake struct {
 
 func newFake() *fake {
 	f := &fake{now: 1000}
-	f.Renderer = New(Config{Config: json.Config{Out: &f.out, Stderr: &f.err}, Clock: func() uint64 { return f.now },
+	f.Renderer = New(Config{Config: json.Config{Out: &f.out, Stderr: &f.err}, Text: textRenderer, Clock: func() uint64 { return f.now },
 		Names: func(pid, tid int) (string, string) { return "proc", "thr" }})
 	return f
 }
@@ -184,3 +186,6 @@ func TestCheck(t *testing.T) {
 		t.Errorf("good file: %v %+v", err, s)
 	}
 }
+
+// textRenderer is what the registry's user supplies as Config.Text.
+func textRenderer(stderr io.Writer) output.Printer { return text.New(text.Config{Stderr: stderr}) }

@@ -16,20 +16,8 @@ import (
 
 	"github.com/dtrace-go/dtrace/aggregate"
 	"github.com/dtrace-go/dtrace/format"
-	"github.com/dtrace-go/dtrace/output/folded"
+	"github.com/dtrace-go/dtrace/output"
 )
-
-// HasStack reports whether an aggregation has a stack key.
-func HasStack(a *aggregate.Agg) bool {
-	for _, e := range a.Entries() {
-		for _, k := range e.Key {
-			if _, ok := k.(format.Stack); ok {
-				return true
-			}
-		}
-	}
-	return false
-}
 
 // builder accumulates the profile's tables.
 type builder struct {
@@ -54,7 +42,7 @@ func Build(aggs []*aggregate.Agg, sym format.Symbolizer, o aggregate.SortOptions
 		funcs: map[[2]string]*profile.Function{}, maps: map[string]*profile.Mapping{}}
 	var stackAggs []*aggregate.Agg
 	for _, a := range aggs {
-		if a != nil && HasStack(a) {
+		if a != nil && output.HasStack(a) {
 			stackAggs = append(stackAggs, a)
 		}
 	}
@@ -72,7 +60,7 @@ func Build(aggs []*aggregate.Agg, sym format.Symbolizer, o aggregate.SortOptions
 	for i, a := range stackAggs {
 		for _, e := range a.Sorted(o) {
 			s := &profile.Sample{Value: make([]int64, len(stackAggs))}
-			s.Value[i] = folded.Value(a, e)
+			s.Value[i] = output.Value(a, e)
 			b.sample(s, e.Key)
 			b.p.Sample = append(b.p.Sample, s)
 		}
@@ -127,7 +115,7 @@ func keyText(v format.Value, sym format.Symbolizer) string {
 	case format.String:
 		return string(x)
 	case format.Sym:
-		return folded.FrameName(sym, x.Kind >= format.UserSym, x.PID, x.Addr)
+		return output.FrameName(sym, x.Kind >= format.UserSym, x.PID, x.Addr)
 	case format.Bytes:
 		return fmt.Sprintf("%x", x.Data)
 	case format.Float:

@@ -42,8 +42,7 @@ import (
 
 	"github.com/dtrace-go/dtrace/aggregate"
 	"github.com/dtrace-go/dtrace/format"
-	"github.com/dtrace-go/dtrace/output/folded"
-	"github.com/dtrace-go/dtrace/output/json"
+	"github.com/dtrace-go/dtrace/output"
 )
 
 // CheckAddr checks that addr is host:port and that it can be listened
@@ -318,7 +317,7 @@ func (s *Server) Metrics(aggs []*aggregate.Agg) []prometheus.Metric {
 					m, err = withNative(m, a, e)
 				}
 			default:
-				m, err = prometheus.NewConstMetric(desc, prometheus.GaugeValue, float64(folded.Value(a, e)), vals...)
+				m, err = prometheus.NewConstMetric(desc, prometheus.GaugeValue, float64(output.Value(a, e)), vals...)
 			}
 			if err == nil {
 				out = append(out, m)
@@ -362,11 +361,11 @@ func (s *Server) labelValues(key []format.Value) []string {
 		case format.Stack:
 			a := aggregate.New(&aggregate.Desc{Func: aggregate.Count})
 			a.Add([]format.Value{x}, []int64{0})
-			if f := folded.Fold(a, s.sym, aggregate.SortOptions{}); len(f) == 1 {
+			if f := output.Fold(a, s.sym, aggregate.SortOptions{}); len(f) == 1 {
 				vals[i] = strings.Join(f[0].Frames, ";")
 			}
 		case format.Sym:
-			vals[i] = folded.FrameName(s.sym, x.Kind >= format.UserSym, x.PID, x.Addr)
+			vals[i] = output.FrameName(s.sym, x.Kind >= format.UserSym, x.PID, x.Addr)
 		default:
 			vals[i] = fmt.Sprint(k)
 		}
@@ -380,7 +379,7 @@ func histogram(a *aggregate.Agg, e *aggregate.Entry) (uint64, float64, map[float
 	buckets := map[float64]uint64{}
 	var count uint64
 	var sum float64
-	for _, b := range json.Buckets(a, e) {
+	for _, b := range aggregate.Buckets(a, e) {
 		lo, hi, n := b[0], b[1], b[2]
 		if n <= 0 {
 			continue
@@ -410,7 +409,7 @@ func withNative(m prometheus.Metric, a *aggregate.Agg, e *aggregate.Entry) (prom
 	h := out.Histogram
 	pos, neg := map[int]int64{}, map[int]int64{}
 	var zero uint64
-	for _, b := range json.Buckets(a, e) {
+	for _, b := range aggregate.Buckets(a, e) {
 		lo, hi, n := b[0], b[1], b[2]
 		switch {
 		case n <= 0:
