@@ -138,6 +138,24 @@ type Server interface {
 	Stop(final []*aggregate.Agg, machines []string) error
 }
 
+// AtExitFile is the renderer of an AtExit format that writes a file:
+// it ignores records, and when it gets the final aggregations it
+// creates (or truncates) the file Env.Dest names and writes them there
+// with write.
+func AtExitFile(e Env, write func(w io.Writer, aggs []*aggregate.Agg, e Env) error) Renderer {
+	return &atExitFile{env: e, write: write}
+}
+
+type atExitFile struct {
+	Nop
+	env   Env
+	write func(io.Writer, []*aggregate.Agg, Env) error
+}
+
+func (r *atExitFile) Aggregations(aggs []*aggregate.Agg) error {
+	return WriteFile(r.env.Dest, func(w io.Writer) error { return r.write(w, aggs, r.env) })
+}
+
 // WriteFile creates (or truncates) the file name and writes it with
 // write: what an AtExit format does with its destination. The error
 // names the file.

@@ -11,17 +11,9 @@ import (
 // profile.
 var Format = output.Format{
 	Name: "pprof", Option: "pprof", When: output.AtExit,
-	New: func(e output.Env) (output.Renderer, error) { return &atExit{env: e}, nil },
-}
-
-// atExit writes the profile when it gets the final aggregations.
-type atExit struct {
-	output.Nop
-	env output.Env
-}
-
-func (r *atExit) Aggregations(aggs []*aggregate.Agg) error {
-	return output.WriteFile(r.env.Dest, func(w io.Writer) error {
-		return Write(w, aggs, r.env.Sym, r.env.Settings.AggSort)
-	})
+	New: func(e output.Env) (output.Renderer, error) {
+		return output.AtExitFile(e, func(w io.Writer, aggs []*aggregate.Agg, e output.Env) error {
+			return Write(w, aggs, e.Sym, e.Settings.AggSort)
+		}), nil
+	},
 }
