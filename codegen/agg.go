@@ -27,10 +27,7 @@ func (g *gen) aggOf(f *fn, ag *syntax.AggExpr) *AggSpec {
 	if a := g.spec.Aggs[ai.ID]; a != nil {
 		return a
 	}
-	var fn aggregate.Func
-	if g := funcGenOf(ai.Func); g != nil {
-		fn = g.agg
-	}
+	fn := program.AggFuncNamed(ai.Func)
 	if fn == 0 {
 		f.fail(ag, "unknown aggregating function %q", ai.Func)
 	}

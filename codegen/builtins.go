@@ -2,7 +2,6 @@ package codegen
 
 import (
 	"github.com/cilium/ebpf/asm"
-	"github.com/dtrace-go/dtrace/aggregate"
 	"github.com/dtrace-go/dtrace/dlang/check"
 	"github.com/dtrace-go/dtrace/dlang/syntax"
 	"github.com/dtrace-go/dtrace/internal/abi"
@@ -26,8 +25,6 @@ type funcGen struct {
 	// kind is the value kind of a symbol subroutine's result (sym(),
 	// usym(), ...): the consumer symbolizes the address.
 	kind ValueKind
-	// agg is an aggregating function's kind.
-	agg aggregate.Func
 }
 
 // funcGens are the generators of the builtin functions, by FuncID.
@@ -143,15 +140,6 @@ func init() {
 		check.FuncUstack:      {stmt: (*fn).actionStack, act: ActUStack},
 
 		// Aggregating functions (agg.go).
-		check.FuncAvg:        {agg: aggregate.Avg},
-		check.FuncCount:      {agg: aggregate.Count},
-		check.FuncLlquantize: {agg: aggregate.Llquantize},
-		check.FuncLquantize:  {agg: aggregate.Lquantize},
-		check.FuncMax:        {agg: aggregate.Max},
-		check.FuncMin:        {agg: aggregate.Min},
-		check.FuncQuantize:   {agg: aggregate.Quantize},
-		check.FuncStddev:     {agg: aggregate.Stddev},
-		check.FuncSum:        {agg: aggregate.Sum},
 	}
 }
 

@@ -4,6 +4,7 @@ import (
 	"testing"
 
 	"github.com/dtrace-go/dtrace/dlang/check"
+	"github.com/dtrace-go/dtrace/program"
 )
 
 // unsupportedFuncs are the rows of the function table codegen has no
@@ -23,7 +24,7 @@ func TestFuncGens(t *testing.T) {
 		if d == nil {
 			t.Fatalf("FuncID %d has no row", id)
 		}
-		has := g.value != nil || g.stmt != nil || g.agg != 0
+		has := g.value != nil || g.stmt != nil
 		if unsupportedFuncs[d.Name] {
 			if has {
 				t.Errorf("%s: listed as unsupported but has a generator", d.Name)
@@ -32,15 +33,15 @@ func TestFuncGens(t *testing.T) {
 		}
 		switch d.Kind {
 		case check.AggFunc:
-			if g.agg == 0 || g.value != nil || g.stmt != nil {
-				t.Errorf("%s: an aggregating function needs agg only", d.Name)
+			if program.AggFuncNamed(d.Name) == 0 || g.value != nil || g.stmt != nil {
+				t.Errorf("%s: an aggregating function needs a program.AggFunc and no generator", d.Name)
 			}
 		case check.Subroutine:
-			if g.value == nil || g.stmt != nil || g.agg != 0 {
+			if g.value == nil || g.stmt != nil {
 				t.Errorf("%s: a subroutine needs value only", d.Name)
 			}
 		case check.Action:
-			if g.stmt == nil || g.act == ActNone || g.agg != 0 {
+			if g.stmt == nil || g.act == ActNone {
 				t.Errorf("%s: an action needs stmt and act", d.Name)
 			}
 			if (g.value != nil) != (g.kind != KindNone) {

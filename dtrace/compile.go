@@ -306,7 +306,8 @@ func (h *Handle) codegenError(err error) error {
 
 // parse parses one source in the way its kind asks for.
 func (h *Handle) parse(src Source) (*syntax.Program, error) {
-	cfg := &syntax.Config{IsTypeName: h.lib.IsTypeName, IsIdent: h.lib.IsIdent, Directive: check.Directive}
+	cfg := &syntax.Config{IsTypeName: h.lib.IsTypeName, IsIdent: func(name string) bool { return check.IsPredefinedIdent(name) || h.lib.IsIdent(name) },
+		Directive: check.Directive}
 	text := src.Text
 	if src.Kind != SpecProgram {
 		var err error

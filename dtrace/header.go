@@ -5,6 +5,7 @@ import (
 	"io"
 	"strings"
 
+	"github.com/dtrace-go/dtrace/dlang/check"
 	"github.com/dtrace-go/dtrace/dlang/syntax"
 )
 
@@ -18,7 +19,7 @@ import (
 // dtrace shows as dashes. guard names the include guard's file ("x.h").
 func WriteHeader(w io.Writer, src Source, guard string) error {
 	fset := syntax.NewFileSet()
-	prog, err := syntax.Parse(fset, src.Name, []byte(src.Text), 0)
+	prog, err := (&syntax.Config{IsIdent: check.IsPredefinedIdent}).Parse(fset, src.Name, []byte(src.Text))
 	if err != nil {
 		return &SourceError{Source: src, Err: err}
 	}

@@ -24,6 +24,18 @@ const (
 
 var funcNames = [...]string{"", "count", "sum", "min", "max", "avg", "stddev", "quantize", "lquantize", "llquantize"}
 
+// AggFuncNamed returns the aggregating function of D name name
+// ("lquantize"), 0 if there is none. The checker's builtin table names
+// the same functions (a test there pins it).
+func AggFuncNamed(name string) AggFunc {
+	for f := AggCount; f <= AggLlquantize; f++ {
+		if funcNames[f] == name {
+			return f
+		}
+	}
+	return 0
+}
+
 // String returns the function's D name ("lquantize").
 func (f AggFunc) String() string {
 	if f > 0 && int(f) < len(funcNames) {

@@ -152,6 +152,10 @@ type FuncDef struct {
 
 	class actKind // the action class, for the clause rules on speculations
 	attr  *Attr   // the attributes, when not Stable/Stable/Common
+	// unlexed marks a name dtrace's lexer does not know (not in
+	// dt_open.c's identifiers: our additions and later versions'); see
+	// IsPredefinedIdent.
+	unlexed bool
 	// alloca: the result points to alloca() memory.
 	alloca bool
 	// before and after are the function's own rules, applied before and
@@ -182,7 +186,7 @@ var funcTable = [NumFuncIDs]FuncDef{
 	FuncBreakpoint:        {Name: "breakpoint", Kind: Action, class: actDestruct, Proto: "void()"},
 	FuncChill:             {Name: "chill", Kind: Action, class: actDestruct, Proto: "void(int)"},
 	FuncCleanpath:         {Name: "cleanpath", Kind: Subroutine, Proto: "string(const char *)"},
-	FuncCgrouppath:        {Name: "cgrouppath", Kind: Subroutine, Proto: "string()", Lib: "container.d", attr: &evolvingAttr},
+	FuncCgrouppath:        {Name: "cgrouppath", Kind: Subroutine, Proto: "string()", Lib: "container.d", attr: &evolvingAttr, unlexed: true},
 	FuncClear:             {Name: "clear", Kind: Action, class: actData, Proto: "void(@)", before: aggArgRule(D_CLEAR_AGGARG, D_CLEAR_AGGBAD)},
 	FuncCommit:            {Name: "commit", Kind: Action, class: actCommit, Proto: "void(int)"},
 	FuncCopyin:            {Name: "copyin", Kind: Subroutine, Proto: "void *(uintptr_t, size_t)", alloca: true, after: scratchSizeRule(1)},
@@ -197,19 +201,19 @@ var funcTable = [NumFuncIDs]FuncDef{
 	FuncDirname:           {Name: "dirname", Kind: Subroutine, Proto: "string(const char *)"},
 	FuncDiscard:           {Name: "discard", Kind: Action, class: actDiscard, Proto: "void(int)"},
 	FuncExit:              {Name: "exit", Kind: Action, class: actExit, Proto: "void(int)"},
-	FuncFlowFork:          {Name: "__flow_fork", Kind: Subroutine, Proto: "void(int64_t)", attr: &evolvingAttr},
-	FuncFlowExit:          {Name: "__flow_exit", Kind: Subroutine, Proto: "void()", attr: &evolvingAttr},
-	FuncNewflow:           {Name: "newflow", Kind: Subroutine, Proto: "void()", attr: &evolvingAttr},
-	FuncFlowRecv:          {Name: "__flow_recv", Kind: Subroutine, Proto: "void(uint64_t, int64_t, int, uint64_t)", attr: &evolvingAttr},
-	FuncFlowSend:          {Name: "__flow_send", Kind: Subroutine, Proto: "int64_t(uint64_t, int64_t, uint64_t)", attr: &evolvingAttr},
-	FuncFlowSent:          {Name: "__flow_sent", Kind: Subroutine, Proto: "void(uint64_t, int64_t, int64_t, int64_t)", attr: &evolvingAttr},
-	FuncFlowBio:           {Name: "__flow_bio", Kind: Subroutine, Proto: "void(uint64_t)", attr: &evolvingAttr},
-	FuncFlowBioDone:       {Name: "__flow_bio_done", Kind: Subroutine, Proto: "void(uint64_t)", attr: &evolvingAttr},
-	FuncFlowIO:            {Name: "__flow_io", Kind: Subroutine, Proto: "void(uint64_t)", attr: &evolvingAttr},
+	FuncFlowFork:          {Name: "__flow_fork", Kind: Subroutine, Proto: "void(int64_t)", attr: &evolvingAttr, unlexed: true},
+	FuncFlowExit:          {Name: "__flow_exit", Kind: Subroutine, Proto: "void()", attr: &evolvingAttr, unlexed: true},
+	FuncNewflow:           {Name: "newflow", Kind: Subroutine, Proto: "void()", attr: &evolvingAttr, unlexed: true},
+	FuncFlowRecv:          {Name: "__flow_recv", Kind: Subroutine, Proto: "void(uint64_t, int64_t, int, uint64_t)", attr: &evolvingAttr, unlexed: true},
+	FuncFlowSend:          {Name: "__flow_send", Kind: Subroutine, Proto: "int64_t(uint64_t, int64_t, uint64_t)", attr: &evolvingAttr, unlexed: true},
+	FuncFlowSent:          {Name: "__flow_sent", Kind: Subroutine, Proto: "void(uint64_t, int64_t, int64_t, int64_t)", attr: &evolvingAttr, unlexed: true},
+	FuncFlowBio:           {Name: "__flow_bio", Kind: Subroutine, Proto: "void(uint64_t)", attr: &evolvingAttr, unlexed: true},
+	FuncFlowBioDone:       {Name: "__flow_bio_done", Kind: Subroutine, Proto: "void(uint64_t)", attr: &evolvingAttr, unlexed: true},
+	FuncFlowIO:            {Name: "__flow_io", Kind: Subroutine, Proto: "void(uint64_t)", attr: &evolvingAttr, unlexed: true},
 	FuncFreopen:           {Name: "freopen", Kind: Action, class: actDestruct, Proto: "void(@, ...)", Since: version(1, 1, 0), after: (*checker).checkPrintf},
 	FuncFtruncate:         {Name: "ftruncate", Kind: Action, class: actData, Proto: "void()"},
 	FuncFunc:              {Name: "func", Kind: Action, class: actData, Proto: "_symaddr(uintptr_t)", Since: version(1, 2, 0)},
-	FuncGetf:              {Name: "getf", Kind: Subroutine, Proto: "vmlinux`struct file *(int)", Since: version(1, 10, 0)},
+	FuncGetf:              {Name: "getf", Kind: Subroutine, Proto: "vmlinux`struct file *(int)", Since: version(1, 10, 0), unlexed: true},
 	FuncGetmajor:          {Name: "getmajor", Kind: Subroutine, Proto: "vmlinux`dev_t(vmlinux`dev_t)", attr: &evolvingAttr},
 	FuncGetminor:          {Name: "getminor", Kind: Subroutine, Proto: "vmlinux`dev_t(vmlinux`dev_t)", attr: &evolvingAttr},
 	FuncHtonl:             {Name: "htonl", Kind: Subroutine, Proto: "uint32_t(uint32_t)", Since: version(1, 3, 0), attr: &evolvingAttr},
@@ -219,7 +223,7 @@ var funcTable = [NumFuncIDs]FuncDef{
 	FuncInetNtoa:          {Name: "inet_ntoa", Kind: Subroutine, Proto: "string(ipaddr_t *)", Since: version(1, 5, 0)},
 	FuncInetNtoa6:         {Name: "inet_ntoa6", Kind: Subroutine, Proto: "string(vmlinux`struct in6_addr *, [int])", Since: version(1, 5, 0), after: (*checker).inetNtoa6Rule},
 	FuncInetNtop:          {Name: "inet_ntop", Kind: Subroutine, Proto: "string(int, void *)", Since: version(1, 5, 0)},
-	FuncJSON:              {Name: "json", Kind: Subroutine, Proto: "string(const char *, const char *)", Since: version(1, 11, 0)},
+	FuncJSON:              {Name: "json", Kind: Subroutine, Proto: "string(const char *, const char *)", Since: version(1, 11, 0), unlexed: true},
 	FuncJstack:            {Name: "jstack", Kind: Action, class: actData, Proto: "stack([uint32_t], [uint32_t])", after: (*checker).ustackRule},
 	FuncLinkNtop:          {Name: "link_ntop", Kind: Subroutine, Proto: "string(int, void *)", Since: version(1, 5, 0)},
 	FuncLlquantize:        {Name: "llquantize", Kind: AggFunc, Proto: "void(@, int32_t, int32_t, int32_t, int32_t, ...)", Since: version(1, 6, 4), scalarArg: true, incrArg: 6, params: (*checker).llquantizeParams},
@@ -238,7 +242,7 @@ var funcTable = [NumFuncIDs]FuncDef{
 	FuncNtohll:            {Name: "ntohll", Kind: Subroutine, Proto: "uint64_t(uint64_t)", Since: version(1, 3, 0), attr: &evolvingAttr},
 	FuncNtohs:             {Name: "ntohs", Kind: Subroutine, Proto: "uint16_t(uint16_t)", Since: version(1, 3, 0), attr: &evolvingAttr},
 	FuncNormalize:         {Name: "normalize", Kind: Action, class: actData, Proto: "void(@, uint64_t)", before: normalizeRule},
-	FuncPanic:             {Name: "panic", Kind: Action, class: actDestruct, Proto: "void()"},
+	FuncPanic:             {Name: "panic", Kind: Action, class: actDestruct, Proto: "void()", unlexed: true},
 	FuncPcap:              {Name: "pcap", Kind: Action, class: actData, Proto: "void(void *, int)", Since: version(1, 6, 4)},
 	FuncPrinta:            {Name: "printa", Kind: Action, class: actData, Proto: "void(@, ...)", after: (*checker).printaRule},
 	FuncPrintf:            {Name: "printf", Kind: Action, class: actData, Proto: "void(string, ...)", after: (*checker).checkPrintf},
@@ -257,24 +261,24 @@ var funcTable = [NumFuncIDs]FuncDef{
 	FuncStack:             {Name: "stack", Kind: Action, class: actData, Proto: "stack([uint32_t])", after: (*checker).stackRule},
 	FuncStddev:            {Name: "stddev", Kind: AggFunc, Proto: "void(@)", Since: version(1, 6, 0), scalarArg: true},
 	FuncStop:              {Name: "stop", Kind: Action, class: actDestruct, Proto: "void()"},
-	FuncSnapshot:          {Name: "snapshot", Kind: Action, class: actData, Proto: "void([int])"},
+	FuncSnapshot:          {Name: "snapshot", Kind: Action, class: actData, Proto: "void([int])", unlexed: true},
 	FuncStrchr:            {Name: "strchr", Kind: Subroutine, Proto: "string(const char *, char)", Since: version(1, 1, 0)},
 	FuncStrlen:            {Name: "strlen", Kind: Subroutine, Proto: "size_t(const char *)"},
 	FuncStrjoin:           {Name: "strjoin", Kind: Subroutine, Proto: "string(const char *, const char *)"},
 	FuncStrrchr:           {Name: "strrchr", Kind: Subroutine, Proto: "string(const char *, char)", Since: version(1, 1, 0)},
 	FuncStrstr:            {Name: "strstr", Kind: Subroutine, Proto: "string(const char *, const char *)", Since: version(1, 1, 0)},
 	FuncStrtok:            {Name: "strtok", Kind: Subroutine, Proto: "string(const char *, const char *)", Since: version(1, 1, 0)},
-	FuncStrtoll:           {Name: "strtoll", Kind: Subroutine, Proto: "int64_t(const char *, [int])", Since: version(1, 11, 0)},
+	FuncStrtoll:           {Name: "strtoll", Kind: Subroutine, Proto: "int64_t(const char *, [int])", Since: version(1, 11, 0), unlexed: true},
 	FuncSubstr:            {Name: "substr", Kind: Subroutine, Proto: "string(const char *, int, [int])", Since: version(1, 1, 0)},
 	FuncSum:               {Name: "sum", Kind: AggFunc, Proto: "void(@)", scalarArg: true},
 	FuncSym:               {Name: "sym", Kind: Action, class: actData, Proto: "_symaddr(uintptr_t)", Since: version(1, 2, 0)},
 	FuncSystem:            {Name: "system", Kind: Action, class: actDestruct, Proto: "void(@, ...)", after: (*checker).checkPrintf},
-	FuncTolower:           {Name: "tolower", Kind: Subroutine, Proto: "string(const char *)", Since: version(1, 8, 0)},
-	FuncToupper:           {Name: "toupper", Kind: Subroutine, Proto: "string(const char *)", Since: version(1, 8, 0)},
+	FuncTolower:           {Name: "tolower", Kind: Subroutine, Proto: "string(const char *)", Since: version(1, 8, 0), unlexed: true},
+	FuncToupper:           {Name: "toupper", Kind: Subroutine, Proto: "string(const char *)", Since: version(1, 8, 0), unlexed: true},
 	FuncTrace:             {Name: "trace", Kind: Action, class: actData, Proto: "void(@)", before: (*checker).traceRule},
 	FuncTracemem:          {Name: "tracemem", Kind: Action, class: actData, Proto: "void(@, size_t, [size_t])", after: (*checker).tracememRule},
-	FuncTraceoff:          {Name: "traceoff", Kind: Action, class: actData, Proto: "void([int])"},
-	FuncTraceon:           {Name: "traceon", Kind: Action, class: actData, Proto: "void()"},
+	FuncTraceoff:          {Name: "traceoff", Kind: Action, class: actData, Proto: "void([int])", unlexed: true},
+	FuncTraceon:           {Name: "traceon", Kind: Action, class: actData, Proto: "void()", unlexed: true},
 	FuncTrunc:             {Name: "trunc", Kind: Action, class: actData, Proto: "void(@, [int64_t])", before: aggArgRule(D_TRUNC_AGGARG, D_TRUNC_AGGBAD)},
 	FuncUaddr:             {Name: "uaddr", Kind: Action, class: actData, Proto: "_usymaddr(uintptr_t)", Since: version(1, 2, 0)},
 	FuncUfunc:             {Name: "ufunc", Kind: Action, class: actData, Proto: "_usymaddr(uintptr_t)", Since: version(1, 2, 0)},
@@ -346,6 +350,7 @@ type VarDef struct {
 	Lib string
 
 	array   bool                     // args[] and uregs[], which are indexed
+	unlexed bool                     // see FuncDef.unlexed
 	elem    types.Type               // an array's element type
 	attr    *Attr                    // the attributes, when not Stable/Stable/Common
 	context func(ProviderAttrs) Attr // the attributes it takes from the probe's provider
@@ -362,7 +367,7 @@ var varTable = [NumVarIDs]VarDef{
 	VarEpid:          {Name: "epid", Type: "uint64_t"},
 	VarErrno:         {Name: "errno", Type: "int"},
 	VarExecname:      {Name: "execname", Type: "string"},
-	VarFlowid:        {Name: "flowid", Type: "uint64_t", attr: &evolvingAttr},
+	VarFlowid:        {Name: "flowid", Type: "uint64_t", attr: &evolvingAttr, unlexed: true},
 	VarGid:           {Name: "gid", Type: "gid_t"},
 	VarId:            {Name: "id", Type: "uint_t"},
 	VarIpl:           {Name: "ipl", Type: "uint_t"},
@@ -380,8 +385,8 @@ var varTable = [NumVarIDs]VarDef{
 	VarUstackdepth:   {Name: "ustackdepth", Type: "uint32_t", Since: version(1, 2, 0)},
 	VarVtimestamp:    {Name: "vtimestamp", Type: "uint64_t"},
 	VarWalltimestamp: {Name: "walltimestamp", Type: "int64_t"},
-	VarZonename:      {Name: "zonename", Type: "string", Lib: "container.d"},
-	VarCgroupid:      {Name: "cgroupid", Type: "uint64_t", Lib: "container.d", attr: &evolvingAttr},
+	VarZonename:      {Name: "zonename", Type: "string", Lib: "container.d", unlexed: true},
+	VarCgroupid:      {Name: "cgroupid", Type: "uint64_t", Lib: "container.d", attr: &evolvingAttr, unlexed: true},
 }
 
 // funcsByName and varsByName index funcTable and varTable by name.

@@ -28,9 +28,11 @@ type Config struct {
 	// program declares. nil means none.
 	IsTypeName func(name string) bool
 	// IsIdent reports whether a name is a global identifier defined
-	// outside the program, such as an inline of dtrace's D library
-	// (curpsinfo, EPERM). It only changes the text syntax errors quote,
-	// as in dtrace. nil means none.
+	// outside the program: dtrace's predefined ones (the checker's
+	// builtin table, check.IsPredefinedIdent) and the inlines of its D
+	// library (curpsinfo, EPERM). It only changes the text syntax errors
+	// quote, as in dtrace. nil means none: the parser knows no builtin
+	// names of its own.
 	IsIdent func(name string) bool
 	// MacroArg reports whether the macro argument $n is defined. When
 	// set, a reference to an undefined one is reported as dtrace's lexer
@@ -222,7 +224,7 @@ func (p *parser) classify() {
 		t.tok = TNAME
 		return
 	}
-	if p.idents[name] || builtinIdents[name] || p.cfg.IsIdent != nil && p.cfg.IsIdent(name) {
+	if p.idents[name] || p.cfg.IsIdent != nil && p.cfg.IsIdent(name) {
 		return
 	}
 	// dtrace peeks at the next bytes: a name followed by ++, --, [, =,
