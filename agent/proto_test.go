@@ -12,6 +12,7 @@ import (
 	"github.com/dtrace-go/dtrace/aggregate"
 	"github.com/dtrace-go/dtrace/format"
 	"github.com/dtrace-go/dtrace/output"
+	"github.com/dtrace-go/dtrace/program"
 )
 
 // TestFrames: messages go through whole; an empty, oversized or
@@ -214,8 +215,8 @@ func TestClockShortRun(t *testing.T) {
 // TestMerge: every machine's entries stay apart under its name, the
 // first key; aggregations print in id order.
 func TestMerge(t *testing.T) {
-	d0 := &aggregate.Desc{ID: 0, Name: "@", Func: aggregate.Count}
-	d1 := &aggregate.Desc{ID: 1, Name: "@s", Func: aggregate.Sum}
+	d0 := &aggregate.Desc{ID: 0, Name: "@", Func: program.AggCount}
+	d1 := &aggregate.Desc{ID: 1, Name: "@s", Func: program.AggSum}
 	host := aggregate.New(d0)
 	host.Add([]format.Value{format.String("getppid")}, []int64{7})
 	hs := aggregate.New(d1)

@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/dtrace-go/dtrace/format"
+	"github.com/dtrace-go/dtrace/program"
 )
 
 // Entry is one tuple of an aggregation: its key values and its value
@@ -80,15 +81,15 @@ func (d *Desc) Merge(dst, src []int64) {
 		return
 	}
 	switch d.Func {
-	case Min, Max:
+	case program.AggMin, program.AggMax:
 		if src[1] == 0 {
 			return
 		}
-		if dst[1] == 0 || (d.Func == Min && src[0] < dst[0]) || (d.Func == Max && src[0] > dst[0]) {
+		if dst[1] == 0 || (d.Func == program.AggMin && src[0] < dst[0]) || (d.Func == program.AggMax && src[0] > dst[0]) {
 			dst[0] = src[0]
 		}
 		dst[1] += src[1]
-	case Stddev:
+	case program.AggStddev:
 		dst[0] += src[0]
 		dst[1] += src[1]
 		addTo128(dst[2:4], uint64(src[2]), uint64(src[3]))
@@ -192,20 +193,20 @@ func (a *Agg) Remove(key []format.Value) {
 // INT64_MAX and INT64_MIN.
 func (d *Desc) Scalar(data []int64) int64 {
 	switch d.Func {
-	case Min:
+	case program.AggMin:
 		if data[1] == 0 {
 			return math.MaxInt64
 		}
-	case Max:
+	case program.AggMax:
 		if data[1] == 0 {
 			return math.MinInt64
 		}
-	case Avg:
+	case program.AggAvg:
 		if data[0] == 0 {
 			return 0
 		}
 		return data[1] / data[0]
-	case Stddev:
+	case program.AggStddev:
 		return int64(stddev(data, 1))
 	}
 	return data[0]

@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/dtrace-go/dtrace/format"
+	"github.com/dtrace-go/dtrace/program"
 )
 
 func TestQuantizeBucket(t *testing.T) {
@@ -17,15 +18,15 @@ func TestQuantizeBucket(t *testing.T) {
 		{-1, 62}, {-2, 61}, {-3, 61}, {math.MaxInt64, 126}, {math.MinInt64, 0}, {math.MinInt64 + 1, 0},
 	}
 	for _, tt := range tests {
-		if got := QuantizeBucket(tt.v); got != tt.want {
+		if got := program.QuantizeBucket(tt.v); got != tt.want {
 			t.Errorf("QuantizeBucket(%d) = %d, want %d", tt.v, got, tt.want)
 		}
-		if b := QuantizeBucket(tt.v); tt.v > 0 && QuantizeBucketValue(b) > tt.v {
-			t.Errorf("bucket %d of %d starts at %d", b, tt.v, QuantizeBucketValue(b))
+		if b := program.QuantizeBucket(tt.v); tt.v > 0 && program.QuantizeBucketValue(b) > tt.v {
+			t.Errorf("bucket %d of %d starts at %d", b, tt.v, program.QuantizeBucketValue(b))
 		}
 	}
-	if QuantizeBucketValue(0) != -(1<<62) || QuantizeBucketValue(126) != 1<<62 || QuantizeBucketValue(63) != 0 {
-		t.Errorf("QuantizeBucketValue ends: %d %d", QuantizeBucketValue(0), QuantizeBucketValue(126))
+	if program.QuantizeBucketValue(0) != -(1<<62) || program.QuantizeBucketValue(126) != 1<<62 || program.QuantizeBucketValue(63) != 0 {
+		t.Errorf("QuantizeBucketValue ends: %d %d", program.QuantizeBucketValue(0), program.QuantizeBucketValue(126))
 	}
 }
 
@@ -38,7 +39,7 @@ func TestLquantizeBucket(t *testing.T) {
 		{-101, 0}, {-100, 1}, {-1, 1}, {0, 2}, {99, 2}, {100, 3}, {1099, 12}, {1100, 13}, {math.MaxInt64, 13}, {math.MinInt64, 0},
 	}
 	for _, tt := range tests {
-		if got := LquantizeBucket(tt.v, -100, 12, 100); got != tt.want {
+		if got := program.LquantizeBucket(tt.v, -100, 12, 100); got != tt.want {
 			t.Errorf("LquantizeBucket(%d) = %d, want %d", tt.v, got, tt.want)
 		}
 	}
@@ -47,7 +48,7 @@ func TestLquantizeBucket(t *testing.T) {
 func TestLlquantizeBucket(t *testing.T) {
 	// llquantize(v, 10, 0, 2, 20): per side (2-0+1)*(20-2) = 54 bins,
 	// underflow at 55, 111 bins.
-	d := &Desc{Func: Llquantize, Factor: 10, Lmag: 0, Hmag: 2, Steps: 20}
+	d := &Desc{Func: program.AggLlquantize, Factor: 10, Lmag: 0, Hmag: 2, Steps: 20}
 	if n := d.NSlots(); n != 111 {
 		t.Fatalf("NSlots = %d, want 111", n)
 	}
@@ -59,14 +60,14 @@ func TestLlquantizeBucket(t *testing.T) {
 		{-1, 54}, {-2, 52}, {-1000, 0},
 	}
 	for _, tt := range tests {
-		if got := LlquantizeBucket(tt.v, 10, 0, 2, 20); got != tt.want {
+		if got := program.LlquantizeBucket(tt.v, 10, 0, 2, 20); got != tt.want {
 			t.Errorf("LlquantizeBucket(%d) = %d, want %d", tt.v, got, tt.want)
 		}
 	}
 }
 
 func TestMergeMinMax(t *testing.T) {
-	d := &Desc{Func: Min}
+	d := &Desc{Func: program.AggMin}
 	dst := make([]int64, 2)
 	d.Merge(dst, []int64{0, 0}) // a CPU that never fired
 	d.Merge(dst, []int64{5, 2})
@@ -78,7 +79,7 @@ func TestMergeMinMax(t *testing.T) {
 	if v := d.Scalar([]int64{0, 0}); v != math.MaxInt64 {
 		t.Errorf("unfired min = %d", v)
 	}
-	mx := &Desc{Func: Max}
+	mx := &Desc{Func: program.AggMax}
 	dst = make([]int64, 2)
 	mx.Merge(dst, []int64{-5, 1})
 	mx.Merge(dst, []int64{0, 0})
@@ -88,7 +89,7 @@ func TestMergeMinMax(t *testing.T) {
 }
 
 func TestStddevCarry(t *testing.T) {
-	d := &Desc{Func: Stddev}
+	d := &Desc{Func: program.AggStddev}
 	a, b := make([]int64, 4), make([]int64, 4)
 	d.Update(a, math.MaxInt64, 1)
 	d.Update(b, math.MaxInt64, 1)
@@ -101,8 +102,8 @@ func TestStddevCarry(t *testing.T) {
 
 // aggs/tst.stddev.d
 func TestStddevCorpus(t *testing.T) {
-	fa := newFire(&Desc{ID: 1, Func: Stddev})
-	fb := newFire(&Desc{ID: 2, Func: Stddev})
+	fa := newFire(&Desc{ID: 1, Func: program.AggStddev})
+	fb := newFire(&Desc{ID: 2, Func: program.AggStddev})
 	for i := int64(0); i < 10; i++ {
 		fa.on(int(i%2), nil, 5000000000+100*i, 1)
 		fb.on(int(i%2), nil, -5000000000-100*i, 1)
@@ -113,7 +114,7 @@ func TestStddevCorpus(t *testing.T) {
 
 // aggs/tst.avg_neg.d
 func TestAvgNeg(t *testing.T) {
-	f := newFire(&Desc{ID: 1, Func: Avg})
+	f := newFire(&Desc{ID: 1, Func: program.AggAvg})
 	f.on(0, nil, 0, 1)
 	f.on(1, nil, -900, 1)
 	diff(t, "tst.avg_neg", "\n"+printAll(t, &Printer{}, f.snap()), corpus(t, "aggs/tst.avg_neg.r"))
@@ -122,8 +123,8 @@ func TestAvgNeg(t *testing.T) {
 // aggs/tst.multiaggs2.d: i = 0, 100, ..., 900 into six aggregations.
 func TestMultiaggs2(t *testing.T) {
 	ds := []*Desc{
-		{ID: 1, Func: Avg}, {ID: 2, Func: Sum}, {ID: 3, Func: Min}, {ID: 4, Func: Max},
-		{ID: 5, Func: Quantize}, {ID: 6, Func: Lquantize, Base: 0, Levels: 10, Step: 100},
+		{ID: 1, Func: program.AggAvg}, {ID: 2, Func: program.AggSum}, {ID: 3, Func: program.AggMin}, {ID: 4, Func: program.AggMax},
+		{ID: 5, Func: program.AggQuantize}, {ID: 6, Func: program.AggLquantize, Base: 0, Levels: 10, Step: 100},
 	}
 	var aggs []*Agg
 	for _, d := range ds {
@@ -144,8 +145,8 @@ func TestKeyedHistograms(t *testing.T) {
 		name string
 		d    *Desc
 	}{
-		{"aggs/tst.quantize.r", &Desc{ID: 1, Func: Quantize}},
-		{"aggs/tst.lquantize.r", &Desc{ID: 1, Func: Lquantize, Base: -100, Levels: 12, Step: 100}},
+		{"aggs/tst.quantize.r", &Desc{ID: 1, Func: program.AggQuantize}},
+		{"aggs/tst.lquantize.r", &Desc{ID: 1, Func: program.AggLquantize, Base: -100, Levels: 12, Step: 100}},
 	} {
 		f := newFire(tt.d)
 		for i := 0; i < 1000; i += 100 {
@@ -159,7 +160,7 @@ func TestKeyedHistograms(t *testing.T) {
 func TestSignedKeys(t *testing.T) {
 	var aggs []*Agg
 	for id, size := range []int{1, 2, 4, 8} {
-		f := newFire(&Desc{ID: id + 1, Func: Sum})
+		f := newFire(&Desc{ID: id + 1, Func: program.AggSum})
 		for v := int64(-2); v <= 2; v++ {
 			f.on(0, k(format.Int{Bits: uint64(v), Size: size, Signed: true}), v, 1)
 		}
@@ -172,8 +173,8 @@ func TestSignedKeys(t *testing.T) {
 
 // aggs/tst.normalize.d
 func TestNormalize(t *testing.T) {
-	fa := newFire(&Desc{ID: 1, Func: Sum})
-	fb := newFire(&Desc{ID: 2, Func: Sum})
+	fa := newFire(&Desc{ID: 1, Func: program.AggSum})
+	fb := newFire(&Desc{ID: 2, Func: program.AggSum})
 	for i := int64(0); i < 20; i++ {
 		fa.on(0, nil, i*100, 1)
 		fb.on(1, nil, i*100, 1)
@@ -185,7 +186,7 @@ func TestNormalize(t *testing.T) {
 
 // aggs/tst.fmtnormalize.d
 func TestFmtNormalize(t *testing.T) {
-	f := newFire(&Desc{ID: 1, Func: Sum})
+	f := newFire(&Desc{ID: 1, Func: program.AggSum})
 	for i := int64(0); i < 20; i++ {
 		f.on(int(i%2), k(i32(int(i%5))), i*100, 1)
 	}
@@ -207,7 +208,7 @@ func TestTrunc(t *testing.T) {
 		name string
 		n    int64
 	}{{"aggs/tst.trunc.r", 10}, {"aggs/tst.negtrunc.r", -10}} {
-		f := newFire(&Desc{ID: 1, Func: Sum})
+		f := newFire(&Desc{ID: 1, Func: program.AggSum})
 		for i := 0; i < 100; i++ {
 			f.on(i%2, k(i32(i)), int64(i), 1)
 		}
@@ -221,7 +222,7 @@ func TestTrunc(t *testing.T) {
 
 	var aggs []*Agg
 	for i, vals := range [][]int64{{100, 20, 3}, {400, 50, 6}, {700, 80, 9}} {
-		f := newFire(&Desc{ID: i + 1, Func: Sum})
+		f := newFire(&Desc{ID: i + 1, Func: program.AggSum})
 		for j, v := range vals {
 			f.on(0, k(i32(3*i+j+1)), v, 1)
 		}
@@ -235,7 +236,7 @@ func TestTrunc(t *testing.T) {
 
 // aggs/tst.clear.d: cleared keys stay and print zero.
 func TestClear(t *testing.T) {
-	f := newFire(&Desc{ID: 1, Func: Sum})
+	f := newFire(&Desc{ID: 1, Func: program.AggSum})
 	i := int64(0)
 	for ; i < 10; i++ {
 		f.on(0, k(i32(int(i%5))), i*100, 1)
@@ -258,7 +259,7 @@ func TestClear(t *testing.T) {
 }
 
 func TestPerCPU(t *testing.T) {
-	a := New(&Desc{ID: 1, Func: Sum})
+	a := New(&Desc{ID: 1, Func: program.AggSum})
 	a.PerCPU = true
 	a.AddCPU(k(i32(7)), 0, []int64{5})
 	a.AddCPU(k(i32(7)), 2, []int64{3})
@@ -270,7 +271,7 @@ func TestPerCPU(t *testing.T) {
 	if b.String() != want {
 		t.Errorf("got %q want %q", b.String(), want)
 	}
-	m := New(&Desc{ID: 2, Func: Min})
+	m := New(&Desc{ID: 2, Func: program.AggMin})
 	m.PerCPU = true
 	m.AddCPU(nil, 1, []int64{-4, 1})
 	b.Reset()

@@ -5,10 +5,11 @@ import (
 	"testing"
 
 	"github.com/dtrace-go/dtrace/format"
+	"github.com/dtrace-go/dtrace/program"
 )
 
 func BenchmarkPrintQuantize(b *testing.B) {
-	d := &Desc{ID: 1, Func: Quantize}
+	d := &Desc{ID: 1, Func: program.AggQuantize}
 	a := New(d)
 	for i := 0; i < 10000; i++ {
 		slots := make([]int64, d.NSlots())
@@ -25,7 +26,7 @@ func BenchmarkPrintQuantize(b *testing.B) {
 }
 
 func BenchmarkPrintSum(b *testing.B) {
-	d := &Desc{ID: 1, Func: Sum}
+	d := &Desc{ID: 1, Func: program.AggSum}
 	a := New(d)
 	for i := 0; i < 100000; i++ {
 		a.Add([]format.Value{format.String("key"), format.I64(int64(i))}, []int64{int64(i * 7 % 1000)})

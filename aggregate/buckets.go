@@ -1,6 +1,10 @@
 package aggregate
 
-import "math"
+import (
+	"math"
+
+	"github.com/dtrace-go/dtrace/program"
+)
 
 // Buckets lists a quantization's non-empty buckets as [low, high, count]
 // (normalized), low and high inclusive.
@@ -27,12 +31,12 @@ func Buckets(a *Agg, e *Entry) [][3]int64 {
 func BucketRange(d *Desc, i int) (lo, hi int64) {
 	var bucket func(int64) int
 	switch d.Func {
-	case Quantize:
-		bucket = QuantizeBucket
-	case Lquantize:
-		bucket = func(v int64) int { return LquantizeBucket(v, d.Base, d.Levels, d.Step) }
+	case program.AggQuantize:
+		bucket = program.QuantizeBucket
+	case program.AggLquantize:
+		bucket = func(v int64) int { return program.LquantizeBucket(v, d.Base, d.Levels, d.Step) }
 	default:
-		bucket = func(v int64) int { return LlquantizeBucket(v, d.Factor, d.Lmag, d.Hmag, d.Steps) }
+		bucket = func(v int64) int { return program.LlquantizeBucket(v, d.Factor, d.Lmag, d.Hmag, d.Steps) }
 	}
 	lo, hi = firstAtLeast(bucket, i), math.MaxInt64
 	if bucket(math.MaxInt64) > i {

@@ -2,24 +2,6 @@ package aggregate
 
 import "github.com/dtrace-go/dtrace/program"
 
-// Func is an aggregating function (program.AggFunc).
-type Func = program.AggFunc
-
-// The aggregating functions of D and quantize()'s bucket constants.
-const (
-	Count           = program.AggCount
-	Sum             = program.AggSum
-	Min             = program.AggMin
-	Max             = program.AggMax
-	Avg             = program.AggAvg
-	Stddev          = program.AggStddev
-	Quantize        = program.AggQuantize
-	Lquantize       = program.AggLquantize
-	Llquantize      = program.AggLlquantize
-	QuantizeBuckets = program.QuantizeBuckets
-	QuantizeZero    = program.QuantizeZero
-)
-
 // Desc describes one aggregation variable as the compiled program does
 // (program.AggDesc, whose value converts to a Desc); this package adds
 // what user space does with its values: merge, sort, print.
@@ -37,15 +19,6 @@ func (d *Desc) Update(slots []int64, v, incr int64) { (*program.AggDesc)(d).Upda
 func (d *Desc) llqValid() bool { return (*program.AggDesc)(d).LlqValid() }
 func (d *Desc) llqZero() int   { return (*program.AggDesc)(d).LlqZero() }
 func (d *Desc) llqBins() int   { return (*program.AggDesc)(d).LlqBins() }
-
-// Bucket functions: where a value falls in each quantizing function's
-// histogram (program's, which codegen's BPF follows).
-var (
-	QuantizeBucket      = program.QuantizeBucket
-	QuantizeBucketValue = program.QuantizeBucketValue
-	LquantizeBucket     = program.LquantizeBucket
-	LlquantizeBucket    = program.LlquantizeBucket
-)
 
 func ipow(b, e uint64) uint64 {
 	r := uint64(1)

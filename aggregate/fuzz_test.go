@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/dtrace-go/dtrace/format"
+	"github.com/dtrace-go/dtrace/program"
 )
 
 // FuzzHistograms feeds arbitrary parameters and values through the
@@ -13,7 +14,7 @@ func FuzzHistograms(f *testing.F) {
 	f.Add(uint8(7), int32(0), uint16(10), uint16(10), uint16(0), uint16(2), uint16(20), int64(5), int64(1))
 	f.Add(uint8(9), int32(-5), uint16(3), uint16(2), uint16(1), uint16(3), uint16(4), int64(-77), int64(-3))
 	f.Fuzz(func(t *testing.T, fn uint8, base int32, levels, step, lmag, hmag, steps uint16, v, incr int64) {
-		d := &Desc{ID: 1, Func: Func(fn%9 + 1), Base: base, Levels: levels % 512, Step: step,
+		d := &Desc{ID: 1, Func: program.AggFunc(fn%9 + 1), Base: base, Levels: levels % 512, Step: step,
 			Factor: 10, Lmag: lmag % 4, Hmag: hmag % 6, Steps: steps % 64}
 		if d.NSlots() > 4096 {
 			return

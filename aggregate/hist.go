@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"math/big"
 	"strings"
+
+	"github.com/dtrace-go/dtrace/program"
 )
 
 const (
@@ -156,18 +158,18 @@ func (d *Desc) histogram(data []int64, normal uint64, v View) string {
 	}
 	var b strings.Builder
 	switch d.Func {
-	case Quantize:
+	case program.AggQuantize:
 		first, last, ok := trimRange(data)
 		if !ok {
-			first, last = QuantizeZero-1, QuantizeZero+1
+			first, last = program.QuantizeZero-1, program.QuantizeZero+1
 		}
 		total, pos, neg := signs(data, first, last, v.Zoom)
 		histHeader(&b)
 		for i := first; i <= last; i++ {
-			fmt.Fprintf(&b, "%16d ", QuantizeBucketValue(i))
+			fmt.Fprintf(&b, "%16d ", program.QuantizeBucketValue(i))
 			quantLine(&b, data[i], normal, total, pos, neg, v.UTF8)
 		}
-	case Lquantize:
+	case program.AggLquantize:
 		levels := int(d.Levels)
 		first, last, ok := trimRange(data)
 		if !ok {
@@ -187,7 +189,7 @@ func (d *Desc) histogram(data []int64, normal uint64, v View) string {
 			}
 			quantLine(&b, data[i], normal, total, pos, neg, v.UTF8)
 		}
-	case Llquantize:
+	case program.AggLlquantize:
 		if d.llqValid() {
 			d.llqHistogram(&b, data, normal, v)
 		}

@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/dtrace-go/dtrace/format"
+	"github.com/dtrace-go/dtrace/program"
 )
 
 // negWeights replays the increments of tst.negorder.d, tst.lquantzero.d
@@ -45,7 +46,7 @@ func TestLquantizeZero(t *testing.T) {
 	var b strings.Builder
 	p := &Printer{}
 	for i, r := range ranges {
-		f := newFire(&Desc{ID: i + 1, Func: Lquantize, Base: r.base, Levels: uint16((r.limit - r.base) / int32(r.step)), Step: r.step})
+		f := newFire(&Desc{ID: i + 1, Func: program.AggLquantize, Base: r.base, Levels: uint16((r.limit - r.base) / int32(r.step)), Step: r.step})
 		for n, incr := range negWeights() {
 			f.on(0, k(format.I64(int64(n+1))), 0, incr)
 		}
@@ -57,7 +58,7 @@ func TestLquantizeZero(t *testing.T) {
 
 // aggs/tst.quantzero.d
 func TestQuantizeZero(t *testing.T) {
-	f := newFire(&Desc{ID: 1, Func: Quantize})
+	f := newFire(&Desc{ID: 1, Func: program.AggQuantize})
 	for n, incr := range negWeights() {
 		f.on(0, k(format.I64(int64(n+1))), 0, incr)
 	}
@@ -75,7 +76,7 @@ func TestStddevHex(t *testing.T) {
 	p := &Printer{}
 	var aggs []*Agg
 	for i, pr := range pairs {
-		f := newFire(&Desc{ID: i + 1, Func: Stddev})
+		f := newFire(&Desc{ID: i + 1, Func: program.AggStddev})
 		f.on(0, nil, pr[0], 1)
 		f.on(1, nil, pr[1], 1)
 		aggs = append(aggs, f.snap())
@@ -87,7 +88,7 @@ func TestStddevHex(t *testing.T) {
 
 // aggs/tst.allquant.d: every power of two, both signs, plus one.
 func TestAllQuant(t *testing.T) {
-	f := newFire(&Desc{ID: 1, Func: Quantize})
+	f := newFire(&Desc{ID: 1, Func: program.AggQuantize})
 	for i := 0; i < 64; i++ {
 		v := int64(1) << uint(i)
 		for _, x := range []int64{v, v + 1, -v, -v - 1} {
@@ -111,7 +112,7 @@ func TestLlquantizeIncrements(t *testing.T) {
 		}},
 		{"aggs/tst.llquantincr.r", func(int64) int64 { return 2 }},
 	} {
-		f := newFire(&Desc{ID: 1, Func: Llquantize, Factor: 10, Lmag: 0, Hmag: 6, Steps: 20})
+		f := newFire(&Desc{ID: 1, Func: program.AggLlquantize, Factor: 10, Lmag: 0, Hmag: 6, Steps: 20})
 		for i := int64(0); i < 1500; i++ {
 			f.on(int(i%2), nil, i, tt.incr(i))
 		}

@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/dtrace-go/dtrace/format"
+	"github.com/dtrace-go/dtrace/program"
 )
 
 // aggs/tst.negquant.d and tst.neglquant.d: negative increments, huge
@@ -14,8 +15,8 @@ func TestNegativeQuantizations(t *testing.T) {
 		name string
 		d    *Desc
 	}{
-		{"aggs/tst.negquant.r", &Desc{ID: 1, Func: Quantize}},
-		{"aggs/tst.neglquant.r", &Desc{ID: 1, Func: Lquantize, Base: 0, Levels: 10, Step: 1}},
+		{"aggs/tst.negquant.r", &Desc{ID: 1, Func: program.AggQuantize}},
+		{"aggs/tst.neglquant.r", &Desc{ID: 1, Func: program.AggLquantize, Base: 0, Levels: 10, Step: 1}},
 	} {
 		f := newFire(tt.d)
 		on := func(key string, v, incr int64) { f.on(0, k(str(key)), v, incr) }
@@ -36,7 +37,7 @@ func TestNegativeQuantizations(t *testing.T) {
 		on("n-judah", 2, val)
 		on("n-judah", 2, val)
 		on("n-judah", 2, 1)
-		if tt.d.Func == Quantize {
+		if tt.d.Func == program.AggQuantize {
 			for _, start := range []int64{1<<63 - 1, 1<<63 - 4} {
 				key := "f-market"
 				if start != 1<<63-1 {
@@ -73,8 +74,8 @@ func TestNegativeQuantizations(t *testing.T) {
 // aggs/tst.negorder.d
 func TestNegOrder(t *testing.T) {
 	ds := []*Desc{
-		{ID: 1, Func: Quantize}, {ID: 2, Func: Lquantize, Base: -10, Levels: 20, Step: 1},
-		{ID: 3, Func: Sum}, {ID: 4, Func: Max}, {ID: 5, Func: Min},
+		{ID: 1, Func: program.AggQuantize}, {ID: 2, Func: program.AggLquantize, Base: -10, Levels: 20, Step: 1},
+		{ID: 3, Func: program.AggSum}, {ID: 4, Func: program.AggMax}, {ID: 5, Func: program.AggMin},
 	}
 	var fs []*fire
 	for _, d := range ds {
@@ -103,19 +104,19 @@ func TestNegOrder(t *testing.T) {
 func TestKeyOrder(t *testing.T) {
 	p := &Printer{}
 	var got strings.Builder
-	ints := newFire(&Desc{ID: 1, Func: Sum})
+	ints := newFire(&Desc{ID: 1, Func: program.AggSum})
 	for _, v := range []int{8, 6, 7, 5, 3, 0, 9} {
 		ints.on(0, k(i32(v)), 1, 1)
 	}
-	tour := newFire(&Desc{ID: 2, Func: Sum})
+	tour := newFire(&Desc{ID: 2, Func: program.AggSum})
 	for _, c := range []string{"Ghent", "Berlin", "London", "Dublin", "Shanghai", "Zurich", "Regina", "Winnipeg", "Edmonton", "Calgary"} {
 		tour.on(0, k(str(c)), 1, 1)
 	}
-	ate := newFire(&Desc{ID: 3, Func: Sum})
+	ate := newFire(&Desc{ID: 3, Func: program.AggSum})
 	for _, c := range []string{"Rice", "Oatmeal", "Barley", "Carrots", "Sweet potato", "Asparagus", "Squash"} {
 		ate.on(0, k(i32(8), str(c)), 1, 1)
 	}
-	chars := newFire(&Desc{ID: 4, Func: Sum})
+	chars := newFire(&Desc{ID: 4, Func: program.AggSum})
 	for _, c := range "asdf" {
 		chars.on(0, k(formatChar(byte(c))), 1, 1)
 	}

@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/dtrace-go/dtrace/format"
+	"github.com/dtrace-go/dtrace/program"
 )
 
 // View holds the options that change how aggregations are laid out
@@ -51,7 +52,7 @@ type layout struct {
 func (v View) layoutOf(a *Agg) *layout {
 	f := a.Desc.Func
 	switch {
-	case v.Hist && (f == Count || f == Sum || f == Avg || f == Stddev):
+	case v.Hist && (f == program.AggCount || f == program.AggSum || f == program.AggAvg || f == program.AggStddev):
 		l := &layout{hist: true}
 		var total int64
 		for _, e := range a.entries {
@@ -72,7 +73,7 @@ func (v View) layoutOf(a *Agg) *layout {
 		}
 		l.total = longDouble().SetInt64(total)
 		return l
-	case v.Pack && f == Quantize:
+	case v.Pack && f == program.AggQuantize:
 		l := &layout{pack: true, minBin: -1}
 		for _, e := range a.entries {
 			lo, hi := -1, -1
@@ -85,7 +86,7 @@ func (v View) layoutOf(a *Agg) *layout {
 				}
 			}
 			if lo < 0 {
-				lo, hi = QuantizeZero, QuantizeZero
+				lo, hi = program.QuantizeZero, program.QuantizeZero
 			}
 			if l.minBin < 0 || lo < l.minBin {
 				l.minBin = lo
@@ -93,7 +94,7 @@ func (v View) layoutOf(a *Agg) *layout {
 			l.maxBin = max(l.maxBin, hi)
 		}
 		return l
-	case v.Pack && f == Lquantize:
+	case v.Pack && f == program.AggLquantize:
 		return &layout{pack: true}
 	}
 	return nil
@@ -102,9 +103,9 @@ func (v View) layoutOf(a *Agg) *layout {
 // histValue is the value dt_aggregate_total totals for an entry.
 func histValue(d *Desc, data []int64) int64 {
 	switch d.Func {
-	case Stddev:
+	case program.AggStddev:
 		return int64(stddev(data, 1))
-	case Avg:
+	case program.AggAvg:
 		if data[0] == 0 {
 			return 0
 		}
@@ -151,10 +152,10 @@ func ndigits(v int64) int {
 // quantRange is the bucket range a packed quantize() prints.
 func (l *layout) quantRange() (int, int) {
 	lo, hi := l.minBin, l.maxBin
-	if lo != 0 && lo != QuantizeZero {
+	if lo != 0 && lo != program.QuantizeZero {
 		lo--
 	}
-	if hi < QuantizeBuckets-1 {
+	if hi < program.QuantizeBuckets-1 {
 		hi++
 	}
 	return lo, hi
@@ -176,9 +177,9 @@ func (p *Printer) packedHeader(b textWriter, a *Agg, e *Entry, l *layout) {
 		return
 	}
 	var minw, maxw, n int
-	if a.Desc.Func == Quantize {
+	if a.Desc.Func == program.AggQuantize {
 		lo, hi := l.quantRange()
-		minw, maxw, n = ndigits(QuantizeBucketValue(lo)), ndigits(QuantizeBucketValue(hi)), hi-lo+1
+		minw, maxw, n = ndigits(program.QuantizeBucketValue(lo)), ndigits(program.QuantizeBucketValue(hi)), hi-lo+1
 	} else {
 		minw, maxw, n = 7, 8, int(a.Desc.Levels)+2
 	}
@@ -205,9 +206,9 @@ func (p *Printer) packedRow(b textWriter, a *Agg, e *Entry, l *layout) {
 	}
 	data := e.Data
 	lo, hi := 0, int(a.Desc.Levels)+1
-	if a.Desc.Func == Quantize {
+	if a.Desc.Func == program.AggQuantize {
 		lo, hi = l.quantRange()
-		fmt.Fprintf(b, " %*d :", ndigits(QuantizeBucketValue(lo)), QuantizeBucketValue(lo))
+		fmt.Fprintf(b, " %*d :", ndigits(program.QuantizeBucketValue(lo)), program.QuantizeBucketValue(lo))
 	} else {
 		fmt.Fprintf(b, "%8s :", fmt.Sprintf("< %d", a.Desc.Base))
 	}
@@ -219,8 +220,8 @@ func (p *Printer) packedRow(b textWriter, a *Agg, e *Entry, l *layout) {
 	for i := lo; i <= hi; i++ {
 		packedBar(b, data[i], total, p.View.PackUTF8)
 	}
-	if a.Desc.Func == Quantize {
-		fmt.Fprintf(b, ": %*d | %d\n", -ndigits(QuantizeBucketValue(hi)), QuantizeBucketValue(hi), count)
+	if a.Desc.Func == program.AggQuantize {
+		fmt.Fprintf(b, ": %*d | %d\n", -ndigits(program.QuantizeBucketValue(hi)), program.QuantizeBucketValue(hi), count)
 		return
 	}
 	top := int64(a.Desc.Base) + int64(a.Desc.Levels)*int64(a.Desc.Step)

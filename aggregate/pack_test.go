@@ -3,12 +3,14 @@ package aggregate
 import (
 	"strings"
 	"testing"
+
+	"github.com/dtrace-go/dtrace/program"
 )
 
 // quantPair is @a["foo"] = quantize(1), quantize(100) twice and
 // @a["bar"] = quantize(7), quantize(3000).
 func quantPair() *Agg {
-	f := newFire(&Desc{ID: 1, Func: Quantize})
+	f := newFire(&Desc{ID: 1, Func: program.AggQuantize})
 	f.on(0, k(str("foo")), 1, 1)
 	f.on(0, k(str("foo")), 100, 2)
 	f.on(1, k(str("bar")), 7, 1)
@@ -42,7 +44,7 @@ func TestAggPackQuantize(t *testing.T) {
 // Without keys the header has no key column; lquantize() shows its whole
 // range, underflow and overflow buckets included.
 func TestAggPackLquantize(t *testing.T) {
-	f := newFire(&Desc{ID: 1, Func: Lquantize, Base: 0, Levels: 5, Step: 2})
+	f := newFire(&Desc{ID: 1, Func: program.AggLquantize, Base: 0, Levels: 5, Step: 2})
 	f.on(0, nil, 3, 1)
 	f.on(0, nil, -1, 1)
 	f.on(0, nil, 3, 1)
@@ -55,14 +57,14 @@ func TestAggPackLquantize(t *testing.T) {
 // agghist draws count() and sum() values as one histogram per
 // aggregation; negative sums get bars left of the centre line.
 func TestAggHist(t *testing.T) {
-	fc := newFire(&Desc{ID: 1, Func: Count})
+	fc := newFire(&Desc{ID: 1, Func: program.AggCount})
 	fc.on(0, k(i32(1)), 0, 1)
 	fc.on(0, k(i32(2)), 0, 1)
 	fc.on(1, k(i32(2)), 0, 1)
-	fs := newFire(&Desc{ID: 2, Func: Sum})
+	fs := newFire(&Desc{ID: 2, Func: program.AggSum})
 	fs.on(0, k(i32(3)), -1, 1)
 	fs.on(0, k(i32(4)), 5, 1)
-	fq := newFire(&Desc{ID: 3, Func: Max})
+	fq := newFire(&Desc{ID: 3, Func: program.AggMax})
 	fq.on(0, k(i32(5)), 7, 1)
 	hdr := "\n      key  ------------- Distribution ------------- count    \n"
 	bar := func(n int) string { return strings.Repeat("@", n) }
@@ -81,7 +83,7 @@ func TestAggHist(t *testing.T) {
 
 	// aggzoom: the total is the largest value over 0.95, truncated
 	// (210), so 200 is 38 columns and 100 is 19.
-	fz := newFire(&Desc{ID: 1, Func: Sum})
+	fz := newFire(&Desc{ID: 1, Func: program.AggSum})
 	fz.on(0, k(i32(1)), 100, 1)
 	fz.on(0, k(i32(2)), 200, 1)
 	got = printa(t, &Printer{View: View{Hist: true, Zoom: true}}, "", fz.snap())
@@ -93,7 +95,7 @@ func TestAggHist(t *testing.T) {
 
 // aggzoom and encoding=utf8 change ordinary histograms too.
 func TestHistogramZoomUTF8(t *testing.T) {
-	f := newFire(&Desc{ID: 1, Func: Quantize})
+	f := newFire(&Desc{ID: 1, Func: program.AggQuantize})
 	f.on(0, nil, 1, 1)
 	f.on(0, nil, 2, 3)
 	a := f.snap()

@@ -6,6 +6,7 @@ import (
 	"slices"
 
 	"github.com/dtrace-go/dtrace/format"
+	"github.com/dtrace-go/dtrace/program"
 )
 
 // Printer prints aggregations: printa() with and without a format, and
@@ -49,15 +50,15 @@ func (a *Agg) Datum(e *Entry) string { return string(a.appendDatum(nil, e, View{
 func (a *Agg) appendDatum(b []byte, e *Entry, view View) []byte {
 	d, normal := a.Desc, a.normal()
 	switch d.Func {
-	case Quantize, Lquantize, Llquantize:
+	case program.AggQuantize, program.AggLquantize, program.AggLlquantize:
 		return append(b, d.histogram(e.Data, normal, view)...)
-	case Avg:
+	case program.AggAvg:
 		var v int64
 		if e.Data[0] != 0 {
 			v = e.Data[1] / int64(normal) / e.Data[0]
 		}
 		return format.AppendPadded(b, v, 16)
-	case Stddev:
+	case program.AggStddev:
 		return fmt.Appendf(b, " %16d", stddev(e.Data, normal))
 	}
 	v := int64(0)
@@ -73,18 +74,18 @@ func (a *Agg) appendDatum(b []byte, e *Entry, view View) []byte {
 func (a *Agg) Result(e *Entry) format.Value {
 	d, normal := a.Desc, a.normal()
 	switch d.Func {
-	case Quantize, Lquantize, Llquantize:
+	case program.AggQuantize, program.AggLquantize, program.AggLlquantize:
 		return format.Verbatim(d.Histogram(e.Data, normal))
-	case Count:
+	case program.AggCount:
 		return format.U64(uint64(e.Data[0]) / normal)
-	case Avg:
+	case program.AggAvg:
 		// dtrace's printa() computes the average in unsigned arithmetic.
 		var v uint64
 		if e.Data[0] != 0 {
 			v = uint64(e.Data[1]) / normal / uint64(e.Data[0])
 		}
 		return format.I64(int64(v))
-	case Stddev:
+	case program.AggStddev:
 		return format.I64(int64(stddev(e.Data, normal)))
 	}
 	v := int64(0)
@@ -97,7 +98,7 @@ func (a *Agg) Result(e *Entry) format.Value {
 // result is Result under the aggzoom and encoding options.
 func (p *Printer) result(a *Agg, e *Entry) format.Value {
 	switch a.Desc.Func {
-	case Quantize, Lquantize, Llquantize:
+	case program.AggQuantize, program.AggLquantize, program.AggLlquantize:
 		if p.View.Zoom || p.View.UTF8 {
 			return format.Verbatim(a.Desc.histogram(e.Data, a.normal(), p.View))
 		}

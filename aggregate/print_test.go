@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/dtrace-go/dtrace/format"
+	"github.com/dtrace-go/dtrace/program"
 )
 
 // printa/tst.basics.d: every function through a printa() format.
@@ -16,15 +17,15 @@ func TestPrintaBasics(t *testing.T) {
 		incr int64
 	}
 	ups := []upd{
-		{&Desc{ID: 1, Name: "a", Func: Avg}, []int64{1}, 1},
-		{&Desc{ID: 2, Name: "b", Func: Count}, []int64{0}, 1},
-		{&Desc{ID: 3, Name: "c", Func: Lquantize, Base: 1, Levels: 9, Step: 1}, []int64{1}, 1},
-		{&Desc{ID: 4, Name: "d", Func: Max}, []int64{1}, 1},
-		{&Desc{ID: 5, Name: "e", Func: Min}, []int64{1}, 1},
-		{&Desc{ID: 6, Name: "f", Func: Sum}, []int64{1}, 1},
-		{&Desc{ID: 7, Name: "g", Func: Quantize}, []int64{1}, 1},
-		{&Desc{ID: 8, Name: "h", Func: Llquantize, Factor: 10, Lmag: 0, Hmag: 5, Steps: 5}, []int64{320}, 8},
-		{&Desc{ID: 9, Name: "i", Func: Stddev}, []int64{10, 20}, 1},
+		{&Desc{ID: 1, Name: "a", Func: program.AggAvg}, []int64{1}, 1},
+		{&Desc{ID: 2, Name: "b", Func: program.AggCount}, []int64{0}, 1},
+		{&Desc{ID: 3, Name: "c", Func: program.AggLquantize, Base: 1, Levels: 9, Step: 1}, []int64{1}, 1},
+		{&Desc{ID: 4, Name: "d", Func: program.AggMax}, []int64{1}, 1},
+		{&Desc{ID: 5, Name: "e", Func: program.AggMin}, []int64{1}, 1},
+		{&Desc{ID: 6, Name: "f", Func: program.AggSum}, []int64{1}, 1},
+		{&Desc{ID: 7, Name: "g", Func: program.AggQuantize}, []int64{1}, 1},
+		{&Desc{ID: 8, Name: "h", Func: program.AggLlquantize, Factor: 10, Lmag: 0, Hmag: 5, Steps: 5}, []int64{320}, 8},
+		{&Desc{ID: 9, Name: "i", Func: program.AggStddev}, []int64{10, 20}, 1},
 	}
 	convs := []string{"%@u", "%@u", "%@d", "%@u", "%@u", "%@u", "%@d", "%@d", "%@d"}
 	p := &Printer{}
@@ -45,7 +46,7 @@ func TestPrintaBasics(t *testing.T) {
 
 // printa/tst.def.d
 func TestPrintaDefault(t *testing.T) {
-	f := newFire(&Desc{ID: 1, Func: Count})
+	f := newFire(&Desc{ID: 1, Func: program.AggCount})
 	f.on(0, nil, 0, 1)
 	p := &Printer{}
 	got := printa(t, p, "", f.snap()) + "\n" + printAll(t, p, f.agg)
@@ -54,7 +55,7 @@ func TestPrintaDefault(t *testing.T) {
 
 // aggs/tst.llquantround.d
 func TestLlquantizeRound(t *testing.T) {
-	f := newFire(&Desc{ID: 1, Func: Llquantize, Factor: 10, Lmag: 0, Hmag: 2, Steps: 20})
+	f := newFire(&Desc{ID: 1, Func: program.AggLlquantize, Factor: 10, Lmag: 0, Hmag: 2, Steps: 20})
 	for i := 0; i < 2; i++ {
 		f.on(0, nil, 0, 1)
 	}
@@ -74,7 +75,7 @@ func TestLlquantizeBasic(t *testing.T) {
 	p := &Printer{}
 	add := func(title string, d *Desc, pairs [][2]int64) {
 		id++
-		d.ID, d.Func = id, Llquantize
+		d.ID, d.Func = id, program.AggLlquantize
 		f := newFire(d)
 		for _, p := range pairs {
 			f.on(0, nil, p[0], p[1])
@@ -124,7 +125,7 @@ func TestLlquantizeBasic(t *testing.T) {
 
 // aggs/tst.keysort.d: printa() under the aggsort options.
 func TestKeysort(t *testing.T) {
-	f := newFire(&Desc{ID: 1, Func: Sum})
+	f := newFire(&Desc{ID: 1, Func: program.AggSum})
 	i, j := 0, 0
 	put := func(city string) {
 		f.on(0, k(str(city), i32(i), i32(j)), int64(5-j), 1)
@@ -164,8 +165,8 @@ func TestKeysort(t *testing.T) {
 
 // aggs/tst.clearlquantize.d: string keys, cleared between printa()s.
 func TestClearLquantize(t *testing.T) {
-	fa := newFire(&Desc{ID: 1, Func: Lquantize, Base: 0, Levels: 100, Step: 1})
-	fb := newFire(&Desc{ID: 2, Func: Quantize})
+	fa := newFire(&Desc{ID: 1, Func: program.AggLquantize, Base: 0, Levels: 100, Step: 1})
+	fb := newFire(&Desc{ID: 2, Func: program.AggQuantize})
 	p := &Printer{Fmt: &format.Printer{StrSize: 256}}
 	var b strings.Builder
 	i := int64(0)
@@ -188,7 +189,7 @@ func TestClearLquantize(t *testing.T) {
 
 // multiaggs/tst.same.d
 func TestMultiSame(t *testing.T) {
-	f := newFire(&Desc{ID: 1, Func: Sum})
+	f := newFire(&Desc{ID: 1, Func: program.AggSum})
 	f.on(0, nil, 90904, 1)
 	a := f.snap()
 	p := &Printer{}
@@ -199,7 +200,7 @@ func TestMultiSame(t *testing.T) {
 // multiaggs/tst.sort.d and tst.sortpos.d
 func TestMultiSort(t *testing.T) {
 	mk := func(id int, val func(i int64) int64) *Agg {
-		f := newFire(&Desc{ID: id, Func: Sum})
+		f := newFire(&Desc{ID: id, Func: program.AggSum})
 		for i := int64(1); i <= 100; i++ {
 			f.on(int(i%2), k(format.I64(i)), val(i), 1)
 		}
@@ -236,10 +237,10 @@ func TestMultiZero(t *testing.T) {
 		name  string
 		fired bool
 	}{{"multiaggs/tst.zero.r", false}, {"multiaggs/tst.zero2.r", true}} {
-		foo := newFire(&Desc{ID: 1, Func: Sum})
-		bar := newFire(&Desc{ID: 2, Func: Sum})
-		bop := newFire(&Desc{ID: 3, Func: Quantize})
-		baz := newFire(&Desc{ID: 4, Func: Lquantize, Base: -10, Levels: 20, Step: 1})
+		foo := newFire(&Desc{ID: 1, Func: program.AggSum})
+		bar := newFire(&Desc{ID: 2, Func: program.AggSum})
+		bop := newFire(&Desc{ID: 3, Func: program.AggQuantize})
+		baz := newFire(&Desc{ID: 4, Func: program.AggLquantize, Base: -10, Levels: 20, Step: 1})
 		if tt.fired {
 			bop.on(0, k(i32(345)), 0, 0)
 			baz.on(0, k(i32(345)), 0, 0)
@@ -256,8 +257,8 @@ func TestMultiZero(t *testing.T) {
 		diff(t, tt.name, got, corpus(t, tt.name))
 	}
 
-	bop := New(&Desc{ID: 1, Func: Quantize})
-	baz := New(&Desc{ID: 2, Func: Lquantize, Base: -10, Levels: 20, Step: 1})
+	bop := New(&Desc{ID: 1, Func: program.AggQuantize})
+	baz := New(&Desc{ID: 2, Func: program.AggLquantize, Base: -10, Levels: 20, Step: 1})
 	p := &Printer{}
 	got := printa(t, p, "", bop) + printa(t, p, "", baz) + printa(t, p, "%@10d %@10d\n", bop, baz) + "\n" + printAll(t, p, bop, baz)
 	diff(t, "multiaggs/tst.zero3", got, corpus(t, "multiaggs/tst.zero3.r"))
@@ -265,8 +266,8 @@ func TestMultiZero(t *testing.T) {
 
 // multiaggs/tst.tuplecompat.d
 func TestMultiTupleCompat(t *testing.T) {
-	one := newFire(&Desc{ID: 1, Func: Sum})
-	two := newFire(&Desc{ID: 2, Func: Sum})
+	one := newFire(&Desc{ID: 1, Func: program.AggSum})
+	two := newFire(&Desc{ID: 2, Func: program.AggSum})
 	key := k(str("foo"), i32(789), str("bar"), format.U64(0xffff888000001000))
 	one.on(0, key, 123, 1)
 	two.on(1, key, 456, 1)
@@ -278,7 +279,7 @@ func TestMultiTupleCompat(t *testing.T) {
 // printa/tst.tuple.d, tst.manyval.d, tst.fmt.d and tst.stack.d (an empty
 // kernel stack, as in BEGIN).
 func TestPrintaTuples(t *testing.T) {
-	f := newFire(&Desc{ID: 1, Func: Count})
+	f := newFire(&Desc{ID: 1, Func: program.AggCount})
 	f.on(0, k(i32(1), i32(2), i32(3), i32(4), i32(5)), 0, 1)
 	a := f.snap()
 	p := &Printer{}
@@ -288,12 +289,12 @@ func TestPrintaTuples(t *testing.T) {
 	}
 	diff(t, "printa/tst.tuple", got+"\n", corpus(t, "printa/tst.tuple.r"))
 
-	c := newFire(&Desc{ID: 1, Func: Count})
+	c := newFire(&Desc{ID: 1, Func: program.AggCount})
 	c.on(0, nil, 0, 1)
 	diff(t, "printa/tst.manyval", printa(t, p, "%@u %@u %@u %@u %@u %@u %@u\n", c.snap())+"\n", corpus(t, "printa/tst.manyval.r"))
 	diff(t, "printa/tst.fmt", printa(t, p, "%@u", c.agg)+"\n", corpus(t, "printa/tst.fmt.r"))
 
-	s := newFire(&Desc{ID: 1, Func: Count})
+	s := newFire(&Desc{ID: 1, Func: program.AggCount})
 	s.on(0, k(format.Stack{}), 0, 1)
 	sa := s.snap()
 	got = printa(t, p, "%k\n", sa) + printa(t, p, "%-20k\n", sa) + printa(t, p, "%60k\n", sa) + "\n"

@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/dtrace-go/dtrace/format"
+	"github.com/dtrace-go/dtrace/program"
 )
 
 // SortOptions are dtrace's aggregation sorting options.
@@ -35,25 +36,25 @@ type valKey struct {
 func (d *Desc) valKey(e *Entry) valKey {
 	data := e.Data
 	switch d.Func {
-	case Avg:
+	case program.AggAvg:
 		if data[0] == 0 {
 			return valKey{}
 		}
 		return valKey{i: data[1] / data[0]}
-	case Stddev:
+	case program.AggStddev:
 		if data[0] == 0 {
 			return valKey{}
 		}
 		return valKey{u: stddev(data, 1)}
-	case Quantize:
+	case program.AggQuantize:
 		sum := newFloat()
 		for i, c := range data {
 			if c != 0 { // adding an exact zero changes nothing
-				sum.Add(sum, mulFloat(float64(QuantizeBucketValue(i)), c))
+				sum.Add(sum, mulFloat(float64(program.QuantizeBucketValue(i)), c))
 			}
 		}
-		return valKey{f: sum, zero: data[QuantizeZero]}
-	case Lquantize:
+		return valKey{f: sum, zero: data[program.QuantizeZero]}
+	case program.AggLquantize:
 		base := int64(d.Base)
 		sum := mulFloat(float64(base-1), data[0])
 		b := base
@@ -81,7 +82,7 @@ func (d *Desc) valKey(e *Entry) valKey {
 			}
 		}
 		return valKey{f: sum, zero: zero}
-	case Llquantize:
+	case program.AggLlquantize:
 		if !d.llqValid() {
 			return valKey{f: newFloat()}
 		}

@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/dtrace-go/dtrace/format"
+	"github.com/dtrace-go/dtrace/program"
 )
 
 // The key prefixes the sort compares first must order entries exactly
@@ -20,7 +21,7 @@ func TestKeyPrefixOrder(t *testing.T) {
 			format.String(words[r.Intn(len(words))] + strings.Repeat("x", r.Intn(2))),
 		}
 	}
-	a := New(&Desc{ID: 1, Func: Count})
+	a := New(&Desc{ID: 1, Func: program.AggCount})
 	for pos := 0; pos < 4; pos++ {
 		o := SortOptions{Key: true, KeyPos: pos}
 		for n := 0; n < 5000; n++ {
@@ -38,7 +39,7 @@ func TestKeyPrefixOrder(t *testing.T) {
 // entries were added in.
 func TestPrinterReuse(t *testing.T) {
 	build := func(order []int) *Agg {
-		f := newFire(&Desc{ID: 1, Func: Sum})
+		f := newFire(&Desc{ID: 1, Func: program.AggSum})
 		for _, i := range order {
 			f.on(0, k(str([]string{"postgres", "kworker/0:1", "sh"}[i%3]), i32(i)), int64(i%4), 1)
 		}

@@ -4,11 +4,12 @@ import (
 	"testing"
 
 	"github.com/dtrace-go/dtrace/format"
+	"github.com/dtrace-go/dtrace/program"
 )
 
 // aggs/tst.valsortkeypos.d: equal values, ties broken from key position 1.
 func TestValSortKeyPos(t *testing.T) {
-	f := newFire(&Desc{ID: 1, Func: Sum})
+	f := newFire(&Desc{ID: 1, Func: program.AggSum})
 	for _, kv := range [][2]int{{1, 3}, {2, 2}, {3, 1}} {
 		f.on(0, k(i32(kv[0]), i32(kv[1])), 0, 1)
 	}
@@ -24,7 +25,7 @@ func TestSignedKeysPos(t *testing.T) {
 		val    int64
 	}
 	mk := func(id, size int, rows []row) *Agg {
-		f := newFire(&Desc{ID: id, Func: Sum})
+		f := newFire(&Desc{ID: id, Func: program.AggSum})
 		for _, r := range rows {
 			f.on(0, k(str(r.animal), format.Int{Bits: uint64(r.key), Size: size, Signed: true}), r.val, 1)
 		}
@@ -65,7 +66,7 @@ func TestLlquantizeSort(t *testing.T) {
 		{"aggs/tst.llquantsortsum.r", []upd{{"Larry", 1, -25}, {"Moe", 2, -50}, {"Shemp", 3, 50}, {"Curly", 4, 25}}},
 		{"aggs/tst.llquantsortzero.r", []upd{{"Alfalfa", 0, 25}, {"Buckwheat", 0, -25}, {"Alfalfa", 2, 100}, {"Buckwheat", 4, 50}}},
 	} {
-		f := newFire(&Desc{ID: 1, Func: Llquantize, Factor: 10, Lmag: 0, Hmag: 2, Steps: 20})
+		f := newFire(&Desc{ID: 1, Func: program.AggLlquantize, Factor: 10, Lmag: 0, Hmag: 2, Steps: 20})
 		for _, u := range tt.ups {
 			f.on(0, k(str(u.key)), u.v, u.incr)
 		}
@@ -77,7 +78,7 @@ func TestLlquantizeSort(t *testing.T) {
 
 // aggs/tst.truncquant.d: trunc() of lquantize() keeps the largest sums.
 func TestTruncQuant(t *testing.T) {
-	f := newFire(&Desc{ID: 1, Func: Lquantize, Base: 0, Levels: 150, Step: 1})
+	f := newFire(&Desc{ID: 1, Func: program.AggLquantize, Base: 0, Levels: 150, Step: 1})
 	for i := 0; i < 100; i++ {
 		for j := 0; j < 4; j++ {
 			f.on(i%2, k(i32(i)), int64(i+j), 1)

@@ -4,15 +4,16 @@ import (
 	"github.com/cilium/ebpf/asm"
 	"github.com/dtrace-go/dtrace/dlang/syntax"
 	"github.com/dtrace-go/dtrace/internal/abi"
+	"github.com/dtrace-go/dtrace/program"
 )
 
 // This file compiles actions: calls whose effect is a record item for the
 // consumer (or a change of kernel-side state such as exit and speculate).
 
 // actionTrace compiles trace() as a statement.
-func (f *fn) actionTrace(c *syntax.CallExpr, name string, act Action) {
+func (f *fn) actionTrace(c *syntax.CallExpr, name string, act program.Action) {
 	f.need(c, 1, 1)
-	if a := symAction(c.Args[0]); a != ActNone {
+	if a := symAction(c.Args[0]); a != program.ActNone {
 		f.recItem(f.storeSym(c.Args[0], a))
 	} else {
 		f.recItem(f.storeValue(c.Args[0], act))
@@ -20,7 +21,7 @@ func (f *fn) actionTrace(c *syntax.CallExpr, name string, act Action) {
 }
 
 // actionSym compiles sym(), func(), mod(), usym(), ufunc(), umod(), uaddr() as a statement.
-func (f *fn) actionSym(c *syntax.CallExpr, name string, act Action) {
+func (f *fn) actionSym(c *syntax.CallExpr, name string, act program.Action) {
 	// As a statement, a symbol subroutine is the action that
 	// traces its symbol.
 	f.need(c, 1, 1)
@@ -28,27 +29,27 @@ func (f *fn) actionSym(c *syntax.CallExpr, name string, act Action) {
 }
 
 // actionPrint compiles print() as a statement.
-func (f *fn) actionPrint(c *syntax.CallExpr, name string, act Action) {
+func (f *fn) actionPrint(c *syntax.CallExpr, name string, act program.Action) {
 	f.need(c, 1, 1)
 	f.recItem(f.storePrint(c.Args[0]))
 }
 
 // actionPrintf compiles printf(), system(), freopen() as a statement.
-func (f *fn) actionPrintf(c *syntax.CallExpr, name string, act Action) {
+func (f *fn) actionPrintf(c *syntax.CallExpr, name string, act program.Action) {
 	f.need(c, 1, -1)
 	s, ok := stringConst(c.Args[0])
 	if !ok {
 		f.fail(c.Args[0], "%s( ) format must be a string constant", name)
 	}
 	fid := f.g.format(s)
-	items := []Record{{Action: act, FormatID: fid, AggID: -1, NArgs: len(c.Args) - 1, Offset: f.recAlloc(0, 1)}}
+	items := []program.Record{{Action: act, FormatID: fid, AggID: -1, NArgs: len(c.Args) - 1, Offset: f.recAlloc(0, 1)}}
 	for _, a := range c.Args[1:] {
-		if symAction(a) != ActNone {
+		if symAction(a) != program.ActNone {
 			// usym() and friends keep their pid (for %A) and kind.
-			items = append(items, f.storeSym(a, ActArg))
+			items = append(items, f.storeSym(a, program.ActArg))
 			continue
 		}
-		items = append(items, f.storeValue(a, ActArg))
+		items = append(items, f.storeValue(a, program.ActArg))
 	}
 	for _, it := range items {
 		f.recItem(it)
@@ -56,7 +57,7 @@ func (f *fn) actionPrintf(c *syntax.CallExpr, name string, act Action) {
 }
 
 // actionPrinta compiles printa() as a statement.
-func (f *fn) actionPrinta(c *syntax.CallExpr, name string, act Action) {
+func (f *fn) actionPrinta(c *syntax.CallExpr, name string, act program.Action) {
 	f.need(c, 1, -1)
 	args := c.Args
 	fid := -1
@@ -64,14 +65,14 @@ func (f *fn) actionPrinta(c *syntax.CallExpr, name string, act Action) {
 		fid = f.g.format(s)
 		args = args[1:]
 	}
-	items := []Record{{Action: act, FormatID: fid, AggID: -1, NArgs: len(args), Offset: f.recAlloc(0, 1)}}
+	items := []program.Record{{Action: act, FormatID: fid, AggID: -1, NArgs: len(args), Offset: f.recAlloc(0, 1)}}
 	for _, a := range args {
 		ag, ok := a.(*syntax.AggExpr)
 		if !ok {
 			f.fail(a, "printa( ) argument must be an aggregation")
 		}
 		ai := f.g.aggOf(f, ag)
-		items = append(items, Record{Action: ActArg, FormatID: -1, AggID: ai.ID, Offset: f.recAlloc(0, 1)})
+		items = append(items, program.Record{Action: program.ActArg, FormatID: -1, AggID: ai.ID, Offset: f.recAlloc(0, 1)})
 	}
 	if len(items) > 1 {
 		items[0].AggID = items[1].AggID
@@ -82,18 +83,18 @@ func (f *fn) actionPrinta(c *syntax.CallExpr, name string, act Action) {
 }
 
 // actionAggOp compiles clear(), denormalize(), trunc(), normalize() as a statement.
-func (f *fn) actionAggOp(c *syntax.CallExpr, name string, act Action) {
+func (f *fn) actionAggOp(c *syntax.CallExpr, name string, act program.Action) {
 	f.need(c, 1, 2)
 	ag, ok := c.Args[0].(*syntax.AggExpr)
 	if !ok {
 		f.fail(c.Args[0], "%s( ) argument must be an aggregation", name)
 	}
 	ai := f.g.aggOf(f, ag)
-	items := []Record{{Action: act, FormatID: -1, AggID: ai.ID, NArgs: len(c.Args) - 1, Offset: f.recAlloc(0, 1)}}
+	items := []program.Record{{Action: act, FormatID: -1, AggID: ai.ID, NArgs: len(c.Args) - 1, Offset: f.recAlloc(0, 1)}}
 	for _, a := range c.Args[1:] {
 		r := f.expr(a)
-		f.convert(r, f.typeOf(a), TypeLong)
-		items = append(items, f.storeReg(r, TypeLong, ActArg))
+		f.convert(r, f.typeOf(a), program.TypeLong)
+		items = append(items, f.storeReg(r, program.TypeLong, program.ActArg))
 	}
 	for _, it := range items {
 		f.recItem(it)
@@ -101,15 +102,15 @@ func (f *fn) actionAggOp(c *syntax.CallExpr, name string, act Action) {
 }
 
 // actionSetopt compiles setopt() as a statement.
-func (f *fn) actionSetopt(c *syntax.CallExpr, name string, act Action) {
+func (f *fn) actionSetopt(c *syntax.CallExpr, name string, act program.Action) {
 	f.need(c, 1, 2)
 	s, ok := stringConst(c.Args[0])
 	if !ok {
 		f.fail(c.Args[0], "setopt( ) option must be a string constant")
 	}
-	items := []Record{{Action: act, FormatID: f.g.format(s), AggID: -1, NArgs: len(c.Args) - 1, Offset: f.recAlloc(0, 1)}}
+	items := []program.Record{{Action: act, FormatID: f.g.format(s), AggID: -1, NArgs: len(c.Args) - 1, Offset: f.recAlloc(0, 1)}}
 	for _, a := range c.Args[1:] {
-		items = append(items, f.storeValue(a, ActArg))
+		items = append(items, f.storeValue(a, program.ActArg))
 	}
 	for _, it := range items {
 		f.recItem(it)
@@ -124,9 +125,9 @@ func (f *fn) actionSetopt(c *syntax.CallExpr, name string, act Action) {
 // status that won, so the consumer, which takes the last exit record it
 // reads, ends with the first status. END's exit() sets the status anew:
 // illumos honours an exit() in its COOLDOWN state, which only END sees.
-func (f *fn) actionExit(c *syntax.CallExpr, name string, act Action) {
+func (f *fn) actionExit(c *syntax.CallExpr, name string, act program.Action) {
 	r := f.onlyArg(c)
-	f.convert(r, f.typeOf(c.Args[0]), TypeInt)
+	f.convert(r, f.typeOf(c.Args[0]), program.TypeInt)
 	st, w, old := f.alloc(), f.alloc(), f.alloc()
 	f.emit(asm.LoadMapValue(st, 0, 0).WithReference(abi.MapState),
 		asm.LoadMem(w, regScratch, int16(f.g.layout.MState)+abi.MStatePrid, asm.Word))
@@ -151,16 +152,16 @@ func (f *fn) actionExit(c *syntax.CallExpr, name string, act Action) {
 		storeImm(st, abi.StateActivity, abi.ActivityDraining, asm.Word))
 	f.mark(done)
 	f.free(st, w, old)
-	f.recItem(f.storeReg(r, TypeInt, act))
+	f.recItem(f.storeReg(r, program.TypeInt, act))
 }
 
 // actionStack compiles stack(), ustack(), jstack() as a statement.
-func (f *fn) actionStack(c *syntax.CallExpr, name string, act Action) {
+func (f *fn) actionStack(c *syntax.CallExpr, name string, act program.Action) {
 	f.stack(c, name)
 }
 
 // actionTracemem compiles tracemem() as a statement.
-func (f *fn) actionTracemem(c *syntax.CallExpr, name string, act Action) {
+func (f *fn) actionTracemem(c *syntax.CallExpr, name string, act program.Action) {
 	f.need(c, 2, 3)
 	n, ok := f.constant(c.Args[1])
 	if !ok || n <= 0 || n > 65536 {
@@ -181,22 +182,22 @@ func (f *fn) actionTracemem(c *syntax.CallExpr, name string, act Action) {
 	// tracemem(addr, size, nbytes) shows nbytes of the size bytes read
 	// (all of them when nbytes is negative or above size); the count,
 	// known only at run time, follows as an argument.
-	f.recItem(Record{Action: act, Offset: off, Size: uint32(n), Kind: KindBytes, FormatID: -1, AggID: -1, NArgs: len(c.Args) - 2})
+	f.recItem(program.Record{Action: act, Offset: off, Size: uint32(n), Kind: program.KindBytes, FormatID: -1, AggID: -1, NArgs: len(c.Args) - 2})
 	if len(c.Args) == 3 {
 		r := f.expr(c.Args[2])
-		f.convert(r, f.typeOf(c.Args[2]), TypeLong)
-		f.recItem(f.storeReg(r, TypeLong, ActArg))
+		f.convert(r, f.typeOf(c.Args[2]), program.TypeLong)
+		f.recItem(f.storeReg(r, program.TypeLong, program.ActArg))
 	}
 }
 
 // actionSpeculate compiles speculate() as a statement. Its record's size
 // is known once the clause's last data action is compiled: a jump-by-zero
 // stands where flush may send the clause to specTail instead.
-func (f *fn) actionSpeculate(c *syntax.CallExpr, name string, act Action) {
+func (f *fn) actionSpeculate(c *syntax.CallExpr, name string, act program.Action) {
 	r := f.onlyArg(c)
 	f.emit(asm.StoreMem(regScratch, int16(f.g.layout.MState)+abi.MStateSpecID, r, asm.DWord))
 	f.free(r)
-	f.recItem(Record{Action: act, FormatID: -1, AggID: -1, Offset: f.recAlloc(0, 1)})
+	f.recItem(program.Record{Action: act, FormatID: -1, AggID: -1, Offset: f.recAlloc(0, 1)})
 	sc := specCheck{at: f.pc(), rec: f.rec, cont: f.label("specgo")}
 	f.emit(asm.Instruction{OpCode: asm.Ja.Op(asm.ImmSource)})
 	f.mark(sc.cont)
@@ -205,16 +206,16 @@ func (f *fn) actionSpeculate(c *syntax.CallExpr, name string, act Action) {
 
 // specCheck is a speculate() whose clause may end there (actionSpeculate).
 type specCheck struct {
-	at   int         // index of its jump-by-zero
-	rec  *RecordSpec // the record it makes speculative
-	cont string      // label after the jump
-	tail string      // label of its specTail code, once needed
+	at   int                 // index of its jump-by-zero
+	rec  *program.RecordSpec // the record it makes speculative
+	cont string              // label after the jump
+	tail string              // label of its specTail code, once needed
 }
 
 // checkSpecSize, as the record e is closed, sends the speculate() calls
 // of a record larger than specsize to a tail that counts a speculative
 // drop and ends the clause (when the speculation id is not 0).
-func (f *fn) checkSpecSize(e *RecordSpec) {
+func (f *fn) checkSpecSize(e *program.RecordSpec) {
 	for _, sc := range f.specChecks {
 		if sc.rec != e || f.g.opts.SpecSize <= 0 || int64(e.Size) <= f.g.opts.SpecSize {
 			continue
@@ -243,17 +244,17 @@ func (f *fn) specTail() {
 }
 
 // actionCommit compiles commit(), discard() as a statement.
-func (f *fn) actionCommit(c *syntax.CallExpr, name string, act Action) {
+func (f *fn) actionCommit(c *syntax.CallExpr, name string, act program.Action) {
 	r := f.onlyArg(c)
 	keepR := f.alloc()
 	f.emit(asm.Mov.Reg(keepR, r))
-	f.recItem(f.storeReg(r, TypeULong, act))
+	f.recItem(f.storeReg(r, program.TypeULong, act))
 	f.specRelease(keepR)
 }
 
 // actionMark compiles raise(), panic(), breakpoint(), stop(), ftruncate(), printm() as a statement.
-func (f *fn) actionMark(c *syntax.CallExpr, name string, act Action) {
-	if act == ActRaise {
+func (f *fn) actionMark(c *syntax.CallExpr, name string, act program.Action) {
+	if act == program.ActRaise {
 		// The signal goes to the firing process from the kernel, as
 		// in dtrace on Linux (bpf_send_signal); the helper's errors
 		// (a bad signal, a kernel thread) are ignored as there. The
@@ -261,9 +262,9 @@ func (f *fn) actionMark(c *syntax.CallExpr, name string, act Action) {
 		r := f.expr(c.Args[0])
 		f.call(asm.FnSendSignal, reg(r))
 	}
-	items := []Record{{Action: act, FormatID: -1, AggID: -1, NArgs: len(c.Args), Offset: f.recAlloc(0, 1)}}
+	items := []program.Record{{Action: act, FormatID: -1, AggID: -1, NArgs: len(c.Args), Offset: f.recAlloc(0, 1)}}
 	for _, a := range c.Args {
-		items = append(items, f.storeValue(a, ActArg))
+		items = append(items, f.storeValue(a, program.ActArg))
 	}
 	for _, it := range items {
 		f.recItem(it)
@@ -274,22 +275,22 @@ func (f *fn) actionMark(c *syntax.CallExpr, name string, act Action) {
 // item of the given action: 8 bytes for the kernel's, and for user
 // addresses the tgid of the firing process first (16 bytes), so that the
 // consumer resolves them in the process they belong to.
-func (f *fn) storeSym(e syntax.Expr, action Action) Record {
+func (f *fn) storeSym(e syntax.Expr, action program.Action) program.Record {
 	kind := symKind(e)
 	size := uint32(8)
-	if kind >= KindUSym {
+	if kind >= program.KindUSym {
 		size = 16
 	}
 	off := f.recAlloc(size, 8)
 	f.symInto(e, kind, regScratch, f.out(off))
-	return Record{Action: action, Offset: off, Size: size, Kind: kind, FormatID: -1, AggID: -1}
+	return program.Record{Action: action, Offset: off, Size: size, Kind: kind, FormatID: -1, AggID: -1}
 }
 
 // symInto writes the address e evaluates to at base+off, after the tgid
 // of the firing process for the user kinds.
-func (f *fn) symInto(e syntax.Expr, kind ValueKind, base asm.Register, off int16) {
+func (f *fn) symInto(e syntax.Expr, kind program.ValueKind, base asm.Register, off int16) {
 	r := f.expr(e)
-	if kind >= KindUSym {
+	if kind >= program.KindUSym {
 		f.call(asm.FnGetCurrentPidTgid)
 		f.emit(asm.RSh.Imm(asm.R0, 32), asm.StoreMem(base, off, asm.R0, asm.DWord))
 		off += 8
@@ -335,10 +336,10 @@ func (f *fn) stack(c *syntax.CallExpr, name string) {
 		f.emit(storeImm(regScratch, f.out(off+i), 0, asm.DWord))
 	}
 	flags := int64(0)
-	act, kind := ActStack, KindStack
+	act, kind := program.ActStack, program.KindStack
 	if user {
 		flags = 1 << 8 // BPF_F_USER_STACK
-		act, kind = ActUStack, KindUStack
+		act, kind = program.ActUStack, program.KindUStack
 		f.call(asm.FnGetCurrentPidTgid)
 		f.emit(asm.RSh.Imm(asm.R0, 32), asm.StoreMem(regScratch, f.out(off), asm.R0, asm.DWord))
 	}
@@ -355,7 +356,7 @@ func (f *fn) stack(c *syntax.CallExpr, name string) {
 		f.call(asm.FnGetStack, ctxOp(), scr(f.g.layout.Output+off+hdr), imm(int64(size)), imm(flags))
 	}
 	f.mark(skip)
-	f.recItem(Record{Action: act, Offset: off, Size: hdr + size, Kind: kind, FormatID: -1, AggID: -1})
+	f.recItem(program.Record{Action: act, Offset: off, Size: hdr + size, Kind: kind, FormatID: -1, AggID: -1})
 }
 
 // specRelease frees speculation slot id in dt_spec (commit/discard);

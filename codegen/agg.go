@@ -4,7 +4,6 @@ import (
 	"math/bits"
 
 	"github.com/cilium/ebpf/asm"
-	"github.com/dtrace-go/dtrace/aggregate"
 	"github.com/dtrace-go/dtrace/dlang/syntax"
 	"github.com/dtrace-go/dtrace/internal/abi"
 	"github.com/dtrace-go/dtrace/program"
@@ -16,7 +15,7 @@ import (
 // is the reference).
 
 // aggOf returns the AggSpec of an aggregation reference, creating it.
-func (g *gen) aggOf(f *fn, ag *syntax.AggExpr) *AggSpec {
+func (g *gen) aggOf(f *fn, ag *syntax.AggExpr) *program.AggSpec {
 	ai := g.info.AggOf(ag)
 	if ai == nil {
 		f.fail(ag, "unresolved aggregation @%s", ag.Name)
@@ -34,21 +33,21 @@ func (g *gen) aggOf(f *fn, ag *syntax.AggExpr) *AggSpec {
 	d := program.AggDesc{ID: ai.ID, Name: ai.Name, Func: fn}
 	p := ai.Params
 	switch fn {
-	case aggregate.Lquantize:
+	case program.AggLquantize:
 		if len(p) < 3 || p[2] <= 0 {
 			f.fail(ag, "lquantize( ) needs base, limit and step")
 		}
 		d.Base, d.Step, d.Levels = int32(p[0]), uint16(p[2]), uint16((p[1]-p[0])/p[2])
-	case aggregate.Llquantize:
+	case program.AggLlquantize:
 		if len(p) < 4 {
 			f.fail(ag, "llquantize( ) needs factor, low, high and steps")
 		}
 		d.Factor, d.Lmag, d.Hmag, d.Steps = uint16(p[0]), uint16(p[1]), uint16(p[2]), uint16(p[3])
 	}
-	a := &AggSpec{ID: ai.ID, Name: ai.Name, Map: abi.AggMap(ai.ID), Func: ai.Func,
+	a := &program.AggSpec{ID: ai.ID, Name: ai.Name, Map: abi.AggMap(ai.ID), Func: ai.Func,
 		Params: ai.Params, Desc: d, ValueSize: uint32(8 * d.NSlots())}
 	var off uint32
-	kts := make([]*Type, len(ai.Keys))
+	kts := make([]*program.Type, len(ai.Keys))
 	for i, kt := range ai.Keys {
 		var ke syntax.Expr
 		if i < len(ag.Keys) {
@@ -63,20 +62,20 @@ func (g *gen) aggOf(f *fn, ag *syntax.AggExpr) *AggSpec {
 	}
 	for _, kt := range kts {
 		size := g.keySize(kt)
-		item := Record{Action: ActArg, Offset: off, Size: size, Kind: KindSigned, FormatID: -1, AggID: ai.ID}
+		item := program.Record{Action: program.ActArg, Offset: off, Size: size, Kind: program.KindSigned, FormatID: -1, AggID: ai.ID}
 		switch {
 		case kt.Stack == 1:
-			item.Kind = KindStack
+			item.Kind = program.KindStack
 		case kt.Stack == 2:
-			item.Kind = KindUStack
-		case kt.Sym != KindNone:
+			item.Kind = program.KindUStack
+		case kt.Sym != program.KindNone:
 			item.Kind = kt.Sym
 		case kt.IsString():
-			item.Kind = KindString
+			item.Kind = program.KindString
 		case byRef(kt):
-			item.Kind = KindBytes
-		case kt.Kind == TInt && !kt.Signed, kt.Kind == TPointer:
-			item.Kind = KindUnsigned
+			item.Kind = program.KindBytes
+		case kt.Kind == program.TInt && !kt.Signed, kt.Kind == program.TPointer:
+			item.Kind = program.KindUnsigned
 		}
 		a.Keys = append(a.Keys, item)
 		g.aggKeyTypes[ai.ID] = append(g.aggKeyTypes[ai.ID], kt)
@@ -85,7 +84,7 @@ func (g *gen) aggOf(f *fn, ag *syntax.AggExpr) *AggSpec {
 	a.KeySize = max(4, off)
 	charged := uint32(0)
 	for i, k := range a.Keys {
-		if k.Kind == KindString && g.aggKeyTypes[ai.ID][i].KeyWidth != 0 {
+		if k.Kind == program.KindString && g.aggKeyTypes[ai.ID][i].KeyWidth != 0 {
 			charged += g.strBuf()
 		} else {
 			charged += k.Size
@@ -111,19 +110,19 @@ func (f *fn) aggregate(as *syntax.AssignExpr, ag *syntax.AggExpr) {
 	// The value and increment are computed before the key, as dtrace does.
 	var v, incr asm.Register
 	haveV := false
-	nparams := map[aggregate.Func]int{aggregate.Lquantize: 3, aggregate.Llquantize: 4}[d.Func]
-	if d.Func != aggregate.Count {
+	nparams := map[program.AggFunc]int{program.AggLquantize: 3, program.AggLlquantize: 4}[d.Func]
+	if d.Func != program.AggCount {
 		if len(call.Args) < 1 {
 			f.fail(call, "%s( ) needs a value", a.Func)
 		}
 		v = f.expr(call.Args[0])
-		f.convert(v, f.typeOf(call.Args[0]), TypeLong)
+		f.convert(v, f.typeOf(call.Args[0]), program.TypeLong)
 		haveV = true
 	}
-	quant := d.Func == aggregate.Quantize || nparams > 0
+	quant := d.Func == program.AggQuantize || nparams > 0
 	if i := 1 + nparams; quant && len(call.Args) > i {
 		incr = f.expr(call.Args[i])
-		f.convert(incr, f.typeOf(call.Args[i]), TypeLong)
+		f.convert(incr, f.typeOf(call.Args[i]), program.TypeLong)
 	} else if quant {
 		incr = f.alloc()
 		f.emit(asm.Mov.Imm(incr, 1))
@@ -182,14 +181,14 @@ func (f *fn) aggUpdate(d *program.AggDesc, p, v, incr asm.Register) {
 	t := f.alloc()
 	defer f.free(t)
 	switch d.Func {
-	case aggregate.Count:
+	case program.AggCount:
 		f.emit(asm.LoadMem(t, p, 0, asm.DWord), asm.Add.Imm(t, 1), asm.StoreMem(p, 0, t, asm.DWord))
-	case aggregate.Sum:
+	case program.AggSum:
 		f.emit(asm.LoadMem(t, p, 0, asm.DWord), asm.Add.Reg(t, v), asm.StoreMem(p, 0, t, asm.DWord))
-	case aggregate.Min, aggregate.Max:
+	case program.AggMin, program.AggMax:
 		set, skip := f.label("mmset"), f.label("mmskip")
 		j := asm.JSLT
-		if d.Func == aggregate.Max {
+		if d.Func == program.AggMax {
 			j = asm.JSGT
 		}
 		f.emit(asm.LoadMem(t, p, 8, asm.DWord), asm.JEq.Imm(t, 0, set),
@@ -198,22 +197,22 @@ func (f *fn) aggUpdate(d *program.AggDesc, p, v, incr asm.Register) {
 		f.emit(asm.StoreMem(p, 0, v, asm.DWord))
 		f.mark(skip)
 		f.emit(asm.LoadMem(t, p, 8, asm.DWord), asm.Add.Imm(t, 1), asm.StoreMem(p, 8, t, asm.DWord))
-	case aggregate.Avg:
+	case program.AggAvg:
 		f.emit(asm.LoadMem(t, p, 0, asm.DWord), asm.Add.Imm(t, 1), asm.StoreMem(p, 0, t, asm.DWord),
 			asm.LoadMem(t, p, 8, asm.DWord), asm.Add.Reg(t, v), asm.StoreMem(p, 8, t, asm.DWord))
-	case aggregate.Stddev:
+	case program.AggStddev:
 		f.emit(asm.LoadMem(t, p, 0, asm.DWord), asm.Add.Imm(t, 1), asm.StoreMem(p, 0, t, asm.DWord),
 			asm.LoadMem(t, p, 8, asm.DWord), asm.Add.Reg(t, v), asm.StoreMem(p, 8, t, asm.DWord))
 		f.square128(p, v)
-	case aggregate.Quantize:
+	case program.AggQuantize:
 		f.emit(asm.Mov.Reg(t, v))
 		f.quantizeIndex(t)
-		f.addSlot(p, t, incr, aggregate.QuantizeBuckets-1)
-	case aggregate.Lquantize:
+		f.addSlot(p, t, incr, program.QuantizeBuckets-1)
+	case program.AggLquantize:
 		f.emit(asm.Mov.Reg(t, v))
 		f.lquantizeIndex(t, d)
 		f.addSlot(p, t, incr, int(d.Levels)+1)
-	case aggregate.Llquantize:
+	case program.AggLlquantize:
 		f.emit(asm.Mov.Reg(t, v))
 		f.llquantizeIndex(t, d)
 		f.addSlot(p, t, incr, d.NSlots()-1)
@@ -239,7 +238,7 @@ func (f *fn) quantizeIndex(r asm.Register) {
 	n := f.alloc()
 	s := f.alloc()
 	defer f.free(neg, n, s)
-	f.emit(asm.JNE.Imm(r, 0, nonmin), asm.Mov.Imm(r, aggregate.QuantizeZero), asm.Ja.Label(done))
+	f.emit(asm.JNE.Imm(r, 0, nonmin), asm.Mov.Imm(r, program.QuantizeZero), asm.Ja.Label(done))
 	f.mark(nonmin)
 	f.emit(asm.LoadImm(s, -1<<63, asm.DWord), asm.JNE.Reg(r, s, pos), asm.Mov.Imm(r, 0), asm.Ja.Label(done))
 	f.mark(pos)
@@ -255,7 +254,7 @@ func (f *fn) quantizeIndex(r asm.Register) {
 		f.mark(l)
 	}
 	neg2 := f.label("qneg")
-	f.emit(asm.Mov.Imm(r, aggregate.QuantizeZero), asm.JNE.Imm(neg, 0, neg2), asm.Add.Reg(r, n), asm.Ja.Label(done))
+	f.emit(asm.Mov.Imm(r, program.QuantizeZero), asm.JNE.Imm(neg, 0, neg2), asm.Add.Reg(r, n), asm.Ja.Label(done))
 	f.mark(neg2)
 	f.emit(asm.Sub.Reg(r, n))
 	f.mark(done)
@@ -373,15 +372,15 @@ const (
 // stackKeyType returns the key type of a stack()/ustack() aggregation
 // key (e, when known, is the key expression; kt its checked type), or
 // nil for other keys.
-func stackKeyType(e syntax.Expr, kt *Type) *Type {
+func stackKeyType(e syntax.Expr, kt *program.Type) *program.Type {
 	e = syntax.Unparen(e)
 	kind, depth := 0, uint32(0)
 	if c, ok := e.(*syntax.CallExpr); ok {
 		if g, _ := callGen(c); g != nil {
 			switch g.act {
-			case ActStack:
+			case program.ActStack:
 				kind, depth = 1, stackKeyFrames
-			case ActUStack:
+			case program.ActUStack:
 				kind, depth = 2, ustackKeyFrames
 			}
 			if kind != 0 && len(c.Args) > 0 {
@@ -401,28 +400,28 @@ func stackKeyType(e syntax.Expr, kt *Type) *Type {
 	if kind == 2 {
 		size += 8
 	}
-	return &Type{Kind: TArray, Size: size, Len: depth, Elem: TypeULong, Name: "stack", Stack: kind}
+	return &program.Type{Kind: program.TArray, Size: size, Len: depth, Elem: program.TypeULong, Name: "stack", Stack: kind}
 }
 
 // symKeyType returns the key type of an aggregation key that is a symbol
 // subroutine call (sym(), usym(), ...): the address, after the tgid of
 // the process for the user kinds (the tuple is then 16 bytes). It
 // returns nil for other keys.
-func symKeyType(e syntax.Expr) *Type {
+func symKeyType(e syntax.Expr) *program.Type {
 	kind := symKind(e)
 	switch {
-	case kind == KindNone:
+	case kind == program.KindNone:
 		return nil
-	case kind >= KindUSym:
-		return &Type{Kind: TArray, Size: 16, Len: 2, Elem: TypeULong, Name: "_usymaddr", Sym: kind}
+	case kind >= program.KindUSym:
+		return &program.Type{Kind: program.TArray, Size: 16, Len: 2, Elem: program.TypeULong, Name: "_usymaddr", Sym: kind}
 	}
-	return &Type{Kind: TInt, Size: 8, Name: "_symaddr", Sym: kind}
+	return &program.Type{Kind: program.TInt, Size: 8, Name: "_symaddr", Sym: kind}
 }
 
 // stackInto writes a stack key of type kt at scratch offset off (already
 // zeroed): ustack's tgid, then the PCs bpf_get_stack finds. BEGIN and
 // END have no kernel stack.
-func (f *fn) stackInto(off uint32, kt *Type) {
+func (f *fn) stackInto(off uint32, kt *program.Type) {
 	flags := int64(0)
 	pcs := off
 	if kt.Stack == 2 {

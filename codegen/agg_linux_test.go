@@ -11,6 +11,7 @@ import (
 
 	"github.com/cilium/ebpf"
 	"github.com/dtrace-go/dtrace/aggregate"
+	"github.com/dtrace-go/dtrace/program"
 )
 
 // TestAggregationsAgainstReference fires aggregations with random values
@@ -121,7 +122,7 @@ type aggEntry struct{ key, value []byte }
 
 // aggEntries reads every CPU's entries of aggregation a, from its map and
 // its front cache (the consumer merges the two the same way).
-func aggEntries(t testing.TB, r *runner, a *AggSpec) []aggEntry {
+func aggEntries(t testing.TB, r *runner, a *program.AggSpec) []aggEntry {
 	t.Helper()
 	var out []aggEntry
 	key := make([]byte, a.KeySize)

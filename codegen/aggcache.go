@@ -4,6 +4,7 @@ import (
 	"math/bits"
 
 	"github.com/cilium/ebpf/asm"
+	"github.com/dtrace-go/dtrace/program"
 )
 
 // This file compiles the per-CPU front cache of small aggregations.
@@ -37,7 +38,7 @@ const (
 // aggCached emits the cache path of an update of aggregation a whose
 // key is built at scratch offset key: it jumps to done after updating a
 // cached entry and falls through to the hash map path otherwise.
-func (f *fn) aggCached(a *AggSpec, key uint32, v, incr asm.Register, done string) {
+func (f *fn) aggCached(a *program.AggSpec, key uint32, v, incr asm.Register, done string) {
 	f.g.useMap(a.Cache)
 	if len(a.Keys) == 0 {
 		// No key: slot 0, always this entry's.

@@ -2,47 +2,48 @@ package codegen
 
 import (
 	"github.com/dtrace-go/dtrace/dlang/syntax"
+	"github.com/dtrace-go/dtrace/program"
 )
 
 // This file builds D trees by hand for tests, with a test Info that
 // records the types a checker would give them.
 
 type tinfo struct {
-	types  map[syntax.Expr]*Type
+	types  map[syntax.Expr]*program.Type
 	vars   map[syntax.Expr]*Var
 	consts map[syntax.Expr]int64
 	aggs   map[*syntax.AggExpr]*AggInfo
-	names  map[*syntax.TypeName]*Type
+	names  map[*syntax.TypeName]*program.Type
 	pos    syntax.Pos
 }
 
 func newInfo() *tinfo {
 	return &tinfo{
-		types:  map[syntax.Expr]*Type{},
+		types:  map[syntax.Expr]*program.Type{},
 		vars:   map[syntax.Expr]*Var{},
 		consts: map[syntax.Expr]int64{},
 		aggs:   map[*syntax.AggExpr]*AggInfo{},
-		names:  map[*syntax.TypeName]*Type{},
+		names:  map[*syntax.TypeName]*program.Type{},
 		pos:    1,
 	}
 }
 
-func (ti *tinfo) TypeOf(e syntax.Expr) *Type               { return ti.types[e] }
-func (ti *tinfo) VarOf(e syntax.Expr) *Var                 { return ti.vars[e] }
-func (ti *tinfo) AggOf(e *syntax.AggExpr) *AggInfo         { return ti.aggs[e] }
-func (ti *tinfo) TypeOfName(t *syntax.TypeName) *Type      { return ti.names[t] }
-func (ti *tinfo) ConstOf(e syntax.Expr) (int64, bool)      { v, ok := ti.consts[e]; return v, ok }
-func (ti *tinfo) StrConstOf(e syntax.Expr) (string, bool)  { return "", false }
-func (ti *tinfo) Expand(e syntax.Expr) syntax.Expr         { return nil }
-func (ti *tinfo) span() syntax.Span                        { ti.pos++; return syntax.Span{From: ti.pos, To: ti.pos} }
-func (ti *tinfo) typed(e syntax.Expr, t *Type) syntax.Expr { ti.types[e] = t; return e }
+func (ti *tinfo) TypeOf(e syntax.Expr) *program.Type               { return ti.types[e] }
+func (ti *tinfo) VarOf(e syntax.Expr) *Var                         { return ti.vars[e] }
+func (ti *tinfo) AggOf(e *syntax.AggExpr) *AggInfo                 { return ti.aggs[e] }
+func (ti *tinfo) TypeOfName(t *syntax.TypeName) *program.Type      { return ti.names[t] }
+func (ti *tinfo) ConstOf(e syntax.Expr) (int64, bool)              { v, ok := ti.consts[e]; return v, ok }
+func (ti *tinfo) StrConstOf(e syntax.Expr) (string, bool)          { return "", false }
+func (ti *tinfo) Expand(e syntax.Expr) syntax.Expr                 { return nil }
+func (ti *tinfo) span() syntax.Span                                { ti.pos++; return syntax.Span{From: ti.pos, To: ti.pos} }
+func (ti *tinfo) typed(e syntax.Expr, t *program.Type) syntax.Expr { ti.types[e] = t; return e }
 
-func (ti *tinfo) lit(v int64, t *Type) syntax.Expr {
+func (ti *tinfo) lit(v int64, t *program.Type) syntax.Expr {
 	return ti.typed(&syntax.IntLit{Span: ti.span(), Value: uint64(v)}, t)
 }
 
 func (ti *tinfo) str(s string) syntax.Expr {
-	return ti.typed(&syntax.StringLit{Span: ti.span(), Value: s}, &Type{Kind: TString, Size: 256})
+	return ti.typed(&syntax.StringLit{Span: ti.span(), Value: s}, &program.Type{Kind: program.TString, Size: 256})
 }
 
 func isCompare(op syntax.Token) bool {
@@ -56,20 +57,20 @@ func isCompare(op syntax.Token) bool {
 func (ti *tinfo) bin(op syntax.Token, x, y syntax.Expr) syntax.Expr {
 	e := &syntax.BinaryExpr{Span: ti.span(), Op: op, X: x, Y: y}
 	tx, ty := ti.types[x], ti.types[y]
-	var t *Type
+	var t *program.Type
 	switch {
 	case isCompare(op):
-		t = TypeInt
+		t = program.TypeInt
 	case op == syntax.SHL || op == syntax.SHR:
 		t = promote(tx)
 	case op == syntax.COMMA:
 		t = ty
-	case tx.Kind == TPointer:
+	case tx.Kind == program.TPointer:
 		t = tx
-		if ty.Kind == TPointer {
-			t = TypeLong
+		if ty.Kind == program.TPointer {
+			t = program.TypeLong
 		}
-	case ty.Kind == TPointer:
+	case ty.Kind == program.TPointer:
 		t = ty
 	default:
 		t = arith(tx, ty)
@@ -81,7 +82,7 @@ func (ti *tinfo) un(op syntax.Token, x syntax.Expr) syntax.Expr {
 	e := &syntax.UnaryExpr{Span: ti.span(), Op: op, X: x}
 	t := promote(ti.types[x])
 	if op == syntax.NOT {
-		t = TypeInt
+		t = program.TypeInt
 	}
 	if op == syntax.MUL {
 		t = ti.types[x].Elem
@@ -89,7 +90,7 @@ func (ti *tinfo) un(op syntax.Token, x syntax.Expr) syntax.Expr {
 	return ti.typed(e, t)
 }
 
-func (ti *tinfo) cast(t *Type, x syntax.Expr) syntax.Expr {
+func (ti *tinfo) cast(t *program.Type, x syntax.Expr) syntax.Expr {
 	return ti.typed(&syntax.CastExpr{Span: ti.span(), X: x}, t)
 }
 
@@ -120,7 +121,7 @@ func (ti *tinfo) assign(op syntax.Token, x, y syntax.Expr) syntax.Expr {
 	return ti.typed(&syntax.AssignExpr{Span: ti.span(), Op: op, X: x, Y: y}, ti.types[x])
 }
 
-func (ti *tinfo) call(name string, t *Type, args ...syntax.Expr) syntax.Expr {
+func (ti *tinfo) call(name string, t *program.Type, args ...syntax.Expr) syntax.Expr {
 	return ti.typed(&syntax.CallExpr{Span: ti.span(), Fun: &syntax.Ident{Name: name}, Args: args}, t)
 }
 

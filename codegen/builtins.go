@@ -5,6 +5,7 @@ import (
 	"github.com/dtrace-go/dtrace/dlang/check"
 	"github.com/dtrace-go/dtrace/dlang/syntax"
 	"github.com/dtrace-go/dtrace/internal/abi"
+	"github.com/dtrace-go/dtrace/program"
 )
 
 // This file picks the generator of a builtin function. The functions are
@@ -20,18 +21,18 @@ type funcGen struct {
 	// stmt compiles an action: a call that is a whole statement, or
 	// whose value is used when value is nil. It writes record items
 	// with the consumer action act.
-	stmt func(f *fn, c *syntax.CallExpr, name string, act Action)
-	act  Action
+	stmt func(f *fn, c *syntax.CallExpr, name string, act program.Action)
+	act  program.Action
 	// kind is the value kind of a symbol subroutine's result (sym(),
 	// usym(), ...): the consumer symbolizes the address.
-	kind ValueKind
+	kind program.ValueKind
 }
 
 // funcGens are the generators of the builtin functions, by FuncID.
 var funcGens [check.NumFuncIDs]funcGen
 
 func init() {
-	sym := func(act Action, kind ValueKind) funcGen {
+	sym := func(act program.Action, kind program.ValueKind) funcGen {
 		return funcGen{value: (*fn).subrSymAddr, stmt: (*fn).actionSym, act: act, kind: kind}
 	}
 	// A literal would make an initialization cycle: generators compile
@@ -101,43 +102,43 @@ func init() {
 
 		// Symbol subroutines: the value is the address; as a statement,
 		// the action that traces the symbol.
-		check.FuncSym:   sym(ActSym, KindSym),
-		check.FuncFunc:  sym(ActSym, KindSym),
-		check.FuncMod:   sym(ActMod, KindMod),
-		check.FuncUsym:  sym(ActUSym, KindUSym),
-		check.FuncUfunc: sym(ActUSym, KindUSym),
-		check.FuncUmod:  sym(ActUMod, KindUMod),
-		check.FuncUaddr: sym(ActUSym, KindUAddr),
+		check.FuncSym:   sym(program.ActSym, program.KindSym),
+		check.FuncFunc:  sym(program.ActSym, program.KindSym),
+		check.FuncMod:   sym(program.ActMod, program.KindMod),
+		check.FuncUsym:  sym(program.ActUSym, program.KindUSym),
+		check.FuncUfunc: sym(program.ActUSym, program.KindUSym),
+		check.FuncUmod:  sym(program.ActUMod, program.KindUMod),
+		check.FuncUaddr: sym(program.ActUSym, program.KindUAddr),
 
 		// Actions.
-		check.FuncBreakpoint:  {stmt: (*fn).actionMark, act: ActBreakpoint},
-		check.FuncChill:       {stmt: (*fn).actionChill, act: ActChill},
-		check.FuncClear:       {stmt: (*fn).actionAggOp, act: ActClear},
-		check.FuncCommit:      {stmt: (*fn).actionCommit, act: ActCommit},
-		check.FuncDenormalize: {stmt: (*fn).actionAggOp, act: ActDenormalize},
-		check.FuncDiscard:     {stmt: (*fn).actionCommit, act: ActDiscard},
-		check.FuncExit:        {stmt: (*fn).actionExit, act: ActExit},
-		check.FuncFreopen:     {stmt: (*fn).actionPrintf, act: ActFreopen},
-		check.FuncFtruncate:   {stmt: (*fn).actionMark, act: ActFtruncate},
-		check.FuncJstack:      {stmt: (*fn).actionStack, act: ActUStack},
-		check.FuncNormalize:   {stmt: (*fn).actionAggOp, act: ActNormalize},
-		check.FuncPanic:       {stmt: (*fn).actionMark, act: ActPanic},
-		check.FuncPrint:       {stmt: (*fn).actionPrint, act: ActPrint},
-		check.FuncPrinta:      {stmt: (*fn).actionPrinta, act: ActPrinta},
-		check.FuncPrintf:      {stmt: (*fn).actionPrintf, act: ActPrintf},
-		check.FuncRaise:       {stmt: (*fn).actionMark, act: ActRaise},
-		check.FuncSetopt:      {stmt: (*fn).actionSetopt, act: ActSetopt},
-		check.FuncSpeculate:   {stmt: (*fn).actionSpeculate, act: ActSpeculate},
-		check.FuncStack:       {stmt: (*fn).actionStack, act: ActStack},
-		check.FuncStop:        {stmt: (*fn).actionMark, act: ActStop},
-		check.FuncSnapshot:    {stmt: (*fn).actionSnapshot, act: ActSnapshot},
-		check.FuncSystem:      {stmt: (*fn).actionPrintf, act: ActSystem},
-		check.FuncTrace:       {stmt: (*fn).actionTrace, act: ActTrace},
-		check.FuncTracemem:    {stmt: (*fn).actionTracemem, act: ActTracemem},
-		check.FuncTraceoff:    {stmt: (*fn).actionTraceoff, act: ActTraceoff},
-		check.FuncTraceon:     {stmt: (*fn).actionTraceon, act: ActTraceon},
-		check.FuncTrunc:       {stmt: (*fn).actionAggOp, act: ActTrunc},
-		check.FuncUstack:      {stmt: (*fn).actionStack, act: ActUStack},
+		check.FuncBreakpoint:  {stmt: (*fn).actionMark, act: program.ActBreakpoint},
+		check.FuncChill:       {stmt: (*fn).actionChill, act: program.ActChill},
+		check.FuncClear:       {stmt: (*fn).actionAggOp, act: program.ActClear},
+		check.FuncCommit:      {stmt: (*fn).actionCommit, act: program.ActCommit},
+		check.FuncDenormalize: {stmt: (*fn).actionAggOp, act: program.ActDenormalize},
+		check.FuncDiscard:     {stmt: (*fn).actionCommit, act: program.ActDiscard},
+		check.FuncExit:        {stmt: (*fn).actionExit, act: program.ActExit},
+		check.FuncFreopen:     {stmt: (*fn).actionPrintf, act: program.ActFreopen},
+		check.FuncFtruncate:   {stmt: (*fn).actionMark, act: program.ActFtruncate},
+		check.FuncJstack:      {stmt: (*fn).actionStack, act: program.ActUStack},
+		check.FuncNormalize:   {stmt: (*fn).actionAggOp, act: program.ActNormalize},
+		check.FuncPanic:       {stmt: (*fn).actionMark, act: program.ActPanic},
+		check.FuncPrint:       {stmt: (*fn).actionPrint, act: program.ActPrint},
+		check.FuncPrinta:      {stmt: (*fn).actionPrinta, act: program.ActPrinta},
+		check.FuncPrintf:      {stmt: (*fn).actionPrintf, act: program.ActPrintf},
+		check.FuncRaise:       {stmt: (*fn).actionMark, act: program.ActRaise},
+		check.FuncSetopt:      {stmt: (*fn).actionSetopt, act: program.ActSetopt},
+		check.FuncSpeculate:   {stmt: (*fn).actionSpeculate, act: program.ActSpeculate},
+		check.FuncStack:       {stmt: (*fn).actionStack, act: program.ActStack},
+		check.FuncStop:        {stmt: (*fn).actionMark, act: program.ActStop},
+		check.FuncSnapshot:    {stmt: (*fn).actionSnapshot, act: program.ActSnapshot},
+		check.FuncSystem:      {stmt: (*fn).actionPrintf, act: program.ActSystem},
+		check.FuncTrace:       {stmt: (*fn).actionTrace, act: program.ActTrace},
+		check.FuncTracemem:    {stmt: (*fn).actionTracemem, act: program.ActTracemem},
+		check.FuncTraceoff:    {stmt: (*fn).actionTraceoff, act: program.ActTraceoff},
+		check.FuncTraceon:     {stmt: (*fn).actionTraceon, act: program.ActTraceon},
+		check.FuncTrunc:       {stmt: (*fn).actionAggOp, act: program.ActTrunc},
+		check.FuncUstack:      {stmt: (*fn).actionStack, act: program.ActUStack},
 
 		// Aggregating functions (agg.go).
 	}
@@ -193,24 +194,24 @@ func (f *fn) action(c *syntax.CallExpr) bool {
 
 // symAction tells which symbol action traces the result of sym(),
 // func(), mod(), usym(), ufunc(), umod() or uaddr().
-func symAction(e syntax.Expr) Action {
+func symAction(e syntax.Expr) program.Action {
 	if c, ok := syntax.Unparen(e).(*syntax.CallExpr); ok {
-		if g, _ := callGen(c); g != nil && g.kind != KindNone {
+		if g, _ := callGen(c); g != nil && g.kind != program.KindNone {
 			return g.act
 		}
 	}
-	return ActNone
+	return program.ActNone
 }
 
 // symKind returns the value kind of the result of a symbol subroutine
 // call (sym(), usym(), ...), or KindNone for any other expression.
-func symKind(e syntax.Expr) ValueKind {
+func symKind(e syntax.Expr) program.ValueKind {
 	if c, ok := syntax.Unparen(e).(*syntax.CallExpr); ok {
 		if g, _ := callGen(c); g != nil {
 			return g.kind
 		}
 	}
-	return KindNone
+	return program.KindNone
 }
 
 // varGen is how codegen compiles uses of one builtin variable.

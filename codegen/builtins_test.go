@@ -41,10 +41,10 @@ func TestFuncGens(t *testing.T) {
 				t.Errorf("%s: a subroutine needs value only", d.Name)
 			}
 		case check.Action:
-			if g.stmt == nil || g.act == ActNone {
+			if g.stmt == nil || g.act == program.ActNone {
 				t.Errorf("%s: an action needs stmt and act", d.Name)
 			}
-			if (g.value != nil) != (g.kind != KindNone) {
+			if (g.value != nil) != (g.kind != program.KindNone) {
 				t.Errorf("%s: only the symbol actions have a value, and a value kind", d.Name)
 			}
 		}

@@ -6,15 +6,16 @@ import (
 	"github.com/dtrace-go/dtrace/dlang/check"
 	"github.com/dtrace-go/dtrace/dlang/syntax"
 	"github.com/dtrace-go/dtrace/dlang/types"
+	"github.com/dtrace-go/dtrace/program"
 )
 
 // Generate compiles a checked program into a Spec.
-func Generate(info *check.Info, opts Options) (*Spec, error) {
+func Generate(info *check.Info, opts Options) (*program.Spec, error) {
 	if opts.StrSize == 0 && info.StrSize > 0 {
 		opts.StrSize = uint32(info.StrSize)
 	}
 	opts.defaults()
-	a := &checkInfo{info: info, strsize: opts.StrSize, types: map[types.Type]*Type{}, vars: map[any]*Var{}, aggs: map[*check.Agg]*AggInfo{}}
+	a := &checkInfo{info: info, strsize: opts.StrSize, types: map[types.Type]*program.Type{}, vars: map[any]*Var{}, aggs: map[*check.Agg]*AggInfo{}}
 	var cl []Clause
 	for _, c := range info.Clauses {
 		cl = append(cl, Clause{Decl: c.Decl, Probes: c.Probes})
@@ -26,12 +27,12 @@ func Generate(info *check.Info, opts Options) (*Spec, error) {
 type checkInfo struct {
 	info    *check.Info
 	strsize uint32
-	types   map[types.Type]*Type
+	types   map[types.Type]*program.Type
 	vars    map[any]*Var
 	aggs    map[*check.Agg]*AggInfo
 }
 
-func (a *checkInfo) TypeOf(e syntax.Expr) *Type {
+func (a *checkInfo) TypeOf(e syntax.Expr) *program.Type {
 	tv, ok := a.info.Types[e]
 	if !ok || tv.Type == nil {
 		return nil
@@ -77,7 +78,7 @@ func (a *checkInfo) InlineCall(e *syntax.IndexExpr) (syntax.Expr, []*Var, bool) 
 	return in.Value, params, true
 }
 
-func (a *checkInfo) TypeOfName(*syntax.TypeName) *Type { return nil }
+func (a *checkInfo) TypeOfName(*syntax.TypeName) *program.Type { return nil }
 
 func (a *checkInfo) VarOf(e syntax.Expr) *Var {
 	obj, ok := a.info.Uses[e]
@@ -130,7 +131,7 @@ func (a *checkInfo) varOf(obj check.Object) *Var {
 	case *check.Builtin:
 		v = &Var{Name: o.Name, Kind: VarBuiltin, Type: a.conv(o.Type)}
 	case *check.EnumConst:
-		v = &Var{Name: o.Name, Kind: VarConst, Value: o.Value, Type: TypeInt}
+		v = &Var{Name: o.Name, Kind: VarConst, Value: o.Value, Type: program.TypeInt}
 	case *check.Symbol:
 		v = &Var{Name: o.Name, Kind: VarSymbol, Value: int64(o.Addr), Module: o.Module, Type: a.conv(o.Type)}
 	default:
@@ -157,43 +158,43 @@ func (a *checkInfo) AggOf(e *syntax.AggExpr) *AggInfo {
 }
 
 // conv translates a checker type to codegen's layout view.
-func (a *checkInfo) conv(t types.Type) *Type {
+func (a *checkInfo) conv(t types.Type) *program.Type {
 	if t == nil {
 		return nil
 	}
 	if c, ok := a.types[t]; ok {
 		return c
 	}
-	c := &Type{Name: t.String()}
+	c := &program.Type{Name: t.String()}
 	a.types[t] = c
 	u := types.Underlying(t)
 	switch u := u.(type) {
 	case *types.Basic:
 		switch u.K {
 		case types.KindInt:
-			c.Kind, c.Size, c.Signed, c.Char = TInt, uint32(u.Bytes), u.Signed, u.Char
+			c.Kind, c.Size, c.Signed, c.Char = program.TInt, uint32(u.Bytes), u.Signed, u.Char
 		case types.KindVoid:
-			c.Kind = TVoid
+			c.Kind = program.TVoid
 		default:
 			// Floating-point values are carried as raw 64-bit patterns.
-			c.Kind, c.Size, c.Float = TInt, uint32(u.Bytes), true
+			c.Kind, c.Size, c.Float = program.TInt, uint32(u.Bytes), true
 		}
 	case *types.Enum:
-		c.Kind, c.Size, c.Signed = TInt, uint32(u.Size()), true
-		c.Enum = []EnumConst{}
+		c.Kind, c.Size, c.Signed = program.TInt, uint32(u.Size()), true
+		c.Enum = []program.EnumConst{}
 		for _, v := range u.Values {
-			c.Enum = append(c.Enum, EnumConst{Name: v.Name, Value: v.Value})
+			c.Enum = append(c.Enum, program.EnumConst{Name: v.Name, Value: v.Value})
 		}
 	case *types.Pointer:
-		c.Kind, c.Size, c.Elem = TPointer, 8, a.conv(u.Elem)
+		c.Kind, c.Size, c.Elem = program.TPointer, 8, a.conv(u.Elem)
 	case *types.Array:
-		c.Kind, c.Size, c.Len, c.Elem = TArray, uint32(u.Size()), uint32(u.Len), a.conv(u.Elem)
+		c.Kind, c.Size, c.Len, c.Elem = program.TArray, uint32(u.Size()), uint32(u.Len), a.conv(u.Elem)
 	case *types.String:
-		c.Kind, c.Size = TString, a.strsize
+		c.Kind, c.Size = program.TString, a.strsize
 	case *types.Struct:
-		c.Kind, c.Size, c.Union = TStruct, uint32(u.Size()), u.Union
+		c.Kind, c.Size, c.Union = program.TStruct, uint32(u.Size()), u.Union
 		for _, fl := range u.Fields {
-			nf := Field{Name: fl.Name, Type: a.conv(fl.Type), Offset: uint32(fl.Offset / 8)}
+			nf := program.Field{Name: fl.Name, Type: a.conv(fl.Type), Offset: uint32(fl.Offset / 8)}
 			if fl.Bits != 0 {
 				// Bit-fields are loaded from the byte holding their first
 				// bit.
@@ -205,11 +206,11 @@ func (a *checkInfo) conv(t types.Type) *Type {
 	default:
 		switch u.Kind() {
 		case types.KindStack, types.KindSymaddr, types.KindUsymaddr:
-			c.Kind, c.Size = TInt, 8
+			c.Kind, c.Size = program.TInt, 8
 		case types.KindFunc:
-			c.Kind, c.Size = TFunc, 8
+			c.Kind, c.Size = program.TFunc, 8
 		default:
-			c.Kind, c.Size, c.Signed = TInt, 8, true
+			c.Kind, c.Size, c.Signed = program.TInt, 8, true
 		}
 	}
 	return c

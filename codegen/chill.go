@@ -5,6 +5,7 @@ import (
 
 	"github.com/dtrace-go/dtrace/dlang/syntax"
 	"github.com/dtrace-go/dtrace/internal/abi"
+	"github.com/dtrace-go/dtrace/program"
 )
 
 // chill(nanoseconds), destructive, spins on the clock in probe context as
@@ -45,8 +46,8 @@ func (g *gen) chillCallback() asm.Instructions {
 // actionChill compiles chill(ns): the spin (or the illegal-operation
 // fault) and an empty record item, so that the firing is reported as
 // any action's is (the probe line unless quiet).
-func (f *fn) actionChill(c *syntax.CallExpr, _ string, act Action) {
-	f.recItem(Record{Action: act, FormatID: -1, AggID: -1, Offset: f.recAlloc(0, 1)})
+func (f *fn) actionChill(c *syntax.CallExpr, _ string, act program.Action) {
+	f.recItem(program.Record{Action: act, FormatID: -1, AggID: -1, Offset: f.recAlloc(0, 1)})
 	g := f.g
 	g.needFunc(chillFunc, g.chillCallback)
 	v := f.onlyArg(c)

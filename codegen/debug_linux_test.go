@@ -12,11 +12,12 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/dtrace-go/dtrace/internal/testutil/testprog"
+	"github.com/dtrace-go/dtrace/program"
 )
 
 // debugSpec compiles the D file named by $CODEGEN_DEBUG_FILE, for
 // investigating corpus programs; without one the test is skipped.
-func debugSpec(t *testing.T) *Spec {
+func debugSpec(t *testing.T) *program.Spec {
 	t.Helper()
 	_, src := testprog.EnvFile(t, "CODEGEN_DEBUG_FILE")
 	return compileD(t, string(src), Options{})

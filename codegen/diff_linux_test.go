@@ -11,13 +11,14 @@ import (
 
 	"github.com/dtrace-go/dtrace/dlang/syntax"
 	"github.com/dtrace-go/dtrace/internal/kfeature"
+	"github.com/dtrace-go/dtrace/program"
 )
 
 // argVars returns arg0..arg9 as builtin variables.
 func argVars() []*Var {
 	var vs []*Var
 	for i := 0; i < 10; i++ {
-		vs = append(vs, &Var{Name: "arg" + string(rune('0'+i)), Kind: VarBuiltin, Type: TypeLong, ID: i})
+		vs = append(vs, &Var{Name: "arg" + string(rune('0'+i)), Kind: VarBuiltin, Type: program.TypeLong, ID: i})
 	}
 	return vs
 }
@@ -67,7 +68,7 @@ func diffIntegerExpressions(t *testing.T, isa int) {
 		var body []syntax.Stmt
 		for i, e := range exprs {
 			if i%2 == 0 {
-				body = append(body, ti.stmt(ti.call("trace", TypeVoid, e)))
+				body = append(body, ti.stmt(ti.call("trace", program.TypeVoid, e)))
 				continue
 			}
 			// Store into a variable of another type, then read it back
@@ -76,8 +77,8 @@ func diffIntegerExpressions(t *testing.T, isa int) {
 			kinds := []VarKind{VarGlobal, VarThread, VarClause}
 			v := &Var{Name: fmt.Sprintf("v%d", i), Kind: kinds[rnd.Intn(3)], ID: i, Type: vt}
 			body = append(body, ti.stmt(ti.assign(syntax.ASSIGN, ti.variable(v), e)))
-			x := ti.cast(TypeLong, ti.variable(v))
-			body = append(body, ti.stmt(ti.call("trace", TypeVoid, x)))
+			x := ti.cast(program.TypeLong, ti.variable(v))
+			body = append(body, ti.stmt(ti.call("trace", program.TypeVoid, x)))
 			want[i] = normTo(raw[i], vt)
 		}
 		spec, err := GenerateProgram(progOf(ti.clause("BEGIN", nil, body...)), ti, Options{ISA: isa})
@@ -106,8 +107,8 @@ func diffIntegerExpressions(t *testing.T, isa int) {
 func TestDumpSmall(t *testing.T) {
 	ti := newInfo()
 	args := argVars()
-	e := ti.bin(syntax.ADD, ti.variable(args[0]), ti.lit(3, TypeInt))
-	spec, err := GenerateProgram(progOf(ti.clause("BEGIN", nil, ti.stmt(ti.call("trace", TypeVoid, e)))), ti, Options{})
+	e := ti.bin(syntax.ADD, ti.variable(args[0]), ti.lit(3, program.TypeInt))
+	spec, err := GenerateProgram(progOf(ti.clause("BEGIN", nil, ti.stmt(ti.call("trace", program.TypeVoid, e)))), ti, Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -143,7 +144,7 @@ func kernelISA(t *testing.T) int {
 }
 
 // noV4 fails unless spec's code is free of ISA v4 instructions.
-func noV4(t *testing.T, spec *Spec) {
+func noV4(t *testing.T, spec *program.Spec) {
 	t.Helper()
 	all := append([]asm.Instructions{}, spec.Funcs...)
 	for _, c := range spec.Clauses {

@@ -5,6 +5,7 @@ import (
 
 	"github.com/dtrace-go/dtrace/dlang/syntax"
 	"github.com/dtrace-go/dtrace/internal/abi"
+	"github.com/dtrace-go/dtrace/program"
 )
 
 // d_path(struct path *) is the path of a file as the kernel's d_path()
@@ -159,7 +160,7 @@ func (f *fn) subrDPath(c *syntax.CallExpr, _ string) asm.Register {
 		return r
 	}
 	p := f.onlyArg(c)
-	f.convert(p, f.typeOf(c.Args[0]), TypeULong)
+	f.convert(p, f.typeOf(c.Args[0]), program.TypeULong)
 	f.emit(asm.StoreMem(regScratch, int16(blk+dpTmp), p, asm.DWord))
 	f.free(p)
 	// path->mnt and path->dentry, in member order, so that a bad pointer
@@ -171,7 +172,7 @@ func (f *fn) subrDPath(c *syntax.CallExpr, _ string) asm.Register {
 	for _, m := range [2][2]uint32{first, second} {
 		p = ld(dpTmp)
 		f.emit(asm.Add.Imm(p, int32(m[0])))
-		v := f.loadScalar(p, TypeULong, false)
+		v := f.loadScalar(p, program.TypeULong, false)
 		if m[1] == dpMount {
 			f.emit(asm.Sub.Imm(v, int32(o.mountMnt))) // container_of
 		}
@@ -182,12 +183,12 @@ func (f *fn) subrDPath(c *syntax.CallExpr, _ string) asm.Register {
 	live, walk := f.label("dplive"), f.label("dpwalk")
 	d := ld(dpDentry)
 	f.emit(asm.Add.Imm(d, int32(o.dHash+o.hlistPprev)))
-	v := f.loadScalar(d, TypeULong, false)
+	v := f.loadScalar(d, program.TypeULong, false)
 	f.emit(asm.JNE.Imm(v, 0, live))
 	f.free(v)
 	d = ld(dpDentry)
 	f.emit(asm.Add.Imm(d, int32(o.dParent)))
-	v = f.loadScalar(d, TypeULong, false)
+	v = f.loadScalar(d, program.TypeULong, false)
 	d = ld(dpDentry)
 	f.emit(asm.JEq.Reg(v, d, live))
 	f.free(v, d)

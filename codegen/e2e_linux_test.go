@@ -12,11 +12,12 @@ import (
 	"github.com/dtrace-go/dtrace/format"
 	"github.com/dtrace-go/dtrace/internal/abi"
 	"github.com/dtrace-go/dtrace/internal/kfeature"
+	"github.com/dtrace-go/dtrace/program"
 )
 
 // compileD runs the front end and the generator on src, for the running
 // kernel's instruction set unless opts names one.
-func compileD(t testing.TB, src string, opts Options) *Spec {
+func compileD(t testing.TB, src string, opts Options) *program.Spec {
 	t.Helper()
 	if opts.ISA == 0 {
 		opts.ISA = kfeature.Probe().CodegenISA()
@@ -46,7 +47,7 @@ func runD(t testing.TB, src string, opts Options) string {
 
 // render decodes records into text the way a consumer would, in a
 // compact form: printf output as formatted, other items as name(value).
-func render(t testing.TB, spec *Spec, recs [][]byte) string {
+func render(t testing.TB, spec *program.Spec, recs [][]byte) string {
 	t.Helper()
 	var b strings.Builder
 	for _, rec := range recs {
@@ -55,7 +56,7 @@ func render(t testing.TB, spec *Spec, recs [][]byte) string {
 			fmt.Fprintf(&b, "fault(clause %d, probe %d, code %d, illval %#x)\n", u32(rec, abi.FaultRecClause), u32(rec, abi.FaultRecProbe), u64(rec, abi.FaultRecCode), u64(rec, abi.FaultRecIllval))
 			continue
 		}
-		var cs *ClauseSpec
+		var cs *program.ClauseSpec
 		for _, c := range spec.Clauses {
 			if c.EPID == epid {
 				cs = c
@@ -69,7 +70,7 @@ func render(t testing.TB, spec *Spec, recs [][]byte) string {
 		for i := 0; i < len(items); i++ {
 			it := items[i]
 			switch it.Action {
-			case ActPrintf:
+			case program.ActPrintf:
 				f, err := format.Parse(spec.Formats[it.FormatID])
 				if err != nil {
 					t.Fatal(err)
@@ -82,9 +83,9 @@ func render(t testing.TB, spec *Spec, recs [][]byte) string {
 				if err := f.Print(&b, args); err != nil {
 					t.Fatal(err)
 				}
-			case ActTrace:
+			case program.ActTrace:
 				fmt.Fprintf(&b, "trace(%v)\n", show(value(rec, it)))
-			case ActExit:
+			case program.ActExit:
 				fmt.Fprintf(&b, "exit(%d)\n", itemValue(rec, it))
 			default:
 				fmt.Fprintf(&b, "action%d", it.Action)
@@ -99,12 +100,12 @@ func render(t testing.TB, spec *Spec, recs [][]byte) string {
 	return b.String()
 }
 
-func value(rec []byte, it Record) format.Value {
+func value(rec []byte, it program.Record) format.Value {
 	switch it.Kind {
-	case KindString:
+	case program.KindString:
 		return format.String(itemString(rec, it))
-	case KindSigned, KindUnsigned:
-		return format.Int{Bits: uint64(itemValue(rec, it)), Size: int(it.Size), Signed: it.Kind == KindSigned}
+	case program.KindSigned, program.KindUnsigned:
+		return format.Int{Bits: uint64(itemValue(rec, it)), Size: int(it.Size), Signed: it.Kind == program.KindSigned}
 	}
 	return format.Bytes{Data: rec[it.Offset : it.Offset+it.Size]}
 }

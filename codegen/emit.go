@@ -6,6 +6,7 @@ import (
 	"github.com/cilium/ebpf/asm"
 	"github.com/dtrace-go/dtrace/dlang/syntax"
 	"github.com/dtrace-go/dtrace/internal/abi"
+	"github.com/dtrace-go/dtrace/program"
 )
 
 // This file holds the instruction emitter of one BPF function: labels,
@@ -80,8 +81,8 @@ type fn struct {
 	allocaNext uint32
 
 	// The record being assembled (nil when none is open).
-	rec  *RecordSpec
-	segs []*RecordSpec
+	rec  *program.RecordSpec
+	segs []*program.RecordSpec
 	// specChecks are the speculate() calls whose record is still open:
 	// each leaves a jump-by-zero that flush turns into a jump to the
 	// clause's end when the record outgrows specsize.

@@ -5,6 +5,7 @@ import (
 	"math/rand"
 
 	"github.com/dtrace-go/dtrace/dlang/syntax"
+	"github.com/dtrace-go/dtrace/program"
 )
 
 // This file is the Go oracle of the differential tests: an evaluator of
@@ -16,7 +17,7 @@ type integer interface {
 }
 
 // normTo converts v to the integer type t and back to int64 bits.
-func normTo(v int64, t *Type) int64 {
+func normTo(v int64, t *program.Type) int64 {
 	switch {
 	case t.Size == 1 && t.Signed:
 		return int64(int8(v))
@@ -189,7 +190,7 @@ func (ti *tinfo) eval(e syntax.Expr, args []uint64) (int64, bool) {
 	panic(fmt.Sprintf("eval %T", e))
 }
 
-var intTypes = []*Type{TypeChar, TypeUChar, TypeShort, TypeUShort, TypeInt, TypeUInt, TypeLong, TypeULong}
+var intTypes = []*program.Type{program.TypeChar, program.TypeUChar, program.TypeShort, program.TypeUShort, program.TypeInt, program.TypeUInt, program.TypeLong, program.TypeULong}
 
 // randExpr builds a random integer expression over arg0..arg9.
 func (ti *tinfo) randExpr(rnd *rand.Rand, depth int, args []*Var) syntax.Expr {
@@ -213,7 +214,7 @@ func (ti *tinfo) randExpr(rnd *rand.Rand, depth int, args []*Var) syntax.Expr {
 		// Shift counts stay within the promoted width (no undefined shifts).
 		w := promote(ti.types[x]).Size * 8
 		ops := []syntax.Token{syntax.SHL, syntax.SHR}
-		return ti.bin(ops[rnd.Intn(2)], x, ti.lit(int64(rnd.Intn(int(w))), TypeInt))
+		return ti.bin(ops[rnd.Intn(2)], x, ti.lit(int64(rnd.Intn(int(w))), program.TypeInt))
 	}
 	ops := []syntax.Token{syntax.ADD, syntax.SUB, syntax.MUL, syntax.QUO, syntax.REM, syntax.AND, syntax.OR,
 		syntax.XOR, syntax.EQL, syntax.NEQ, syntax.LSS, syntax.GTR, syntax.LEQ, syntax.GEQ,

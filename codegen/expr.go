@@ -6,6 +6,7 @@ import (
 	"github.com/cilium/ebpf/asm"
 	"github.com/dtrace-go/dtrace/dlang/syntax"
 	"github.com/dtrace-go/dtrace/internal/abi"
+	"github.com/dtrace-go/dtrace/program"
 )
 
 // This file compiles expressions. expr leaves the value of an expression
@@ -18,11 +19,11 @@ func (f *fn) fail(n syntax.Node, format string, args ...any) {
 }
 
 // typeOf returns the checked type of e, defaulting to int.
-func (f *fn) typeOf(e syntax.Expr) *Type {
+func (f *fn) typeOf(e syntax.Expr) *program.Type {
 	if t := f.g.info.TypeOf(e); t != nil {
 		return t
 	}
-	return TypeInt
+	return program.TypeInt
 }
 
 // tmp allocates size bytes of scratch for the current statement.
@@ -36,8 +37,8 @@ func (f *fn) tmp(size uint32) uint32 {
 }
 
 // normalize truncates r to t's size and extends it by t's signedness.
-func (f *fn) normalize(r asm.Register, t *Type) {
-	if t == nil || t.Kind != TInt {
+func (f *fn) normalize(r asm.Register, t *program.Type) {
+	if t == nil || t.Kind != program.TInt {
 		return
 	}
 	switch t.Size {
@@ -63,9 +64,9 @@ func (f *fn) normalize(r asm.Register, t *Type) {
 }
 
 // promote applies C's integer promotions.
-func promote(t *Type) *Type {
-	if t.Kind == TInt && t.Size < 4 {
-		return TypeInt
+func promote(t *program.Type) *program.Type {
+	if t.Kind == program.TInt && t.Size < 4 {
+		return program.TypeInt
 	}
 	return t
 }
@@ -73,11 +74,11 @@ func promote(t *Type) *Type {
 // arith is the common type of two integer operands as dtrace computes
 // it (dt_type_promote): no promotion to int, the wider operand wins, at
 // equal width the unsigned one.
-func arith(a, b *Type) *Type {
-	if a.Kind != TInt {
+func arith(a, b *program.Type) *program.Type {
+	if a.Kind != program.TInt {
 		return a
 	}
-	if b.Kind != TInt {
+	if b.Kind != program.TInt {
 		return b
 	}
 	switch {
@@ -93,7 +94,7 @@ func arith(a, b *Type) *Type {
 
 // constant reports e's value if the checker folded it.
 func (f *fn) constant(e syntax.Expr) (int64, bool) {
-	if t := f.g.info.TypeOf(e); t != nil && t.Kind != TInt && t.Kind != TPointer {
+	if t := f.g.info.TypeOf(e); t != nil && t.Kind != program.TInt && t.Kind != program.TPointer {
 		return 0, false
 	}
 	return f.g.info.ConstOf(e)
@@ -106,7 +107,7 @@ func (f *fn) expr(e syntax.Expr) asm.Register {
 	defer func() { f.pos = save }()
 	// An integer result cannot point into the temporaries its evaluation
 	// used, so they are free again afterwards.
-	if t := f.g.info.TypeOf(e); t != nil && t.Kind == TInt {
+	if t := f.g.info.TypeOf(e); t != nil && t.Kind == program.TInt {
 		mark := f.temp
 		defer func() { f.temp = max(mark, f.tempBase) }()
 	}
@@ -156,13 +157,13 @@ func (f *fn) expr(e syntax.Expr) asm.Register {
 	case *syntax.CastExpr:
 		r := f.expr(e.X)
 		to := f.typeOf(e)
-		if to.Kind == TString && !f.typeOf(e.X).IsString() {
+		if to.Kind == program.TString && !f.typeOf(e.X).IsString() {
 			return f.copyStr(r, f.typeOf(e.X).User)
 		}
 		f.convert(r, f.typeOf(e.X), to)
 		return r
 	case *syntax.SizeofExpr:
-		var t *Type
+		var t *program.Type
 		if e.Type != nil {
 			t = f.g.info.TypeOfName(e.Type)
 		} else {
@@ -190,7 +191,7 @@ func (f *fn) expr(e syntax.Expr) asm.Register {
 	case *syntax.XlateExpr:
 		t := f.typeOf(e)
 		st := t
-		if t.Kind == TPointer {
+		if t.Kind == program.TPointer {
 			st = t.Elem
 		}
 		if r, ok := f.xlateWhole(e, st); ok {
@@ -206,9 +207,9 @@ func (f *fn) expr(e syntax.Expr) asm.Register {
 // convert changes a value to type to in place: casts, stores and keys
 // truncate and re-extend, since arithmetic leaves 64-bit results even in
 // narrower types.
-func (f *fn) convert(r asm.Register, from, to *Type) {
-	if to.Kind == TInt {
-		if from != nil && (from.Kind == TPointer || byRef(from)) {
+func (f *fn) convert(r asm.Register, from, to *program.Type) {
+	if to.Kind == program.TInt {
+		if from != nil && (from.Kind == program.TPointer || byRef(from)) {
 			// A pointer the verifier tracks (curcpu, a variable's
 			// storage) becomes a plain number for integer arithmetic.
 			f.launder(r)
@@ -303,9 +304,9 @@ func (f *fn) loadBytes(r asm.Register, size uint32, user bool) uint32 {
 }
 
 // loadScalar reads a value of type t from memory at address r (consumed).
-func (f *fn) loadScalar(r asm.Register, t *Type, user bool) asm.Register {
+func (f *fn) loadScalar(r asm.Register, t *program.Type, user bool) asm.Register {
 	if byRef(t) {
-		if t.Kind == TString {
+		if t.Kind == program.TString {
 			return f.copyStr(r, user)
 		}
 		off := f.loadBytes(r, t.Size, user)
@@ -314,7 +315,7 @@ func (f *fn) loadScalar(r asm.Register, t *Type, user bool) asm.Register {
 		return p
 	}
 	size := t.Size
-	if t.Kind == TPointer {
+	if t.Kind == program.TPointer {
 		size = 8
 	}
 	off := f.loadBytes(r, size, user)
@@ -325,16 +326,16 @@ func (f *fn) loadScalar(r asm.Register, t *Type, user bool) asm.Register {
 
 // loadField loads a scalar of type t at base+off (memory the verifier
 // can read directly) into v, extended by the type's signedness.
-func (f *fn) loadField(v, base asm.Register, off int16, t *Type) {
+func (f *fn) loadField(v, base asm.Register, off int16, t *program.Type) {
 	size := t.Size
-	if t.Kind == TPointer {
+	if t.Kind == program.TPointer {
 		size = 8
 	}
 	sz := sizeOf(size)
 	switch {
-	case t.Kind == TInt && t.Signed && size < 8 && f.g.isaV4():
+	case t.Kind == program.TInt && t.Signed && size < 8 && f.g.isaV4():
 		f.emit(asm.LoadMemSX(v, base, off, sz))
-	case t.Kind == TInt && t.Signed && size < 8:
+	case t.Kind == program.TInt && t.Signed && size < 8:
 		f.emit(asm.LoadMem(v, base, off, sz))
 		f.signExtend(v, int(size))
 	default:
@@ -429,9 +430,9 @@ func (f *fn) addrOf(e syntax.Expr) asm.Register {
 		return r
 	case *syntax.IndexExpr:
 		bt := f.typeOf(x.X)
-		if bt.Kind == TPointer || bt.Kind == TArray {
+		if bt.Kind == program.TPointer || bt.Kind == program.TArray {
 			var base asm.Register
-			if bt.Kind == TPointer {
+			if bt.Kind == program.TPointer {
 				base = f.expr(x.X)
 			} else {
 				base = f.addrOf(x.X)
@@ -449,7 +450,7 @@ func (f *fn) addrOf(e syntax.Expr) asm.Register {
 // checkAlign faults with "invalid alignment" (illval = the address in
 // a) when a scalar of type t read or written through a pointer (*p,
 // p[i]) would not be aligned to its size, as DTrace requires.
-func (f *fn) checkAlign(a asm.Register, t *Type) {
+func (f *fn) checkAlign(a asm.Register, t *program.Type) {
 	size := storeSize(t)
 	if byRef(t) || size <= 1 || size&(size-1) != 0 {
 		return
@@ -520,8 +521,8 @@ func (f *fn) bool(e syntax.Expr) asm.Register {
 
 // arithOp computes x = x op y for values of types tx, ty with result
 // type t, including pointer arithmetic and the divide-by-zero check.
-func (f *fn) arithOp(n syntax.Node, op syntax.Token, x, y asm.Register, tx, ty, t *Type) {
-	if t.Kind == TPointer || tx.Kind == TPointer || ty.Kind == TPointer {
+func (f *fn) arithOp(n syntax.Node, op syntax.Token, x, y asm.Register, tx, ty, t *program.Type) {
+	if t.Kind == program.TPointer || tx.Kind == program.TPointer || ty.Kind == program.TPointer {
 		f.ptrArith(n, op, x, y, tx, ty, t)
 		return
 	}
@@ -613,22 +614,22 @@ func (f *fn) signedDivImm(x asm.Register, s int32) {
 	f.mark(done)
 }
 
-func (f *fn) ptrArith(n syntax.Node, op syntax.Token, x, y asm.Register, tx, ty, t *Type) {
-	elem := func(p *Type) int32 {
+func (f *fn) ptrArith(n syntax.Node, op syntax.Token, x, y asm.Register, tx, ty, t *program.Type) {
+	elem := func(p *program.Type) int32 {
 		if p.Elem == nil || p.Elem.Size == 0 {
 			return 1
 		}
 		return int32(p.Elem.Size)
 	}
 	switch {
-	case op == syntax.SUB && tx.Kind == TPointer && ty.Kind == TPointer:
+	case op == syntax.SUB && tx.Kind == program.TPointer && ty.Kind == program.TPointer:
 		f.emit(asm.Sub.Reg(x, y))
 		if s := elem(tx); s != 1 && f.g.isaV4() {
 			f.emit(asm.SDiv.Imm(x, s))
 		} else if s != 1 {
 			f.signedDivImm(x, s)
 		}
-	case (op == syntax.ADD || op == syntax.SUB) && tx.Kind == TPointer:
+	case (op == syntax.ADD || op == syntax.SUB) && tx.Kind == program.TPointer:
 		if s := elem(tx); s != 1 {
 			f.emit(asm.Mul.Imm(y, s))
 		}
@@ -637,28 +638,28 @@ func (f *fn) ptrArith(n syntax.Node, op syntax.Token, x, y asm.Register, tx, ty,
 		} else {
 			f.emit(asm.Sub.Reg(x, y))
 		}
-	case op == syntax.ADD && ty.Kind == TPointer:
+	case op == syntax.ADD && ty.Kind == program.TPointer:
 		if s := elem(ty); s != 1 {
 			f.emit(asm.Mul.Imm(x, s))
 		}
 		f.emit(asm.Add.Reg(x, y))
 	default:
 		// Integer operations on pointer values (masking, ...).
-		f.arithOp(n, op, x, y, TypeULong, TypeULong, TypeULong)
+		f.arithOp(n, op, x, y, program.TypeULong, program.TypeULong, program.TypeULong)
 	}
 }
 
 // charString reports whether a value of type t compares as a string
 // with a string: a string, or a char array or pointer (psinfo_t's
 // pr_fname == "sleep"), as in DTrace.
-func charString(t *Type) bool {
+func charString(t *program.Type) bool {
 	if t.IsString() {
 		return true
 	}
-	if t == nil || t.User || t.Kind != TArray && t.Kind != TPointer {
+	if t == nil || t.User || t.Kind != program.TArray && t.Kind != program.TPointer {
 		return false
 	}
-	return t.Elem != nil && t.Elem.Kind == TInt && t.Elem.Size == 1 && (t.Elem.Char || t.Elem.Name == "char")
+	return t.Elem != nil && t.Elem.Kind == program.TInt && t.Elem.Size == 1 && (t.Elem.Char || t.Elem.Name == "char")
 }
 
 // compare compiles a comparison of integers, pointers or strings.
@@ -674,7 +675,7 @@ func (f *fn) compare(e *syntax.BinaryExpr) asm.Register {
 		y = f.alloc()
 		f.emit(asm.Mov.Imm(y, 0))
 		signed = true
-	} else if tx.Kind == TInt && ty.Kind == TInt {
+	} else if tx.Kind == program.TInt && ty.Kind == program.TInt {
 		// Values compare as they are in registers; the usual arithmetic
 		// conversions only choose signed or unsigned comparison.
 		signed = arith(tx, ty).Signed
@@ -716,7 +717,7 @@ func (f *fn) ternary(e *syntax.CondExpr) asm.Register {
 
 // fieldOf returns the field of struct or union st that x names; a
 // missing one is an error.
-func (f *fn) fieldOf(x *syntax.MemberExpr, st *Type) Field {
+func (f *fn) fieldOf(x *syntax.MemberExpr, st *program.Type) program.Field {
 	fl, ok := fieldOf(st, x.Name.Name)
 	if !ok {
 		f.fail(x, "no member %s", x.Name.Name)
@@ -731,7 +732,7 @@ func (f *fn) member(e *syntax.MemberExpr) asm.Register {
 	if e.Arrow {
 		st = xt.Elem
 	}
-	if st == nil || st.Kind != TStruct {
+	if st == nil || st.Kind != program.TStruct {
 		f.fail(e, "member of a non-struct")
 	}
 	fl := f.fieldOf(e, st)
@@ -765,9 +766,9 @@ func (f *fn) member(e *syntax.MemberExpr) asm.Register {
 }
 
 // bitUnit is the smallest load that covers a bit-field.
-func bitUnit(fl Field) *Type {
+func bitUnit(fl program.Field) *program.Type {
 	nbytes := (fl.BitOff + fl.BitSize + 7) / 8
-	unit := &Type{Kind: TInt, Size: 8}
+	unit := &program.Type{Kind: program.TInt, Size: 8}
 	switch {
 	case nbytes <= 1:
 		unit.Size = 1
@@ -780,7 +781,7 @@ func bitUnit(fl Field) *Type {
 }
 
 // bitfield extracts a bit-field member.
-func (f *fn) bitfield(base asm.Register, fl Field, inMem, user bool) asm.Register {
+func (f *fn) bitfield(base asm.Register, fl program.Field, inMem, user bool) asm.Register {
 	unit := bitUnit(fl)
 	var v asm.Register
 	if inMem {
@@ -839,7 +840,7 @@ func (f *fn) index(e *syntax.IndexExpr) asm.Register {
 		}
 	}
 	switch bt.Kind {
-	case TString:
+	case program.TString:
 		// s[i] reads a character; beyond the string size it faults.
 		hb := f.hold(f.expr(e.X), e.Index[0])
 		i := f.expr(e.Index[0])
@@ -856,14 +857,14 @@ func (f *fn) index(e *syntax.IndexExpr) asm.Register {
 		f.emit(asm.Add.Reg(base, i))
 		f.free(i)
 		v := f.alloc()
-		f.loadField(v, base, 0, TypeChar)
+		f.loadField(v, base, 0, program.TypeChar)
 		f.free(base)
 		return v
-	case TPointer:
+	case program.TPointer:
 		p := f.addrOf(e)
 		f.checkAlign(p, t)
 		return f.loadScalar(p, t, bt.User)
-	case TArray:
+	case program.TArray:
 		if bt.Len == 0 {
 			// A flexible array member: no bound, read in place.
 			p := f.addrOf(e)

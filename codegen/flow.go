@@ -5,6 +5,7 @@ import (
 
 	"github.com/dtrace-go/dtrace/dlang/syntax"
 	"github.com/dtrace-go/dtrace/internal/abi"
+	"github.com/dtrace-go/dtrace/program"
 )
 
 // This file compiles flow variables (beyond DTrace; docs/FLOW.md): the
@@ -101,14 +102,14 @@ func (f *fn) flowWrite() asm.Register {
 }
 
 // loadFlowVar loads flow->x.
-func (f *fn) loadFlowVar(v *Var, t *Type) asm.Register {
+func (f *fn) loadFlowVar(v *Var, t *program.Type) asm.Register {
 	p := f.flowRead()
 	return f.loadAt(p, abi.FlowVars+f.g.fvars[v.ID], t)
 }
 
 // storeFlowVar stores r (consumed) into flow->x. Storing 0 clears the
 // variable; the flow and its id stay, as the work goes on.
-func (f *fn) storeFlowVar(v *Var, r asm.Register, t *Type) {
+func (f *fn) storeFlowVar(v *Var, r asm.Register, t *program.Type) {
 	// r stays live across flowWrite's helper calls (call saves it).
 	p := f.flowWrite()
 	f.storeAt(p, abi.FlowVars+f.g.fvars[v.ID], r, t)

@@ -6,6 +6,7 @@ import (
 	"github.com/cilium/ebpf/asm"
 	"github.com/dtrace-go/dtrace/dlang/syntax"
 	"github.com/dtrace-go/dtrace/internal/abi"
+	"github.com/dtrace-go/dtrace/program"
 )
 
 // This file compiles subroutines: calls that compute a value in the
@@ -15,7 +16,7 @@ import (
 func (f *fn) subrRand(c *syntax.CallExpr, _ string) asm.Register {
 	f.call(asm.FnGetPrandomU32)
 	r := f.result()
-	f.normalize(r, TypeInt)
+	f.normalize(r, program.TypeInt)
 	return r
 }
 
@@ -91,7 +92,7 @@ func (f *fn) subrBcopy(c *syntax.CallExpr, _ string) asm.Register {
 	f.need(c, 3, 3)
 	a := f.evalArgs(c, 3)
 	// A string source is a value, not memory the program allocated.
-	f.copyToAlloca(a[0], a[1], a[2], false, f.typeOf(c.Args[0]).Kind != TString)
+	f.copyToAlloca(a[0], a[1], a[2], false, f.typeOf(c.Args[0]).Kind != program.TString)
 	return f.zero()
 }
 
@@ -132,11 +133,11 @@ func (f *fn) subrLltostr(c *syntax.CallExpr, _ string) asm.Register {
 	f.need(c, 1, 2)
 	if b, ok := f.constantArg(c, 1, 10); ok && b == 10 {
 		v := f.expr(c.Args[0])
-		f.convert(v, f.typeOf(c.Args[0]), TypeLong)
+		f.convert(v, f.typeOf(c.Args[0]), program.TypeLong)
 		return f.lltostr(v)
 	}
 	v, base := f.withBase(c)
-	f.convert(v, f.typeOf(c.Args[0]), TypeLong)
+	f.convert(v, f.typeOf(c.Args[0]), program.TypeLong)
 	return f.lltostrBase(v, base)
 }
 
@@ -175,7 +176,7 @@ func (f *fn) subrSymAddr(c *syntax.CallExpr, _ string) asm.Register {
 func (f *fn) subrStrchr(c *syntax.CallExpr, name string) asm.Register {
 	f.need(c, 2, 2)
 	a := f.evalArgs(c, 2)
-	f.normalize(a[1], TypeUChar)
+	f.normalize(a[1], program.TypeUChar)
 	return f.strchr(a[0], a[1], name == "strrchr")
 }
 
@@ -184,11 +185,11 @@ func (f *fn) subrSubstr(c *syntax.CallExpr, _ string) asm.Register {
 	f.need(c, 2, 3)
 	str := f.expr(c.Args[0])
 	idx := f.expr(c.Args[1])
-	f.convert(idx, f.typeOf(c.Args[1]), TypeLong)
+	f.convert(idx, f.typeOf(c.Args[1]), program.TypeLong)
 	var n asm.Register
 	if len(c.Args) == 3 {
 		n = f.expr(c.Args[2])
-		f.convert(n, f.typeOf(c.Args[2]), TypeLong)
+		f.convert(n, f.typeOf(c.Args[2]), program.TypeLong)
 	} else {
 		n = f.alloc()
 		f.movImm(n, int64(f.g.opts.StrSize))
@@ -258,7 +259,7 @@ func (f *fn) subrSearch(c *syntax.CallExpr, name string) asm.Register {
 	if havePos {
 		hsub = f.hold(f.expr(c.Args[1]), c.Args[2])
 		pos = f.expr(c.Args[2])
-		f.convert(pos, f.typeOf(c.Args[2]), TypeLong)
+		f.convert(pos, f.typeOf(c.Args[2]), program.TypeLong)
 	} else {
 		hsub = held{reg: f.expr(c.Args[1]), slot: -1}
 	}
@@ -759,7 +760,7 @@ func (f *fn) subrCopyout(c *syntax.CallExpr, name string) asm.Register {
 	h0 := f.hold(f.expr(c.Args[0]), c.Args[1])
 	h1 := f.hold(f.expr(c.Args[1]), c.Args[2])
 	n := f.expr(c.Args[2])
-	f.convert(n, f.typeOf(c.Args[2]), TypeLong)
+	f.convert(n, f.typeOf(c.Args[2]), program.TypeLong)
 	dst := f.release(h1)
 	src := f.release(h0)
 	str := name == "copyoutstr"
@@ -812,7 +813,7 @@ func (f *fn) subrGetf(c *syntax.CallExpr, name string) asm.Register {
 		offs[i] = o
 	}
 	fd := f.expr(c.Args[0])
-	f.convert(fd, f.typeOf(c.Args[0]), TypeInt)
+	f.convert(fd, f.typeOf(c.Args[0]), program.TypeInt)
 	// The descriptor and the result live in scratch slots: the jumps to
 	// null leave from points where registers differ.
 	st := f.tmp(16)
@@ -825,20 +826,20 @@ func (f *fn) subrGetf(c *syntax.CallExpr, name string) asm.Register {
 	// p = task->files, then ->fdt; a NULL link is no file.
 	for _, o := range offs[:2] {
 		f.emit(asm.Add.Imm(p, int32(o)))
-		p = f.loadScalar(p, TypeULong, false)
+		p = f.loadScalar(p, program.TypeULong, false)
 		f.emit(asm.JEq.Imm(p, 0, null))
 	}
 	t := f.alloc()
 	f.emit(asm.Mov.Reg(t, p), asm.Add.Imm(t, int32(offs[2])))
-	n := f.loadScalar(t, TypeUInt, false)
+	n := f.loadScalar(t, program.TypeUInt, false)
 	i := f.alloc()
 	f.emit(asm.LoadMem(i, regScratch, int16(st), asm.DWord), asm.JSLT.Imm(i, 0, null), asm.JGE.Reg(i, n, null))
 	f.free(n)
 	f.emit(asm.Add.Imm(p, int32(offs[3])))
-	p = f.loadScalar(p, TypeULong, false)
+	p = f.loadScalar(p, program.TypeULong, false)
 	f.emit(asm.LSh.Imm(i, 3), asm.Add.Reg(p, i))
 	f.free(i)
-	p = f.loadScalar(p, TypeULong, false)
+	p = f.loadScalar(p, program.TypeULong, false)
 	f.emit(asm.StoreMem(regScratch, res, p, asm.DWord))
 	f.free(p)
 	f.mark(null)

@@ -8,6 +8,7 @@ import (
 	"github.com/cilium/ebpf/asm"
 	"github.com/dtrace-go/dtrace/dlang/syntax"
 	"github.com/dtrace-go/dtrace/internal/abi"
+	"github.com/dtrace-go/dtrace/program"
 )
 
 // codegen's own slots in mstate (past abi.MStatePrivate, relative to
@@ -39,8 +40,8 @@ type gen struct {
 	scanned map[syntax.Expr]bool
 	info    Info
 	opts    Options
-	layout  ScratchLayout
-	spec    *Spec
+	layout  program.ScratchLayout
+	spec    *program.Spec
 	maps    map[string]bool
 
 	gvars    map[int]uint32 // global var id -> offset in dt_gvars
@@ -64,7 +65,7 @@ type gen struct {
 	keyWidths map[int][]uint32
 	// aggKeyTypes are the key item types of each aggregation, by id, as
 	// aggOf laid them out (after narrowing and stack/symbol marking).
-	aggKeyTypes map[int][]*Type
+	aggKeyTypes map[int][]*program.Type
 	zeroSize    uint32 // other values created from dt_zero
 
 	// countSites numbers the snapshot(n) and traceoff(n) calls, each with
@@ -122,7 +123,7 @@ type Clause struct {
 
 // GenerateProgram compiles the clauses of prog, resolved by info, into a
 // Spec. Generate (in check.go) adapts the checker's results to Info.
-func GenerateProgram(prog *syntax.Program, info Info, opts Options) (spec *Spec, err error) {
+func GenerateProgram(prog *syntax.Program, info Info, opts Options) (spec *program.Spec, err error) {
 	var cl []Clause
 	for _, d := range prog.Decls {
 		if c, ok := d.(*syntax.ProbeClause); ok {
@@ -137,12 +138,12 @@ func GenerateProgram(prog *syntax.Program, info Info, opts Options) (spec *Spec,
 }
 
 // GenerateClauses compiles clauses, resolved by info, into a Spec.
-func GenerateClauses(prog []Clause, info Info, opts Options) (spec *Spec, err error) {
+func GenerateClauses(prog []Clause, info Info, opts Options) (spec *program.Spec, err error) {
 	opts.defaults()
 	// Pass 1 measures records and temporaries with a provisional layout;
 	// pass 2 generates with the final offsets.
 	const provTemps, provAlloca = OutputOffset + 1<<20, 1 << 19
-	g, err := generate(prog, info, opts, ScratchLayout{MState: 0, Output: OutputOffset, Temps: provTemps, Size: OutputOffset + 2<<20, Alloca: provAlloca})
+	g, err := generate(prog, info, opts, program.ScratchLayout{MState: 0, Output: OutputOffset, Temps: provTemps, Size: OutputOffset + 2<<20, Alloca: provAlloca})
 	if err != nil {
 		return nil, err
 	}
@@ -155,7 +156,7 @@ func GenerateClauses(prog []Clause, info Info, opts Options) (spec *Spec, err er
 	if g.allocaSlack {
 		size = max(size, g.allocaStart()-provTemps+temps+2*arena)
 	}
-	final := ScratchLayout{MState: 0, Output: OutputOffset, Temps: temps, Size: size, Alloca: arena}
+	final := program.ScratchLayout{MState: 0, Output: OutputOffset, Temps: temps, Size: size, Alloca: arena}
 	g2, err := generate(prog, info, opts, final)
 	if err != nil {
 		return nil, err
@@ -191,14 +192,14 @@ type bailout struct{ err error }
 // bail stops compiling the clause with err.
 func (f *fn) bail(err error) { panic(bailout{err}) }
 
-func generate(clauses []Clause, info Info, opts Options, layout ScratchLayout) (g *gen, err error) {
+func generate(clauses []Clause, info Info, opts Options, layout program.ScratchLayout) (g *gen, err error) {
 	g = &gen{
 		scanned:     map[syntax.Expr]bool{},
 		info:        info,
 		opts:        opts,
 		layout:      layout,
-		spec:        &Spec{Layout: layout},
-		aggKeyTypes: map[int][]*Type{},
+		spec:        &program.Spec{Layout: layout},
+		aggKeyTypes: map[int][]*program.Type{},
 		maps:        map[string]bool{},
 		gvars:       map[int]uint32{},
 		thisVars:    map[int]uint32{},
@@ -285,7 +286,7 @@ func isErrorClause(c Clause) bool {
 }
 
 // clause compiles one clause into a function.
-func (g *gen) clause(i int, cl Clause, sym string) (cs *ClauseSpec, err error) {
+func (g *gen) clause(i int, cl Clause, sym string) (cs *program.ClauseSpec, err error) {
 	c := cl.Decl
 	f := newFn(g, sym)
 	f.clause = i
@@ -339,7 +340,7 @@ func (g *gen) clause(i int, cl Clause, sym string) (cs *ClauseSpec, err error) {
 	if f.faultLabel != "" {
 		f.faultTail()
 	}
-	cs = &ClauseSpec{Index: i, Symbol: sym, Insns: f.insns, EPID: uint32(i + 1), Segments: f.segs, IsError: f.isError}
+	cs = &program.ClauseSpec{Index: i, Symbol: sym, Insns: f.insns, EPID: uint32(i + 1), Segments: f.segs, IsError: f.isError}
 	cs.Probes = cl.Probes
 	if len(f.segs) > 0 {
 		cs.Records, cs.RecordSize = f.segs[0].Records, f.segs[0].Size
@@ -448,57 +449,57 @@ func (g *gen) declareMaps() {
 	s := g.spec
 	named := g.namedMaps()
 	s.Maps = append(s.Maps,
-		MapSpec{Name: abi.MapBuf, Kind: MapPerfEventArray, KeySize: 4, ValueSize: 4},
-		MapSpec{Name: abi.MapScratch, Kind: MapArray, KeySize: 4, ValueSize: 0}, // size set below
-		MapSpec{Name: abi.MapState, Kind: MapArray, KeySize: 4, ValueSize: abi.StateSize, MaxEntries: 1},
-		MapSpec{Name: abi.MapCPUState, Kind: MapPerCPUArray, KeySize: 4, ValueSize: abi.CPUStateSize, MaxEntries: 1},
+		program.MapSpec{Name: abi.MapBuf, Kind: program.MapPerfEventArray, KeySize: 4, ValueSize: 4},
+		program.MapSpec{Name: abi.MapScratch, Kind: program.MapArray, KeySize: 4, ValueSize: 0}, // size set below
+		program.MapSpec{Name: abi.MapState, Kind: program.MapArray, KeySize: 4, ValueSize: abi.StateSize, MaxEntries: 1},
+		program.MapSpec{Name: abi.MapCPUState, Kind: program.MapPerCPUArray, KeySize: 4, ValueSize: abi.CPUStateSize, MaxEntries: 1},
 	)
-	for _, m := range []MapSpec{
-		{Name: abi.MapGVars, Kind: MapArray, KeySize: 4, ValueSize: max(8, align8(g.gvarEnd)), MaxEntries: 1},
-		{Name: abi.MapTVars, Kind: MapHash, KeySize: abi.TVarKeySize, ValueSize: g.tvarSize, MaxEntries: g.opts.DynVars},
-		{Name: abi.MapAssoc, Kind: MapHash, KeySize: g.assocKey, ValueSize: g.assocValue, MaxEntries: g.opts.DynVars},
-		{Name: abi.MapSpec, Kind: MapArray, KeySize: 4, ValueSize: abi.SpecStateSize, MaxEntries: g.opts.NSpec + 1},
+	for _, m := range []program.MapSpec{
+		{Name: abi.MapGVars, Kind: program.MapArray, KeySize: 4, ValueSize: max(8, align8(g.gvarEnd)), MaxEntries: 1},
+		{Name: abi.MapTVars, Kind: program.MapHash, KeySize: abi.TVarKeySize, ValueSize: g.tvarSize, MaxEntries: g.opts.DynVars},
+		{Name: abi.MapAssoc, Kind: program.MapHash, KeySize: g.assocKey, ValueSize: g.assocValue, MaxEntries: g.opts.DynVars},
+		{Name: abi.MapSpec, Kind: program.MapArray, KeySize: 4, ValueSize: abi.SpecStateSize, MaxEntries: g.opts.NSpec + 1},
 	} {
 		if named[m.Name] {
 			s.Maps = append(s.Maps, m)
 		}
 	}
 	if n := len(g.countSites); n > 0 {
-		s.Maps = append(s.Maps, MapSpec{Name: abi.MapSnapshot, Kind: MapArray, KeySize: 4, ValueSize: uint32(8 * n), MaxEntries: 1})
+		s.Maps = append(s.Maps, program.MapSpec{Name: abi.MapSnapshot, Kind: program.MapArray, KeySize: 4, ValueSize: uint32(8 * n), MaxEntries: 1})
 	}
 	if g.maps[abi.MapZero] {
-		s.Maps = append(s.Maps, MapSpec{Name: abi.MapZero, Kind: MapArray, KeySize: 4, ValueSize: max(8, g.aggValueMax, g.zeroSize), MaxEntries: 1})
+		s.Maps = append(s.Maps, program.MapSpec{Name: abi.MapZero, Kind: program.MapArray, KeySize: 4, ValueSize: max(8, g.aggValueMax, g.zeroSize), MaxEntries: 1})
 	}
 	if g.maps[abi.MapFlow] || g.maps[abi.MapFlowData] || g.maps[abi.MapFlowPos] || g.maps[abi.MapFlowTag] || g.maps[abi.MapFlowBio] {
 		// Flow variables (flow.go), sized by flowsize; full tables
 		// let their oldest entries go, which the consumer counts.
 		n := g.opts.FlowSize
 		s.Maps = append(s.Maps,
-			MapSpec{Name: abi.MapFlow, Kind: MapLRUHash, KeySize: 8, ValueSize: g.flowSize(), MaxEntries: n},
-			MapSpec{Name: abi.MapFlowData, Kind: MapLRUHash, KeySize: abi.FlowDataKeySize, ValueSize: g.flowSize(), MaxEntries: n},
-			MapSpec{Name: abi.MapFlowPos, Kind: MapLRUHash, KeySize: 8, ValueSize: abi.FlowPosSize, MaxEntries: n},
-			MapSpec{Name: abi.MapFlowTag, Kind: MapLRUHash, KeySize: 8, ValueSize: 8, MaxEntries: n},
-			MapSpec{Name: abi.MapFlowBio, Kind: MapLRUHash, KeySize: 8, ValueSize: g.flowSize(), MaxEntries: n})
+			program.MapSpec{Name: abi.MapFlow, Kind: program.MapLRUHash, KeySize: 8, ValueSize: g.flowSize(), MaxEntries: n},
+			program.MapSpec{Name: abi.MapFlowData, Kind: program.MapLRUHash, KeySize: abi.FlowDataKeySize, ValueSize: g.flowSize(), MaxEntries: n},
+			program.MapSpec{Name: abi.MapFlowPos, Kind: program.MapLRUHash, KeySize: 8, ValueSize: abi.FlowPosSize, MaxEntries: n},
+			program.MapSpec{Name: abi.MapFlowTag, Kind: program.MapLRUHash, KeySize: 8, ValueSize: 8, MaxEntries: n},
+			program.MapSpec{Name: abi.MapFlowBio, Kind: program.MapLRUHash, KeySize: 8, ValueSize: g.flowSize(), MaxEntries: n})
 	}
 	if g.maps[abi.MapUWFiles] {
 		// The user-stack unwinder's tables (unwind.go), filled by the
 		// library.
 		s.Maps = append(s.Maps,
-			MapSpec{Name: abi.MapUWFiles, Kind: MapHash, KeySize: abi.UWFileKeySize, ValueSize: abi.UWFileSize, MaxEntries: abi.UWFilesMax},
-			MapSpec{Name: abi.MapUWTables, Kind: MapArrayOfMaps, KeySize: 4, ValueSize: 4, MaxEntries: abi.UWTablesMax, InnerValueSize: abi.UWRowSize},
-			MapSpec{Name: abi.MapUWMiss, Kind: MapHash, KeySize: abi.UWFileKeySize, ValueSize: abi.UWMissSize, MaxEntries: abi.UWMissMax},
-			MapSpec{Name: abi.MapUWVMAs, Kind: MapPerCPUArray, KeySize: 4, ValueSize: abi.UWVMAsSize, MaxEntries: 1})
+			program.MapSpec{Name: abi.MapUWFiles, Kind: program.MapHash, KeySize: abi.UWFileKeySize, ValueSize: abi.UWFileSize, MaxEntries: abi.UWFilesMax},
+			program.MapSpec{Name: abi.MapUWTables, Kind: program.MapArrayOfMaps, KeySize: 4, ValueSize: 4, MaxEntries: abi.UWTablesMax, InnerValueSize: abi.UWRowSize},
+			program.MapSpec{Name: abi.MapUWMiss, Kind: program.MapHash, KeySize: abi.UWFileKeySize, ValueSize: abi.UWMissSize, MaxEntries: abi.UWMissMax},
+			program.MapSpec{Name: abi.MapUWVMAs, Kind: program.MapPerCPUArray, KeySize: 4, ValueSize: abi.UWVMAsSize, MaxEntries: 1})
 	}
 	if g.maps[abi.MapProbes] {
 		// An array indexed by probe id (the verifier inlines its
 		// lookups); the library sizes it to the largest enabled id.
-		s.Maps = append(s.Maps, MapSpec{Name: abi.MapProbes, Kind: MapArray, KeySize: 4, ValueSize: 4 * abi.ProbeNameSize, MaxEntries: 4096})
+		s.Maps = append(s.Maps, program.MapSpec{Name: abi.MapProbes, Kind: program.MapArray, KeySize: 4, ValueSize: 4 * abi.ProbeNameSize, MaxEntries: 4096})
 	}
 	for _, a := range g.spec.Aggs {
 		if a != nil {
-			s.Maps = append(s.Maps, MapSpec{Name: a.Map, Kind: MapPerCPUHash, KeySize: a.KeySize, ValueSize: a.ValueSize, MaxEntries: g.opts.AggEntries})
+			s.Maps = append(s.Maps, program.MapSpec{Name: a.Map, Kind: program.MapPerCPUHash, KeySize: a.KeySize, ValueSize: a.ValueSize, MaxEntries: g.opts.AggEntries})
 			if a.Cache != "" {
-				s.Maps = append(s.Maps, MapSpec{Name: a.Cache, Kind: MapPerCPUArray, KeySize: 4, ValueSize: a.CacheValueOff() + a.ValueSize, MaxEntries: a.CacheSlots})
+				s.Maps = append(s.Maps, program.MapSpec{Name: a.Cache, Kind: program.MapPerCPUArray, KeySize: 4, ValueSize: a.CacheValueOff() + a.ValueSize, MaxEntries: a.CacheSlots})
 			}
 		}
 	}
@@ -526,7 +527,7 @@ func (g *gen) namedMaps() map[string]bool {
 }
 
 // finishLayout sets dt_scratch's value size once the layout is final.
-func finishLayout(s *Spec) {
+func finishLayout(s *program.Spec) {
 	for i := range s.Maps {
 		if s.Maps[i].Name == abi.MapScratch {
 			s.Maps[i].ValueSize = s.Layout.Size
@@ -644,15 +645,15 @@ func (g *gen) assignVars(vars []*Var) {
 // pointers in their own size and alignment, structs and unions 8-byte
 // aligned, arrays aligned as their elements; a string holds strsize
 // bytes, its NUL and the NULL flag (strBuf).
-func (g *gen) slot(t *Type) (size, align uint32) {
+func (g *gen) slot(t *program.Type) (size, align uint32) {
 	switch {
 	case t == nil:
 		return 8, 8
-	case t.Kind == TString:
+	case t.Kind == program.TString:
 		return g.strBuf(), 8
-	case t.Kind == TStruct:
+	case t.Kind == program.TStruct:
 		return t.Size, 8
-	case t.Kind == TArray:
+	case t.Kind == program.TArray:
 		_, align = g.slot(t.Elem)
 		return t.Size, align
 	}
@@ -662,8 +663,8 @@ func (g *gen) slot(t *Type) (size, align uint32) {
 
 // scalarSize is the number of bytes a scalar variable of type t stores:
 // an integer of 1, 2 or 4 bytes its size, anything else 8.
-func scalarSize(t *Type) uint32 {
-	if t != nil && t.Kind == TInt {
+func scalarSize(t *program.Type) uint32 {
+	if t != nil && t.Kind == program.TInt {
 		switch t.Size {
 		case 1, 2, 4:
 			return t.Size
@@ -680,14 +681,14 @@ func alignUp(n, a uint32) uint32 {
 }
 
 // storageSize is the number of bytes a value of t occupies in a variable.
-func (g *gen) storageSize(t *Type) uint32 {
+func (g *gen) storageSize(t *program.Type) uint32 {
 	if t == nil {
 		return 8
 	}
 	switch t.Kind {
-	case TString:
+	case program.TString:
 		return g.strBuf()
-	case TInt, TPointer:
+	case program.TInt, program.TPointer:
 		return 8
 	}
 	return t.Size
@@ -695,7 +696,7 @@ func (g *gen) storageSize(t *Type) uint32 {
 
 // keySize is the size of one tuple item in a key: integers are widened
 // to 8 bytes, strings take strBuf bytes.
-func (g *gen) keySize(t *Type) uint32 {
+func (g *gen) keySize(t *program.Type) uint32 {
 	if t != nil && t.KeyWidth != 0 {
 		return align8(t.KeyWidth)
 	}

@@ -4,6 +4,7 @@ import (
 	"github.com/cilium/ebpf/asm"
 	"github.com/dtrace-go/dtrace/dlang/syntax"
 	"github.com/dtrace-go/dtrace/internal/abi"
+	"github.com/dtrace-go/dtrace/program"
 )
 
 // This file narrows the string items of aggregation keys. A key item of
@@ -91,7 +92,7 @@ func (g *gen) scanKeyWidths(clauses []Clause) {
 
 // narrowKey returns the key item type for aggregation id at position i:
 // kt itself, or a string of the position's bound.
-func (g *gen) narrowKey(id, i int, kt *Type) *Type {
+func (g *gen) narrowKey(id, i int, kt *program.Type) *program.Type {
 	if !kt.IsString() || kt.KeyWidth != 0 {
 		return kt
 	}
@@ -106,7 +107,7 @@ func (g *gen) narrowKey(id, i int, kt *Type) *Type {
 
 // narrowString stores the string expression k into the key item at
 // scratch offset off, of kt.KeyWidth bytes already zeroed.
-func (f *fn) narrowString(k syntax.Expr, kt *Type, off uint32) {
+func (f *fn) narrowString(k syntax.Expr, kt *program.Type, off uint32) {
 	k = syntax.Unparen(k)
 	if v := f.g.info.VarOf(k); v != nil && v.Kind == VarBuiltin && f.g.info.Expand(k) == nil {
 		if g := varGenOf(v.Name); g != nil && g.keyInto != nil && g.keyInto(f, v.Name, off, kt.KeyWidth) {

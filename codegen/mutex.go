@@ -4,6 +4,7 @@ import (
 	"github.com/cilium/ebpf/asm"
 
 	"github.com/dtrace-go/dtrace/dlang/syntax"
+	"github.com/dtrace-go/dtrace/program"
 )
 
 // mutexFlags are the low bits of a Linux struct mutex's owner word that
@@ -38,7 +39,7 @@ func (f *fn) subrMutex(c *syntax.CallExpr, name string) asm.Register {
 		return r
 	}
 	f.emit(asm.Add.Imm(r, int32(off)))
-	v := f.loadScalar(r, TypeULong, false)
+	v := f.loadScalar(r, program.TypeULong, false)
 	f.emit(asm.And.Imm(v, ^int32(mutexFlags)))
 	if name == "mutex_owned" {
 		// v != 0 as 0 or 1: the sign bit of v | -v.
@@ -64,7 +65,7 @@ const (
 // writer (illumos's meanings), from the count word at its start.
 func (f *fn) subrRw(c *syntax.CallExpr, name string) asm.Register {
 	r := f.onlyArg(c)
-	v := f.loadScalar(r, TypeUInt, false)
+	v := f.loadScalar(r, program.TypeUInt, false)
 	switch name {
 	case "rw_read_held":
 		f.emit(asm.RSh.Imm32(v, qrwReaderShift))

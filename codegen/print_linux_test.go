@@ -6,6 +6,8 @@ import (
 	"encoding/binary"
 	"strings"
 	"testing"
+
+	"github.com/dtrace-go/dtrace/program"
 )
 
 // print(p) records the address and the pointee's bytes, and gives the
@@ -35,9 +37,9 @@ BEGIN
 	print(o);
 }`
 	spec := compileD(t, src, Options{})
-	var rec *Record
+	var rec *program.Record
 	for i, r := range spec.Clauses[0].Records {
-		if r.Action == ActPrint {
+		if r.Action == program.ActPrint {
 			rec = &spec.Clauses[0].Records[i]
 		}
 	}
@@ -45,10 +47,10 @@ BEGIN
 		t.Fatalf("no typed print record in %+v", spec.Clauses[0].Records)
 	}
 	ty := rec.Type
-	if ty.Name != "struct obj" || ty.Kind != TStruct || rec.Size != 8+ty.Size || rec.Kind != KindBytes {
+	if ty.Name != "struct obj" || ty.Kind != program.TStruct || rec.Size != 8+ty.Size || rec.Kind != program.KindBytes {
 		t.Fatalf("record %+v of type %q kind %d size %d", rec, ty.Name, ty.Kind, ty.Size)
 	}
-	fields := map[string]Field{}
+	fields := map[string]program.Field{}
 	for _, f := range ty.Fields {
 		fields[f.Name] = f
 	}
@@ -56,16 +58,16 @@ BEGIN
 	if hi.BitSize != 5 || hi.Offset*8+hi.BitOff < 35 {
 		t.Errorf("bit-field hi: %+v", hi)
 	}
-	if f := fields["c"]; f.Type.Name != "enum color" || len(f.Type.Enum) != 2 || f.Type.Enum[1] != (EnumConst{Name: "GREEN", Value: 5}) {
+	if f := fields["c"]; f.Type.Name != "enum color" || len(f.Type.Enum) != 2 || f.Type.Enum[1] != (program.EnumConst{Name: "GREEN", Value: 5}) {
 		t.Errorf("enum member: %+v", f.Type)
 	}
 	if f := fields["u"]; !f.Type.Union || f.Offset != 16 || strings.TrimSpace(f.Type.Name) != "union" {
 		t.Errorf("union member at %d: %+v", f.Offset, f.Type)
 	}
-	if f := fields["in"]; f.Type.Fields[1].Type.Kind != TArray || !f.Type.Fields[1].Type.Elem.Char || f.Type.Fields[1].Type.Name != "char [4]" {
+	if f := fields["in"]; f.Type.Fields[1].Type.Kind != program.TArray || !f.Type.Fields[1].Type.Elem.Char || f.Type.Fields[1].Type.Name != "char [4]" {
 		t.Errorf("array member: %+v", f.Type.Fields[1].Type)
 	}
-	if f := fields["p"]; f.Type.Kind != TPointer || f.Type.Name != "void *" {
+	if f := fields["p"]; f.Type.Kind != program.TPointer || f.Type.Name != "void *" {
 		t.Errorf("pointer member: %+v", f.Type)
 	}
 

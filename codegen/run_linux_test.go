@@ -19,6 +19,7 @@ import (
 
 	"github.com/dtrace-go/dtrace/internal/abi"
 	"github.com/dtrace-go/dtrace/loader"
+	"github.com/dtrace-go/dtrace/program"
 )
 
 // This file runs generated clauses in the kernel: a tiny raw-tracepoint
@@ -26,7 +27,7 @@ import (
 // context, a call per clause) and BPF_PROG_TEST_RUN fires it.
 
 type runner struct {
-	spec *Spec
+	spec *program.Spec
 	maps map[string]*ebpf.Map
 	prog *ebpf.Program
 	rd   *perf.Reader
@@ -40,7 +41,7 @@ func needBPF(t testing.TB) {
 }
 
 // wrapper builds the probe program for clauses (all of them when nil).
-func wrapper(spec *Spec, prid uint32) asm.Instructions {
+func wrapper(spec *program.Spec, prid uint32) asm.Instructions {
 	ms := int16(spec.Layout.MState)
 	insns := loader.ScratchPrologue("test_probe", "test_have")
 	// The clauses carry line info, so the kernel wants the first
@@ -90,20 +91,20 @@ func wrapper(spec *Spec, prid uint32) asm.Instructions {
 // testMapSpec is the kernel map for ms, as the loader would make it (the
 // tests cannot import the loader, which imports codegen), with
 // defaultEntries entries where ms leaves the number to the loader.
-func testMapSpec(ms MapSpec, defaultEntries uint32) *ebpf.MapSpec {
+func testMapSpec(ms program.MapSpec, defaultEntries uint32) *ebpf.MapSpec {
 	es := &ebpf.MapSpec{Name: ms.Name, KeySize: ms.KeySize, ValueSize: ms.ValueSize, MaxEntries: ms.MaxEntries}
 	switch ms.Kind {
-	case MapArray:
+	case program.MapArray:
 		es.Type = ebpf.Array
-	case MapPerCPUArray:
+	case program.MapPerCPUArray:
 		es.Type = ebpf.PerCPUArray
-	case MapHash:
+	case program.MapHash:
 		es.Type = ebpf.Hash
-	case MapPerCPUHash:
+	case program.MapPerCPUHash:
 		es.Type = ebpf.PerCPUHash
-	case MapPerfEventArray:
+	case program.MapPerfEventArray:
 		es.Type, es.KeySize, es.ValueSize = ebpf.PerfEventArray, 4, 4
-	case MapArrayOfMaps:
+	case program.MapArrayOfMaps:
 		es.Type = ebpf.ArrayOfMaps
 		es.InnerMap = &ebpf.MapSpec{Type: ebpf.Array, KeySize: 4, ValueSize: ms.InnerValueSize, MaxEntries: 1, Flags: 1 << 12} // BPF_F_INNER_MAP
 	}
@@ -113,7 +114,7 @@ func testMapSpec(ms MapSpec, defaultEntries uint32) *ebpf.MapSpec {
 	return es
 }
 
-func loadSpec(t testing.TB, spec *Spec) *runner {
+func loadSpec(t testing.TB, spec *program.Spec) *runner {
 	t.Helper()
 	needBPF(t)
 	ncpu, err := ebpf.PossibleCPU()
@@ -199,7 +200,7 @@ func u32(b []byte, off uint32) uint32 { return binary.LittleEndian.Uint32(b[off:
 func u64(b []byte, off uint32) uint64 { return binary.LittleEndian.Uint64(b[off:]) }
 
 // itemValue decodes an integer record item.
-func itemValue(b []byte, it Record) int64 {
+func itemValue(b []byte, it program.Record) int64 {
 	var u uint64
 	switch it.Size {
 	case 1:
@@ -211,14 +212,14 @@ func itemValue(b []byte, it Record) int64 {
 	default:
 		u = u64(b, it.Offset)
 	}
-	if it.Kind == KindSigned {
+	if it.Kind == program.KindSigned {
 		sh := 64 - 8*it.Size
 		return int64(u<<sh) >> sh
 	}
 	return int64(u)
 }
 
-func itemString(b []byte, it Record) string {
+func itemString(b []byte, it program.Record) string {
 	s := b[it.Offset : it.Offset+it.Size]
 	for i, c := range s {
 		if c == 0 {

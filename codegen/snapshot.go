@@ -5,15 +5,16 @@ import (
 
 	"github.com/dtrace-go/dtrace/dlang/syntax"
 	"github.com/dtrace-go/dtrace/internal/abi"
+	"github.com/dtrace-go/dtrace/program"
 )
 
 // actionSnapshot compiles snapshot([n]) (beyond DTrace): a u32 record
 // item, nonzero when this firing takes a snapshot. With n, the call's
 // count in dt_snapshot is added to atomically (the old value comes
 // back), so that exactly n firings take one however many CPUs race.
-func (f *fn) actionSnapshot(c *syntax.CallExpr, name string, act Action) {
+func (f *fn) actionSnapshot(c *syntax.CallExpr, name string, act program.Action) {
 	f.need(c, 0, 1)
-	item := Record{Action: act, Size: 4, Kind: KindUnsigned, FormatID: -1, AggID: -1}
+	item := program.Record{Action: act, Size: 4, Kind: program.KindUnsigned, FormatID: -1, AggID: -1}
 	item.Offset = f.recAlloc(4, 4)
 	if len(c.Args) == 0 {
 		f.emit(storeImm(regScratch, f.out(item.Offset), 1, asm.Word))
@@ -35,7 +36,7 @@ func (f *fn) actionSnapshot(c *syntax.CallExpr, name string, act Action) {
 // CPUs race. It returns the register holding the count's address.
 func (f *fn) takeCount(c *syntax.CallExpr, over string) asm.Register {
 	n := f.expr(c.Args[0])
-	f.convert(n, f.typeOf(c.Args[0]), TypeInt)
+	f.convert(n, f.typeOf(c.Args[0]), program.TypeInt)
 	site := f.g.countSite(c)
 	p, old := f.alloc(), f.alloc()
 	f.emit(asm.LoadMapValue(p, 0, uint32(8*site)).WithReference(abi.MapSnapshot),

@@ -6,18 +6,19 @@ import (
 	"testing"
 
 	"github.com/dtrace-go/dtrace/dlang/syntax"
+	"github.com/dtrace-go/dtrace/program"
 )
 
 // sampleProgram builds BEGIN { printf("%d %s %c", arg0, "str", (char)arg1); }
 // plus an aggregation and an ERROR clause.
 func sampleProgram(ti *tinfo) *syntax.Program {
 	args := argVars()
-	pf := ti.call("printf", TypeVoid, ti.str("%d %s %c"), ti.variable(args[0]), ti.str("str"), ti.cast(TypeChar, ti.variable(args[1])))
-	ag := ti.agg(&AggInfo{ID: 0, Name: "q", Func: "quantize", Keys: []*Type{TypeLong}}, ti.variable(args[2]))
-	upd := ti.assign(syntax.ASSIGN, ag, ti.call("quantize", TypeVoid, ti.variable(args[0])))
+	pf := ti.call("printf", program.TypeVoid, ti.str("%d %s %c"), ti.variable(args[0]), ti.str("str"), ti.cast(program.TypeChar, ti.variable(args[1])))
+	ag := ti.agg(&AggInfo{ID: 0, Name: "q", Func: "quantize", Keys: []*program.Type{program.TypeLong}}, ti.variable(args[2]))
+	upd := ti.assign(syntax.ASSIGN, ag, ti.call("quantize", program.TypeVoid, ti.variable(args[0])))
 	return progOf(
 		ti.clause("BEGIN", nil, ti.stmt(pf), ti.stmt(upd)),
-		ti.clause("ERROR", nil, ti.stmt(ti.call("trace", TypeVoid, ti.variable(args[1])))),
+		ti.clause("ERROR", nil, ti.stmt(ti.call("trace", program.TypeVoid, ti.variable(args[1])))),
 	)
 }
 
@@ -43,11 +44,11 @@ func TestRecordLayout(t *testing.T) {
 		t.Fatal(err)
 	}
 	c := spec.Clauses[0]
-	want := []Record{
-		{Action: ActPrintf, Offset: 16, FormatID: 0, AggID: -1, NArgs: 3},
-		{Action: ActArg, Offset: 16, Size: 8, Kind: KindSigned, FormatID: -1, AggID: -1},
-		{Action: ActArg, Offset: 24, Size: 40, Kind: KindString, FormatID: -1, AggID: -1},
-		{Action: ActArg, Offset: 64, Size: 1, Kind: KindSigned, FormatID: -1, AggID: -1},
+	want := []program.Record{
+		{Action: program.ActPrintf, Offset: 16, FormatID: 0, AggID: -1, NArgs: 3},
+		{Action: program.ActArg, Offset: 16, Size: 8, Kind: program.KindSigned, FormatID: -1, AggID: -1},
+		{Action: program.ActArg, Offset: 24, Size: 40, Kind: program.KindString, FormatID: -1, AggID: -1},
+		{Action: program.ActArg, Offset: 64, Size: 1, Kind: program.KindSigned, FormatID: -1, AggID: -1},
 	}
 	if fmt.Sprint(c.Records) != fmt.Sprint(want) {
 		t.Errorf("records\n got %+v\nwant %+v", c.Records, want)
@@ -75,7 +76,7 @@ func TestRecordLayout(t *testing.T) {
 
 func TestUnsupportedHasPosition(t *testing.T) {
 	ti := newInfo()
-	call := ti.call("mutex_owned", TypeInt, ti.str("abc"))
+	call := ti.call("mutex_owned", program.TypeInt, ti.str("abc"))
 	_, err := GenerateProgram(progOf(ti.clause("BEGIN", nil, ti.stmt(call))), ti, Options{})
 	var pe *Error
 	if !errors.As(err, &pe) || pe.Pos != call.Pos() {

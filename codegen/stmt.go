@@ -4,6 +4,7 @@ import (
 	"github.com/cilium/ebpf/asm"
 	"github.com/dtrace-go/dtrace/dlang/syntax"
 	"github.com/dtrace-go/dtrace/internal/abi"
+	"github.com/dtrace-go/dtrace/program"
 )
 
 // This file compiles statements and assembles records.
@@ -73,11 +74,11 @@ func (f *fn) defaultAction() {
 }
 
 // recOpen starts a new record if none is open.
-func (f *fn) recOpen() *RecordSpec {
+func (f *fn) recOpen() *program.RecordSpec {
 	if f.rec != nil {
 		return f.rec
 	}
-	e := &RecordSpec{Index: uint32(len(f.segs)), Size: abi.HdrSize, First: len(f.segs) == 0}
+	e := &program.RecordSpec{Index: uint32(len(f.segs)), Size: abi.HdrSize, First: len(f.segs) == 0}
 	f.segs = append(f.segs, e)
 	f.rec = e
 	return e
@@ -99,9 +100,9 @@ func (f *fn) recAlloc(size, align uint32) uint32 {
 }
 
 // recItem appends a record item description.
-func (f *fn) recItem(r Record) {
+func (f *fn) recItem(r program.Record) {
 	e := f.recOpen()
-	if r.FormatID == 0 && r.Action != ActPrintf && r.Action != ActPrinta && r.Action != ActSetopt && r.Action != ActSystem && r.Action != ActFreopen {
+	if r.FormatID == 0 && r.Action != program.ActPrintf && r.Action != program.ActPrinta && r.Action != program.ActSetopt && r.Action != program.ActSystem && r.Action != program.ActFreopen {
 		r.FormatID = -1
 	}
 	e.Records = append(e.Records, r)
@@ -149,14 +150,14 @@ func (f *fn) flush() {
 
 // storeValue stores the value of e (of type t) into the open record and
 // returns the item describing it.
-func (f *fn) storeValue(e syntax.Expr, action Action) Record {
+func (f *fn) storeValue(e syntax.Expr, action program.Action) program.Record {
 	t := f.typeOf(e)
 	r := f.expr(e)
-	if t.Kind == TArray && t.Size == 0 && t.Elem != nil && t.Elem.Char {
+	if t.Kind == program.TArray && t.Size == 0 && t.Elem != nil && t.Elem.Char {
 		// A char array of unknown length (extern char linux_banner[])
 		// is its address: record the string there, as trace() and
 		// printf("%s") show a char array.
-		t = &Type{Kind: TString, Size: f.g.opts.StrSize, Name: "string"}
+		t = &program.Type{Kind: program.TString, Size: f.g.opts.StrSize, Name: "string"}
 	}
 	return f.storeReg(r, t, action)
 }
@@ -165,18 +166,18 @@ func (f *fn) storeValue(e syntax.Expr, action Action) Record {
 // object p points to, read (faulting on a bad address) as dtrace does,
 // and the object's type for the consumer. A pointer to an object of no
 // known size (the checker lets opaque ones through) records p alone.
-func (f *fn) storePrint(e syntax.Expr) Record {
+func (f *fn) storePrint(e syntax.Expr) program.Record {
 	t := f.typeOf(e)
-	voidPtr := t != nil && t.Kind == TPointer && t.Elem != nil && t.Elem.Kind == TVoid
-	if t == nil || t.Kind == TPointer && (t.Elem == nil || t.Elem.Size == 0) && !voidPtr {
-		return f.storeValue(e, ActPrint)
+	voidPtr := t != nil && t.Kind == program.TPointer && t.Elem != nil && t.Elem.Kind == program.TVoid
+	if t == nil || t.Kind == program.TPointer && (t.Elem == nil || t.Elem.Size == 0) && !voidPtr {
+		return f.storeValue(e, program.ActPrint)
 	}
-	if t.Kind != TPointer || voidPtr {
+	if t.Kind != program.TPointer || voidPtr {
 		// A value, printed with its type as illumos does; a void
 		// pointer too, as illumos prints every pointer.
-		it := f.storeValue(e, ActPrint)
-		if it.Kind == KindString {
-			t = &Type{Kind: TString, Size: it.Size, Name: "string"}
+		it := f.storeValue(e, program.ActPrint)
+		if it.Kind == program.KindString {
+			t = &program.Type{Kind: program.TString, Size: it.Size, Name: "string"}
 		}
 		it.Type, it.ByValue = t, true
 		return it
@@ -186,13 +187,13 @@ func (f *fn) storePrint(e syntax.Expr) Record {
 	off := f.recAlloc(8+n, 8)
 	f.emit(asm.StoreMem(regScratch, f.out(off), r, asm.DWord))
 	f.readInto(r, f.g.layout.Output+off+8, n, t.User)
-	return Record{Action: ActPrint, FormatID: -1, AggID: -1, Offset: off, Size: 8 + n, Kind: KindBytes, Type: t.Elem}
+	return program.Record{Action: program.ActPrint, FormatID: -1, AggID: -1, Offset: off, Size: 8 + n, Kind: program.KindBytes, Type: t.Elem}
 }
 
-func (f *fn) storeReg(r asm.Register, t *Type, action Action) Record {
-	item := Record{Action: action, FormatID: -1, AggID: -1}
+func (f *fn) storeReg(r asm.Register, t *program.Type, action program.Action) program.Record {
+	item := program.Record{Action: action, FormatID: -1, AggID: -1}
 	switch {
-	case t.Kind == TString:
+	case t.Kind == program.TString:
 		// As in DTrace, recording a NULL string faults (illval 0).
 		nn := f.label("strnn")
 		f.emit(asm.JNE.Imm(r, 0, nn))
@@ -204,24 +205,24 @@ func (f *fn) storeReg(r asm.Register, t *Type, action Action) Record {
 		p := f.alloc()
 		f.scratchPtr(p, f.g.layout.Output+off)
 		f.copyInto(p, r, t)
-		item.Offset, item.Size, item.Kind = off, size, KindString
+		item.Offset, item.Size, item.Kind = off, size, program.KindString
 	case byRef(t):
 		off := f.recAlloc(t.Size, 8)
 		p := f.alloc()
 		f.scratchPtr(p, f.g.layout.Output+off)
 		f.copyInto(p, r, t)
-		item.Offset, item.Size, item.Kind = off, t.Size, KindBytes
+		item.Offset, item.Size, item.Kind = off, t.Size, program.KindBytes
 	default:
 		size := t.Size
-		if t.Kind != TInt || size == 0 {
+		if t.Kind != program.TInt || size == 0 {
 			size = 8
 		}
 		off := f.recAlloc(size, size)
 		f.emit(asm.StoreMem(regScratch, f.out(off), r, sizeOf(size)))
 		f.free(r)
-		item.Offset, item.Size, item.Kind = off, size, KindUnsigned
-		if t.Kind == TInt && t.Signed {
-			item.Kind = KindSigned
+		item.Offset, item.Size, item.Kind = off, size, program.KindUnsigned
+		if t.Kind == program.TInt && t.Signed {
+			item.Kind = program.KindSigned
 		}
 	}
 	return item

@@ -5,6 +5,7 @@ import (
 
 	"github.com/dtrace-go/dtrace/dlang/syntax"
 	"github.com/dtrace-go/dtrace/internal/abi"
+	"github.com/dtrace-go/dtrace/program"
 )
 
 // This file compiles the subroutines that convert between strings and
@@ -57,7 +58,7 @@ func (f *fn) baseArg(c *syntax.CallExpr, i int) asm.Register {
 		return r
 	}
 	r := f.expr(c.Args[i])
-	f.convert(r, f.typeOf(c.Args[i]), TypeLong)
+	f.convert(r, f.typeOf(c.Args[i]), program.TypeLong)
 	bad, ok := f.label("basebad"), f.label("baseok")
 	f.emit(asm.JSLT.Imm(r, 2, bad), asm.JSLE.Imm(r, maxBase, ok))
 	f.mark(bad)

@@ -5,6 +5,7 @@ import (
 
 	"github.com/dtrace-go/dtrace/dlang/syntax"
 	"github.com/dtrace-go/dtrace/internal/abi"
+	"github.com/dtrace-go/dtrace/program"
 )
 
 // traceoff() and traceon() (beyond DTrace, ftrace's triggers) close and
@@ -22,7 +23,7 @@ import (
 // one of the call's n counts (takeCount) and gives it back when another
 // CPU closed the gate first, so that exactly n firings turn tracing off
 // in the whole run however many CPUs race.
-func (f *fn) actionTraceoff(c *syntax.CallExpr, name string, act Action) {
+func (f *fn) actionTraceoff(c *syntax.CallExpr, name string, act program.Action) {
 	f.need(c, 0, 1)
 	// An action makes a record (the probe line without -q), as exit() does.
 	f.recOpen()
@@ -55,7 +56,7 @@ func (f *fn) actionTraceoff(c *syntax.CallExpr, name string, act Action) {
 
 // actionTraceon compiles traceon(): it opens the gate, so that this
 // clause's records are written.
-func (f *fn) actionTraceon(c *syntax.CallExpr, name string, act Action) {
+func (f *fn) actionTraceon(c *syntax.CallExpr, name string, act program.Action) {
 	f.need(c, 0, 0)
 	f.recOpen()
 	st := f.alloc()
@@ -68,13 +69,13 @@ func (f *fn) actionTraceon(c *syntax.CallExpr, name string, act Action) {
 // sent: it jumps to skip while the gate is closed, tracing is active
 // and the clause did not close the gate itself. Records of the control
 // actions always go out.
-func (f *fn) gateSend(e *RecordSpec, skip string) {
+func (f *fn) gateSend(e *program.RecordSpec, skip string) {
 	if !f.g.gated {
 		return
 	}
 	for _, r := range e.Records {
 		switch r.Action {
-		case ActExit, ActSnapshot, ActCommit, ActDiscard:
+		case program.ActExit, program.ActSnapshot, program.ActCommit, program.ActDiscard:
 			return
 		}
 	}

@@ -1,6 +1,9 @@
 package codegen
 
-import "github.com/dtrace-go/dtrace/dlang/syntax"
+import (
+	"github.com/dtrace-go/dtrace/dlang/syntax"
+	"github.com/dtrace-go/dtrace/program"
+)
 
 // This file holds codegen's own, minimal view of the checker's results.
 // Keeping it separate from dlang/check lets the generator be tested with
@@ -9,26 +12,26 @@ import "github.com/dtrace-go/dtrace/dlang/syntax"
 
 // byRef reports whether a value of t is handled through a pointer to its
 // bytes (strings, structs, arrays) rather than in a register.
-func byRef(t *Type) bool {
-	return t != nil && (t.Kind == TString || t.Kind == TStruct || t.Kind == TArray)
+func byRef(t *program.Type) bool {
+	return t != nil && (t.Kind == program.TString || t.Kind == program.TStruct || t.Kind == program.TArray)
 }
 
 // fieldOf finds a member by name, searching anonymous members too.
-func fieldOf(t *Type, name string) (Field, bool) {
+func fieldOf(t *program.Type, name string) (program.Field, bool) {
 	for _, f := range t.Fields {
 		if f.Name == name {
 			return f, true
 		}
 	}
 	for _, f := range t.Fields {
-		if f.Name == "" && f.Type != nil && f.Type.Kind == TStruct {
+		if f.Name == "" && f.Type != nil && f.Type.Kind == program.TStruct {
 			if g, ok := fieldOf(f.Type, name); ok {
 				g.Offset += f.Offset
 				return g, true
 			}
 		}
 	}
-	return Field{}, false
+	return program.Field{}, false
 }
 
 // VarKind is where a variable lives.
@@ -55,9 +58,9 @@ type Var struct {
 	// ID is unique among variables of the same kind; it keys dt_tvars and
 	// dt_assoc.
 	ID   int
-	Type *Type
+	Type *program.Type
 	// Keys are the key types of an associative array.
-	Keys []*Type
+	Keys []*program.Type
 	// Value is the value of a VarConst, the address of a VarSymbol.
 	Value int64
 	// Module is a VarSymbol's object: vmlinux or a module's name.
@@ -69,7 +72,7 @@ type AggInfo struct {
 	ID   int
 	Name string // without '@'; "" for @
 	Func string // count, sum, avg, ...
-	Keys []*Type
+	Keys []*program.Type
 	// Args are the constant parameters of lquantize/llquantize
 	// (base/factor, low, high, step/nsteps), after the value.
 	Params []int64
@@ -80,7 +83,7 @@ type AggInfo struct {
 type Info interface {
 	// TypeOf returns the type of an expression (after the usual
 	// conversions the checker applied: the type the value has).
-	TypeOf(e syntax.Expr) *Type
+	TypeOf(e syntax.Expr) *program.Type
 	// VarOf resolves an identifier, self->/this-> reference, or the X of an
 	// associative array IndexExpr.
 	VarOf(e syntax.Expr) *Var
@@ -90,7 +93,7 @@ type Info interface {
 	// an aggregating assignment, or an argument of printa/clear/...).
 	AggOf(e *syntax.AggExpr) *AggInfo
 	// TypeOfName resolves a type written in a cast or sizeof.
-	TypeOfName(t *syntax.TypeName) *Type
+	TypeOfName(t *syntax.TypeName) *program.Type
 	// StrConstOf returns the value of a constant string expression (a
 	// literal, a $$1 macro argument, a string inline).
 	StrConstOf(e syntax.Expr) (string, bool)

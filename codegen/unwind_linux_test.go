@@ -10,6 +10,7 @@ import (
 
 	"github.com/dtrace-go/dtrace/dlang/ktypes"
 	"github.com/dtrace-go/dtrace/internal/abi"
+	"github.com/dtrace-go/dtrace/program"
 )
 
 // fakeOffsets stands in for the kernel's BTF: the unwinder's code only
@@ -17,7 +18,7 @@ import (
 func fakeOffsets(s, m string) (uint32, error) { return uint32(8 * (len(s) + len(m))), nil }
 
 // listing is a spec's maps and instructions as text.
-func listing(s *Spec) string {
+func listing(s *program.Spec) string {
 	var b strings.Builder
 	for _, m := range s.Maps {
 		fmt.Fprintln(&b, m.Name, m.Kind, m.KeySize, m.ValueSize, m.MaxEntries)

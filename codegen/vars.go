@@ -6,6 +6,7 @@ import (
 	"github.com/cilium/ebpf/asm"
 	"github.com/dtrace-go/dtrace/dlang/syntax"
 	"github.com/dtrace-go/dtrace/internal/abi"
+	"github.com/dtrace-go/dtrace/program"
 )
 
 // This file compiles variable loads and stores: globals in dt_gvars,
@@ -24,7 +25,7 @@ func (f *fn) gvars() asm.Register {
 func (f *fn) loadVar(e syntax.Expr, v *Var) asm.Register {
 	t := v.Type
 	if t == nil {
-		t = TypeLong
+		t = program.TypeLong
 	}
 	switch v.Kind {
 	case VarConst:
@@ -57,7 +58,7 @@ func (f *fn) loadVar(e syntax.Expr, v *Var) asm.Register {
 		return f.loadParam(e, v)
 	case VarSymbol:
 		r := f.symbolAddr(e, v)
-		if t.Kind == TArray && t.Size == 0 {
+		if t.Kind == program.TArray && t.Size == 0 {
 			// An array of unknown length (extern char linux_banner[])
 			// cannot be copied: it stands for its address, from which
 			// stringof() and string arguments read up to strsize bytes.
@@ -73,7 +74,7 @@ func (f *fn) loadVar(e syntax.Expr, v *Var) asm.Register {
 
 // loadAt loads a variable of type t stored at offset off of the map
 // value p (consumed): globals, flow variables.
-func (f *fn) loadAt(p asm.Register, off uint32, t *Type) asm.Register {
+func (f *fn) loadAt(p asm.Register, off uint32, t *program.Type) asm.Register {
 	if byRef(t) {
 		f.emit(asm.Add.Imm(p, int32(off)))
 		if t.IsString() {
@@ -90,7 +91,7 @@ func (f *fn) loadAt(p asm.Register, off uint32, t *Type) asm.Register {
 
 // storeAt stores r (consumed) into a variable of type t at offset off of
 // the map value p (consumed).
-func (f *fn) storeAt(p asm.Register, off uint32, r asm.Register, t *Type) {
+func (f *fn) storeAt(p asm.Register, off uint32, r asm.Register, t *program.Type) {
 	if byRef(t) {
 		f.emit(asm.Add.Imm(p, int32(off)))
 		f.copyStrVar(p, r, t)
@@ -102,7 +103,7 @@ func (f *fn) storeAt(p asm.Register, off uint32, r asm.Register, t *Type) {
 
 // dynResult turns the result of a dynamic-variable lookup (R0, possibly
 // NULL) into a value: 0 or "" when absent.
-func (f *fn) dynResult(t *Type) asm.Register {
+func (f *fn) dynResult(t *program.Type) asm.Register {
 	r := f.alloc()
 	found, done := f.label("dyn"), f.label("dynend")
 	f.emit(asm.JNE.Imm(asm.R0, 0, found))
@@ -144,10 +145,10 @@ func (f *fn) tvarKey(id int) uint32 {
 
 // storeVar stores the value in r (consumed) into variable v, whose
 // value has type vt. Storing 0 into a dynamic variable deletes it.
-func (f *fn) storeVar(n syntax.Node, v *Var, r asm.Register, vt *Type) {
+func (f *fn) storeVar(n syntax.Node, v *Var, r asm.Register, vt *program.Type) {
 	t := v.Type
 	if t == nil {
-		t = TypeLong
+		t = program.TypeLong
 	}
 	if !byRef(t) {
 		f.convert(r, vt, t)
@@ -177,7 +178,7 @@ func (f *fn) storeVar(n syntax.Node, v *Var, r asm.Register, vt *Type) {
 
 // copyStrVar copies a value into a variable's storage (both consumed);
 // for strings it also records whether src is NULL in the nullFlag byte.
-func (f *fn) copyStrVar(dst, src asm.Register, t *Type) {
+func (f *fn) copyStrVar(dst, src asm.Register, t *program.Type) {
 	if !t.IsString() {
 		f.copyInto(dst, src, t)
 		return
@@ -200,8 +201,8 @@ func (f *fn) nullStr(p asm.Register) {
 }
 
 // copyInto copies a by-reference value src to dst (both consumed).
-func (f *fn) copyInto(dst, src asm.Register, t *Type) {
-	if t.Kind == TString {
+func (f *fn) copyInto(dst, src asm.Register, t *program.Type) {
+	if t.Kind == program.TString {
 		f.call(asm.FnProbeReadKernelStr, reg(dst), imm(int64(f.g.opts.StrSize+1)), reg(src))
 		return
 	}
@@ -223,7 +224,7 @@ func (f *fn) createZeroed(m string, key, size uint32, hint string) asm.Register 
 
 // dynStore writes a dynamic variable: delete on zero, else update with
 // the value staged in scratch; a failed update counts a drop.
-func (f *fn) dynStore(m string, key, valSize uint32, r asm.Register, t *Type) {
+func (f *fn) dynStore(m string, key, valSize uint32, r asm.Register, t *program.Type) {
 	val := f.tmp(valSize)
 	done := f.label("dsdone")
 	str, byRef := t.IsString(), !t.IsString() && byRef(t)
@@ -275,7 +276,7 @@ func (f *fn) assocKeyBuf(e *syntax.IndexExpr, v *Var) uint32 {
 // tuple stores the values of keys at scratch offset off, each item
 // keySize bytes (integers widened to 8 bytes, strings by value). The
 // area must already be zeroed so that keys compare equal bytewise.
-func (f *fn) tuple(keys []syntax.Expr, types []*Type, off uint32) uint32 {
+func (f *fn) tuple(keys []syntax.Expr, types []*program.Type, off uint32) uint32 {
 	for i, k := range keys {
 		kt := f.typeOf(k)
 		if i < len(types) && types[i] != nil {
@@ -291,7 +292,7 @@ func (f *fn) tuple(keys []syntax.Expr, types []*Type, off uint32) uint32 {
 			off += f.g.keySize(kt)
 			continue
 		}
-		if kt.Sym != KindNone {
+		if kt.Sym != program.KindNone {
 			f.symInto(k, kt.Sym, regScratch, int16(off))
 			off += f.g.keySize(kt)
 			continue
@@ -327,7 +328,7 @@ type lvalue struct {
 	// (BitSize != 0 for a bit-field) with v.Type its type.
 	mem   bool
 	addr  asm.Register
-	field Field
+	field program.Field
 }
 
 func (f *fn) lvalueOf(e syntax.Expr) lvalue {
@@ -372,24 +373,24 @@ func (f *fn) isMemLvalue(e syntax.Expr) bool {
 // memAddr returns a verifier-known pointer to the storage of a member or
 // element of a struct or array variable (global or clause-local), and
 // the member it designates (Offset already applied).
-func (f *fn) memAddr(e syntax.Expr) (asm.Register, Field) {
+func (f *fn) memAddr(e syntax.Expr) (asm.Register, program.Field) {
 	e = syntax.Unparen(e)
 	switch x := e.(type) {
 	case *syntax.Ident, *syntax.ScopedVar:
 		v := f.g.info.VarOf(x)
 		if v != nil && byRef(v.Type) && (v.Kind == VarGlobal || v.Kind == VarClause) {
-			return f.loadVar(x, v), Field{Type: v.Type}
+			return f.loadVar(x, v), program.Field{Type: v.Type}
 		}
-		if v != nil && (v.Type.Kind == TStruct || v.Type.Kind == TArray) && v.Kind == VarThread {
+		if v != nil && (v.Type.Kind == program.TStruct || v.Type.Kind == program.TArray) && v.Kind == VarThread {
 			// A thread-local struct or array is created (zeroed) by
 			// the first store into one of its members or elements.
 			key := f.tvarKey(v.ID)
-			return f.createZeroed(abi.MapTVars, key, f.g.tvarSize, "tvok"), Field{Type: v.Type}
+			return f.createZeroed(abi.MapTVars, key, f.g.tvarSize, "tvok"), program.Field{Type: v.Type}
 		}
 	case *syntax.UnaryExpr:
 		if x.Op == syntax.MUL {
 			t := f.typeOf(x)
-			return f.storeAddr(f.expr(x.X), t), Field{Type: t}
+			return f.storeAddr(f.expr(x.X), t), program.Field{Type: t}
 		}
 	case *syntax.MemberExpr:
 		if x.Arrow {
@@ -416,15 +417,15 @@ func (f *fn) memAddr(e syntax.Expr) (asm.Register, Field) {
 			// An element holding a struct or array is created (zeroed)
 			// by the first store into it.
 			key := f.assocKeyBuf(x, v)
-			return f.createZeroed(abi.MapAssoc, key, f.g.assocValue, "assocok"), Field{Type: v.Type}
+			return f.createZeroed(abi.MapAssoc, key, f.g.assocValue, "assocok"), program.Field{Type: v.Type}
 		}
-		if bt := f.typeOf(x.X); bt.Kind == TPointer {
+		if bt := f.typeOf(x.X); bt.Kind == program.TPointer {
 			t := f.typeOf(x)
-			return f.storeAddr(f.addrOf(x), t), Field{Type: t}
+			return f.storeAddr(f.addrOf(x), t), program.Field{Type: t}
 		}
 		if v := f.g.info.VarOf(x.X); v == nil || (v.Kind != VarAssoc && v.Kind != VarTAssoc) {
 			base, bf := f.memAddr(x.X)
-			if bf.Type.Kind == TArray {
+			if bf.Type.Kind == program.TArray {
 				i := f.expr(x.Index[0])
 				ok, bad := f.label("idx"), f.label("badidx")
 				f.emit(asm.JGE.Imm(i, int32(bf.Type.Len), bad), asm.Ja.Label(ok))
@@ -433,18 +434,18 @@ func (f *fn) memAddr(e syntax.Expr) (asm.Register, Field) {
 				f.mark(ok)
 				f.emit(asm.Mul.Imm(i, int32(bf.Type.Elem.Size)), asm.Add.Reg(base, i))
 				f.free(i)
-				return base, Field{Type: bf.Type.Elem}
+				return base, program.Field{Type: bf.Type.Elem}
 			}
 			f.free(base)
 		}
 	}
 	f.fail(e, "invalid assignment target")
-	return 0, Field{}
+	return 0, program.Field{}
 }
 
 // storeSize is the number of bytes a store of type t writes.
-func storeSize(t *Type) uint32 {
-	if t.Kind == TPointer || t.Size == 0 {
+func storeSize(t *program.Type) uint32 {
+	if t.Kind == program.TPointer || t.Size == 0 {
 		return 8
 	}
 	return t.Size
@@ -516,7 +517,7 @@ func (f *fn) scratchAddr(a asm.Register, size uint32) asm.Register {
 // storeAddr is scratchAddr for a store of a value of type t through a
 // pointer (*p = v, p[i] = v): as in DTrace, a valid address that is
 // not aligned to a scalar's size then faults with "invalid alignment".
-func (f *fn) storeAddr(a asm.Register, t *Type) asm.Register {
+func (f *fn) storeAddr(a asm.Register, t *program.Type) asm.Register {
 	c := f.alloc()
 	f.emit(asm.Mov.Reg(c, a))
 	p := f.scratchAddr(a, storeSize(t))
@@ -550,7 +551,7 @@ func (f *fn) loadMem(lv lvalue) asm.Register {
 
 // storeMem writes r (consumed) into the member lv designates and frees
 // the address.
-func (f *fn) storeMem(lv lvalue, r asm.Register, vt *Type) {
+func (f *fn) storeMem(lv lvalue, r asm.Register, vt *program.Type) {
 	t := lv.v.Type
 	defer f.free(lv.addr)
 	if t.IsString() {
@@ -581,7 +582,7 @@ func (f *fn) storeMem(lv lvalue, r asm.Register, vt *Type) {
 	}
 	f.convert(r, vt, t)
 	size := t.Size
-	if t.Kind == TPointer {
+	if t.Kind == program.TPointer {
 		size = 8
 	}
 	f.emit(asm.StoreMem(lv.addr, 0, r, sizeOf(size)))
@@ -612,7 +613,7 @@ func (f *fn) loadL(e syntax.Expr, lv lvalue) asm.Register {
 	return f.loadVar(e, lv.v)
 }
 
-func (f *fn) storeL(n syntax.Node, lv lvalue, r asm.Register, vt *Type) {
+func (f *fn) storeL(n syntax.Node, lv lvalue, r asm.Register, vt *program.Type) {
 	if lv.mem {
 		f.storeMem(lv, r, vt)
 		return
@@ -645,7 +646,7 @@ func (f *fn) assign(e *syntax.AssignExpr) asm.Register {
 	}
 	t := lv.v.Type
 	if t == nil {
-		t = TypeLong
+		t = program.TypeLong
 	}
 	if e.Op == syntax.ASSIGN {
 		if !lv.mem {
@@ -695,13 +696,13 @@ func (f *fn) incdec(e syntax.Expr, op syntax.Token, post bool) asm.Register {
 	lv := f.lvalueOf(e)
 	t := lv.v.Type
 	if t == nil {
-		t = TypeLong
+		t = program.TypeLong
 	}
 	x := f.loadL(e, lv)
 	old := f.alloc()
 	f.emit(asm.Mov.Reg(old, x))
 	step := int32(1)
-	if t.Kind == TPointer && t.Elem != nil && t.Elem.Size > 0 {
+	if t.Kind == program.TPointer && t.Elem != nil && t.Elem.Size > 0 {
 		step = int32(t.Elem.Size)
 	}
 	if op == syntax.DEC {
@@ -936,7 +937,7 @@ func (f *fn) argsIndex(e *syntax.IndexExpr) asm.Register {
 }
 
 // argLoad loads args[i] (untranslated) as a value of type t.
-func (f *fn) argLoad(e *syntax.IndexExpr, t *Type) asm.Register {
+func (f *fn) argLoad(e *syntax.IndexExpr, t *program.Type) asm.Register {
 	i, ok := f.constant(e.Index[0])
 	if !ok || i < 0 || i > 9 {
 		f.fail(e, "args[] index must be a constant from 0 to 9")
@@ -1014,7 +1015,7 @@ func (f *fn) uregs(e *syntax.IndexExpr) asm.Register {
 	i = f.release(hi)
 	f.emit(asm.LSh.Imm(i, 3), asm.Add.Reg(p, i))
 	f.free(i)
-	v := f.loadScalar(p, TypeULong, false)
+	v := f.loadScalar(p, program.TypeULong, false)
 	f.emit(asm.Ja.Label(done))
 	f.mark(zero)
 	f.emit(asm.Mov.Imm(v, 0))

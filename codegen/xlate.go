@@ -3,6 +3,7 @@ package codegen
 import (
 	"github.com/cilium/ebpf/asm"
 	"github.com/dtrace-go/dtrace/dlang/syntax"
+	"github.com/dtrace-go/dtrace/program"
 )
 
 // This file compiles translations. A member of a translated value
@@ -92,9 +93,9 @@ func (f *fn) xlateMember(e *syntax.MemberExpr) (asm.Register, bool) {
 // xlateWhole materializes the translation e stands for (an XlateExpr, a
 // translated args[i], or an inline or parenthesized expression standing
 // for one) as a struct of type st; ok is false when e is no translation.
-func (f *fn) xlateWhole(e syntax.Expr, st *Type) (asm.Register, bool) {
+func (f *fn) xlateWhole(e syntax.Expr, st *program.Type) (asm.Register, bool) {
 	xi, ok := f.g.info.(XlateInfo)
-	if !ok || st == nil || st.Kind != TStruct {
+	if !ok || st == nil || st.Kind != program.TStruct {
 		return 0, false
 	}
 	for i := 0; i < 16; i++ {
@@ -117,7 +118,7 @@ func (f *fn) xlateWhole(e syntax.Expr, st *Type) (asm.Register, bool) {
 
 // xlateStruct builds a translated struct in a scratch temporary and
 // returns a pointer to it.
-func (f *fn) xlateStruct(st *Type, members map[string]syntax.Expr, p *Var, in syntax.Expr) asm.Register {
+func (f *fn) xlateStruct(st *program.Type, members map[string]syntax.Expr, p *Var, in syntax.Expr) asm.Register {
 	size := align8(max(8, st.Size))
 	off := f.tmp(size)
 	for i := uint32(0); i < size; i += 8 {
@@ -193,13 +194,13 @@ const progenyDepth = 32
 // translator, whose parameter is a struct task_struct *.
 func (f *fn) progenyof(c *syntax.CallExpr, pid asm.Register) asm.Register {
 	xi, ok := f.g.info.(XlateInfo)
-	var tt *Type
+	var tt *program.Type
 	if ok {
-		if _, p, ok := xi.BuiltinXlate("psinfo_t", "pr_ppid"); ok && p.Type != nil && p.Type.Kind == TPointer {
+		if _, p, ok := xi.BuiltinXlate("psinfo_t", "pr_ppid"); ok && p.Type != nil && p.Type.Kind == program.TPointer {
 			tt = p.Type.Elem
 		}
 	}
-	var rp, tg Field
+	var rp, tg program.Field
 	ok1, ok2 := false, false
 	if tt != nil {
 		rp, ok1 = fieldOf(tt, "real_parent")

@@ -7,6 +7,7 @@ import (
 
 	"github.com/dtrace-go/dtrace/aggregate"
 	"github.com/dtrace-go/dtrace/format"
+	"github.com/dtrace-go/dtrace/program"
 )
 
 // HasStack reports whether an aggregation has a stack key.
@@ -64,7 +65,7 @@ func Fold(a *aggregate.Agg, sym format.Symbolizer, o aggregate.SortOptions) []Sa
 // of values a quantization counted.
 func Value(a *aggregate.Agg, e *aggregate.Entry) int64 {
 	switch a.Desc.Func {
-	case aggregate.Quantize, aggregate.Lquantize, aggregate.Llquantize:
+	case program.AggQuantize, program.AggLquantize, program.AggLlquantize:
 		var n int64
 		for i, c := range e.Data {
 			if i < a.Desc.NSlots() {

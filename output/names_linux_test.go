@@ -24,6 +24,7 @@ import (
 	"github.com/dtrace-go/dtrace/output/perfetto"
 	"github.com/dtrace-go/dtrace/output/pprof"
 	"github.com/dtrace-go/dtrace/output/text"
+	"github.com/dtrace-go/dtrace/program"
 	"github.com/dtrace-go/dtrace/symbol"
 )
 
@@ -102,7 +103,7 @@ func namedStack(t *testing.T) (*symbol.Symbolizer, format.Stack, []string) {
 // function holds as module`0xADDR, the JIT frame from its perf map.
 func TestSameNamesEverywhere(t *testing.T) {
 	sym, st, want := namedStack(t)
-	agg := aggregate.New(&aggregate.Desc{ID: 0, Name: "@", Func: aggregate.Count})
+	agg := aggregate.New(&aggregate.Desc{ID: 0, Name: "@", Func: program.AggCount})
 	agg.Add([]format.Value{st}, []int64{7})
 	aggs := []*aggregate.Agg{agg}
 	var opts aggregate.SortOptions
@@ -126,7 +127,7 @@ func TestSameNamesEverywhere(t *testing.T) {
 	got["json"] = jsonFrames(t, b.Bytes())
 
 	b.Reset()
-	if err := folded.New(text.Config{Out: &b, Sym: sym, Settings: output.Settings{Quiet: true}}).Aggregations(aggs); err != nil {
+	if err := folded.New(text.New(text.Config{Out: &b, Sym: sym, Settings: output.Settings{Quiet: true}}), sym, aggregate.SortOptions{}).Aggregations(aggs); err != nil {
 		t.Fatal(err)
 	}
 	line, _, _ := strings.Cut(strings.TrimSpace(b.String()), "\n")

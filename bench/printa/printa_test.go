@@ -14,6 +14,7 @@ import (
 	"github.com/dtrace-go/dtrace/format"
 	"github.com/dtrace-go/dtrace/output"
 	"github.com/dtrace-go/dtrace/output/text"
+	"github.com/dtrace-go/dtrace/program"
 )
 
 // keys is how many entries each benchmark aggregation holds.
@@ -22,7 +23,7 @@ const keys = 1_000_000
 // build returns an aggregation of fn with keys entries, keyed by an
 // integer or by a name and a pid, with values (and for count() the
 // increments) scattered so that the sort has all its work to do.
-func build(fn aggregate.Func, strKey bool) *aggregate.Agg {
+func build(fn program.AggFunc, strKey bool) *aggregate.Agg {
 	d := &aggregate.Desc{ID: 1, Func: fn}
 	a := aggregate.New(d)
 	slots := make([]int64, d.NSlots())
@@ -76,8 +77,8 @@ func cpuTime(b *testing.B) time.Duration {
 }
 
 // BenchmarkPrintaCount1M is printa(@) of @[i] = count() over 1M keys.
-func BenchmarkPrintaCount1M(b *testing.B) { benchPrinta(b, build(aggregate.Count, false)) }
+func BenchmarkPrintaCount1M(b *testing.B) { benchPrinta(b, build(program.AggCount, false)) }
 
 // BenchmarkPrintaSumStr1M is printa(@) of @[name, pid] = sum(v): string
 // and 32-bit keys.
-func BenchmarkPrintaSumStr1M(b *testing.B) { benchPrinta(b, build(aggregate.Sum, true)) }
+func BenchmarkPrintaSumStr1M(b *testing.B) { benchPrinta(b, build(program.AggSum, true)) }

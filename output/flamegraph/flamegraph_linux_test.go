@@ -16,6 +16,7 @@ import (
 	"github.com/dtrace-go/dtrace/aggregate"
 	"github.com/dtrace-go/dtrace/format"
 	"github.com/dtrace-go/dtrace/internal/testutil/outtest"
+	"github.com/dtrace-go/dtrace/program"
 )
 
 // domFrame is a frame of the DOM Chromium dumps.
@@ -108,7 +109,7 @@ func TestChromiumZoom(t *testing.T) {
 		t.Skip("no chromium (Debian's chromium package)")
 	}
 	u := func(pcs ...uint64) format.Value { return format.Stack{PCs: pcs, User: true, PID: 1} }
-	a := aggregate.New(&aggregate.Desc{ID: 0, Name: "@", Func: aggregate.Count})
+	a := aggregate.New(&aggregate.Desc{ID: 0, Name: "@", Func: program.AggCount})
 	a.Add([]format.Value{u(0x2000, 0x1000)}, []int64{75})
 	a.Add([]format.Value{u(0x3000, 0x1000)}, []int64{25})
 	file := filepath.Join(t.TempDir(), "zoom.svg")

@@ -21,6 +21,7 @@ import (
 	"github.com/dtrace-go/dtrace/aggregate"
 	"github.com/dtrace-go/dtrace/format"
 	"github.com/dtrace-go/dtrace/output"
+	"github.com/dtrace-go/dtrace/program"
 )
 
 // Config sets up a Renderer.
@@ -488,7 +489,7 @@ func (j *Renderer) aggregation(a *aggregate.Agg) *Aggregation {
 			en.Keys = []Value{}
 		}
 		switch a.Desc.Func {
-		case aggregate.Quantize, aggregate.Lquantize, aggregate.Llquantize:
+		case program.AggQuantize, program.AggLquantize, program.AggLlquantize:
 			en.Buckets = aggregate.Buckets(a, e)
 			if en.Buckets == nil {
 				en.Buckets = [][3]int64{}

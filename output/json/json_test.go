@@ -17,6 +17,7 @@ import (
 	"github.com/dtrace-go/dtrace/format"
 	"github.com/dtrace-go/dtrace/internal/testutil/outtest"
 	"github.com/dtrace-go/dtrace/output"
+	"github.com/dtrace-go/dtrace/program"
 )
 
 // schema compiles docs/oformat-json.schema.json.
@@ -109,13 +110,13 @@ func TestEvents(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	count := agg(t, &aggregate.Desc{ID: 0, Name: "@calls", Func: aggregate.Count}, map[string][]int64{"getppid": make([]int64, 777)})
-	quant := agg(t, &aggregate.Desc{ID: 1, Name: "@", Func: aggregate.Quantize}, map[string][]int64{"": {0, 1, 5, 6, 7, 1000, -2}})
-	lq := agg(t, &aggregate.Desc{ID: 2, Name: "@l", Func: aggregate.Lquantize, Base: 0, Levels: 5, Step: 10},
+	count := agg(t, &aggregate.Desc{ID: 0, Name: "@calls", Func: program.AggCount}, map[string][]int64{"getppid": make([]int64, 777)})
+	quant := agg(t, &aggregate.Desc{ID: 1, Name: "@", Func: program.AggQuantize}, map[string][]int64{"": {0, 1, 5, 6, 7, 1000, -2}})
+	lq := agg(t, &aggregate.Desc{ID: 2, Name: "@l", Func: program.AggLquantize, Base: 0, Levels: 5, Step: 10},
 		map[string][]int64{"a": {-1, 3, 49, 50, 1000}})
-	llq := agg(t, &aggregate.Desc{ID: 3, Name: "@ll", Func: aggregate.Llquantize, Factor: 10, Lmag: 0, Hmag: 3, Steps: 10},
+	llq := agg(t, &aggregate.Desc{ID: 3, Name: "@ll", Func: program.AggLlquantize, Factor: 10, Lmag: 0, Hmag: 3, Steps: 10},
 		map[string][]int64{"a": {0, 5, 55, 12345}})
-	avg := agg(t, &aggregate.Desc{ID: 4, Name: "@avg", Func: aggregate.Avg}, map[string][]int64{"b": {2, 4}})
+	avg := agg(t, &aggregate.Desc{ID: 4, Name: "@avg", Func: program.AggAvg}, map[string][]int64{"b": {2, 4}})
 
 	rec := &output.Record{CPU: 1, EPID: 3, Clause: 0, Known: true, First: true, Data: true,
 		Probe: output.Probe{ID: 77, Provider: "syscall", Module: "vmlinux", Function: "getppid", Name: "entry"}}

@@ -12,6 +12,7 @@ import (
 	"github.com/dtrace-go/dtrace/aggregate"
 	"github.com/dtrace-go/dtrace/format"
 	"github.com/dtrace-go/dtrace/output"
+	"github.com/dtrace-go/dtrace/program"
 )
 
 // Metric names an aggregation @NAME as the metric dtrace.NAME
@@ -38,7 +39,7 @@ func (e *Exporter) metric(a *aggregate.Agg, start, now uint64) (*metricspb.Metri
 	m := &metricspb.Metric{Name: Metric(a), Description: fmt.Sprintf("dtrace aggregation %s = %s()", aggName(a), a.Desc.Func)}
 	cum := metricspb.AggregationTemporality_AGGREGATION_TEMPORALITY_CUMULATIVE
 	switch a.Desc.Func {
-	case aggregate.Quantize:
+	case program.AggQuantize:
 		h := &metricspb.ExponentialHistogram{AggregationTemporality: cum}
 		for _, en := range entries {
 			p := expHistogram(a, en)
@@ -46,7 +47,7 @@ func (e *Exporter) metric(a *aggregate.Agg, start, now uint64) (*metricspb.Metri
 			h.DataPoints = append(h.DataPoints, p)
 		}
 		m.Data = &metricspb.Metric_ExponentialHistogram{ExponentialHistogram: h}
-	case aggregate.Lquantize, aggregate.Llquantize:
+	case program.AggLquantize, program.AggLlquantize:
 		h := &metricspb.Histogram{AggregationTemporality: cum}
 		for _, en := range entries {
 			p := explicitHistogram(a, en)
@@ -61,11 +62,11 @@ func (e *Exporter) metric(a *aggregate.Agg, start, now uint64) (*metricspb.Metri
 				TimeUnixNano: now, Value: &metricspb.NumberDataPoint_AsInt{AsInt: output.Value(a, en)}})
 		}
 		switch a.Desc.Func {
-		case aggregate.Count:
+		case program.AggCount:
 			// A count only grows (clear() starts it again, which a
 			// cumulative sum's reader takes as a reset).
 			m.Data = &metricspb.Metric_Sum{Sum: &metricspb.Sum{DataPoints: pts, AggregationTemporality: cum, IsMonotonic: true}}
-		case aggregate.Sum:
+		case program.AggSum:
 			m.Data = &metricspb.Metric_Sum{Sum: &metricspb.Sum{DataPoints: pts, AggregationTemporality: cum}}
 		default:
 			// min, max, avg, stddev: values of now, not totals.
@@ -197,7 +198,7 @@ func (e *Exporter) anyValue(v format.Value) *commonpb.AnyValue {
 		}
 		return strValue(fmt.Sprint(x.Uint64()))
 	case format.Stack:
-		a := aggregate.New(&aggregate.Desc{Func: aggregate.Count})
+		a := aggregate.New(&aggregate.Desc{Func: program.AggCount})
 		a.Add([]format.Value{x}, []int64{0})
 		if f := output.Fold(a, e.sym, aggregate.SortOptions{}); len(f) == 1 {
 			return strValue(strings.Join(f[0].Frames, ";"))

@@ -18,6 +18,7 @@ import (
 	"github.com/dtrace-go/dtrace/aggregate"
 	"github.com/dtrace-go/dtrace/format"
 	"github.com/dtrace-go/dtrace/output"
+	"github.com/dtrace-go/dtrace/program"
 )
 
 func TestExpIndex(t *testing.T) {
@@ -69,7 +70,7 @@ func pow2(i int32) float64 {
 
 // quantized is a quantize() aggregation of vals, keyed by one string.
 func quantized(vals []int64) *aggregate.Agg {
-	q := aggregate.New(&aggregate.Desc{ID: 0, Name: "@q", Func: aggregate.Quantize})
+	q := aggregate.New(&aggregate.Desc{ID: 0, Name: "@q", Func: program.AggQuantize})
 	slots := make([]int64, q.Desc.NSlots())
 	for _, v := range vals {
 		q.Desc.Update(slots, v, 1)
@@ -119,7 +120,7 @@ func TestQuantizeExp(t *testing.T) {
 // TestExplicit: lquantize's buckets become explicit bounds, each the
 // largest value of its bucket.
 func TestExplicit(t *testing.T) {
-	l := aggregate.New(&aggregate.Desc{ID: 0, Name: "@l", Func: aggregate.Lquantize, Base: 0, Levels: 10, Step: 10})
+	l := aggregate.New(&aggregate.Desc{ID: 0, Name: "@l", Func: program.AggLquantize, Base: 0, Levels: 10, Step: 10})
 	slots := make([]int64, l.Desc.NSlots())
 	for _, v := range []int64{-5, 0, 9, 10, 15, 99, 100, 500} {
 		l.Desc.Update(slots, v, 1)
@@ -229,7 +230,7 @@ func TestProtocols(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			c := aggregate.New(&aggregate.Desc{ID: 0, Name: "@calls", Func: aggregate.Count})
+			c := aggregate.New(&aggregate.Desc{ID: 0, Name: "@calls", Func: program.AggCount})
 			c.Add(nil, []int64{5000})
 			dropped, sent, lastErr := e.Close([]*aggregate.Agg{c, quantized([]int64{1, 2, 3})}, nil, 10*time.Second)
 			if dropped != 0 || sent != 2 {
@@ -316,7 +317,7 @@ func TestNeverBlocks(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	c := aggregate.New(&aggregate.Desc{ID: 0, Name: "@calls", Func: aggregate.Count})
+	c := aggregate.New(&aggregate.Desc{ID: 0, Name: "@calls", Func: program.AggCount})
 	c.Add(nil, []int64{1})
 	const n = 1000
 	for i := 0; i < n; i++ {
@@ -438,7 +439,7 @@ func TestMachines(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	c := aggregate.New(&aggregate.Desc{ID: 0, Name: "@calls", Func: aggregate.Count})
+	c := aggregate.New(&aggregate.Desc{ID: 0, Name: "@calls", Func: program.AggCount})
 	c.Add([]format.Value{format.String("host"), format.String("read")}, []int64{3})
 	c.Add([]format.Value{format.String("vm1"), format.String("read")}, []int64{5})
 	if dropped, _, msg := e.Close([]*aggregate.Agg{c}, []string{"host", "vm1"}, 5*time.Second); dropped != 0 {

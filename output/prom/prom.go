@@ -43,6 +43,7 @@ import (
 	"github.com/dtrace-go/dtrace/aggregate"
 	"github.com/dtrace-go/dtrace/format"
 	"github.com/dtrace-go/dtrace/output"
+	"github.com/dtrace-go/dtrace/program"
 )
 
 // CheckAddr checks that addr is host:port and that it can be listened
@@ -310,10 +311,10 @@ func (s *Server) Metrics(aggs []*aggregate.Agg) []prometheus.Metric {
 			var m prometheus.Metric
 			var err error
 			switch a.Desc.Func {
-			case aggregate.Quantize, aggregate.Lquantize, aggregate.Llquantize:
+			case program.AggQuantize, program.AggLquantize, program.AggLlquantize:
 				count, sum, buckets := histogram(a, e)
 				m, err = prometheus.NewConstHistogram(desc, count, sum, buckets, vals...)
-				if err == nil && a.Desc.Func == aggregate.Quantize {
+				if err == nil && a.Desc.Func == program.AggQuantize {
 					m, err = withNative(m, a, e)
 				}
 			default:
@@ -359,7 +360,7 @@ func (s *Server) labelValues(key []format.Value) []string {
 				vals[i] = fmt.Sprint(x.Uint64())
 			}
 		case format.Stack:
-			a := aggregate.New(&aggregate.Desc{Func: aggregate.Count})
+			a := aggregate.New(&aggregate.Desc{Func: program.AggCount})
 			a.Add([]format.Value{x}, []int64{0})
 			if f := output.Fold(a, s.sym, aggregate.SortOptions{}); len(f) == 1 {
 				vals[i] = strings.Join(f[0].Frames, ";")

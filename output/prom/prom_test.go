@@ -12,6 +12,7 @@ import (
 
 	"github.com/dtrace-go/dtrace/aggregate"
 	"github.com/dtrace-go/dtrace/format"
+	"github.com/dtrace-go/dtrace/program"
 )
 
 func TestChecks(t *testing.T) {
@@ -56,11 +57,11 @@ func TestChecks(t *testing.T) {
 // Serve (the consumer's side), names, labels and histogram buckets are
 // as documented.
 func TestScrape(t *testing.T) {
-	calls := aggregate.New(&aggregate.Desc{ID: 0, Name: "@calls", Func: aggregate.Count})
+	calls := aggregate.New(&aggregate.Desc{ID: 0, Name: "@calls", Func: program.AggCount})
 	calls.Add(nil, []int64{5000})
-	byFunc := aggregate.New(&aggregate.Desc{ID: 1, Name: "@", Func: aggregate.Sum})
+	byFunc := aggregate.New(&aggregate.Desc{ID: 1, Name: "@", Func: program.AggSum})
 	byFunc.Add([]format.Value{format.String("read"), format.I32(-1)}, []int64{7})
-	q := aggregate.New(&aggregate.Desc{ID: 2, Name: "@lat-ns", Func: aggregate.Quantize})
+	q := aggregate.New(&aggregate.Desc{ID: 2, Name: "@lat-ns", Func: program.AggQuantize})
 	slots := make([]int64, q.Desc.NSlots())
 	for _, v := range []int64{1, 5, 6, 100} {
 		q.Desc.Update(slots, v, 1)
@@ -116,13 +117,13 @@ func TestScrape(t *testing.T) {
 // same counts, a native one of schema 0, each bucket at the power of two
 // that bounds it; lquantize() stays classic.
 func TestNative(t *testing.T) {
-	q := aggregate.New(&aggregate.Desc{ID: 0, Name: "@q", Func: aggregate.Quantize})
+	q := aggregate.New(&aggregate.Desc{ID: 0, Name: "@q", Func: program.AggQuantize})
 	slots := make([]int64, q.Desc.NSlots())
 	for _, v := range []int64{1, 5, 6, 100, 0, -3} {
 		q.Desc.Update(slots, v, 1)
 	}
 	q.Add(nil, slots)
-	l := aggregate.New(&aggregate.Desc{ID: 1, Name: "@l", Func: aggregate.Lquantize, Base: 0, Levels: 10, Step: 10})
+	l := aggregate.New(&aggregate.Desc{ID: 1, Name: "@l", Func: program.AggLquantize, Base: 0, Levels: 10, Step: 10})
 	lslots := make([]int64, l.Desc.NSlots())
 	l.Desc.Update(lslots, 15, 1)
 	l.Add(nil, lslots)
