@@ -394,10 +394,3 @@ func (h *Handle) aggKeySizes() [][]int {
 	}
 	return out
 }
-
-// stamps reports whether the output format needs kernel stamps on
-// records (the firing thread and time).
-func (h *Handle) stamps() bool {
-	f := formats.Streaming(h.opts.OFormat)
-	return f != nil && f.Stamps
-}
