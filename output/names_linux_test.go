@@ -6,6 +6,7 @@ import (
 	"bytes"
 	stdjson "encoding/json"
 	"fmt"
+	"io"
 	"os"
 	"path"
 	"regexp"
@@ -164,7 +165,8 @@ func TestSameNamesEverywhere(t *testing.T) {
 	}
 
 	b.Reset()
-	if err := perfetto.New(perfetto.Config{Config: json.Config{Out: &b, Sym: sym}}).Aggregations(aggs); err != nil {
+	if err := perfetto.New(perfetto.Config{Config: json.Config{Out: &b, Sym: sym},
+		Text: func(w io.Writer) output.Printer { return text.New(text.Config{Stderr: w}) }}).Aggregations(aggs); err != nil {
 		t.Fatal(err)
 	}
 	var trace struct {

@@ -48,6 +48,7 @@ type Config struct {
 	Names func(pid, tid int) (process, thread string)
 	// Text makes the renderer that words faults, errors and drops as
 	// dtrace(1M) does (output/text's), its messages going to stderr.
+	// Required: output/formats' user supplies it (output.Env.Text).
 	Text func(stderr io.Writer) output.Printer
 }
 
