@@ -12,6 +12,7 @@ import (
 
 	"github.com/dtrace-go/dtrace/aggregate"
 	"github.com/dtrace-go/dtrace/internal/testutil/testcert"
+	"github.com/dtrace-go/dtrace/program"
 )
 
 // seenRequest is what the test receiver saw of a request besides its
@@ -73,7 +74,7 @@ func TestTLSHeaders(t *testing.T) {
 				if err != nil {
 					t.Fatal(err)
 				}
-				c := aggregate.New(&aggregate.Desc{ID: 0, Name: "@calls", Func: aggregate.Count})
+				c := aggregate.New(&aggregate.Desc{ID: 0, Name: "@calls", Func: program.AggCount})
 				c.Add(nil, []int64{42})
 				return e.Close([]*aggregate.Agg{c}, nil, 10*time.Second)
 			}
@@ -147,7 +148,7 @@ func TestGRPCRefused(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	c := aggregate.New(&aggregate.Desc{ID: 0, Name: "@calls", Func: aggregate.Count})
+	c := aggregate.New(&aggregate.Desc{ID: 0, Name: "@calls", Func: program.AggCount})
 	c.Add(nil, []int64{1})
 	dropped, sent, lastErr := e.Close([]*aggregate.Agg{c}, nil, 10*time.Second)
 	if dropped != 1 || sent != 0 || !strings.HasSuffix(lastErr, "/opentelemetry.proto.collector.metrics.v1.MetricsService/Export: gRPC status 16 UNAUTHENTICATED: missing token") {
