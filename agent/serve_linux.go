@@ -14,7 +14,7 @@ import (
 	"github.com/dtrace-go/dtrace/dtrace"
 	"github.com/dtrace-go/dtrace/format"
 	"github.com/dtrace-go/dtrace/output"
-	"github.com/dtrace-go/dtrace/output/json"
+	"github.com/dtrace-go/dtrace/output/jsonrec"
 	"github.com/dtrace-go/dtrace/output/text"
 )
 
@@ -94,7 +94,7 @@ func Serve(rw io.ReadWriter, logw io.Writer) error {
 		return err
 	}
 	// Answered even when the versions differ: the host says which.
-	if err := c.Send(MsgHello, Hello{Magic: magic, Version: Version, Machine: json.Hostname()}); err != nil {
+	if err := c.Send(MsgHello, Hello{Magic: magic, Version: Version, Machine: jsonrec.Hostname()}); err != nil {
 		return err
 	}
 	if err != nil {
@@ -200,7 +200,7 @@ type forwarder struct {
 	text  *text.Renderer
 	tbuf  bytes.Buffer
 	mbuf  bytes.Buffer
-	col   *json.Collector
+	col   *jsonrec.Collector
 	recs  []*Record
 	names map[[2]int][2]string
 	sym   format.Symbolizer
@@ -212,7 +212,7 @@ func newForwarder(c *Conn, h *dtrace.Handle) *forwarder {
 	set := h.Settings()
 	f.text = text.New(text.Config{Stderr: &f.mbuf, Settings: set, Sym: f.sym})
 	f.text.SetOutput(&f.tbuf)
-	f.col = json.NewCollector(json.Config{Settings: set, Sym: f.sym})
+	f.col = jsonrec.NewCollector(jsonrec.Config{Settings: set, Sym: f.sym})
 	return f
 }
 
@@ -224,7 +224,7 @@ func (f *forwarder) Begin(r *output.Record) error {
 		f.names[k] = n
 	}
 	f.recs = append(f.recs, &Record{Time: r.Time, PID: r.PID, TID: r.TID, CPU: r.CPU, Process: n[0], Thread: n[1],
-		Probe: json.Probe{ID: r.Probe.ID, Provider: r.Probe.Provider, Module: r.Probe.Module,
+		Probe: jsonrec.Probe{ID: r.Probe.ID, Provider: r.Probe.Provider, Module: r.Probe.Module,
 			Function: r.Probe.Function, Name: r.Probe.Name}, Clause: r.Clause})
 	if err := f.col.Begin(r); err != nil {
 		return err

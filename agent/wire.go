@@ -6,7 +6,7 @@ import (
 
 	"github.com/dtrace-go/dtrace/aggregate"
 	"github.com/dtrace-go/dtrace/format"
-	"github.com/dtrace-go/dtrace/output/json"
+	"github.com/dtrace-go/dtrace/output/jsonrec"
 )
 
 // Record is one record of a probe firing in the guest.
@@ -18,12 +18,12 @@ type Record struct {
 	// Process and Thread are their names in the guest.
 	Process string `json:"process,omitempty"`
 	Thread  string `json:"thread,omitempty"`
-	Probe   json.Probe
+	Probe   jsonrec.Probe
 	Clause  int `json:"clause"`
 	// Text is the record as dtrace(1M) prints it in the guest.
 	Text string `json:"text"`
 	// Actions are its actions typed as in -x oformat=json.
-	Actions []json.Action `json:"actions,omitempty"`
+	Actions []jsonrec.Action `json:"actions,omitempty"`
 }
 
 // Aggs holds the guest's aggregations at the end.

@@ -22,6 +22,7 @@ import (
 	"github.com/dtrace-go/dtrace/output/flamegraph"
 	"github.com/dtrace-go/dtrace/output/folded"
 	"github.com/dtrace-go/dtrace/output/json"
+	"github.com/dtrace-go/dtrace/output/jsonrec"
 	"github.com/dtrace-go/dtrace/output/perfetto"
 	"github.com/dtrace-go/dtrace/output/pprof"
 	"github.com/dtrace-go/dtrace/output/text"
@@ -165,7 +166,7 @@ func TestSameNamesEverywhere(t *testing.T) {
 	}
 
 	b.Reset()
-	if err := perfetto.New(perfetto.Config{Config: json.Config{Out: &b, Sym: sym},
+	if err := perfetto.New(perfetto.Config{Out: &b, Config: jsonrec.Config{Sym: sym},
 		Text: func(w io.Writer) output.Printer { return text.New(text.Config{Stderr: w}) }}).Aggregations(aggs); err != nil {
 		t.Fatal(err)
 	}

@@ -6,7 +6,6 @@ import (
 	"os/exec"
 	"path"
 	"path/filepath"
-	"slices"
 	"strings"
 	"testing"
 )
@@ -25,16 +24,18 @@ var floors = [][]string{
 	// 1: the D language, aggregation values, the event model, the
 	// provider interface.
 	{"dlang/types", "dlang/check", "dlang/ktypes", "dlib", "aggregate", "output", "provider"},
-	// 2: the generator, the providers, the renderers.
+	// 2: what renderers share: the JSON record model.
+	{"output/jsonrec"},
+	// 3: the generator, the providers, the renderers.
 	{"codegen", "provider/", "output/"},
-	// 3: the run-time stages; the registry of output formats.
+	// 4: the run-time stages; the registry of output formats.
 	{"loader", "consumer", "output/formats"},
-	// 4: the library facade.
+	// 5: the library facade.
 	{"dtrace"},
-	// 5: what embeds the library: the guest agent, the commands,
+	// 6: what embeds the library: the guest agent, the commands,
 	// examples, benchmarks, the corpus harness.
 	{"agent", "cmd/", "examples/", "bench/", "conformance"},
-	// 6: test scaffolding and test-only packages, which production code
+	// 7: test scaffolding and test-only packages, which production code
 	// never imports.
 	{"internal/testutil", "internal/testutil/", "internal/archtest", "internal/flowtest", "internal/hardstop",
 		"internal/kerneltest", "internal/kvartest", "provider/ktrace/ktracetest", "internal/containertest",
@@ -44,27 +45,16 @@ var floors = [][]string{
 // sameFloor says which imports within one floor are allowed: between
 // providers (ktrace's users, lockstat on fbt, usdt on pid), within the D
 // language and within the top floors. Renderers do not import each
-// other: they share helpers through packages below them
-// (output/internal/...), except the pairs in renderersStillCrossing.
+// other: they share what they must through packages below them (output,
+// output/jsonrec).
 func sameFloor(from, to string) bool {
 	switch {
-	case renderersStillCrossing[from+" -> "+to]:
-		return true
 	case strings.HasPrefix(from, "output/"), strings.HasPrefix(to, "output/"):
 		return false
 	case from == "codegen" || to == "codegen":
 		return false
 	}
 	return true
-}
-
-// renderersStillCrossing are the imports between renderers that issue
-// 24 has not untangled yet: the timeline's events are the JSON
-// renderer's typed records (json.Collector, json.Action), which should
-// move below both. The list only shrinks: TestFloors fails on a pair
-// that is no longer there.
-var renderersStillCrossing = map[string]bool{
-	"output/perfetto -> output/json": true,
 }
 
 // floorOf returns the floor of package p (relative to the module) and
@@ -124,12 +114,6 @@ func TestFloors(t *testing.T) {
 	g := imports(t)
 	if len(g) < 40 {
 		t.Fatalf("go list found %d packages; the module has more", len(g))
-	}
-	for pair := range renderersStillCrossing {
-		from, to, _ := strings.Cut(pair, " -> ")
-		if !slices.Contains(g[from], to) {
-			t.Errorf("%s no longer imports %s: take the pair out of renderersStillCrossing", from, to)
-		}
 	}
 	for p, imps := range g {
 		fp, _ := floorOf(p)

@@ -2,7 +2,7 @@ package perfetto
 
 import (
 	"bytes"
-	stdjson "encoding/json"
+	"encoding/json"
 	"fmt"
 	"math"
 	"os"
@@ -35,8 +35,8 @@ var phases = map[string]bool{"B": true, "E": true, "X": true, "i": true, "I": tr
 // same name, and no slice is left open; on each track (pid, tid) the
 // timestamps never go down, in file order.
 func Check(data []byte) (*Summary, error) {
-	var file map[string]stdjson.RawMessage
-	dec := stdjson.NewDecoder(bytes.NewReader(data))
+	var file map[string]json.RawMessage
+	dec := json.NewDecoder(bytes.NewReader(data))
 	dec.UseNumber()
 	if err := dec.Decode(&file); err != nil {
 		return nil, fmt.Errorf("not a JSON object: %v", err)
@@ -51,16 +51,16 @@ func Check(data []byte) (*Summary, error) {
 	s := &Summary{Processes: map[int]string{}}
 	if u, ok := file["displayTimeUnit"]; ok {
 		var unit string
-		if err := stdjson.Unmarshal(u, &unit); err != nil || (unit != "ms" && unit != "ns") {
+		if err := json.Unmarshal(u, &unit); err != nil || (unit != "ms" && unit != "ns") {
 			return nil, fmt.Errorf("displayTimeUnit %s: not \"ms\" or \"ns\"", u)
 		}
 	}
 	if o, ok := file["otherData"]; ok {
-		if err := stdjson.Unmarshal(o, &s.OtherData); err != nil {
+		if err := json.Unmarshal(o, &s.OtherData); err != nil {
 			return nil, fmt.Errorf("otherData: %v", err)
 		}
 	}
-	d := stdjson.NewDecoder(bytes.NewReader(raw))
+	d := json.NewDecoder(bytes.NewReader(raw))
 	d.UseNumber()
 	if err := d.Decode(&s.Events); err != nil {
 		return nil, fmt.Errorf("traceEvents: %v", err)
@@ -164,7 +164,7 @@ func CheckFile(path string) (*Summary, error) {
 
 // number reads a JSON number.
 func number(v any) (float64, bool) {
-	n, ok := v.(stdjson.Number)
+	n, ok := v.(json.Number)
 	if !ok {
 		return 0, false
 	}
@@ -174,7 +174,7 @@ func number(v any) (float64, bool) {
 
 // integer reads a JSON number that is an integer.
 func integer(v any) (int64, bool) {
-	n, ok := v.(stdjson.Number)
+	n, ok := v.(json.Number)
 	if !ok {
 		return 0, false
 	}

@@ -2,7 +2,7 @@ package perfetto
 
 import (
 	"github.com/dtrace-go/dtrace/output"
-	"github.com/dtrace-go/dtrace/output/json"
+	"github.com/dtrace-go/dtrace/output/jsonrec"
 )
 
 // Format is -x oformat=perfetto: a trace-event timeline from
@@ -11,7 +11,7 @@ import (
 var Format = output.Format{
 	Name: "perfetto", Option: "oformat", When: output.Streaming, Stamps: true, Truncate: true, Guests: true,
 	New: func(e output.Env) (output.Renderer, error) {
-		return New(Config{Config: json.Config{Stderr: e.Stderr, Settings: e.Settings, Sym: e.Sym, Target: e.Target},
+		return New(Config{Stderr: e.Stderr, Config: jsonrec.Config{Settings: e.Settings, Sym: e.Sym, Target: e.Target},
 			Names: e.Names, Text: e.Text}), nil
 	},
 }

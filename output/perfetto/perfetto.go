@@ -20,7 +20,7 @@ package perfetto
 
 import (
 	"bytes"
-	stdjson "encoding/json"
+	"encoding/json"
 	"io"
 	"os"
 	"sort"
@@ -30,15 +30,18 @@ import (
 
 	"github.com/dtrace-go/dtrace/aggregate"
 	"github.com/dtrace-go/dtrace/output"
-	"github.com/dtrace-go/dtrace/output/json"
+	"github.com/dtrace-go/dtrace/output/jsonrec"
 )
 
-// Config sets up a Renderer: the JSON renderer's settings (Out receives
-// the file; Machine names the local machine, "host" when empty, and
-// prefixes process names once events of other machines are added), and
-// the timeline's own.
+// Config sets up a Renderer: the typing of records' actions as -x
+// oformat=json types them (Machine names the local machine, "host" when
+// empty, and prefixes process names once events of other machines are
+// added), and the timeline's own.
 type Config struct {
-	json.Config
+	jsonrec.Config
+	// Out receives the file; Stderr what system() commands print
+	// (os.Stderr when nil).
+	Out, Stderr io.Writer
 	// Clock reads CLOCK_MONOTONIC in nanoseconds, the clock records
 	// are stamped with (the system's when nil). Its value at New is the
 	// origin of the timestamps.
@@ -73,7 +76,7 @@ type Event struct {
 	Probe  output.Probe
 	Clause int
 	// Actions are the outputs of the record's actions.
-	Actions []json.Action
+	Actions []jsonrec.Action
 	// Global puts the event on no thread's track: faults, errors, drops.
 	Global bool
 	// Name names a global event.
@@ -92,7 +95,7 @@ type Renderer struct {
 	local  string
 
 	// jr types each record's actions.
-	jr *json.Collector
+	jr *jsonrec.Collector
 	// containers names the cgroups records come from.
 	containers *output.Containers
 	// msgs words faults, errors and drops into mbuf.
@@ -123,7 +126,7 @@ type Renderer struct {
 	// What otherData reports.
 	unmatched, unclosed, slices int
 	drops                       map[string]uint64
-	aggs                        []*json.Aggregation
+	aggs                        []*jsonrec.Aggregation
 	n                           int // events written
 	batch                       []*traceEvent
 	b                           bytes.Buffer
@@ -186,7 +189,7 @@ func New(c Config) *Renderer {
 	r.origin = c.Clock()
 	r.mark = r.origin
 	r.containers = output.NewContainers()
-	r.jr = json.NewCollector(c.Config)
+	r.jr = jsonrec.NewCollector(c.Config)
 	msgs := c.Text(&r.mbuf)
 	msgs.SetOutput(io.Discard)
 	r.msgs = msgs
@@ -279,7 +282,7 @@ func (r *Renderer) message(name string, say func(output.Renderer) error) error {
 	}
 	msg := strings.TrimSuffix(strings.TrimPrefix(r.mbuf.String(), "dtrace: "), "\n")
 	r.Add(&Event{Time: r.clock(), Global: true, Name: name,
-		Actions: []json.Action{{Action: name, Text: &msg}}})
+		Actions: []jsonrec.Action{{Action: name, Text: &msg}}})
 	return nil
 }
 
@@ -324,7 +327,7 @@ func (r *Renderer) Aggregations(aggs []*aggregate.Agg) error {
 }
 
 // AddAggregation adds an aggregation of another machine to otherData.
-func (r *Renderer) AddAggregation(a *json.Aggregation) {
+func (r *Renderer) AddAggregation(a *jsonrec.Aggregation) {
 	r.mu.Lock()
 	r.aggs = append(r.aggs, a)
 	r.mu.Unlock()
@@ -397,7 +400,7 @@ func (r *Renderer) finish() error {
 	if len(r.minfo) > 0 {
 		other["machines"] = r.minfo
 	}
-	od, err := stdjson.Marshal(other)
+	od, err := json.Marshal(other)
 	if err != nil {
 		return err
 	}
@@ -439,7 +442,7 @@ func (r *Renderer) writeBatch() error {
 		}
 		r.n++
 		r.b.WriteString("\n")
-		data, err := stdjson.Marshal(e)
+		data, err := json.Marshal(e)
 		if err != nil {
 			return err
 		}

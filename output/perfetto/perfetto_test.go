@@ -8,7 +8,7 @@ import (
 
 	"github.com/dtrace-go/dtrace/format"
 	"github.com/dtrace-go/dtrace/output"
-	"github.com/dtrace-go/dtrace/output/json"
+	"github.com/dtrace-go/dtrace/output/jsonrec"
 	"github.com/dtrace-go/dtrace/output/text"
 )
 
@@ -22,7 +22,7 @@ type fake struct {
 
 func newFake() *fake {
 	f := &fake{now: 1000}
-	f.Renderer = New(Config{Config: json.Config{Out: &f.out, Stderr: &f.err}, Text: textRenderer, Clock: func() uint64 { return f.now },
+	f.Renderer = New(Config{Out: &f.out, Stderr: &f.err, Text: textRenderer, Clock: func() uint64 { return f.now },
 		Names: func(pid, tid int) (string, string) { return "proc", "thr" }})
 	return f
 }
@@ -130,7 +130,7 @@ func TestMachines(t *testing.T) {
 		Probe: output.Probe{ID: 3, Provider: "syscall", Function: "getppid", Name: "entry"}})
 	f.Add(&Event{Machine: "vm1", Time: 2060, PID: 42, TID: 7,
 		Probe: output.Probe{ID: 4, Provider: "syscall", Function: "getppid", Name: "return"}})
-	f.AddAggregation(&json.Aggregation{Machine: "vm1", Name: "", Function: "count", Entries: []json.Entry{}})
+	f.AddAggregation(&jsonrec.Aggregation{Machine: "vm1", Name: "", Function: "count", Entries: []jsonrec.Entry{}})
 	if err := f.Drop(&output.Drop{Kind: output.DropPrincipal, CPU: 1, Count: 3}); err != nil {
 		t.Fatal(err)
 	}

@@ -6,7 +6,7 @@ import (
 	"strings"
 
 	"github.com/dtrace-go/dtrace/output"
-	"github.com/dtrace-go/dtrace/output/json"
+	"github.com/dtrace-go/dtrace/output/jsonrec"
 )
 
 // This file places events on the timeline: slices opened and closed
@@ -33,7 +33,7 @@ func (r *Renderer) place(ev *Event) {
 	if t.lastEv != nil && t.lastID == ev.Probe.ID && ev.Clause > t.lastCl {
 		t.lastCl = ev.Clause
 		if len(ev.Actions) > 0 {
-			acts, _ := t.lastEv.Args["actions"].([]json.Action)
+			acts, _ := t.lastEv.Args["actions"].([]jsonrec.Action)
 			t.lastEv.Args["actions"] = append(acts, ev.Actions...)
 		}
 		return

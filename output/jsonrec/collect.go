@@ -1,9 +1,6 @@
-package json
+package jsonrec
 
 import (
-	"bytes"
-	"encoding/json"
-
 	"github.com/dtrace-go/dtrace/aggregate"
 	"github.com/dtrace-go/dtrace/output"
 )
@@ -14,39 +11,41 @@ import (
 // End returns the record's actions. freopen() is not followed: what is
 // collected stays with the record.
 type Collector struct {
-	r   *Renderer
-	buf bytes.Buffer
+	t *Typer
+	// recs holds, per nesting level (commit() nests), the record being
+	// collected.
+	recs []*Record
 }
 
-// NewCollector returns a Collector; c.Out is not used.
-func NewCollector(c Config) *Collector {
-	k := &Collector{}
-	c.Out = &k.buf
-	k.r = New(c)
-	return k
-}
+// NewCollector returns a Collector.
+func NewCollector(c Config) *Collector { return &Collector{t: NewTyper(c)} }
 
 // Begin starts a record.
-func (k *Collector) Begin(r *output.Record) error { return k.r.Begin(r) }
+func (k *Collector) Begin(r *output.Record) error {
+	k.recs = append(k.recs, k.t.Record(r))
+	return nil
+}
 
 // Item types one item of the record.
 func (k *Collector) Item(r *output.Record, it *output.Item) error {
-	if it.Kind == output.KindFreopen {
+	if len(k.recs) == 0 || it.Kind == output.KindFreopen {
 		return nil
 	}
-	return k.r.Item(r, it)
+	a, err := k.t.Action(it)
+	if err != nil {
+		return err
+	}
+	rec := k.recs[len(k.recs)-1]
+	rec.Actions = append(rec.Actions, a)
+	return nil
 }
 
 // End ends the record and returns its actions (none for a record that
 // holds no data).
 func (k *Collector) End(r *output.Record) ([]Action, error) {
-	k.buf.Reset()
-	if err := k.r.End(r); err != nil || k.buf.Len() == 0 {
-		return nil, err
-	}
-	var rec Record
-	if err := json.Unmarshal(k.buf.Bytes(), &rec); err != nil {
-		return nil, err
+	rec, ok := output.Pop(&k.recs)
+	if !ok || !r.Data {
+		return nil, nil
 	}
 	return rec.Actions, nil
 }
@@ -57,7 +56,7 @@ func (k *Collector) Aggregations(aggs []*aggregate.Agg) []*Aggregation {
 	var out []*Aggregation
 	for _, a := range aggs {
 		if a != nil && !a.Printed {
-			out = append(out, k.r.aggregation(a))
+			out = append(out, k.t.Aggregation(a))
 		}
 	}
 	return out
