@@ -110,37 +110,11 @@ func init() {
 		check.FuncUmod:  sym(program.ActUMod, program.KindUMod),
 		check.FuncUaddr: sym(program.ActUSym, program.KindUAddr),
 
-		// Actions.
-		check.FuncBreakpoint:  {stmt: (*fn).actionMark, act: program.ActBreakpoint},
-		check.FuncChill:       {stmt: (*fn).actionChill, act: program.ActChill},
-		check.FuncClear:       {stmt: (*fn).actionAggOp, act: program.ActClear},
-		check.FuncCommit:      {stmt: (*fn).actionCommit, act: program.ActCommit},
-		check.FuncDenormalize: {stmt: (*fn).actionAggOp, act: program.ActDenormalize},
-		check.FuncDiscard:     {stmt: (*fn).actionCommit, act: program.ActDiscard},
-		check.FuncExit:        {stmt: (*fn).actionExit, act: program.ActExit},
-		check.FuncFreopen:     {stmt: (*fn).actionPrintf, act: program.ActFreopen},
-		check.FuncFtruncate:   {stmt: (*fn).actionMark, act: program.ActFtruncate},
-		check.FuncJstack:      {stmt: (*fn).actionStack, act: program.ActUStack},
-		check.FuncNormalize:   {stmt: (*fn).actionAggOp, act: program.ActNormalize},
-		check.FuncPanic:       {stmt: (*fn).actionMark, act: program.ActPanic},
-		check.FuncPrint:       {stmt: (*fn).actionPrint, act: program.ActPrint},
-		check.FuncPrinta:      {stmt: (*fn).actionPrinta, act: program.ActPrinta},
-		check.FuncPrintf:      {stmt: (*fn).actionPrintf, act: program.ActPrintf},
-		check.FuncRaise:       {stmt: (*fn).actionMark, act: program.ActRaise},
-		check.FuncSetopt:      {stmt: (*fn).actionSetopt, act: program.ActSetopt},
-		check.FuncSpeculate:   {stmt: (*fn).actionSpeculate, act: program.ActSpeculate},
-		check.FuncStack:       {stmt: (*fn).actionStack, act: program.ActStack},
-		check.FuncStop:        {stmt: (*fn).actionMark, act: program.ActStop},
-		check.FuncSnapshot:    {stmt: (*fn).actionSnapshot, act: program.ActSnapshot},
-		check.FuncSystem:      {stmt: (*fn).actionPrintf, act: program.ActSystem},
-		check.FuncTrace:       {stmt: (*fn).actionTrace, act: program.ActTrace},
-		check.FuncTracemem:    {stmt: (*fn).actionTracemem, act: program.ActTracemem},
-		check.FuncTraceoff:    {stmt: (*fn).actionTraceoff, act: program.ActTraceoff},
-		check.FuncTraceon:     {stmt: (*fn).actionTraceon, act: program.ActTraceon},
-		check.FuncTrunc:       {stmt: (*fn).actionAggOp, act: program.ActTrunc},
-		check.FuncUstack:      {stmt: (*fn).actionStack, act: program.ActUStack},
-
 		// Aggregating functions (agg.go).
+	}
+	// Actions (actions.go).
+	for id, g := range actionGens() {
+		funcGens[id] = g
 	}
 }
 

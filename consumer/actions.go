@@ -23,7 +23,7 @@ import (
 func (c *Consumer) action(st *recState, cpu int, data []byte, r program.Record, args []program.Record) error {
 	switch r.Action {
 	case program.ActTrace:
-		return c.emit(st, output.Item{Kind: output.KindTrace, Value: c.boxes.value(data, r)})
+		return c.emit(st, output.Item{Kind: program.ActTrace, Value: c.boxes.value(data, r)})
 	case program.ActSnapshot:
 		// Taken once the pass over the buffers is over (the buffers
 		// are being read now).
@@ -33,7 +33,7 @@ func (c *Consumer) action(st *recState, cpu int, data []byte, r program.Record, 
 		return nil
 	case program.ActPrint:
 		if r.Type == nil {
-			return c.emit(st, output.Item{Kind: output.KindTrace, Value: value(data, r)})
+			return c.emit(st, output.Item{Kind: program.ActTrace, Value: value(data, r)})
 		}
 		ti := c.types[r.Type]
 		if ti == nil {
@@ -41,10 +41,10 @@ func (c *Consumer) action(st *recState, cpu int, data []byte, r program.Record, 
 			c.types[r.Type] = ti
 		}
 		if r.ByValue {
-			return c.emit(st, output.Item{Kind: output.KindPrint, Type: ti, ByValue: true,
+			return c.emit(st, output.Item{Kind: program.ActPrint, Type: ti, ByValue: true,
 				Data: data[r.Offset : r.Offset+r.Size]})
 		}
-		return c.emit(st, output.Item{Kind: output.KindPrint, Addr: u64(data, r.Offset),
+		return c.emit(st, output.Item{Kind: program.ActPrint, Addr: u64(data, r.Offset),
 			Type: ti, Data: data[r.Offset+8 : r.Offset+r.Size]})
 	case program.ActTracemem:
 		b := data[r.Offset : r.Offset+r.Size]
@@ -58,31 +58,31 @@ func (c *Consumer) action(st *recState, cpu int, data []byte, r program.Record, 
 				b = b[:n]
 			}
 		}
-		return c.emit(st, output.Item{Kind: output.KindTracemem, Data: b})
+		return c.emit(st, output.Item{Kind: program.ActTracemem, Data: b})
 	case program.ActPrintf:
 		f, err := c.format(r.FormatID)
 		if err != nil {
 			return err
 		}
-		return c.emit(st, output.Item{Kind: output.KindPrintf, Format: f, Args: c.args(st, data, args)})
+		return c.emit(st, output.Item{Kind: program.ActPrintf, Format: f, Args: c.args(st, data, args)})
 	case program.ActSystem:
 		return c.system(st, data, r, args)
 	case program.ActFreopen:
 		return c.freopen(st, data, r, args)
 	case program.ActExit:
 		c.status, c.sawExit = int(int32(le.Uint32(data[r.Offset:]))), true
-		return c.emit(st, output.Item{Kind: output.KindExit, N: int64(c.status)})
+		return c.emit(st, output.Item{Kind: program.ActExit, N: int64(c.status)})
 	case program.ActStack, program.ActUStack:
-		return c.emit(st, output.Item{Kind: output.KindStack, Value: value(data, r)})
+		return c.emit(st, output.Item{Kind: program.ActStack, Value: value(data, r)})
 	case program.ActSym, program.ActMod, program.ActUSym, program.ActUMod:
-		return c.emit(st, output.Item{Kind: output.KindSym, Value: value(data, r)})
+		return c.emit(st, output.Item{Kind: program.ActSym, Value: value(data, r)})
 	case program.ActPrinta:
 		return c.printa(st, r, args)
 	case program.ActClear:
 		if err := c.clear(r.AggID); err != nil {
 			return err
 		}
-		return c.emitAgg(st, output.KindClear, r.AggID, 0)
+		return c.emitAgg(st, program.ActClear, r.AggID, 0)
 	case program.ActTrunc:
 		n := int64(0)
 		if len(args) > 0 {
@@ -91,17 +91,17 @@ func (c *Consumer) action(st *recState, cpu int, data []byte, r program.Record, 
 		if err := c.trunc(r.AggID, n); err != nil {
 			return err
 		}
-		return c.emitAgg(st, output.KindTrunc, r.AggID, n)
+		return c.emitAgg(st, program.ActTrunc, r.AggID, n)
 	case program.ActNormalize:
 		if r.AggID >= 0 && r.AggID < len(c.aggs) && len(args) > 0 {
 			n := u64(data, args[0].Offset)
 			c.aggs[r.AggID].Normalize(n)
-			return c.emitAgg(st, output.KindNormalize, r.AggID, int64(n))
+			return c.emitAgg(st, program.ActNormalize, r.AggID, int64(n))
 		}
 	case program.ActDenormalize:
 		if r.AggID >= 0 && r.AggID < len(c.aggs) {
 			c.aggs[r.AggID].Denormalize()
-			return c.emitAgg(st, output.KindDenormalize, r.AggID, 0)
+			return c.emitAgg(st, program.ActDenormalize, r.AggID, 0)
 		}
 	case program.ActSetopt:
 		return c.setopt(st, data, r, args)
@@ -112,7 +112,7 @@ func (c *Consumer) action(st *recState, cpu int, data []byte, r program.Record, 
 }
 
 // emitAgg hands over an item about aggregation id.
-func (c *Consumer) emitAgg(st *recState, kind output.Kind, id int, n int64) error {
+func (c *Consumer) emitAgg(st *recState, kind program.Action, id int, n int64) error {
 	it := output.Item{Kind: kind, N: n}
 	if id >= 0 && id < len(c.aggs) {
 		start := len(st.aggs)
@@ -150,7 +150,7 @@ func (c *Consumer) printa(st *recState, r program.Record, args []program.Record)
 			}
 		}
 	}
-	it := output.Item{Kind: output.KindPrinta, Aggs: aggs}
+	it := output.Item{Kind: program.ActPrinta, Aggs: aggs}
 	if r.FormatID >= 0 {
 		f, err := c.format(r.FormatID)
 		if err != nil {
@@ -198,7 +198,7 @@ func (c *Consumer) system(st *recState, data []byte, r program.Record, args []pr
 	if err != nil {
 		return err
 	}
-	it.Kind = output.KindSystem
+	it.Kind = program.ActSystem
 	if err := c.emit(st, it); err != nil {
 		return err
 	}
@@ -221,7 +221,7 @@ func (c *Consumer) freopen(st *recState, data []byte, r program.Record, args []p
 	if err != nil {
 		return err
 	}
-	it.Kind = output.KindFreopen
+	it.Kind = program.ActFreopen
 	if it.Text != "" {
 		file, err := os.OpenFile(it.Text, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o666)
 		if err != nil {
@@ -273,7 +273,7 @@ func (c *Consumer) setopt(st *recState, data []byte, r program.Record, args []pr
 		return c.liberr(fmt.Sprintf("couldn't set option \"%s\" to \"%s\": %v\n", name, shown, err))
 	}
 	c.set = set
-	it := output.Item{Kind: output.KindSetopt, Text: name, Settings: &c.set}
+	it := output.Item{Kind: program.ActSetopt, Text: name, Settings: &c.set}
 	if hasVal {
 		it.Args = c.args(st, data, args[:1])
 	}

@@ -15,14 +15,14 @@ func (c *Consumer) commit(st *recState, data []byte, r program.Record) error {
 	recs := c.specs[id]
 	delete(c.specs, id)
 	delete(c.specBytes, id)
-	kind := output.KindDiscard
+	kind := program.ActDiscard
 	if r.Action == program.ActCommit {
-		kind = output.KindCommit
+		kind = program.ActCommit
 	}
 	if err := c.emit(st, output.Item{Kind: kind, N: int64(id)}); err != nil {
 		return err
 	}
-	if kind == output.KindCommit {
+	if kind == program.ActCommit {
 		for _, sr := range recs {
 			if err := c.process(sr.cpu, sr.data, id, sr.st); err != nil {
 				return err

@@ -28,7 +28,7 @@ func (l *eventLog) Item(r *output.Record, it *output.Item) error {
 	for _, a := range it.Args {
 		fmt.Fprintf(&l.b, " %v", a)
 	}
-	if it.Kind == output.KindCommit || it.Kind == output.KindDiscard {
+	if it.Kind == program.ActCommit || it.Kind == program.ActDiscard {
 		fmt.Fprintf(&l.b, " %d", it.N)
 	}
 	l.b.WriteByte('\n')

@@ -26,7 +26,7 @@
 //	type counter struct{ output.Nop; n int }
 //
 //	func (c *counter) Item(r *output.Record, it *output.Item) error {
-//		if it.Kind == output.KindPrintf {
+//		if it.Kind == program.ActPrintf {
 //			c.n++
 //		}
 //		return nil

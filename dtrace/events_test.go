@@ -8,13 +8,14 @@ import (
 	"github.com/dtrace-go/dtrace/aggregate"
 	"github.com/dtrace-go/dtrace/format"
 	"github.com/dtrace-go/dtrace/output"
+	"github.com/dtrace-go/dtrace/program"
 )
 
 // recorder is a renderer that keeps copies of the events it gets.
 type recorder struct {
 	output.Nop
-	records []output.Record // Items copied at End
-	items   []output.Kind   // kinds as Item saw them
+	records []output.Record  // Items copied at End
+	items   []program.Action // kinds as Item saw them
 	printa  map[string]int64
 	faults  []output.Fault
 	final   []*aggregate.Agg
@@ -31,7 +32,7 @@ func (r *recorder) Begin(rec *output.Record) error {
 
 func (r *recorder) Item(rec *output.Record, it *output.Item) error {
 	r.items = append(r.items, it.Kind)
-	if it.Kind == output.KindPrinta {
+	if it.Kind == program.ActPrinta {
 		// The snapshot as printa() shows it, read now: later actions
 		// may change it.
 		r.printa = map[string]int64{}
@@ -124,7 +125,7 @@ BEGIN {
 	if rec.Probe != want || !rec.Known || !rec.First || !rec.Data || rec.Clause != 1 || rec.Spec != 0 {
 		t.Errorf("record %+v", rec)
 	}
-	kinds := []output.Kind{output.KindPrintf, output.KindTrace, output.KindPrinta, output.KindClear, output.KindExit}
+	kinds := []program.Action{program.ActPrintf, program.ActTrace, program.ActPrinta, program.ActClear, program.ActExit}
 	if len(rec.Items) != len(kinds) {
 		t.Fatalf("items %+v, want kinds %v", rec.Items, kinds)
 	}

@@ -6,6 +6,7 @@ import (
 
 	"github.com/dtrace-go/dtrace/aggregate"
 	"github.com/dtrace-go/dtrace/format"
+	"github.com/dtrace-go/dtrace/program"
 )
 
 // Probe identifies a probe: its id and its four names.
@@ -62,82 +63,30 @@ type Record struct {
 	Items []Item
 }
 
-// Kind is what an item of a record does: the D action that made it.
-type Kind int
-
-// The item kinds.
-const (
-	// KindTrace is trace(x) (and print() of a value without a printable
-	// type): Value.
-	KindTrace Kind = iota + 1
-	// KindPrintf is printf(fmt, args...): Format and Args.
-	KindPrintf
-	// KindPrinta is printa([fmt,] @a, ...): Format (nil without one) and
-	// Aggs, the aggregations as printa() shows them.
-	KindPrinta
-	// KindPrint is print(p) of a pointer to a typed object: Addr, Type
-	// and Data (the object's bytes); with ByValue, print(x) of any
-	// other value: Type and Data.
-	KindPrint
-	// KindTracemem is tracemem(addr, n): Data.
-	KindTracemem
-	// KindStack is stack() or ustack(): Value, a format.Stack (User set
-	// and PID the process for ustack()).
-	KindStack
-	// KindSym is sym(), func(), mod(), usym(), ufunc(), umod() or
-	// uaddr(): Value, a format.Sym.
-	KindSym
-	// KindExit is exit(n): N is the status.
-	KindExit
-	// KindSystem is system(fmt, args...): Format, Args and Text, the
-	// command. The consumer runs it after the Item call returns, with
-	// its output going to the renderer's Output (os.Stdout without
-	// one), so a renderer must write out what it holds before
-	// returning.
-	KindSystem
-	// KindFreopen is freopen(fmt, args...): Format, Args and Text, the
-	// file name (empty: back to the original output). File is the file
-	// the consumer opened for it, nil for the original output; the
-	// renderer writes what follows there. The consumer closes it.
-	KindFreopen
-	// KindSetopt is setopt(name[, value]) once applied: Text is the
-	// name, Args the value (none for setopt(name)), Settings the
-	// settings now in effect.
-	KindSetopt
-	// KindClear is clear(@a): Aggs holds the aggregation, cleared.
-	KindClear
-	// KindTrunc is trunc(@a[, n]): N entries kept (0: none), Aggs the
-	// aggregation after it.
-	KindTrunc
-	// KindNormalize is normalize(@a, n): N is the factor.
-	KindNormalize
-	// KindDenormalize is denormalize(@a).
-	KindDenormalize
-	// KindCommit is commit(id): N is the speculation. The records it
-	// held follow as records of their own (Record.Spec set) before the
-	// next item of this one.
-	KindCommit
-	// KindDiscard is discard(id): N is the speculation.
-	KindDiscard
-)
-
-var kindNames = [...]string{"", "trace", "printf", "printa", "print", "tracemem", "stack", "sym", "exit",
-	"system", "freopen", "setopt", "clear", "trunc", "normalize", "denormalize", "commit", "discard"}
-
-// String returns the action's name ("printf").
-func (k Kind) String() string {
-	if k > 0 && int(k) < len(kindNames) {
-		return kindNames[k]
-	}
-	return "unknown"
-}
-
 // Item is one decoded item of a record. Which fields are set depends on
 // Kind. Values are valid during the Renderer call that passes them (and,
 // in Record.Items, until End returns); aggregations change as later
 // actions run: copy what must be kept.
 type Item struct {
-	Kind Kind
+	// Kind is the D action that made it (program.Act*): ActTrace
+	// (trace(), and print() of a value without a printable type): Value;
+	// ActPrintf: Format and Args; ActPrinta: Format (nil without one)
+	// and Aggs, the aggregations as printa() shows them; ActPrint: Addr,
+	// Type and Data, or with ByValue Type and Data; ActTracemem: Data;
+	// ActStack (stack() and ustack()): Value, a format.Stack; ActSym
+	// (sym(), func(), mod(), usym(), ufunc(), umod(), uaddr()): Value, a
+	// format.Sym; ActExit: N, the status; ActSystem: Format, Args and
+	// Text, the command, which the consumer runs after the Item call
+	// returns with its output going to the renderer's Output (os.Stdout
+	// without one), so a renderer must write out what it holds before
+	// returning; ActFreopen: Format, Args, Text (the file name, empty
+	// for the original output) and File; ActSetopt once applied: Text
+	// (the name), Args (the value, none for setopt(name)) and Settings;
+	// ActClear: Aggs, cleared; ActTrunc: N entries kept and Aggs after
+	// it; ActNormalize: N, the factor; ActDenormalize; ActCommit and
+	// ActDiscard: N, the speculation (the records commit() held follow
+	// as records of their own, Record.Spec set, before the next item).
+	Kind program.Action
 	// Value is the datum of trace(), stack(), ustack() and sym() & co.
 	Value format.Value
 	// Format is the parsed format of printf(), printa(), system() and

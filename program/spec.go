@@ -155,11 +155,18 @@ type Record struct {
 	ByValue bool
 }
 
-// Action is what the consumer does with a record item.
+// Action is the D action that made a record item: what the consumer
+// does with it and, as output.Item.Kind, what a renderer shows. It is the
+// one enumeration of actions from the builtin table (check's FuncID rows
+// name their generator in codegen, which writes items of this action) to
+// the renderers.
 type Action int
 
 // Actions. Data actions store their value at Offset; library actions with
-// arguments are followed by NArgs ActArg items holding them.
+// arguments are followed by NArgs ActArg items holding them. The
+// consumer hands a renderer ustack() as ActStack and mod(), usym(),
+// umod() and uaddr() as ActSym: their values say which (format.Stack's
+// User, format.Sym's Kind).
 const (
 	ActNone        Action = iota
 	ActArg                // an argument of the preceding action
@@ -196,6 +203,25 @@ const (
 	ActTraceon            // traceon(): acted on in the kernel, no record item
 	ActChill              // chill(ns): acted on in the kernel, no record item
 )
+
+// actionNames are the actions' D names, by Action.
+var actionNames = [...]string{ActNone: "", ActArg: "arg", ActTrace: "trace", ActPrintf: "printf",
+	ActPrinta: "printa", ActPrint: "print", ActTracemem: "tracemem", ActExit: "exit", ActStack: "stack",
+	ActUStack: "ustack", ActClear: "clear", ActTrunc: "trunc", ActNormalize: "normalize",
+	ActDenormalize: "denormalize", ActSetopt: "setopt", ActCommit: "commit", ActDiscard: "discard",
+	ActSpeculate: "speculate", ActPrintm: "printm", ActSystem: "system", ActRaise: "raise",
+	ActFtruncate: "ftruncate", ActFreopen: "freopen", ActSym: "sym", ActUSym: "usym", ActMod: "mod",
+	ActUMod: "umod", ActBreakpoint: "breakpoint", ActPanic: "panic", ActStop: "stop",
+	ActSnapshot: "snapshot", ActTraceoff: "traceoff", ActTraceon: "traceon", ActChill: "chill"}
+
+// String returns the action's D name ("printf"), "unknown" for a value
+// that is no action.
+func (a Action) String() string {
+	if a > 0 && int(a) < len(actionNames) {
+		return actionNames[a]
+	}
+	return "unknown"
+}
 
 // ValueKind tells how to decode a record item.
 type ValueKind int

@@ -45,7 +45,7 @@ func build(fn program.AggFunc, strKey bool) *aggregate.Agg {
 
 func benchPrinta(b *testing.B, a *aggregate.Agg) {
 	r := text.New(text.Config{Out: io.Discard, Settings: output.Settings{StrSize: 256}})
-	it := &output.Item{Kind: output.KindPrinta, Aggs: []*aggregate.Agg{a}}
+	it := &output.Item{Kind: program.ActPrinta, Aggs: []*aggregate.Agg{a}}
 	rec := &output.Record{}
 	// Collect the building's garbage now, not on the clock.
 	runtime.GC()

@@ -23,11 +23,12 @@ import (
 	"github.com/dtrace-go/dtrace/examples/internal/excmd"
 	"github.com/dtrace-go/dtrace/format"
 	"github.com/dtrace-go/dtrace/output"
+	"github.com/dtrace-go/dtrace/program"
 )
 
-// program counts the target's system calls in @calls and records the
+// script counts the target's system calls in @calls and records the
 // size of each write as a printf() item.
-const program = excmd.CountCalls + `syscall::write:entry /pid == $target/ { printf("%d", arg2); }
+const script = excmd.CountCalls + `syscall::write:entry /pid == $target/ { printf("%d", arg2); }
 `
 
 // collector is the renderer: it keeps what it needs from the events and
@@ -40,7 +41,7 @@ type collector struct {
 
 // Item sums the write sizes that the printf() items carry.
 func (c *collector) Item(r *output.Record, it *output.Item) error {
-	if it.Kind == output.KindPrintf && len(it.Args) == 1 {
+	if it.Kind == program.ActPrintf && len(it.Args) == 1 {
 		if n, ok := it.Args[0].(format.Int); ok {
 			c.written += n.Int64()
 		}
@@ -84,7 +85,7 @@ func trace(argv []string) (*collector, error) {
 		return nil, err
 	}
 	defer h.Close()
-	if _, err := h.Compile(dtrace.Source{Name: "syscalls", Text: program}); err != nil {
+	if _, err := h.Compile(dtrace.Source{Name: "syscalls", Text: script}); err != nil {
 		return nil, err
 	}
 	if err := h.Go(); err != nil {

@@ -16,6 +16,7 @@ import (
 	"github.com/dtrace-go/dtrace/aggregate"
 	"github.com/dtrace-go/dtrace/format"
 	"github.com/dtrace-go/dtrace/output"
+	"github.com/dtrace-go/dtrace/program"
 )
 
 // Renderer prints records as text and aggregations folded.
@@ -34,8 +35,8 @@ func New(records output.Printer, sym format.Symbolizer, sort aggregate.SortOptio
 
 // Item prints printa()'s aggregations folded, every other item as text.
 func (f *Renderer) Item(r *output.Record, it *output.Item) error {
-	if it.Kind != output.KindPrinta {
-		if it.Kind == output.KindSetopt && it.Settings != nil {
+	if it.Kind != program.ActPrinta {
+		if it.Kind == program.ActSetopt && it.Settings != nil {
 			f.sort = it.Settings.AggSort
 		}
 		return f.Printer.Item(r, it)

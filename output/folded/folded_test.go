@@ -57,8 +57,8 @@ func TestFolded(t *testing.T) {
 	rec := &output.Record{Known: true, First: true, Data: true}
 	f, _ := format.Parse("hello\n")
 	must(t, r.Begin(rec))
-	must(t, r.Item(rec, &output.Item{Kind: output.KindPrintf, Format: f}))
-	must(t, r.Item(rec, &output.Item{Kind: output.KindPrinta, Aggs: []*aggregate.Agg{q}}))
+	must(t, r.Item(rec, &output.Item{Kind: program.ActPrintf, Format: f}))
+	must(t, r.Item(rec, &output.Item{Kind: program.ActPrinta, Aggs: []*aggregate.Agg{q}}))
 	must(t, r.End(rec))
 	q.Printed = true
 	must(t, r.Aggregations([]*aggregate.Agg{stacks, keyed, q}))

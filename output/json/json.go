@@ -18,6 +18,7 @@ import (
 	"github.com/dtrace-go/dtrace/format"
 	"github.com/dtrace-go/dtrace/output"
 	"github.com/dtrace-go/dtrace/output/jsonrec"
+	"github.com/dtrace-go/dtrace/program"
 )
 
 // Config sets up a Renderer.
@@ -114,7 +115,7 @@ func (j *Renderer) Item(r *output.Record, it *output.Item) error {
 	if err != nil {
 		return err
 	}
-	if it.Kind == output.KindFreopen {
+	if it.Kind == program.ActFreopen {
 		j.reopened, j.out = it.File, output.Redirect(it.File, j.base)
 	}
 	rec.Actions = append(rec.Actions, a)

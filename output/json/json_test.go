@@ -121,18 +121,18 @@ func TestEvents(t *testing.T) {
 	rec := &output.Record{CPU: 1, EPID: 3, Clause: 0, Known: true, First: true, Data: true,
 		Probe: output.Probe{ID: 77, Provider: "syscall", Module: "vmlinux", Function: "getppid", Name: "entry"}}
 	items := []output.Item{
-		{Kind: output.KindPrintf, Format: pf, Args: []format.Value{format.I32(-5), format.String("hi")}},
-		{Kind: output.KindTrace, Value: format.U64(math.MaxUint64)},
-		{Kind: output.KindTrace, Value: format.Float{V: math.NaN(), Size: 8}},
-		{Kind: output.KindTrace, Value: format.Float{V: 1.5, Size: 8}},
-		{Kind: output.KindTrace, Value: format.Bytes{Data: []byte{1, 0xab}, Type: "char [2]"}},
-		{Kind: output.KindStack, Value: format.Stack{PCs: []uint64{0x1010, 0x10, 0}}},
-		{Kind: output.KindStack, Value: format.Stack{PCs: []uint64{0x400004, 0x500000}, User: true, PID: 42}},
-		{Kind: output.KindSym, Value: format.Sym{Addr: 0x400008, PID: 42, Kind: format.UserSym}},
-		{Kind: output.KindTracemem, Data: []byte{0xde, 0xad}},
-		{Kind: output.KindPrinta, Aggs: []*aggregate.Agg{count}},
-		{Kind: output.KindClear, Aggs: []*aggregate.Agg{count}},
-		{Kind: output.KindExit, N: 3},
+		{Kind: program.ActPrintf, Format: pf, Args: []format.Value{format.I32(-5), format.String("hi")}},
+		{Kind: program.ActTrace, Value: format.U64(math.MaxUint64)},
+		{Kind: program.ActTrace, Value: format.Float{V: math.NaN(), Size: 8}},
+		{Kind: program.ActTrace, Value: format.Float{V: 1.5, Size: 8}},
+		{Kind: program.ActTrace, Value: format.Bytes{Data: []byte{1, 0xab}, Type: "char [2]"}},
+		{Kind: program.ActStack, Value: format.Stack{PCs: []uint64{0x1010, 0x10, 0}}},
+		{Kind: program.ActStack, Value: format.Stack{PCs: []uint64{0x400004, 0x500000}, User: true, PID: 42}},
+		{Kind: program.ActSym, Value: format.Sym{Addr: 0x400008, PID: 42, Kind: format.UserSym}},
+		{Kind: program.ActTracemem, Data: []byte{0xde, 0xad}},
+		{Kind: program.ActPrinta, Aggs: []*aggregate.Agg{count}},
+		{Kind: program.ActClear, Aggs: []*aggregate.Agg{count}},
+		{Kind: program.ActExit, N: 3},
 	}
 	if err := r.Begin(rec); err != nil {
 		t.Fatal(err)
@@ -146,7 +146,7 @@ func TestEvents(t *testing.T) {
 	// A record holding no data (commit() alone) prints nothing.
 	empty := &output.Record{Known: true}
 	must(t, r.Begin(empty))
-	must(t, r.Item(empty, &output.Item{Kind: output.KindCommit, N: 1}))
+	must(t, r.Item(empty, &output.Item{Kind: program.ActCommit, N: 1}))
 	must(t, r.End(empty))
 	must(t, r.Fault(&output.Fault{Probe: rec.Probe, Known: true, CPU: 0, Name: "invalid address", Code: 1, Addr: 0x10, PC: -1}))
 	must(t, r.Error(&output.Error{Msg: "failed to open"}))

@@ -3,6 +3,7 @@ package jsonrec
 import (
 	"github.com/dtrace-go/dtrace/aggregate"
 	"github.com/dtrace-go/dtrace/output"
+	"github.com/dtrace-go/dtrace/program"
 )
 
 // Collector types each record's actions as the JSON renderer does, for
@@ -28,7 +29,7 @@ func (k *Collector) Begin(r *output.Record) error {
 
 // Item types one item of the record.
 func (k *Collector) Item(r *output.Record, it *output.Item) error {
-	if len(k.recs) == 0 || it.Kind == output.KindFreopen {
+	if len(k.recs) == 0 || it.Kind == program.ActFreopen {
 		return nil
 	}
 	a, err := k.t.Action(it)

@@ -243,15 +243,15 @@ func ptr[T any](v T) *T { return &v }
 func (t *Typer) Action(it *output.Item) (Action, error) {
 	a := Action{Action: it.Kind.String()}
 	switch it.Kind {
-	case output.KindTrace, output.KindSym:
+	case program.ActTrace, program.ActSym:
 		a.Value = ptr(t.Value(it.Value))
-	case output.KindStack:
+	case program.ActStack:
 		v := t.Value(it.Value)
 		if st, ok := it.Value.(format.Stack); ok && st.User {
 			a.Action = "ustack"
 		}
 		a.Value = &v
-	case output.KindPrintf:
+	case program.ActPrintf:
 		var b bytes.Buffer
 		if err := t.fmt.Printf(&b, it.Format, it.Args); err != nil {
 			return a, err
@@ -259,9 +259,9 @@ func (t *Typer) Action(it *output.Item) (Action, error) {
 		a.Text = ptr(b.String())
 		a.Format = formatString(it.Format)
 		a.Args = t.Values(it.Args)
-	case output.KindSystem, output.KindFreopen:
+	case program.ActSystem, program.ActFreopen:
 		a.Text = ptr(it.Text)
-	case output.KindPrinta:
+	case program.ActPrinta:
 		var b bytes.Buffer
 		if err := t.aggp.Printa(&b, it.Format, it.Aggs...); err != nil {
 			return a, err
@@ -271,7 +271,7 @@ func (t *Typer) Action(it *output.Item) (Action, error) {
 		for _, ag := range it.Aggs {
 			a.Aggregations = append(a.Aggregations, t.Aggregation(ag))
 		}
-	case output.KindPrint:
+	case program.ActPrint:
 		var b bytes.Buffer
 		if it.ByValue {
 			if err := t.fmt.PrintValue(&b, it.Type, it.Data); err != nil {
@@ -287,23 +287,23 @@ func (t *Typer) Action(it *output.Item) (Action, error) {
 			a.CType = it.Type.Name
 		}
 		a.Data = ptr(hex.EncodeToString(it.Data))
-	case output.KindTracemem:
+	case program.ActTracemem:
 		a.Data = ptr(hex.EncodeToString(it.Data))
-	case output.KindSetopt:
+	case program.ActSetopt:
 		a.Text = ptr(it.Text)
 		a.Args = t.Values(it.Args)
 		if it.Settings != nil {
 			t.set = *it.Settings
 			t.aggp.Sort = t.set.AggSort
 		}
-	case output.KindClear, output.KindTrunc, output.KindNormalize, output.KindDenormalize:
+	case program.ActClear, program.ActTrunc, program.ActNormalize, program.ActDenormalize:
 		if len(it.Aggs) > 0 {
 			a.Aggregation = aggName(it.Aggs[0])
 		}
-		if it.Kind == output.KindTrunc || it.Kind == output.KindNormalize {
+		if it.Kind == program.ActTrunc || it.Kind == program.ActNormalize {
 			a.N = ptr(it.N)
 		}
-	case output.KindExit, output.KindCommit, output.KindDiscard:
+	case program.ActExit, program.ActCommit, program.ActDiscard:
 		a.N = ptr(it.N)
 	}
 	return a, nil

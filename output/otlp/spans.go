@@ -16,6 +16,7 @@ import (
 	"github.com/dtrace-go/dtrace/aggregate"
 	"github.com/dtrace-go/dtrace/format"
 	"github.com/dtrace-go/dtrace/output"
+	"github.com/dtrace-go/dtrace/program"
 )
 
 // span is an entry/return pair on a thread (or a lone firing) on its way
@@ -110,9 +111,9 @@ func (r *spanRenderer) Item(rec *output.Record, it *output.Item) error {
 		return nil
 	}
 	switch it.Kind {
-	case output.KindPrintf:
+	case program.ActPrintf:
 		return r.fmt.Printf(&r.printf, it.Format, it.Args)
-	case output.KindTrace, output.KindSym, output.KindStack:
+	case program.ActTrace, program.ActSym, program.ActStack:
 		r.attrs = append(r.attrs, kv("dtrace.trace."+strconv.Itoa(r.ntrace), r.e.anyValue(it.Value)))
 		r.ntrace++
 	}

@@ -16,6 +16,7 @@ import (
 	"github.com/dtrace-go/dtrace/aggregate"
 	"github.com/dtrace-go/dtrace/format"
 	"github.com/dtrace-go/dtrace/output"
+	"github.com/dtrace-go/dtrace/program"
 )
 
 // Config sets up a Renderer.
@@ -154,30 +155,30 @@ func (t *Renderer) flush() error {
 func (t *Renderer) Item(r *output.Record, it *output.Item) error {
 	b := &t.b
 	switch it.Kind {
-	case output.KindTrace, output.KindSym:
+	case program.ActTrace, program.ActSym:
 		return t.fmt.Trace(b, it.Value, t.set.Quiet)
-	case output.KindPrint:
+	case program.ActPrint:
 		if it.ByValue {
 			return t.fmt.PrintValue(b, it.Type, it.Data)
 		}
 		return t.fmt.PrintType(b, it.Addr, it.Type, it.Data, t.set.PrintSize)
-	case output.KindTracemem:
+	case program.ActTracemem:
 		return format.Tracemem(b, it.Data)
-	case output.KindPrintf:
+	case program.ActPrintf:
 		return t.fmt.Printf(b, it.Format, it.Args)
-	case output.KindStack:
+	case program.ActStack:
 		st, _ := it.Value.(format.Stack)
 		return t.fmt.PrintStack(b, st)
-	case output.KindPrinta:
+	case program.ActPrinta:
 		return t.aggp.Printa(spillWriter{t}, it.Format, it.Aggs...)
-	case output.KindSystem, output.KindCommit:
+	case program.ActSystem, program.ActCommit:
 		return t.flush()
-	case output.KindFreopen:
+	case program.ActFreopen:
 		if err := t.flush(); err != nil {
 			return err
 		}
 		t.reopened, t.out = it.File, output.Redirect(it.File, t.base)
-	case output.KindSetopt:
+	case program.ActSetopt:
 		if it.Settings != nil {
 			t.set = *it.Settings
 			t.aggp.Sort = t.set.AggSort

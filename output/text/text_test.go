@@ -9,6 +9,7 @@ import (
 
 	"github.com/dtrace-go/dtrace/format"
 	"github.com/dtrace-go/dtrace/output"
+	"github.com/dtrace-go/dtrace/program"
 )
 
 func TestDropMessage(t *testing.T) {
@@ -74,7 +75,7 @@ func flushWant(t *testing.T, r *Renderer, out *bytes.Buffer, want string) {
 func TestEndBuffers(t *testing.T) {
 	var out, errs bytes.Buffer
 	r := New(Config{Out: &out, Stderr: &errs, Settings: output.Settings{Quiet: true}})
-	tr := output.Item{Kind: output.KindTrace, Value: format.String("x")}
+	tr := output.Item{Kind: program.ActTrace, Value: format.String("x")}
 	render(t, r, &output.Record{First: true, Data: true}, tr)
 	if out.Len() != 0 {
 		t.Fatalf("record written before Flush: %q", out.String())
@@ -104,12 +105,12 @@ func TestProbeLines(t *testing.T) {
 	var out bytes.Buffer
 	r := New(Config{Out: &out})
 	rec := &output.Record{CPU: 1, Probe: probe(1, "dtrace", "", "BEGIN"), Known: true, First: true, Data: true}
-	render(t, r, rec, output.Item{Kind: output.KindTrace, Value: format.I32(5)})
+	render(t, r, rec, output.Item{Kind: program.ActTrace, Value: format.I32(5)})
 	// A record that only commits prints nothing; a later segment no
 	// probe line.
-	render(t, r, &output.Record{CPU: 1, Known: true, First: true, Data: false}, output.Item{Kind: output.KindDiscard, N: 1})
+	render(t, r, &output.Record{CPU: 1, Known: true, First: true, Data: false}, output.Item{Kind: program.ActDiscard, N: 1})
 	render(t, r, &output.Record{CPU: 1, Probe: rec.Probe, Known: true, First: false, Data: true},
-		output.Item{Kind: output.KindTrace, Value: format.I32(6)})
+		output.Item{Kind: program.ActTrace, Value: format.I32(6)})
 	want := "CPU     ID                    FUNCTION:NAME\n" +
 		"  1      1                           :BEGIN           5\n" +
 		"          6\n"
@@ -144,9 +145,9 @@ func TestSetoptQuietWithinRecord(t *testing.T) {
 	r := New(Config{Out: &out, Testing: true})
 	quiet := output.Settings{Quiet: true}
 	rec := &output.Record{Probe: probe(1, "dtrace", "", "BEGIN"), Known: true, First: true, Data: true}
-	render(t, r, rec, output.Item{Kind: output.KindSetopt, Text: "quiet", Settings: &quiet},
-		output.Item{Kind: output.KindTrace, Value: format.String("x")})
-	render(t, r, rec, output.Item{Kind: output.KindTrace, Value: format.String("y")})
+	render(t, r, rec, output.Item{Kind: program.ActSetopt, Text: "quiet", Settings: &quiet},
+		output.Item{Kind: program.ActTrace, Value: format.String("x")})
+	render(t, r, rec, output.Item{Kind: program.ActTrace, Value: format.String("y")})
 	want := "                   FUNCTION:NAME\n                          :BEGIN x\ny"
 	flushWant(t, r, &out, want)
 }
@@ -161,13 +162,13 @@ func TestCommitNesting(t *testing.T) {
 		t.Fatal(err)
 	}
 	pr := func(s string) output.Item {
-		return output.Item{Kind: output.KindPrintf, Format: f, Args: []format.Value{format.String(s)}}
+		return output.Item{Kind: program.ActPrintf, Format: f, Args: []format.Value{format.String(s)}}
 	}
 	outer := &output.Record{First: true, Data: true}
 	if err := r.Begin(outer); err != nil {
 		t.Fatal(err)
 	}
-	for _, it := range []output.Item{pr("a"), {Kind: output.KindCommit, N: 1}} {
+	for _, it := range []output.Item{pr("a"), {Kind: program.ActCommit, N: 1}} {
 		if err := r.Item(outer, &it); err != nil {
 			t.Fatal(err)
 		}
@@ -195,12 +196,12 @@ func TestFreopen(t *testing.T) {
 	}
 	defer file.Close()
 	rec := &output.Record{First: true, Data: true}
-	tr := func(s string) output.Item { return output.Item{Kind: output.KindTrace, Value: format.String(s)} }
-	render(t, r, rec, tr("1"), output.Item{Kind: output.KindFreopen, File: file}, tr("2"))
+	tr := func(s string) output.Item { return output.Item{Kind: program.ActTrace, Value: format.String(s)} }
+	render(t, r, rec, tr("1"), output.Item{Kind: program.ActFreopen, File: file}, tr("2"))
 	if r.Output() != file {
 		t.Error("Output is not the reopened file")
 	}
-	render(t, r, rec, tr("3"), output.Item{Kind: output.KindFreopen}, tr("4"))
+	render(t, r, rec, tr("3"), output.Item{Kind: program.ActFreopen}, tr("4"))
 	if r.Output() != &out {
 		t.Error("Output is not the original writer after freopen(\"\")")
 	}
