@@ -138,6 +138,13 @@ type Server interface {
 	Stop(final []*aggregate.Agg, machines []string) error
 }
 
+// AtExitFormat is the Format of an AtExit format that writes the final
+// aggregations to the file its option names (-x name=FILE) with write.
+func AtExitFormat(name string, write func(w io.Writer, aggs []*aggregate.Agg, e Env) error) Format {
+	return Format{Name: name, Option: name, When: AtExit,
+		New: func(e Env) (Renderer, error) { return AtExitFile(e, write), nil }}
+}
+
 // AtExitFile is the renderer of an AtExit format that writes a file:
 // it ignores records, and when it gets the final aggregations it
 // creates (or truncates) the file Env.Dest names and writes them there

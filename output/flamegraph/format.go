@@ -9,11 +9,6 @@ import (
 
 // Format is -x flamegraph=FILE: the stack aggregations, at exit, as an
 // SVG flame graph.
-var Format = output.Format{
-	Name: "flamegraph", Option: "flamegraph", When: output.AtExit,
-	New: func(e output.Env) (output.Renderer, error) {
-		return output.AtExitFile(e, func(w io.Writer, aggs []*aggregate.Agg, e output.Env) error {
-			return Write(w, aggs, e.Sym, e.Settings.AggSort, "dtrace flame graph")
-		}), nil
-	},
-}
+var Format = output.AtExitFormat("flamegraph", func(w io.Writer, aggs []*aggregate.Agg, e output.Env) error {
+	return Write(w, aggs, e.Sym, e.Settings.AggSort, "dtrace flame graph")
+})

@@ -9,11 +9,6 @@ import (
 
 // Format is -x pprof=FILE: the stack aggregations, at exit, as a pprof
 // profile.
-var Format = output.Format{
-	Name: "pprof", Option: "pprof", When: output.AtExit,
-	New: func(e output.Env) (output.Renderer, error) {
-		return output.AtExitFile(e, func(w io.Writer, aggs []*aggregate.Agg, e output.Env) error {
-			return Write(w, aggs, e.Sym, e.Settings.AggSort)
-		}), nil
-	},
-}
+var Format = output.AtExitFormat("pprof", func(w io.Writer, aggs []*aggregate.Agg, e output.Env) error {
+	return Write(w, aggs, e.Sym, e.Settings.AggSort)
+})
