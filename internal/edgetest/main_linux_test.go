@@ -9,6 +9,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"testing"
+	"time"
 
 	"github.com/dtrace-go/dtrace/internal/testutil/testprog"
 )
@@ -43,14 +44,15 @@ func TestMain(m *testing.M) {
 	os.Exit(code)
 }
 
-// dtrace runs the dtrace command with args (killed after a minute) and
-// returns its standard output, standard error and exit status.
+// dtrace runs the dtrace command with args (killed after a minute, times
+// the slowEnv factor in a guest) and returns its standard output,
+// standard error and exit status.
 func dtrace(t *testing.T, args ...string) (stdout, stderr string, status int) {
 	t.Helper()
 	testprog.NeedRoot(t, "BPF")
 	cmd := exec.Command(dtraceBin, args...)
 	var o, e bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &o, &e
-	status = testprog.ExitStatus(t, cmd)
+	status = testprog.ExitStatusWithin(t, cmd, time.Duration(slow())*time.Minute)
 	return o.String(), e.String(), status
 }

@@ -69,7 +69,13 @@ func NeedRoot(t testing.TB, what string) {
 // cmd cannot run, or is still running after a minute (it is killed
 // then); its output pipes are waited for at most 5 s after it exits.
 func ExitStatus(t testing.TB, cmd *exec.Cmd) int {
-	const timeout = time.Minute
+	t.Helper()
+	return ExitStatusWithin(t, cmd, time.Minute)
+}
+
+// ExitStatusWithin is ExitStatus with another bound than a minute: under
+// a guest's emulation, starting dtrace alone can take most of one.
+func ExitStatusWithin(t testing.TB, cmd *exec.Cmd, timeout time.Duration) int {
 	t.Helper()
 	cmd.WaitDelay = 5 * time.Second
 	if err := cmd.Start(); err != nil {
