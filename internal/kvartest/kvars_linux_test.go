@@ -60,7 +60,7 @@ func TestHostTypedReads(t *testing.T) {
 	// Without a type, a data symbol's value cannot be read.
 	prog := "BEGIN { trace(`__start_BTF); exit(0); }"
 	out, status := testprog.Output(t, bin, "-xerrtags", "-qn", prog)
-	if status == 0 || !strings.Contains(out, "[D_SYM_NOTYPES] line 1: no symbolic type information is available for vmlinux`__start_BTF: No type information available for symbol") {
+	if status == 0 || !strings.Contains(out, "[D_SYM_NOTYPES] no symbolic type information is available for vmlinux`__start_BTF: No type information available for symbol") {
 		t.Errorf("%s: %q, status %d; want D_SYM_NOTYPES", prog, out, status)
 	}
 }
@@ -165,7 +165,7 @@ func TestGuestKernelVariables(t *testing.T) {
 	} else if got["ovl_redirect_max"] != got["redirect_max"] {
 		t.Errorf("overlay`ovl_redirect_max = %q, want %q", got["ovl_redirect_max"], got["redirect_max"])
 	}
-	if !strings.Contains(got["exit_x"], "[D_IDENT_UNDEF] line 1: failed to resolve x: Unknown variable name") {
+	if !strings.Contains(got["exit_x"], "[D_IDENT_UNDEF] failed to resolve x: Unknown variable name") {
 		t.Errorf("exit(x): %q, want D_IDENT_UNDEF", got["exit_x"])
 	}
 }
