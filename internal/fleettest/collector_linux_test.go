@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/dtrace-go/dtrace/internal/lockedbuf"
 	"github.com/dtrace-go/dtrace/internal/testutil/testprog"
 	"github.com/dtrace-go/dtrace/output/otlp"
 )
@@ -227,51 +228,84 @@ func TestQuantizeCollector(t *testing.T) {
 }
 
 // TestCollectorStopped kills the Collector while dtrace exports a span
-// per getppid() and prints a line per call: dtrace prints all 20,000
-// lines and reports no drop of its own (its consumer never waited for
-// the Collector), and says how many OTLP records it dropped.
+// per getppid() and prints a line per call: dtrace prints every line and
+// reports no drop of its own (its consumer never waited for the
+// Collector), and says how many OTLP records it dropped. The calls come
+// in two runs of a program: 10 while the Collector runs (it writes them:
+// dtrace exports), then, once it is killed, 10,000 whose spans have
+// nowhere to go. (Killing it during one burst asserted luck: on an idle
+// fast machine dtrace had sent everything and exited before the kill.)
 func TestCollectorStopped(t *testing.T) {
 	if os.Geteuid() != 0 {
 		t.Skip("needs root for BPF")
 	}
 	dir := t.TempDir()
 	dtrace := testprog.BuildCmd(t, dir, "dtrace")
-	target := testprog.BuildCalls(t, dir, "-O1")
+	calls, err := os.ReadFile(testprog.BuildCalls(t, dir, "-O1"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	// A name of its own, so that the clause sees this test's calls alone.
+	target := filepath.Join(dir, "stopcalls")
+	if err := os.WriteFile(target, calls, 0o755); err != nil {
+		t.Fatal(err)
+	}
 	col, httpAddr, _, out := collector(t, dir)
-	// The 20,000 records come in a burst of milliseconds, and on a
-	// loaded machine the consumer may get no CPU during it: the buffers
-	// hold the whole burst (-b 16m), so that a drop here says the
-	// consumer was held up, not that the machine was busy. (At the
-	// default 4m, 2 of 3 runs here and 3 of 12 of a colleague's lost
-	// 2,800-7,000 records at load 13-40, and a binary from before the
-	// exporter's last changes lost some too.)
+	// -b 16m: the 20,000 records come in a burst of milliseconds, and on
+	// a loaded machine the consumer may get no CPU during it; the buffers
+	// hold the whole burst, so that a drop here says the consumer was
+	// held up, not that the machine was busy.
 	cmd := exec.Command(dtrace, "-q", "-b", "16m", "-x", "otlp=http://"+httpAddr, "-x", "otlpspans=syscall::getppid:", "-x", "aggrate=100ms",
-		"-n", `syscall::getppid:entry,syscall::getppid:return /pid == $target/ { printf("%s\n", probename); @n = count(); }`,
-		"-c", target+" 10000")
-	var stdout strings.Builder
-	stderr := &strings.Builder{}
-	cmd.Stdout, cmd.Stderr = &stdout, stderr
+		"-n", `BEGIN { printf("ready\n"); }
+		syscall::getppid:entry,syscall::getppid:return /execname == "stopcalls"/ { printf("%s\n", probename); @n = count(); }`)
+	stdout, stderr := &lockedbuf.Buffer{}, &lockedbuf.Buffer{}
+	cmd.Stdout, cmd.Stderr = stdout, stderr
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
-	// Once the Collector has written something, kill it.
-	killed := false
-	for end := time.Now().Add(60 * time.Second); time.Now().Before(end); time.Sleep(20 * time.Millisecond) {
-		if len(lines(t, out)) > 0 {
-			col.stop()
-			killed = true
-			break
+	done := make(chan error, 1)
+	go func() { done <- cmd.Wait() }()
+	exited := false
+	defer func() {
+		if !exited {
+			cmd.Process.Kill()
+			<-done
+		}
+	}()
+	printed := func() int {
+		s := stdout.String()
+		return strings.Count(s, "entry\n") + strings.Count(s, "return\n")
+	}
+	wait := func(what string, ok func() bool) {
+		t.Helper()
+		for end := time.Now().Add(60 * time.Second); !ok(); time.Sleep(20 * time.Millisecond) {
+			if time.Now().After(end) {
+				t.Fatalf("%s: not within 60 s\n%s\n%s\n%s", what, stdout.String(), stderr.String(), col.log.String())
+			}
 		}
 	}
-	err := cmd.Wait()
-	if !killed {
-		t.Fatalf("the Collector received nothing: %v\n%s\n%s", err, stderr.String(), col.log.String())
+	wait("dtrace's BEGIN", func() bool { return strings.Contains(stdout.String(), "ready\n") })
+	if b, err := exec.Command(target, "10").CombinedOutput(); err != nil {
+		t.Fatalf("%s 10: %v\n%s", target, err, b)
 	}
-	if err != nil {
-		t.Fatalf("dtrace: %v\n%s", err, stderr.String())
+	wait("the Collector's first records", func() bool { return len(lines(t, out)) > 0 })
+	col.stop()
+	if b, err := exec.Command(target, "10000").CombinedOutput(); err != nil {
+		t.Fatalf("%s 10000: %v\n%s", target, err, b)
 	}
-	if n := strings.Count(stdout.String(), "entry\n") + strings.Count(stdout.String(), "return\n"); n != 20000 {
-		t.Errorf("dtrace printed %d lines, want 20000", n)
+	wait("dtrace's 20,020 lines", func() bool { return printed() >= 20020 })
+	cmd.Process.Signal(os.Interrupt)
+	select {
+	case err := <-done:
+		exited = true
+		if err != nil {
+			t.Fatalf("dtrace: %v\n%s", err, stderr.String())
+		}
+	case <-time.After(30 * time.Second):
+		t.Fatalf("dtrace still runs 30 s after SIGINT\n%s", stderr.String())
+	}
+	if n := printed(); n != 20020 {
+		t.Errorf("dtrace printed %d lines, want 20020", n)
 	}
 	if strings.Contains(stderr.String(), "drops on CPU") {
 		t.Errorf("dtrace dropped records: %s", stderr.String())
@@ -279,6 +313,10 @@ func TestCollectorStopped(t *testing.T) {
 	m := regexp.MustCompile(`dtrace: (\d+) OTLP records? dropped`).FindStringSubmatch(stderr.String())
 	if m == nil {
 		t.Fatalf("no OTLP drop report:\n%s", stderr.String())
+	}
+	// The 10,000 spans of the second run had no receiver.
+	if n, _ := strconv.Atoi(m[1]); n < 10000 {
+		t.Errorf("%s OTLP records dropped, want at least the second run's 10,000 spans:\n%s", m[1], stderr.String())
 	}
 	t.Logf("%s", strings.TrimSpace(stderr.String()))
 }
