@@ -10,7 +10,6 @@ import (
 	"time"
 
 	"github.com/dtrace-go/dtrace/aggregate"
-	"github.com/dtrace-go/dtrace/format"
 	"github.com/dtrace-go/dtrace/output"
 	"github.com/dtrace-go/dtrace/program"
 )
@@ -218,24 +217,24 @@ func TestMerge(t *testing.T) {
 	d0 := &aggregate.Desc{ID: 0, Name: "@", Func: program.AggCount}
 	d1 := &aggregate.Desc{ID: 1, Name: "@s", Func: program.AggSum}
 	host := aggregate.New(d0)
-	host.Add([]format.Value{format.String("getppid")}, []int64{7})
+	host.Add([]program.Value{program.String("getppid")}, []int64{7})
 	hs := aggregate.New(d1)
 	guest := wireAggs([]*aggregate.Agg{host, hs}, nil)
 	guest.Aggs[0].Entries[0].Data = []int64{2468}
-	guest.Aggs[1].Entries = append(guest.Aggs[1].Entries, AggEntry{Key: []Value{{Int: &format.Int{Bits: 3, Size: 4}}}, Data: []int64{9}})
+	guest.Aggs[1].Entries = append(guest.Aggs[1].Entries, AggEntry{Key: []Value{{Int: &program.Int{Bits: 3, Size: 4}}}, Data: []int64{9}})
 	merged := Merge("host", []*aggregate.Agg{host}, []MachineAggs{{"vm1", guest.Aggs}})
 	if len(merged) != 2 || merged[0].Desc.ID != 0 || merged[1].Desc.ID != 1 {
 		t.Fatalf("merged %v", merged)
 	}
 	got := map[string]int64{}
 	for _, e := range merged[0].Entries() {
-		got[string(e.Key[0].(format.String))+" "+string(e.Key[1].(format.String))] = e.Data[0]
+		got[string(e.Key[0].(program.String))+" "+string(e.Key[1].(program.String))] = e.Data[0]
 	}
 	if got["host getppid"] != 7 || got["vm1 getppid"] != 2468 || len(got) != 2 {
 		t.Errorf("merged entries %v", got)
 	}
 	e := merged[1].Entries()
-	if len(e) != 1 || e[0].Key[0] != format.String("vm1") || e[0].Key[1].(format.Int).Int64() != 3 || e[0].Data[0] != 9 {
+	if len(e) != 1 || e[0].Key[0] != program.String("vm1") || e[0].Key[1].(program.Int).Int64() != 3 || e[0].Data[0] != 9 {
 		t.Errorf("@s %v", e)
 	}
 }

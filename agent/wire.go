@@ -7,6 +7,7 @@ import (
 	"github.com/dtrace-go/dtrace/aggregate"
 	"github.com/dtrace-go/dtrace/format"
 	"github.com/dtrace-go/dtrace/output/jsonrec"
+	"github.com/dtrace-go/dtrace/program"
 )
 
 // Record is one record of a probe firing in the guest.
@@ -49,9 +50,9 @@ type AggEntry struct {
 // Value is one key value: an integer, a string, or what the guest
 // printed for any other (stacks and symbols resolve only there).
 type Value struct {
-	Int  *format.Int `json:"int,omitempty"`
-	Str  *string     `json:"str,omitempty"`
-	Text *string     `json:"text,omitempty"`
+	Int  *program.Int `json:"int,omitempty"`
+	Str  *string      `json:"str,omitempty"`
+	Text *string      `json:"text,omitempty"`
 }
 
 // wireAggs turns aggregations into their messages; sym resolves stack
@@ -75,14 +76,14 @@ func wireAggs(aggs []*aggregate.Agg, sym format.Symbolizer) Aggs {
 	return out
 }
 
-func wireValue(v format.Value, sym format.Symbolizer) Value {
+func wireValue(v program.Value, sym format.Symbolizer) Value {
 	switch x := v.(type) {
-	case format.Int:
+	case program.Int:
 		return Value{Int: &x}
-	case format.String:
+	case program.String:
 		s := string(x)
 		return Value{Str: &s}
-	case format.Stack:
+	case program.Stack:
 		var frames []string
 		for _, pc := range x.PCs {
 			if pc == 0 {
@@ -92,8 +93,8 @@ func wireValue(v format.Value, sym format.Symbolizer) Value {
 		}
 		s := "\n" + strings.Join(frames, "\n")
 		return Value{Text: &s}
-	case format.Sym:
-		s := frame(sym, x.Kind >= format.UserSym, x.PID, x.Addr)
+	case program.Sym:
+		s := frame(sym, x.Kind >= program.UserSym, x.PID, x.Addr)
 		return Value{Text: &s}
 	}
 	s := fmt.Sprint(v)
@@ -123,16 +124,16 @@ func frame(sym format.Symbolizer, user bool, pid int, pc uint64) string {
 }
 
 // value is a key value back on the host.
-func (v Value) value() format.Value {
+func (v Value) value() program.Value {
 	switch {
 	case v.Int != nil:
 		return *v.Int
 	case v.Str != nil:
-		return format.String(*v.Str)
+		return program.String(*v.Str)
 	case v.Text != nil:
-		return format.Verbatim(*v.Text)
+		return program.Verbatim(*v.Text)
 	}
-	return format.Verbatim("")
+	return program.Verbatim("")
 }
 
 // MachineAggs are one machine's final aggregations.
@@ -164,14 +165,14 @@ func Merge(host string, aggs []*aggregate.Agg, guests []MachineAggs) []*aggregat
 		}
 		m := add(*a.Desc, a.Normal, a.Printed)
 		for _, e := range a.Entries() {
-			m.Add(append([]format.Value{format.String(host)}, e.Key...), e.Data)
+			m.Add(append([]program.Value{program.String(host)}, e.Key...), e.Data)
 		}
 	}
 	for _, g := range guests {
 		for _, a := range g.Aggs {
 			m := add(a.Desc, a.Normal, a.Printed)
 			for _, e := range a.Entries {
-				key := []format.Value{format.String(g.Machine)}
+				key := []program.Value{program.String(g.Machine)}
 				for _, k := range e.Key {
 					key = append(key, k.value())
 				}

@@ -5,14 +5,13 @@ import (
 	"math"
 	"strings"
 
-	"github.com/dtrace-go/dtrace/format"
 	"github.com/dtrace-go/dtrace/program"
 )
 
 // Entry is one tuple of an aggregation: its key values and its value
 // merged over all CPUs, in the function's slot layout.
 type Entry struct {
-	Key  []format.Value
+	Key  []program.Value
 	Data []int64
 	// CPUData holds each CPU's value when the aggregation keeps them
 	// (Agg.PerCPU, the aggpercpu option).
@@ -56,12 +55,12 @@ func (a *Agg) normal() uint64 {
 }
 
 // Lookup returns the entry for key, or nil.
-func (a *Agg) Lookup(key []format.Value) *Entry { return a.index[keyString(key)] }
+func (a *Agg) Lookup(key []program.Value) *Entry { return a.index[keyString(key)] }
 
 // Add merges one CPU's value for key into the aggregation, creating the
 // entry if needed. A key present in the map always yields an entry, even
 // when every CPU's value is still zero (as after clear()).
-func (a *Agg) Add(key []format.Value, cpu []int64) *Entry {
+func (a *Agg) Add(key []program.Value, cpu []int64) *Entry {
 	k := keyString(key)
 	e := a.index[k]
 	if e == nil {
@@ -102,7 +101,7 @@ func (d *Desc) Merge(dst, src []int64) {
 
 // AddCPU is Add for the value of CPU cpu; with PerCPU set the entry
 // also keeps that CPU's value for printing.
-func (a *Agg) AddCPU(key []format.Value, cpu int, slots []int64) *Entry {
+func (a *Agg) AddCPU(key []program.Value, cpu int, slots []int64) *Entry {
 	e := a.Add(key, slots)
 	if a.PerCPU {
 		if e.CPUData == nil {
@@ -173,7 +172,7 @@ func (a *Agg) Trunc(n int64) []*Entry {
 }
 
 // Remove deletes the entry for key.
-func (a *Agg) Remove(key []format.Value) {
+func (a *Agg) Remove(key []program.Value) {
 	k := keyString(key)
 	e := a.index[k]
 	if e == nil {
@@ -213,7 +212,7 @@ func (d *Desc) Scalar(data []int64) int64 {
 }
 
 // keyString encodes a key tuple for the entry index.
-func keyString(key []format.Value) string {
+func keyString(key []program.Value) string {
 	var b strings.Builder
 	var buf [8]byte
 	put := func(tag byte, v uint64) {
@@ -223,18 +222,18 @@ func keyString(key []format.Value) string {
 	}
 	for _, v := range key {
 		switch x := v.(type) {
-		case format.Int:
+		case program.Int:
 			put(byte('0'+x.Size), x.Uint64())
-		case format.String:
+		case program.String:
 			put('s', uint64(len(x)))
 			b.WriteString(string(x))
-		case format.Bytes:
+		case program.Bytes:
 			put('b', uint64(len(x.Data)))
 			b.Write(x.Data)
-		case format.Sym:
+		case program.Sym:
 			put(byte('S'+x.Kind), x.Addr)
 			put('p', uint64(x.PID))
-		case format.Stack:
+		case program.Stack:
 			tag := byte('k')
 			if x.User {
 				tag = 'u'
@@ -244,9 +243,9 @@ func keyString(key []format.Value) string {
 			for _, pc := range x.PCs {
 				put('.', pc)
 			}
-		case format.Float:
+		case program.Float:
 			put('f', math.Float64bits(x.V))
-		case format.Verbatim:
+		case program.Verbatim:
 			put('v', uint64(len(x)))
 			b.WriteString(string(x))
 		}

@@ -5,7 +5,6 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/dtrace-go/dtrace/format"
 	"github.com/dtrace-go/dtrace/program"
 )
 
@@ -162,7 +161,7 @@ func TestSignedKeys(t *testing.T) {
 	for id, size := range []int{1, 2, 4, 8} {
 		f := newFire(&Desc{ID: id + 1, Func: program.AggSum})
 		for v := int64(-2); v <= 2; v++ {
-			f.on(0, k(format.Int{Bits: uint64(v), Size: size, Signed: true}), v, 1)
+			f.on(0, k(program.Int{Bits: uint64(v), Size: size, Signed: true}), v, 1)
 		}
 		aggs = append(aggs, f.snap())
 	}

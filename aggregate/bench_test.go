@@ -4,7 +4,6 @@ import (
 	"io"
 	"testing"
 
-	"github.com/dtrace-go/dtrace/format"
 	"github.com/dtrace-go/dtrace/program"
 )
 
@@ -16,7 +15,7 @@ func BenchmarkPrintQuantize(b *testing.B) {
 		for j := 0; j < 20; j++ {
 			d.Update(slots, int64(i*j), 1)
 		}
-		a.Add([]format.Value{format.I64(int64(i))}, slots)
+		a.Add([]program.Value{program.I64(int64(i))}, slots)
 	}
 	p := &Printer{}
 	b.ResetTimer()
@@ -29,7 +28,7 @@ func BenchmarkPrintSum(b *testing.B) {
 	d := &Desc{ID: 1, Func: program.AggSum}
 	a := New(d)
 	for i := 0; i < 100000; i++ {
-		a.Add([]format.Value{format.String("key"), format.I64(int64(i))}, []int64{int64(i * 7 % 1000)})
+		a.Add([]program.Value{program.String("key"), program.I64(int64(i))}, []int64{int64(i * 7 % 1000)})
 	}
 	p := &Printer{}
 	b.ResetTimer()

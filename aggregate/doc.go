@@ -40,7 +40,7 @@
 // # Consumer side
 //
 // To snapshot an aggregation, call Agg.BeginSnapshot, then Agg.Add with
-// every key and every CPU's slots. Keys are decoded into format.Value
+// every key and every CPU's slots. Keys are decoded into program.Value
 // tuples; the consumer passes each key value through
 // format.Printer.ReduceKey first, which moves sym()/usym() addresses to
 // the start of their symbol and mod()/umod() addresses to their module,

@@ -24,7 +24,7 @@ func FuzzHistograms(f *testing.F) {
 			slots := make([]int64, d.NSlots())
 			d.Update(slots, v, incr)
 			d.Update(slots, -v, incr)
-			a.Add([]format.Value{format.I64(v % 3)}, slots)
+			a.Add([]program.Value{program.I64(v % 3)}, slots)
 		}
 		p := &Printer{}
 		_ = p.PrintAll(io.Discard, []*Agg{a})

@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/dtrace-go/dtrace/format"
+	"github.com/dtrace-go/dtrace/program"
 )
 
 // corpusDir is the conformance corpus (read, never copied).
@@ -35,7 +36,7 @@ type fire struct {
 }
 
 type cpuVal struct {
-	key   []format.Value
+	key   []program.Value
 	slots []int64
 }
 
@@ -44,7 +45,7 @@ func newFire(d *Desc) *fire {
 }
 
 // on records one firing of the aggregating function on a CPU.
-func (f *fire) on(cpu int, key []format.Value, v, incr int64) {
+func (f *fire) on(cpu int, key []program.Value, v, incr int64) {
 	m := f.cpus[cpu]
 	if m == nil {
 		m = map[string]*cpuVal{}
@@ -70,11 +71,11 @@ func (f *fire) snap() *Agg {
 	return f.agg
 }
 
-func k(vs ...format.Value) []format.Value { return vs }
+func k(vs ...program.Value) []program.Value { return vs }
 
-func i32(v int) format.Value { return format.I32(int32(v)) }
+func i32(v int) program.Value { return program.I32(int32(v)) }
 
-func str(s string) format.Value { return format.String(s) }
+func str(s string) program.Value { return program.String(s) }
 
 func printAll(t *testing.T, p *Printer, aggs ...*Agg) string {
 	t.Helper()
@@ -108,7 +109,7 @@ func diff(t *testing.T, name, got, want string) {
 	}
 }
 
-func formatChar(c byte) format.Value { return format.Int{Bits: uint64(c), Size: 1, Signed: true} }
+func formatChar(c byte) program.Value { return program.Int{Bits: uint64(c), Size: 1, Signed: true} }
 
 // diffSorted compares as the corpus harness does for tests without
 // @@nosort: line by line after sorting both sides.

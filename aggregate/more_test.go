@@ -4,7 +4,6 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/dtrace-go/dtrace/format"
 	"github.com/dtrace-go/dtrace/program"
 )
 
@@ -48,7 +47,7 @@ func TestLquantizeZero(t *testing.T) {
 	for i, r := range ranges {
 		f := newFire(&Desc{ID: i + 1, Func: program.AggLquantize, Base: r.base, Levels: uint16((r.limit - r.base) / int32(r.step)), Step: r.step})
 		for n, incr := range negWeights() {
-			f.on(0, k(format.I64(int64(n+1))), 0, incr)
+			f.on(0, k(program.I64(int64(n+1))), 0, incr)
 		}
 		b.WriteString(r.title + "\n" + printa(t, p, "", f.snap()) + "\n")
 	}
@@ -60,7 +59,7 @@ func TestLquantizeZero(t *testing.T) {
 func TestQuantizeZero(t *testing.T) {
 	f := newFire(&Desc{ID: 1, Func: program.AggQuantize})
 	for n, incr := range negWeights() {
-		f.on(0, k(format.I64(int64(n+1))), 0, incr)
+		f.on(0, k(program.I64(int64(n+1))), 0, incr)
 	}
 	p := &Printer{}
 	got := printa(t, p, "", f.snap()) + "\n"

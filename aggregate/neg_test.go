@@ -4,7 +4,6 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/dtrace-go/dtrace/format"
 	"github.com/dtrace-go/dtrace/program"
 )
 
@@ -82,7 +81,7 @@ func TestNegOrder(t *testing.T) {
 		fs = append(fs, newFire(d))
 	}
 	for i, incr := range negWeights() {
-		key := k(format.I64(int64(i + 1))) // an undeclared D global is int64_t
+		key := k(program.I64(int64(i + 1))) // an undeclared D global is int64_t
 		fs[0].on(0, key, 1, incr)
 		fs[1].on(0, key, 1, incr)
 		fs[2].on(0, key, incr, 1)

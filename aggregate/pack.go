@@ -5,7 +5,6 @@ import (
 	"math/big"
 	"strings"
 
-	"github.com/dtrace-go/dtrace/format"
 	"github.com/dtrace-go/dtrace/program"
 )
 
@@ -116,8 +115,8 @@ func histValue(d *Desc, data []int64) int64 {
 
 // packedWidth is a key's column width in packed output: integers keep
 // theirs, everything else takes 16.
-func packedWidth(k format.Value) int {
-	if x, ok := k.(format.Int); ok {
+func packedWidth(k program.Value) int {
+	if x, ok := k.(program.Int); ok {
 		switch x.Size {
 		case 1:
 			return 3

@@ -30,7 +30,7 @@ type Printer struct {
 	out     outBuf
 	items   []item
 	text    []byte
-	results []format.Value
+	results []program.Value
 }
 
 func (p *Printer) fmt() *format.Printer {
@@ -71,43 +71,43 @@ func (a *Agg) appendDatum(b []byte, e *Entry, view View) []byte {
 
 // Result returns the value a %@ conversion prints for an entry:
 // count() is unsigned, the other scalars signed, histograms Verbatim.
-func (a *Agg) Result(e *Entry) format.Value {
+func (a *Agg) Result(e *Entry) program.Value {
 	d, normal := a.Desc, a.normal()
 	switch d.Func {
 	case program.AggQuantize, program.AggLquantize, program.AggLlquantize:
-		return format.Verbatim(d.Histogram(e.Data, normal))
+		return program.Verbatim(d.Histogram(e.Data, normal))
 	case program.AggCount:
-		return format.U64(uint64(e.Data[0]) / normal)
+		return program.U64(uint64(e.Data[0]) / normal)
 	case program.AggAvg:
 		// dtrace's printa() computes the average in unsigned arithmetic.
 		var v uint64
 		if e.Data[0] != 0 {
 			v = uint64(e.Data[1]) / normal / uint64(e.Data[0])
 		}
-		return format.I64(int64(v))
+		return program.I64(int64(v))
 	case program.AggStddev:
-		return format.I64(int64(stddev(e.Data, normal)))
+		return program.I64(int64(stddev(e.Data, normal)))
 	}
 	v := int64(0)
 	if !e.filler {
 		v = d.Scalar(e.Data)
 	}
-	return format.I64(v / int64(normal))
+	return program.I64(v / int64(normal))
 }
 
 // result is Result under the aggzoom and encoding options.
-func (p *Printer) result(a *Agg, e *Entry) format.Value {
+func (p *Printer) result(a *Agg, e *Entry) program.Value {
 	switch a.Desc.Func {
 	case program.AggQuantize, program.AggLquantize, program.AggLlquantize:
 		if p.View.Zoom || p.View.UTF8 {
-			return format.Verbatim(a.Desc.histogram(e.Data, a.normal(), p.View))
+			return program.Verbatim(a.Desc.histogram(e.Data, a.normal(), p.View))
 		}
 	}
 	return a.Result(e)
 }
 
 // appendKeys appends the default text of a key tuple.
-func (p *Printer) appendKeys(b []byte, key []format.Value) []byte {
+func (p *Printer) appendKeys(b []byte, key []program.Value) []byte {
 	for _, k := range key {
 		b = p.fmt().AppendKey(b, k, false)
 	}
@@ -117,7 +117,7 @@ func (p *Printer) appendKeys(b []byte, key []format.Value) []byte {
 // appendRow appends one line of printa() without a format or of the
 // exit print: the keys, each aggregation's value (with aggpercpu, each
 // CPU's after it) and a newline.
-func (p *Printer) appendRow(row []byte, key []format.Value, aggs []*Agg, es []*Entry) []byte {
+func (p *Printer) appendRow(row []byte, key []program.Value, aggs []*Agg, es []*Entry) []byte {
 	row = p.appendKeys(row, key)
 	for i, e := range es {
 		row = aggs[i].appendDatum(row, e, p.View)
@@ -128,7 +128,7 @@ func (p *Printer) appendRow(row []byte, key []format.Value, aggs []*Agg, es []*E
 
 // writeRow writes appendRow's line, built in p's buffer, so that
 // printing does not allocate per entry.
-func (p *Printer) writeRow(b *outBuf, key []format.Value, aggs []*Agg, es []*Entry) {
+func (p *Printer) writeRow(b *outBuf, key []program.Value, aggs []*Agg, es []*Entry) {
 	p.row = p.appendRow(p.row[:0], key, aggs, es)
 	b.Write(p.row)
 	b.spill()

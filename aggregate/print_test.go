@@ -202,7 +202,7 @@ func TestMultiSort(t *testing.T) {
 	mk := func(id int, val func(i int64) int64) *Agg {
 		f := newFire(&Desc{ID: id, Func: program.AggSum})
 		for i := int64(1); i <= 100; i++ {
-			f.on(int(i%2), k(format.I64(i)), val(i), 1)
+			f.on(int(i%2), k(program.I64(i)), val(i), 1)
 		}
 		return f.snap()
 	}
@@ -268,7 +268,7 @@ func TestMultiZero(t *testing.T) {
 func TestMultiTupleCompat(t *testing.T) {
 	one := newFire(&Desc{ID: 1, Func: program.AggSum})
 	two := newFire(&Desc{ID: 2, Func: program.AggSum})
-	key := k(str("foo"), i32(789), str("bar"), format.U64(0xffff888000001000))
+	key := k(str("foo"), i32(789), str("bar"), program.U64(0xffff888000001000))
 	one.on(0, key, 123, 1)
 	two.on(1, key, 456, 1)
 	p := &Printer{}
@@ -295,7 +295,7 @@ func TestPrintaTuples(t *testing.T) {
 	diff(t, "printa/tst.fmt", printa(t, p, "%@u", c.agg)+"\n", corpus(t, "printa/tst.fmt.r"))
 
 	s := newFire(&Desc{ID: 1, Func: program.AggCount})
-	s.on(0, k(format.Stack{}), 0, 1)
+	s.on(0, k(program.Stack{}), 0, 1)
 	sa := s.snap()
 	got = printa(t, p, "%k\n", sa) + printa(t, p, "%-20k\n", sa) + printa(t, p, "%60k\n", sa) + "\n"
 	diff(t, "printa/tst.stack", got, corpus(t, "printa/tst.stack.r"))

@@ -8,7 +8,6 @@ import (
 	"sort"
 	"strings"
 
-	"github.com/dtrace-go/dtrace/format"
 	"github.com/dtrace-go/dtrace/program"
 )
 
@@ -162,7 +161,7 @@ func valCmp(a, b *valKey) int {
 // keyCmp is dt_aggregate_keycmp: keys compare position by position,
 // starting at keyPos, integers as unsigned numbers of their size,
 // everything else byte by byte.
-func keyCmp(a, b []format.Value, keyPos int) int {
+func keyCmp(a, b []program.Value, keyPos int) int {
 	if c := cmp3(len(a), len(b)); c != 0 {
 		return c
 	}
@@ -179,50 +178,50 @@ func keyCmp(a, b []format.Value, keyPos int) int {
 	return 0
 }
 
-func valueSize(v format.Value) int {
+func valueSize(v program.Value) int {
 	switch x := v.(type) {
-	case format.Int:
+	case program.Int:
 		return x.Size
-	case format.Bytes:
+	case program.Bytes:
 		return len(x.Data)
-	case format.Sym:
-		if x.Kind >= format.UserSym {
+	case program.Sym:
+		if x.Kind >= program.UserSym {
 			return 16
 		}
 		return 8
-	case format.Stack:
+	case program.Stack:
 		return 8 * len(x.PCs)
 	}
 	return 0
 }
 
-func valueCmp(a, b format.Value) int {
+func valueCmp(a, b program.Value) int {
 	if c := cmp3(valueSize(a), valueSize(b)); c != 0 {
 		return c
 	}
 	switch x := a.(type) {
-	case format.Int:
-		y, _ := b.(format.Int)
+	case program.Int:
+		y, _ := b.(program.Int)
 		return cmp3(x.Uint64(), y.Uint64())
-	case format.String:
-		y, _ := b.(format.String)
+	case program.String:
+		y, _ := b.(program.String)
 		return strings.Compare(cstr(string(x)), cstr(string(y)))
-	case format.Bytes:
-		y, _ := b.(format.Bytes)
+	case program.Bytes:
+		y, _ := b.(program.Bytes)
 		return bytes.Compare(x.Data, y.Data)
-	case format.Sym:
-		y, _ := b.(format.Sym)
-		if x.Kind >= format.UserSym {
+	case program.Sym:
+		y, _ := b.(program.Sym)
+		if x.Kind >= program.UserSym {
 			if c := cmp3(x.PID, y.PID); c != 0 {
 				return c
 			}
 		}
 		return cmp3(x.Addr, y.Addr)
-	case format.Stack:
-		y, _ := b.(format.Stack)
+	case program.Stack:
+		y, _ := b.(program.Stack)
 		return bytes.Compare(stackBytes(x), stackBytes(y))
-	case format.Verbatim:
-		y, _ := b.(format.Verbatim)
+	case program.Verbatim:
+		y, _ := b.(program.Verbatim)
 		return strings.Compare(string(x), string(y))
 	}
 	return 0
@@ -235,7 +234,7 @@ func cstr(s string) string {
 	return s
 }
 
-func stackBytes(s format.Stack) []byte {
+func stackBytes(s program.Stack) []byte {
 	b := make([]byte, 8*len(s.PCs))
 	for i, pc := range s.PCs {
 		binary.LittleEndian.PutUint64(b[8*i:], pc)
@@ -305,7 +304,7 @@ func newItem(a *Agg, e *Entry, keyPos int) item {
 // bytes are kept, as numbers; whole says they hold every key, so that
 // equal prefixes are equal keys. A key of another type ends the
 // encoding and leaves the rest to keyCmp.
-func keyPrefix(key []format.Value, keyPos int) (kp [3]uint64, whole bool) {
+func keyPrefix(key []program.Value, keyPos int) (kp [3]uint64, whole bool) {
 	n := len(key)
 	if keyPos >= n {
 		keyPos = 0
@@ -314,13 +313,13 @@ func keyPrefix(key []format.Value, keyPos int) (kp [3]uint64, whole bool) {
 	at := 0
 	for i := 0; i < n; i++ {
 		switch x := key[(i+keyPos)%n].(type) {
-		case format.Int:
+		case program.Int:
 			if at+8 > len(buf) {
 				return words(buf), false
 			}
 			binary.BigEndian.PutUint64(buf[at:], x.Uint64())
 			at += 8
-		case format.String:
+		case program.String:
 			j := 0
 			for ; j < len(x) && x[j] != 0; j++ {
 				if at+j >= len(buf) {
@@ -407,7 +406,7 @@ func (a *Agg) Sorted(o SortOptions) []*Entry {
 // entry of each aggregation for it (a zero entry where an aggregation
 // has none), in printa()'s argument order.
 type Bundle struct {
-	Key     []format.Value
+	Key     []program.Value
 	Entries []*Entry
 }
 
@@ -447,7 +446,7 @@ func Join(aggs []*Agg, o SortOptions) []Bundle {
 		return cmp3(x.agg.Desc.ID, y.agg.Desc.ID)
 	})
 	type bundle struct {
-		key   []format.Value
+		key   []program.Value
 		slots []*item
 	}
 	var bundles []*bundle

@@ -5,7 +5,6 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/dtrace-go/dtrace/format"
 	"github.com/dtrace-go/dtrace/program"
 )
 
@@ -14,11 +13,11 @@ import (
 func TestKeyPrefixOrder(t *testing.T) {
 	r := rand.New(rand.NewSource(1))
 	words := []string{"", "a", "ab", "abc\x00junk", "abcdefg", "abcdefgh", "abcdefghi", "abcdefgh\x00", "b", "zzzzzzzzzz"}
-	randKey := func() []format.Value {
-		return []format.Value{
-			format.String(words[r.Intn(len(words))]),
-			format.I32(int32(r.Intn(5) - 2)),
-			format.String(words[r.Intn(len(words))] + strings.Repeat("x", r.Intn(2))),
+	randKey := func() []program.Value {
+		return []program.Value{
+			program.String(words[r.Intn(len(words))]),
+			program.I32(int32(r.Intn(5) - 2)),
+			program.String(words[r.Intn(len(words))] + strings.Repeat("x", r.Intn(2))),
 		}
 	}
 	a := New(&Desc{ID: 1, Func: program.AggCount})

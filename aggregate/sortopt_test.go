@@ -3,7 +3,6 @@ package aggregate
 import (
 	"testing"
 
-	"github.com/dtrace-go/dtrace/format"
 	"github.com/dtrace-go/dtrace/program"
 )
 
@@ -27,7 +26,7 @@ func TestSignedKeysPos(t *testing.T) {
 	mk := func(id, size int, rows []row) *Agg {
 		f := newFire(&Desc{ID: id, Func: program.AggSum})
 		for _, r := range rows {
-			f.on(0, k(str(r.animal), format.Int{Bits: uint64(r.key), Size: size, Signed: true}), r.val, 1)
+			f.on(0, k(str(r.animal), program.Int{Bits: uint64(r.key), Size: size, Signed: true}), r.val, 1)
 		}
 		return f.snap()
 	}

@@ -75,7 +75,7 @@ func render(t testing.TB, spec *program.Spec, recs [][]byte) string {
 				if err != nil {
 					t.Fatal(err)
 				}
-				var args []format.Value
+				var args []program.Value
 				for _, a := range items[i+1 : i+1+it.NArgs] {
 					args = append(args, value(rec, a))
 				}
@@ -100,21 +100,21 @@ func render(t testing.TB, spec *program.Spec, recs [][]byte) string {
 	return b.String()
 }
 
-func value(rec []byte, it program.Record) format.Value {
+func value(rec []byte, it program.Record) program.Value {
 	switch it.Kind {
 	case program.KindString:
-		return format.String(itemString(rec, it))
+		return program.String(itemString(rec, it))
 	case program.KindSigned, program.KindUnsigned:
-		return format.Int{Bits: uint64(itemValue(rec, it)), Size: int(it.Size), Signed: it.Kind == program.KindSigned}
+		return program.Int{Bits: uint64(itemValue(rec, it)), Size: int(it.Size), Signed: it.Kind == program.KindSigned}
 	}
-	return format.Bytes{Data: rec[it.Offset : it.Offset+it.Size]}
+	return program.Bytes{Data: rec[it.Offset : it.Offset+it.Size]}
 }
 
-func show(v format.Value) string {
+func show(v program.Value) string {
 	switch v := v.(type) {
-	case format.String:
+	case program.String:
 		return fmt.Sprintf("%q", string(v))
-	case format.Int:
+	case program.Int:
 		if v.Signed {
 			return fmt.Sprint(int64(v.Bits))
 		}

@@ -12,7 +12,6 @@ import (
 	"strings"
 	"syscall"
 
-	"github.com/dtrace-go/dtrace/format"
 	"github.com/dtrace-go/dtrace/output"
 	"github.com/dtrace-go/dtrace/program"
 )
@@ -255,7 +254,7 @@ func (c *Consumer) setopt(st *recState, data []byte, r program.Record, args []pr
 	}
 	val, hasVal := "", len(args) > 0
 	if hasVal {
-		if s, ok := value(data, args[0]).(format.String); ok {
+		if s, ok := value(data, args[0]).(program.String); ok {
 			val = string(s)
 		}
 	}

@@ -9,7 +9,7 @@ import (
 
 	"github.com/cilium/ebpf"
 
-	"github.com/dtrace-go/dtrace/format"
+	"github.com/dtrace-go/dtrace/program"
 )
 
 // freshFor reads aggregation id afresh for the printa() record being
@@ -104,16 +104,16 @@ func (c *Consumer) eachCached(id int, fn func(idx uint32, cpu int, slot []byte) 
 }
 
 // decodeKey turns aggregation id's map key into the tuple of values.
-func (c *Consumer) decodeKey(id int, key []byte) []format.Value {
+func (c *Consumer) decodeKey(id int, key []byte) []program.Value {
 	recs := c.cfg.Spec.Aggs[id].Keys
 	var sizes []int
 	if id < len(c.cfg.KeySizes) {
 		sizes = c.cfg.KeySizes[id]
 	}
-	out := make([]format.Value, 0, len(recs))
+	out := make([]program.Value, 0, len(recs))
 	for i, r := range recs {
 		v := value(key, r)
-		if iv, ok := v.(format.Int); ok && i < len(sizes) && sizes[i] > 0 && sizes[i] < iv.Size {
+		if iv, ok := v.(program.Int); ok && i < len(sizes) && sizes[i] > 0 && sizes[i] < iv.Size {
 			iv.Size = sizes[i]
 			v = iv
 		}
@@ -198,7 +198,7 @@ func (c *Consumer) trunc(id int, n int64) error {
 	})
 }
 
-func keyText(k []format.Value) string {
+func keyText(k []program.Value) string {
 	var b strings.Builder
 	for _, v := range k {
 		fmt.Fprintf(&b, "%#v|", v)

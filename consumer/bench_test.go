@@ -11,7 +11,6 @@ import (
 
 	"golang.org/x/sys/unix"
 
-	"github.com/dtrace-go/dtrace/format"
 	"github.com/dtrace-go/dtrace/output"
 	"github.com/dtrace-go/dtrace/output/text"
 	"github.com/dtrace-go/dtrace/program"
@@ -56,13 +55,13 @@ func printfConsumer(r output.Renderer) (*Consumer, []byte) {
 
 type itemRecorder struct {
 	output.Nop
-	args []format.Value
+	args []program.Value
 	rec  output.Record
 }
 
 func (r *itemRecorder) Item(rec *output.Record, it *output.Item) error {
 	r.rec = *rec
-	r.args = append([]format.Value(nil), it.Args...)
+	r.args = append([]program.Value(nil), it.Args...)
 	return nil
 }
 
@@ -75,7 +74,7 @@ func TestDecodePrintfRecord(t *testing.T) {
 	if r.rec.CPU != 2 || r.rec.EPID != 1 || !r.rec.Known || r.rec.Probe.Function != "read" || !r.rec.First || !r.rec.Data {
 		t.Errorf("record %+v", r.rec)
 	}
-	if len(r.args) != 2 || r.args[0] != (format.Int{Bits: 0xfffffff9, Size: 4, Signed: true}) || r.args[1] != format.String("hello") {
+	if len(r.args) != 2 || r.args[0] != (program.Int{Bits: 0xfffffff9, Size: 4, Signed: true}) || r.args[1] != program.String("hello") {
 		t.Errorf("args %#v", r.args)
 	}
 	// An EPID the plan does not know is an error, not a panic.

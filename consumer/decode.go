@@ -13,7 +13,7 @@ var le = binary.LittleEndian
 
 // value decodes one record item (or aggregation key item) as its kind
 // says.
-func value(data []byte, r program.Record) format.Value {
+func value(data []byte, r program.Record) program.Value {
 	return (*boxes)(nil).value(data, r)
 }
 
@@ -24,8 +24,8 @@ func value(data []byte, r program.Record) format.Value {
 // and the old one lives as long as a value in it does. The nil *boxes
 // boxes as Go does.
 type boxes struct {
-	ints  []format.Int
-	strs  []format.String
+	ints  []program.Int
+	strs  []program.String
 	arena []byte
 }
 
@@ -34,18 +34,18 @@ const (
 	arenaSize = 16 << 10
 )
 
-// The interface type words of an Int and a String in a format.Value.
+// The interface type words of an Int and a String in a program.Value.
 var (
-	intType = typeWord(format.Int{})
-	strType = typeWord(format.String(""))
+	intType = typeWord(program.Int{})
+	strType = typeWord(program.String(""))
 )
 
 // iface is the layout of a non-empty interface value.
 type iface struct{ tab, data unsafe.Pointer }
 
-func typeWord(v format.Value) unsafe.Pointer { return (*iface)(unsafe.Pointer(&v)).tab }
+func typeWord(v program.Value) unsafe.Pointer { return (*iface)(unsafe.Pointer(&v)).tab }
 
-func (b *boxes) int(v format.Int) format.Value {
+func (b *boxes) int(v program.Int) program.Value {
 	if b == nil {
 		return v
 	}
@@ -53,23 +53,23 @@ func (b *boxes) int(v format.Int) format.Value {
 }
 
 // box stores v in the next slot of *slab (a new slab of boxSlab when it
-// is used up) and returns it as a format.Value whose type word is typ,
+// is used up) and returns it as a program.Value whose type word is typ,
 // without the allocation of converting v to an interface.
-func box[T any](slab *[]T, typ unsafe.Pointer, v T) format.Value {
+func box[T any](slab *[]T, typ unsafe.Pointer, v T) program.Value {
 	if len(*slab) == 0 {
 		*slab = make([]T, boxSlab)
 	}
 	p := &(*slab)[0]
 	*slab = (*slab)[1:]
 	*p = v
-	var out format.Value
+	var out program.Value
 	*(*iface)(unsafe.Pointer(&out)) = iface{typ, unsafe.Pointer(p)}
 	return out
 }
 
-func (b *boxes) string(buf []byte) format.Value {
+func (b *boxes) string(buf []byte) program.Value {
 	if b == nil || len(buf) > arenaSize/4 {
-		return format.String(buf)
+		return program.String(buf)
 	}
 	if len(b.arena) < len(buf) {
 		b.arena = make([]byte, arenaSize)
@@ -77,10 +77,10 @@ func (b *boxes) string(buf []byte) format.Value {
 	n := copy(b.arena, buf)
 	str := unsafe.String(unsafe.SliceData(b.arena), n)
 	b.arena = b.arena[n:]
-	return box(&b.strs, strType, format.String(str))
+	return box(&b.strs, strType, program.String(str))
 }
 
-func (b *boxes) value(data []byte, r program.Record) format.Value {
+func (b *boxes) value(data []byte, r program.Record) program.Value {
 	buf := data[r.Offset : r.Offset+r.Size]
 	switch r.Kind {
 	case program.KindSigned, program.KindUnsigned:
@@ -95,14 +95,14 @@ func (b *boxes) value(data []byte, r program.Record) format.Value {
 		default:
 			v = le.Uint64(buf)
 		}
-		return b.int(format.Int{Bits: v, Size: int(r.Size), Signed: r.Kind == program.KindSigned})
+		return b.int(program.Int{Bits: v, Size: int(r.Size), Signed: r.Kind == program.KindSigned})
 	case program.KindString:
 		if i := bytes.IndexByte(buf, 0); i >= 0 {
 			buf = buf[:i]
 		}
 		return b.string(buf)
 	case program.KindStack, program.KindUStack:
-		var st format.Stack
+		var st program.Stack
 		if r.Kind == program.KindUStack && len(buf) >= 8 {
 			st.User, st.PID = true, int(le.Uint64(buf))
 			buf = buf[8:]
@@ -116,24 +116,24 @@ func (b *boxes) value(data []byte, r program.Record) format.Value {
 		}
 		return st
 	case program.KindSym, program.KindMod:
-		kind := format.KernelSym
+		kind := program.KernelSym
 		if r.Kind == program.KindMod {
-			kind = format.KernelMod
+			kind = program.KernelMod
 		}
-		return format.Sym{Addr: le.Uint64(buf), Kind: kind}
+		return program.Sym{Addr: le.Uint64(buf), Kind: kind}
 	case program.KindUSym, program.KindUMod, program.KindUAddr:
 		// The tgid of the process the address belongs to, then the
 		// address.
-		kind := format.UserSym
+		kind := program.UserSym
 		switch r.Kind {
 		case program.KindUMod:
-			kind = format.UserMod
+			kind = program.UserMod
 		case program.KindUAddr:
-			kind = format.UserAddr
+			kind = program.UserAddr
 		}
-		return format.Sym{PID: int(le.Uint64(buf)), Addr: le.Uint64(buf[8:]), Kind: kind}
+		return program.Sym{PID: int(le.Uint64(buf)), Addr: le.Uint64(buf[8:]), Kind: kind}
 	}
-	return format.Bytes{Data: bytes.Clone(buf)}
+	return program.Bytes{Data: bytes.Clone(buf)}
 }
 
 // u64 reads a little-endian u64 at off, 0 beyond the data.

@@ -28,7 +28,7 @@ type epInfo struct {
 // slices are cut from.
 type recState struct {
 	rec  output.Record
-	vals []format.Value
+	vals []program.Value
 	aggs []*aggregate.Agg
 }
 
@@ -202,7 +202,7 @@ func (c *Consumer) format(id int) (*format.Format, error) {
 }
 
 // args decodes the arguments of an action into the record's storage.
-func (c *Consumer) args(st *recState, data []byte, args []program.Record) []format.Value {
+func (c *Consumer) args(st *recState, data []byte, args []program.Record) []program.Value {
 	start := len(st.vals)
 	for _, a := range args {
 		st.vals = append(st.vals, c.boxes.value(data, a))

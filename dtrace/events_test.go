@@ -6,7 +6,6 @@ import (
 	"testing"
 
 	"github.com/dtrace-go/dtrace/aggregate"
-	"github.com/dtrace-go/dtrace/format"
 	"github.com/dtrace-go/dtrace/output"
 	"github.com/dtrace-go/dtrace/program"
 )
@@ -37,7 +36,7 @@ func (r *recorder) Item(rec *output.Record, it *output.Item) error {
 		// may change it.
 		r.printa = map[string]int64{}
 		for _, e := range it.Aggs[0].Entries() {
-			r.printa[string(e.Key[0].(format.String))] = it.Aggs[0].Result(e).(format.Int).Int64()
+			r.printa[string(e.Key[0].(program.String))] = it.Aggs[0].Result(e).(program.Int).Int64()
 		}
 	}
 	return nil
@@ -138,13 +137,13 @@ BEGIN {
 	if pf.Format == nil || len(pf.Args) != 2 {
 		t.Fatalf("printf item %+v", pf)
 	}
-	if a, ok := pf.Args[0].(format.Int); !ok || a.Int64() != 42 || !a.Signed {
+	if a, ok := pf.Args[0].(program.Int); !ok || a.Int64() != 42 || !a.Signed {
 		t.Errorf("printf arg 0 = %#v, want int 42", pf.Args[0])
 	}
-	if a, ok := pf.Args[1].(format.String); !ok || a != "hello" {
+	if a, ok := pf.Args[1].(program.String); !ok || a != "hello" {
 		t.Errorf("printf arg 1 = %#v, want \"hello\"", pf.Args[1])
 	}
-	if v, ok := rec.Items[1].Value.(format.Int); !ok || v.Int64() != -7 || v.Size != 2 || !v.Signed {
+	if v, ok := rec.Items[1].Value.(program.Int); !ok || v.Int64() != -7 || v.Size != 2 || !v.Signed {
 		t.Errorf("trace value %#v, want short -7", rec.Items[1].Value)
 	}
 	if r.printa["k"] != 2 || r.printa["j"] != 1 || len(r.printa) != 2 {
@@ -158,7 +157,7 @@ BEGIN {
 		t.Fatalf("final aggregations %+v", r.final)
 	}
 	for _, e := range r.final[0].Entries() {
-		if v := r.final[0].Result(e).(format.Int).Int64(); v != 0 {
+		if v := r.final[0].Result(e).(program.Int).Int64(); v != 0 {
 			t.Errorf("after clear(): %v = %d, want 0", e.Key, v)
 		}
 	}

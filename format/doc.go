@@ -15,7 +15,9 @@
 // ValidateOptions.Aggregation set and AggResult set to Uint64Type for
 // count() (the default is int64_t).
 //
-// The consumer decodes each record item into a Value:
+// The consumer decodes each record item into a program.Value (the
+// values live in package program, below this package and the renderers,
+// because embedders receive them too):
 //
 //   - integers: Int with their byte size and signedness (enums as int);
 //   - D strings: String (cut at NUL);
@@ -36,8 +38,8 @@
 // is merged the consumer passes its values through Printer.ReduceKey
 // (sym/usym to the symbol start, mod/umod to the module start when the
 // Symbolizer also implements ModuleBaser). The aggregate package uses
-// Printer.Printa for printa() formats and passes histograms as Verbatim
-// values, which any conversion prints unchanged.
+// Printer.Printa for printa() formats and passes histograms as
+// program.Verbatim values, which any conversion prints unchanged.
 //
 // Symbols: a Sym prints outside formats (trace(), keys) as "  %-50s" of
 // SymString: sym()/func() and usym()/ufunc() without offset, uaddr() with

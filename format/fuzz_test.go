@@ -1,6 +1,7 @@
 package format
 
 import (
+	"github.com/dtrace-go/dtrace/program"
 	"io"
 	"testing"
 )
@@ -11,7 +12,7 @@ func FuzzParse(f *testing.F) {
 	for _, s := range []string{"%d", "%-*.*s|%@d\n", "%%", "%k %a %A %Y %T", "%hhd", "%?p", "%3$d", "%lls", "%#08.3llx", "%S %C %ls"} {
 		f.Add(s)
 	}
-	vals := []Value{I32(-5), String("str"), Bytes{Data: []byte{1, 2}}, Stack{PCs: []uint64{1}}, Sym{Addr: 4}, Float{V: 1.5}, Verbatim("v"), U64(7)}
+	vals := []program.Value{program.I32(-5), program.String("str"), program.Bytes{Data: []byte{1, 2}}, program.Stack{PCs: []uint64{1}}, program.Sym{Addr: 4}, program.Float{V: 1.5}, program.Verbatim("v"), program.U64(7)}
 	f.Fuzz(func(t *testing.T, s string) {
 		pf, err := Parse(s)
 		if err != nil {

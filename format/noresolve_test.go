@@ -1,6 +1,7 @@
 package format
 
 import (
+	"github.com/dtrace-go/dtrace/program"
 	"strings"
 	"testing"
 )
@@ -22,20 +23,20 @@ func (mappedSyms) UserMapping(pid int, addr uint64) (string, uint64, bool) {
 func TestNoResolve(t *testing.T) {
 	p := &Printer{Sym: mappedSyms{}, NoResolve: true}
 	for _, tt := range []struct {
-		s    Sym
+		s    program.Sym
 		want string
 	}{
-		{Sym{Addr: 0x401010, PID: 42, Kind: UserAddr}, "prog:0x810"},
-		{Sym{Addr: 0x401010, PID: 42, Kind: UserSym}, "prog:0x810"},
-		{Sym{Addr: 0x900000, PID: 42, Kind: UserAddr}, "0x900000"},
-		{Sym{Addr: 0x401010, PID: 42, Kind: UserMod}, "prog"},
+		{program.Sym{Addr: 0x401010, PID: 42, Kind: program.UserAddr}, "prog:0x810"},
+		{program.Sym{Addr: 0x401010, PID: 42, Kind: program.UserSym}, "prog:0x810"},
+		{program.Sym{Addr: 0x900000, PID: 42, Kind: program.UserAddr}, "0x900000"},
+		{program.Sym{Addr: 0x401010, PID: 42, Kind: program.UserMod}, "prog"},
 	} {
 		if got := p.SymString(tt.s); got != tt.want {
 			t.Errorf("%+v: %q, want %q", tt.s, got, tt.want)
 		}
 	}
 	var b strings.Builder
-	if err := p.PrintStack(&b, Stack{PCs: []uint64{0x401010, 0x900000}, User: true, PID: 42}); err != nil {
+	if err := p.PrintStack(&b, program.Stack{PCs: []uint64{0x401010, 0x900000}, User: true, PID: 42}); err != nil {
 		t.Fatal(err)
 	}
 	if got := b.String(); !strings.Contains(got, "prog:0x810\n") || !strings.Contains(got, "0x900000\n") || strings.Contains(got, "main") {
@@ -43,7 +44,7 @@ func TestNoResolve(t *testing.T) {
 	}
 	// Resolved, as without the option.
 	p.NoResolve = false
-	if got := p.SymString(Sym{Addr: 0x401010, PID: 42, Kind: UserAddr}); got != "prog`main+0x10" {
+	if got := p.SymString(program.Sym{Addr: 0x401010, PID: 42, Kind: program.UserAddr}); got != "prog`main+0x10" {
 		t.Errorf("resolved uaddr: %q", got)
 	}
 }

@@ -3,6 +3,7 @@ package format
 import (
 	"bytes"
 	"fmt"
+	"github.com/dtrace-go/dtrace/program"
 	"io"
 	"path"
 	"strings"
@@ -53,12 +54,12 @@ var defaultPrinter = &Printer{}
 // Print writes the formatted arguments with a default Printer.
 // It is printf(): args hold, in order, the dynamic widths and precisions
 // and the values of the conversions.
-func (f *Format) Print(w io.Writer, args []Value) error {
+func (f *Format) Print(w io.Writer, args []program.Value) error {
 	return defaultPrinter.Printf(w, f, args)
 }
 
 // Printf writes f with args as dtrace's printf() action does.
-func (p *Printer) Printf(w io.Writer, f *Format, args []Value) error {
+func (p *Printer) Printf(w io.Writer, f *Format, args []program.Value) error {
 	return p.format(w, f, args, nil, false)
 }
 
@@ -67,7 +68,7 @@ func (p *Printer) Printf(w io.Writer, f *Format, args []Value) error {
 // widths included); results holds the results of the aggregations being
 // printed, in printa()'s argument order. With several aggregations each
 // %@ takes the next result and extra %@ repeat the last.
-func (p *Printer) Printa(w io.Writer, f *Format, keys []Value, results []Value) error {
+func (p *Printer) Printa(w io.Writer, f *Format, keys []program.Value, results []program.Value) error {
 	return p.format(w, f, keys, results, true)
 }
 
@@ -78,12 +79,12 @@ var ErrArgs = fmt.Errorf("format: too few values for the format string")
 // records formats without an allocation each.
 var bufs = sync.Pool{New: func() any { return new(bytes.Buffer) }}
 
-func (p *Printer) format(w io.Writer, f *Format, args, results []Value, printa bool) error {
+func (p *Printer) format(w io.Writer, f *Format, args, results []program.Value, printa bool) error {
 	b := bufs.Get().(*bytes.Buffer)
 	b.Reset()
 	defer bufs.Put(b)
 	cur := 0
-	next := func() (Value, error) {
+	next := func() (program.Value, error) {
 		if len(args) == 0 {
 			return nil, ErrArgs
 		}
@@ -118,7 +119,7 @@ func (p *Printer) format(w io.Writer, f *Format, args, results []Value, printa b
 			}
 			prec = int(int32(toInt(v).Int64()))
 		}
-		var v Value
+		var v program.Value
 		if c.Flags&FlagAgg != 0 {
 			if !printa || len(results) == 0 {
 				return ErrArgs
@@ -165,7 +166,7 @@ func (p *Printer) format(w io.Writer, f *Format, args, results []Value, printa b
 				s.width = 0
 			}
 			indent = min(indent, maxField)
-			st, _ := v.(Stack)
+			st, _ := v.(program.Stack)
 			p.writeStack(b, st, indent, &s)
 			continue
 		}
@@ -176,32 +177,32 @@ func (p *Printer) format(w io.Writer, f *Format, args, results []Value, printa b
 }
 
 // toInt turns any scalar value into an Int.
-func toInt(v Value) Int {
+func toInt(v program.Value) program.Int {
 	switch x := v.(type) {
-	case Int:
+	case program.Int:
 		return x
-	case Sym:
-		return U64(x.Addr)
-	case Float:
-		return I64(int64(x.V))
+	case program.Sym:
+		return program.U64(x.Addr)
+	case program.Float:
+		return program.I64(int64(x.V))
 	}
-	return Int{Size: 8}
+	return program.Int{Size: 8}
 }
 
 // conv formats one value for one conversion.
-func (p *Printer) conv(ci *convInfo, s *spec, v Value) string {
+func (p *Printer) conv(ci *convInfo, s *spec, v program.Value) string {
 	// As in dtrace, the action that produced a value can override the
 	// conversion: mod()/umod() print module names, and aggregation
 	// histograms print themselves.
 	switch x := v.(type) {
-	case Verbatim:
+	case program.Verbatim:
 		return string(x)
-	case Sym:
+	case program.Sym:
 		switch x.Kind {
-		case KernelMod:
+		case program.KernelMod:
 			s.conv = 's'
 			return s.fmtStr(p.modString(x.Addr))
-		case UserMod:
+		case program.UserMod:
 			s.conv = 's'
 			return s.fmtStr(p.umodString(x.PID, x.Addr))
 		}
@@ -250,7 +251,7 @@ func (p *Printer) conv(ci *convInfo, s *spec, v Value) string {
 		return s.fmtInt(false, uv)
 	case pFloat:
 		switch x := v.(type) {
-		case Float:
+		case program.Float:
 			return s.fmtFloat(x.V)
 		default:
 			return s.fmtFloat(float64(toInt(v).Int64()))
@@ -258,7 +259,7 @@ func (p *Printer) conv(ci *convInfo, s *spec, v Value) string {
 	case pAddr:
 		return s.fmtStr(p.addrString(toInt(v).Uint64()))
 	case pUaddr:
-		if x, ok := v.(Sym); ok {
+		if x, ok := v.(program.Sym); ok {
 			return s.fmtStr(p.uaddrString(x.PID, x.Addr))
 		}
 		return s.fmtStr(p.uaddrString(p.Target, toInt(v).Uint64()))
@@ -287,14 +288,14 @@ func (p *Printer) conv(ci *convInfo, s *spec, v Value) string {
 }
 
 // cString returns the C string held by a value.
-func cString(v Value) string {
+func cString(v program.Value) string {
 	switch x := v.(type) {
-	case String:
+	case program.String:
 		if i := strings.IndexByte(string(x), 0); i >= 0 {
 			return string(x[:i])
 		}
 		return string(x)
-	case Bytes:
+	case program.Bytes:
 		d := x.Data
 		for i, c := range d {
 			if c == 0 {
@@ -303,15 +304,15 @@ func cString(v Value) string {
 			}
 		}
 		return string(d)
-	case Verbatim:
+	case program.Verbatim:
 		return string(x)
 	}
 	return ""
 }
 
 // wideString decodes an array of 32-bit wide characters.
-func wideString(v Value) string {
-	b, ok := v.(Bytes)
+func wideString(v program.Value) string {
+	b, ok := v.(program.Bytes)
 	if !ok {
 		return cString(v)
 	}
@@ -444,15 +445,15 @@ func (p *Printer) umodString(pid int, addr uint64) string {
 
 // SymString returns the text dtrace prints for a Sym outside a format
 // (trace() and aggregation keys), before padding.
-func (p *Printer) SymString(s Sym) string {
+func (p *Printer) SymString(s program.Sym) string {
 	switch s.Kind {
-	case KernelSym:
+	case program.KernelSym:
 		return p.symString(s.Addr)
-	case KernelMod:
+	case program.KernelMod:
 		return p.modString(s.Addr)
-	case UserMod:
+	case program.UserMod:
 		return p.umodString(s.PID, s.Addr)
-	case UserSym:
+	case program.UserSym:
 		// usym()/ufunc() print the symbol without its offset.
 		if p.Sym != nil && s.PID > 0 && !p.NoResolve {
 			if obj, fn, _, ok := p.Sym.UserSym(s.PID, s.Addr); ok && fn != "" {

@@ -1,6 +1,9 @@
 package format
 
-import "testing"
+import (
+	"github.com/dtrace-go/dtrace/program"
+	"testing"
+)
 
 type baseSyms struct{ fakeSyms }
 
@@ -12,17 +15,17 @@ func (baseSyms) UserModBase(pid int, addr uint64) (uint64, bool) {
 func TestReduceKey(t *testing.T) {
 	tests := []struct {
 		p    *Printer
-		in   Value
-		want Value
+		in   program.Value
+		want program.Value
 	}{
-		{&Printer{Sym: fakeSyms{}}, Sym{Addr: 0xffffffff82000010, Kind: KernelSym}, Sym{Addr: 0xffffffff82000000, Kind: KernelSym}},
-		{&Printer{Sym: fakeSyms{}}, Sym{Addr: 0x401020, PID: 42, Kind: UserSym}, Sym{Addr: 0x401000, PID: 42, Kind: UserSym}},
-		{&Printer{Sym: fakeSyms{}}, Sym{Addr: 0x401020, PID: 42, Kind: UserAddr}, Sym{Addr: 0x401020, PID: 42, Kind: UserAddr}},
-		{&Printer{Sym: fakeSyms{}}, Sym{Addr: 0xffffffff82000010, Kind: KernelMod}, Sym{Addr: 0xffffffff82000010, Kind: KernelMod}},
-		{&Printer{Sym: baseSyms{}}, Sym{Addr: 0xffffffff82000010, Kind: KernelMod}, Sym{Addr: 0xffffffff82000000, Kind: KernelMod}},
-		{&Printer{Sym: baseSyms{}}, Sym{Addr: 0x401020, PID: 42, Kind: UserMod}, Sym{Addr: 0x400000, PID: 42, Kind: UserMod}},
-		{&Printer{}, Sym{Addr: 0x10, Kind: KernelSym}, Sym{Addr: 0x10, Kind: KernelSym}},
-		{&Printer{Sym: fakeSyms{}}, I32(5), I32(5)},
+		{&Printer{Sym: fakeSyms{}}, program.Sym{Addr: 0xffffffff82000010, Kind: program.KernelSym}, program.Sym{Addr: 0xffffffff82000000, Kind: program.KernelSym}},
+		{&Printer{Sym: fakeSyms{}}, program.Sym{Addr: 0x401020, PID: 42, Kind: program.UserSym}, program.Sym{Addr: 0x401000, PID: 42, Kind: program.UserSym}},
+		{&Printer{Sym: fakeSyms{}}, program.Sym{Addr: 0x401020, PID: 42, Kind: program.UserAddr}, program.Sym{Addr: 0x401020, PID: 42, Kind: program.UserAddr}},
+		{&Printer{Sym: fakeSyms{}}, program.Sym{Addr: 0xffffffff82000010, Kind: program.KernelMod}, program.Sym{Addr: 0xffffffff82000010, Kind: program.KernelMod}},
+		{&Printer{Sym: baseSyms{}}, program.Sym{Addr: 0xffffffff82000010, Kind: program.KernelMod}, program.Sym{Addr: 0xffffffff82000000, Kind: program.KernelMod}},
+		{&Printer{Sym: baseSyms{}}, program.Sym{Addr: 0x401020, PID: 42, Kind: program.UserMod}, program.Sym{Addr: 0x400000, PID: 42, Kind: program.UserMod}},
+		{&Printer{}, program.Sym{Addr: 0x10, Kind: program.KernelSym}, program.Sym{Addr: 0x10, Kind: program.KernelSym}},
+		{&Printer{Sym: fakeSyms{}}, program.I32(5), program.I32(5)},
 	}
 	for _, tt := range tests {
 		if got := tt.p.ReduceKey(tt.in); got != tt.want {

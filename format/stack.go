@@ -3,6 +3,7 @@ package format
 import (
 	"bytes"
 	"fmt"
+	"github.com/dtrace-go/dtrace/program"
 	"io"
 	"path"
 	"strings"
@@ -11,7 +12,7 @@ import (
 // PrintStack writes a stack() or ustack() record as dtrace does outside
 // a format: a newline, then one line per frame indented by the
 // stackindent option. An empty user stack prints nothing.
-func (p *Printer) PrintStack(w io.Writer, st Stack) error {
+func (p *Printer) PrintStack(w io.Writer, st program.Stack) error {
 	var b bytes.Buffer
 	p.writeStack(&b, st, p.indent(), nil)
 	_, err := w.Write(b.Bytes())
@@ -27,7 +28,7 @@ func (p *Printer) indent() int {
 
 // writeStack writes the frames; s, when not nil, is the %k conversion
 // applied to each frame's text.
-func (p *Printer) writeStack(b *bytes.Buffer, st Stack, indent int, s *spec) {
+func (p *Printer) writeStack(b *bytes.Buffer, st program.Stack, indent int, s *spec) {
 	if st.User && len(st.PCs) == 0 {
 		return
 	}
@@ -61,7 +62,7 @@ func (p *Printer) writeStack(b *bytes.Buffer, st Stack, indent int, s *spec) {
 	}
 }
 
-func (p *Printer) userFrame(st Stack, i int, pc uint64) string {
+func (p *Printer) userFrame(st program.Stack, i int, pc uint64) string {
 	if p.NoResolve {
 		return p.noResolveString(st.PID, pc)
 	}

@@ -3,6 +3,7 @@ package format
 import (
 	"encoding/binary"
 	"fmt"
+	"github.com/dtrace-go/dtrace/program"
 	"io"
 	"strconv"
 	"strings"
@@ -13,10 +14,10 @@ import (
 // Integers are right-aligned in a width that depends on their size and
 // sign; strings are left-aligned in 33 columns; other by-reference data
 // (structs, arrays) is dumped in hex.
-func (p *Printer) Trace(w io.Writer, v Value, quiet bool) error {
+func (p *Printer) Trace(w io.Writer, v program.Value, quiet bool) error {
 	var out string
 	switch x := v.(type) {
-	case Int:
+	case program.Int:
 		if p.RawBytes {
 			var buf [8]byte
 			binary.LittleEndian.PutUint64(buf[:], x.Bits)
@@ -24,7 +25,7 @@ func (p *Printer) Trace(w io.Writer, v Value, quiet bool) error {
 			break
 		}
 		out = traceInt(x, quiet)
-	case String:
+	case program.String:
 		switch {
 		case p.RawBytes:
 			// The whole string record: strsize bytes and the NUL.
@@ -38,26 +39,26 @@ func (p *Printer) Trace(w io.Writer, v Value, quiet bool) error {
 		default:
 			out = fmt.Sprintf("  %-33s", cString(x))
 		}
-	case Bytes:
+	case program.Bytes:
 		out = RawBytes(x.Data)
-	case Stack:
+	case program.Stack:
 		return p.PrintStack(w, x)
-	case Sym:
+	case program.Sym:
 		out = fmt.Sprintf("  %-50s", p.SymString(x))
-	case Float:
+	case program.Float:
 		if quiet {
 			out = fmt.Sprint(x.V)
 		} else {
 			out = fmt.Sprintf(" %19v", x.V)
 		}
-	case Verbatim:
+	case program.Verbatim:
 		out = string(x)
 	}
 	_, err := io.WriteString(w, out)
 	return err
 }
 
-func traceInt(x Int, quiet bool) string {
+func traceInt(x program.Int, quiet bool) string {
 	var width int
 	switch x.Size {
 	case 1:
@@ -183,15 +184,15 @@ func PrintBytes(data []byte, width int, quiet bool) string {
 // (" %16lld", " %8d", " %5d", " %3d", the smaller ones read as
 // unsigned bytes and shorts), strings and data through PrintBytes with
 // width 50, symbols in "  %-50s", stacks as stacks.
-func (p *Printer) Key(v Value) string { return string(p.AppendKey(nil, v, false)) }
+func (p *Printer) Key(v program.Value) string { return string(p.AppendKey(nil, v, false)) }
 
 // AppendKey appends the text Key returns for v to b; with packed, as
 // dtrace prints keys above packed and histogram rows (aggpack, agghist):
 // printable strings right-aligned in 16 columns. Integers and strings,
 // the common keys, are appended without allocating.
-func (p *Printer) AppendKey(b []byte, v Value, packed bool) []byte {
+func (p *Printer) AppendKey(b []byte, v program.Value, packed bool) []byte {
 	switch x := v.(type) {
-	case Int:
+	case program.Int:
 		switch x.Size {
 		case 1:
 			return AppendPadded(b, int64(uint8(x.Bits)), 3)
@@ -201,7 +202,7 @@ func (p *Printer) AppendKey(b []byte, v Value, packed bool) []byte {
 			return AppendPadded(b, int64(int32(x.Bits)), 8)
 		}
 		return AppendPadded(b, int64(x.Bits), 16)
-	case String:
+	case program.String:
 		cs := string(x)
 		if i := strings.IndexByte(cs, 0); i >= 0 {
 			cs = cs[:i]
@@ -223,17 +224,17 @@ func (p *Printer) AppendKey(b []byte, v Value, packed bool) []byte {
 			d = append(d, make([]byte, size-len(d))...)
 		}
 		return append(b, PrintBytes(d, 50, false)...)
-	case Bytes:
+	case program.Bytes:
 		return append(b, PrintBytes(x.Data, 50, false)...)
-	case Sym:
+	case program.Sym:
 		return fmt.Appendf(b, "  %-50s", p.SymString(x))
-	case Stack:
+	case program.Stack:
 		var sb strings.Builder
 		p.PrintStack(&sb, x)
 		return append(b, sb.String()...)
-	case Verbatim:
+	case program.Verbatim:
 		return append(b, x...)
-	case Float:
+	case program.Float:
 		return fmt.Appendf(b, " %16v", x.V)
 	}
 	return b

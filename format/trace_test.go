@@ -1,6 +1,7 @@
 package format
 
 import (
+	"github.com/dtrace-go/dtrace/program"
 	"strings"
 	"testing"
 )
@@ -11,30 +12,30 @@ const traceHeader = "\n             0  1  2  3  4  5  6  7  8  9  a  b  c  d  e 
 // "%32s " probe column.
 func TestTrace(t *testing.T) {
 	tests := []struct {
-		v     Value
+		v     program.Value
 		quiet bool
 		want  string
 	}{
-		{Int{Bits: 0xff, Size: 1, Signed: true}, false, "  -1"},
-		{Int{Bits: 0xff, Size: 1, Signed: true}, true, "-1"},
-		{Int{Bits: 0xff, Size: 1}, false, " 255"},
-		{Int{Bits: 0xffff, Size: 2, Signed: true}, false, "    -1"},
-		{Int{Bits: 0xffff, Size: 2}, true, "65535"},
-		{I32(-1), false, "         -1"},
-		{Int{Bits: 0xffffffff, Size: 4}, false, " 4294967295"},
-		{I64(-1), false, "                  -1"},
-		{U64(^uint64(0)), false, " 18446744073709551615"},
-		{U64(^uint64(0)), true, "18446744073709551615"},
-		{String("a"), false, "  a                                "},
-		{String("a"), true, "a"},
+		{program.Int{Bits: 0xff, Size: 1, Signed: true}, false, "  -1"},
+		{program.Int{Bits: 0xff, Size: 1, Signed: true}, true, "-1"},
+		{program.Int{Bits: 0xff, Size: 1}, false, " 255"},
+		{program.Int{Bits: 0xffff, Size: 2, Signed: true}, false, "    -1"},
+		{program.Int{Bits: 0xffff, Size: 2}, true, "65535"},
+		{program.I32(-1), false, "         -1"},
+		{program.Int{Bits: 0xffffffff, Size: 4}, false, " 4294967295"},
+		{program.I64(-1), false, "                  -1"},
+		{program.U64(^uint64(0)), false, " 18446744073709551615"},
+		{program.U64(^uint64(0)), true, "18446744073709551615"},
+		{program.String("a"), false, "  a                                "},
+		{program.String("a"), true, "a"},
 		// tst.array.d: trace(curthread->comm)
-		{Bytes{Data: []byte("dtrace\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00")}, false,
+		{program.Bytes{Data: []byte("dtrace\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00")}, false,
 			traceHeader + "         0: 64 74 72 61 63 65 00 00 00 00 00 00 00 00 00 00  dtrace..........\n"},
 		// tst.struct.d
-		{Bytes{Data: []byte{0x34, 0x12, 0, 0, 0, 0, 0, 0, 0x76, 0x98, 0, 0}}, false,
+		{program.Bytes{Data: []byte{0x34, 0x12, 0, 0, 0, 0, 0, 0, 0x76, 0x98, 0, 0}}, false,
 			traceHeader + "         0: 34 12 00 00 00 00 00 00 76 98 00 00              4.......v...\n"},
 		// tst.struct-1-byte.d
-		{Bytes{Data: []byte{0x34}}, false,
+		{program.Bytes{Data: []byte{0x34}}, false,
 			traceHeader + "         0: 34                                               4\n"},
 	}
 	for _, tt := range tests {
@@ -72,7 +73,7 @@ func TestTracemem(t *testing.T) {
 func TestTraceRawString(t *testing.T) {
 	var b strings.Builder
 	p := &Printer{RawBytes: true, StrSize: 6}
-	for _, s := range []String{"abcdef", "2"} {
+	for _, s := range []program.String{"abcdef", "2"} {
 		if err := p.Trace(&b, s, true); err != nil {
 			t.Fatal(err)
 		}
@@ -101,24 +102,24 @@ func TestRawBytesRows(t *testing.T) {
 func TestKey(t *testing.T) {
 	p := &Printer{StrSize: 8, Sym: fakeSyms{}}
 	tests := []struct {
-		v    Value
+		v    program.Value
 		want string
 	}{
 		// aggs/tst.signedkeys.r: small keys print as unsigned.
-		{Int{Bits: 0xfe, Size: 1, Signed: true}, " 254"},
-		{Int{Bits: 0xfffe, Size: 2, Signed: true}, " 65534"},
-		{I32(-2), "       -2"},
-		{I64(-2), "               -2"},
-		{String("linear"), "  linear                                            "},
-		{String(""), traceHeader + "         0: 00 00 00 00 00 00 00 00                          ........\n"},
-		{Sym{Addr: 0xffffffff82000010, Kind: KernelSym}, "  vmlinux`ksys_write" + strings.Repeat(" ", 32)},
-		{Sym{Addr: 0xffffffff82000010, Kind: KernelMod}, "  vmlinux" + strings.Repeat(" ", 43)},
-		{Sym{Addr: 0x401000, PID: 42, Kind: UserSym}, "  prog`main" + strings.Repeat(" ", 41)},
-		{Sym{Addr: 0x401010, PID: 42, Kind: UserSym}, "  prog`main" + strings.Repeat(" ", 41)},
-		{Sym{Addr: 0x401010, PID: 0, Kind: UserSym}, "  0x401010" + strings.Repeat(" ", 42)},
-		{Sym{Addr: 0x401010, PID: 42, Kind: UserAddr}, "  prog`main+0x10" + strings.Repeat(" ", 36)},
-		{Sym{Addr: 0x401010, PID: 42, Kind: UserMod}, "  prog" + strings.Repeat(" ", 46)},
-		{Sym{Addr: 0x9999, PID: 42, Kind: UserMod}, "  0x9999" + strings.Repeat(" ", 44)},
+		{program.Int{Bits: 0xfe, Size: 1, Signed: true}, " 254"},
+		{program.Int{Bits: 0xfffe, Size: 2, Signed: true}, " 65534"},
+		{program.I32(-2), "       -2"},
+		{program.I64(-2), "               -2"},
+		{program.String("linear"), "  linear                                            "},
+		{program.String(""), traceHeader + "         0: 00 00 00 00 00 00 00 00                          ........\n"},
+		{program.Sym{Addr: 0xffffffff82000010, Kind: program.KernelSym}, "  vmlinux`ksys_write" + strings.Repeat(" ", 32)},
+		{program.Sym{Addr: 0xffffffff82000010, Kind: program.KernelMod}, "  vmlinux" + strings.Repeat(" ", 43)},
+		{program.Sym{Addr: 0x401000, PID: 42, Kind: program.UserSym}, "  prog`main" + strings.Repeat(" ", 41)},
+		{program.Sym{Addr: 0x401010, PID: 42, Kind: program.UserSym}, "  prog`main" + strings.Repeat(" ", 41)},
+		{program.Sym{Addr: 0x401010, PID: 0, Kind: program.UserSym}, "  0x401010" + strings.Repeat(" ", 42)},
+		{program.Sym{Addr: 0x401010, PID: 42, Kind: program.UserAddr}, "  prog`main+0x10" + strings.Repeat(" ", 36)},
+		{program.Sym{Addr: 0x401010, PID: 42, Kind: program.UserMod}, "  prog" + strings.Repeat(" ", 46)},
+		{program.Sym{Addr: 0x9999, PID: 42, Kind: program.UserMod}, "  0x9999" + strings.Repeat(" ", 44)},
 	}
 	for _, tt := range tests {
 		if got := p.Key(tt.v); got != tt.want {
@@ -148,7 +149,7 @@ func TestPrintBytes(t *testing.T) {
 
 func TestStack(t *testing.T) {
 	p := &Printer{Sym: fakeSyms{}}
-	st := Stack{PCs: []uint64{0xffffffff82000010, 0xffffffff81000000, 0xffffffffc0000040, 0x1234, 0, 0xffffffff82000000}}
+	st := program.Stack{PCs: []uint64{0xffffffff82000010, 0xffffffff81000000, 0xffffffffc0000040, 0x1234, 0, 0xffffffff82000000}}
 	var b strings.Builder
 	if err := p.PrintStack(&b, st); err != nil {
 		t.Fatal(err)
@@ -160,7 +161,7 @@ func TestStack(t *testing.T) {
 	}
 
 	b.Reset()
-	us := Stack{User: true, PID: 42, PCs: []uint64{0x401020, 0x7f00}}
+	us := program.Stack{User: true, PID: 42, PCs: []uint64{0x401020, 0x7f00}}
 	if err := (&Printer{Sym: fakeSyms{}, StackIndent: 4}).PrintStack(&b, us); err != nil {
 		t.Fatal(err)
 	}
@@ -169,7 +170,7 @@ func TestStack(t *testing.T) {
 	}
 
 	b.Reset()
-	(&Printer{}).PrintStack(&b, Stack{User: true})
+	(&Printer{}).PrintStack(&b, program.Stack{User: true})
 	if b.Len() != 0 {
 		t.Errorf("empty ustack printed %q", b.String())
 	}
@@ -182,7 +183,7 @@ func TestStack(t *testing.T) {
 	} {
 		b.Reset()
 		f, _ := Parse(tt.f)
-		if err := p.Printf(&b, f, []Value{Stack{PCs: []uint64{0x10, 0x20}}}); err != nil {
+		if err := p.Printf(&b, f, []program.Value{program.Stack{PCs: []uint64{0x10, 0x20}}}); err != nil {
 			t.Fatal(err)
 		}
 		if b.String() != tt.want {

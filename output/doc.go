@@ -13,7 +13,7 @@
 // its place in the record. Events and their slices are reused from one
 // record to the next: a renderer copies what it keeps.
 //
-// Values are package format's: integers (format.Int, with size and
+// Values are package program's: integers (program.Int, with size and
 // signedness), strings, bytes, stacks (program counters and, for user
 // stacks, the process id), symbols (address, kind and process).
 // Aggregations are package aggregate's: each entry's key as values and

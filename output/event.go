@@ -73,9 +73,9 @@ type Item struct {
 	// ActPrintf: Format and Args; ActPrinta: Format (nil without one)
 	// and Aggs, the aggregations as printa() shows them; ActPrint: Addr,
 	// Type and Data, or with ByValue Type and Data; ActTracemem: Data;
-	// ActStack (stack() and ustack()): Value, a format.Stack; ActSym
+	// ActStack (stack() and ustack()): Value, a program.Stack; ActSym
 	// (sym(), func(), mod(), usym(), ufunc(), umod(), uaddr()): Value, a
-	// format.Sym; ActExit: N, the status; ActSystem: Format, Args and
+	// program.Sym; ActExit: N, the status; ActSystem: Format, Args and
 	// Text, the command, which the consumer runs after the Item call
 	// returns with its output going to the renderer's Output (os.Stdout
 	// without one), so a renderer must write out what it holds before
@@ -88,13 +88,13 @@ type Item struct {
 	// as records of their own, Record.Spec set, before the next item).
 	Kind program.Action
 	// Value is the datum of trace(), stack(), ustack() and sym() & co.
-	Value format.Value
+	Value program.Value
 	// Format is the parsed format of printf(), printa(), system() and
 	// freopen().
 	Format *format.Format
 	// Args are the arguments of printf(), system() and freopen(), and
 	// setopt()'s value.
-	Args []format.Value
+	Args []program.Value
 	// Aggs are the aggregations of printa() (in argument order), clear(),
 	// trunc(), normalize() and denormalize().
 	Aggs []*aggregate.Agg

@@ -14,7 +14,7 @@ import (
 func HasStack(a *aggregate.Agg) bool {
 	for _, e := range a.Entries() {
 		for _, k := range e.Key {
-			if _, ok := k.(format.Stack); ok {
+			if _, ok := k.(program.Stack); ok {
 				return true
 			}
 		}
@@ -38,7 +38,7 @@ func Fold(a *aggregate.Agg, sym format.Symbolizer, o aggregate.SortOptions) []Sa
 		// which run on top of them.
 		var frames, ustacks, kstacks []string
 		for _, k := range e.Key {
-			st, ok := k.(format.Stack)
+			st, ok := k.(program.Stack)
 			switch {
 			case ok && st.User:
 				ustacks = append(ustacks, keyFrames(k, sym)...)
@@ -75,7 +75,7 @@ func Value(a *aggregate.Agg, e *aggregate.Entry) int64 {
 		return n / int64(max(a.Normal, 1))
 	}
 	switch v := a.Result(e).(type) {
-	case format.Int:
+	case program.Int:
 		if v.Signed {
 			return v.Int64()
 		}
@@ -86,9 +86,9 @@ func Value(a *aggregate.Agg, e *aggregate.Entry) int64 {
 
 // keyFrames is the frames one key gives: a stack's, root first, or the
 // key's value as one frame.
-func keyFrames(k format.Value, sym format.Symbolizer) []string {
+func keyFrames(k program.Value, sym format.Symbolizer) []string {
 	switch x := k.(type) {
-	case format.Stack:
+	case program.Stack:
 		var pcs []uint64
 		for _, pc := range x.PCs {
 			if pc == 0 {
@@ -101,18 +101,18 @@ func keyFrames(k format.Value, sym format.Symbolizer) []string {
 			frames[len(pcs)-1-i] = clean(FrameName(sym, x.User, x.PID, pc))
 		}
 		return frames
-	case format.String:
+	case program.String:
 		return []string{clean(string(x))}
-	case format.Int:
+	case program.Int:
 		if x.Signed {
 			return []string{fmt.Sprint(x.Int64())}
 		}
 		return []string{fmt.Sprint(x.Uint64())}
-	case format.Sym:
-		return []string{clean(FrameName(sym, x.Kind >= format.UserSym, x.PID, x.Addr))}
-	case format.Float:
+	case program.Sym:
+		return []string{clean(FrameName(sym, x.Kind >= program.UserSym, x.PID, x.Addr))}
+	case program.Float:
 		return []string{fmt.Sprint(x.V)}
-	case format.Bytes:
+	case program.Bytes:
 		return []string{fmt.Sprintf("%x", x.Data)}
 	}
 	return []string{"?"}

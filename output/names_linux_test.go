@@ -16,7 +16,6 @@ import (
 	"testing"
 
 	"github.com/dtrace-go/dtrace/aggregate"
-	"github.com/dtrace-go/dtrace/format"
 	"github.com/dtrace-go/dtrace/internal/testutil/testprog"
 	"github.com/dtrace-go/dtrace/output"
 	"github.com/dtrace-go/dtrace/output/flamegraph"
@@ -35,7 +34,7 @@ import (
 // of it, innermost first: d, c, b, a and main at an offset into each, an
 // address of its file that no function holds, and JIT code its perf map
 // names; and the names each frame must have.
-func namedStack(t *testing.T) (*symbol.Symbolizer, format.Stack, []string) {
+func namedStack(t *testing.T) (*symbol.Symbolizer, program.Stack, []string) {
 	prog := testprog.BuildNames(t, "", "-O2", "-fomit-frame-pointer", "-Wl,--build-id")
 	dbg := testprog.SplitDebug(t, prog, false)
 	dir := t.TempDir()
@@ -74,7 +73,7 @@ func namedStack(t *testing.T) (*symbol.Symbolizer, format.Stack, []string) {
 	if !ok {
 		t.Fatal("no bias")
 	}
-	st := format.Stack{User: true, PID: pid}
+	st := program.Stack{User: true, PID: pid}
 	var want []string
 	// JIT code, as a perf map names it: here, the process's stack.
 	mapFile := fmt.Sprintf("/tmp/perf-%d.map", pid)
@@ -106,7 +105,7 @@ func namedStack(t *testing.T) (*symbol.Symbolizer, format.Stack, []string) {
 func TestSameNamesEverywhere(t *testing.T) {
 	sym, st, want := namedStack(t)
 	agg := aggregate.New(&aggregate.Desc{ID: 0, Name: "@", Func: program.AggCount})
-	agg.Add([]format.Value{st}, []int64{7})
+	agg.Add([]program.Value{st}, []int64{7})
 	aggs := []*aggregate.Agg{agg}
 	var opts aggregate.SortOptions
 	got := map[string][]string{}

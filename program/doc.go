@@ -5,7 +5,9 @@
 // (items with their action, offset, size, value kind and, for typed
 // items, a layout-level Type), the aggregations (AggSpec with their
 // AggDesc: function, parameters, value layout and bucketing) and the
-// format strings.
+// format strings. It also holds the values decoded from records (Value:
+// Int, Float, String, Bytes, Stack, Sym, Verbatim), which the consumer
+// makes, the printf package prints and renderers and embedders receive.
 //
 // It is the contract between compile time and run time, as cilium/ebpf's
 // CollectionSpec is beside its live Collection: a Spec depends only on

@@ -165,8 +165,8 @@ type Action int
 // Actions. Data actions store their value at Offset; library actions with
 // arguments are followed by NArgs ActArg items holding them. The
 // consumer hands a renderer ustack() as ActStack and mod(), usym(),
-// umod() and uaddr() as ActSym: their values say which (format.Stack's
-// User, format.Sym's Kind).
+// umod() and uaddr() as ActSym: their values say which (Stack's
+// User, Sym's Kind).
 const (
 	ActNone        Action = iota
 	ActArg                // an argument of the preceding action

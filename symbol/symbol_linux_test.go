@@ -20,6 +20,7 @@ import (
 
 	"github.com/dtrace-go/dtrace/format"
 	"github.com/dtrace-go/dtrace/internal/testutil/testprog"
+	"github.com/dtrace-go/dtrace/program"
 	"github.com/dtrace-go/dtrace/symbol"
 )
 
@@ -134,7 +135,7 @@ func TestUserSymAfterExit(t *testing.T) {
 			}
 			var b bytes.Buffer
 			pr := &format.Printer{Sym: s}
-			if err := pr.PrintStack(&b, format.Stack{User: true, PID: cmd.Process.Pid, PCs: []uint64{work + 2, malloc}}); err != nil {
+			if err := pr.PrintStack(&b, program.Stack{User: true, PID: cmd.Process.Pid, PCs: []uint64{work + 2, malloc}}); err != nil {
 				t.Fatal(err)
 			}
 			want := fmt.Sprintf("\n%[1]*[2]swork`work+0x2\n%[1]*[2]slibc.so.6`malloc\n", format.DefaultStackIndent, "")

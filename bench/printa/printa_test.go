@@ -11,7 +11,6 @@ import (
 	"time"
 
 	"github.com/dtrace-go/dtrace/aggregate"
-	"github.com/dtrace-go/dtrace/format"
 	"github.com/dtrace-go/dtrace/output"
 	"github.com/dtrace-go/dtrace/output/text"
 	"github.com/dtrace-go/dtrace/program"
@@ -34,9 +33,9 @@ func build(fn program.AggFunc, strKey bool) *aggregate.Agg {
 		v := int64(i*7919) % 100003
 		clear(slots)
 		d.Update(slots, v, 1+v%97)
-		key := []format.Value{format.I64(int64(i))}
+		key := []program.Value{program.I64(int64(i))}
 		if strKey {
-			key = []format.Value{format.String(names[i%len(names)]), format.I32(int32(i))}
+			key = []program.Value{program.String(names[i%len(names)]), program.I32(int32(i))}
 		}
 		a.Add(key, slots)
 	}

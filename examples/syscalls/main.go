@@ -21,7 +21,6 @@ import (
 	"github.com/dtrace-go/dtrace/aggregate"
 	"github.com/dtrace-go/dtrace/dtrace"
 	"github.com/dtrace-go/dtrace/examples/internal/excmd"
-	"github.com/dtrace-go/dtrace/format"
 	"github.com/dtrace-go/dtrace/output"
 	"github.com/dtrace-go/dtrace/program"
 )
@@ -42,7 +41,7 @@ type collector struct {
 // Item sums the write sizes that the printf() items carry.
 func (c *collector) Item(r *output.Record, it *output.Item) error {
 	if it.Kind == program.ActPrintf && len(it.Args) == 1 {
-		if n, ok := it.Args[0].(format.Int); ok {
+		if n, ok := it.Args[0].(program.Int); ok {
 			c.written += n.Int64()
 		}
 	}
@@ -56,8 +55,8 @@ func (c *collector) Aggregations(aggs []*aggregate.Agg) error {
 			continue
 		}
 		for _, e := range a.Entries() {
-			name, _ := e.Key[0].(format.String)
-			if n, ok := a.Result(e).(format.Int); ok {
+			name, _ := e.Key[0].(program.String)
+			if n, ok := a.Result(e).(program.Int); ok {
 				c.calls[string(name)] += n.Int64()
 			}
 		}

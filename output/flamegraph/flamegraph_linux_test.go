@@ -14,7 +14,6 @@ import (
 	"time"
 
 	"github.com/dtrace-go/dtrace/aggregate"
-	"github.com/dtrace-go/dtrace/format"
 	"github.com/dtrace-go/dtrace/internal/testutil/outtest"
 	"github.com/dtrace-go/dtrace/program"
 )
@@ -108,10 +107,10 @@ func TestChromiumZoom(t *testing.T) {
 	if err != nil {
 		t.Skip("no chromium (Debian's chromium package)")
 	}
-	u := func(pcs ...uint64) format.Value { return format.Stack{PCs: pcs, User: true, PID: 1} }
+	u := func(pcs ...uint64) program.Value { return program.Stack{PCs: pcs, User: true, PID: 1} }
 	a := aggregate.New(&aggregate.Desc{ID: 0, Name: "@", Func: program.AggCount})
-	a.Add([]format.Value{u(0x2000, 0x1000)}, []int64{75})
-	a.Add([]format.Value{u(0x3000, 0x1000)}, []int64{25})
+	a.Add([]program.Value{u(0x2000, 0x1000)}, []int64{75})
+	a.Add([]program.Value{u(0x3000, 0x1000)}, []int64{25})
 	file := filepath.Join(t.TempDir(), "zoom.svg")
 	f, err := os.Create(file)
 	if err != nil {

@@ -8,7 +8,6 @@ import (
 	"testing"
 
 	"github.com/dtrace-go/dtrace/aggregate"
-	"github.com/dtrace-go/dtrace/format"
 	"github.com/dtrace-go/dtrace/program"
 )
 
@@ -55,10 +54,10 @@ func parse(t *testing.T, b []byte) svg {
 }
 
 func TestGraph(t *testing.T) {
-	u := func(pcs ...uint64) format.Value { return format.Stack{PCs: pcs, User: true, PID: 1} }
+	u := func(pcs ...uint64) program.Value { return program.Stack{PCs: pcs, User: true, PID: 1} }
 	a := aggregate.New(&aggregate.Desc{ID: 0, Name: "@", Func: program.AggCount})
-	a.Add([]format.Value{u(0x2000, 0x1000)}, []int64{75})
-	a.Add([]format.Value{u(0x3000, 0x1000)}, []int64{25})
+	a.Add([]program.Value{u(0x2000, 0x1000)}, []int64{75})
+	a.Add([]program.Value{u(0x3000, 0x1000)}, []int64{25})
 	scalar := aggregate.New(&aggregate.Desc{ID: 1, Name: "@n", Func: program.AggCount})
 	scalar.Add(nil, []int64{5})
 	var b bytes.Buffer

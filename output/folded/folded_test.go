@@ -39,14 +39,14 @@ func TestFolded(t *testing.T) {
 	var out bytes.Buffer
 	r := New(text.New(text.Config{Out: &out, Sym: syms{}, Settings: output.Settings{Quiet: true}}), syms{}, aggregate.SortOptions{})
 	stacks := aggregate.New(&aggregate.Desc{ID: 0, Name: "@", Func: program.AggCount})
-	u := func(pcs ...uint64) format.Stack { return format.Stack{PCs: pcs, User: true, PID: 7} }
+	u := func(pcs ...uint64) program.Stack { return program.Stack{PCs: pcs, User: true, PID: 7} }
 	// Two call sites in work fold into one frame; the stacks differ in
 	// their callers.
-	stacks.Add([]format.Value{u(0x2004, 0x1010, 0x9abc, 0)}, []int64{60})
-	stacks.Add([]format.Value{u(0x2008, 0x1020, 0x9abc)}, []int64{40})
-	stacks.Add([]format.Value{u(0x2008, 0x500)}, []int64{3})
+	stacks.Add([]program.Value{u(0x2004, 0x1010, 0x9abc, 0)}, []int64{60})
+	stacks.Add([]program.Value{u(0x2008, 0x1020, 0x9abc)}, []int64{40})
+	stacks.Add([]program.Value{u(0x2008, 0x500)}, []int64{3})
 	keyed := aggregate.New(&aggregate.Desc{ID: 1, Name: "@k", Func: program.AggSum})
-	keyed.Add([]format.Value{format.String("a;b"), format.Stack{PCs: []uint64{0xffff0010, 0x10}}, format.I32(-1)}, []int64{5})
+	keyed.Add([]program.Value{program.String("a;b"), program.Stack{PCs: []uint64{0xffff0010, 0x10}}, program.I32(-1)}, []int64{5})
 	q := aggregate.New(&aggregate.Desc{ID: 2, Name: "@q", Func: program.AggQuantize})
 	slots := make([]int64, q.Desc.NSlots())
 	for _, v := range []int64{1, 2, 1000} {

@@ -90,9 +90,9 @@ func agg(t *testing.T, d *aggregate.Desc, vals map[string][]int64) *aggregate.Ag
 		for _, v := range vs {
 			d.Update(slots, v, 1)
 		}
-		var key []format.Value
+		var key []program.Value
 		if k != "" {
-			key = []format.Value{format.String(k), format.I32(-3)}
+			key = []program.Value{program.String(k), program.I32(-3)}
 		}
 		a.Add(key, slots)
 	}
@@ -121,14 +121,14 @@ func TestEvents(t *testing.T) {
 	rec := &output.Record{CPU: 1, EPID: 3, Clause: 0, Known: true, First: true, Data: true,
 		Probe: output.Probe{ID: 77, Provider: "syscall", Module: "vmlinux", Function: "getppid", Name: "entry"}}
 	items := []output.Item{
-		{Kind: program.ActPrintf, Format: pf, Args: []format.Value{format.I32(-5), format.String("hi")}},
-		{Kind: program.ActTrace, Value: format.U64(math.MaxUint64)},
-		{Kind: program.ActTrace, Value: format.Float{V: math.NaN(), Size: 8}},
-		{Kind: program.ActTrace, Value: format.Float{V: 1.5, Size: 8}},
-		{Kind: program.ActTrace, Value: format.Bytes{Data: []byte{1, 0xab}, Type: "char [2]"}},
-		{Kind: program.ActStack, Value: format.Stack{PCs: []uint64{0x1010, 0x10, 0}}},
-		{Kind: program.ActStack, Value: format.Stack{PCs: []uint64{0x400004, 0x500000}, User: true, PID: 42}},
-		{Kind: program.ActSym, Value: format.Sym{Addr: 0x400008, PID: 42, Kind: format.UserSym}},
+		{Kind: program.ActPrintf, Format: pf, Args: []program.Value{program.I32(-5), program.String("hi")}},
+		{Kind: program.ActTrace, Value: program.U64(math.MaxUint64)},
+		{Kind: program.ActTrace, Value: program.Float{V: math.NaN(), Size: 8}},
+		{Kind: program.ActTrace, Value: program.Float{V: 1.5, Size: 8}},
+		{Kind: program.ActTrace, Value: program.Bytes{Data: []byte{1, 0xab}, Type: "char [2]"}},
+		{Kind: program.ActStack, Value: program.Stack{PCs: []uint64{0x1010, 0x10, 0}}},
+		{Kind: program.ActStack, Value: program.Stack{PCs: []uint64{0x400004, 0x500000}, User: true, PID: 42}},
+		{Kind: program.ActSym, Value: program.Sym{Addr: 0x400008, PID: 42, Kind: program.UserSym}},
 		{Kind: program.ActTracemem, Data: []byte{0xde, 0xad}},
 		{Kind: program.ActPrinta, Aggs: []*aggregate.Agg{count}},
 		{Kind: program.ActClear, Aggs: []*aggregate.Agg{count}},

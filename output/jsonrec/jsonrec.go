@@ -247,7 +247,7 @@ func (t *Typer) Action(it *output.Item) (Action, error) {
 		a.Value = ptr(t.Value(it.Value))
 	case program.ActStack:
 		v := t.Value(it.Value)
-		if st, ok := it.Value.(format.Stack); ok && st.User {
+		if st, ok := it.Value.(program.Stack); ok && st.User {
 			a.Action = "ustack"
 		}
 		a.Value = &v
@@ -318,7 +318,7 @@ func formatString(f *format.Format) *string {
 }
 
 // Values types values (nil for none).
-func (t *Typer) Values(vs []format.Value) []Value {
+func (t *Typer) Values(vs []program.Value) []Value {
 	if len(vs) == 0 {
 		return nil
 	}
@@ -329,13 +329,13 @@ func (t *Typer) Values(vs []format.Value) []Value {
 	return out
 }
 
-// symKinds names format.SymKind values as the D actions do.
+// symKinds names program.SymKind values as the D actions do.
 var symKinds = [...]string{"sym", "mod", "usym", "umod", "uaddr"}
 
-// Value types a format.Value.
-func (t *Typer) Value(v format.Value) Value {
+// Value types a program.Value.
+func (t *Typer) Value(v program.Value) Value {
 	switch x := v.(type) {
-	case format.Int:
+	case program.Int:
 		out := Value{Type: "int", Size: x.Size, Signed: ptr(x.Signed)}
 		if x.Signed {
 			out.Value = x.Int64()
@@ -343,20 +343,20 @@ func (t *Typer) Value(v format.Value) Value {
 			out.Value = x.Uint64()
 		}
 		return out
-	case format.Float:
+	case program.Float:
 		out := Value{Type: "float", Size: x.Size, Value: x.V}
 		if math.IsNaN(x.V) || math.IsInf(x.V, 0) {
 			// JSON has no NaN or infinities: their names, as strings.
 			out.Value = formatFloat(x.V)
 		}
 		return out
-	case format.String:
+	case program.String:
 		return Value{Type: "string", Value: string(x)}
-	case format.Bytes:
+	case program.Bytes:
 		return Value{Type: "bytes", Value: hex.EncodeToString(x.Data), CType: x.Type}
-	case format.Verbatim:
+	case program.Verbatim:
 		return Value{Type: "text", Value: string(x)}
-	case format.Stack:
+	case program.Stack:
 		frames := []Frame{}
 		for _, pc := range x.PCs {
 			if pc == 0 {
@@ -369,8 +369,8 @@ func (t *Typer) Value(v format.Value) Value {
 			out.PID = x.PID
 		}
 		return out
-	case format.Sym:
-		user := x.Kind >= format.UserSym
+	case program.Sym:
+		user := x.Kind >= program.UserSym
 		out := Value{Type: "sym", User: ptr(user)}
 		if int(x.Kind) < len(symKinds) {
 			out.Kind = symKinds[x.Kind]
@@ -457,8 +457,8 @@ func (t *Typer) Final(a *aggregate.Agg) *Aggregation {
 }
 
 // scalar is an aggregation result as an integer.
-func scalar(v format.Value) int64 {
-	if i, ok := v.(format.Int); ok {
+func scalar(v program.Value) int64 {
+	if i, ok := v.(program.Int); ok {
 		if i.Signed {
 			return i.Int64()
 		}

@@ -10,7 +10,6 @@ import (
 	metricspb "go.opentelemetry.io/proto/otlp/metrics/v1"
 
 	"github.com/dtrace-go/dtrace/aggregate"
-	"github.com/dtrace-go/dtrace/format"
 	"github.com/dtrace-go/dtrace/output"
 	"github.com/dtrace-go/dtrace/program"
 )
@@ -174,7 +173,7 @@ func explicitHistogram(a *aggregate.Agg, en *aggregate.Entry) *metricspb.Histogr
 }
 
 // keyAttrs are an entry's keys as attributes.
-func (e *Exporter) keyAttrs(key []format.Value) []*commonpb.KeyValue {
+func (e *Exporter) keyAttrs(key []program.Value) []*commonpb.KeyValue {
 	var out []*commonpb.KeyValue
 	for i, k := range key {
 		name := fmt.Sprintf("key%d", i)
@@ -188,24 +187,24 @@ func (e *Exporter) keyAttrs(key []format.Value) []*commonpb.KeyValue {
 
 // anyValue is a D value as an attribute's value: integers as ints,
 // strings as strings, stacks and symbols as their frames' names.
-func (e *Exporter) anyValue(v format.Value) *commonpb.AnyValue {
+func (e *Exporter) anyValue(v program.Value) *commonpb.AnyValue {
 	switch x := v.(type) {
-	case format.String:
+	case program.String:
 		return strValue(string(x))
-	case format.Int:
+	case program.Int:
 		if x.Signed || x.Uint64() <= math.MaxInt64 {
 			return &commonpb.AnyValue{Value: &commonpb.AnyValue_IntValue{IntValue: x.Int64()}}
 		}
 		return strValue(fmt.Sprint(x.Uint64()))
-	case format.Stack:
+	case program.Stack:
 		a := aggregate.New(&aggregate.Desc{Func: program.AggCount})
-		a.Add([]format.Value{x}, []int64{0})
+		a.Add([]program.Value{x}, []int64{0})
 		if f := output.Fold(a, e.sym, aggregate.SortOptions{}); len(f) == 1 {
 			return strValue(strings.Join(f[0].Frames, ";"))
 		}
 		return strValue("")
-	case format.Sym:
-		return strValue(output.FrameName(e.sym, x.Kind >= format.UserSym, x.PID, x.Addr))
+	case program.Sym:
+		return strValue(output.FrameName(e.sym, x.Kind >= program.UserSym, x.PID, x.Addr))
 	}
 	return strValue(fmt.Sprint(v))
 }

@@ -49,6 +49,7 @@ import (
 	"github.com/dtrace-go/dtrace/aggregate"
 	"github.com/dtrace-go/dtrace/format"
 	"github.com/dtrace-go/dtrace/output"
+	"github.com/dtrace-go/dtrace/program"
 )
 
 // Config sets up an Exporter.
@@ -226,7 +227,7 @@ func splitByMachine(a *aggregate.Agg, machines []string) map[string]*aggregate.A
 	for _, en := range a.Entries() {
 		m, ok := "host", false
 		if len(en.Key) > 0 {
-			if s, isStr := en.Key[0].(format.String); isStr {
+			if s, isStr := en.Key[0].(program.String); isStr {
 				for _, name := range machines {
 					if strings.TrimSpace(string(s)) == name {
 						m, ok = name, true

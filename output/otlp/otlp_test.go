@@ -16,7 +16,6 @@ import (
 	"google.golang.org/protobuf/proto"
 
 	"github.com/dtrace-go/dtrace/aggregate"
-	"github.com/dtrace-go/dtrace/format"
 	"github.com/dtrace-go/dtrace/output"
 	"github.com/dtrace-go/dtrace/program"
 )
@@ -75,7 +74,7 @@ func quantized(vals []int64) *aggregate.Agg {
 	for _, v := range vals {
 		q.Desc.Update(slots, v, 1)
 	}
-	q.Add([]format.Value{format.String("k")}, slots)
+	q.Add([]program.Value{program.String("k")}, slots)
 	return q
 }
 
@@ -440,8 +439,8 @@ func TestMachines(t *testing.T) {
 		t.Fatal(err)
 	}
 	c := aggregate.New(&aggregate.Desc{ID: 0, Name: "@calls", Func: program.AggCount})
-	c.Add([]format.Value{format.String("host"), format.String("read")}, []int64{3})
-	c.Add([]format.Value{format.String("vm1"), format.String("read")}, []int64{5})
+	c.Add([]program.Value{program.String("host"), program.String("read")}, []int64{3})
+	c.Add([]program.Value{program.String("vm1"), program.String("read")}, []int64{5})
 	if dropped, _, msg := e.Close([]*aggregate.Agg{c}, []string{"host", "vm1"}, 5*time.Second); dropped != 0 {
 		t.Fatal(msg)
 	}

@@ -6,7 +6,6 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/dtrace-go/dtrace/format"
 	"github.com/dtrace-go/dtrace/output"
 	"github.com/dtrace-go/dtrace/output/jsonrec"
 	"github.com/dtrace-go/dtrace/output/text"
@@ -42,7 +41,7 @@ func (f *fake) fire(t *testing.T, tid int, at uint64, fn, name string, clause in
 	if err := f.Begin(rec); err != nil {
 		t.Fatal(err)
 	}
-	it := output.Item{Kind: program.ActTrace, Value: format.Int{Bits: v, Size: 8, Signed: true}}
+	it := output.Item{Kind: program.ActTrace, Value: program.Int{Bits: v, Size: 8, Signed: true}}
 	rec.Items = append(rec.Items, it)
 	if err := f.Item(rec, &rec.Items[0]); err != nil {
 		t.Fatal(err)

@@ -17,6 +17,7 @@ import (
 	"github.com/dtrace-go/dtrace/aggregate"
 	"github.com/dtrace-go/dtrace/format"
 	"github.com/dtrace-go/dtrace/output"
+	"github.com/dtrace-go/dtrace/program"
 )
 
 // builder accumulates the profile's tables.
@@ -70,14 +71,14 @@ func Build(aggs []*aggregate.Agg, sym format.Symbolizer, o aggregate.SortOptions
 
 // sample fills a sample's locations (innermost first, as pprof wants,
 // from every stack key in order) and labels.
-func (b *builder) sample(s *profile.Sample, key []format.Value) {
-	var stacks []format.Stack
+func (b *builder) sample(s *profile.Sample, key []program.Value) {
+	var stacks []program.Stack
 	for i, k := range key {
 		label := fmt.Sprintf("key%d", i)
 		switch x := k.(type) {
-		case format.Stack:
+		case program.Stack:
 			stacks = append(stacks, x)
-		case format.Int:
+		case program.Int:
 			if s.NumLabel == nil {
 				s.NumLabel = map[string][]int64{}
 			}
@@ -110,15 +111,15 @@ func (b *builder) sample(s *profile.Sample, key []format.Value) {
 	}
 }
 
-func keyText(v format.Value, sym format.Symbolizer) string {
+func keyText(v program.Value, sym format.Symbolizer) string {
 	switch x := v.(type) {
-	case format.String:
+	case program.String:
 		return string(x)
-	case format.Sym:
-		return output.FrameName(sym, x.Kind >= format.UserSym, x.PID, x.Addr)
-	case format.Bytes:
+	case program.Sym:
+		return output.FrameName(sym, x.Kind >= program.UserSym, x.PID, x.Addr)
+	case program.Bytes:
 		return fmt.Sprintf("%x", x.Data)
-	case format.Float:
+	case program.Float:
 		return fmt.Sprint(x.V)
 	}
 	return fmt.Sprint(v)
@@ -126,7 +127,7 @@ func keyText(v format.Value, sym format.Symbolizer) string {
 
 // location is the location of one frame; leaf is set for the innermost,
 // whose pc is not a return address.
-func (b *builder) location(st format.Stack, pc uint64, leaf bool) *profile.Location {
+func (b *builder) location(st program.Stack, pc uint64, leaf bool) *profile.Location {
 	k := locKey{st.User, st.PID, pc, leaf}
 	if !st.User {
 		k.pid = 0

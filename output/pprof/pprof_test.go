@@ -7,7 +7,6 @@ import (
 	"github.com/google/pprof/profile"
 
 	"github.com/dtrace-go/dtrace/aggregate"
-	"github.com/dtrace-go/dtrace/format"
 	"github.com/dtrace-go/dtrace/program"
 )
 
@@ -31,11 +30,11 @@ func (syms) UserSym(pid int, addr uint64) (string, string, uint64, bool) {
 // profile parses, has a sample type per stack aggregation, shares
 // locations and functions, and keeps the other keys as labels.
 func TestProfile(t *testing.T) {
-	u := format.Stack{PCs: []uint64{0x2004, 0x1010, 0x10, 0}, User: true, PID: 9}
+	u := program.Stack{PCs: []uint64{0x2004, 0x1010, 0x10, 0}, User: true, PID: 9}
 	calls := aggregate.New(&aggregate.Desc{ID: 0, Name: "@", Func: program.AggCount})
-	calls.Add([]format.Value{u}, []int64{100})
+	calls.Add([]program.Value{u}, []int64{100})
 	bytesAgg := aggregate.New(&aggregate.Desc{ID: 1, Name: "@bytes", Func: program.AggSum})
-	bytesAgg.Add([]format.Value{format.String("a.out"), format.Stack{PCs: []uint64{0xffff0010}}, u, format.I32(-2)}, []int64{4096})
+	bytesAgg.Add([]program.Value{program.String("a.out"), program.Stack{PCs: []uint64{0xffff0010}}, u, program.I32(-2)}, []int64{4096})
 	scalar := aggregate.New(&aggregate.Desc{ID: 2, Name: "@n", Func: program.AggCount})
 	scalar.Add(nil, []int64{1})
 

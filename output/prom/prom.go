@@ -347,26 +347,26 @@ func (s *Server) labelNames(n int) []string {
 	return names
 }
 
-func (s *Server) labelValues(key []format.Value) []string {
+func (s *Server) labelValues(key []program.Value) []string {
 	vals := make([]string, len(key))
 	for i, k := range key {
 		switch x := k.(type) {
-		case format.String:
+		case program.String:
 			vals[i] = string(x)
-		case format.Int:
+		case program.Int:
 			if x.Signed {
 				vals[i] = fmt.Sprint(x.Int64())
 			} else {
 				vals[i] = fmt.Sprint(x.Uint64())
 			}
-		case format.Stack:
+		case program.Stack:
 			a := aggregate.New(&aggregate.Desc{Func: program.AggCount})
-			a.Add([]format.Value{x}, []int64{0})
+			a.Add([]program.Value{x}, []int64{0})
 			if f := output.Fold(a, s.sym, aggregate.SortOptions{}); len(f) == 1 {
 				vals[i] = strings.Join(f[0].Frames, ";")
 			}
-		case format.Sym:
-			vals[i] = output.FrameName(s.sym, x.Kind >= format.UserSym, x.PID, x.Addr)
+		case program.Sym:
+			vals[i] = output.FrameName(s.sym, x.Kind >= program.UserSym, x.PID, x.Addr)
 		default:
 			vals[i] = fmt.Sprint(k)
 		}

@@ -11,7 +11,6 @@ import (
 	dto "github.com/prometheus/client_model/go"
 
 	"github.com/dtrace-go/dtrace/aggregate"
-	"github.com/dtrace-go/dtrace/format"
 	"github.com/dtrace-go/dtrace/program"
 )
 
@@ -60,13 +59,13 @@ func TestScrape(t *testing.T) {
 	calls := aggregate.New(&aggregate.Desc{ID: 0, Name: "@calls", Func: program.AggCount})
 	calls.Add(nil, []int64{5000})
 	byFunc := aggregate.New(&aggregate.Desc{ID: 1, Name: "@", Func: program.AggSum})
-	byFunc.Add([]format.Value{format.String("read"), format.I32(-1)}, []int64{7})
+	byFunc.Add([]program.Value{program.String("read"), program.I32(-1)}, []int64{7})
 	q := aggregate.New(&aggregate.Desc{ID: 2, Name: "@lat-ns", Func: program.AggQuantize})
 	slots := make([]int64, q.Desc.NSlots())
 	for _, v := range []int64{1, 5, 6, 100} {
 		q.Desc.Update(slots, v, 1)
 	}
-	q.Add([]format.Value{format.String("x")}, slots)
+	q.Add([]program.Value{program.String("x")}, slots)
 
 	s, err := Start("127.0.0.1:0", []string{"func"}, nil)
 	if err != nil {

@@ -167,7 +167,7 @@ func (t *Renderer) Item(r *output.Record, it *output.Item) error {
 	case program.ActPrintf:
 		return t.fmt.Printf(b, it.Format, it.Args)
 	case program.ActStack:
-		st, _ := it.Value.(format.Stack)
+		st, _ := it.Value.(program.Stack)
 		return t.fmt.PrintStack(b, st)
 	case program.ActPrinta:
 		return t.aggp.Printa(spillWriter{t}, it.Format, it.Aggs...)

@@ -75,7 +75,7 @@ func flushWant(t *testing.T, r *Renderer, out *bytes.Buffer, want string) {
 func TestEndBuffers(t *testing.T) {
 	var out, errs bytes.Buffer
 	r := New(Config{Out: &out, Stderr: &errs, Settings: output.Settings{Quiet: true}})
-	tr := output.Item{Kind: program.ActTrace, Value: format.String("x")}
+	tr := output.Item{Kind: program.ActTrace, Value: program.String("x")}
 	render(t, r, &output.Record{First: true, Data: true}, tr)
 	if out.Len() != 0 {
 		t.Fatalf("record written before Flush: %q", out.String())
@@ -105,12 +105,12 @@ func TestProbeLines(t *testing.T) {
 	var out bytes.Buffer
 	r := New(Config{Out: &out})
 	rec := &output.Record{CPU: 1, Probe: probe(1, "dtrace", "", "BEGIN"), Known: true, First: true, Data: true}
-	render(t, r, rec, output.Item{Kind: program.ActTrace, Value: format.I32(5)})
+	render(t, r, rec, output.Item{Kind: program.ActTrace, Value: program.I32(5)})
 	// A record that only commits prints nothing; a later segment no
 	// probe line.
 	render(t, r, &output.Record{CPU: 1, Known: true, First: true, Data: false}, output.Item{Kind: program.ActDiscard, N: 1})
 	render(t, r, &output.Record{CPU: 1, Probe: rec.Probe, Known: true, First: false, Data: true},
-		output.Item{Kind: program.ActTrace, Value: format.I32(6)})
+		output.Item{Kind: program.ActTrace, Value: program.I32(6)})
 	want := "CPU     ID                    FUNCTION:NAME\n" +
 		"  1      1                           :BEGIN           5\n" +
 		"          6\n"
@@ -146,8 +146,8 @@ func TestSetoptQuietWithinRecord(t *testing.T) {
 	quiet := output.Settings{Quiet: true}
 	rec := &output.Record{Probe: probe(1, "dtrace", "", "BEGIN"), Known: true, First: true, Data: true}
 	render(t, r, rec, output.Item{Kind: program.ActSetopt, Text: "quiet", Settings: &quiet},
-		output.Item{Kind: program.ActTrace, Value: format.String("x")})
-	render(t, r, rec, output.Item{Kind: program.ActTrace, Value: format.String("y")})
+		output.Item{Kind: program.ActTrace, Value: program.String("x")})
+	render(t, r, rec, output.Item{Kind: program.ActTrace, Value: program.String("y")})
 	want := "                   FUNCTION:NAME\n                          :BEGIN x\ny"
 	flushWant(t, r, &out, want)
 }
@@ -162,7 +162,7 @@ func TestCommitNesting(t *testing.T) {
 		t.Fatal(err)
 	}
 	pr := func(s string) output.Item {
-		return output.Item{Kind: program.ActPrintf, Format: f, Args: []format.Value{format.String(s)}}
+		return output.Item{Kind: program.ActPrintf, Format: f, Args: []program.Value{program.String(s)}}
 	}
 	outer := &output.Record{First: true, Data: true}
 	if err := r.Begin(outer); err != nil {
@@ -196,7 +196,7 @@ func TestFreopen(t *testing.T) {
 	}
 	defer file.Close()
 	rec := &output.Record{First: true, Data: true}
-	tr := func(s string) output.Item { return output.Item{Kind: program.ActTrace, Value: format.String(s)} }
+	tr := func(s string) output.Item { return output.Item{Kind: program.ActTrace, Value: program.String(s)} }
 	render(t, r, rec, tr("1"), output.Item{Kind: program.ActFreopen, File: file}, tr("2"))
 	if r.Output() != file {
 		t.Error("Output is not the reopened file")

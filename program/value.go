@@ -1,7 +1,9 @@
-package format
+package program
 
 // Value is one decoded datum handed to the output layer by the consumer:
-// a printf argument, a trace() record, an aggregation key or result.
+// a printf argument, a trace() record, an aggregation key or result. The
+// values live here, below both the printf package (format) and the
+// renderers (output), because both read them and embedders receive them.
 // The concrete kinds are Int, Float, String, Bytes, Stack, Sym and
 // Verbatim.
 type Value interface {
@@ -123,19 +125,3 @@ func U64(v uint64) Int { return Int{Bits: v, Size: 8} }
 
 // I32 makes a signed 4-byte Int (D's int).
 func I32(v int32) Int { return Int{Bits: uint64(int64(v)), Size: 4, Signed: true} }
-
-// Symbolizer resolves addresses to symbols for %a, %A, stack(), ustack(),
-// sym() and friends. ok=false means nothing is known about the address;
-// ok=true with an empty fn means only the containing module (object) is
-// known. off is addr minus the symbol's start address.
-type Symbolizer interface {
-	KernelSym(addr uint64) (mod, fn string, off uint64, ok bool)
-	UserSym(pid int, addr uint64) (obj, fn string, off uint64, ok bool)
-}
-
-// LineSymbolizer is a Symbolizer that also knows source lines: the file
-// and line of a user address, from the debug information of the object
-// mapped there (pprof's locations carry them).
-type LineSymbolizer interface {
-	UserLine(pid int, addr uint64) (file string, line int, ok bool)
-}
