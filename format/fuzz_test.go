@@ -1,9 +1,10 @@
 package format
 
 import (
-	"github.com/dtrace-go/dtrace/program"
 	"io"
 	"testing"
+
+	"github.com/dtrace-go/dtrace/program"
 )
 
 // FuzzParse checks that no format string panics the parser or the

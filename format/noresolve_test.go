@@ -1,9 +1,10 @@
 package format
 
 import (
-	"github.com/dtrace-go/dtrace/program"
 	"strings"
 	"testing"
+
+	"github.com/dtrace-go/dtrace/program"
 )
 
 // mappedSyms is fakeSyms that also knows the mapping of /usr/bin/prog's

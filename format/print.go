@@ -3,12 +3,13 @@ package format
 import (
 	"bytes"
 	"fmt"
-	"github.com/dtrace-go/dtrace/program"
 	"io"
 	"path"
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/dtrace-go/dtrace/program"
 )
 
 // DefaultStackIndent is dtrace's default indentation of stack frames.

@@ -1,10 +1,11 @@
 package format
 
 import (
-	"github.com/dtrace-go/dtrace/program"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/dtrace-go/dtrace/program"
 )
 
 // The expected strings of TestConversions come from glibc's printf with

@@ -1,8 +1,9 @@
 package format
 
 import (
-	"github.com/dtrace-go/dtrace/program"
 	"testing"
+
+	"github.com/dtrace-go/dtrace/program"
 )
 
 type baseSyms struct{ fakeSyms }

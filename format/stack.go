@@ -3,10 +3,11 @@ package format
 import (
 	"bytes"
 	"fmt"
-	"github.com/dtrace-go/dtrace/program"
 	"io"
 	"path"
 	"strings"
+
+	"github.com/dtrace-go/dtrace/program"
 )
 
 // PrintStack writes a stack() or ustack() record as dtrace does outside

@@ -3,10 +3,11 @@ package format
 import (
 	"encoding/binary"
 	"fmt"
-	"github.com/dtrace-go/dtrace/program"
 	"io"
 	"strconv"
 	"strings"
+
+	"github.com/dtrace-go/dtrace/program"
 )
 
 // Trace writes one trace() record as dtrace(1M) on Linux prints it.

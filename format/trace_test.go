@@ -1,9 +1,10 @@
 package format
 
 import (
-	"github.com/dtrace-go/dtrace/program"
 	"strings"
 	"testing"
+
+	"github.com/dtrace-go/dtrace/program"
 )
 
 const traceHeader = "\n             0  1  2  3  4  5  6  7  8  9  a  b  c  d  e  f  0123456789abcdef\n"
