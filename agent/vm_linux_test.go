@@ -45,17 +45,10 @@ type vm struct {
 // guests see them, and returns that directory; it skips the test where
 // guests cannot run.
 func build(t *testing.T) string {
-	if os.Getenv(guestEnv) != "" {
-		t.Skip("inside the guest")
-	}
-	guesttest.RunKernel(t)
-	if os.Geteuid() != 0 {
-		t.Skip("run-kernel needs root")
-	}
+	dir := guesttest.Host(t, guestEnv, ".agent-guest-")
 	if testing.Short() {
 		t.Skip("boots a guest")
 	}
-	dir := guesttest.Dir(t, ".agent-guest-")
 	testprog.BuildCmd(t, dir, "dtrace")
 	testprog.BuildIn(t, dir, "gp", []string{"calls.c"})
 	testprog.BuildIn(t, dir, "pp", []string{"pingpong.c"})

@@ -43,23 +43,17 @@ func TestGuest(t *testing.T) {
 		t.Fatal(err)
 	}
 	self := guesttest.Self(t, dir, "edgetest.test")
-	for _, k := range []struct {
-		name string
-		opts []string
-	}{
-		{"6.12", nil},
-		{"6.1", []string{"-k", "linux-image-6.1.0-56-amd64-unsigned"}},
-	} {
-		t.Run(k.name, func(t *testing.T) {
+	for _, k := range guesttest.Kernels {
+		t.Run(k.Name, func(t *testing.T) {
 			cmd := "uname -r; " + slowEnv + "=20 " + binEnv + "=" + bin + " " + self + " -test.v -test.run '" + guestTests + "'"
-			out, err := guesttest.Run(t, append(k.opts, "-m", "2048", "-c", "2", "-t", "1500", cmd)...)
+			out, err := guesttest.Run(t, append(append([]string{}, k.Opts...), "-m", "2048", "-c", "2", "-t", "1500", cmd)...)
 			t.Logf("guest:\n%s", out)
 			if err != nil {
 				t.Fatalf("guest: %v", err)
 			}
 			// run-kernel's own line names the kernel it booted.
-			if !bytes.Contains(out, []byte("guest kernel "+k.name+".")) {
-				t.Errorf("guest kernel is not %s", k.name)
+			if !bytes.Contains(out, []byte("guest kernel "+k.Name+".")) {
+				t.Errorf("guest kernel is not %s", k.Name)
 			}
 			if bytes.Contains(out, []byte("--- FAIL")) || !bytes.Contains(out, []byte("\nPASS\n")) {
 				t.Errorf("guest tests failed")

@@ -12,9 +12,6 @@ import (
 	"github.com/dtrace-go/dtrace/internal/testutil/testprog"
 )
 
-// kernel61 is the Debian package of Debian 12's own kernel.
-const kernel61 = "linux-image-6.1.0-56-amd64-unsigned"
-
 // calls is how many times the test program (testprog's calls.c) calls
 // getppid and work: its argument, and the count the smoke set prints.
 const calls = "1000"
@@ -91,7 +88,7 @@ func TestSmoke61(t *testing.T) {
 		check(t, "this machine", normalize([]byte(out)))
 	}
 
-	out, err := guesttest.Run(t, "-k", kernel61, "-c", "2", "-t", "600", "uname -r; sh "+strings.Join(args, " "))
+	out, err := guesttest.Run(t, "-k", guesttest.Kernel61, "-c", "2", "-t", "600", "uname -r; sh "+strings.Join(args, " "))
 	t.Logf("6.1 guest:\n%s", out)
 	if err != nil {
 		t.Fatalf("run-kernel: %v\n%s", err, out)

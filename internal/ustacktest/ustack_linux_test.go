@@ -318,7 +318,7 @@ func TestUStackCFIGuests(t *testing.T) {
 	guesttest.RunKernel(t)
 	dir, sh, dtrace, chain := setup(t)
 	for _, k := range []struct{ name, pkg string }{
-		{"6.1", "linux-image-6.1.0-56-amd64-unsigned"},
+		{"6.1", guesttest.Kernel61},
 		{"6.12", ""},
 	} {
 		t.Run(k.name, func(t *testing.T) {

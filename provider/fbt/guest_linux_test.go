@@ -24,16 +24,9 @@ import (
 const guestEnv = "FBT_GUEST"
 
 func TestGuest(t *testing.T) {
-	if os.Getenv(guestEnv) != "" {
-		t.Skip("inside the guest")
-	}
-	guesttest.RunKernel(t)
-	if os.Geteuid() != 0 {
-		t.Skip("run-kernel needs root")
-	}
 	// The guest sees the current directory read-write, /tmp empty: put
 	// the binaries here.
-	dir := guesttest.Dir(t, ".fbt-guest-")
+	dir := guesttest.Host(t, guestEnv, ".fbt-guest-")
 	env := []string{guestEnv + "=1", "FBT_DTRACE=" + testprog.BuildCmd(t, dir, "dtrace")}
 	if !testing.Short() {
 		env = append(env, "FBT_DTCONFORM="+testprog.BuildCmd(t, dir, "dtconform"))

@@ -187,22 +187,7 @@ func TestLoopback(t *testing.T) {
 
 // TestLoopbackGuests runs TestLoopback in Debian's 6.12 and 6.1 kernels.
 func TestLoopbackGuests(t *testing.T) {
-	if os.Getenv(guestEnv) != "" {
-		t.Skip("inside the guest")
-	}
-	guesttest.RunKernel(t)
-	if os.Geteuid() != 0 {
-		t.Skip("run-kernel needs root")
-	}
-	dir := guesttest.Dir(t, ".guest-inet-")
+	dir := guesttest.Host(t, guestEnv, ".guest-inet-")
 	env := []string{guestEnv + "=1", ktracetest.BinaryEnv + "=" + testprog.BuildCmd(t, dir, "dtrace")}
-	for _, k := range []struct{ name, pkg string }{{"6.12", ""}, {"6.1", "linux-image-6.1.0-56-amd64-unsigned"}} {
-		t.Run(k.name, func(t *testing.T) {
-			opts := []string{"-t", "900"}
-			if k.pkg != "" {
-				opts = append(opts, "-k", k.pkg)
-			}
-			guesttest.RunTest(t, dir, env, "TestLoopback", opts...)
-		})
-	}
+	guesttest.RunTests(t, dir, env, "TestLoopback", "-t", "900")
 }

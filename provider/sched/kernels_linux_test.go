@@ -2,7 +2,6 @@ package sched_test
 
 import (
 	"fmt"
-	"os"
 	"regexp"
 	"strconv"
 	"testing"
@@ -51,22 +50,7 @@ proc:::exit /pid == %[1]d/ { printa("%%s %%@d\n", @); exit(0); }
 
 // TestSchedGuests runs TestSchedProbes in Debian's 6.12 and 6.1 kernels.
 func TestSchedGuests(t *testing.T) {
-	if os.Getenv(guestEnv) != "" {
-		t.Skip("inside the guest")
-	}
-	guesttest.RunKernel(t)
-	if os.Geteuid() != 0 {
-		t.Skip("run-kernel needs root")
-	}
-	dir := guesttest.Dir(t, ".guest-sched-")
+	dir := guesttest.Host(t, guestEnv, ".guest-sched-")
 	env := []string{guestEnv + "=1", ktracetest.BinaryEnv + "=" + testprog.BuildCmd(t, dir, "dtrace")}
-	for _, k := range []struct{ name, pkg string }{{"6.12", ""}, {"6.1", "linux-image-6.1.0-56-amd64-unsigned"}} {
-		t.Run(k.name, func(t *testing.T) {
-			opts := []string{"-t", "900", "-c", "2"}
-			if k.pkg != "" {
-				opts = append(opts, "-k", k.pkg)
-			}
-			guesttest.RunTest(t, dir, env, "TestSchedProbes", opts...)
-		})
-	}
+	guesttest.RunTests(t, dir, env, "TestSchedProbes", "-t", "900", "-c", "2")
 }

@@ -37,6 +37,36 @@ func RunKernel(t testing.TB) string {
 	return rk
 }
 
+// Kernel61 is the Debian package of Debian 12's own kernel, which
+// run-kernel boots with -k; without it, run-kernel boots Debian's 6.12.
+const Kernel61 = "linux-image-6.1.0-56-amd64-unsigned"
+
+// Kernel is a kernel a guest boots: its name and the run-kernel options
+// that choose it.
+type Kernel struct {
+	Name string
+	Opts []string
+}
+
+// Kernels are the kernels we serve besides this machine's: 6.12 and 6.1.
+var Kernels = []Kernel{{"6.12", nil}, {"6.1", []string{"-k", Kernel61}}}
+
+// Host starts a test that runs part of itself in guests: it skips the
+// test inside the guest (where the environment variable env is set),
+// where run-kernel is missing and where it cannot run (not root), and
+// returns a directory from Dir(prefix) for what the guests run.
+func Host(t testing.TB, env, prefix string) string {
+	t.Helper()
+	if os.Getenv(env) != "" {
+		t.Skip("inside the guest")
+	}
+	RunKernel(t)
+	if os.Geteuid() != 0 {
+		t.Skip("run-kernel needs root")
+	}
+	return Dir(t, prefix)
+}
+
 // Dir makes a directory named prefix* under the current one and returns
 // its absolute path: the guest sees this machine's files but has its own
 // /tmp, so binaries it runs go here. The test removes it when it ends.
@@ -141,6 +171,17 @@ func RunTest(t testing.TB, dir string, env []string, name string, opts ...string
 	}
 	if !bytes.Contains(out, []byte("--- PASS: "+name+" ")) {
 		t.Fatalf("%s did not pass in the guest", name)
+	}
+}
+
+// RunTests runs the test name (RunTest) in a guest of each of Kernels,
+// as subtests named for the kernels, with run-kernel's options opts.
+func RunTests(t *testing.T, dir string, env []string, name string, opts ...string) {
+	t.Helper()
+	for _, k := range Kernels {
+		t.Run(k.Name, func(t *testing.T) {
+			RunTest(t, dir, env, name, append(append([]string{}, opts...), k.Opts...)...)
+		})
 	}
 }
 
