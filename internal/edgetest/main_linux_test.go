@@ -4,10 +4,8 @@ package edgetest
 
 import (
 	"bytes"
-	"fmt"
 	"os"
 	"os/exec"
-	"path/filepath"
 	"testing"
 	"time"
 
@@ -22,26 +20,11 @@ const binEnv = "DTRACE_EDGES_BIN"
 var dtraceBin string
 
 func TestMain(m *testing.M) {
-	code := func() int {
-		if dtraceBin = os.Getenv(binEnv); dtraceBin != "" || os.Getuid() != 0 {
-			// Given, or the tests skip themselves: nothing to build.
-			return m.Run()
-		}
-		dir, err := os.MkdirTemp("", "edgetest")
-		if err != nil {
-			fmt.Fprintln(os.Stderr, err)
-			return 1
-		}
-		defer os.RemoveAll(dir)
-		dtraceBin = filepath.Join(dir, "dtrace")
-		out, err := exec.Command("go", "build", "-o", dtraceBin, "github.com/dtrace-go/dtrace/cmd/dtrace").CombinedOutput()
-		if err != nil {
-			fmt.Fprintf(os.Stderr, "go build: %v\n%s", err, out)
-			return 1
-		}
-		return m.Run()
-	}()
-	os.Exit(code)
+	if dtraceBin = os.Getenv(binEnv); dtraceBin != "" || os.Getuid() != 0 {
+		// Given, or the tests skip themselves: nothing to build.
+		os.Exit(m.Run())
+	}
+	os.Exit(testprog.MainCmd(m, "dtrace", &dtraceBin))
 }
 
 // dtrace runs the dtrace command with args (killed after a minute, times

@@ -4,41 +4,25 @@ package hardstop
 
 import (
 	"bufio"
-	"fmt"
 	"io"
 	"os"
 	"os/exec"
-	"path/filepath"
 	"testing"
 	"time"
 
 	"github.com/dtrace-go/dtrace/internal/lockedbuf"
+	"github.com/dtrace-go/dtrace/internal/testutil/testprog"
 )
 
 // dtraceBin is the dtrace command built for these tests by TestMain.
 var dtraceBin string
 
 func TestMain(m *testing.M) {
-	code := func() int {
-		if os.Getuid() != 0 {
-			// The tests skip themselves; nothing to build.
-			return m.Run()
-		}
-		dir, err := os.MkdirTemp("", "hardstop")
-		if err != nil {
-			fmt.Fprintln(os.Stderr, err)
-			return 1
-		}
-		defer os.RemoveAll(dir)
-		dtraceBin = filepath.Join(dir, "dtrace")
-		out, err := exec.Command("go", "build", "-o", dtraceBin, "github.com/dtrace-go/dtrace/cmd/dtrace").CombinedOutput()
-		if err != nil {
-			fmt.Fprintf(os.Stderr, "go build: %v\n%s", err, out)
-			return 1
-		}
-		return m.Run()
-	}()
-	os.Exit(code)
+	if os.Getuid() != 0 {
+		// The tests skip themselves; nothing to build.
+		os.Exit(m.Run())
+	}
+	os.Exit(testprog.MainCmd(m, "dtrace", &dtraceBin))
 }
 
 func needRoot(t *testing.T) {

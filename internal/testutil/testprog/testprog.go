@@ -7,6 +7,7 @@ package testprog
 import (
 	"bytes"
 	"errors"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -132,12 +133,36 @@ func BuildCmd(t testing.TB, dir, name string) string {
 	if err != nil {
 		t.Fatal(err)
 	}
-	cmd := exec.Command("go", "build", "-o", bin, "./cmd/"+name)
-	cmd.Dir = filepath.Join(filepath.Dir(Dir()), "..", "..", "..")
-	if out, err := cmd.CombinedOutput(); err != nil {
+	if out, err := buildCmd(bin, name); err != nil {
 		t.Fatalf("go build %s: %v\n%s", name, err, out)
 	}
 	return bin
+}
+
+// buildCmd builds the module's cmd/name as bin.
+func buildCmd(bin, name string) ([]byte, error) {
+	cmd := exec.Command("go", "build", "-o", bin, "./cmd/"+name)
+	cmd.Dir = filepath.Join(filepath.Dir(Dir()), "..", "..", "..")
+	return cmd.CombinedOutput()
+}
+
+// MainCmd is the body of a TestMain whose tests all run the module's
+// cmd/name: it builds the command into a temporary directory, sets *bin
+// to its path, runs the tests and removes the directory. It returns the
+// exit status for os.Exit: m.Run's, or 1 when the build failed.
+func MainCmd(m *testing.M, name string, bin *string) int {
+	dir, err := os.MkdirTemp("", name)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	defer os.RemoveAll(dir)
+	*bin = filepath.Join(dir, name)
+	if out, err := buildCmd(*bin, name); err != nil {
+		fmt.Fprintf(os.Stderr, "go build %s: %v\n%s", name, err, out)
+		return 1
+	}
+	return m.Run()
 }
 
 // BuildSource compiles C source text, as Build compiles files, into an
