@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/dtrace-go/dtrace/internal/lockedbuf"
+	"github.com/dtrace-go/dtrace/internal/testutil/outtest"
 	"github.com/dtrace-go/dtrace/internal/testutil/testprog"
 	"github.com/dtrace-go/dtrace/output/otlp"
 )
@@ -30,7 +31,7 @@ func collector(t *testing.T, dir string) (*server, string, string, string) {
 func collectorWith(t *testing.T, dir, protocol, extensions string) (*server, string, string, string) {
 	t.Helper()
 	bin := tool(t, "collector", ".")
-	httpAddr, grpcAddr := freePort(t), freePort(t)
+	httpAddr, grpcAddr := outtest.FreeAddr(t), outtest.FreeAddr(t)
 	out := filepath.Join(dir, "otlp.jsonl")
 	conf := filepath.Join(dir, "collector.yaml")
 	var names []string

@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/dtrace-go/dtrace/internal/testutil/outtest"
 	"github.com/dtrace-go/dtrace/internal/testutil/testprog"
 )
 
@@ -22,7 +23,7 @@ import (
 func jaeger(t *testing.T, dir string) (*server, string, string) {
 	t.Helper()
 	bin := tool(t, "jaeger", "github.com/jaegertracing/jaeger/cmd/jaeger")
-	otlpHTTP, otlpGRPC, query, queryGRPC := freePort(t), freePort(t), freePort(t), freePort(t)
+	otlpHTTP, otlpGRPC, query, queryGRPC := outtest.FreeAddr(t), outtest.FreeAddr(t), outtest.FreeAddr(t), outtest.FreeAddr(t)
 	conf := filepath.Join(dir, "jaeger.yaml")
 	if err := os.WriteFile(conf, []byte(fmt.Sprintf(`service:
   extensions: [jaeger_storage, jaeger_query]

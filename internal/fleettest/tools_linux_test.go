@@ -66,17 +66,6 @@ func tool(t *testing.T, dir, pkg string) string {
 	return out
 }
 
-// freePort is a loopback address nothing listens on now.
-func freePort(t *testing.T) string {
-	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ln.Close()
-	return ln.Addr().String()
-}
-
 // server is a receiver process the test started.
 type server struct {
 	cmd *exec.Cmd

@@ -4,7 +4,6 @@ package prom
 
 import (
 	"crypto/tls"
-	"crypto/x509"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -23,6 +22,7 @@ import (
 
 	"github.com/dtrace-go/dtrace/internal/lockedbuf"
 	"github.com/dtrace-go/dtrace/internal/testutil/outtest"
+	"github.com/dtrace-go/dtrace/internal/testutil/testcert"
 )
 
 // start starts cmd and, when the test ends, stops it with sig and waits
@@ -36,17 +36,6 @@ func start(t *testing.T, cmd *exec.Cmd, sig syscall.Signal) {
 		cmd.Process.Signal(sig)
 		cmd.Wait()
 	})
-}
-
-// freePort is a loopback port nothing listens on now.
-func freePort(t *testing.T) string {
-	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ln.Close()
-	return ln.Addr().String()
 }
 
 // poll calls f every 200ms until it reports true or d has passed.
@@ -81,7 +70,7 @@ func TestPrometheus(t *testing.T) {
 	if b, err := os.ReadFile(target); err != nil || os.WriteFile(tgt, b, 0o755) != nil {
 		t.Fatal("copying the target", err)
 	}
-	addr := freePort(t)
+	addr := outtest.FreeAddr(t)
 
 	cmd := exec.Command(dtrace, "-x", "prometheus="+addr,
 		"-n", `BEGIN { printf("ready\n"); } syscall::getppid:entry /execname == "promtgt"/ { @calls = count(); @q = quantize(5); }`)
@@ -116,7 +105,7 @@ func TestPrometheus(t *testing.T) {
 	if err != nil {
 		t.Skip("no prometheus (Debian's prometheus package)")
 	}
-	web := freePort(t)
+	web := outtest.FreeAddr(t)
 	conf := filepath.Join(dir, "prometheus.yml")
 	if err := os.WriteFile(conf, []byte(fmt.Sprintf(`global:
   scrape_interval: 1s
@@ -175,7 +164,7 @@ func TestPrometheusTLS(t *testing.T) {
 	if b, err := os.ReadFile(target); err != nil || os.WriteFile(tgt, b, 0o755) != nil {
 		t.Fatal("copying the target", err)
 	}
-	ca := writeTLSFilesTo(t, dir)
+	certs := testcert.Write(t, dir)
 	const pass = "s3cret"
 	hash, err := bcrypt.GenerateFromPassword([]byte(pass), bcrypt.MinCost)
 	if err != nil {
@@ -183,14 +172,14 @@ func TestPrometheusTLS(t *testing.T) {
 	}
 	webconf := filepath.Join(dir, "web.yml")
 	if err := os.WriteFile(webconf, []byte(fmt.Sprintf(`tls_server_config:
-  cert_file: server.crt
-  key_file: server.key
+  cert_file: server.pem
+  key_file: server-key.pem
 basic_auth_users:
   scraper: %s
 `, hash)), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	port := freePort(t)
+	port := outtest.FreeAddr(t)
 	_, p, _ := net.SplitHostPort(port)
 	all := "0.0.0.0:" + p
 
@@ -213,9 +202,7 @@ basic_auth_users:
 	if out, err := exec.Command(tgt, "5000").CombinedOutput(); err != nil {
 		t.Fatalf("target: %v %s", err, out)
 	}
-	pool := x509.NewCertPool()
-	pool.AppendCertsFromPEM(ca)
-	client := &http.Client{Transport: &http.Transport{TLSClientConfig: &tls.Config{RootCAs: pool}}, Timeout: 10 * time.Second}
+	client := &http.Client{Transport: &http.Transport{TLSClientConfig: &tls.Config{RootCAs: certs.Pool}}, Timeout: 10 * time.Second}
 	url := "https://127.0.0.1:" + p + "/metrics"
 	if resp, err := client.Get(url); err != nil || resp.StatusCode != http.StatusUnauthorized {
 		t.Errorf("GET without credentials: %v %v, want 401", resp, err)
@@ -245,7 +232,7 @@ basic_auth_users:
 	if err != nil {
 		t.Skip("no prometheus (Debian's prometheus package)")
 	}
-	web := freePort(t)
+	web := outtest.FreeAddr(t)
 	conf := filepath.Join(dir, "prometheus.yml")
 	job := func(name, auth string) string {
 		return fmt.Sprintf(`  - job_name: %s
@@ -254,7 +241,7 @@ basic_auth_users:
       ca_file: %s
 %s    static_configs:
       - targets: ["127.0.0.1:%s"]
-`, name, filepath.Join(dir, "ca.crt"), auth, p)
+`, name, certs.CA, auth, p)
 	}
 	if err := os.WriteFile(conf, []byte(`global:
   scrape_interval: 1s

@@ -1,31 +1,24 @@
 package prom
 
 import (
-	"crypto/ecdsa"
-	"crypto/elliptic"
-	"crypto/rand"
-	"crypto/x509"
-	"crypto/x509/pkix"
-	"encoding/pem"
 	"fmt"
-	"math/big"
-	"net"
 	"net/http"
 	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
-	"time"
 
 	"golang.org/x/crypto/bcrypt"
+
+	"github.com/dtrace-go/dtrace/internal/testutil/testcert"
 )
 
 // TestWebConfig reads web configuration files as Prometheus exporters
 // do and refuses what it does not implement or cannot load.
 func TestWebConfig(t *testing.T) {
 	dir := t.TempDir()
-	writeTLSFilesTo(t, dir)
+	testcert.Write(t, dir)
 	hash, err := bcrypt.GenerateFromPassword([]byte("pw"), bcrypt.MinCost)
 	if err != nil {
 		t.Fatal(err)
@@ -34,15 +27,15 @@ func TestWebConfig(t *testing.T) {
 		name, yml, err string
 	}{
 		{"users", fmt.Sprintf("basic_auth_users:\n  alice: %s\n", hash), ""},
-		{"tls", "tls_server_config:\n  cert_file: server.crt\n  key_file: server.key\n  min_version: TLS12\n", ""},
-		{"mtls", "tls_server_config:\n  cert_file: server.crt\n  key_file: server.key\n  client_ca_file: ca.crt\n  client_auth_type: RequireAndVerifyClientCert\n", ""},
+		{"tls", "tls_server_config:\n  cert_file: server.pem\n  key_file: server-key.pem\n  min_version: TLS12\n", ""},
+		{"mtls", "tls_server_config:\n  cert_file: server.pem\n  key_file: server-key.pem\n  client_ca_file: ca.pem\n  client_auth_type: RequireAndVerifyClientCert\n", ""},
 		{"empty", "http_server_config:\n  http2: false\n", "neither tls_server_config nor basic_auth_users"},
 		{"plainhash", "basic_auth_users:\n  alice: pw\n", "alice"},
 		{"unknown", "rate_limit:\n  interval: 1s\n", "rate_limit"},
-		{"nokey", "tls_server_config:\n  cert_file: server.crt\n", "no key"},
-		{"badversion", "tls_server_config:\n  cert_file: server.crt\n  key_file: server.key\n  min_version: TLS9\n", "TLS9"},
-		{"canoauth", "tls_server_config:\n  cert_file: server.crt\n  key_file: server.key\n  client_ca_file: ca.crt\n", "client_auth_type"},
-		{"cipher", "tls_server_config:\n  cert_file: server.crt\n  key_file: server.key\n  cipher_suites: [TLS_RSA_WITH_RC4_128_SHA]\n", "cipher"},
+		{"nokey", "tls_server_config:\n  cert_file: server.pem\n", "no key"},
+		{"badversion", "tls_server_config:\n  cert_file: server.pem\n  key_file: server-key.pem\n  min_version: TLS9\n", "TLS9"},
+		{"canoauth", "tls_server_config:\n  cert_file: server.pem\n  key_file: server-key.pem\n  client_ca_file: ca.pem\n", "client_auth_type"},
+		{"cipher", "tls_server_config:\n  cert_file: server.pem\n  key_file: server-key.pem\n  cipher_suites: [TLS_RSA_WITH_RC4_128_SHA]\n", "cipher"},
 	} {
 		f := filepath.Join(dir, c.name+".yml")
 		if err := os.WriteFile(f, []byte(c.yml), 0o600); err != nil {
@@ -99,50 +92,4 @@ func TestBasicAuth(t *testing.T) {
 	if code("alice", "one", true) != 401 || code("alice", "two", true) != 200 {
 		t.Errorf("the changed password did not apply")
 	}
-}
-
-// writeTLSFilesTo writes a CA (ca.crt) and a server certificate it signed
-// for 127.0.0.1 (server.crt, server.key) into dir, and returns the CA's
-// PEM.
-func writeTLSFilesTo(t *testing.T, dir string) []byte {
-	t.Helper()
-	key := func() *ecdsa.PrivateKey {
-		k, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
-		if err != nil {
-			t.Fatal(err)
-		}
-		return k
-	}
-	caKey, srvKey := key(), key()
-	now := time.Now()
-	caTmpl := &x509.Certificate{SerialNumber: big.NewInt(1), Subject: pkix.Name{CommonName: "dtrace test CA"},
-		NotBefore: now.Add(-time.Hour), NotAfter: now.Add(time.Hour), IsCA: true, BasicConstraintsValid: true,
-		KeyUsage: x509.KeyUsageCertSign}
-	caDER, err := x509.CreateCertificate(rand.Reader, caTmpl, caTmpl, &caKey.PublicKey, caKey)
-	if err != nil {
-		t.Fatal(err)
-	}
-	caCert, _ := x509.ParseCertificate(caDER)
-	srvTmpl := &x509.Certificate{SerialNumber: big.NewInt(2), Subject: pkix.Name{CommonName: "127.0.0.1"},
-		NotBefore: now.Add(-time.Hour), NotAfter: now.Add(time.Hour), IPAddresses: []net.IP{net.IPv4(127, 0, 0, 1)},
-		KeyUsage: x509.KeyUsageDigitalSignature, ExtKeyUsage: []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth}}
-	srvDER, err := x509.CreateCertificate(rand.Reader, srvTmpl, caCert, &srvKey.PublicKey, caKey)
-	if err != nil {
-		t.Fatal(err)
-	}
-	keyDER, err := x509.MarshalPKCS8PrivateKey(srvKey)
-	if err != nil {
-		t.Fatal(err)
-	}
-	caPEM := pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: caDER})
-	for name, data := range map[string][]byte{
-		"ca.crt":     caPEM,
-		"server.crt": pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: srvDER}),
-		"server.key": pem.EncodeToMemory(&pem.Block{Type: "PRIVATE KEY", Bytes: keyDER}),
-	} {
-		if err := os.WriteFile(filepath.Join(dir, name), data, 0o600); err != nil {
-			t.Fatal(err)
-		}
-	}
-	return caPEM
 }

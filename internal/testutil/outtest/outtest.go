@@ -4,6 +4,7 @@ package outtest
 
 import (
 	"io"
+	"net"
 	"os"
 	"os/exec"
 	"strings"
@@ -94,4 +95,17 @@ func Parse[T any](t testing.TB, path string, parse func(io.Reader) (T, error)) T
 		t.Fatal(err)
 	}
 	return v
+}
+
+// FreeAddr returns a loopback address (127.0.0.1:port) that nothing
+// listens on now, for a server the test starts (dtrace's -x prometheus,
+// a Collector).
+func FreeAddr(t testing.TB) string {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	return ln.Addr().String()
 }
