@@ -253,6 +253,21 @@ func runOne(ctx context.Context, cfg *Config, t *Test) *Result {
 		r.Status, r.Reason = Fail, "starting dtrace: "+err.Error()
 		return r
 	}
+	// Let dtrace stop cleanly (END, aggregations), then insist.
+	r.TimedOut = waitStopping(ctx, cmd, timeout, gracePeriod, func() { _ = cmd.Process.Signal(syscall.SIGINT) })
+	r.ExitCode = exitCode(cmd.ProcessState)
+	r.Stdout, r.Stderr = stdout.String(), stderr.String()
+	judge(cfg, t, r)
+	return r
+}
+
+// waitStopping waits for cmd, started in a process group of its own
+// (Setpgid). When timeout passes or ctx is done before it exits, it calls
+// stop and, if the command has not exited grace later, kills its group;
+// it reports whether the timeout passed. Whatever the command leaves in
+// its group (-c children, a script's commands) is killed when it exits.
+func waitStopping(ctx context.Context, cmd *exec.Cmd, timeout, grace time.Duration, stop func()) (timedOut bool) {
+	pgid := cmd.Process.Pid
 	done, watcherDone := make(chan struct{}), make(chan struct{})
 	go func() {
 		defer close(watcherDone)
@@ -263,25 +278,20 @@ func runOne(ctx context.Context, cfg *Config, t *Test) *Result {
 			return
 		case <-ctx.Done():
 		case <-timer.C:
-			r.TimedOut = true
+			timedOut = true
 		}
-		// Let dtrace stop cleanly (END, aggregations), then insist.
-		_ = cmd.Process.Signal(syscall.SIGINT)
+		stop()
 		select {
 		case <-done:
-		case <-time.After(gracePeriod):
-			_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
+		case <-time.After(grace):
+			_ = syscall.Kill(-pgid, syscall.SIGKILL)
 		}
 	}()
 	_ = cmd.Wait()
 	close(done)
 	<-watcherDone
-	// Anything dtrace left behind in its group (-c children) goes too.
-	_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
-	r.ExitCode = exitCode(cmd.ProcessState)
-	r.Stdout, r.Stderr = stdout.String(), stderr.String()
-	judge(cfg, t, r)
-	return r
+	_ = syscall.Kill(-pgid, syscall.SIGKILL)
+	return timedOut
 }
 
 // startTrigger starts a trigger for a $_pid test. Unless the timing is

@@ -271,30 +271,7 @@ func runScript(ctx context.Context, dir, script string, args, env []string, outP
 		return 0, false, fmt.Errorf("starting %s: %v", script, err)
 	}
 	pgid := cmd.Process.Pid
-	done := make(chan struct{})
-	watcherDone := make(chan struct{})
-	go func() {
-		defer close(watcherDone)
-		timer := time.NewTimer(timeout)
-		defer timer.Stop()
-		select {
-		case <-done:
-			return
-		case <-ctx.Done():
-		case <-timer.C:
-			timedOut = true
-		}
-		_ = syscall.Kill(-pgid, syscall.SIGTERM)
-		select {
-		case <-done:
-		case <-time.After(shellKillAfter):
-			_ = syscall.Kill(-pgid, syscall.SIGKILL)
-		}
-	}()
-	_ = cmd.Wait()
-	close(done)
-	<-watcherDone
-	_ = syscall.Kill(-pgid, syscall.SIGKILL)
+	timedOut = waitStopping(ctx, cmd, timeout, shellKillAfter, func() { _ = syscall.Kill(-pgid, syscall.SIGTERM) })
 	if timedOut {
 		return timeoutStatus, true, nil
 	}

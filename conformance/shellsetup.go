@@ -10,10 +10,8 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
-	"runtime"
 	"sort"
 	"strings"
-	"sync"
 	"sync/atomic"
 	"time"
 )
@@ -231,9 +229,7 @@ func (sh *ShellSetup) populate(ctx context.Context, src, sub string, o ShellOpti
 	for _, list := range []string{"EXTERNAL_64BIT_TRIGGERS", "EXTERNAL_32BIT_TRIGGERS", "INTERNAL_64BIT_TRIGGERS", "INTERNAL_32BIT_TRIGGERS", "TEST_UTILS"} {
 		names = append(names, strings.Fields(vars[list])...)
 	}
-	var mu sync.Mutex
-	var wg sync.WaitGroup
-	sem := make(chan struct{}, runtime.NumCPU())
+	var build []string
 	for _, name := range names {
 		if _, err := os.Stat(filepath.Join(src, name+".c")); err != nil {
 			continue
@@ -242,20 +238,11 @@ func (sh *ShellSetup) populate(ctx context.Context, src, sub string, o ShellOpti
 			// It links dtrace-utils' own libraries (libproc, libdtrace).
 			continue
 		}
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			sem <- struct{}{}
-			defer func() { <-sem }()
-			err := buildProgram(ctx, src, dst, name, vars, o)
-			if err != nil {
-				mu.Lock()
-				sh.BuildErrors[sub+"/"+name] = err
-				mu.Unlock()
-			}
-		}()
+		build = append(build, name)
 	}
-	wg.Wait()
+	for name, err := range buildEach(build, func(name string) error { return buildProgram(ctx, src, dst, name, vars, o) }) {
+		sh.BuildErrors[sub+"/"+name] = err
+	}
 	return nil
 }
 

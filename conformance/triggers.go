@@ -80,32 +80,29 @@ func NewTriggers(tmp, exe, csrc string) (*TriggerSet, error) {
 	if csrc != "" {
 		srcs, _ := filepath.Glob(filepath.Join(csrc, "*.c"))
 		cc, ccErr := exec.LookPath("cc")
-		var mu sync.Mutex
-		var wg sync.WaitGroup
-		sem := make(chan struct{}, runtime.NumCPU())
+		var names []string
 		for _, src := range srcs {
 			name := strings.TrimSuffix(filepath.Base(src), ".c")
 			if ccErr != nil {
 				ts.BuildErrors[name] = ccErr
 				continue
 			}
-			wg.Add(1)
-			go func() {
-				defer wg.Done()
-				sem <- struct{}{}
-				defer func() { <-sem }()
-				args := append(append([]string{}, cFlags...), "-o", filepath.Join(ts.dir, name), src)
-				out, err := exec.Command(cc, args...).CombinedOutput()
-				mu.Lock()
-				defer mu.Unlock()
-				if err != nil {
-					ts.BuildErrors[name] = fmt.Errorf("%v: %s", err, out)
-					return
-				}
-				ts.built[name] = true
-			}()
+			names = append(names, name)
 		}
-		wg.Wait()
+		errs := buildEach(names, func(name string) error {
+			args := append(append([]string{}, cFlags...), "-o", filepath.Join(ts.dir, name), filepath.Join(csrc, name+".c"))
+			if out, err := exec.Command(cc, args...).CombinedOutput(); err != nil {
+				return fmt.Errorf("%v: %s", err, out)
+			}
+			return nil
+		})
+		for _, name := range names {
+			if err, failed := errs[name]; failed {
+				ts.BuildErrors[name] = err
+			} else {
+				ts.built[name] = true
+			}
+		}
 	}
 	if exe != "" {
 		for name := range goTriggers {
@@ -176,4 +173,28 @@ func delayDie([]string) int {
 	ns, _ := strconv.ParseInt(strings.TrimSpace(d), 10, 64)
 	time.Sleep(time.Duration(ns))
 	return 0
+}
+
+// buildEach runs build for each name, as many at once as there are CPUs,
+// and returns the errors by name.
+func buildEach(names []string, build func(name string) error) map[string]error {
+	errs := map[string]error{}
+	var mu sync.Mutex
+	var wg sync.WaitGroup
+	sem := make(chan struct{}, runtime.NumCPU())
+	for _, name := range names {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			sem <- struct{}{}
+			defer func() { <-sem }()
+			if err := build(name); err != nil {
+				mu.Lock()
+				errs[name] = err
+				mu.Unlock()
+			}
+		}()
+	}
+	wg.Wait()
+	return errs
 }
