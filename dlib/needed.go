@@ -229,7 +229,8 @@ func definesCached(text string) []string {
 	return d
 }
 
-// systemIndex is the index of the system library for this architecture.
-func systemIndex() []fileIndex {
-	return indexByArch[runtime.GOARCH]
-}
+// systemIndex is the index of the system library for this architecture:
+// the files alike on every architecture, then this one's own.
+var systemIndex = sync.OnceValue(func() []fileIndex {
+	return append(append([]fileIndex{}, index...), indexByArch[runtime.GOARCH]...)
+})
