@@ -38,25 +38,21 @@ const maxDebugFile = 8 << 30
 // answer; call it outside any latency-sensitive path. A path under
 // /proc/PID/map_files is followed to the file the process mapped, for
 // the debug link's directories.
-func DebugFile(path string) string {
-	f, err := openELF(path)
-	if err != nil {
-		return ""
-	}
-	defer f.Close()
-	return findDebugFile(f, path, true)
-}
+func DebugFile(path string) string { return debugFileOf(path, true) }
 
 // LocalDebugFile is DebugFile without debuginfod: the debug file only
 // when it is on this machine already (by build id or debug link), so it
 // never waits for the network.
-func LocalDebugFile(path string) string {
+func LocalDebugFile(path string) string { return debugFileOf(path, false) }
+
+// debugFileOf opens the object at path for findDebugFile.
+func debugFileOf(path string, remote bool) string {
 	f, err := openELF(path)
 	if err != nil {
 		return ""
 	}
 	defer f.Close()
-	return findDebugFile(f, path, false)
+	return findDebugFile(f, path, remote)
 }
 
 // findDebugFile is DebugFile for an opened object; the debuginfod step

@@ -323,37 +323,27 @@ func (r *reader) take(n uint64) ([]byte, bool) {
 	return s, true
 }
 
-func (r *reader) u8() (uint8, bool) {
-	s, ok := r.take(1)
+// uint reads an n-byte (1, 2, 4 or 8) little-endian integer.
+func (r *reader) uint(n uint64) (uint64, bool) {
+	s, ok := r.take(n)
 	if !ok {
 		return 0, false
 	}
-	return s[0], true
-}
-
-func (r *reader) u16() (uint16, bool) {
-	s, ok := r.take(2)
-	if !ok {
-		return 0, false
-	}
-	return binary.LittleEndian.Uint16(s), true
-}
-
-func (r *reader) u32() (uint32, bool) {
-	s, ok := r.take(4)
-	if !ok {
-		return 0, false
-	}
-	return binary.LittleEndian.Uint32(s), true
-}
-
-func (r *reader) u64() (uint64, bool) {
-	s, ok := r.take(8)
-	if !ok {
-		return 0, false
+	switch n {
+	case 1:
+		return uint64(s[0]), true
+	case 2:
+		return uint64(binary.LittleEndian.Uint16(s)), true
+	case 4:
+		return uint64(binary.LittleEndian.Uint32(s)), true
 	}
 	return binary.LittleEndian.Uint64(s), true
 }
+
+func (r *reader) u8() (uint8, bool)   { v, ok := r.uint(1); return uint8(v), ok }
+func (r *reader) u16() (uint16, bool) { v, ok := r.uint(2); return uint16(v), ok }
+func (r *reader) u32() (uint32, bool) { v, ok := r.uint(4); return uint32(v), ok }
+func (r *reader) u64() (uint64, bool) { return r.uint(8) }
 
 func (r *reader) uleb() (uint64, bool) {
 	var v uint64

@@ -288,22 +288,11 @@ func run(c *CIE, ins []byte, st, init *state, loc *uint64, advance func(next uin
 					}
 					*loc = at
 				}
-			case cfaAdvanceLoc1:
-				var d uint8
-				d, ok = r.u8()
-				if ok && move(uint64(d)) {
-					return true, nil
-				}
-			case cfaAdvanceLoc2:
-				var d uint16
-				d, ok = r.u16()
-				if ok && move(uint64(d)) {
-					return true, nil
-				}
-			case cfaAdvanceLoc4:
-				var d uint32
-				d, ok = r.u32()
-				if ok && move(uint64(d)) {
+			case cfaAdvanceLoc1, cfaAdvanceLoc2, cfaAdvanceLoc4:
+				// The operand's size: 1, 2 or 4 bytes.
+				var d uint64
+				d, ok = r.uint(1 << (op - cfaAdvanceLoc1))
+				if ok && move(d) {
 					return true, nil
 				}
 			case cfaOffsetExtended:
