@@ -1,9 +1,11 @@
 package otlp
 
 import (
+	"crypto/tls"
 	"encoding/binary"
 	"fmt"
 	"io"
+	"log"
 	"net"
 	"net/http"
 	"sync"
@@ -152,7 +154,13 @@ type receiver struct {
 	addr string
 }
 
-func startReceiver(t *testing.T) *receiver {
+func startReceiver(t *testing.T) *receiver { return serveReceiver(t, nil) }
+
+// serveReceiver starts a receiver on a loopback port, over TLS with cfg
+// (HTTP/1.1 and HTTP/2 by ALPN) or, without cfg, in clear text (HTTP/1.1
+// and HTTP/2 without TLS, as gRPC's h2c).
+func serveReceiver(t *testing.T, cfg *tls.Config) *receiver {
+	t.Helper()
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
@@ -160,9 +168,15 @@ func startReceiver(t *testing.T) *receiver {
 	r := &receiver{paths: map[string]int{}, addr: ln.Addr().String()}
 	var p http.Protocols
 	p.SetHTTP1(true)
-	p.SetUnencryptedHTTP2(true)
-	r.srv = &http.Server{Handler: r, Protocols: &p}
-	go r.srv.Serve(ln)
+	r.srv = &http.Server{Handler: r, Protocols: &p, TLSConfig: cfg}
+	if cfg == nil {
+		p.SetUnencryptedHTTP2(true)
+		go r.srv.Serve(ln)
+	} else {
+		p.SetHTTP2(true)
+		r.srv.ErrorLog = log.New(io.Discard, "", 0)
+		go r.srv.ServeTLS(ln, "", "")
+	}
 	t.Cleanup(func() { r.srv.Close() })
 	return r
 }

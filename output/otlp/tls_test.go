@@ -3,7 +3,6 @@ package otlp
 import (
 	"crypto/tls"
 	"io"
-	"log"
 	"net"
 	"net/http"
 	"strings"
@@ -28,24 +27,12 @@ type seenRequest struct {
 // CA (mutual TLS); HTTP/1.1 and HTTP/2 (ALPN "h2", as gRPC needs).
 func startTLSReceiver(t *testing.T, files *testcert.Files) *receiver {
 	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
 	cert, err := tls.LoadX509KeyPair(files.ServerCert, files.ServerKey)
 	if err != nil {
 		t.Fatal(err)
 	}
-	r := &receiver{paths: map[string]int{}, addr: ln.Addr().String()}
-	var p http.Protocols
-	p.SetHTTP1(true)
-	p.SetHTTP2(true)
-	r.srv = &http.Server{Handler: r, Protocols: &p, TLSConfig: &tls.Config{Certificates: []tls.Certificate{cert},
-		ClientCAs: files.Pool, ClientAuth: tls.RequireAndVerifyClientCert},
-		ErrorLog: log.New(io.Discard, "", 0)}
-	go r.srv.ServeTLS(ln, "", "")
-	t.Cleanup(func() { r.srv.Close() })
-	return r
+	return serveReceiver(t, &tls.Config{Certificates: []tls.Certificate{cert},
+		ClientCAs: files.Pool, ClientAuth: tls.RequireAndVerifyClientCert})
 }
 
 // TestTLSHeaders exports over https, HTTP/protobuf and gRPC, to a

@@ -58,18 +58,26 @@ func get(u string) string {
 	return string(b)
 }
 
+// build builds dtrace and the target, which it copies as promtgt (the
+// name the probes' predicates select) into the test's directory, and
+// returns dtrace, the directory and the target.
+func build(t *testing.T) (dtrace, dir, tgt string) {
+	dtrace, target := outtest.Build(t)
+	dir = t.TempDir()
+	tgt = filepath.Join(dir, "promtgt")
+	if b, err := os.ReadFile(target); err != nil || os.WriteFile(tgt, b, 0o755) != nil {
+		t.Fatal("copying the target", err)
+	}
+	return dtrace, dir, tgt
+}
+
 // TestPrometheus counts 5,000 getppid calls in @calls with
 // -x prometheus: /metrics serves dtrace_calls 5000 while dtrace runs,
 // promtool check metrics accepts the page, and a real Prometheus scraping
 // it stores 5000, and 5000 observations of @q = quantize(5) as a native
 // histogram. A busy address is refused before anything is attached.
 func TestPrometheus(t *testing.T) {
-	dtrace, target := outtest.Build(t)
-	dir := t.TempDir()
-	tgt := filepath.Join(dir, "promtgt")
-	if b, err := os.ReadFile(target); err != nil || os.WriteFile(tgt, b, 0o755) != nil {
-		t.Fatal("copying the target", err)
-	}
+	dtrace, dir, tgt := build(t)
 	addr := outtest.FreeAddr(t)
 
 	cmd := exec.Command(dtrace, "-x", "prometheus="+addr,
@@ -158,12 +166,7 @@ func queryValue(t *testing.T, web, q, want string, plog *lockedbuf.Buffer) {
 // one without the password fails its scrapes (401), and so does a plain
 // request. Without the file the same address is refused at start-up.
 func TestPrometheusTLS(t *testing.T) {
-	dtrace, target := outtest.Build(t)
-	dir := t.TempDir()
-	tgt := filepath.Join(dir, "promtgt")
-	if b, err := os.ReadFile(target); err != nil || os.WriteFile(tgt, b, 0o755) != nil {
-		t.Fatal("copying the target", err)
-	}
+	dtrace, dir, tgt := build(t)
 	certs := testcert.Write(t, dir)
 	const pass = "s3cret"
 	hash, err := bcrypt.GenerateFromPassword([]byte(pass), bcrypt.MinCost)

@@ -94,22 +94,20 @@ func withStash(group, name string) []ktrace.Source {
 }
 
 // NewIP returns the ip provider.
-func NewIP() *ktrace.Provider {
-	return ktrace.New(IP, []ktrace.Spec{
-		{Module: Module, Name: "receive", Kind: ktrace.Event, Sources: receiveSource(), Args: ipArgs, XArgs: ipXArgs,
-			Prologue: packet(inbound, protoIP)},
-		{Module: Module, Name: "send", Kind: ktrace.Event, Sources: sendSource(), Args: ipArgs, XArgs: ipXArgs,
-			Prologue: packet(outbound, protoIP)},
-	})
-}
+func NewIP() *ktrace.Provider { return packets(IP, protoIP, ipArgs, ipXArgs) }
 
 // NewUDP returns the udp provider.
-func NewUDP() *ktrace.Provider {
-	return ktrace.New(UDP, []ktrace.Spec{
-		{Module: Module, Name: "receive", Kind: ktrace.Event, Sources: receiveSource(), Args: udpArgs, XArgs: udpXArgs,
-			Prologue: packet(inbound, protoUDP)},
-		{Module: Module, Name: "send", Kind: ktrace.Event, Sources: sendSource(), Args: udpArgs, XArgs: udpXArgs,
-			Prologue: packet(outbound, protoUDP)},
+func NewUDP() *ktrace.Provider { return packets(UDP, protoUDP, udpArgs, udpXArgs) }
+
+// packets returns the provider name whose receive and send probes fire
+// for every packet of protocol want, with arguments of types args
+// (translated to xargs).
+func packets(name string, want proto, args, xargs []string) *ktrace.Provider {
+	return ktrace.New(name, []ktrace.Spec{
+		{Module: Module, Name: "receive", Kind: ktrace.Event, Sources: receiveSource(), Args: args, XArgs: xargs,
+			Prologue: packet(inbound, want)},
+		{Module: Module, Name: "send", Kind: ktrace.Event, Sources: sendSource(), Args: args, XArgs: xargs,
+			Prologue: packet(outbound, want)},
 	})
 }
 
