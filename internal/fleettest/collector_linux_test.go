@@ -192,11 +192,7 @@ func (h *expHistogram) buckets() (map[string]uint64, uint64) {
 // its file as an exponential histogram of count 5,000 whose buckets hold
 // what dtrace's own histogram printed, bucket for bucket.
 func TestQuantizeCollector(t *testing.T) {
-	if os.Geteuid() != 0 {
-		t.Skip("needs root for BPF")
-	}
-	dir := t.TempDir()
-	dtrace := testprog.BuildCmd(t, dir, "dtrace")
+	dir, dtrace := build(t)
 	target := testprog.BuildCalls(t, dir, "-O1")
 	_, _, grpcAddr, out := collector(t, dir)
 	cmd := exec.Command(dtrace, "-x", "otlp=http://"+grpcAddr, "-x", "otlpprotocol=grpc", "-x", "aggrate=500ms",
@@ -237,11 +233,7 @@ func TestQuantizeCollector(t *testing.T) {
 // nowhere to go. (Killing it during one burst asserted luck: on an idle
 // fast machine dtrace had sent everything and exited before the kill.)
 func TestCollectorStopped(t *testing.T) {
-	if os.Geteuid() != 0 {
-		t.Skip("needs root for BPF")
-	}
-	dir := t.TempDir()
-	dtrace := testprog.BuildCmd(t, dir, "dtrace")
+	dir, dtrace := build(t)
 	calls, err := os.ReadFile(testprog.BuildCalls(t, dir, "-O1"))
 	if err != nil {
 		t.Fatal(err)

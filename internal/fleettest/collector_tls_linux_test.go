@@ -81,11 +81,7 @@ func received(t *testing.T, file, metric, span string) (spans int, value int64) 
 // Collector refused them (401 over HTTP, gRPC status 16,
 // UNAUTHENTICATED).
 func TestCollectorTLS(t *testing.T) {
-	if os.Geteuid() != 0 {
-		t.Skip("needs root for BPF")
-	}
-	dir := t.TempDir()
-	dtrace := testprog.BuildCmd(t, dir, "dtrace")
+	dir, dtrace := build(t)
 	target := testprog.BuildCalls(t, dir, "-O1")
 	files := testcert.Write(t, dir)
 	for _, proto := range []string{otlp.ProtoHTTP, otlp.ProtoGRPC} {

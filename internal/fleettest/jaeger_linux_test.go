@@ -129,11 +129,7 @@ func tail(s string, n int) string {
 // the stage before: the filter's reads and write of the producer's
 // write, the consumer's of the filter's.
 func TestJaegerFlow(t *testing.T) {
-	if os.Geteuid() != 0 {
-		t.Skip("needs root for BPF")
-	}
-	dir := t.TempDir()
-	dtrace := testprog.BuildCmd(t, dir, "dtrace")
+	dir, dtrace := build(t)
 	src, err := os.ReadFile(filepath.Join(here(), "..", "flowtest", "testdata", "flowprog.c"))
 	if err != nil {
 		t.Fatal(err)

@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/dtrace-go/dtrace/internal/lockedbuf"
+	"github.com/dtrace-go/dtrace/internal/testutil/testprog"
 )
 
 // here is this package's directory.
@@ -64,6 +65,15 @@ func tool(t *testing.T, dir, pkg string) string {
 	}
 	t.Logf("built %s in %v", dir, time.Since(start).Round(time.Second))
 	return out
+}
+
+// build skips the test unless it runs as root (tracing needs it) and
+// builds dtrace into the test's directory; it returns both.
+func build(t *testing.T) (dir, dtrace string) {
+	t.Helper()
+	testprog.NeedRoot(t, "BPF")
+	dir = t.TempDir()
+	return dir, testprog.BuildCmd(t, dir, "dtrace")
 }
 
 // server is a receiver process the test started.
