@@ -68,6 +68,8 @@ func (c *Consumer) action(st *recState, cpu int, data []byte, r program.Record, 
 		return c.system(st, data, r, args)
 	case program.ActFreopen:
 		return c.freopen(st, data, r, args)
+	case program.ActFtruncate:
+		return c.emit(st, output.Item{Kind: program.ActFtruncate})
 	case program.ActExit:
 		c.status, c.sawExit = int(int32(le.Uint32(data[r.Offset:]))), true
 		return c.emit(st, output.Item{Kind: program.ActExit, N: int64(c.status)})

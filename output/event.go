@@ -82,6 +82,7 @@ type Item struct {
 	// returning; ActFreopen: Format, Args, Text (the file name, empty
 	// for the original output) and File; ActSetopt once applied: Text
 	// (the name), Args (the value, none for setopt(name)) and Settings;
+	// ActFtruncate: nothing (a file output is emptied);
 	// ActClear: Aggs, cleared; ActTrunc: N entries kept and Aggs after
 	// it; ActNormalize: N, the factor; ActDenormalize; ActCommit and
 	// ActDiscard: N, the speculation (the records commit() held follow

@@ -178,6 +178,8 @@ func (t *Renderer) Item(r *output.Record, it *output.Item) error {
 			return err
 		}
 		t.reopened, t.out = it.File, output.Redirect(it.File, t.base)
+	case program.ActFtruncate:
+		return t.truncate()
 	case program.ActSetopt:
 		if it.Settings != nil {
 			t.set = *it.Settings
@@ -276,6 +278,27 @@ func (t *Renderer) Aggregations(aggs []*aggregate.Agg) error {
 // sorted together as dtrace(1M) prints them at exit.
 func (t *Renderer) PrintAggregations(w io.Writer, aggs []*aggregate.Agg) error {
 	return t.aggp.PrintAll(w, aggs)
+}
+
+// truncate runs ftruncate(): what was printed so far is written, then the
+// output file is emptied and written again from its start. Output that
+// is no file (a terminal, a pipe) is left as it is, as dtrace(1M)'s
+// ftruncate(2) of such a descriptor fails silently.
+func (t *Renderer) truncate() error {
+	if err := t.flush(); err != nil {
+		return err
+	}
+	f, ok := t.out.(interface {
+		Truncate(size int64) error
+		Seek(offset int64, whence int) (int64, error)
+	})
+	if !ok {
+		return nil
+	}
+	if f.Truncate(0) == nil {
+		_, _ = f.Seek(0, io.SeekStart)
+	}
+	return nil
 }
 
 // Flush writes out anything held.

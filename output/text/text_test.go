@@ -215,6 +215,35 @@ func TestFreopen(t *testing.T) {
 	}
 }
 
+// TestFtruncate: ftruncate() empties a file output (what came before it
+// in the record included) and later output starts the file again; output
+// that is no file is left alone.
+func TestFtruncate(t *testing.T) {
+	file, err := os.OpenFile(filepath.Join(t.TempDir(), "f"), os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o666)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer file.Close()
+	r := New(Config{Out: file, Settings: output.Settings{Quiet: true}})
+	rec := &output.Record{First: true, Data: true}
+	tr := func(s string) output.Item { return output.Item{Kind: program.ActTrace, Value: program.String(s)} }
+	render(t, r, rec, tr("1"))
+	render(t, r, rec, tr("2"), output.Item{Kind: program.ActFtruncate}, tr("3"))
+	render(t, r, rec, tr("4"))
+	flush(t, r)
+	if data, err := os.ReadFile(file.Name()); err != nil || string(data) != "34" {
+		t.Errorf("file %q (%v); want \"34\"", data, err)
+	}
+
+	var out bytes.Buffer
+	r = New(Config{Out: &out, Settings: output.Settings{Quiet: true}})
+	render(t, r, rec, tr("1"), output.Item{Kind: program.ActFtruncate}, tr("2"))
+	flush(t, r)
+	if out.String() != "12" {
+		t.Errorf("buffer output %q; want \"12\"", out.String())
+	}
+}
+
 func TestFaultAndErrorMessages(t *testing.T) {
 	var errs bytes.Buffer
 	r := New(Config{Out: &bytes.Buffer{}, Stderr: &errs})

@@ -9,17 +9,19 @@
 //	start          syscalls:sys_exit_{clone,clone3,fork,vfork}, 0 returned, main thread
 //	                                                         in the new process, first return to user mode
 //	lwp-start      the same, every thread (after start)          in the new thread
-//	exec           sched:sched_prepare_exec                  before the new image replaces the old;
-//	                                                         args[0] the path (execs that fail before
-//	                                                         that point fire exec-failure only)
+//	exec           syscalls:sys_enter_execve{,at}            as the exec starts (one that fails too);
+//	                                                         args[0] the path, copied (exec.go)
 //	exec-success   sched:sched_process_exec                  in the new image
-//	exec-failure   syscalls:sys_exit_execve{,at} < 0          args[0] the errno
+//	exec-failure   syscalls:sys_exit_execve{,at} < 0          args[0] the return value, -errno
+//	                                                         (-ENOENT), as dtrace-utils passes it
 //	exit           sched:sched_process_exit, group dead      args[0] CLD_EXITED, CLD_KILLED or CLD_DUMPED
 //	lwp-exit       sched:sched_process_exit                  every exiting thread
 //	signal-send    signal:signal_generate                    args[0..1] the target, args[2] the signal
 //	signal-discard signal:signal_generate, ignored           as signal-send
 //	signal-handle  signal:signal_deliver                     args[0] the signal, args[1] siginfo,
-//	                                                         args[2] the handler
+//	                                                         args[2] the handler; a fatal signal
+//	                                                         the kernel delivers as SIGKILL is
+//	                                                         passed as the signal sent
 //	signal-clear   syscalls:sys_exit_rt_sigtimedwait > 0      args[0] the signal a sigwait took
 //
 // Threads and processes that start in the kernel (kernel threads) do not
@@ -48,6 +50,7 @@ const (
 const (
 	cloneThread   = 0x00010000 // CLONE_THREAD
 	signalIgnored = 1          // TRACE_SIGNAL_IGNORED, signal_generate's result
+	sigKill       = 9          // SIGKILL
 	syscallRetOff = 16         // ret in a syscalls:sys_exit_* record
 )
 
@@ -72,8 +75,8 @@ func New() *ktrace.Provider {
 	specs := []ktrace.Spec{
 		{Name: "create", Sources: ktrace.Sources("task", "task_newtask"), Args: task, XArgs: psinfo,
 			Prologue: newTask(false)},
-		{Name: "exec", Sources: ktrace.Sources("sched", "sched_prepare_exec"), Args: []string{"string"},
-			Prologue: execPath},
+		{Name: "exec", Kind: ktrace.Event, Sources: execEntries(), Args: []string{"string"},
+			Prologue: execPath, Maps: execMaps},
 		{Name: "exec-failure", Kind: ktrace.Event, Sources: ktrace.Sources("syscalls", "sys_exit_execve", "sys_exit_execveat"),
 			Args: []string{"int"}, Prologue: execFailure},
 		{Name: "exec-success", Sources: ktrace.Sources("sched", "sched_process_exec")},
@@ -129,11 +132,6 @@ func newTask(thread bool) func(e *ktrace.Emitter) error {
 	}
 }
 
-// execPath: sched_prepare_exec(task, bprm); args[0] is bprm->filename.
-func execPath(e *ktrace.Emitter) error {
-	return memberArg(e, 0, 1, "linux_binprm", "filename", 8)
-}
-
 // memberArg sets args[i] to the size-byte member of the struct typ that
 // the tracepoint's argument ctx points to.
 func memberArg(e *ktrace.Emitter, i, ctx int, typ, member string, size int32) error {
@@ -154,10 +152,11 @@ func intArg(e *ktrace.Emitter, i, ctx int) {
 	e.SetArg(i, asm.R0)
 }
 
-// execFailure: a negative return of execve or execveat; args[0] the errno.
+// execFailure: a negative return of execve or execveat, args[0]; dtrace-utils
+// passes it as it is (its tests compare args[0] with -ENOENT).
 func execFailure(e *ktrace.Emitter) error {
 	e.Field(asm.R0, syscallRetOff, 8, true)
-	e.Emit(asm.JSGE.Imm(asm.R0, 0, provider.SkipLabel), asm.Neg.Imm(asm.R0, 0))
+	e.Emit(asm.JSGE.Imm(asm.R0, 0, provider.SkipLabel))
 	e.SetArg(0, asm.R0)
 	return nil
 }
@@ -248,9 +247,27 @@ func sigGenerated(discardOnly bool) func(e *ktrace.Emitter) error {
 }
 
 // sigDelivered: signal_deliver(sig, info, ka); the handler is
-// ka->sa.sa_handler.
+// ka->sa.sa_handler. A signal whose default action kills the process is
+// turned into SIGKILL for every thread (complete_signal), which is what
+// signal_deliver then sees; the signal sent is in the thread group's
+// signal->group_exit_code, which args[0] takes when it holds a signal, as
+// in dtrace-utils.
 func sigDelivered(e *ktrace.Emitter) error {
+	offs, err := ktrace.Offsets("task_struct.signal", "signal_struct.group_exit_code")
+	if err != nil {
+		return err
+	}
 	intArg(e, 0, 0)
+	keep := e.Label()
+	e.Emit(asm.LoadMem(asm.R0, asm.R7, e.Arg(0), asm.DWord), asm.JNE.Imm(asm.R0, sigKill, keep),
+		asm.FnGetCurrentTask.Call(), asm.Mov.Reg(asm.R8, asm.R0))
+	e.Load(asm.R8, asm.R8, offs[0], 8)
+	e.Emit(asm.JEq.Imm(asm.R8, 0, keep))
+	e.Load(asm.R0, asm.R8, offs[1], 4)
+	// An exit status (exit_group's, status << 8) is no signal.
+	e.Emit(asm.JEq.Imm(asm.R0, 0, keep), asm.JGE.Imm(asm.R0, 0x80, keep))
+	e.SetArg(0, asm.R0)
+	e.Mark(keep)
 	e.CtxArg(1, 1)
 	return memberArg(e, 2, 2, "k_sigaction", "sa.sa_handler", 8)
 }

@@ -48,23 +48,26 @@ proc:::exit /pid == %[1]d/ { printf("exit %%d\n", args[0]); exit(0); }
 	}
 }
 
-// TestExecFailure: an exec of a file that does not exist fails with ENOENT.
+// TestExecFailure: an exec of a file that does not exist fires exec with
+// its path, then exec-failure with -ENOENT (dtrace-utils' args[0]).
 func TestExecFailure(t *testing.T) {
 	cmd, goOn := waiting(t, "exec /nonexistent/program")
 	pid := cmd.Process.Pid
 	out := ktracetest.Run(t, fmt.Sprintf(`
+proc:::exec /pid == %[1]d/ { printf("exec %%s\n", args[0]); }
 proc:::exec-failure /pid == %[1]d/ { printf("failure %%d\n", args[0]); }
 proc:::exec-success /pid == %[1]d/ { printf("success\n"); }
 proc:::exit /pid == %[1]d/ { printf("exit %%d\n", args[0]); exit(0); }
 `, pid), 10*time.Second, goOn)
-	if want := "failure 2\nexit 1"; strings.TrimSpace(out) != want {
+	if want := "exec /nonexistent/program\nfailure -2\nexit 1"; strings.TrimSpace(out) != want {
 		t.Errorf("got %q, want %q", out, want)
 	}
 }
 
 // TestSignals sends SIGUSR2 to a sleeping process, whose default action
 // kills it: signal-send names the target and the signal, signal-handle
-// fires in the target with the default handler, and exit says killed.
+// fires in the target with that signal (which the kernel delivers as
+// SIGKILL) and the default handler, and exit says killed.
 func TestSignals(t *testing.T) {
 	cmd := exec.Command("/bin/sleep", "30")
 	if err := cmd.Start(); err != nil {
@@ -77,10 +80,9 @@ proc:::signal-send /args[1]->pr_pid == %[1]d/ { printf("send lwp=%%d sig=%%d fna
 proc:::signal-handle /pid == %[1]d/ { printf("handle sig=%%d handler=%%d\n", args[0], (uint64_t)args[2]); }
 proc:::exit /pid == %[1]d/ { printf("exit %%d\n", args[0]); exit(0); }
 `, pid), 10*time.Second, func() { cmd.Process.Signal(syscall.SIGUSR2) })
-	// The records come from per-CPU buffers: sort them. The kernel
-	// turns a fatal signal into SIGKILL before delivering it.
+	// The records come from per-CPU buffers: sort them.
 	got := ktracetest.SortedLines(out)
-	want := fmt.Sprintf("exit 2\nhandle sig=9 handler=0\nsend lwp=%d sig=12 fname=sleep", pid)
+	want := fmt.Sprintf("exit 2\nhandle sig=12 handler=0\nsend lwp=%d sig=12 fname=sleep", pid)
 	if got != want {
 		t.Errorf("got\n%s\nwant\n%s", got, want)
 	}
