@@ -50,6 +50,16 @@ type BufferOptions struct {
 	Size int
 	// Policy is the bufpolicy option.
 	Policy Policy
+	// Bound, when positive, is the most bytes of records (the kernel's
+	// headers included) a CPU can ever receive: a program whose probes
+	// fire a known number of times (BEGIN, END, ERROR) writes no more.
+	// The kernel ring is then sized to hold twice that rather than Size,
+	// when that is smaller: the kernel allocates, zeroes and maps every
+	// page of a perf ring when it is mapped, 8 MB on two CPUs at the
+	// default bufsize, for records that could never fill it. What is
+	// charged against Size (fill, ring) is unchanged. Ignored with Stamp,
+	// whose rings also carry the system's task events.
+	Bound int
 	// Reserve is kept free under the fill policy for the records of the
 	// END probe (see Buffers.Ending), as dtrace reserves room for END.
 	Reserve int

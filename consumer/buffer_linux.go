@@ -161,6 +161,9 @@ func OpenBuffers(m *ebpf.Map, opts BufferOptions) (_ *Buffers, err error) {
 		// late: what the kernel drops are the newest records.
 		pages = pagesFor(max(opts.Size, ringCarrier), b.pageSize)
 	}
+	if opts.Bound > 0 && !opts.Stamp {
+		pages = min(pages, pagesFor(2*opts.Bound, b.pageSize))
+	}
 	for _, cpu := range online {
 		if cpu >= int(m.MaxEntries()) {
 			continue

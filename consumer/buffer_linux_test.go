@@ -3,6 +3,7 @@ package consumer
 import (
 	"encoding/binary"
 	"fmt"
+	"os"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -493,5 +494,50 @@ func TestRingBacklogPool(t *testing.T) {
 	}
 	if len(c.queue)+len(c.spare) != ringPool {
 		t.Errorf("%d chunks after the drain, want %d", len(c.queue)+len(c.spare), ringPool)
+	}
+}
+
+// TestBoundSizesRing checks that a bound on a program's records sizes the
+// kernel rings (twice the bound, in pages) below bufsize, that the records
+// still arrive whole, and that Stamp, whose rings also carry the system's
+// task events, keeps bufsize.
+func TestBoundSizesRing(t *testing.T) {
+	e := newEmitter(t)
+	page := os.Getpagesize()
+	for _, tc := range []struct {
+		name  string
+		opts  BufferOptions
+		pages int
+	}{
+		{"bound", BufferOptions{Size: 1 << 20, Bound: 3 * 128}, 1},
+		{"bound of pages", BufferOptions{Size: 1 << 20, Bound: 3 * page}, 8},
+		{"bufsize smaller", BufferOptions{Size: page, Bound: 3 * page}, 1},
+		{"stamp", BufferOptions{Size: 1 << 20, Bound: 3 * 128, Stamp: true}, (1 << 20) / page},
+	} {
+		b, err := OpenBuffers(e.buf, tc.opts)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, c := range b.cpus {
+			if c != nil && len(c.data) != tc.pages*page {
+				t.Errorf("%s: CPU %d ring holds %d bytes, want %d pages", tc.name, c.cpu, len(c.data), tc.pages)
+			}
+		}
+		for i := 0; i < 3; i++ {
+			e.emit(t, 0, 64, uint64(i))
+		}
+		var got int
+		if err := b.Drain(func(_ int, rec []byte) error {
+			if len(rec) >= 64 {
+				got++
+			}
+			return nil
+		}); err != nil {
+			t.Fatal(err)
+		}
+		if got != 3 {
+			t.Errorf("%s: %d of 3 records drained", tc.name, got)
+		}
+		b.Close()
 	}
 }

@@ -10,6 +10,9 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/dtrace-go/dtrace/consumer"
+	"github.com/dtrace-go/dtrace/internal/abi"
+	"github.com/dtrace-go/dtrace/loader"
+	"github.com/dtrace-go/dtrace/program"
 )
 
 // minResize is the smallest principal buffer bufresize=auto lowers to.
@@ -48,4 +51,45 @@ func (h *Handle) openBuffers(array *ebpf.Map, o consumer.BufferOptions) (*consum
 		o.Size /= 2
 		lowered = true
 	}
+}
+
+// recordBound returns the most bytes of records the program can write to
+// one CPU's principal buffer when every probe it enables fires a known
+// number of times: BEGIN and END once each, ERROR (whose clauses run on
+// the faulting clause's program) once for each fault of theirs. Each
+// firing writes each record segment of its clause at most once (there
+// are no loops in D; an if/else sends one branch's) and at most one
+// fault record. It returns 0 when some probe may fire any number of
+// times. BEGIN and END may both run on one CPU, so the bound is per CPU.
+func recordBound(spec *program.Spec, plan *loader.Plan) int {
+	firing := func(clause int) int {
+		n := perfRecordSize(abi.FaultRecordSize)
+		for _, seg := range spec.Clauses[clause].Segments {
+			n += perfRecordSize(seg.Size)
+		}
+		return n
+	}
+	var once, fired, onError int
+	for _, pp := range plan.Probes {
+		switch pp.Probe.ID {
+		case abi.ProbeBegin, abi.ProbeEnd:
+			for _, c := range pp.Clauses {
+				once += firing(c)
+				fired++
+			}
+		case abi.ProbeError:
+			for _, c := range pp.Clauses {
+				onError += firing(c)
+			}
+		default:
+			return 0
+		}
+	}
+	return once + fired*onError
+}
+
+// perfRecordSize is what a record of size bytes takes in a perf ring: the
+// event header, the raw sample's u32 size, then the data, padded to 8.
+func perfRecordSize(size uint32) int {
+	return perfHeaderSize + (4+int(size)+7)&^7
 }

@@ -234,6 +234,8 @@ func (h *Handle) Go() error {
 	}
 	bufs, err := h.openBuffers(objs.Map(abi.MapBuf), consumer.BufferOptions{
 		Policy: policy,
+		// BEGIN-and-END programs need a small kernel ring, not bufsize.
+		Bound: recordBound(spec, plan),
 		// A snapshot() that fires is acted on when its record is read.
 		Trigger: func(rec []byte) bool { return h.cons != nil && h.cons.Trigger(rec) },
 		Stamp:   h.conf.Stamp || h.opts.stamps(),
