@@ -81,6 +81,9 @@ type gen struct {
 	// gated is set when the program calls traceoff() or traceon():
 	// records pass the recording gate (traceoff.go).
 	gated bool
+	// speculates is set when the program calls speculate(): records
+	// take the speculation id from mstate, 0 otherwise.
+	speculates bool
 
 	tempMax uint32 // highest scratch offset used by temporaries
 	recMax  uint32 // largest record
@@ -222,6 +225,7 @@ func generate(clauses []Clause, info Info, opts Options, layout program.ScratchL
 	g.tempMax = max(g.tempMax, g.allocaStart()+layout.Alloca)
 	for _, c := range clauses {
 		g.gated = g.gated || callsTo(c.Decl, "traceoff") || callsTo(c.Decl, "traceon")
+		g.speculates = g.speculates || callsTo(c.Decl, "speculate")
 	}
 	for i, c := range clauses {
 		if isErrorClause(c) {
@@ -310,15 +314,20 @@ func (g *gen) clause(i int, cl Clause, sym string) (cs *program.ClauseSpec, err 
 	}()
 	f.pos = c.Pos()
 	f.pend = sym
-	f.emit(asm.Mov.Reg(regCtx, asm.R1), asm.Mov.Reg(regScratch, asm.R2),
-		// A speculate() in an earlier clause of this firing must not
-		// leak into this clause's records.
-		storeImm(regScratch, int16(g.layout.MState)+abi.MStateSpecID, 0, asm.DWord),
-		// The scratch address as a number, to check pointers into it.
-		asm.StoreMem(regScratch, int16(g.layout.MState)+msBase, regScratch, asm.DWord))
+	f.emit(asm.Mov.Reg(regCtx, asm.R1), asm.Mov.Reg(regScratch, asm.R2))
+	if g.speculates {
+		// A speculate() in the clause whose fault runs this ERROR
+		// clause must not leak into its records (the dispatcher
+		// clears it before each clause it calls).
+		f.emit(storeImm(regScratch, int16(g.layout.MState)+abi.MStateSpecID, 0, asm.DWord))
+	}
+	// The scratch address as a number, to check pointers into it.
+	base := optStore{at: f.pc(), n: 1, slots: []int16{msBase}}
+	f.emit(asm.StoreMem(regScratch, int16(g.layout.MState)+msBase, regScratch, asm.DWord))
 	if f.traceoff = callsTo(c, "traceoff"); f.traceoff {
 		f.emit(storeImm(regScratch, int16(g.layout.MState)+msTraceOff, 0, asm.DWord))
 	}
+	alloca := optStore{at: f.pc(), n: 2, slots: []int16{msAllocaLo, msAllocaHi}}
 	f.allocaReset()
 	f.ret = f.label("ret")
 	if c.Pred != nil {
@@ -339,6 +348,7 @@ func (g *gen) clause(i int, cl Clause, sym string) (cs *program.ClauseSpec, err 
 	if f.faultLabel != "" {
 		f.faultTail()
 	}
+	f.compact(base, alloca)
 	cs = &program.ClauseSpec{Index: i, Symbol: sym, Insns: f.insns, EPID: uint32(i + 1), Segments: f.segs, IsError: f.isError}
 	cs.Probes = cl.Probes
 	if len(f.segs) > 0 {

@@ -127,11 +127,14 @@ func (f *fn) flush() {
 	r := f.alloc()
 	f.emit(
 		asm.LoadMem(r, regScratch, ms+abi.MStateEPID, asm.Word),
-		asm.StoreMem(regScratch, f.out(abi.HdrEPID), r, asm.Word),
-		asm.LoadMem(r, regScratch, ms+abi.MStateSpecID, asm.Word),
-		asm.StoreMem(regScratch, f.out(abi.HdrSpecID), r, asm.Word),
-		storeImm(regScratch, f.out(abi.HdrSegment), int64(e.Index), asm.Word),
-	)
+		asm.StoreMem(regScratch, f.out(abi.HdrEPID), r, asm.Word))
+	if f.g.speculates {
+		f.emit(asm.LoadMem(r, regScratch, ms+abi.MStateSpecID, asm.Word),
+			asm.StoreMem(regScratch, f.out(abi.HdrSpecID), r, asm.Word))
+	} else {
+		f.emit(storeImm(regScratch, f.out(abi.HdrSpecID), 0, asm.Word))
+	}
+	f.emit(storeImm(regScratch, f.out(abi.HdrSegment), int64(e.Index), asm.Word))
 	f.free(r)
 	if f.g.opts.RecordFlow {
 		p := f.flowRead()
