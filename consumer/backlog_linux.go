@@ -157,7 +157,12 @@ func (c *cpuBuf) pull() {
 		} else if c.pool > 0 {
 			break // the rest waits in the kernel ring
 		} else {
-			chunk = make([]byte, 0, chunkSize)
+			// A chunk larger than the ring is never filled: the
+			// ring holds every record a pull can copy. Small rings
+			// (BufferOptions.Bound) keep their chunks small, and a
+			// program of BEGIN and exit() does not grow the heap by
+			// a megabyte per CPU (which made it collect).
+			chunk = make([]byte, 0, min(chunkSize, len(c.data)))
 		}
 		n := c.fitting(tail, head, cap(chunk)-len(chunk))
 		at := len(chunk)
