@@ -12,8 +12,6 @@ import (
 	"path"
 	"strings"
 
-	"github.com/google/pprof/profile"
-
 	"github.com/dtrace-go/dtrace/aggregate"
 	"github.com/dtrace-go/dtrace/format"
 	"github.com/dtrace-go/dtrace/output"
@@ -22,11 +20,11 @@ import (
 
 // builder accumulates the profile's tables.
 type builder struct {
-	p     *profile.Profile
+	p     *Profile
 	sym   format.Symbolizer
-	locs  map[locKey]*profile.Location
-	funcs map[[2]string]*profile.Function
-	maps  map[string]*profile.Mapping
+	locs  map[locKey]*Location
+	funcs map[[2]string]*Function
+	maps  map[string]*Mapping
 }
 
 type locKey struct {
@@ -38,9 +36,9 @@ type locKey struct {
 
 // Build makes the profile of aggs' stack aggregations; sym resolves
 // frames. It returns nil when none has a stack key.
-func Build(aggs []*aggregate.Agg, sym format.Symbolizer, o aggregate.SortOptions) *profile.Profile {
-	b := &builder{p: &profile.Profile{}, sym: sym, locs: map[locKey]*profile.Location{},
-		funcs: map[[2]string]*profile.Function{}, maps: map[string]*profile.Mapping{}}
+func Build(aggs []*aggregate.Agg, sym format.Symbolizer, o aggregate.SortOptions) *Profile {
+	b := &builder{p: &Profile{}, sym: sym, locs: map[locKey]*Location{},
+		funcs: map[[2]string]*Function{}, maps: map[string]*Mapping{}}
 	var stackAggs []*aggregate.Agg
 	for _, a := range aggs {
 		if a != nil && output.HasStack(a) {
@@ -55,12 +53,12 @@ func Build(aggs []*aggregate.Agg, sym format.Symbolizer, o aggregate.SortOptions
 		if name == "" {
 			name = "@"
 		}
-		b.p.SampleType = append(b.p.SampleType, &profile.ValueType{Type: name, Unit: a.Desc.Func.String()})
+		b.p.SampleType = append(b.p.SampleType, &ValueType{Type: name, Unit: a.Desc.Func.String()})
 	}
 	b.p.DefaultSampleType = b.p.SampleType[0].Type
 	for i, a := range stackAggs {
 		for _, e := range a.Sorted(o) {
-			s := &profile.Sample{Value: make([]int64, len(stackAggs))}
+			s := &Sample{Value: make([]int64, len(stackAggs))}
 			s.Value[i] = output.Value(a, e)
 			b.sample(s, e.Key)
 			b.p.Sample = append(b.p.Sample, s)
@@ -71,7 +69,7 @@ func Build(aggs []*aggregate.Agg, sym format.Symbolizer, o aggregate.SortOptions
 
 // sample fills a sample's locations (innermost first, as pprof wants,
 // from every stack key in order) and labels.
-func (b *builder) sample(s *profile.Sample, key []program.Value) {
+func (b *builder) sample(s *Sample, key []program.Value) {
 	var stacks []program.Stack
 	for i, k := range key {
 		label := fmt.Sprintf("key%d", i)
@@ -127,7 +125,7 @@ func keyText(v program.Value, sym format.Symbolizer) string {
 
 // location is the location of one frame; leaf is set for the innermost,
 // whose pc is not a return address.
-func (b *builder) location(st program.Stack, pc uint64, leaf bool) *profile.Location {
+func (b *builder) location(st program.Stack, pc uint64, leaf bool) *Location {
 	k := locKey{st.User, st.PID, pc, leaf}
 	if !st.User {
 		k.pid = 0
@@ -135,7 +133,7 @@ func (b *builder) location(st program.Stack, pc uint64, leaf bool) *profile.Loca
 	if l := b.locs[k]; l != nil {
 		return l
 	}
-	l := &profile.Location{ID: uint64(len(b.p.Location) + 1), Address: pc}
+	l := &Location{ID: uint64(len(b.p.Location) + 1), Address: pc}
 	b.locs[k] = l
 	b.p.Location = append(b.p.Location, l)
 	var obj, fn string
@@ -160,21 +158,21 @@ func (b *builder) location(st program.Stack, pc uint64, leaf bool) *profile.Loca
 	if st.User {
 		file, line = b.lineOf(st.PID, pc, leaf)
 	}
-	l.Line = []profile.Line{{Function: b.function(obj, fn, file), Line: line}}
+	l.Line = []Line{{Function: b.function(obj, fn, file), Line: line}}
 	return l
 }
 
-func (b *builder) mapping(obj string) *profile.Mapping {
+func (b *builder) mapping(obj string) *Mapping {
 	if m := b.maps[obj]; m != nil {
 		return m
 	}
-	m := &profile.Mapping{ID: uint64(len(b.p.Mapping) + 1), File: obj, HasFunctions: true}
+	m := &Mapping{ID: uint64(len(b.p.Mapping) + 1), File: obj, HasFunctions: true}
 	b.maps[obj] = m
 	b.p.Mapping = append(b.p.Mapping, m)
 	return m
 }
 
-func (b *builder) function(obj, fn, file string) *profile.Function {
+func (b *builder) function(obj, fn, file string) *Function {
 	k := [2]string{obj, fn}
 	if f := b.funcs[k]; f != nil {
 		if f.Filename == "" {
@@ -182,7 +180,7 @@ func (b *builder) function(obj, fn, file string) *profile.Function {
 		}
 		return f
 	}
-	f := &profile.Function{ID: uint64(len(b.p.Function) + 1), Name: fn, SystemName: fn, Filename: file}
+	f := &Function{ID: uint64(len(b.p.Function) + 1), Name: fn, SystemName: fn, Filename: file}
 	if f.Filename == "" && obj != "" {
 		f.Filename = path.Base(obj)
 	}
@@ -215,10 +213,7 @@ func (b *builder) lineOf(pid int, pc uint64, leaf bool) (string, int64) {
 func Write(w io.Writer, aggs []*aggregate.Agg, sym format.Symbolizer, o aggregate.SortOptions) error {
 	p := Build(aggs, sym, o)
 	if p == nil {
-		p = &profile.Profile{SampleType: []*profile.ValueType{{Type: "samples", Unit: "count"}}}
-	}
-	if err := p.CheckValid(); err != nil {
-		return err
+		p = &Profile{SampleType: []*ValueType{{Type: "samples", Unit: "count"}}}
 	}
 	return p.Write(w)
 }
