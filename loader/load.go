@@ -314,7 +314,7 @@ func (o *Objects) loadInsns(pp *ProbePlan, insns asm.Instructions, opts Options)
 	if err := checkISA(pp.Probe, insns); err != nil {
 		return nil, err
 	}
-	annotateFunctions(insns)
+	funcInfo := annotateFunctions(insns)
 	kind := pp.Probe.Owner.Program(pp.Probe)
 	ps := &ebpf.ProgramSpec{
 		Name:         kernelName(fmt.Sprintf("dt_%d", pp.Probe.ID)),
@@ -328,7 +328,19 @@ func (o *Objects) loadInsns(pp *ProbePlan, insns asm.Instructions, opts Options)
 	if opts.VerifierLog != nil {
 		po.LogLevel = ebpf.LogLevelInstruction | ebpf.LogLevelStats
 	}
+	if !funcInfo && opts.VerifierLog == nil {
+		// The D source annotations only serve the verifier's log; as
+		// BTF line info they cost a BTF object per program (and, on
+		// the first, cilium/ebpf's probes of the kernel's BTF support:
+		// seven more loads). A program the kernel refuses is loaded
+		// again with them, for the log.
+		ps.Instructions = withoutSources(insns)
+	}
 	prog, err := ebpf.NewProgramWithOptions(ps, po)
+	if err != nil && len(ps.Instructions) > 0 && &ps.Instructions[0] != &insns[0] {
+		ps.Instructions = insns
+		prog, err = ebpf.NewProgramWithOptions(ps, po)
+	}
 	if err != nil {
 		return nil, newVerifierError(pp.Probe, insns, err)
 	}

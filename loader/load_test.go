@@ -330,6 +330,21 @@ func TestSharedFuncsAndListing(t *testing.T) {
 	spec := testSpec(&program.ClauseSpec{Probes: []string{"BEGIN"}, EPID: 1,
 		Insns: emitClause("dt_clause_0", asm.Call.Label("dt_helper"))})
 	spec.Funcs = []asm.Instructions{unused, helper}
+	// With the verifier's log asked for, the line info goes to the
+	// kernel (without it, the annotations are left out).
+	plan, err := NewPlan(spec, newRegistry(), PlanOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	logged := false
+	withLines, err := Load(spec, plan, Options{VerifierLog: func(*provider.Probe, string) { logged = true }})
+	if err != nil {
+		t.Fatalf("with line info: %v", err)
+	}
+	withLines.Close()
+	if !logged {
+		t.Error("no verifier log")
+	}
 	o, rd := load(t, spec)
 	if err := o.Run(1, nil); err != nil {
 		t.Fatal(err)
@@ -378,6 +393,12 @@ func TestVerifierError(t *testing.T) {
 	}
 	if !strings.Contains(err.Error(), "x.d:2:9") {
 		t.Errorf("message %q lacks the source position", err)
+	}
+	// Programs load without their source annotations (no BTF line
+	// info); the one refused is loaded again with them, so the kernel's
+	// log still has its line info (its first: the function's name).
+	if log := strings.Join(ve.Log, "\n"); !strings.Contains(log, "; dt_probe_1") {
+		t.Errorf("verifier log without the source line:\n%s", log)
 	}
 }
 

@@ -204,8 +204,9 @@ func newVerifierError(p *provider.Probe, insns asm.Instructions, err error) erro
 // annotateFunctions gives every labelled instruction without a source
 // annotation its label as source, when any instruction has one: cilium/ebpf
 // turns annotations into BTF line info, and the kernel then wants line info
-// at the start of every function.
-func annotateFunctions(insns asm.Instructions) {
+// at the start of every function. It reports whether the program needs
+// BTF func info (a function pointer: bpf_loop callbacks), which it adds.
+func annotateFunctions(insns asm.Instructions) bool {
 	// Function entries: the program's first instruction and every target
 	// of a BPF-to-BPF call or of a function pointer (bpf_loop callbacks).
 	entries := map[string]bool{}
@@ -229,7 +230,7 @@ func annotateFunctions(insns asm.Instructions) {
 		}
 	}
 	if !any {
-		return
+		return false
 	}
 	for i, ins := range insns {
 		if ins.Symbol() != "" && ins.Source() == nil {
@@ -237,7 +238,7 @@ func annotateFunctions(insns asm.Instructions) {
 		}
 	}
 	if !funcPtr {
-		return
+		return false
 	}
 	// A function pointer (bpf_loop) needs BTF func info for every
 	// function of the program.
@@ -246,6 +247,28 @@ func annotateFunctions(insns asm.Instructions) {
 			insns[i] = btf.WithFuncMetadata(ins, &btf.Func{Name: btfName(sym), Type: funcProto, Linkage: btf.StaticFunc})
 		}
 	}
+	return true
+}
+
+// withoutSources returns a copy of insns without source annotations, so
+// that cilium/ebpf loads no BTF line info for them; insns when none has
+// one.
+func withoutSources(insns asm.Instructions) asm.Instructions {
+	var out asm.Instructions
+	for i, ins := range insns {
+		if ins.Source() == nil {
+			continue
+		}
+		if out == nil {
+			out = make(asm.Instructions, len(insns))
+			copy(out, insns)
+		}
+		out[i] = ins.WithSource(nil)
+	}
+	if out == nil {
+		return insns
+	}
+	return out
 }
 
 // funcProto is the BTF type given to every generated function: the
