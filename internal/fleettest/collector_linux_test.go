@@ -106,33 +106,82 @@ type expHistogram struct {
 func lastQuantize(t *testing.T, file, name string) *expHistogram {
 	t.Helper()
 	var last *expHistogram
-	for _, l := range lines(t, file) {
-		var doc struct {
-			ResourceMetrics []struct {
-				ScopeMetrics []struct {
-					Metrics []struct {
-						Name                 string `json:"name"`
-						ExponentialHistogram *struct {
-							DataPoints []*expHistogram `json:"dataPoints"`
-						} `json:"exponentialHistogram"`
-					} `json:"metrics"`
-				} `json:"scopeMetrics"`
-			} `json:"resourceMetrics"`
-		}
-		if json.Unmarshal([]byte(l), &doc) != nil {
-			continue
-		}
-		for _, rm := range doc.ResourceMetrics {
-			for _, sm := range rm.ScopeMetrics {
-				for _, m := range sm.Metrics {
-					if m.Name == name && m.ExponentialHistogram != nil && len(m.ExponentialHistogram.DataPoints) > 0 {
-						last = m.ExponentialHistogram.DataPoints[0]
-					}
-				}
+	for _, doc := range fileDocs(t, file) {
+		for _, m := range doc.metrics() {
+			if m.Name == name && m.ExponentialHistogram != nil && len(m.ExponentialHistogram.DataPoints) > 0 {
+				last = m.ExponentialHistogram.DataPoints[0]
 			}
 		}
 	}
 	return last
+}
+
+// fileDoc is one line of the Collector's file exporter: OTLP JSON of
+// the metrics or spans of one export (only the fields the tests read).
+type fileDoc struct {
+	ResourceMetrics []struct {
+		ScopeMetrics []struct {
+			Metrics []fileMetric `json:"metrics"`
+		} `json:"scopeMetrics"`
+	} `json:"resourceMetrics"`
+	ResourceSpans []struct {
+		ScopeSpans []struct {
+			Spans []struct {
+				Name string `json:"name"`
+			} `json:"spans"`
+		} `json:"scopeSpans"`
+	} `json:"resourceSpans"`
+}
+
+// fileMetric is a metric of a fileDoc: a sum or an exponential histogram.
+type fileMetric struct {
+	Name string `json:"name"`
+	Sum  *struct {
+		DataPoints []struct {
+			AsInt string `json:"asInt"`
+		} `json:"dataPoints"`
+	} `json:"sum"`
+	ExponentialHistogram *struct {
+		DataPoints []*expHistogram `json:"dataPoints"`
+	} `json:"exponentialHistogram"`
+}
+
+// fileDocs reads the Collector's file, skipping lines that do not parse
+// (one the exporter is still writing).
+func fileDocs(t *testing.T, file string) []fileDoc {
+	t.Helper()
+	var docs []fileDoc
+	for _, l := range lines(t, file) {
+		var doc fileDoc
+		if json.Unmarshal([]byte(l), &doc) == nil {
+			docs = append(docs, doc)
+		}
+	}
+	return docs
+}
+
+// metrics lists the document's metrics in order.
+func (d *fileDoc) metrics() []fileMetric {
+	var out []fileMetric
+	for _, rm := range d.ResourceMetrics {
+		for _, sm := range rm.ScopeMetrics {
+			out = append(out, sm.Metrics...)
+		}
+	}
+	return out
+}
+
+// spans lists the names of the document's spans in order.
+func (d *fileDoc) spans() []string {
+	var out []string
+	for _, rs := range d.ResourceSpans {
+		for _, ss := range rs.ScopeSpans {
+			for _, s := range ss.Spans {
+				out = append(out, s.Name)
+			}
+		}
+	}
+	return out
 }
 
 var quantizeRow = regexp.MustCompile(`(?m)^\s+(-?\d+) \|[@ ]*\s(\d+)\s*$`)

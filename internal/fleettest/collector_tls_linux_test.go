@@ -1,7 +1,6 @@
 package fleettest
 
 import (
-	"encoding/json"
 	"fmt"
 	"os"
 	"os/exec"
@@ -20,47 +19,15 @@ import (
 func received(t *testing.T, file, metric, span string) (spans int, value int64) {
 	t.Helper()
 	value = -1
-	for _, l := range lines(t, file) {
-		var doc struct {
-			ResourceMetrics []struct {
-				ScopeMetrics []struct {
-					Metrics []struct {
-						Name string `json:"name"`
-						Sum  *struct {
-							DataPoints []struct {
-								AsInt string `json:"asInt"`
-							} `json:"dataPoints"`
-						} `json:"sum"`
-					} `json:"metrics"`
-				} `json:"scopeMetrics"`
-			} `json:"resourceMetrics"`
-			ResourceSpans []struct {
-				ScopeSpans []struct {
-					Spans []struct {
-						Name string `json:"name"`
-					} `json:"spans"`
-				} `json:"scopeSpans"`
-			} `json:"resourceSpans"`
-		}
-		if json.Unmarshal([]byte(l), &doc) != nil {
-			continue
-		}
-		for _, rm := range doc.ResourceMetrics {
-			for _, sm := range rm.ScopeMetrics {
-				for _, m := range sm.Metrics {
-					if m.Name == metric && m.Sum != nil && len(m.Sum.DataPoints) > 0 {
-						fmt.Sscan(m.Sum.DataPoints[0].AsInt, &value)
-					}
-				}
+	for _, doc := range fileDocs(t, file) {
+		for _, m := range doc.metrics() {
+			if m.Name == metric && m.Sum != nil && len(m.Sum.DataPoints) > 0 {
+				fmt.Sscan(m.Sum.DataPoints[0].AsInt, &value)
 			}
 		}
-		for _, rs := range doc.ResourceSpans {
-			for _, ss := range rs.ScopeSpans {
-				for _, s := range ss.Spans {
-					if s.Name == span {
-						spans++
-					}
-				}
+		for _, name := range doc.spans() {
+			if name == span {
+				spans++
 			}
 		}
 	}
