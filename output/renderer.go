@@ -74,12 +74,34 @@ type Snapshotter interface {
 	Snapshot(s *Snapshot) error
 }
 
-// Redirect is where a renderer's output goes after freopen(): the file
-// it opened, or, for freopen("") (a nil file), the writer the renderer
-// was given.
-func Redirect(f *os.File, base io.Writer) io.Writer {
-	if f != nil {
-		return f
-	}
-	return base
+// Dest is where a renderer's output goes: the writer it was given or,
+// after freopen(), the file freopen() opened, until freopen("") sends
+// it back.
+type Dest struct {
+	base, out io.Writer
+	reopened  *os.File
 }
+
+// NewDest returns a Dest that writes to w.
+func NewDest(w io.Writer) Dest { return Dest{base: w, out: w} }
+
+// SetOutput makes w the writer output goes to, now unless freopen()
+// redirected it, else after freopen("").
+func (d *Dest) SetOutput(w io.Writer) {
+	d.base = w
+	if d.reopened == nil {
+		d.out = w
+	}
+}
+
+// Reopen sends the output to f, the file freopen() opened, or, for
+// freopen("") (a nil f), back to the writer given.
+func (d *Dest) Reopen(f *os.File) {
+	d.reopened, d.out = f, d.base
+	if f != nil {
+		d.out = f
+	}
+}
+
+// Writer returns where output goes now.
+func (d *Dest) Writer() io.Writer { return d.out }

@@ -41,10 +41,9 @@ type Config struct {
 
 // Renderer is the JSON Lines renderer.
 type Renderer struct {
-	base, out io.Writer
-	reopened  *os.File
-	stderr    io.Writer
-	t         *jsonrec.Typer
+	dest   output.Dest
+	stderr io.Writer
+	t      *jsonrec.Typer
 
 	// recs holds, per nesting level (commit() nests), the object of the
 	// record being rendered.
@@ -58,17 +57,12 @@ func New(c Config) *Renderer {
 		c.Stderr = os.Stderr
 	}
 	t := jsonrec.NewTyper(jsonrec.Config{Settings: c.Settings, Sym: c.Sym, Target: c.Target, Machine: c.Machine, Now: c.Now})
-	return &Renderer{base: c.Out, out: c.Out, stderr: c.Stderr, t: t}
+	return &Renderer{dest: output.NewDest(c.Out), stderr: c.Stderr, t: t}
 }
 
 // SetOutput makes w the writer objects go to, unless freopen()
 // redirected them.
-func (j *Renderer) SetOutput(w io.Writer) {
-	j.base = w
-	if j.reopened == nil {
-		j.out = w
-	}
-}
+func (j *Renderer) SetOutput(w io.Writer) { j.dest.SetOutput(w) }
 
 // Output is where system() commands print: the error stream, since
 // their text is not JSON.
@@ -100,7 +94,7 @@ func (j *Renderer) write(v any) error {
 	if err := enc.Encode(v); err != nil {
 		return err
 	}
-	_, err := j.out.Write(j.b.Bytes())
+	_, err := j.dest.Writer().Write(j.b.Bytes())
 	return err
 }
 
@@ -116,7 +110,7 @@ func (j *Renderer) Item(r *output.Record, it *output.Item) error {
 		return err
 	}
 	if it.Kind == program.ActFreopen {
-		j.reopened, j.out = it.File, output.Redirect(it.File, j.base)
+		j.dest.Reopen(it.File)
 	}
 	rec.Actions = append(rec.Actions, a)
 	return nil

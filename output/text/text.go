@@ -37,14 +37,12 @@ type Config struct {
 
 // Renderer is the dtrace(1M) text renderer.
 type Renderer struct {
-	base, out io.Writer
-	// reopened is where freopen() sent the output, nil for base.
-	reopened *os.File
-	stderr   io.Writer
-	testing  bool
-	set      output.Settings
-	fmt      *format.Printer
-	aggp     *aggregate.Printer
+	dest    output.Dest
+	stderr  io.Writer
+	testing bool
+	set     output.Settings
+	fmt     *format.Printer
+	aggp    *aggregate.Printer
 
 	// b holds the output of the record being rendered; quiet holds,
 	// per nesting level, the quiet setting its record began under.
@@ -64,7 +62,7 @@ func New(c Config) *Renderer {
 	if c.Stderr == nil {
 		c.Stderr = os.Stderr
 	}
-	t := &Renderer{base: c.Out, out: c.Out, stderr: c.Stderr, testing: c.Testing, set: c.Settings}
+	t := &Renderer{dest: output.NewDest(c.Out), stderr: c.Stderr, testing: c.Testing, set: c.Settings}
 	t.fmt = &format.Printer{
 		Target:    c.Target,
 		StrSize:   c.Settings.StrSize,
@@ -78,16 +76,11 @@ func New(c Config) *Renderer {
 
 // SetOutput makes w the writer output goes to, unless freopen()
 // redirected it.
-func (t *Renderer) SetOutput(w io.Writer) {
-	t.base = w
-	if t.reopened == nil {
-		t.out = w
-	}
-}
+func (t *Renderer) SetOutput(w io.Writer) { t.dest.SetOutput(w) }
 
 // Output returns where output goes now: the file freopen() named, or the
 // writer given.
-func (t *Renderer) Output() io.Writer { return t.out }
+func (t *Renderer) Output() io.Writer { return t.dest.Writer() }
 
 // Begin starts a record: on the first record of a firing that holds data
 // it prints the heading (once) and the probe line, unless quiet (with
@@ -146,7 +139,7 @@ func (t *Renderer) flush() error {
 	if t.b.Len() == 0 {
 		return nil
 	}
-	_, err := t.out.Write(t.b.Bytes())
+	_, err := t.dest.Writer().Write(t.b.Bytes())
 	t.b.Reset()
 	return err
 }
@@ -177,7 +170,7 @@ func (t *Renderer) Item(r *output.Record, it *output.Item) error {
 		if err := t.flush(); err != nil {
 			return err
 		}
-		t.reopened, t.out = it.File, output.Redirect(it.File, t.base)
+		t.dest.Reopen(it.File)
 	case program.ActFtruncate:
 		return t.truncate()
 	case program.ActSetopt:
@@ -271,7 +264,7 @@ func flowKind(prov, name string) (int, string) {
 
 // Aggregations prints, at exit, the aggregations printa() did not.
 func (t *Renderer) Aggregations(aggs []*aggregate.Agg) error {
-	return t.PrintAggregations(t.out, aggs)
+	return t.PrintAggregations(t.dest.Writer(), aggs)
 }
 
 // PrintAggregations prints the aggregations printa() did not to w,
@@ -288,7 +281,7 @@ func (t *Renderer) truncate() error {
 	if err := t.flush(); err != nil {
 		return err
 	}
-	f, ok := t.out.(interface {
+	f, ok := t.dest.Writer().(interface {
 		Truncate(size int64) error
 		Seek(offset int64, whence int) (int64, error)
 	})
