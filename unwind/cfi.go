@@ -341,7 +341,6 @@ func (r *reader) uint(n uint64) (uint64, bool) {
 }
 
 func (r *reader) u8() (uint8, bool)   { v, ok := r.uint(1); return uint8(v), ok }
-func (r *reader) u16() (uint16, bool) { v, ok := r.uint(2); return uint16(v), ok }
 func (r *reader) u32() (uint32, bool) { v, ok := r.uint(4); return uint32(v), ok }
 func (r *reader) u64() (uint64, bool) { return r.uint(8) }
 
@@ -406,36 +405,28 @@ func (r *reader) pointer(enc uint8, secAddr uint64, addrSize uint8) (uint64, boo
 	switch enc & 0x0f {
 	case peAbsptr:
 		if addrSize == 4 {
-			var x uint32
-			x, ok = r.u32()
-			v = uint64(x)
+			v, ok = r.uint(4)
 		} else {
-			v, ok = r.u64()
+			v, ok = r.uint(8)
 		}
 	case peUleb:
 		v, ok = r.uleb()
 	case peUdata2:
-		var x uint16
-		x, ok = r.u16()
-		v = uint64(x)
+		v, ok = r.uint(2)
 	case peUdata4:
-		var x uint32
-		x, ok = r.u32()
-		v = uint64(x)
+		v, ok = r.uint(4)
 	case peUdata8, peSdata8:
-		v, ok = r.u64()
+		v, ok = r.uint(8)
 	case peSleb:
 		var x int64
 		x, ok = r.sleb()
 		v = uint64(x)
 	case peSdata2:
-		var x uint16
-		x, ok = r.u16()
-		v = uint64(int64(int16(x)))
+		v, ok = r.uint(2)
+		v = uint64(int64(int16(v)))
 	case peSdata4:
-		var x uint32
-		x, ok = r.u32()
-		v = uint64(int64(int32(x)))
+		v, ok = r.uint(4)
+		v = uint64(int64(int32(v)))
 	default:
 		return 0, false
 	}

@@ -310,7 +310,9 @@ func run(c *CIE, ins []byte, st, init *state, loc *uint64, advance func(next uin
 			case cfaSameValue:
 				a, ok = r.uleb()
 				set(a, regRule{kind: ruleSame})
-			case cfaRegister:
+			case cfaRegister, cfaValOffset:
+				// Rules the unwinder does not follow: the register
+				// is lost (ruleOther); the operand is skipped.
 				a, ok = r.uleb()
 				if ok {
 					_, ok = r.uleb()
@@ -368,12 +370,6 @@ func run(c *CIE, ins []byte, st, init *state, loc *uint64, advance func(next uin
 				if ok {
 					sb, ok = r.sleb()
 					set(a, regRule{ruleOffset, sb * c.DataAlign})
-				}
-			case cfaValOffset:
-				a, ok = r.uleb()
-				if ok {
-					_, ok = r.uleb()
-					set(a, regRule{kind: ruleOther})
 				}
 			case cfaValOffsetSF:
 				a, ok = r.uleb()
