@@ -369,22 +369,21 @@ func (g *gen) uwStep() asm.Instructions {
 		asm.Add.Reg(aux, asm.R1))
 	readUser(aux, -8, stop)
 	// The caller's rbp and rbx: unchanged, saved near the CFA, or
-	// unknown (0).
-	f.emit(asm.LoadMem(ip, asm.R10, uwStkTmp, asm.DWord),
-		asm.LoadMem(asm.R1, off, abi.UWRowRegs, asm.Byte), asm.And.Imm(asm.R1, 15), asm.JEq.Imm(asm.R1, abi.UWRBPSame, rbx),
-		storeImm(blk, uwBP, 0, asm.DWord), asm.JNE.Imm(asm.R1, abi.UWRBPAt, rbx),
-		asm.LoadMem(asm.R3, off, abi.UWRowRBPOff, asm.Half), asm.LSh.Imm(asm.R3, 48), asm.ArSh.Imm(asm.R3, 48),
-		asm.Add.Reg(asm.R3, aux))
-	readUser(asm.R3, 0, rbx)
-	f.emit(asm.LoadMem(asm.R1, asm.R10, uwStkTmp, asm.DWord), asm.StoreMem(blk, uwBP, asm.R1, asm.DWord))
-	f.mark(rbx)
-	f.emit(asm.LoadMem(asm.R1, off, abi.UWRowRegs, asm.Byte), asm.RSh.Imm(asm.R1, 4), asm.JEq.Imm(asm.R1, abi.UWRBPSame, setSP),
-		storeImm(blk, uwBX, 0, asm.DWord), asm.JNE.Imm(asm.R1, abi.UWRBPAt, setSP),
-		asm.LoadMem(asm.R3, off, abi.UWRowRBXOff, asm.Half), asm.LSh.Imm(asm.R3, 48), asm.ArSh.Imm(asm.R3, 48),
-		asm.Add.Reg(asm.R3, aux))
-	readUser(asm.R3, 0, setSP)
-	f.emit(asm.LoadMem(asm.R1, asm.R10, uwStkTmp, asm.DWord), asm.StoreMem(blk, uwBX, asm.R1, asm.DWord))
-	f.mark(setSP)
+	// unknown (0). The row's regs byte holds rbp's rule in its low
+	// nibble (nibble: and 15) and rbx's in its high one (rsh 4); at
+	// says where the saved value is, from the CFA; slot is where it goes.
+	saved := func(nibble asm.Instruction, at, slot int16, done string) {
+		f.emit(asm.LoadMem(asm.R1, off, abi.UWRowRegs, asm.Byte), nibble, asm.JEq.Imm(asm.R1, abi.UWRBPSame, done),
+			storeImm(blk, slot, 0, asm.DWord), asm.JNE.Imm(asm.R1, abi.UWRBPAt, done),
+			asm.LoadMem(asm.R3, off, at, asm.Half), asm.LSh.Imm(asm.R3, 48), asm.ArSh.Imm(asm.R3, 48),
+			asm.Add.Reg(asm.R3, aux))
+		readUser(asm.R3, 0, done)
+		f.emit(asm.LoadMem(asm.R1, asm.R10, uwStkTmp, asm.DWord), asm.StoreMem(blk, slot, asm.R1, asm.DWord))
+		f.mark(done)
+	}
+	f.emit(asm.LoadMem(ip, asm.R10, uwStkTmp, asm.DWord))
+	saved(asm.And.Imm(asm.R1, 15), abi.UWRowRBPOff, uwBP, rbx)
+	saved(asm.RSh.Imm(asm.R1, 4), abi.UWRowRBXOff, uwBX, setSP)
 	// The caller's frame is above this one; anything else is a loop.
 	f.emit(asm.LoadMem(asm.R1, blk, uwSP, asm.DWord), asm.JLE.Reg(aux, asm.R1, stop),
 		asm.StoreMem(blk, uwSP, aux, asm.DWord), asm.StoreMem(blk, uwIP, ip, asm.DWord))
