@@ -339,6 +339,16 @@ func fromStash(e *ktrace.Emitter, k *offsets, listener bool, miss string) {
 	e.SetArg(2, asm.R9)
 }
 
+// entered sets arg6 to state, the state the socket in R8 entered, and
+// args[0], args[2] and args[4] to the segment last received on this CPU
+// if it is the socket's (fromStash), else to nothing.
+func entered(e *ktrace.Emitter, k *offsets, state int32) {
+	e.Emit(provider.StoreImmDW(asm.R7, e.Arg(6), state))
+	miss, done := e.Label(), e.Label()
+	fromStash(e, k, false, miss)
+	clearHeaders(e, miss, done)
+}
+
 // clearHeaders is where fromStash goes when the segment is not the
 // event's: no headers.
 func clearHeaders(e *ktrace.Emitter, miss, done string) {
@@ -400,10 +410,7 @@ func established(from int32) func(e *ktrace.Emitter) error {
 			return err
 		}
 		e.Emit(asm.JNE.Imm(asm.R0, tcpEstablished, provider.SkipLabel))
-		e.Emit(provider.StoreImmDW(asm.R7, e.Arg(6), tcpEstablished))
-		miss, done := e.Label(), e.Label()
-		fromStash(e, k, false, miss)
-		clearHeaders(e, miss, done)
+		entered(e, k, tcpEstablished)
 		return nil
 	}
 }
@@ -416,10 +423,7 @@ func connectRefused(e *ktrace.Emitter) error {
 	}
 	e.Load(asm.R0, asm.R8, k.skState, 1)
 	e.Emit(asm.JNE.Imm(asm.R0, tcpSynSent, provider.SkipLabel))
-	e.Emit(provider.StoreImmDW(asm.R7, e.Arg(6), tcpSynSent))
-	miss, done := e.Label(), e.Label()
-	fromStash(e, k, false, miss)
-	clearHeaders(e, miss, done)
+	entered(e, k, tcpSynSent)
 	return nil
 }
 
