@@ -1,6 +1,7 @@
 package dlib
 
 import (
+	"bytes"
 	"embed"
 	"errors"
 	"fmt"
@@ -86,12 +87,41 @@ func sourceFor(name, arch string) Source {
 	return Source{Name: name, Text: text}
 }
 
-// readFile returns the text of the embedded library file name with its
-// integer constants written in (see d/constants.tab).
+// variants are library files made from another file by replacements:
+// translators that differ between kernels in one field have one text.
+var variants = map[string]struct {
+	from  string
+	edits [][2]string
+}{
+	// Kernels before 6.10 keep a block device's partition number in
+	// bd_partno; later ones in the low byte of __bd_flags.
+	"io-dev61.d": {"io-dev.d", [][2]string{
+		{"io-dev.d: the devinfo_t translators of the io provider for kernels from 6.10,\n" +
+			" * which keep a block device's partition number in the low byte of\n * __bd_flags.",
+			"io-dev61.d: the devinfo_t translators of the io provider for kernels before 6.10,\n" +
+				" * which keep a block device's partition number in bd_partno."},
+		{"__bd_flags.counter & 255", "bd_partno"},
+	}},
+}
+
+// readFile returns the text of the embedded library file name (or of
+// the variant name) with its integer constants written in (see
+// d/constants.tab).
 func readFile(name string) (string, error) {
-	b, err := files.ReadFile("d/" + name)
+	v, variant := variants[name]
+	file := name
+	if variant {
+		file = v.from
+	}
+	b, err := files.ReadFile("d/" + file)
 	if err != nil {
 		return "", err
+	}
+	for _, e := range v.edits {
+		if !bytes.Contains(b, []byte(e[0])) {
+			return "", fmt.Errorf("%s: %q is not in %s", name, e[0], file)
+		}
+		b = bytes.ReplaceAll(b, []byte(e[0]), []byte(e[1]))
 	}
 	tab, err := files.ReadFile("d/constants.tab")
 	if err != nil {

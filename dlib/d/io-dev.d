@@ -2,6 +2,8 @@
  * io-dev.d: the devinfo_t translators of the io provider for kernels from 6.10,
  * which keep a block device's partition number in the low byte of
  * __bd_flags.
+ * io-dev61.d, for older kernels, is made from this file (variants in
+ * dlib.go): keep the partition number's expression one to replace.
  * (Part of the D library of github.com/dtrace-go/dtrace.)
  */
 
