@@ -381,28 +381,30 @@ func sockEvent(e *ktrace.Emitter, group, event string, dir int) (*offsets, error
 	return k, nil
 }
 
-// tcpOnly skips inet_sock_set_state firings of sockets of other
-// protocols (its record's protocol field).
-func tcpOnly(e *ktrace.Emitter) error {
+// stateEvent starts a prologue on inet_sock_set_state (sockEvent with
+// direction dir), skips the firings of sockets of other protocols than
+// TCP (the record's protocol field) and leaves the state left in R0.
+func stateEvent(e *ktrace.Emitter, dir int) (*offsets, error) {
+	k, err := sockEvent(e, "sock", "inet_sock_set_state", dir)
+	if err != nil {
+		return nil, err
+	}
 	if err := loadField(e, asm.R0, "sock", "inet_sock_set_state", "protocol", false); err != nil {
-		return err
+		return nil, err
 	}
 	e.Emit(asm.JNE.Imm(asm.R0, ipprotoTCP, provider.SkipLabel))
-	return nil
+	if err := loadField(e, asm.R0, "sock", "inet_sock_set_state", "oldstate", true); err != nil {
+		return nil, err
+	}
+	return k, nil
 }
 
 // established: inet_sock_set_state of a TCP socket from state from to
 // ESTABLISHED; the segment is the one that completed the handshake.
 func established(from int32) func(e *ktrace.Emitter) error {
 	return func(e *ktrace.Emitter) error {
-		k, err := sockEvent(e, "sock", "inet_sock_set_state", inbound)
+		k, err := stateEvent(e, inbound)
 		if err != nil {
-			return err
-		}
-		if err := tcpOnly(e); err != nil {
-			return err
-		}
-		if err := loadField(e, asm.R0, "sock", "inet_sock_set_state", "oldstate", true); err != nil {
 			return err
 		}
 		e.Emit(asm.JNE.Imm(asm.R0, from, provider.SkipLabel))
@@ -445,14 +447,8 @@ func acceptRefused(e *ktrace.Emitter) error {
 // stateChange: inet_sock_set_state of a TCP socket. args[5] is the state
 // left, arg6 the state entered.
 func stateChange(e *ktrace.Emitter) error {
-	k, err := sockEvent(e, "sock", "inet_sock_set_state", stateDir)
+	k, err := stateEvent(e, stateDir)
 	if err != nil {
-		return err
-	}
-	if err := tcpOnly(e); err != nil {
-		return err
-	}
-	if err := loadField(e, asm.R0, "sock", "inet_sock_set_state", "oldstate", true); err != nil {
 		return err
 	}
 	e.SetArg(5, asm.R0)
