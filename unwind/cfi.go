@@ -90,14 +90,7 @@ func Parse(data []byte, addr uint64, sec Section) ([]FDE, error) {
 		}
 		r.b = data[:end]
 		idPos := r.off
-		var id uint64
-		if long {
-			id, ok = r.u64()
-		} else {
-			var v uint32
-			v, ok = r.u32()
-			id = uint64(v)
-		}
+		id, ok := r.id(long)
 		if !ok {
 			return fdes, errShort
 		}
@@ -160,14 +153,7 @@ func cieAt(data []byte, off uint64, sec Section) (*CIE, error) {
 		return nil, errShort
 	}
 	r.b = data[:end]
-	var id uint64
-	if long {
-		id, ok = r.u64()
-	} else {
-		var v uint32
-		v, ok = r.u32()
-		id = uint64(v)
-	}
+	id, ok := r.id(long)
 	if !ok || (sec == EHFrame && id != 0) || (sec == DebugFrame && id != 0xffffffff && id != 0xffffffffffffffff) {
 		return nil, errors.New("no CIE there")
 	}
@@ -343,6 +329,15 @@ func (r *reader) uint(n uint64) (uint64, bool) {
 func (r *reader) u8() (uint8, bool)   { v, ok := r.uint(1); return uint8(v), ok }
 func (r *reader) u32() (uint32, bool) { v, ok := r.uint(4); return uint32(v), ok }
 func (r *reader) u64() (uint64, bool) { return r.uint(8) }
+
+// id reads an entry's CIE id or CIE pointer: 8 bytes in the entries of
+// 64-bit DWARF (long), else 4.
+func (r *reader) id(long bool) (uint64, bool) {
+	if long {
+		return r.uint(8)
+	}
+	return r.uint(4)
+}
 
 func (r *reader) uleb() (uint64, bool) {
 	var v uint64
