@@ -12,6 +12,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/dtrace-go/dtrace/internal/testutil/testprog"
+	"github.com/dtrace-go/dtrace/loader"
 	"github.com/dtrace-go/dtrace/program"
 )
 
@@ -47,7 +48,11 @@ func TestDebugRawLoad(t *testing.T) {
 	r := &runner{spec: spec, maps: map[string]*ebpf.Map{}}
 	defer r.close()
 	for _, ms := range spec.Maps {
-		m, err := ebpf.NewMap(testMapSpec(ms, 2))
+		es, err := loader.MapSpec(ms, 2)
+		if err != nil {
+			t.Fatal(err)
+		}
+		m, err := ebpf.NewMap(es)
 		if err != nil {
 			t.Fatal(err)
 		}

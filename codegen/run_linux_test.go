@@ -88,32 +88,6 @@ func wrapper(spec *program.Spec, prid uint32) asm.Instructions {
 	return insns
 }
 
-// testMapSpec is the kernel map for ms, as the loader would make it (the
-// tests cannot import the loader, which imports codegen), with
-// defaultEntries entries where ms leaves the number to the loader.
-func testMapSpec(ms program.MapSpec, defaultEntries uint32) *ebpf.MapSpec {
-	es := &ebpf.MapSpec{Name: ms.Name, KeySize: ms.KeySize, ValueSize: ms.ValueSize, MaxEntries: ms.MaxEntries}
-	switch ms.Kind {
-	case program.MapArray:
-		es.Type = ebpf.Array
-	case program.MapPerCPUArray:
-		es.Type = ebpf.PerCPUArray
-	case program.MapHash:
-		es.Type = ebpf.Hash
-	case program.MapPerCPUHash:
-		es.Type = ebpf.PerCPUHash
-	case program.MapPerfEventArray:
-		es.Type, es.KeySize, es.ValueSize = ebpf.PerfEventArray, 4, 4
-	case program.MapArrayOfMaps:
-		es.Type = ebpf.ArrayOfMaps
-		es.InnerMap = &ebpf.MapSpec{Type: ebpf.Array, KeySize: 4, ValueSize: ms.InnerValueSize, MaxEntries: 1, Flags: 1 << 12} // BPF_F_INNER_MAP
-	}
-	if es.MaxEntries == 0 {
-		es.MaxEntries = defaultEntries
-	}
-	return es
-}
-
 func loadSpec(t testing.TB, spec *program.Spec) *runner {
 	t.Helper()
 	needBPF(t)
@@ -127,7 +101,11 @@ func loadSpec(t testing.TB, spec *program.Spec) *runner {
 	runtime.LockOSThread()
 	t.Cleanup(runtime.UnlockOSThread)
 	for _, ms := range spec.Maps {
-		m, err := ebpf.NewMap(testMapSpec(ms, uint32(ncpu)))
+		es, err := loader.MapSpec(ms, uint32(ncpu))
+		if err != nil {
+			t.Fatal(err)
+		}
+		m, err := ebpf.NewMap(es)
 		if err != nil {
 			t.Fatalf("map %s: %v", ms.Name, err)
 		}

@@ -183,7 +183,7 @@ func (o *Objects) createMaps() error {
 		if _, dup := o.maps[ms.Name]; dup {
 			return fmt.Errorf("map %s declared twice", ms.Name)
 		}
-		s, err := mapSpec(ms, ncpu)
+		s, err := MapSpec(ms, ncpu)
 		if err != nil {
 			return err
 		}
@@ -216,7 +216,9 @@ func (o *Objects) createMaps() error {
 	return nil
 }
 
-func mapSpec(ms program.MapSpec, ncpu uint32) (*ebpf.MapSpec, error) {
+// MapSpec returns the kernel map the loader makes for ms on a machine
+// of ncpu possible CPUs (the size of arrays with one entry per CPU).
+func MapSpec(ms program.MapSpec, ncpu uint32) (*ebpf.MapSpec, error) {
 	s := &ebpf.MapSpec{Name: kernelName(ms.Name), KeySize: ms.KeySize, ValueSize: ms.ValueSize, MaxEntries: ms.MaxEntries}
 	switch ms.Kind {
 	case program.MapArray:
