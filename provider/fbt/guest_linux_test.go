@@ -31,7 +31,7 @@ func TestGuest(t *testing.T) {
 	if !testing.Short() {
 		env = append(env, "FBT_DTCONFORM="+testprog.BuildCmd(t, dir, "dtconform"))
 	}
-	guesttest.RunTest(t, dir, env, "TestInGuest", "-t", "1500", "-m", "2048")
+	guesttest.RunTest(t, dir, env, "TestInGuest", "-t", "2100", "-m", "2048")
 }
 
 // dtrace runs the dtrace under test with args, returning stdout.
@@ -195,6 +195,24 @@ func TestInGuest(t *testing.T) {
 		t.Logf("%s", out)
 		if n := guesttest.Passed(t, out); n < 14 {
 			t.Errorf("fbtprovider: %d passed, want at least 14 of 16", n)
+		}
+	})
+	// dtrace-utils' lockstat shell tests (-lv listings of each probe,
+	// with its argument types) need fbt's kernel: all 11 pass here.
+	t.Run("lockstat-shell", func(t *testing.T) {
+		if testing.Short() {
+			t.Skip("-short")
+		}
+		conform := os.Getenv("FBT_DTCONFORM")
+		if conform == "" {
+			t.Skip("FBT_DTCONFORM not set")
+		}
+		cmd := exec.Command(conform, "-dtrace", os.Getenv("FBT_DTRACE"), "-only", "sh", "-run", "lockstat/", "-j", "1", "-v")
+		cmd.Dir = "../.."
+		out, _ := cmd.CombinedOutput()
+		t.Logf("%s", out)
+		if n := guesttest.Passed(t, out); n != 11 {
+			t.Errorf("lockstat shell tests: %d passed, want 11", n)
 		}
 	})
 }
