@@ -160,7 +160,9 @@ func Self(t testing.TB, dir, name string) string {
 func RunTest(t testing.TB, dir string, env []string, name string, opts ...string) {
 	t.Helper()
 	self := Self(t, dir, "guest.test")
-	command := strings.Join(env, " ") + " " + self + " -test.v -test.run '^" + name + "$'"
+	// run-kernel's -t bounds the guest; Go's default 10 minutes would
+	// cut a long guest run short.
+	command := strings.Join(env, " ") + " " + self + " -test.v -test.timeout 40m -test.run '^" + name + "$'"
 	if testing.Short() {
 		command += " -test.short"
 	}
