@@ -4,6 +4,9 @@ package dtrace
 
 import "golang.org/x/sys/unix"
 
+// haveBreakpoints: evaltime's holds past exec are implemented here.
+const haveBreakpoints = true
+
 // ptracePC is the stopped process's instruction pointer.
 func ptracePC(pid int) (uint64, error) {
 	var regs unix.PtraceRegs

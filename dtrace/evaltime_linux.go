@@ -20,7 +20,12 @@ import (
 // the dynamic linker, for a dynamically linked program), preinit at its
 // entry point (libraries loaded, no constructor run yet), postinit and
 // main at main() (constructors run), as in dtrace-utils. Without the
-// option the hold is exec's, as it has always been here.
+// option the hold is postinit's, dtrace-utils' default, so that what a
+// traced program does starts at main() and not with the dynamic linker's
+// work (builtinvar/tst.errno3 counts the program's own system calls):
+// where main() cannot be found it is the entry point, and where this
+// architecture has no breakpoints exec, both without a warning, as
+// dtrace-utils falls back silently.
 
 // holdTimeout bounds the run from exec to the hold point: a program that
 // has not reached it by then (a constructor waiting for input) is killed
@@ -36,7 +41,14 @@ const atEntry = 9
 // its entry point instead. On an error the process may be anywhere: the
 // caller kills it.
 func holdAt(pid int, evaltime string) (warning string, err error) {
-	if evaltime == "" || evaltime == "exec" {
+	quiet := evaltime == ""
+	if quiet {
+		if !haveBreakpoints {
+			return "", nil
+		}
+		evaltime = "postinit"
+	}
+	if evaltime == "exec" {
 		return "", nil
 	}
 	entry, err := auxvEntry(pid)
@@ -56,6 +68,9 @@ func holdAt(pid int, evaltime string) (warning string, err error) {
 		return "", err
 	}
 	start, ok := libcStartMain(pid)
+	if !ok && quiet {
+		return "", nil
+	}
 	if !ok {
 		return fmt.Sprintf("evaltime=%s: no main() symbol in %s: process %d is held at its entry point (preinit)",
 			evaltime, exeName(pid), pid), nil

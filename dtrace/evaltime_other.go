@@ -4,6 +4,10 @@ package dtrace
 
 import "errors"
 
+// haveBreakpoints: evaltime's holds past exec are not implemented here
+// (without the option a process is held at exec).
+const haveBreakpoints = false
+
 var errNoBreakpoints = errors.New("evaltime other than exec is not supported on this architecture")
 
 func ptracePC(pid int) (uint64, error) { return 0, errNoBreakpoints }

@@ -244,7 +244,7 @@ func NewOptions() *Options {
 		LinkMode:      "kernel",
 		LinkType:      "elf",
 		XlateMode:     "static",
-		EvalTime:      "exec", // illumos's is postinit; see evaltime_linux.go
+		EvalTime:      "", // unset: dtrace-utils' postinit, quietly (evaltime_linux.go)
 		Stdc:          "a",
 		Version:       DefaultVersion,
 		VersionNum:    versionNum(2, 0, 0),

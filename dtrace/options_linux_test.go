@@ -57,7 +57,7 @@ END { printf("%d\n", (timestamp - at) / 1000000); }`
 // and, for a dynamically linked program, whether its libc is mapped yet
 // (the dynamic linker runs before the entry point). A stripped static
 // program has no main() to stop at: it is held at its entry point, with
-// a warning.
+// a warning (none when evaltime is not set).
 func TestEvalTime(t *testing.T) {
 	if runtime.GOARCH != "amd64" {
 		t.Skip("evaltime breakpoints are implemented for amd64 only")
@@ -72,7 +72,8 @@ func TestEvalTime(t *testing.T) {
 		libc           bool   // libc mapped at the hold point
 		warn           bool
 	}{
-		{dyn, "", "", false, false}, // the default: exec
+		{dyn, "", "ctor\n", true, false}, // the default: postinit
+		{stripped, "", "", false, false}, // quietly at the entry point
 		{dyn, "exec", "", false, false},
 		{dyn, "preinit", "", true, false},
 		{dyn, "postinit", "ctor\n", true, false},

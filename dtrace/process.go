@@ -134,7 +134,8 @@ func (p *Process) AtExit(fn func(pid int)) { p.atExit = fn }
 
 // StartProcess is dtrace's -c (create: arg is the command line, split
 // at blanks; env is its environment, nil for dtrace's own: see
-// Options.ProcEnv) or -p (arg is the pid). Errors are worded for printing
+// Options.ProcEnv) or -p (arg is the pid). A created process is held at
+// evaltime's default, postinit. Errors are worded for printing
 // after "dtrace: ".
 func StartProcess(create bool, arg string, env []string, stdin io.Reader, stdout, stderr io.Writer) (*Process, error) {
 	return startProcess(create, arg, env, "", stdin, stdout, stderr)
@@ -142,7 +143,7 @@ func StartProcess(create bool, arg string, env []string, stdin io.Reader, stdout
 
 // StartProcess is the package's StartProcess with the options' setenv and
 // unsetenv (ProcEnv) and evaltime: a created process is held where
-// evaltime says (exec by default). A warning, when main()
+// evaltime says (postinit by default). A warning, when main()
 // is not to be found for postinit and main, is among o's Warnings.
 func (o *Options) StartProcess(create bool, arg string, stdin io.Reader, stdout, stderr io.Writer) (*Process, error) {
 	p, err := startProcess(create, arg, o.ProcEnv, o.EvalTime, stdin, stdout, stderr)
