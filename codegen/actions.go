@@ -27,6 +27,7 @@ func actionGens() map[check.FuncID]funcGen {
 		check.FuncFtruncate:   {stmt: (*fn).actionMark, act: program.ActFtruncate},
 		check.FuncJstack:      {stmt: (*fn).actionStack, act: program.ActUStack},
 		check.FuncNormalize:   {stmt: (*fn).actionAggOp, act: program.ActNormalize},
+		check.FuncPcap:        {stmt: (*fn).actionPcap, act: program.ActPcap},
 		check.FuncPanic:       {stmt: (*fn).actionMark, act: program.ActPanic},
 		check.FuncPrint:       {stmt: (*fn).actionPrint, act: program.ActPrint},
 		check.FuncPrinta:      {stmt: (*fn).actionPrinta, act: program.ActPrinta},

@@ -11,7 +11,6 @@ import (
 // generator for: calls of them fail to compile.
 var unsupportedFuncs = map[string]bool{
 	"ddi_pathname": true, "msgdsize": true, "msgsize": true,
-	"pcap": true,
 }
 
 // TestFuncGens checks funcGens against check's function table: every

@@ -15,6 +15,9 @@ type Options struct {
 	// flow, writes in flight, streams carrying flows (flowsize;
 	// default 65536).
 	FlowSize uint32
+	// PcapSize is the pcapsize option: the bytes of a packet pcap()
+	// records (0: DefaultPcapSize).
+	PcapSize uint32
 	// AggSize bounds entries per aggregation (default 65536).
 	AggEntries uint32
 	// AggSize is the aggsize option in bytes (0: unbounded). Entries

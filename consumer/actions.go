@@ -70,6 +70,8 @@ func (c *Consumer) action(st *recState, cpu int, data []byte, r program.Record, 
 		return c.freopen(st, data, r, args)
 	case program.ActFtruncate:
 		return c.emit(st, output.Item{Kind: program.ActFtruncate})
+	case program.ActPcap:
+		return c.pcap(st, data, r, args)
 	case program.ActExit:
 		c.status, c.sawExit = int(int32(le.Uint32(data[r.Offset:]))), true
 		return c.emit(st, output.Item{Kind: program.ActExit, N: int64(c.status)})
@@ -231,8 +233,8 @@ func (c *Consumer) freopen(st *recState, data []byte, r program.Record, args []p
 		it.File = file
 	}
 	err = c.emit(st, it)
-	c.Close()
-	c.reopened = it.File
+	c.closeReopened()
+	c.reopened, c.reopenedName = it.File, it.Text
 	return err
 }
 

@@ -111,8 +111,12 @@ type Consumer struct {
 	// under a statusrate.
 	lastStatus time.Time
 
-	// reopened is the file freopen() sends output to (nil: none).
-	reopened *os.File
+	// reopened is the file freopen() sends output to (nil: none),
+	// reopenedName its name.
+	reopened     *os.File
+	reopenedName string
+	// pcaps is pcap()'s state: its capture files and tshark.
+	pcaps pcapState
 
 	// snapshots counts the snapshots taken; pendingSnaps holds the
 	// probes whose snapshot() is still to be taken.
@@ -201,11 +205,16 @@ func (c *Consumer) Reopened() *os.File { return c.reopened }
 // Stop.
 func (c *Consumer) Done() bool { return c.done }
 
-// Close closes the file freopen() opened, if any.
+// Close closes the file freopen() opened, if any, and pcap()'s capture
+// files; it waits for tshark to print the packets pcap() sent it.
 func (c *Consumer) Close() error {
+	return errors.Join(c.closePcap(), c.closeReopened())
+}
+
+func (c *Consumer) closeReopened() error {
 	if c.reopened != nil {
 		err := c.reopened.Close()
-		c.reopened = nil
+		c.reopened, c.reopenedName = nil, ""
 		return err
 	}
 	return nil

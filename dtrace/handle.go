@@ -326,6 +326,7 @@ func (h *Handle) codegenOptions() codegen.Options {
 		Link:         h.opts.symbolLink(),
 		RecordFlow:   h.flow != nil && h.opts.flows(),
 		SpecSize:     h.opts.SpecSize,
+		PcapSize:     uint32(h.opts.PcapSize),
 	}
 }
 

@@ -121,7 +121,7 @@ const (
 	DefaultJStack     = 50
 	DefaultJStackStr  = 512
 	DefaultPrintSize  = 8192
-	DefaultPcapSize   = 1518
+	DefaultPcapSize   = 1514
 	DefaultFlowSize   = 65536
 	// DefaultVersion is the D language version this implementation speaks.
 	DefaultVersion = "2.0"

@@ -133,8 +133,8 @@ func init() {
 	}
 	// Options of illumos and dtrace-utils this implementation does not
 	// honour: CTF type dumps and paths (types come from BTF), the choice
-	// of listings -S shows (disasm), jstack() and pcap() sizes (neither
-	// action exists here), systemd slices and the uid of dtrace-utils'
+	// of listings -S shows (disasm), jstack()'s sizes (no such action
+	// here), systemd slices and the uid of dtrace-utils'
 	// helper, stripping -G's DOF (-G writes none), user symbol checks
 	// (user symbols are not resolved when compiling). The rest are
 	// honoured: tree (tree.go), iregs (only DIF's 8), linkmode and
@@ -150,7 +150,7 @@ func init() {
 	// of libdtrace's own locks, which runtest.sh sets for every test).
 	for _, name := range []string{"ctypes", "dtypes", "ctfpath", "useruid", "sysslice",
 		"jstackframes", "jstackstrsize", "strip", "disasm", "syslibdir",
-		"pcapsize", "udefs", "late"} {
+		"udefs", "late"} {
 		optionTable[name].Unsupported = true
 	}
 }

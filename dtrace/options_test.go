@@ -263,7 +263,7 @@ func TestOptionWarnings(t *testing.T) {
 		{"grabanon", "option grabanon only has meaning on Solaris and is ignored"},
 		{"ctypes=/tmp/x", "option ctypes is not supported and is ignored"},
 		{"jstackstrsize=1k", "option jstackstrsize is not supported and is ignored"},
-		{"pcapsize=128", "option pcapsize is not supported and is ignored"},
+		{"pcapsize=128", ""},
 		{"udefs", "option udefs is not supported and is ignored"},
 		{"late=static", "option late is not supported and is ignored"},
 		{"modpath=/kernel", "option modpath only has meaning on Solaris and is ignored"},

@@ -202,6 +202,7 @@ const (
 	ActTraceoff           // traceoff([n]): acted on in the kernel, no record item
 	ActTraceon            // traceon(): acted on in the kernel, no record item
 	ActChill              // chill(ns): acted on in the kernel, no record item
+	ActPcap               // pcap(skb, proto): Size bytes of packet; 3 args: u64 time (CLOCK_MONOTONIC ns), u64 captured length, u64 link type
 )
 
 // actionNames are the actions' D names, by Action.
@@ -212,7 +213,7 @@ var actionNames = [...]string{ActNone: "", ActArg: "arg", ActTrace: "trace", Act
 	ActSpeculate: "speculate", ActPrintm: "printm", ActSystem: "system", ActRaise: "raise",
 	ActFtruncate: "ftruncate", ActFreopen: "freopen", ActSym: "sym", ActUSym: "usym", ActMod: "mod",
 	ActUMod: "umod", ActBreakpoint: "breakpoint", ActPanic: "panic", ActStop: "stop",
-	ActSnapshot: "snapshot", ActTraceoff: "traceoff", ActTraceon: "traceon", ActChill: "chill"}
+	ActSnapshot: "snapshot", ActTraceoff: "traceoff", ActTraceon: "traceon", ActChill: "chill", ActPcap: "pcap"}
 
 // String returns the action's D name ("printf"), "unknown" for a value
 // that is no action.
