@@ -5,6 +5,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"sync"
 )
 
 // This file and options_runtime.go are the option table: every option
@@ -12,12 +13,14 @@ import (
 
 // LookupOption returns the description of the option called name.
 func LookupOption(name string) (*OptionSpec, bool) {
+	buildOptionTable()
 	s, ok := optionTable[name]
 	return s, ok
 }
 
 // OptionNames lists every option name, sorted.
 func OptionNames() []string {
+	buildOptionTable()
 	names := make([]string, 0, len(optionTable))
 	for n := range optionTable {
 		names = append(names, n)
@@ -87,7 +90,15 @@ func atoi(s string) int64 {
 // difRegisters is DIF_DIR_NREGS, the only value iregs accepts.
 const difRegisters = 8
 
-var optionTable = map[string]*OptionSpec{}
+// optionTable is built when an option is first looked up (a run that
+// sets none does not build it: some 200 entries, their setters found by
+// reflection).
+var optionTable map[string]*OptionSpec
+
+var buildOptionTable = sync.OnceFunc(func() {
+	optionTable = map[string]*OptionSpec{}
+	addOptions()
+})
 
 func addOpt(s *OptionSpec) { optionTable[s.Name] = s }
 
@@ -103,7 +114,8 @@ func addFields[T any](set func(func(*Options) *T) func(*Options, optValue) error
 
 // optionsField returns the address of the field name of an Options; an
 // Options without a field of that name and type is a mistake in the
-// table, and panics as dtrace starts.
+// table, and panics when the table is built (the first lookup of an
+// option; the tests look options up).
 func optionsField[T any](name string) func(*Options) *T {
 	f, ok := reflect.TypeFor[Options]().FieldByName(name)
 	if !ok || f.Type != reflect.TypeFor[T]() {
@@ -112,7 +124,8 @@ func optionsField[T any](name string) func(*Options) *T {
 	return func(o *Options) *T { return reflect.ValueOf(o).Elem().FieldByIndex(f.Index).Addr().Interface().(*T) }
 }
 
-func init() {
+// addOptions fills optionTable.
+func addOptions() {
 	addCompileFlags()
 	addCompileValues()
 	addAtoiOptions()

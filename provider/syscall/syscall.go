@@ -129,7 +129,7 @@ func (pv *Provider) Probes(d provider.Desc) ([]*provider.Probe, error) {
 	add := func(fn, name, event string, entry bool) {
 		st := pv.states[event]
 		if st == nil {
-			nr, ok := sysnums[fn]
+			nr, ok := sysnums()[fn]
 			if !ok {
 				nr = -1
 			}
@@ -162,7 +162,7 @@ func (pv *Provider) Probes(d provider.Desc) ([]*provider.Probe, error) {
 // KnownNumber reports whether the provider knows the number of a system
 // call, which a wide probe needs.
 func KnownNumber(name string) bool {
-	_, ok := sysnums[name]
+	_, ok := sysnums()[name]
 	return ok
 }
 
