@@ -71,3 +71,31 @@ func TestClauseInstructionCounts(t *testing.T) {
 		}
 	}
 }
+
+// TestCompactFaultPCs checks that the fault PCs a clause stores (fault)
+// still name the instruction that starts each fault path once compact
+// has removed instructions before them: the store of the fault code.
+func TestCompactFaultPCs(t *testing.T) {
+	opts := Options{ISA: 4, StrSize: 256}
+	spec := compileD(t, `BEGIN /arg0 == 1/ { x = arg1; trace(*(int *)x); trace(stringof(x)); }`, opts)
+	ms := int16(spec.Layout.MState)
+	cl := spec.Clauses[0]
+	n := 0
+	for _, ins := range cl.Insns {
+		if ins.OpCode.Class() != asm.StClass || ins.Dst != regScratch || ins.Offset != ms+msFaultPC {
+			continue
+		}
+		n++
+		pc := int(ins.Constant)
+		if pc < 0 || pc >= len(cl.Insns) {
+			t.Fatalf("fault pc %d outside the clause's %d instructions", pc, len(cl.Insns))
+		}
+		at := cl.Insns[pc]
+		if at.OpCode.Class() != asm.StClass || at.Dst != regScratch || at.Offset != ms+abi.MStateFault {
+			t.Errorf("fault pc %d names %v, not the store of the fault code", pc, at)
+		}
+	}
+	if n == 0 {
+		t.Fatal("no fault path in a clause that dereferences a pointer")
+	}
+}
