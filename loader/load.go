@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"slices"
 	"sync"
 
 	"github.com/cilium/ebpf"
@@ -122,20 +123,27 @@ func shareGroups(plan *Plan) map[*ProbePlan][]*ProbePlan {
 func (o *Objects) loadShared(g []*ProbePlan, opts Options) error {
 	pp := g[0]
 	name := fmt.Sprintf("dt_share_%d", pp.Probe.ID)
-	m, err := ebpf.NewMap(&ebpf.MapSpec{Name: kernelName(name), Type: ebpf.Hash, KeySize: 4,
-		ValueSize: uint32(4 * (1 + len(pp.Clauses))), MaxEntries: uint32(len(g))})
-	if err != nil {
-		return fmt.Errorf("failed to enable '%s': create map %s: %w", pp.Probe, name, err)
-	}
-	o.maps[name] = m
 	ident, identify := pp.Probe.Owner.(provider.Identifier)
 	keys := make([]uint32, len(g))
-	vals := make([]byte, 0, len(g)*int(m.ValueSize()))
 	for i, q := range g {
 		keys[i] = q.Probe.ID
 		if identify {
 			keys[i] = ident.Identity(q.Probe)
 		}
+	}
+	dense := shareDense(keys)
+	ms := &ebpf.MapSpec{Name: kernelName(name), Type: ebpf.Hash, KeySize: 4,
+		ValueSize: uint32(4 * (1 + len(pp.Clauses))), MaxEntries: uint32(len(g))}
+	if dense {
+		ms.Type, ms.MaxEntries = ebpf.Array, slices.Max(keys)+1
+	}
+	m, err := ebpf.NewMap(ms)
+	if err != nil {
+		return fmt.Errorf("failed to enable '%s': create map %s: %w", pp.Probe, name, err)
+	}
+	o.maps[name] = m
+	vals := make([]byte, 0, len(g)*int(m.ValueSize()))
+	for _, q := range g {
 		vals = binary.NativeEndian.AppendUint32(vals, q.Probe.ID)
 		for _, e := range q.EPIDs {
 			vals = binary.NativeEndian.AppendUint32(vals, e)
@@ -150,7 +158,7 @@ func (o *Objects) loadShared(g []*ProbePlan, opts Options) error {
 			}
 		}
 	}
-	insns, err := o.plan.instructions(o.spec, pp, name)
+	insns, err := o.plan.instructions(o.spec, pp, name, dense)
 	if err != nil {
 		return fmt.Errorf("failed to enable '%s': %w", pp.Probe, err)
 	}
@@ -163,6 +171,19 @@ func (o *Objects) loadShared(g []*ProbePlan, opts Options) error {
 		o.progs[q.Probe.ID] = lp
 	}
 	return nil
+}
+
+// shareDense reports whether a shared program's identities are small
+// enough to index an array rather than key a hash: the verifier turns an
+// array lookup into a few inline instructions, where a hash lookup is a
+// helper call that hashes the key, on every firing (the system call
+// numbers of a wide syscall description, for one). The bound keeps the
+// array within a few times the group's size, or 4,096 slots.
+func shareDense(keys []uint32) bool {
+	if len(keys) == 0 {
+		return false
+	}
+	return slices.Max(keys) < max(4096, 4*uint32(len(keys)))
 }
 
 func (o *Objects) createMaps() error {

@@ -168,16 +168,17 @@ const (
 // it, the clause functions and every Spec.Funcs entry they reach. Map
 // references are left by name; Load resolves them.
 func (p *Plan) Instructions(spec *program.Spec, pp *ProbePlan) (asm.Instructions, error) {
-	return p.instructions(spec, pp, "")
+	return p.instructions(spec, pp, "", false)
 }
 
 // instructions is Instructions; with share set, the program serves every
 // probe of a shared group (provider.Sharer) that runs pp's clauses: it
 // finds the probe by its identity, the attach cookie or what the
 // provider's Identify computes (provider.Identifier), and takes the probe
-// id and each clause's EPID from the hash map named share (identity ->
-// probe id, then one EPID per clause).
-func (p *Plan) instructions(spec *program.Spec, pp *ProbePlan, share string) (asm.Instructions, error) {
+// id and each clause's EPID from the map named share (identity -> probe
+// id, then one EPID per clause): a hash, or with dense an array indexed by
+// the identity, whose slots of no probe hold probe id 0.
+func (p *Plan) instructions(spec *program.Spec, pp *ProbePlan, share string, dense bool) (asm.Instructions, error) {
 	if spec.Layout.MState > 0x7fff-abi.MStateSize {
 		return nil, fmt.Errorf("mstate offset %d too large", spec.Layout.MState)
 	}
@@ -231,8 +232,12 @@ func (p *Plan) instructions(spec *program.Spec, pp *ProbePlan, share string) (as
 			asm.FnMapLookupElem.Call(),
 			asm.JEq.Imm(asm.R0, 0, symShareSkip),
 			asm.Mov.Reg(asm.R9, asm.R0),
-			asm.LoadMem(asm.R0, asm.R9, 0, asm.Word),
-			asm.StoreMem(asm.R7, ms+abi.MStatePrid, asm.R0, asm.Word))
+			asm.LoadMem(asm.R0, asm.R9, 0, asm.Word))
+		if dense {
+			// Probe ids start at 1: 0 is a slot of no probe.
+			insns = append(insns, asm.JEq.Imm(asm.R0, 0, symShareSkip))
+		}
+		insns = append(insns, asm.StoreMem(asm.R7, ms+abi.MStatePrid, asm.R0, asm.Word))
 	} else {
 		insns = append(insns, asm.StoreImm(asm.R7, ms+abi.MStatePrid, int64(pp.Probe.ID), asm.Word))
 	}

@@ -133,7 +133,7 @@ func sharedTick1s(t *testing.T, spec *program.Spec, plan *Plan) asm.Instructions
 	t.Helper()
 	for _, pp := range plan.Probes {
 		if pp.Probe.Name == "tick-1s" {
-			insns, err := plan.instructions(spec, pp, "dt_share_x")
+			insns, err := plan.instructions(spec, pp, "dt_share_x", false)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -209,5 +209,52 @@ func TestPrologueSkip(t *testing.T) {
 	got := readAll(t, rd, 100*time.Millisecond)
 	if len(got) != 2 || got[0].arg0 != 5 || got[1].arg0 != 7 {
 		t.Fatalf("records %+v, want arg0 5 and 7 only", got)
+	}
+}
+
+// TestShareDense: small identities (system call numbers) index an array,
+// whose empty slots (probe id 0) the program skips; sparse ones key a hash.
+func TestShareDense(t *testing.T) {
+	for _, c := range []struct {
+		keys []uint32
+		want bool
+	}{
+		{nil, false},
+		{[]uint32{0, 1, 59, 435}, true},
+		{[]uint32{4095}, true},
+		{[]uint32{4096}, false},
+		{[]uint32{70000, 70001}, false},
+	} {
+		if got := shareDense(c.keys); got != c.want {
+			t.Errorf("shareDense(%v) = %v, want %v", c.keys, got, c.want)
+		}
+	}
+	spec := testSpec(&program.ClauseSpec{Probes: []string{"tick-1s", "tick-2s"}, EPID: 1, Insns: emitClause("dt_clause_0")})
+	plan, err := NewPlan(spec, provider.NewRegistry(dtrace.New(), sharing{profile.New()}), PlanOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	skips := func(dense bool) int {
+		var pp *ProbePlan
+		for _, q := range plan.Probes {
+			if q.Probe.Name == "tick-1s" {
+				pp = q
+			}
+		}
+		insns, err := plan.instructions(spec, pp, "dt_share_x", dense)
+		if err != nil {
+			t.Fatal(err)
+		}
+		n := 0
+		for _, ins := range insns {
+			if ins.OpCode.JumpOp() == asm.JEq && ins.Reference() == symShareSkip {
+				n++
+			}
+		}
+		return n
+	}
+	// The hash's lookup can miss; the array's slot can be empty too.
+	if h, a := skips(false), skips(true); h != 1 || a != 2 {
+		t.Errorf("jumps to %s: hash %d (want 1), array %d (want 2)", symShareSkip, h, a)
 	}
 }

@@ -129,8 +129,8 @@ const (
 // classic tracepoint first.
 func floors(c *config) []tracer {
 	var ts []tracer
-	for _, k := range []string{"tp", "raw", "btf", "tail"} {
-		if k == "btf" && !haveBTF() {
+	for _, k := range []string{"tp", "raw", "btf", "tail", "btftail"} {
+		if (k == "btf" || k == "btftail") && !haveBTF() {
 			continue
 		}
 		ts = append(ts, tracer{floorPrefix + k, []string{c.self, "-floor", k}, "", false})

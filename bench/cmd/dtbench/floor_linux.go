@@ -33,6 +33,9 @@ var floorKinds = map[string]string{
 	// through a program array indexed by the system call number (the
 	// counter is at getppid's): what a dispatcher of many probes costs.
 	"tail": "RAW_TRACEPOINT dispatcher on sys_enter, tail call by id",
+	// The same dispatcher and counter as tp_btf programs: what a
+	// dispatcher of many probes costs on that way in.
+	"btftail": "tp_btf dispatcher on sys_enter, tail call by id",
 }
 
 // runFloor runs the floor tracer of kind: it prints "ready" once
@@ -80,7 +83,7 @@ func runFloor(kind string) error {
 		spec.Type = ebpf.TracePoint
 	case "raw", "tail":
 		spec.Type = ebpf.RawTracepoint
-	case "btf":
+	case "btf", "btftail":
 		spec.Type, spec.AttachType, spec.AttachTo = ebpf.Tracing, ebpf.AttachTraceRawTp, "sys_enter"
 	}
 	prog, err := ebpf.NewProgram(spec)
@@ -88,9 +91,9 @@ func runFloor(kind string) error {
 		return fmt.Errorf("floor program: %w", err)
 	}
 	defer prog.Close()
-	if kind == "tail" {
+	if kind == "tail" || kind == "btftail" {
 		var calls *ebpf.Map
-		if prog, calls, err = dispatcher(prog); err != nil {
+		if prog, calls, err = dispatcher(prog, spec); err != nil {
 			return err
 		}
 		defer prog.Close()
@@ -107,7 +110,7 @@ func runFloor(kind string) error {
 		l, err = link.Tracepoint("syscalls", "sys_enter_getppid", prog, nil)
 	case "raw", "tail":
 		l, err = link.AttachRawTracepoint(link.RawTracepointOptions{Name: "sys_enter", Program: prog})
-	case "btf":
+	case "btf", "btftail":
 		l, err = link.AttachTracing(link.TracingOptions{Program: prog, AttachType: ebpf.AttachTraceRawTp})
 	}
 	if err != nil {
@@ -129,10 +132,11 @@ func runFloor(kind string) error {
 	return nil
 }
 
-// dispatcher returns a program that tail-calls prog when the system call
-// is getppid, through a program array indexed by the number, and the
-// array, which the caller must keep open while the dispatcher runs.
-func dispatcher(prog *ebpf.Program) (*ebpf.Program, *ebpf.Map, error) {
+// dispatcher returns a program of prog's type (from spec) that tail-calls
+// prog when the system call is getppid, through a program array indexed
+// by the number, and the array, which the caller must keep open while the
+// dispatcher runs.
+func dispatcher(prog *ebpf.Program, spec *ebpf.ProgramSpec) (*ebpf.Program, *ebpf.Map, error) {
 	progs, err := ebpf.NewMap(&ebpf.MapSpec{Name: "dtbench_calls", Type: ebpf.ProgramArray, KeySize: 4, ValueSize: 4, MaxEntries: 1024})
 	if err != nil {
 		return nil, nil, fmt.Errorf("floor program array: %w", err)
@@ -141,7 +145,7 @@ func dispatcher(prog *ebpf.Program) (*ebpf.Program, *ebpf.Map, error) {
 		progs.Close()
 		return nil, nil, fmt.Errorf("floor program array: %w", err)
 	}
-	d, err := ebpf.NewProgram(&ebpf.ProgramSpec{Name: "dtbench_disp", Type: ebpf.RawTracepoint, License: "GPL",
+	d, err := ebpf.NewProgram(&ebpf.ProgramSpec{Name: "dtbench_disp", Type: spec.Type, AttachType: spec.AttachType, AttachTo: spec.AttachTo, License: "GPL",
 		Instructions: asm.Instructions{
 			asm.LoadMem(asm.R3, asm.R1, 8, asm.DWord),
 			asm.JGE.Imm(asm.R3, 1024, "out"),

@@ -78,7 +78,7 @@ func main() {
 	flag.DurationVar(&c.timeout, "timeout", 120*time.Second, "longest wait for a tracer to become ready or to exit")
 	flag.BoolVar(&c.verbose, "v", false, "print every sample")
 	flag.BoolVar(&c.diag, "diag", true, "also run ours with -x switchrate=10ms (start-up and attach), to show what the consumer's polling costs")
-	flag.StringVar(&floor, "floor", "", "internal: run the floor tracer of this kind (tp, raw, btf)")
+	flag.StringVar(&floor, "floor", "", "internal: run the floor tracer of this kind (tp, raw, btf, tail, btftail)")
 	flag.Parse()
 	if floor != "" {
 		if err := runFloor(floor); err != nil {
