@@ -9,8 +9,8 @@ import (
 
 // Flow variables across block I/O (docs/FLOW.md): a bio is filed under
 // its address in dt_flowbio with the flow of the thread that submits it
-// (__flow_bio, in the submitter's context); io:::start and io:::done take
-// the flow of their request's first bio for that firing only (__flow_io
+// (__flow_bio, in the submitter's context); io:::done takes the flow of
+// its bio (a request's first) for that firing only (__flow_io
 // sets mstate's MStateFlowKey, which flowKey reads), leaving the
 // interrupted thread's own flow alone; the bio's entry goes when the bio
 // completes (__flow_bio_done).

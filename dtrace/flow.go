@@ -50,8 +50,9 @@ syscall::read:return, syscall::readv:return, syscall::recvfrom:return, syscall::
 `
 
 // flowIO are the block I/O transports, which run before the user's
-// clauses: a bio carries the flow of the thread that submits it; a
-// request's io:::start and io:::done see the flow of its first bio. They
+// clauses: a bio carries the flow of the thread that submits it;
+// io:::done sees the flow of its bio (io:::start fires as the bio is
+// submitted, in the submitter's context, whose flow it sees). They
 // are added only when a program enables io probes: bio-done and
 // io:::done fire in interrupts, and a program that interrupts another on
 // its CPU shares its scratch memory.
@@ -66,9 +67,9 @@ __flow_io:::bio-done
 	__flow_bio_done(arg0);
 }
 
-io:::start, io:::done
+io:::done
 {
-	__flow_io((uint64_t)((struct request *)arg0)->bio);
+	__flow_io((uint64_t)arg0);
 }
 `
 

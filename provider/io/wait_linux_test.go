@@ -66,7 +66,8 @@ func directDir(t *testing.T) (string, string) {
 
 // TestWaitDirectRead: a synchronous O_DIRECT read of a 4096-byte block
 // waits for its I/O: io:::wait-start and then io:::wait-done fire in the
-// reading thread for a 4096-byte read of the file's device.
+// reading thread for a 4096-byte read of the file's device; io:::start
+// and io:::done fire for each read's bio.
 func TestWaitDirectRead(t *testing.T) {
 	if os.Getenv(waitGuestEnv) != "" {
 		// The guest has no modules: load loop and ext4 from its package.
@@ -101,6 +102,10 @@ io:::wait-start /tid == %[1]d && args[0]->b_bcount == 4096 && (args[0]->b_flags 
 io:::wait-done /tid == %[1]d && self->waiting && args[0]->b_bcount == 4096 && args[1]->dev_statname == "%[2]s"/ {
 	self->waiting = 0; @["done"] = count();
 }
+io:::start, io:::done, io:::wait-start /args[0]->b_bcount == 4096 && (args[0]->b_flags & B_READ) && args[1]->dev_statname == "%[2]s"/ {
+	@[strjoin("io-", probename)] = count();
+}
+ERROR { @["errors"] = count(); }
 `, tid, dev)+"END { printa(\"%s %@d\\n\", @); }", 3*time.Second, func() {
 		for i := 0; i < n; i++ {
 			if _, err := unix.Pread(fd, buf, int64(i)*4096); err != nil {
@@ -121,6 +126,20 @@ io:::wait-done /tid == %[1]d && self->waiting && args[0]->b_bcount == 4096 && ar
 	// do, and every wait ends.
 	if start < n/2 || done != start {
 		t.Errorf("%d reads: wait-start %d, wait-done %d after it; want at least %d, each followed by wait-done", n, start, done, n/2)
+	}
+	// Each read is also an io:::start and an io:::done of its bio, in a
+	// clause that names a wait probe too, without a fault.
+	for _, p := range []string{"io-start", "io-done"} {
+		c := 0
+		if m := regexp.MustCompile(`(?m)^` + p + ` (\d+)$`).FindStringSubmatch(out); m != nil {
+			c, _ = strconv.Atoi(m[1])
+		}
+		if c < n {
+			t.Errorf("%d reads: %d %s, want at least %d", n, c, p, n)
+		}
+	}
+	if strings.Contains(out, "errors ") {
+		t.Errorf("faults in the io clauses:\n%s", out)
 	}
 }
 
