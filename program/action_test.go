@@ -6,7 +6,8 @@ import "testing"
 // D name (what -x oformat=json writes as "action"), each name once.
 func TestActionNames(t *testing.T) {
 	seen := map[string]Action{}
-	for a := ActArg; a <= ActChill; a++ {
+	last := Action(len(actionNames) - 1)
+	for a := ActArg; a <= last; a++ {
 		n := a.String()
 		if n == "" || n == "unknown" {
 			t.Errorf("action %d has no name", a)
@@ -20,7 +21,10 @@ func TestActionNames(t *testing.T) {
 	if ActPrintf.String() != "printf" || ActStack.String() != "stack" || ActSym.String() != "sym" {
 		t.Errorf("printf, stack, sym named %q, %q, %q", ActPrintf, ActStack, ActSym)
 	}
-	if got := (ActChill + 1).String(); got != "unknown" {
+	if last != ActPcap {
+		t.Errorf("the last action is %q, want pcap (a new action goes last, with its name)", last)
+	}
+	if got := (last + 1).String(); got != "unknown" {
 		t.Errorf("an action past the last is %q, want unknown", got)
 	}
 }
