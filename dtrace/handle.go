@@ -13,6 +13,7 @@ import (
 	"strings"
 	"sync"
 	gosyscall "syscall"
+	"time"
 
 	"golang.org/x/sys/unix"
 
@@ -72,6 +73,8 @@ type Config struct {
 type Handle struct {
 	opts *Options
 	conf Config
+	// born is when the handle was opened, for -x debug's times.
+	born time.Time
 
 	reg  *provider.Registry
 	sym  *symbol.Symbolizer
@@ -152,6 +155,7 @@ func Open(opts *Options, conf Config) (*Handle, error) {
 	usdtp := usdt.New(sym)
 	usdtp.SetTarget(conf.Target)
 	h := &Handle{
+		born:      time.Now(),
 		sym:       sym,
 		opts:      opts,
 		conf:      conf,
@@ -187,6 +191,7 @@ func (h *Handle) Go() error {
 	if err := h.opts.CheckOutputs(); err != nil {
 		return fmt.Errorf("failed to set %v", err)
 	}
+	h.debugf("generating code")
 	spec, err := codegen.Generate(h.info, h.codegenOptions())
 	if err != nil {
 		return btfHint(err)
@@ -217,7 +222,7 @@ func (h *Handle) Go() error {
 	if h.opts.BPFLog && h.conf.Stderr != nil {
 		lopts.VerifierLog = func(_ *provider.Probe, log string) { writeBPFLog(h.conf.Stderr, log) }
 	}
-	h.debugf("%d clauses enabled on %d probes", len(spec.Clauses), len(plan.Probes))
+	h.debugf("%d clauses enabled on %d probes; loading", len(spec.Clauses), len(plan.Probes))
 	objs, err := loader.Load(spec, plan, lopts)
 	if err != nil {
 		h.showVerifierLog(err)
@@ -255,7 +260,7 @@ func (h *Handle) Go() error {
 	if err := h.startConsumer(plan); err != nil {
 		return err
 	}
-	h.debugf("%d programs loaded; attaching", len(plan.Probes))
+	h.debugf("programs of %d probes loaded; attaching", len(plan.Probes))
 	if err := objs.Attach(); err != nil {
 		return err
 	}
@@ -305,7 +310,9 @@ func (h *Handle) Close() error {
 		h.uw.Close()
 	}
 	if h.objs != nil {
+		h.debugf("detaching")
 		errs = append(errs, h.objs.Close())
+		h.debugf("detached")
 	}
 	return errors.Join(errs...)
 }

@@ -61,10 +61,11 @@ func btfHint(err error) error {
 
 // debugf writes a line of -x debug output, as dtrace-utils' libdtrace
 // does: "dtrace DEBUG <seconds since the epoch>: message" on stderr (a
-// form test harnesses strip before comparing).
+// form test harnesses strip before comparing), then the seconds since the
+// handle was opened, which show where the time of a slow start goes.
 func (h *Handle) debugf(format string, a ...any) {
 	if !h.opts.Debug || h.conf.Stderr == nil {
 		return
 	}
-	fmt.Fprintf(h.conf.Stderr, "dtrace DEBUG %d: %s\n", time.Now().Unix(), fmt.Sprintf(format, a...))
+	fmt.Fprintf(h.conf.Stderr, "dtrace DEBUG %d: %s (+%.3f s)\n", time.Now().Unix(), fmt.Sprintf(format, a...), time.Since(h.born).Seconds())
 }

@@ -64,6 +64,11 @@ func (pv *Provider) AttachShared(ps []*provider.Probe, prog *ebpf.Program) (io.C
 	}
 	if pv.multiOK() {
 		opts := link.KprobeMultiOptions{Symbols: syms, Cookies: cookies}
+		if pv.needAddresses(ps) {
+			if a, c, ok := pv.multiByAddress(ps, cookies); ok {
+				opts = link.KprobeMultiOptions{Addresses: a, Cookies: c}
+			}
+		}
 		var l link.Link
 		var err error
 		if ret {
@@ -72,7 +77,7 @@ func (pv *Provider) AttachShared(ps []*provider.Probe, prog *ebpf.Program) (io.C
 			l, err = link.KprobeMulti(prog, opts)
 		}
 		if err != nil {
-			return nil, fmt.Errorf("attach %s: kprobe.multi link on %d functions: %w", ps[0], len(syms), err)
+			return nil, fmt.Errorf("attach %s: kprobe.multi link on %d functions: %w", ps[0], len(ps), err)
 		}
 		return l, nil
 	}

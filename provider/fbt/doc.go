@@ -20,6 +20,12 @@
 //     and args[1] has the function's return type (none for a void
 //     function).
 //
+// A description matching more than WideThreshold probes shares one program
+// per side and prologue among them, attached by one kprobe.multi link where
+// the kernel has it (CONFIG_FPROBE: 6.12, not Debian's 6.1), by addresses
+// where some function is in a module or shares its name with other static
+// functions (every copy is attached); docs/FBT.md says what it costs.
+//
 // The environment variable DTRACE_FBT=kprobe makes every probe a kprobe
 // (for comparisons and tests of the kprobe path).
 package fbt

@@ -1,12 +1,8 @@
 package fbt
 
 import (
-	"bufio"
-	"bytes"
-	"errors"
 	"fmt"
 	"os"
-	"path/filepath"
 	"sync"
 
 	"github.com/cilium/ebpf"
@@ -14,7 +10,6 @@ import (
 	"github.com/cilium/ebpf/btf"
 
 	"github.com/dtrace-go/dtrace/internal/abi"
-	"github.com/dtrace-go/dtrace/internal/kernel"
 	"github.com/dtrace-go/dtrace/internal/kfeature"
 	"github.com/dtrace-go/dtrace/provider"
 )
@@ -62,7 +57,8 @@ type info struct {
 	// retSize and retSigned say how to widen the return value.
 	retSize   int
 	retSigned bool
-	// fentry: the probes run on fentry/fexit.
+	// fentry: the probes may run on fentry/fexit, where the kernel has
+	// it (mode).
 	fentry bool
 }
 
@@ -85,6 +81,17 @@ type Provider struct {
 	infos map[int]*info
 	specs map[string]*btf.Spec // module -> BTF (nil: none)
 	cache *btf.Cache           // parses vmlinux's BTF once for all modules
+
+	// addrs[i] is the address of funcs[i] where the kernel lists
+	// addresses (available_filter_functions_addrs, 6.5 and later; else
+	// nil); more holds the addresses of further functions of the same
+	// module and name (static functions), by index.
+	addrs []uintptr
+	more  map[int][]uintptr
+
+	startOnce sync.Once
+	start     map[uintptr]uintptr // see starts
+	startErr  error
 }
 
 // New returns the fbt provider. It reads the kernel's function list when
@@ -106,75 +113,6 @@ func (*Provider) Name() string { return Name }
 // ProbeNames returns the only probe names fbt has, so that descriptions
 // naming other probes (BEGIN) never read the kernel's function list.
 func (*Provider) ProbeNames() []string { return []string{"entry", "return"} }
-
-// load reads available_filter_functions.
-func (pv *Provider) load() {
-	pv.once.Do(func() {
-		root, err := kernel.MountTracefs()
-		if err != nil {
-			pv.reason = fmt.Sprintf("tracefs is not available (%v)", err)
-			return
-		}
-		data, err := os.ReadFile(filepath.Join(root, "available_filter_functions"))
-		if err != nil {
-			pv.reason = "the kernel has no function tracer (available_filter_functions: " + errText(err) + ")"
-			return
-		}
-		pv.funcs, pv.byName = parseFunctions(data)
-		if len(pv.funcs) == 0 {
-			pv.reason = "the kernel's function tracer lists no traceable functions (a kernel built without kprobes and ftrace)"
-		}
-	})
-}
-
-func errText(err error) string {
-	var pe *os.PathError
-	if errors.As(err, &pe) {
-		return pe.Err.Error()
-	}
-	return err.Error()
-}
-
-// parseFunctions reads available_filter_functions: "name" or
-// "name [module]" per line. Duplicates (static functions of one name) are
-// listed once; entries the kernel marks invalid are left out.
-func parseFunctions(data []byte) ([]function, map[string][]int) {
-	var funcs []function
-	byName := make(map[string][]int, 50000)
-	mods := map[string]string{Kernel: Kernel}
-	sc := bufio.NewScanner(bytes.NewReader(data))
-	sc.Buffer(make([]byte, 64*1024), 1<<20)
-	for sc.Scan() {
-		line := sc.Bytes()
-		name, mod := line, []byte(Kernel)
-		if i := bytes.IndexByte(line, ' '); i >= 0 {
-			name = line[:i]
-			rest := bytes.TrimSpace(line[i+1:])
-			if len(rest) > 2 && rest[0] == '[' && rest[len(rest)-1] == ']' {
-				mod = rest[1 : len(rest)-1]
-			}
-		}
-		if len(name) == 0 || bytes.HasPrefix(name, []byte("__ftrace_invalid_address__")) {
-			continue
-		}
-		m, ok := mods[string(mod)] // no allocation for the lookup
-		if !ok {
-			m = string(mod)
-			mods[m] = m
-		}
-		f := function{mod: m, name: string(name)}
-		dup := false
-		for _, j := range byName[f.name] {
-			dup = dup || funcs[j].mod == f.mod
-		}
-		if dup {
-			continue
-		}
-		byName[f.name] = append(byName[f.name], len(funcs))
-		funcs = append(funcs, f)
-	}
-	return funcs, byName
-}
 
 // Unavailable says why the kernel offers no fbt probes, or "" when it
 // does.
@@ -237,9 +175,11 @@ func (pv *Provider) Probes(d provider.Desc) ([]*provider.Probe, error) {
 	}
 	if len(out) > WideThreshold && d != (provider.Desc{}) && !pv.noMulti {
 		pv.mu.Lock()
+		// kprobe.multi finds functions by name in vmlinux only; by
+		// address, in modules too.
+		mods := pv.addrs != nil && endbrSize > 0 && pv.multiOK()
 		for _, p := range out {
-			// kprobe.multi finds functions by name in vmlinux.
-			if p.Module == Kernel {
+			if p.Module == Kernel || mods {
 				pv.wide[p.Data.(probeData)] = true
 			}
 		}
@@ -262,7 +202,9 @@ func (pv *Provider) mode(p *provider.Probe, in *info) (fentry, wide bool) {
 	pv.mu.Lock()
 	wide = pv.wide[d]
 	pv.mu.Unlock()
-	return in.fentry && !wide, wide
+	// Wide probes never run on fentry: they do not pay for the probe of
+	// the kernel's fentry support (a program load and attach).
+	return !wide && in.fentry && kfeature.Fentry() == nil, wide
 }
 
 // ShareKey puts a wide probe with the others of its side whose prologue
@@ -291,7 +233,7 @@ func (pv *Provider) Fallback(p *provider.Probe) bool {
 	}
 	pv.mu.Lock()
 	defer pv.mu.Unlock()
-	if !in.fentry {
+	if !in.fentry || kfeature.Fentry() != nil {
 		return false
 	}
 	in.fentry = false
@@ -377,7 +319,7 @@ func (pv *Provider) info(i int) *info {
 	}
 	// cilium/ebpf refuses to attach by an ambiguous name; a function in
 	// a module is found only if the module's name is the one BTF gives.
-	in.fentry = simple && len(fns) == 1 && !noFentry[f.name] && !pv.kprobeOnly && kfeature.Fentry() == nil
+	in.fentry = simple && len(fns) == 1 && !noFentry[f.name] && !pv.kprobeOnly
 	return in
 }
 

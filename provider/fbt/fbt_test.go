@@ -1,6 +1,8 @@
 package fbt
 
 import (
+	"fmt"
+	"strings"
 	"testing"
 
 	"github.com/cilium/ebpf/btf"
@@ -20,7 +22,7 @@ show_stat [nfs]
 func fake() *Provider {
 	pv := New()
 	pv.once.Do(func() {})
-	pv.funcs, pv.byName = parseFunctions([]byte(sample))
+	pv.parseFunctions([]byte(sample), false)
 	return pv
 }
 
@@ -157,5 +159,64 @@ func TestWiden(t *testing.T) {
 	}
 	if n := len(widen(0, 4, true)); n != 2 {
 		t.Errorf("widen of 4 bytes emits %d instructions", n)
+	}
+}
+
+func TestParseFunctionAddresses(t *testing.T) {
+	pv := New()
+	pv.once.Do(func() {})
+	pv.parseFunctions([]byte(`ffffffff81001000 vfs_read
+ffffffff81002000 show_stat
+ffffffff81003000 __ftrace_invalid_address___64
+ffffffff81004000 show_stat
+ffffffff81004000 show_stat
+ffffffffc0001000 show_stat [nfs]
+ffffffffc0002000 nfs_read_folio [nfs]
+`), true)
+	want := []function{{"vmlinux", "vfs_read"}, {"vmlinux", "show_stat"}, {"nfs", "show_stat"}, {"nfs", "nfs_read_folio"}}
+	if len(pv.funcs) != len(want) {
+		t.Fatalf("got %v, want %v", pv.funcs, want)
+	}
+	for i, w := range want {
+		if pv.funcs[i] != w {
+			t.Errorf("function %d: got %v, want %v", i, pv.funcs[i], w)
+		}
+	}
+	// Both copies of vmlinux's static show_stat, its address listed
+	// twice kept once; the module's own.
+	for i, w := range [][]uintptr{{0xffffffff81001000}, {0xffffffff81002000, 0xffffffff81004000}, {0xffffffffc0001000}, {0xffffffffc0002000}} {
+		if got := pv.addresses(i); fmt.Sprint(got) != fmt.Sprint(w) {
+			t.Errorf("addresses of %v: %x, want %x", pv.funcs[i], got, w)
+		}
+	}
+	ps, err := pv.Probes(provider.Desc{Function: "show_stat", Name: "entry"})
+	if err != nil || len(ps) != 2 {
+		t.Fatalf("Probes: %v, %v", ps, err)
+	}
+	if !pv.needAddresses(ps) || pv.needAddresses(ps[:0]) {
+		t.Errorf("needAddresses: a static function with two copies and a module's function need addresses; none, not")
+	}
+	// kallsyms: vfs_read starts where the tracer patches; the first
+	// show_stat with an ENDBR64 (4 bytes) before it, the second not
+	// (a symbol at the address itself wins).
+	pv.start, pv.startErr = readStarts(strings.NewReader(`ffffffff81001000 T vfs_read
+ffffffff81001ffc t show_stat
+ffffffff81003ffc t other
+ffffffff81004000 t show_stat
+ffffffff81005000 d data
+ffffffffc0000ffc t show_stat	[nfs]
+`), pv.addrs, pv.more)
+	pv.startOnce.Do(func() {})
+	addrs, cookies, ok := pv.multiByAddress(ps, []uint64{7, 9})
+	if !ok || fmt.Sprint(addrs) != fmt.Sprint([]uintptr{0xffffffff81001ffc, 0xffffffff81004000, 0xffffffffc0000ffc}) ||
+		fmt.Sprint(cookies) != "[7 7 9]" {
+		t.Errorf("kprobe.multi: addresses %x, cookies %v (%v, %v)", addrs, cookies, ok, pv.startErr)
+	}
+	if _, err := readStarts(strings.NewReader("0000000000000000 T vfs_read\n"), pv.addrs, pv.more); err == nil {
+		t.Error("kallsyms without addresses (kptr_restrict) taken for starts")
+	}
+	// Without addresses (available_filter_functions), none.
+	if got := fake().addresses(0); got != nil {
+		t.Errorf("addresses without a listing of them: %x", got)
 	}
 }

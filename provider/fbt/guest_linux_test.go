@@ -1,7 +1,9 @@
 package fbt_test
 
 import (
+	"bufio"
 	"bytes"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -146,6 +148,59 @@ func TestInGuest(t *testing.T) {
 			}
 		})
 	}
+	t.Run("wide-every-copy", func(t *testing.T) {
+		// A wide description attaches to every function it names:
+		// those of loadable modules (9pnet, which the guest's root
+		// file system runs on) and every copy of a static function
+		// whose name several share (ZSTD_safecopyLiterals has five
+		// in 6.12). The kernel's list of enabled functions, read while
+		// dtrace traces, must hold each function the function tracer
+		// lists for the descriptions exactly once.
+		want := tracedNames(t, "available_filter_functions", func(name, mod string) bool {
+			return mod == "9pnet" || mod == "" && strings.HasPrefix(name, "ZSTD_")
+		})
+		if len(want) < 2 {
+			t.Fatalf("the kernel lists %d functions of 9pnet and ZSTD_*", len(want))
+		}
+		cmd := exec.Command(os.Getenv("FBT_DTRACE"), "-q", "-n", `fbt:9pnet::entry, fbt:vmlinux:ZSTD_*:entry { @[probefunc] = count(); }
+			BEGIN { printf("ready\n"); }`)
+		out, err := cmd.StdoutPipe()
+		if err != nil {
+			t.Fatal(err)
+		}
+		var stderr bytes.Buffer
+		cmd.Stderr = &stderr
+		if err := cmd.Start(); err != nil {
+			t.Fatal(err)
+		}
+		defer cmd.Process.Kill()
+		line, err := bufio.NewReader(out).ReadString('\n')
+		if line != "ready\n" {
+			t.Fatalf("dtrace printed %q (%v), not ready:\n%s", line, err, stderr.Bytes())
+		}
+		got := tracedNames(t, "enabled_functions", func(name, mod string) bool {
+			return mod == "9pnet" || mod == "" && strings.HasPrefix(name, "ZSTD_")
+		})
+		cmd.Process.Signal(os.Interrupt)
+		io.Copy(io.Discard, out)
+		if err := cmd.Wait(); err != nil {
+			t.Errorf("dtrace: %v\n%s", err, stderr.Bytes())
+		}
+		for name, n := range want {
+			if got[name] != n {
+				t.Errorf("%s: %d enabled, want %d (every copy, once)", name, got[name], n)
+			}
+		}
+		for name, n := range got {
+			if want[name] == 0 {
+				t.Errorf("%s: %d enabled, not a function of the descriptions", name, n)
+			}
+		}
+		left := tracedNames(t, "enabled_functions", func(name, mod string) bool { return true })
+		if len(left) != 0 {
+			t.Errorf("%d functions still enabled after dtrace exited", len(left))
+		}
+	})
 	t.Run("flowindent", func(t *testing.T) {
 		out := dtrace(t, nil, "-F", "-n", `fbt::vfs_read:entry,fbt::vfs_read:return,fbt::rw_verify_area:entry,fbt::rw_verify_area:return /pid == $target/ {}`, "-c", reader)
 		for _, want := range []string{"  -> vfs_read", "    -> rw_verify_area", "    <- rw_verify_area", "  <- vfs_read"} {
@@ -215,4 +270,32 @@ func TestInGuest(t *testing.T) {
 			t.Errorf("lockstat shell tests: %d passed, want 11", n)
 		}
 	})
+}
+
+// tracedNames counts the functions a tracefs list of functions
+// (available_filter_functions, enabled_functions) holds that keep says
+// to keep, by name; mod is "" for vmlinux.
+func tracedNames(t *testing.T, file string, keep func(name, mod string) bool) map[string]int {
+	t.Helper()
+	data, err := os.ReadFile(filepath.Join("/sys/kernel/tracing", file))
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := map[string]int{}
+	for _, line := range strings.Split(string(data), "\n") {
+		// "name [module]", followed in enabled_functions by the
+		// count of users and their trampolines.
+		f := strings.Fields(line)
+		if len(f) == 0 || strings.HasPrefix(f[0], "__ftrace_invalid_address__") {
+			continue
+		}
+		mod := ""
+		if len(f) > 1 && strings.HasPrefix(f[1], "[") && strings.HasSuffix(f[1], "]") {
+			mod = f[1][1 : len(f[1])-1]
+		}
+		if keep(f[0], mod) {
+			n[f[0]]++
+		}
+	}
+	return n
 }

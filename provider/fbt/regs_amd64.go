@@ -12,3 +12,10 @@ const (
 	// return address; the seventh argument is the next slot.
 	stackArgSlot = 1
 )
+
+// endbrSize is the length of the ENDBR64 instruction a function of a
+// kernel built for indirect branch tracking starts with, before the call
+// the function tracer patches: the tracer lists the call's address, the
+// kprobe.multi link knows the function by its start (it subtracts the
+// ENDBR64 from the address a hit comes from before finding the cookie).
+const endbrSize = 4

@@ -10,3 +10,8 @@ const (
 	// stackArgSlot: the ninth argument is at the stack pointer on entry.
 	stackArgSlot = 0
 )
+
+// endbrSize is 0: kprobe.multi links are given names here, not the
+// function tracer's addresses (see the amd64 file), whose relation to
+// what the kernel looks cookies up by is not known here.
+const endbrSize = 0

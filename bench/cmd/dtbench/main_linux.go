@@ -162,6 +162,7 @@ var benches = []struct {
 	{"breakdown", "breakdown", benchBreakdown},
 	{"attach", "compile-and-attach", benchAttach},
 	{"fbt", "fbt", benchFbt},
+	{"fbtscale", "fbt at scale", benchFbtScale},
 	{"stream", "printf stream", benchStream},
 }
 
