@@ -3,6 +3,7 @@
 package dtrace
 
 import (
+	"debug/elf"
 	"encoding/binary"
 	"errors"
 	"fmt"
@@ -67,7 +68,14 @@ func holdAt(pid int, evaltime string) (warning string, err error) {
 	if err := runToBreakpoint(pid, entry, deadline); err != nil {
 		return "", err
 	}
-	start, ok := libcStartMain(pid)
+	// A Go program starts at the runtime's own entry, never through
+	// libc's __libc_start_main (even one linked with the C library), so
+	// a breakpoint there would never be reached: it is held at its entry
+	// point, as a program without main().
+	start, ok := uint64(0), false
+	if !goProgram(pid) {
+		start, ok = libcStartMain(pid)
+	}
 	if !ok && quiet {
 		return "", nil
 	}
@@ -83,6 +91,17 @@ func holdAt(pid int, evaltime string) (warning string, err error) {
 		return "", err
 	}
 	return "", runToBreakpoint(pid, m, deadline)
+}
+
+// goProgram reports whether the process runs a Go program (its
+// executable has Go's build information section).
+func goProgram(pid int) bool {
+	f, err := elf.Open(fmt.Sprintf("/proc/%d/exe", pid))
+	if err != nil {
+		return false
+	}
+	defer f.Close()
+	return f.Section(".go.buildinfo") != nil
 }
 
 // libcStartMain finds __libc_start_main in the C library the stopped

@@ -5,6 +5,7 @@ package dtrace
 import (
 	"io"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"runtime"
 	"strconv"
@@ -138,4 +139,63 @@ func (o *Options) startProcessAt(cmd, evaltime string) (*Process, error) {
 		return nil, err
 	}
 	return o.StartProcess(true, cmd, nil, io.Discard, io.Discard)
+}
+
+// TestEvalTimeGo holds a Go program linked with the C library: its
+// runtime starts it at its own entry, never through __libc_start_main,
+// so the default hold must not wait there for a call that never comes
+// (the conformance triggers that are Go programs exited "before their
+// hold point"). It is held at its entry point and then runs once.
+func TestEvalTimeGo(t *testing.T) {
+	if runtime.GOARCH != "amd64" {
+		t.Skip("evaltime breakpoints are implemented for amd64 only")
+	}
+	gcc, err := exec.LookPath("gcc")
+	if err != nil {
+		t.Skip("no gcc for cgo")
+	}
+	dir := t.TempDir()
+	src := "package main\n\n// int three(void) { return 3; }\nimport \"C\"\n\nimport \"os\"\n\nfunc main() {\n\tif C.three() == 3 {\n\t\tos.Stdout.WriteString(\"main\\n\")\n\t}\n}\n"
+	if err := os.WriteFile(filepath.Join(dir, "main.go"), []byte(src), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "go.mod"), []byte("module cgoprog\n\ngo 1.21\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	prog := filepath.Join(dir, "cgoprog")
+	// Linked by Go's own linker, as a program whose only C is the
+	// standard library's (net, os/user) is: no C main(), entry at the
+	// runtime's _rt0, libc mapped all the same.
+	build := exec.Command("go", "build", "-ldflags=-linkmode=internal", "-o", prog, ".")
+	build.Dir = dir
+	build.Env = append(os.Environ(), "CGO_ENABLED=1", "CC="+gcc, "GOFLAGS=")
+	if b, err := build.CombinedOutput(); err != nil {
+		t.Fatalf("go build: %v\n%s", err, b)
+	}
+	out, err := os.Create(filepath.Join(dir, "out"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer out.Close()
+	p, err := NewOptions().StartProcess(true, prog, nil, out, io.Discard)
+	if err != nil {
+		t.Fatalf("the default hold of a cgo program: %v", err)
+	}
+	maps, _ := os.ReadFile("/proc/" + strconv.Itoa(p.Pid()) + "/maps")
+	if !strings.Contains(string(maps), "/libc.so") {
+		t.Errorf("libc not mapped at the hold point: the program is not the dynamically linked one this test is about:\n%s", maps)
+	}
+	if written, _ := os.ReadFile(out.Name()); len(written) != 0 {
+		t.Errorf("held after writing %q, want nothing", written)
+	}
+	p.Continue()
+	select {
+	case <-p.Exited():
+	case <-time.After(10 * time.Second):
+		p.Abandon()
+		t.Fatal("did not exit within 10s of Continue")
+	}
+	if written, _ := os.ReadFile(out.Name()); string(written) != "main\n" {
+		t.Errorf("wrote %q in all, want \"main\\n\"", written)
+	}
 }
