@@ -237,39 +237,36 @@ func TestInGuest(t *testing.T) {
 		dtrace(t, nil, "-q", "-n", `lockstat:::adaptive-block { @[stack()] = count(); } lockstat:::adaptive-block { @t = quantize(arg1); } tick-1s { exit(0); }`)
 	})
 	t.Run("corpus", func(t *testing.T) {
-		if testing.Short() {
-			t.Skip("-short")
-		}
-		conform := os.Getenv("FBT_DTCONFORM")
-		if conform == "" {
-			t.Skip("FBT_DTCONFORM not set")
-		}
-		cmd := exec.Command(conform, "-dtrace", os.Getenv("FBT_DTRACE"), "-run", "fbtprovider/", "-j", "1", "-timeout", "60s", "-v")
-		cmd.Dir = "../.."
-		out, _ := cmd.CombinedOutput()
-		t.Logf("%s", out)
-		if n := guesttest.Passed(t, out); n < 14 {
+		if n := conform(t, "-run", "fbtprovider/", "-timeout", "60s"); n < 14 {
 			t.Errorf("fbtprovider: %d passed, want at least 14 of 16", n)
 		}
 	})
 	// dtrace-utils' lockstat shell tests (-lv listings of each probe,
 	// with its argument types) need fbt's kernel: all 11 pass here.
 	t.Run("lockstat-shell", func(t *testing.T) {
-		if testing.Short() {
-			t.Skip("-short")
-		}
-		conform := os.Getenv("FBT_DTCONFORM")
-		if conform == "" {
-			t.Skip("FBT_DTCONFORM not set")
-		}
-		cmd := exec.Command(conform, "-dtrace", os.Getenv("FBT_DTRACE"), "-only", "sh", "-run", "lockstat/", "-j", "1", "-v")
-		cmd.Dir = "../.."
-		out, _ := cmd.CombinedOutput()
-		t.Logf("%s", out)
-		if n := guesttest.Passed(t, out); n != 11 {
+		if n := conform(t, "-only", "sh", "-run", "lockstat/"); n != 11 {
 			t.Errorf("lockstat shell tests: %d passed, want 11", n)
 		}
 	})
+}
+
+// conform runs dtconform (FBT_DTCONFORM) on the dtrace under test, one
+// test at a time, with args, and returns how many tests passed; it skips
+// under -short or without dtconform.
+func conform(t *testing.T, args ...string) int {
+	t.Helper()
+	if testing.Short() {
+		t.Skip("-short")
+	}
+	bin := os.Getenv("FBT_DTCONFORM")
+	if bin == "" {
+		t.Skip("FBT_DTCONFORM not set")
+	}
+	cmd := exec.Command(bin, append([]string{"-dtrace", os.Getenv("FBT_DTRACE"), "-j", "1", "-v"}, args...)...)
+	cmd.Dir = "../.."
+	out, _ := cmd.CombinedOutput()
+	t.Logf("%s", out)
+	return guesttest.Passed(t, out)
 }
 
 // tracedNames counts the functions a tracefs list of functions
