@@ -93,26 +93,10 @@ func waitMaps() []provider.HashMap {
 	return []provider.HashMap{{Name: waitMap, KeySize: 4, ValueSize: uint32(l.bioSize), MaxEntries: 4096}}
 }
 
-// tidKey stores this thread's id at fp-24, the map key.
-func tidKey(e *ktrace.Emitter) {
-	e.Emit(asm.FnGetCurrentPidTgid.Call(), asm.StoreMem(asm.RFP, -24, asm.R0, asm.Word))
-}
-
 // remember copies the bio in R8 into this thread's entry of dt_io_wait.
 func remember(e *ktrace.Emitter, l *waitLayout) {
-	tidKey(e)
+	e.ThreadEntry(waitMap, true)
 	e.Emit(
-		// Make the entry (its bytes from the scratch area, overwritten
-		// next), then copy the bio into it.
-		asm.LoadMapPtr(asm.R1, 0).WithReference(waitMap),
-		asm.Mov.Reg(asm.R2, asm.RFP), asm.Add.Imm(asm.R2, -24),
-		asm.Mov.Reg(asm.R3, asm.R7),
-		asm.Mov.Imm(asm.R4, 0),
-		asm.FnMapUpdateElem.Call(),
-		asm.LoadMapPtr(asm.R1, 0).WithReference(waitMap),
-		asm.Mov.Reg(asm.R2, asm.RFP), asm.Add.Imm(asm.R2, -24),
-		asm.FnMapLookupElem.Call(),
-		asm.JEq.Imm(asm.R0, 0, provider.SkipLabel),
 		asm.Mov.Reg(asm.R1, asm.R0),
 		asm.Mov.Imm(asm.R2, l.bioSize),
 		asm.Mov.Reg(asm.R3, asm.R8),
@@ -132,13 +116,7 @@ func fireWaiting(e *ktrace.Emitter, l *waitLayout, sleeping bool) {
 		e.Load(asm.R0, asm.R8, l.stateOff, 4)
 		e.Emit(asm.JEq.Imm(asm.R0, 0, provider.SkipLabel))
 	}
-	tidKey(e)
-	e.Emit(
-		asm.LoadMapPtr(asm.R1, 0).WithReference(waitMap),
-		asm.Mov.Reg(asm.R2, asm.RFP), asm.Add.Imm(asm.R2, -24),
-		asm.FnMapLookupElem.Call(),
-		asm.JEq.Imm(asm.R0, 0, provider.SkipLabel),
-	)
+	e.ThreadEntry(waitMap, false)
 	e.SetArg(0, asm.R0)
 	e.SetArg(1, asm.R0)
 }

@@ -50,18 +50,7 @@ func execPath(e *ktrace.Emitter) error {
 	e.Mark(at)
 	e.Field(asm.R8, execveatFilename, 8, false)
 	e.Mark(have)
-	e.Emit(
-		asm.FnGetCurrentPidTgid.Call(), asm.StoreMem(asm.RFP, -24, asm.R0, asm.Word),
-		asm.LoadMapPtr(asm.R1, 0).WithReference(execMap),
-		asm.Mov.Reg(asm.R2, asm.RFP), asm.Add.Imm(asm.R2, -24),
-		asm.Mov.Reg(asm.R3, asm.R7),
-		asm.Mov.Imm(asm.R4, 0),
-		asm.FnMapUpdateElem.Call(),
-		asm.LoadMapPtr(asm.R1, 0).WithReference(execMap),
-		asm.Mov.Reg(asm.R2, asm.RFP), asm.Add.Imm(asm.R2, -24),
-		asm.FnMapLookupElem.Call(),
-		asm.JEq.Imm(asm.R0, 0, provider.SkipLabel),
-	)
+	e.ThreadEntry(execMap, true)
 	e.SetArg(0, asm.R0)
 	e.Emit(
 		asm.Mov.Reg(asm.R1, asm.R0),
