@@ -1,11 +1,9 @@
 package main
 
 import (
-	"errors"
 	"fmt"
 	"os/exec"
 	"strings"
-	"time"
 )
 
 // hotFunction is the kernel function every getppid() call runs (amd64),
@@ -38,33 +36,11 @@ func benchFbt(c *config) error {
 		{"bpftrace: kprobe:vfs_*", []string{c.bpftrace, "-e",
 			`BEGIN { printf("ready\n"); } kprobe:vfs_* { @[probe] = count(); }`}, noCheck, false},
 	}
-	ready := make([][]time.Duration, len(attach))
-	exit := make([][]time.Duration, len(attach))
-	for round := 0; round <= c.rounds; round++ {
-		for i, t := range attach {
-			r, rd, err := startTracer(c, t)
-			if err != nil {
-				return err
-			}
-			ex, _, serr := r.stop(c)
-			if errors.Is(serr, errHung) {
-				fmt.Printf("   WARNING: round %d: %v; sample dropped\n", round, serr)
-				continue
-			} else if serr != nil {
-				return serr
-			}
-			if c.verbose {
-				fmt.Printf("   round %d: %-34s ready %s exit %s\n", round, t.name, ms(rd), ms(ex))
-			}
-			if round > 0 {
-				ready[i], exit[i] = append(ready[i], rd), append(exit[i], ex)
-			}
-		}
+	ready, exit, err := readyExitRounds(c, attach, 34)
+	if err != nil {
+		return err
 	}
-	fmt.Printf("   %-36s %10s %10s %10s\n", "median", "ready", "exit", "total")
-	for i, t := range attach {
-		fmt.Printf("   %-36s %10s %10s %10s\n", t.name, ms(median(ready[i])), ms(median(exit[i])), ms(median(ready[i])+median(exit[i])))
-	}
+	printReadyExit(attach, ready, exit, 36, 10)
 
 	fmt.Printf("\n== fbt 2. per-event overhead of %s: %d rounds of M=%d getppid() calls, alternating\n", hotFunction, c.rounds, c.m)
 	ts := []tracer{

@@ -38,31 +38,11 @@ func benchFbtScale(c *config) error {
 		{"bpftrace: kprobe:vfs_*", []string{c.bpftrace, "-e",
 			`BEGIN { printf("ready\n"); } kprobe:vfs_* { @[probe] = count(); }`}, noCheck, false},
 	}
-	ready := make([][]time.Duration, len(ts))
-	exit := make([][]time.Duration, len(ts))
-	for round := 0; round <= c.rounds; round++ {
-		for i, t := range ts {
-			rd, ex, _, err := readyExit(c, t, nil)
-			if errors.Is(err, errHung) {
-				fmt.Printf("   WARNING: round %d: %v; sample dropped\n", round, err)
-				continue
-			} else if err != nil {
-				return err
-			}
-			if c.verbose {
-				fmt.Printf("   round %d: %-24s ready %s exit %s\n", round, t.name, ms(rd), ms(ex))
-			}
-			if round > 0 {
-				ready[i], exit[i] = append(ready[i], rd), append(exit[i], ex)
-			}
-		}
+	ready, exit, err := readyExitRounds(c, ts, 24)
+	if err != nil {
+		return err
 	}
-	fmt.Printf("   %-24s %12s %12s %12s\n", "median", "ready", "exit", "total")
-	total := make([]time.Duration, len(ts))
-	for i, t := range ts {
-		total[i] = median(ready[i]) + median(exit[i])
-		fmt.Printf("   %-24s %12s %12s %12s\n", t.name, ms(median(ready[i])), ms(median(exit[i])), ms(total[i]))
-	}
+	total := printReadyExit(ts, ready, exit, 24, 12)
 	fmt.Printf("   ours/bpftrace: ready %s, exit %s, total %s (target: total <= 0.50x)\n",
 		ratio(float64(median(ready[0])), float64(median(ready[1]))),
 		ratio(float64(median(exit[0])), float64(median(exit[1]))),
@@ -119,6 +99,44 @@ func readyExit(c *config, t tracer, during func()) (ready, exit time.Duration, o
 		return 0, 0, "", err
 	}
 	return rd, ex, r.out.String(), nil
+}
+
+// readyExitRounds runs each tracer of ts c.rounds+1 times, alternating,
+// and returns the ready and exit times of each (readyExit) from every
+// round but the first; a run that hangs is reported and its sample
+// dropped. w is the width of the names in -v's lines.
+func readyExitRounds(c *config, ts []tracer, w int) (ready, exit [][]time.Duration, err error) {
+	ready, exit = make([][]time.Duration, len(ts)), make([][]time.Duration, len(ts))
+	for round := 0; round <= c.rounds; round++ {
+		for i, t := range ts {
+			rd, ex, _, err := readyExit(c, t, nil)
+			if errors.Is(err, errHung) {
+				fmt.Printf("   WARNING: round %d: %v; sample dropped\n", round, err)
+				continue
+			} else if err != nil {
+				return nil, nil, err
+			}
+			if c.verbose {
+				fmt.Printf("   round %d: %-*s ready %s exit %s\n", round, w, t.name, ms(rd), ms(ex))
+			}
+			if round > 0 {
+				ready[i], exit[i] = append(ready[i], rd), append(exit[i], ex)
+			}
+		}
+	}
+	return ready, exit, nil
+}
+
+// printReadyExit prints the median ready, exit and total times of each
+// tracer, names nw and times tw wide, and returns the totals.
+func printReadyExit(ts []tracer, ready, exit [][]time.Duration, nw, tw int) []time.Duration {
+	fmt.Printf("   %-*s %*s %*s %*s\n", nw, "median", tw, "ready", tw, "exit", tw, "total")
+	total := make([]time.Duration, len(ts))
+	for i, t := range ts {
+		total[i] = median(ready[i]) + median(exit[i])
+		fmt.Printf("   %-*s %*s %*s %*s\n", nw, t.name, tw, ms(median(ready[i])), tw, ms(median(exit[i])), tw, ms(total[i]))
+	}
+	return total
 }
 
 // traceable counts the lines of a tracefs list of functions, less the
