@@ -18,17 +18,6 @@ echo 1 >/proc/sys/kernel/bpf_stats_enabled
 go build -o "$w/dtrace" ./cmd/dtrace
 gcc -O2 -fno-omit-frame-pointer -o "$w/deep" bench/ustack/deep.c
 gcc -O2 -fomit-frame-pointer -o "$w/chain" internal/testutil/testprog/testdata/chain.c
-cat >"$w/loop.py" <<PY
-import time
-def f(n):
-    s = 0
-    for i in range(n):
-        s += i * i
-    return s
-t = time.time()
-while time.time() - t < $secs:
-    f(100000)
-PY
 head -c 200M /dev/urandom >"$w/data"
 
 # progcost PID: "runs ns" summed over the perf-event (type 7) programs
@@ -85,7 +74,7 @@ ours fp "-x ustackfp" "ustack()" taskset -c 1 "$w/deep"
 echo "  frame-pointer walk (bpf_get_stack): $(((total - per * runs) / samples)) ns per sample"
 
 echo "== python3 busy loop (/usr/bin/python3, ${secs}s)"
-DTRACE_UWDEBUG=1 "$w/dtrace" -q -n 'profile-997 /pid == $target/ { @[ustack()] = count(); }' -c "/usr/bin/python3 $w/loop.py" >"$w/py.out" 2>"$w/py.err" &
+DTRACE_UWDEBUG=1 "$w/dtrace" -q -n 'profile-997 /pid == $target/ { @[ustack()] = count(); }' -c "/usr/bin/python3 $PWD/internal/testutil/testprog/testdata/loop.py $secs" >"$w/py.out" 2>"$w/py.err" &
 d=$!
 sleep $((secs - 1))
 rc=$(progcost $d)
@@ -104,7 +93,7 @@ echo "== depth beside bpftrace ($(bpftrace --version))"
 for prog in chain python3 gzip; do
 	case $prog in
 	chain) cmd="$w/chain 100000000" ;;
-	python3) cmd="/usr/bin/python3 $w/loop.py" ;;
+	python3) cmd="/usr/bin/python3 $PWD/internal/testutil/testprog/testdata/loop.py $secs" ;;
 	gzip) cmd="/usr/bin/gzip -1 -f -k $w/data" ;;
 	esac
 	timeout -s INT $((secs + 10)) "$w/dtrace" -q -n 'profile-997 /pid == $target/ { @[ustack()] = count(); } tick-'"$secs"'s { exit(0); }' -c "$cmd" >"$w/o.$prog" 2>/dev/null || true

@@ -18,7 +18,7 @@ import (
 )
 
 // script runs every scenario with dtrace $1, the chain program $2, into
-// directory $3 (one file each), python's loop for $4 seconds, gzip -1 of
+// directory $3 (one file each), python's loop (loop.py beside $2) for $4 seconds, gzip -1 of
 // $5 MB, d profiled until it has 500 samples of chain or for $6 seconds
 // (120 by default). It runs the same on this machine and in the guests.
 // The guest's timer fires less often than 997 times a second when the
@@ -55,18 +55,7 @@ eu-stack -p $pid >eustack.txt 2>&1
 kill -9 $pid
 step eu-stack
 # Debian's python3 in a pure-Python loop.
-cat >loop.py <<EOF
-import time
-def f(n):
-    s = 0
-    for i in range(n):
-        s += i * i
-    return s
-t = time.time()
-while time.time() - t < $PYSECS:
-    f(100000)
-EOF
-$D -q -n 'profile-997 /pid == $target/ { @[ustack()] = count(); }' -c "/usr/bin/python3 $W/loop.py" >python.txt 2>&1
+$D -q -n 'profile-997 /pid == $target/ { @[ustack()] = count(); }' -c "/usr/bin/python3 ${P%/*}/loop.py $PYSECS" >python.txt 2>&1
 step python
 # gzip -1 of GZMB megabytes.
 head -c ${GZMB}M /dev/urandom >data
@@ -274,7 +263,7 @@ func check(t *testing.T, dir, where string, pyMin, gzMin float64) {
 }
 
 // setup builds dtrace and chain into a directory the guests see and
-// writes the script there.
+// writes the script and python's loop there.
 func setup(t *testing.T) (dir, sh, dtrace, chain string) {
 	testprog.NeedRoot(t, "BPF")
 	for _, bin := range []string{"gcc", "eu-stack", "/usr/bin/python3", "/usr/bin/gzip"} {
@@ -285,6 +274,13 @@ func setup(t *testing.T) (dir, sh, dtrace, chain string) {
 	dir = guesttest.Dir(t, ".ustack-")
 	dtrace = testprog.BuildCmd(t, dir, "dtrace")
 	chain = testprog.BuildIn(t, dir, "chain", []string{"chain.c"}, "-O2", "-fomit-frame-pointer")
+	loop, err := os.ReadFile(filepath.Join(testprog.Dir(), "loop.py"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "loop.py"), loop, 0o644); err != nil {
+		t.Fatal(err)
+	}
 	return dir, guesttest.Script(t, dir, "ustack.sh", script), dtrace, chain
 }
 
