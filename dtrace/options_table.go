@@ -3,9 +3,10 @@ package dtrace
 import (
 	"reflect"
 	"sort"
-	"strconv"
 	"strings"
 	"sync"
+
+	"github.com/dtrace-go/dtrace/internal/cnum"
 )
 
 // This file and options_runtime.go are the option table: every option
@@ -71,20 +72,6 @@ func cppArg(prefix string) func(*Options, optValue) error {
 		o.CPPArgs = append(o.CPPArgs, prefix+v.Str)
 		return nil
 	}
-}
-
-// atoi mimics C atoi for the few options libdtrace parses that way.
-func atoi(s string) int64 {
-	s = strings.TrimLeft(s, " \t")
-	i := 0
-	if i < len(s) && (s[i] == '-' || s[i] == '+') {
-		i++
-	}
-	for i < len(s) && s[i] >= '0' && s[i] <= '9' {
-		i++
-	}
-	n, _ := strconv.ParseInt(s[:i], 10, 64)
-	return n
 }
 
 // difRegisters is DIF_DIR_NREGS, the only value iregs accepts.
@@ -301,7 +288,7 @@ func addAtoiOptions() {
 	atoiOpt := func(name string, f func(*Options) *int64, check func(int64) error) {
 		addOpt(&OptionSpec{Name: name, Kind: KindString, Class: ct,
 			set: func(o *Options, v optValue) error {
-				n := atoi(v.Str)
+				n := cnum.Atol(v.Str)
 				if err := check(n); err != nil {
 					return err
 				}

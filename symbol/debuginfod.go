@@ -18,6 +18,8 @@ import (
 	"sync/atomic"
 	"syscall"
 	"time"
+
+	"github.com/dtrace-go/dtrace/internal/cnum"
 )
 
 // debuginfod fetches debug files by build id from the servers that
@@ -100,17 +102,17 @@ func newDebuginfod(getenv func(string) string) *debuginfod {
 	if v := getenv("DEBUGINFOD_TIMEOUT"); v != "" {
 		// elfutils takes 0 or less as no limit at all; dtrace keeps its
 		// default then, as it never waits without a bound.
-		if n := atol(v); n > 0 {
+		if n := cnum.Atol(v); n > 0 {
 			d.timeout = time.Duration(n) * time.Second
 		}
 	}
-	if n := atol(getenv("DEBUGINFOD_MAXTIME")); n > 0 {
+	if n := cnum.Atol(getenv("DEBUGINFOD_MAXTIME")); n > 0 {
 		d.maxTime = time.Duration(n) * time.Second
 	}
-	d.maxSize = max(atol(getenv("DEBUGINFOD_MAXSIZE")), 0)
+	d.maxSize = max(cnum.Atol(getenv("DEBUGINFOD_MAXSIZE")), 0)
 	d.retries = debuginfodRetries
 	if v := getenv("DEBUGINFOD_RETRY_LIMIT"); v != "" {
-		d.retries = int(max(atol(v), 0))
+		d.retries = int(max(cnum.Atol(v), 0))
 	}
 	t := http.DefaultTransport.(*http.Transport).Clone()
 	t.RegisterProtocol("file", http.NewFileTransport(http.Dir("/")))
@@ -137,21 +139,6 @@ func cacheDir(getenv func(string) string) string {
 		xdg = filepath.Join(home, ".cache")
 	}
 	return filepath.Join(xdg, "debuginfod_client")
-}
-
-// atol reads a decimal number as C's atol does: leading blanks, a sign,
-// digits, and whatever follows ignored (0 when there are no digits).
-func atol(s string) int64 {
-	s = strings.TrimLeft(s, " \t\n")
-	end := 0
-	if end < len(s) && (s[end] == '-' || s[end] == '+') {
-		end++
-	}
-	for end < len(s) && s[end] >= '0' && s[end] <= '9' {
-		end++
-	}
-	n, _ := strconv.ParseInt(s[:end], 10, 64)
-	return n
 }
 
 // find returns the debug file of the object at path with build id id
@@ -429,7 +416,7 @@ func (d *debuginfod) config(name string, def int64) int64 {
 		return def
 	}
 	if s := strings.TrimSpace(string(b)); err == nil && s != "" && strings.Trim(s, "0123456789") == "" {
-		return atol(s)
+		return cnum.Atol(s)
 	}
 	return def
 }

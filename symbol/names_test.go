@@ -139,15 +139,6 @@ func TestPerfMap(t *testing.T) {
 	}
 }
 
-// TestAtol reads numbers as C's atol does.
-func TestAtol(t *testing.T) {
-	for s, want := range map[string]int64{"": 0, "5": 5, " 30s": 30, "-2": -2, "+7": 7, "x": 0, "12x3": 12} {
-		if got := atol(s); got != want {
-			t.Errorf("atol(%q) = %d, want %d", s, got, want)
-		}
-	}
-}
-
 // TestDebuginfodEnv reads the environment as elfutils does: URLs split
 // at spaces, "buildid" appended with one slash, duplicates dropped; the
 // cache directory from DEBUGINFOD_CACHE_PATH, XDG_CACHE_HOME or HOME;

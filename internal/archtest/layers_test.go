@@ -20,7 +20,7 @@ const module = "github.com/dtrace-go/dtrace"
 var floors = [][]string{
 	// 0: the contracts and leaf utilities: nothing of ours below them.
 	{"internal/abi", "internal/kernel", "internal/cpp", "internal/tracefs", "internal/lockedbuf",
-		"internal/kfeature", "program", "format", "symbol", "unwind", "dlang/syntax"},
+		"internal/kfeature", "internal/cnum", "program", "format", "symbol", "unwind", "dlang/syntax"},
 	// 1: the D language, aggregation values, the event model, the
 	// provider interface.
 	{"dlang/types", "dlang/check", "dlang/ktypes", "dlib", "aggregate", "output", "provider"},
