@@ -6,7 +6,9 @@
 // lquantize and llquantize are histograms with a bucket per non-empty
 // bucket of the aggregation (upper bounds inclusive, as "le" is), their
 // sum estimated from the buckets' lower bounds since the kernel keeps
-// only counts; quantize is a native histogram too (withNative).
+// only counts; quantize is a native histogram too (newNative). Pages are
+// in the text format, or in the protobuf one for a scraper that asks for
+// it (Prometheus does to read native histograms): expfmt.go.
 //
 // Values are read from the kernel at scrape time, by the goroutine that
 // consumes the buffers: a scrape asks (Server.Serve answers between
@@ -24,26 +26,18 @@
 package prom
 
 import (
+	"compress/gzip"
 	"crypto/tls"
 	"errors"
 	"fmt"
-	"math"
-	"math/bits"
 	"net"
 	"net/http"
-	"sort"
+	"slices"
 	"strings"
 	"time"
 
-	"github.com/prometheus/client_golang/prometheus"
-	"github.com/prometheus/client_golang/prometheus/promhttp"
-	dto "github.com/prometheus/client_model/go"
-	"google.golang.org/protobuf/proto"
-
 	"github.com/dtrace-go/dtrace/aggregate"
 	"github.com/dtrace-go/dtrace/format"
-	"github.com/dtrace-go/dtrace/output"
-	"github.com/dtrace-go/dtrace/program"
 )
 
 // CheckAddr checks that addr is host:port and that it can be listened
@@ -145,7 +139,7 @@ type Server struct {
 	srv    *http.Server
 	labels []string
 	sym    format.Symbolizer
-	reqs   chan chan []prometheus.Metric
+	reqs   chan chan []family
 	done   chan struct{}
 }
 
@@ -184,11 +178,9 @@ func StartConfig(c Config) (*Server, error) {
 		return nil, err
 	}
 	labels, sym := c.Labels, c.Sym
-	s := &Server{ln: ln, labels: labels, sym: sym, reqs: make(chan chan []prometheus.Metric), done: make(chan struct{})}
-	reg := prometheus.NewRegistry()
-	reg.MustRegister(collector{s})
+	s := &Server{ln: ln, labels: labels, sym: sym, reqs: make(chan chan []family), done: make(chan struct{})}
 	mux := http.NewServeMux()
-	mux.Handle("/metrics", promhttp.HandlerFor(reg, promhttp.HandlerOpts{}))
+	mux.HandleFunc("/metrics", s.metrics)
 	s.srv = &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
 	if c.WebConfig == "" {
 		go s.srv.Serve(ln)
@@ -232,7 +224,7 @@ func (s *Server) Serve(read Reader) error {
 				close(reply)
 				return err
 			}
-			reply <- s.Metrics(aggs)
+			reply <- s.families(aggs)
 		default:
 			return nil
 		}
@@ -250,223 +242,62 @@ func (s *Server) Close() error {
 	return s.srv.Close()
 }
 
+// ErrClosed is returned by Serve's reader once tracing is over.
+var ErrClosed = errors.New("prometheus endpoint closed")
+
 // scrapeWait bounds how long a scrape waits for the consumer.
 const scrapeWait = 5 * time.Second
 
-// collector asks the consumer for the metrics at scrape time.
-type collector struct{ s *Server }
-
-// Describe describes nothing: the families follow the program's
-// aggregations, which the registry then does not check in advance.
-func (collector) Describe(chan<- *prometheus.Desc) {}
-
-func (c collector) Collect(ch chan<- prometheus.Metric) {
-	reply := make(chan []prometheus.Metric, 1)
+// scrape asks the consumer for the metrics: none once tracing is over or
+// when it does not answer in time.
+func (s *Server) scrape() []family {
+	reply := make(chan []family, 1)
 	select {
-	case c.s.reqs <- reply:
-	case <-c.s.done:
-		return
+	case s.reqs <- reply:
+	case <-s.done:
+		return nil
 	case <-time.After(scrapeWait):
-		return
+		return nil
 	}
 	select {
-	case ms := <-reply:
-		for _, m := range ms {
-			ch <- m
-		}
+	case fams := <-reply:
+		return fams
 	case <-time.After(scrapeWait):
+		return nil
 	}
 }
 
-// Name is the metric family of an aggregation: dtrace_NAME, characters
-// Prometheus does not take as '_'.
-func Name(a *aggregate.Agg) string {
-	n := strings.TrimPrefix(a.Desc.Name, "@")
-	if n == "" {
-		n = "agg"
+// metrics serves /metrics in the format the Accept header prefers,
+// gzip-compressed when Accept-Encoding prefers that; name[] parameters
+// select families by name.
+func (s *Server) metrics(w http.ResponseWriter, r *http.Request) {
+	fams, err := gather(s.scrape())
+	if err != nil {
+		http.Error(w, "An error has occurred while serving metrics:\n\n"+err.Error(), http.StatusInternalServerError)
+		return
 	}
-	b := []byte(n)
-	for i, c := range b {
-		if !(c == '_' || c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9') {
-			b[i] = '_'
-		}
+	if names := r.URL.Query()["name[]"]; len(names) > 0 {
+		fams = slices.DeleteFunc(fams, func(f family) bool { return !slices.Contains(names, f.name) })
 	}
-	return "dtrace_" + string(b)
+	proto, ctype := negotiate(r.Header.Get("Accept"))
+	var body []byte
+	if proto {
+		body = writeProto(nil, fams)
+	} else {
+		var b strings.Builder
+		writeText(&b, fams)
+		body = []byte(b.String())
+	}
+	h := w.Header()
+	h.Add("Vary", "Accept")
+	h.Add("Vary", "Accept-Encoding")
+	h.Set("Content-Type", ctype)
+	if !gzipWanted(r.Header.Values("Accept-Encoding")) {
+		w.Write(body)
+		return
+	}
+	h.Set("Content-Encoding", "gzip")
+	gz := gzip.NewWriter(w)
+	gz.Write(body)
+	gz.Close()
 }
-
-// Metrics turns aggregations into metrics.
-func (s *Server) Metrics(aggs []*aggregate.Agg) []prometheus.Metric {
-	var out []prometheus.Metric
-	for _, a := range aggs {
-		if a == nil {
-			continue
-		}
-		var desc *prometheus.Desc
-		for _, e := range a.Entries() {
-			if desc == nil {
-				desc = prometheus.NewDesc(Name(a), fmt.Sprintf("dtrace aggregation %s = %s()", aggLabel(a), a.Desc.Func),
-					s.labelNames(len(e.Key)), nil)
-			}
-			vals := s.labelValues(e.Key)
-			var m prometheus.Metric
-			var err error
-			switch a.Desc.Func {
-			case program.AggQuantize, program.AggLquantize, program.AggLlquantize:
-				count, sum, buckets := histogram(a, e)
-				m, err = prometheus.NewConstHistogram(desc, count, sum, buckets, vals...)
-				if err == nil && a.Desc.Func == program.AggQuantize {
-					m, err = withNative(m, a, e)
-				}
-			default:
-				m, err = prometheus.NewConstMetric(desc, prometheus.GaugeValue, float64(output.Value(a, e)), vals...)
-			}
-			if err == nil {
-				out = append(out, m)
-			}
-		}
-	}
-	return out
-}
-
-func aggLabel(a *aggregate.Agg) string {
-	if a.Desc.Name == "" {
-		return "@"
-	}
-	return a.Desc.Name
-}
-
-func (s *Server) labelNames(n int) []string {
-	names := make([]string, n)
-	for i := range names {
-		if i < len(s.labels) && s.labels[i] != "" {
-			names[i] = s.labels[i]
-		} else {
-			names[i] = fmt.Sprintf("key%d", i)
-		}
-	}
-	return names
-}
-
-func (s *Server) labelValues(key []program.Value) []string {
-	vals := make([]string, len(key))
-	for i, k := range key {
-		switch x := k.(type) {
-		case program.String:
-			vals[i] = string(x)
-		case program.Int:
-			if x.Signed {
-				vals[i] = fmt.Sprint(x.Int64())
-			} else {
-				vals[i] = fmt.Sprint(x.Uint64())
-			}
-		case program.Stack:
-			a := aggregate.New(&aggregate.Desc{Func: program.AggCount})
-			a.Add([]program.Value{x}, []int64{0})
-			if f := output.Fold(a, s.sym, aggregate.SortOptions{}); len(f) == 1 {
-				vals[i] = strings.Join(f[0].Frames, ";")
-			}
-		case program.Sym:
-			vals[i] = output.FrameName(s.sym, x.Kind >= program.UserSym, x.PID, x.Addr)
-		default:
-			vals[i] = fmt.Sprint(k)
-		}
-	}
-	return vals
-}
-
-// histogram gives a quantization's count, estimated sum and cumulative
-// buckets by upper bound.
-func histogram(a *aggregate.Agg, e *aggregate.Entry) (uint64, float64, map[float64]uint64) {
-	buckets := map[float64]uint64{}
-	var count uint64
-	var sum float64
-	for _, b := range aggregate.Buckets(a, e) {
-		lo, hi, n := b[0], b[1], b[2]
-		if n <= 0 {
-			continue
-		}
-		count += uint64(n)
-		sum += float64(lo) * float64(n)
-		if hi != math.MaxInt64 {
-			buckets[float64(hi)] = count
-		}
-	}
-	return count, sum, buckets
-}
-
-// withNative adds to the classic histogram m of quantize() entry e the
-// same counts as a native histogram of schema 0 (buckets at the powers
-// of two, which quantize's are too). A quantize bucket [2^k, 2^(k+1)-1]
-// goes to the native bucket that holds its upper bound, (2^k, 2^(k+1)]:
-// only a value that is itself a power of two sits one native bucket
-// higher than an observed native histogram would put it. lquantize and
-// llquantize buckets are linear within a power of ten, which no native
-// schema draws: they stay classic only.
-func withNative(m prometheus.Metric, a *aggregate.Agg, e *aggregate.Entry) (prometheus.Metric, error) {
-	var out dto.Metric
-	if err := m.Write(&out); err != nil {
-		return nil, err
-	}
-	h := out.Histogram
-	pos, neg := map[int]int64{}, map[int]int64{}
-	var zero uint64
-	for _, b := range aggregate.Buckets(a, e) {
-		lo, hi, n := b[0], b[1], b[2]
-		switch {
-		case n <= 0:
-		case lo == 0 && hi == 0:
-			zero += uint64(n)
-		case lo > 0:
-			pos[bits.Len64(uint64(hi-1))] += n
-		default:
-			neg[bits.Len64(uint64(-lo)-1)] += n
-		}
-	}
-	h.Schema, h.ZeroThreshold, h.ZeroCount = proto.Int32(0), proto.Float64(0), proto.Uint64(zero)
-	h.PositiveSpan, h.PositiveDelta = nativeSpans(pos)
-	h.NegativeSpan, h.NegativeDelta = nativeSpans(neg)
-	return nativeMetric{m.Desc(), &out}, nil
-}
-
-// nativeSpans encodes counts by bucket index as a native histogram does:
-// spans of consecutive indices (the first at its index, the others after
-// a gap) and each count as the difference from the one before.
-func nativeSpans(counts map[int]int64) ([]*dto.BucketSpan, []int64) {
-	idx := make([]int, 0, len(counts))
-	for i := range counts {
-		idx = append(idx, i)
-	}
-	sort.Ints(idx)
-	var spans []*dto.BucketSpan
-	var deltas []int64
-	prevIdx, prev := 0, int64(0)
-	for k, i := range idx {
-		switch {
-		case k == 0:
-			spans = append(spans, &dto.BucketSpan{Offset: proto.Int32(int32(i)), Length: proto.Uint32(1)})
-		case i == prevIdx+1:
-			*spans[len(spans)-1].Length++
-		default:
-			spans = append(spans, &dto.BucketSpan{Offset: proto.Int32(int32(i - prevIdx - 1)), Length: proto.Uint32(1)})
-		}
-		deltas = append(deltas, counts[i]-prev)
-		prevIdx, prev = i, counts[i]
-	}
-	return spans, deltas
-}
-
-// nativeMetric is a metric already written out.
-type nativeMetric struct {
-	desc *prometheus.Desc
-	m    *dto.Metric
-}
-
-func (n nativeMetric) Desc() *prometheus.Desc { return n.desc }
-
-func (n nativeMetric) Write(out *dto.Metric) error {
-	out.Label, out.Histogram = n.m.Label, n.m.Histogram
-	return nil
-}
-
-// ErrClosed is returned by Serve's reader once tracing is over.
-var ErrClosed = errors.New("prometheus endpoint closed")

@@ -1,14 +1,11 @@
 package prom
 
 import (
-	"fmt"
 	"io"
 	"net/http"
 	"strings"
 	"testing"
 	"time"
-
-	dto "github.com/prometheus/client_model/go"
 
 	"github.com/dtrace-go/dtrace/aggregate"
 	"github.com/dtrace-go/dtrace/program"
@@ -67,23 +64,7 @@ func TestScrape(t *testing.T) {
 	}
 	q.Add([]program.Value{program.String("x")}, slots)
 
-	s, err := Start("127.0.0.1:0", []string{"func"}, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer s.Close()
-	stop := make(chan struct{})
-	defer close(stop)
-	go func() {
-		for {
-			select {
-			case <-stop:
-				return
-			case <-time.After(10 * time.Millisecond):
-			}
-			s.Serve(func() ([]*aggregate.Agg, error) { return []*aggregate.Agg{calls, byFunc, q}, nil })
-		}
-	}()
+	s := serve(t, func() []*aggregate.Agg { return []*aggregate.Agg{calls, byFunc, q} })
 	resp, err := http.Get("http://" + s.Addr() + "/metrics")
 	if err != nil {
 		t.Fatal(err)
@@ -112,47 +93,29 @@ func TestScrape(t *testing.T) {
 	}
 }
 
-// TestNative: a quantize() entry is a classic histogram and, with the
-// same counts, a native one of schema 0, each bucket at the power of two
-// that bounds it; lquantize() stays classic.
-func TestNative(t *testing.T) {
-	q := aggregate.New(&aggregate.Desc{ID: 0, Name: "@q", Func: program.AggQuantize})
-	slots := make([]int64, q.Desc.NSlots())
-	for _, v := range []int64{1, 5, 6, 100, 0, -3} {
-		q.Desc.Update(slots, v, 1)
-	}
-	q.Add(nil, slots)
-	l := aggregate.New(&aggregate.Desc{ID: 1, Name: "@l", Func: program.AggLquantize, Base: 0, Levels: 10, Step: 10})
-	lslots := make([]int64, l.Desc.NSlots())
-	l.Desc.Update(lslots, 15, 1)
-	l.Add(nil, lslots)
-	ms := (&Server{}).Metrics([]*aggregate.Agg{q, l})
-	if len(ms) != 2 {
-		t.Fatalf("%d metrics, want 2", len(ms))
-	}
-	var m dto.Metric
-	if err := ms[0].Write(&m); err != nil {
+// serve starts a Server on a loopback port whose keys' first label is
+// func, and answers its scrapes with read's aggregations until the test
+// ends, as the consumer does between passes over the buffers.
+func serve(t *testing.T, read func() []*aggregate.Agg) *Server {
+	t.Helper()
+	s, err := Start("127.0.0.1:0", []string{"func"}, nil)
+	if err != nil {
 		t.Fatal(err)
 	}
-	h := m.GetHistogram()
-	spans := func(ss []*dto.BucketSpan) (out [][2]int) {
-		for _, s := range ss {
-			out = append(out, [2]int{int(s.GetOffset()), int(s.GetLength())})
+	stop := make(chan struct{})
+	t.Cleanup(func() {
+		close(stop)
+		s.Close()
+	})
+	go func() {
+		for {
+			select {
+			case <-stop:
+				return
+			case <-time.After(5 * time.Millisecond):
+			}
+			s.Serve(func() ([]*aggregate.Agg, error) { return read(), nil })
 		}
-		return out
-	}
-	// 1 in (1/2, 1]: index 0; 5 and 6 in (4, 8]: 3; 100 in (64, 128]: 7;
-	// -3 in [-4, -2): negative index 2; 0 in the zero bucket.
-	if h.GetSchema() != 0 || h.GetZeroCount() != 1 || h.GetSampleCount() != 6 ||
-		fmt.Sprint(spans(h.PositiveSpan), h.PositiveDelta) != "[[0 1] [2 1] [3 1]] [1 1 -1]" ||
-		fmt.Sprint(spans(h.NegativeSpan), h.NegativeDelta) != "[[2 1]] [1]" || len(h.Bucket) == 0 {
-		t.Errorf("quantize: %v", h)
-	}
-	m.Reset()
-	if err := ms[1].Write(&m); err != nil {
-		t.Fatal(err)
-	}
-	if h := m.GetHistogram(); h.Schema != nil || len(h.PositiveSpan) != 0 || len(h.Bucket) == 0 {
-		t.Errorf("lquantize: %v", h)
-	}
+	}()
+	return s
 }
