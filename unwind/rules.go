@@ -310,12 +310,18 @@ func run(c *CIE, ins []byte, st, init *state, loc *uint64, advance func(next uin
 			case cfaSameValue:
 				a, ok = r.uleb()
 				set(a, regRule{kind: ruleSame})
-			case cfaRegister, cfaValOffset:
+			case cfaRegister, cfaValOffset, cfaValOffsetSF, cfaExpression, cfaValExpression:
 				// Rules the unwinder does not follow: the register
-				// is lost (ruleOther); the operand is skipped.
+				// is lost (ruleOther); the second operand is
+				// skipped: an expression block, or a LEB128 number
+				// (signed or not, the same bytes).
 				a, ok = r.uleb()
 				if ok {
-					_, ok = r.uleb()
+					if op == cfaExpression || op == cfaValExpression {
+						_, ok = r.block()
+					} else {
+						_, ok = r.uleb()
+					}
 					set(a, regRule{kind: ruleOther})
 				}
 			case cfaRememberState:
@@ -359,23 +365,11 @@ func run(c *CIE, ins []byte, st, init *state, loc *uint64, advance func(next uin
 				if ok && blk == nil {
 					st.cfaExpr = []byte{}
 				}
-			case cfaExpression, cfaValExpression:
-				a, ok = r.uleb()
-				if ok {
-					_, ok = r.block()
-					set(a, regRule{kind: ruleOther})
-				}
 			case cfaOffsetExtendedSF:
 				a, ok = r.uleb()
 				if ok {
 					sb, ok = r.sleb()
 					set(a, regRule{ruleOffset, sb * c.DataAlign})
-				}
-			case cfaValOffsetSF:
-				a, ok = r.uleb()
-				if ok {
-					_, ok = r.sleb()
-					set(a, regRule{kind: ruleOther})
 				}
 			case cfaGNUArgsSize:
 				_, ok = r.uleb()
