@@ -125,3 +125,31 @@ func AttachKprobe(p *Probe, fn string, prog *ebpf.Program, cookie uint64) (io.Cl
 	}
 	return l, nil
 }
+
+// AttachPerfEvents opens a perf event of attr on each of cpus (for every
+// process) and links prog to each with BPF_LINK_CREATE, for probe p;
+// closing the result detaches the program and closes the events.
+func AttachPerfEvents(p *Probe, attr unix.PerfEventAttr, cpus []int, prog *ebpf.Program) (io.Closer, error) {
+	var cs []io.Closer
+	for _, cpu := range cpus {
+		fd, err := unix.PerfEventOpen(&attr, -1, cpu, -1, unix.PERF_FLAG_FD_CLOEXEC)
+		if err != nil {
+			Closers(cs...).Close()
+			return nil, fmt.Errorf("attach %s on CPU %d: perf_event_open: %w", p, cpu, err)
+		}
+		l, err := link.AttachRawLink(link.RawLinkOptions{Target: fd, Program: prog, Attach: ebpf.AttachPerfEvent})
+		if err != nil {
+			unix.Close(fd)
+			Closers(cs...).Close()
+			return nil, fmt.Errorf("attach %s on CPU %d: link perf event: %w", p, cpu, err)
+		}
+		// Closers closes in reverse: the link before its event.
+		cs = append(cs, perfFD(fd), l)
+	}
+	return Closers(cs...), nil
+}
+
+// perfFD closes a perf event file descriptor.
+type perfFD int
+
+func (fd perfFD) Close() error { return unix.Close(int(fd)) }

@@ -3,12 +3,10 @@
 package cpc
 
 import (
-	"fmt"
 	"io"
 	"unsafe"
 
 	"github.com/cilium/ebpf"
-	"github.com/cilium/ebpf/link"
 	"golang.org/x/sys/unix"
 
 	"github.com/dtrace-go/dtrace/internal/kernel"
@@ -44,32 +42,10 @@ func canCount(typ uint32, config uint64) bool {
 	return true
 }
 
-// perfFD closes a perf event file descriptor.
-type perfFD int
-
-func (fd perfFD) Close() error { return unix.Close(int(fd)) }
-
 func attach(p *provider.Probe, c Counter, prog *ebpf.Program) (io.Closer, error) {
 	cpus, err := kernel.OnlineCPUs()
 	if err != nil {
 		return nil, err
 	}
-	var cs []io.Closer
-	for _, cpu := range cpus {
-		a := attr(c)
-		fd, err := unix.PerfEventOpen(&a, -1, cpu, -1, unix.PERF_FLAG_FD_CLOEXEC)
-		if err != nil {
-			provider.Closers(cs...).Close()
-			return nil, fmt.Errorf("attach %s on CPU %d: perf_event_open: %w", p, cpu, err)
-		}
-		l, err := link.AttachRawLink(link.RawLinkOptions{Target: fd, Program: prog, Attach: ebpf.AttachPerfEvent})
-		if err != nil {
-			unix.Close(fd)
-			provider.Closers(cs...).Close()
-			return nil, fmt.Errorf("attach %s on CPU %d: link perf event: %w", p, cpu, err)
-		}
-		// The link closes before its event.
-		cs = append(cs, perfFD(fd), l)
-	}
-	return provider.Closers(cs...), nil
+	return provider.AttachPerfEvents(p, attr(c), cpus, prog)
 }
