@@ -82,6 +82,16 @@ func measureEvents(c *config, m int64, nr int, ts []tracer) ([]loopRun, []*event
 	return base, res, nil
 }
 
+// runEvents measures the tracers ts (measureEvents) and prints what
+// they cost (printEvents), returning each one's overhead by name.
+func runEvents(c *config, m int64, nr int, ts []tracer) (map[string]float64, error) {
+	base, res, err := measureEvents(c, m, nr, ts)
+	if err != nil {
+		return nil, err
+	}
+	return printEvents(c, m, base, res), nil
+}
+
 func printEvents(c *config, m int64, base []loopRun, res []*eventResult) map[string]float64 {
 	cpus := func(rs []loopRun) (cpu, wall []time.Duration) {
 		for _, r := range rs {
@@ -197,11 +207,10 @@ func printWideCommands() {
 func benchEvent(c *config) error {
 	fmt.Printf("\n== 2. per-event overhead: %d rounds of M=%d getppid() calls, alternating\n", c.rounds, c.m)
 	printGetppidCommands(c)
-	base, res, err := measureEvents(c, c.m, 0, available(c, getppidTracers(c)))
+	over, err := runEvents(c, c.m, 0, available(c, getppidTracers(c)))
 	if err != nil {
 		return err
 	}
-	over := printEvents(c, c.m, base, res)
 	o, b := get(over, oursGetppid), get(over, bpfGetppid)
 	fmt.Printf("   ratios: ours/bpftrace %s", ratio(o, b))
 	for _, f := range floors(c) {
@@ -231,12 +240,8 @@ func benchEvent(c *config) error {
 func benchOther(c *config) error {
 	fmt.Printf("\n== 2e. cost to other system calls: %d rounds of M=%d getpid() calls, alternating, under the tracers of 2\n", c.rounds, c.m)
 	printGetppidCommands(c)
-	base, res, err := measureEvents(c, c.m, otherNR, available(c, getppidTracers(c)))
-	if err != nil {
-		return err
-	}
-	printEvents(c, c.m, base, res)
-	return nil
+	_, err := runEvents(c, c.m, otherNR, available(c, getppidTracers(c)))
+	return err
 }
 
 // benchBreakdown (not run by default: -only breakdown) measures the
@@ -254,12 +259,8 @@ func benchBreakdown(c *config) error {
 			`BEGIN { printf("ready\n"); } tracepoint:syscalls:sys_enter_getppid { ` + body + " }"}, noCheck, false})
 	}
 	ts = append(ts, floors(c)...)
-	base, res, err := measureEvents(c, c.m, 0, available(c, ts))
-	if err != nil {
-		return err
-	}
-	printEvents(c, c.m, base, res)
-	return nil
+	_, err := runEvents(c, c.m, 0, available(c, ts))
+	return err
 }
 
 // benchWide is per-event overhead again, under the wide descriptions of
@@ -269,11 +270,10 @@ func benchWide(c *config) error {
 	fmt.Printf("\n== 2b. per-event overhead, wide descriptions: %d rounds of M=%d getppid() calls, alternating\n", c.rounds, c.wideM)
 	printWideCommands()
 	ts := available(c, wideTracers(c))
-	base, res, err := measureEvents(c, c.wideM, 0, ts)
+	over, err := runEvents(c, c.wideM, 0, ts)
 	if err != nil {
 		return err
 	}
-	over := printEvents(c, c.wideM, base, res)
 	o, b, r := get(over, oursWide), get(over, bpfWide), get(over, bpfRaw)
 	fmt.Printf("   ratios: ours/bpftrace(sys_enter_*) %s, ours/bpftrace(raw_syscalls) %s\n", ratio(o, b), ratio(o, r))
 	return nil

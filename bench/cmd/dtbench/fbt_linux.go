@@ -53,11 +53,10 @@ func benchFbt(c *config) error {
 		{"bpftrace: kprobe", []string{c.bpftrace, "-e",
 			`BEGIN { printf("ready\n"); } kprobe:` + hotFunction + ` { @[comm] = count(); }`}, loopName, false},
 	}
-	base, res, err := measureEvents(c, c.m, 0, ts)
+	over, err := runEvents(c, c.m, 0, ts)
 	if err != nil {
 		return err
 	}
-	over := printEvents(c, c.m, base, res)
 	fmt.Printf("   ratios: fentry ours/bpftrace %s, kprobe ours/bpftrace %s\n",
 		ratio(get(over, ts[0].name), get(over, ts[2].name)), ratio(get(over, ts[1].name), get(over, ts[3].name)))
 	fmt.Println("   (fbt::vfs_*:entry matches more than fbt.WideThreshold probes: by default one kprobe.multi link;")
