@@ -89,6 +89,7 @@ func TestCorpus(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
+		defer sh.Close()
 		for name, err := range sh.BuildErrors {
 			first, _, _ := strings.Cut(err.Error(), "\n")
 			t.Logf("%s not built: %s", name, first)

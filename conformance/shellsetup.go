@@ -13,6 +13,7 @@ import (
 	"sort"
 	"strings"
 	"sync/atomic"
+	"syscall"
 	"time"
 )
 
@@ -67,8 +68,9 @@ type ShellSetup struct {
 	// by their path under Root (test/triggers/NAME).
 	BuildErrors map[string]error
 
-	tmp string       // parent of the tests' tmpdirs
-	seq atomic.Int64 // numbers the tmpdirs
+	tmp         string       // parent of the tests' tmpdirs
+	seq         atomic.Int64 // numbers the tmpdirs
+	corePattern []byte       // the kernel's core_pattern before the run, to restore
 }
 
 // ShellOptions says where the pieces of a shell-test run are.
@@ -130,7 +132,43 @@ func PrepareShell(ctx context.Context, o ShellOptions) (*ShellSetup, error) {
 		return nil, fmt.Errorf("dtrace -l: %v", err)
 	}
 	sh.Providers = providerList(out)
+	sh.coreDumps()
 	return sh, nil
+}
+
+// coreDumps arranges core dumps as runtest.sh does: a core limit of
+// 1,000,000 blocks for the tests (ulimit -c) and, run as root, the
+// kernel's core_pattern set to "core", so that a process that dumps core
+// leaves ./core (options/tst.core looks for it) until Close puts the
+// pattern back.
+func (sh *ShellSetup) coreDumps() {
+	var lim syscall.Rlimit
+	if syscall.Getrlimit(syscall.RLIMIT_CORE, &lim) == nil {
+		lim.Cur = min(1000000*1024, lim.Max)
+		_ = syscall.Setrlimit(syscall.RLIMIT_CORE, &lim)
+	}
+	if os.Geteuid() != 0 {
+		return
+	}
+	old, err := os.ReadFile(corePatternPath)
+	if err != nil {
+		return
+	}
+	if os.WriteFile(corePatternPath, []byte("core\n"), 0o644) == nil {
+		sh.corePattern = old
+	}
+}
+
+// corePatternPath is the kernel's core file name pattern.
+const corePatternPath = "/proc/sys/kernel/core_pattern"
+
+// Close undoes what PrepareShell changed outside its directory: the
+// kernel's core_pattern.
+func (sh *ShellSetup) Close() {
+	if sh.corePattern != nil {
+		_ = os.WriteFile(corePatternPath, sh.corePattern, 0o644)
+		sh.corePattern = nil
+	}
 }
 
 // mirrorTree makes dst a copy of the directory tree src whose files are

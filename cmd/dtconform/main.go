@@ -201,6 +201,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 			fmt.Fprintln(stderr, "dtconform: shell tests:", err)
 			return 2
 		}
+		defer sh.Close()
 		for name, err := range sh.BuildErrors {
 			first, _, _ := strings.Cut(err.Error(), "\n")
 			fmt.Fprintf(stderr, "dtconform: %s not built: %s\n", name, first)
