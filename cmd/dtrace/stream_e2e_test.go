@@ -6,7 +6,6 @@ import (
 	"bytes"
 	"fmt"
 	"os"
-	"os/exec"
 	"strconv"
 	"strings"
 	"syscall"
@@ -15,7 +14,6 @@ import (
 
 	"golang.org/x/sys/unix"
 
-	"github.com/dtrace-go/dtrace/internal/lockedbuf"
 	"github.com/dtrace-go/dtrace/internal/testutil/testprog"
 )
 
@@ -147,18 +145,20 @@ func atoi(s string) int {
 }
 
 // startRing starts dtrace -q on program under bufpolicy=ring with its
-// output to file, and returns it with its standard error; the test kills
-// it when it ends.
-func startRing(t *testing.T, bin, file, program string) (*exec.Cmd, *lockedbuf.Buffer) {
+// output to file; the test kills it when it ends.
+func startRing(t *testing.T, bin, file, program string) *testprog.Running {
 	t.Helper()
-	cmd := dtraceCmd(bin, "-x", "bufpolicy=ring", "-q", "-o", file, "-n", program)
-	errs := new(lockedbuf.Buffer)
-	cmd.Stderr = errs
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
+	return testprog.StartCmd(t, dtraceCmd(bin, "-x", "bufpolicy=ring", "-q", "-o", file, "-n", program))
+}
+
+// stopRing interrupts a startRing dtrace, which must exit 0 within a
+// minute.
+func stopRing(t *testing.T, r *testprog.Running) {
+	t.Helper()
+	r.Cmd.Process.Signal(syscall.SIGINT)
+	if status := r.Wait(t, time.Minute); status != 0 {
+		t.Fatalf("dtrace: %v\n%s", r.Err(), r.Stderr.String())
 	}
-	t.Cleanup(func() { cmd.Process.Kill() })
-	return cmd, errs
 }
 
 // TestSnapshotSignal: kill -USR1 writes the ring's records to the -o
@@ -169,7 +169,7 @@ func TestSnapshotSignal(t *testing.T) {
 	}
 	bin := buildDtrace(t)
 	file := t.TempDir() + "/out"
-	cmd, errs := startRing(t, bin, file, `tick-10ms { printf("%d\n", ++i); }`)
+	r := startRing(t, bin, file, `tick-10ms { printf("%d\n", ++i); }`)
 	snapshot := func(k int) string {
 		t.Helper()
 		time.Sleep(500 * time.Millisecond)
@@ -177,7 +177,7 @@ func TestSnapshotSignal(t *testing.T) {
 		// A USR1 that comes before dtrace asks for it is lost (the Go
 		// runtime ignores it): signal again every 2 s until it shows.
 		for deadline := time.Now().Add(60 * time.Second); time.Now().Before(deadline); {
-			if err := cmd.Process.Signal(syscall.SIGUSR1); err != nil {
+			if err := r.Cmd.Process.Signal(syscall.SIGUSR1); err != nil {
 				t.Fatal(err)
 			}
 			for again := time.Now().Add(2 * time.Second); time.Now().Before(again); time.Sleep(50 * time.Millisecond) {
@@ -191,7 +191,7 @@ func TestSnapshotSignal(t *testing.T) {
 				}
 			}
 		}
-		t.Fatalf("no %q in the file; stderr %s", want, errs.String())
+		t.Fatalf("no %q in the file; stderr %s", want, r.Stderr.String())
 		return ""
 	}
 	// On a busy machine the first signals may come before tracing has
@@ -204,17 +204,14 @@ func TestSnapshotSignal(t *testing.T) {
 	if lines := strings.Split(strings.TrimSpace(first), "\n"); len(lines) < 3 || lines[1] != "1" {
 		t.Errorf("first snapshot %q: want the header then records from 1", first)
 	}
-	if err := cmd.Process.Signal(syscall.Signal(0)); err != nil {
+	if err := r.Cmd.Process.Signal(syscall.Signal(0)); err != nil {
 		t.Fatal("dtrace exited after the snapshot")
 	}
 	second := snapshot(k + 1)
 	if !strings.HasPrefix(second, fmt.Sprintf("=== snapshot %d", k+1)) || len(strings.Split(strings.TrimSpace(second), "\n")) < 3 {
 		t.Errorf("second snapshot %q: want new records", second)
 	}
-	cmd.Process.Signal(syscall.SIGINT)
-	if err := cmd.Wait(); err != nil {
-		t.Fatalf("dtrace: %v\n%s", err, errs.String())
-	}
+	stopRing(t, r)
 }
 
 // TestSnapshotLimit: snapshot(2) on a probe that fires 10,000 times
@@ -236,7 +233,7 @@ func TestSnapshotTick(t *testing.T) {
 	}
 	bin := buildDtrace(t)
 	file := t.TempDir() + "/out"
-	cmd, errs := startRing(t, bin, file, `tick-100ms { printf("%d\n", ++i); } tick-1s { snapshot(); }`)
+	r := startRing(t, bin, file, `tick-100ms { printf("%d\n", ++i); } tick-1s { snapshot(); }`)
 	var data []byte
 	for deadline := time.Now().Add(30 * time.Second); time.Now().Before(deadline); time.Sleep(100 * time.Millisecond) {
 		data, _ = os.ReadFile(file)
@@ -247,18 +244,15 @@ func TestSnapshotTick(t *testing.T) {
 	got := string(data)
 	i := strings.Index(got, "=== snapshot 1 at ")
 	if i < 0 || !strings.Contains(got, " by profile:::tick-1s ===\n") || !strings.Contains(got, "=== snapshot 2 at ") {
-		t.Fatalf("file while running: %q; stderr %s", got, errs.String())
+		t.Fatalf("file while running: %q; stderr %s", got, r.Stderr.String())
 	}
 	if lines := strings.Split(got[i:], "\n"); len(lines) < 3 || atoi(lines[1]) < 1 {
 		t.Errorf("no records after the first header: %q", got[i:])
 	}
-	if err := cmd.Process.Signal(syscall.Signal(0)); err != nil {
+	if err := r.Cmd.Process.Signal(syscall.Signal(0)); err != nil {
 		t.Fatal("dtrace is not running after the snapshots")
 	}
-	cmd.Process.Signal(syscall.SIGINT)
-	if err := cmd.Wait(); err != nil {
-		t.Fatalf("dtrace: %v\n%s", err, errs.String())
-	}
+	stopRing(t, r)
 }
 
 // TestTraceoff: traceoff(2) at every 100th event (the 50th, 150th, ...)

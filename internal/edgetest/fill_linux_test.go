@@ -3,121 +3,11 @@
 package edgetest
 
 import (
-	"bytes"
-	"os"
-	"os/exec"
-	"path/filepath"
-	"strconv"
 	"strings"
-	"sync"
 	"syscall"
 	"testing"
 	"time"
-
-	"github.com/dtrace-go/dtrace/internal/testutil/testprog"
 )
-
-// running is a dtrace process the test watches and signals.
-type running struct {
-	cmd            *exec.Cmd
-	mu             sync.Mutex
-	stdout, stderr bytes.Buffer
-	done           chan struct{}
-	readme         readmeCommand // the README command it runs (TestReadme)
-}
-
-type lockedWriter struct {
-	mu *sync.Mutex
-	b  *bytes.Buffer
-}
-
-func (w lockedWriter) Write(p []byte) (int, error) {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	return w.b.Write(p)
-}
-
-// start starts dtrace with args; the test kills it if it is still
-// running when the test ends.
-func start(t *testing.T, args ...string) *running {
-	t.Helper()
-	testprog.NeedRoot(t, "BPF")
-	r := &running{cmd: exec.Command(dtraceBin, args...), done: make(chan struct{})}
-	r.cmd.Stdout, r.cmd.Stderr = lockedWriter{&r.mu, &r.stdout}, lockedWriter{&r.mu, &r.stderr}
-	if err := r.cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	go func() {
-		r.cmd.Wait()
-		close(r.done)
-	}()
-	t.Cleanup(func() {
-		r.cmd.Process.Kill()
-		<-r.done
-	})
-	return r
-}
-
-func (r *running) output() (string, string) {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	return r.stdout.String(), r.stderr.String()
-}
-
-// waitOutput waits until stdout holds want.
-func (r *running) waitOutput(t *testing.T, want string, timeout time.Duration) {
-	t.Helper()
-	for end := time.Now().Add(timeout); time.Now().Before(end); time.Sleep(50 * time.Millisecond) {
-		if out, _ := r.output(); strings.Contains(out, want) {
-			return
-		}
-		select {
-		case <-r.done:
-			out, errs := r.output()
-			t.Fatalf("dtrace exited before printing %q: stdout %q, stderr %q", want, out, errs)
-		default:
-		}
-	}
-	out, errs := r.output()
-	t.Fatalf("no %q after %v: stdout %q, stderr %q", want, timeout, out, errs)
-}
-
-// wait waits for dtrace to exit, at most timeout, and returns how long
-// that took and its exit status.
-func (r *running) wait(t *testing.T, timeout time.Duration) (time.Duration, int) {
-	t.Helper()
-	begin := time.Now()
-	select {
-	case <-r.done:
-	case <-time.After(timeout):
-		out, errs := r.output()
-		t.Fatalf("dtrace still running after %v: stdout %q, stderr %q", timeout, out, errs)
-	}
-	return time.Since(begin), r.cmd.ProcessState.ExitCode()
-}
-
-// slowEnv names a factor by which TestGuest stretches the time bounds
-// of TestSignalsUnderFlood: a guest runs on one emulation thread, 5-20
-// times slower than this machine.
-const slowEnv = "DTRACE_EDGES_SLOW"
-
-// slow returns the factor slowEnv gives, 1 by default.
-func slow() time.Duration {
-	if n, err := strconv.Atoi(os.Getenv(slowEnv)); err == nil && n > 0 {
-		return time.Duration(n)
-	}
-	return 1
-}
-
-// script writes a D script into the test's directory.
-func script(t *testing.T, text string) string {
-	t.Helper()
-	p := filepath.Join(t.TempDir(), "t.d")
-	if err := os.WriteFile(p, []byte(text), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	return p
-}
 
 // TestFillEndsRun: under the fill policy a clause that records a user
 // stack and calls printa() three times a firing at 4000 Hz on every CPU,
@@ -173,10 +63,10 @@ func TestSignalsUnderFlood(t *testing.T) {
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			r := start(t, "-wqs", d)
-			r.waitOutput(t, "ready\n", 2*time.Minute*slow())
+			r.WaitOutput(t, "ready\n", 2*time.Minute*slow())
 			time.Sleep(3 * time.Second) // the backlog builds up
 			for _, s := range c.sigs {
-				if err := r.cmd.Process.Signal(s); err != nil {
+				if err := r.Cmd.Process.Signal(s); err != nil {
 					t.Fatal(err)
 				}
 			}

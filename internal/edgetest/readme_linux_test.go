@@ -3,7 +3,6 @@
 package edgetest
 
 import (
-	"bytes"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -177,7 +176,7 @@ func TestReadme(t *testing.T) {
 					if on == nil {
 						t.Fatalf("README.md:%d: %q, and no dtrace runs", c.line, c.text)
 					}
-					text := strings.ReplaceAll(c.text, dtracePID, strconv.Itoa(on.cmd.Process.Pid))
+					text := strings.ReplaceAll(c.text, dtracePID, strconv.Itoa(on.Cmd.Process.Pid))
 					runToEnd(t, c, sh(c, text))
 					if strings.Contains(c.text, "-USR1") {
 						on.waitSnapshot(t, c, tmp)
@@ -206,29 +205,21 @@ func TestReadme(t *testing.T) {
 // and nothing on standard error but its notices.
 func runToEnd(t *testing.T, c readmeCommand, cmd *exec.Cmd) {
 	t.Helper()
-	var o, e bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &o, &e
 	begin := time.Now()
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	done := make(chan error, 1)
-	go func() { done <- cmd.Wait() }()
-	var err error
+	r := testprog.StartCmd(t, cmd)
 	select {
-	case err = <-done:
+	case <-r.Done():
 	case <-time.After(5 * time.Minute):
-		syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
-		<-done
+		// The test's end kills its process group.
 		t.Fatalf("README.md:%d: still running after 5 minutes: %s", c.line, c.text)
 	}
 	t.Logf("README.md:%d: %v", c.line, time.Since(begin).Round(time.Millisecond))
-	if err != nil {
-		t.Errorf("README.md:%d: %s: %v\nstdout:\n%.2000s\nstderr:\n%.2000s", c.line, c.text, err, o.String(), e.String())
+	if err := r.Err(); err != nil {
+		t.Errorf("README.md:%d: %s: %v\nstdout:\n%.2000s\nstderr:\n%.2000s", c.line, c.text, err, r.Stdout.String(), r.Stderr.String())
 		return
 	}
 	if isDtrace(c.text) {
-		checkDtraceOutput(t, c, o.String(), e.String(), true)
+		checkDtraceOutput(t, c, r.Stdout.String(), r.Stderr.String(), true)
 	}
 }
 
@@ -257,36 +248,14 @@ func checkDtraceOutput(t *testing.T, c readmeCommand, stdout, stderr string, pri
 // SIGINT from before that on), at most two minutes.
 func startOn(t *testing.T, c readmeCommand, cmd *exec.Cmd) *running {
 	t.Helper()
-	r := &running{cmd: cmd, done: make(chan struct{})}
-	cmd.Stdout, cmd.Stderr = lockedWriter{&r.mu, &r.stdout}, lockedWriter{&r.mu, &r.stderr}
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	go func() {
-		cmd.Wait()
-		close(r.done)
-	}()
-	t.Cleanup(func() {
-		syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
-		<-r.done
-	})
+	r := &running{Running: testprog.StartCmd(t, cmd)}
 	r.readme = c
 	fds := filepath.Join("/proc", strconv.Itoa(cmd.Process.Pid), "fd")
-	for end := time.Now().Add(2 * time.Minute); ; time.Sleep(100 * time.Millisecond) {
-		select {
-		case <-r.done:
-			out, errs := r.output()
-			t.Fatalf("README.md:%d: %s exited by itself: %v\nstdout:\n%.2000s\nstderr:\n%.2000s", c.line, c.text, cmd.ProcessState, out, errs)
-		default:
-		}
-		if attached(fds) {
-			return r
-		}
-		if time.Now().After(end) {
-			out, errs := r.output()
-			t.Fatalf("README.md:%d: %s attached nothing in two minutes\nstdout:\n%.2000s\nstderr:\n%.2000s", c.line, c.text, out, errs)
-		}
+	if err := r.Await(2*time.Minute, func() bool { return attached(fds) }); err != nil {
+		out, errs := r.output()
+		t.Fatalf("README.md:%d: %s attached nothing: %v\nstdout:\n%.2000s\nstderr:\n%.2000s", c.line, c.text, err, out, errs)
 	}
+	return r
 }
 
 // attached reports whether the process whose fd directory is fds holds a
@@ -327,17 +296,17 @@ func (r *running) waitSnapshot(t *testing.T, c readmeCommand, tmp string) {
 func (r *running) interrupt(t *testing.T) {
 	t.Helper()
 	c := r.readme
-	if err := r.cmd.Process.Signal(syscall.SIGINT); err != nil {
+	if err := r.Cmd.Process.Signal(syscall.SIGINT); err != nil {
 		t.Fatal(err)
 	}
 	select {
-	case <-r.done:
+	case <-r.Done():
 	case <-time.After(time.Minute):
 		t.Fatalf("README.md:%d: %s: still running a minute after SIGINT", c.line, c.text)
 	}
 	out, errs := r.output()
-	if code := r.cmd.ProcessState.ExitCode(); code != 0 {
-		t.Errorf("README.md:%d: %s: %v after SIGINT\nstderr:\n%.2000s", c.line, c.text, r.cmd.ProcessState, errs)
+	if code := r.Cmd.ProcessState.ExitCode(); code != 0 {
+		t.Errorf("README.md:%d: %s: %v after SIGINT\nstderr:\n%.2000s", c.line, c.text, r.Cmd.ProcessState, errs)
 	}
 	checkDtraceOutput(t, c, out, errs, false)
 }

@@ -12,7 +12,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/dtrace-go/dtrace/internal/lockedbuf"
 	"github.com/dtrace-go/dtrace/internal/testutil/outtest"
 	"github.com/dtrace-go/dtrace/internal/testutil/testprog"
 	"github.com/dtrace-go/dtrace/output/otlp"
@@ -300,30 +299,16 @@ func TestCollectorStopped(t *testing.T) {
 	cmd := exec.Command(dtrace, "-q", "-b", "16m", "-x", "otlp=http://"+httpAddr, "-x", "otlpspans=syscall::getppid:", "-x", "aggrate=100ms",
 		"-n", `BEGIN { printf("ready\n"); }
 		syscall::getppid:entry,syscall::getppid:return /execname == "stopcalls"/ { printf("%s\n", probename); @n = count(); }`)
-	stdout, stderr := &lockedbuf.Buffer{}, &lockedbuf.Buffer{}
-	cmd.Stdout, cmd.Stderr = stdout, stderr
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	done := make(chan error, 1)
-	go func() { done <- cmd.Wait() }()
-	exited := false
-	defer func() {
-		if !exited {
-			cmd.Process.Kill()
-			<-done
-		}
-	}()
+	r := testprog.StartCmd(t, cmd)
+	stdout, stderr := &r.Stdout, &r.Stderr
 	printed := func() int {
 		s := stdout.String()
 		return strings.Count(s, "entry\n") + strings.Count(s, "return\n")
 	}
 	wait := func(what string, ok func() bool) {
 		t.Helper()
-		for end := time.Now().Add(60 * time.Second); !ok(); time.Sleep(20 * time.Millisecond) {
-			if time.Now().After(end) {
-				t.Fatalf("%s: not within 60 s\n%s\n%s\n%s", what, stdout.String(), stderr.String(), col.log.String())
-			}
+		if err := r.Await(60*time.Second, ok); err != nil {
+			t.Fatalf("%s: %v\n%s\n%s\n%s", what, err, stdout.String(), stderr.String(), col.log.String())
 		}
 	}
 	wait("dtrace's BEGIN", func() bool { return strings.Contains(stdout.String(), "ready\n") })
@@ -338,9 +323,8 @@ func TestCollectorStopped(t *testing.T) {
 	wait("dtrace's 20,020 lines", func() bool { return printed() >= 20020 })
 	cmd.Process.Signal(os.Interrupt)
 	select {
-	case err := <-done:
-		exited = true
-		if err != nil {
+	case <-r.Done():
+		if err := r.Err(); err != nil {
 			t.Fatalf("dtrace: %v\n%s", err, stderr.String())
 		}
 	case <-time.After(30 * time.Second):

@@ -25,26 +25,26 @@ func TestConcurrentConsumers(t *testing.T) {
 syscall::getppid:entry /pid == $target/ { @s = count(); }
 pid$target:libc.so.6:getppid:entry { @p = count(); }
 END { printa("syscall %@d\n", @s); printa("pid %@d\n", @p); }`
-	runs := make([]*run, consumers)
+	runs := make([]*testprog.Running, consumers)
 	for i := range runs {
 		runs[i] = startDtrace(t, "-q", "-p", pid, "-n", script)
 	}
 	for _, r := range runs {
-		r.waitLine(t, "ready", 2*time.Minute)
+		r.WaitLine(t, "ready", 2*time.Minute)
 	}
 	w.Release(t)
 	re := regexp.MustCompile(`(?m)^(syscall|pid) (\d+)$`)
 	for i, r := range runs {
-		if code := r.wait(t, time.Minute); code != 0 {
-			t.Errorf("consumer %d: exit %d; stderr %q", i, code, r.stderr.String())
+		if code := r.Wait(t, time.Minute); code != 0 {
+			t.Errorf("consumer %d: exit %d; stderr %q", i, code, r.Stderr.String())
 		}
 		got := map[string]string{}
-		for _, m := range re.FindAllStringSubmatch(r.stdout.String(), -1) {
+		for _, m := range re.FindAllStringSubmatch(r.Stdout.String(), -1) {
 			got[m[1]] = m[2]
 		}
 		for _, k := range []string{"syscall", "pid"} {
 			if got[k] != fmt.Sprint(n) {
-				t.Errorf("consumer %d: %s count %q, want %d; stdout %q, stderr %q", i, k, got[k], n, r.stdout.String(), r.stderr.String())
+				t.Errorf("consumer %d: %s count %q, want %d; stdout %q, stderr %q", i, k, got[k], n, r.Stdout.String(), r.Stderr.String())
 			}
 		}
 	}

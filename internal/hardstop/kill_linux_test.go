@@ -85,10 +85,10 @@ pid$target:libc.so.6:` + funcs + `:entry, syscall:::entry { @[probefunc] = count
 	var toHeld time.Duration
 	deadline := start.Add(3 * time.Minute)
 	for first := bpfobj.NewSet(); toHeld == 0; time.Sleep(time.Millisecond) {
-		first.AddHeld(r.cmd.Process.Pid)
+		first.AddHeld(r.Cmd.Process.Pid)
 		select {
-		case <-r.done:
-			t.Fatalf("whole run: dtrace exited before loading; stderr %q", r.stderr.String())
+		case <-r.Done():
+			t.Fatalf("whole run: dtrace exited before loading; stderr %q", r.Stderr.String())
 		default:
 		}
 		if time.Now().After(deadline) {
@@ -98,16 +98,16 @@ pid$target:libc.so.6:` + funcs + `:entry, syscall:::entry { @[probefunc] = count
 			toHeld = time.Since(start)
 		}
 	}
-	r.waitLine(t, "ready", 3*time.Minute)
+	r.WaitLine(t, "ready", 3*time.Minute)
 	toReady := time.Since(start)
 	time.Sleep(200 * time.Millisecond)
-	r.cmd.Process.Signal(syscall.SIGINT)
+	r.Cmd.Process.Signal(syscall.SIGINT)
 	stop := time.Now()
-	if code := r.wait(t, 3*time.Minute); code != 0 {
-		t.Fatalf("whole run: exit %d; stderr %q", code, r.stderr.String())
+	if code := r.Wait(t, 3*time.Minute); code != 0 {
+		t.Fatalf("whole run: exit %d; stderr %q", code, r.Stderr.String())
 	}
 	toExit := time.Since(stop)
-	t.Logf("whole run: %v to the first BPF object, %v to tracing, %v from SIGINT to exit, %d bytes printed", toHeld, toReady, toExit, len(r.stdout.String()))
+	t.Logf("whole run: %v to the first BPF object, %v to tracing, %v from SIGINT to exit, %d bytes printed", toHeld, toReady, toExit, len(r.Stdout.String()))
 
 	eventsBefore := uprobeEvents(t)
 	rng := rand.New(rand.NewSource(time.Now().UnixNano()))
@@ -140,24 +140,20 @@ pid$target:libc.so.6:` + funcs + `:entry, syscall:::entry { @[probefunc] = count
 			afterInt = time.Duration(rng.Int63n(int64(toExit) + 1))
 		}
 		r := startDtrace(t, "-q", "-c", prog, "-n", script)
-		dpid := r.cmd.Process.Pid
+		dpid := r.Cmd.Process.Pid
 		held := bpfobj.NewSet()
 		ready := false
 		poll := func(until time.Time, untilReady bool) {
 			for time.Now().Before(until) && !(untilReady && ready) && !(afterHeld && !held.Empty()) {
 				held.AddHeld(dpid)
-				select {
-				case l := <-r.lines:
-					ready = ready || l == "ready"
-				default:
-				}
+				ready = ready || r.HasLine("ready")
 				time.Sleep(time.Millisecond)
 			}
 		}
 		if afterReady {
 			poll(time.Now().Add(3*time.Minute), true)
 			if !ready {
-				t.Fatalf("kill %d: dtrace did not start tracing; stderr %q", i, r.stderr.String())
+				t.Fatalf("kill %d: dtrace did not start tracing; stderr %q", i, r.Stderr.String())
 			}
 		}
 		if afterHeld {
@@ -173,24 +169,24 @@ pid$target:libc.so.6:` + funcs + `:entry, syscall:::entry { @[probefunc] = count
 			phase = "loading/attaching"
 		}
 		if interrupt {
-			r.cmd.Process.Signal(syscall.SIGINT)
+			r.Cmd.Process.Signal(syscall.SIGINT)
 			poll(time.Now().Add(afterInt), false)
 			phase = "printing"
 		}
 		held.AddHeld(dpid)
 		killed := time.Now()
-		r.cmd.Process.Signal(syscall.SIGKILL)
+		r.Cmd.Process.Signal(syscall.SIGKILL)
 		// The -c process dies with dtrace (kill-on-last-close, as
 		// illumos's dtrace sets it); until it has, it holds dtrace's
 		// stdout open.
 		select {
-		case <-r.done:
+		case <-r.Done():
 		case <-time.After(30 * time.Second):
 			t.Errorf("kill %d (%s): the -c process outlived dtrace", i, phase)
 			for ended := false; !ended; {
 				killAll(prog)
 				select {
-				case <-r.done:
+				case <-r.Done():
 					ended = true
 				case <-time.After(10 * time.Millisecond):
 				}
@@ -311,9 +307,9 @@ END { printa("%s %@d\n", @); }`
 			args = []string{"-q", "-p", strconv.Itoa(loop.Pid()), "-n", script + " tick-1s { exit(0); }"}
 		}
 		r := startDtrace(t, args...)
-		r.waitLine(t, "ready", 3*time.Minute)
+		r.WaitLine(t, "ready", 3*time.Minute)
 		toReady := time.Since(start)
-		h := heldBy(r.cmd.Process.Pid)
+		h := heldBy(r.Cmd.Process.Pid)
 		var uprobeProgs []uint32
 		for id, typ := range h.progs {
 			if typ == progTypeKprobe {
@@ -342,29 +338,29 @@ END { printa("%s %@d\n", @); }`
 			t.Errorf("%d links, want one per s* function of libc", nlinks)
 		}
 		set := bpfobj.NewSet()
-		set.AddHeld(r.cmd.Process.Pid)
+		set.AddHeld(r.Cmd.Process.Pid)
 		var gone time.Time
 		if !kill {
-			if code := r.wait(t, 2*time.Minute); code != 0 {
-				t.Fatalf("exit %d; stderr %q", code, r.stderr.String())
+			if code := r.Wait(t, 2*time.Minute); code != 0 {
+				t.Fatalf("exit %d; stderr %q", code, r.Stderr.String())
 			}
 			gone = time.Now()
 			want := "snprintf " + strconv.Itoa(n)
 			found := false
-			for _, l := range strings.Split(r.stdout.String(), "\n") {
+			for _, l := range strings.Split(r.Stdout.String(), "\n") {
 				c, ok := strings.CutPrefix(l, "snprintf ")
 				v, _ := strconv.Atoi(c)
 				found = found || l == want || mode == "grab" && ok && v > 0
 			}
 			if !found {
-				t.Errorf("no line %q in the output:\n%s", want, r.stdout.String())
+				t.Errorf("no line %q in the output:\n%s", want, r.Stdout.String())
 			}
 		} else {
 			// The time to reap counts from the kill: the process's exit
 			// is where its links are closed.
 			gone = time.Now()
-			r.cmd.Process.Signal(syscall.SIGKILL)
-			r.wait(t, 2*time.Minute)
+			r.Cmd.Process.Signal(syscall.SIGKILL)
+			r.Wait(t, 2*time.Minute)
 		}
 		left, err := set.WaitGone(60 * time.Second)
 		if err != nil {

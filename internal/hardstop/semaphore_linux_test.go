@@ -29,14 +29,14 @@ func TestSemaphoreRestored(t *testing.T) {
 	testprog.Poke(t, pid, addr, old)
 	for _, sig := range []syscall.Signal{syscall.SIGINT, syscall.SIGTERM, syscall.SIGKILL} {
 		r := startDtrace(t, "-q", "-p", strconv.Itoa(pid), "-n", `BEGIN { printf("ready\n"); } myprov$target:::guarded { @ = count(); }`)
-		r.waitLine(t, "ready", 2*time.Minute)
+		r.WaitLine(t, "ready", 2*time.Minute)
 		if v := testprog.Peek(t, pid, addr); v != old+1 {
 			t.Errorf("%v: semaphore %d while tracing, want %d", sig, v, old+1)
 		}
-		r.cmd.Process.Signal(sig)
-		code := r.wait(t, time.Minute)
+		r.Cmd.Process.Signal(sig)
+		code := r.Wait(t, time.Minute)
 		if sig != syscall.SIGKILL && code != 0 {
-			t.Errorf("%v: exit %d; stderr %q", sig, code, r.stderr.String())
+			t.Errorf("%v: exit %d; stderr %q", sig, code, r.Stderr.String())
 		}
 		// Teardown after SIGKILL is the kernel's, a moment later.
 		v := testprog.Peek(t, pid, addr)
