@@ -6,9 +6,6 @@ import (
 	"math/bits"
 	"strings"
 
-	commonpb "go.opentelemetry.io/proto/otlp/common/v1"
-	metricspb "go.opentelemetry.io/proto/otlp/metrics/v1"
-
 	"github.com/dtrace-go/dtrace/aggregate"
 	"github.com/dtrace-go/dtrace/output"
 	"github.com/dtrace-go/dtrace/program"
@@ -25,54 +22,171 @@ func Metric(a *aggregate.Agg) string {
 	return "dtrace." + n
 }
 
+// The kinds of metric, by their field numbers in Metric's data oneof.
+const (
+	kindGauge        = 5
+	kindSum          = 7
+	kindHistogram    = 9
+	kindExpHistogram = 10
+)
+
+// metric is an OTLP Metric: a gauge or a sum of number data points, a
+// histogram of explicit bounds, or an exponential histogram, cumulative
+// (but for the gauge, which has no temporality).
+type metric struct {
+	name, description string
+	kind              int
+	monotonic         bool // of a sum
+	numbers           []*numberPoint
+	histograms        []*histogramPoint
+	exps              []*expPoint
+}
+
+// numberPoint is a NumberDataPoint of an integer value.
+type numberPoint struct {
+	attrs       []keyValue
+	start, time uint64
+	value       int64
+}
+
+// histogramPoint is a HistogramDataPoint: counts per bucket, and the
+// buckets' bounds.
+type histogramPoint struct {
+	attrs        []keyValue
+	start, time  uint64
+	count        uint64
+	bucketCounts []uint64
+	bounds       []float64
+}
+
+// expPoint is an ExponentialHistogramDataPoint: no sum, minimum or
+// maximum.
+type expPoint struct {
+	attrs              []keyValue
+	start, time        uint64
+	count, zeroCount   uint64
+	scale              int32
+	positive, negative *expBuckets // nil: none
+}
+
+// expBuckets are an exponential histogram's dense buckets from offset.
+type expBuckets struct {
+	offset int32
+	counts []uint64
+}
+
+// cumulative is AGGREGATION_TEMPORALITY_CUMULATIVE.
+const cumulative = 2
+
+// appendTo appends m as field num (ScopeMetrics' metrics).
+func (m *metric) appendTo(b []byte, num int) []byte {
+	b, at := begin(b, num)
+	b = stringOpt(b, 1, m.name)
+	b = stringOpt(b, 2, m.description)
+	b, data := begin(b, m.kind)
+	var pt int
+	switch m.kind {
+	case kindGauge, kindSum:
+		for _, p := range m.numbers {
+			b, pt = begin(b, 1)
+			b = fixed64Opt(b, 2, p.start)
+			b = fixed64Opt(b, 3, p.time)
+			b = fixed64Field(b, 6, uint64(p.value)) // as_int, sfixed64
+			b = appendAttrs(b, 7, p.attrs)
+			b = end(b, pt)
+		}
+	case kindHistogram:
+		for _, p := range m.histograms {
+			b, pt = begin(b, 1)
+			b = fixed64Opt(b, 2, p.start)
+			b = fixed64Opt(b, 3, p.time)
+			b = fixed64Opt(b, 4, p.count)
+			b = packedFixed64(b, 6, p.bucketCounts)
+			b = packedDoubles(b, 7, p.bounds)
+			b = appendAttrs(b, 9, p.attrs)
+			b = end(b, pt)
+		}
+	case kindExpHistogram:
+		for _, p := range m.exps {
+			b, pt = begin(b, 1)
+			b = appendAttrs(b, 1, p.attrs)
+			b = fixed64Opt(b, 2, p.start)
+			b = fixed64Opt(b, 3, p.time)
+			b = fixed64Opt(b, 4, p.count)
+			if p.scale != 0 {
+				b = sint32Field(b, 6, p.scale)
+			}
+			b = fixed64Opt(b, 7, p.zeroCount)
+			b = p.positive.appendTo(b, 8)
+			b = p.negative.appendTo(b, 9)
+			b = end(b, pt)
+		}
+	}
+	if m.kind != kindGauge {
+		b = varintField(b, 2, cumulative)
+	}
+	if m.monotonic {
+		b = varintField(b, 3, 1)
+	}
+	return end(end(b, data), at)
+}
+
+// appendTo appends the buckets as field num (nothing when nil).
+func (x *expBuckets) appendTo(b []byte, num int) []byte {
+	if x == nil {
+		return b
+	}
+	b, at := begin(b, num)
+	if x.offset != 0 {
+		b = sint32Field(b, 1, x.offset)
+	}
+	b = packedVarints(b, 2, x.counts)
+	return end(b, at)
+}
+
 // metric turns one aggregation into an OTLP metric of cumulative data
 // points, one per key, each key's values as attributes key0, key1, ...
 // (or the names labels gives): start is when tracing started, now the
 // time of the reading (Unix nanoseconds). It returns nil for an
 // aggregation without entries.
-func (e *Exporter) metric(a *aggregate.Agg, start, now uint64) (*metricspb.Metric, int) {
+func (e *Exporter) metric(a *aggregate.Agg, start, now uint64) (*metric, int) {
 	entries := a.Entries()
 	if len(entries) == 0 {
 		return nil, 0
 	}
-	m := &metricspb.Metric{Name: Metric(a), Description: fmt.Sprintf("dtrace aggregation %s = %s()", aggName(a), a.Desc.Func)}
-	cum := metricspb.AggregationTemporality_AGGREGATION_TEMPORALITY_CUMULATIVE
+	m := &metric{name: Metric(a), description: fmt.Sprintf("dtrace aggregation %s = %s()", aggName(a), a.Desc.Func)}
 	switch a.Desc.Func {
 	case program.AggQuantize:
-		h := &metricspb.ExponentialHistogram{AggregationTemporality: cum}
+		m.kind = kindExpHistogram
 		for _, en := range entries {
 			p := expHistogram(a, en)
-			p.Attributes, p.StartTimeUnixNano, p.TimeUnixNano = e.keyAttrs(en.Key), start, now
-			h.DataPoints = append(h.DataPoints, p)
+			p.attrs, p.start, p.time = e.keyAttrs(en.Key), start, now
+			m.exps = append(m.exps, p)
 		}
-		m.Data = &metricspb.Metric_ExponentialHistogram{ExponentialHistogram: h}
 	case program.AggLquantize, program.AggLlquantize:
-		h := &metricspb.Histogram{AggregationTemporality: cum}
+		m.kind = kindHistogram
 		for _, en := range entries {
 			p := explicitHistogram(a, en)
-			p.Attributes, p.StartTimeUnixNano, p.TimeUnixNano = e.keyAttrs(en.Key), start, now
-			h.DataPoints = append(h.DataPoints, p)
+			p.attrs, p.start, p.time = e.keyAttrs(en.Key), start, now
+			m.histograms = append(m.histograms, p)
 		}
-		m.Data = &metricspb.Metric_Histogram{Histogram: h}
 	default:
-		var pts []*metricspb.NumberDataPoint
 		for _, en := range entries {
-			pts = append(pts, &metricspb.NumberDataPoint{Attributes: e.keyAttrs(en.Key), StartTimeUnixNano: start,
-				TimeUnixNano: now, Value: &metricspb.NumberDataPoint_AsInt{AsInt: output.Value(a, en)}})
+			m.numbers = append(m.numbers, &numberPoint{attrs: e.keyAttrs(en.Key), start: start, time: now, value: output.Value(a, en)})
 		}
 		switch a.Desc.Func {
 		case program.AggCount:
 			// A count only grows (clear() starts it again, which a
 			// cumulative sum's reader takes as a reset).
-			m.Data = &metricspb.Metric_Sum{Sum: &metricspb.Sum{DataPoints: pts, AggregationTemporality: cum, IsMonotonic: true}}
+			m.kind, m.monotonic = kindSum, true
 		case program.AggSum:
-			m.Data = &metricspb.Metric_Sum{Sum: &metricspb.Sum{DataPoints: pts, AggregationTemporality: cum}}
+			m.kind = kindSum
 		default:
 			// min, max, avg, stddev: values of now, not totals.
-			for _, p := range pts {
-				p.StartTimeUnixNano = 0
+			m.kind = kindGauge
+			for _, p := range m.numbers {
+				p.start = 0
 			}
-			m.Data = &metricspb.Metric_Gauge{Gauge: &metricspb.Gauge{DataPoints: pts}}
 		}
 	}
 	return m, len(entries)
@@ -109,31 +223,31 @@ func ExpIndex(lo, hi int64) (index int32, positive, zero bool) {
 
 // expHistogram is a quantize() entry as an exponential histogram of
 // scale 0. The kernel keeps counts only: no sum, minimum or maximum.
-func expHistogram(a *aggregate.Agg, en *aggregate.Entry) *metricspb.ExponentialHistogramDataPoint {
-	p := &metricspb.ExponentialHistogramDataPoint{Scale: 0}
+func expHistogram(a *aggregate.Agg, en *aggregate.Entry) *expPoint {
+	p := &expPoint{scale: 0}
 	pos, neg := map[int32]uint64{}, map[int32]uint64{}
 	for _, b := range aggregate.Buckets(a, en) {
 		lo, hi, n := b[0], b[1], b[2]
 		if n <= 0 {
 			continue
 		}
-		p.Count += uint64(n)
+		p.count += uint64(n)
 		i, positive, zero := ExpIndex(lo, hi)
 		switch {
 		case zero:
-			p.ZeroCount += uint64(n)
+			p.zeroCount += uint64(n)
 		case positive:
 			pos[i] += uint64(n)
 		default:
 			neg[i] += uint64(n)
 		}
 	}
-	p.Positive, p.Negative = expBuckets(pos), expBuckets(neg)
+	p.positive, p.negative = denseBuckets(pos), denseBuckets(neg)
 	return p
 }
 
-// expBuckets lays counts by index out as OTLP's dense buckets.
-func expBuckets(counts map[int32]uint64) *metricspb.ExponentialHistogramDataPoint_Buckets {
+// denseBuckets lays counts by index out as OTLP's dense buckets.
+func denseBuckets(counts map[int32]uint64) *expBuckets {
 	if len(counts) == 0 {
 		return nil
 	}
@@ -141,9 +255,9 @@ func expBuckets(counts map[int32]uint64) *metricspb.ExponentialHistogramDataPoin
 	for i := range counts {
 		lo, hi = min(lo, i), max(hi, i)
 	}
-	b := &metricspb.ExponentialHistogramDataPoint_Buckets{Offset: lo, BucketCounts: make([]uint64, hi-lo+1)}
+	b := &expBuckets{offset: lo, counts: make([]uint64, hi-lo+1)}
 	for i, n := range counts {
-		b.BucketCounts[i-lo] = n
+		b.counts[i-lo] = n
 	}
 	return b
 }
@@ -152,48 +266,48 @@ func expBuckets(counts map[int32]uint64) *metricspb.ExponentialHistogramDataPoin
 // histogram of explicit bounds: every bucket of the aggregation, each
 // bound the largest value of its bucket (OTLP's bounds are inclusive
 // upper bounds, and dtrace's values integers).
-func explicitHistogram(a *aggregate.Agg, en *aggregate.Entry) *metricspb.HistogramDataPoint {
+func explicitHistogram(a *aggregate.Agg, en *aggregate.Entry) *histogramPoint {
 	d := a.Desc
 	normal := int64(max(a.Normal, 1))
-	p := &metricspb.HistogramDataPoint{}
+	p := &histogramPoint{}
 	n := d.NSlots()
 	for i := 0; i < n; i++ {
 		var c int64
 		if i < len(en.Data) {
 			c = en.Data[i] / normal
 		}
-		p.BucketCounts = append(p.BucketCounts, uint64(max(c, 0)))
-		p.Count += uint64(max(c, 0))
+		p.bucketCounts = append(p.bucketCounts, uint64(max(c, 0)))
+		p.count += uint64(max(c, 0))
 		if i < n-1 {
 			_, hi := aggregate.BucketRange(d, i)
-			p.ExplicitBounds = append(p.ExplicitBounds, float64(hi))
+			p.bounds = append(p.bounds, float64(hi))
 		}
 	}
 	return p
 }
 
 // keyAttrs are an entry's keys as attributes.
-func (e *Exporter) keyAttrs(key []program.Value) []*commonpb.KeyValue {
-	var out []*commonpb.KeyValue
+func (e *Exporter) keyAttrs(key []program.Value) []keyValue {
+	var out []keyValue
 	for i, k := range key {
 		name := fmt.Sprintf("key%d", i)
 		if i < len(e.labels) && e.labels[i] != "" {
 			name = e.labels[i]
 		}
-		out = append(out, &commonpb.KeyValue{Key: name, Value: e.anyValue(k)})
+		out = append(out, kv(name, e.anyValue(k)))
 	}
 	return out
 }
 
 // anyValue is a D value as an attribute's value: integers as ints,
 // strings as strings, stacks and symbols as their frames' names.
-func (e *Exporter) anyValue(v program.Value) *commonpb.AnyValue {
+func (e *Exporter) anyValue(v program.Value) anyValue {
 	switch x := v.(type) {
 	case program.String:
 		return strValue(string(x))
 	case program.Int:
 		if x.Signed || x.Uint64() <= math.MaxInt64 {
-			return &commonpb.AnyValue{Value: &commonpb.AnyValue_IntValue{IntValue: x.Int64()}}
+			return intValue(x.Int64())
 		}
 		return strValue(fmt.Sprint(x.Uint64()))
 	case program.Stack:
@@ -207,16 +321,4 @@ func (e *Exporter) anyValue(v program.Value) *commonpb.AnyValue {
 		return strValue(output.FrameName(e.sym, x.Kind >= program.UserSym, x.PID, x.Addr))
 	}
 	return strValue(fmt.Sprint(v))
-}
-
-func strValue(s string) *commonpb.AnyValue {
-	return &commonpb.AnyValue{Value: &commonpb.AnyValue_StringValue{StringValue: s}}
-}
-
-func intValue(n int64) *commonpb.AnyValue {
-	return &commonpb.AnyValue{Value: &commonpb.AnyValue_IntValue{IntValue: n}}
-}
-
-func kv(k string, v *commonpb.AnyValue) *commonpb.KeyValue {
-	return &commonpb.KeyValue{Key: k, Value: v}
 }

@@ -41,11 +41,6 @@ import (
 	"sync"
 	"time"
 
-	commonpb "go.opentelemetry.io/proto/otlp/common/v1"
-	metricspb "go.opentelemetry.io/proto/otlp/metrics/v1"
-	resourcepb "go.opentelemetry.io/proto/otlp/resource/v1"
-	"google.golang.org/protobuf/proto"
-
 	"github.com/dtrace-go/dtrace/aggregate"
 	"github.com/dtrace-go/dtrace/format"
 	"github.com/dtrace-go/dtrace/output"
@@ -97,7 +92,7 @@ type Exporter struct {
 	epoch      int64  // Unix ns of CLOCK_MONOTONIC's zero
 	start      uint64 // Unix ns when tracing started
 	last       time.Time
-	procs      map[int]*resourcepb.Resource
+	procs      map[int][]keyValue
 	mu         sync.Mutex
 	closed     bool
 }
@@ -123,7 +118,7 @@ func New(c Config) (*Exporter, error) {
 			c.Interval = time.Duration(ms) * time.Millisecond
 		}
 	}
-	e := &Exporter{c: c, labels: c.Labels, sym: c.Sym, procs: map[int]*resourcepb.Resource{}, containers: output.NewContainers()}
+	e := &Exporter{c: c, labels: c.Labels, sym: c.Sym, procs: map[int][]keyValue{}, containers: output.NewContainers()}
 	var err error
 	if e.traces, err = resolve(traces, c.URL, c.Protocol, c.Getenv); err != nil {
 		return nil, err
@@ -148,14 +143,9 @@ func (e *Exporter) Renderer() output.Renderer { return e.spans }
 // unix converts a CLOCK_MONOTONIC time to Unix nanoseconds.
 func (e *Exporter) unix(mono uint64) uint64 { return uint64(e.epoch + int64(mono)) }
 
-// scope is the instrumentation scope of everything exported.
-func (e *Exporter) scope() *commonpb.InstrumentationScope {
-	return &commonpb.InstrumentationScope{Name: "dtrace", Version: e.c.Version}
-}
-
 // hostAttrs are the attributes of the machine dtrace runs on.
-func (e *Exporter) hostAttrs() []*commonpb.KeyValue {
-	return []*commonpb.KeyValue{kv("host.name", strValue(e.host)), kv("os.type", strValue("linux")),
+func (e *Exporter) hostAttrs() []keyValue {
+	return []keyValue{kv("host.name", strValue(e.host)), kv("os.type", strValue("linux")),
 		kv("os.version", strValue(e.c.Kernel)), kv("dtrace.version", strValue(e.c.Version)),
 		kv("dtrace.machine", strValue("host"))}
 }
@@ -171,49 +161,56 @@ func (e *Exporter) Due() bool { return e.c.Now().Sub(e.last) >= e.c.Interval }
 func (e *Exporter) Metrics(aggs []*aggregate.Agg, machines []string) {
 	now := e.c.Now()
 	e.last = now
-	res := map[string]*metricspb.ResourceMetrics{}
-	var order []string
-	get := func(machine string) *metricspb.ScopeMetrics {
-		rm := res[machine]
-		if rm == nil {
-			attrs := append([]*commonpb.KeyValue{kv("service.name", strValue("dtrace"))}, e.hostAttrs()...)
-			if machine != "host" {
-				for _, a := range attrs {
-					if a.Key == "host.name" || a.Key == "dtrace.machine" {
-						a.Value = strValue(machine)
-					}
-				}
-			}
-			rm = &metricspb.ResourceMetrics{Resource: &resourcepb.Resource{Attributes: attrs},
-				ScopeMetrics: []*metricspb.ScopeMetrics{{Scope: e.scope()}}}
-			res[machine] = rm
-			order = append(order, machine)
-		}
-		return rm.ScopeMetrics[0]
+	if body, n := e.metricsRequest(aggs, machines, uint64(now.UnixNano())); n > 0 {
+		e.send(e.metrics, body, n)
 	}
+}
+
+// metricsRequest is the ExportMetricsServiceRequest of the aggregations
+// read at now (Unix ns), and how many data points it holds.
+func (e *Exporter) metricsRequest(aggs []*aggregate.Agg, machines []string, now uint64) ([]byte, int) {
+	res := map[string][]*metric{}
+	var order []string
 	n := 0
 	for _, a := range aggs {
 		if a == nil {
 			continue
 		}
 		for machine, part := range splitByMachine(a, machines) {
-			m, points := e.metric(part, e.start, uint64(now.UnixNano()))
+			m, points := e.metric(part, e.start, now)
 			if m == nil {
 				continue
 			}
-			sm := get(machine)
-			sm.Metrics = append(sm.Metrics, m)
+			if res[machine] == nil {
+				order = append(order, machine)
+			}
+			res[machine] = append(res[machine], m)
 			n += points
 		}
 	}
 	if n == 0 {
-		return
+		return nil, 0
 	}
-	msgs := make([]proto.Message, 0, len(order))
-	for _, m := range order {
-		msgs = append(msgs, res[m])
+	// A ResourceMetrics per machine.
+	var b []byte
+	var at, sm int
+	for _, machine := range order {
+		attrs := append([]keyValue{kv("service.name", strValue("dtrace"))}, e.hostAttrs()...)
+		if machine != "host" {
+			for i, a := range attrs {
+				if a.key == "host.name" || a.key == "dtrace.machine" {
+					attrs[i].value = strValue(machine)
+				}
+			}
+		}
+		b, at = begin(b, 1)
+		b, sm = appendResource(b, attrs, e.c.Version)
+		for _, m := range res[machine] {
+			b = m.appendTo(b, 2)
+		}
+		b = end(end(b, sm), at)
 	}
-	e.send(e.metrics, msgs, n)
+	return b, n
 }
 
 // splitByMachine parts an aggregation by its first key when that names
@@ -250,19 +247,13 @@ func splitByMachine(a *aggregate.Agg, machines []string) map[string]*aggregate.A
 	return parts
 }
 
-// send queues a request of msgs holding n records.
-func (e *Exporter) send(ep *endpoint, msgs []proto.Message, n int) {
+// send queues a request, body, holding n records.
+func (e *Exporter) send(ep *endpoint, body []byte, n int) {
 	e.mu.Lock()
 	closed := e.closed
 	e.mu.Unlock()
 	if closed {
 		e.s.dropped.Add(int64(n))
-		return
-	}
-	body, err := request(msgs)
-	if err != nil {
-		e.s.dropped.Add(int64(n))
-		e.s.lastErr.Store(err.Error())
 		return
 	}
 	e.s.send(batch{ep: ep, body: body, records: n})

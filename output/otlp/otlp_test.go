@@ -90,14 +90,17 @@ func TestQuantizeExp(t *testing.T) {
 	q := quantized(vals)
 	en := q.Entries()[0]
 	p := expHistogram(q, en)
-	if p.Count != uint64(len(vals)) || p.Scale != 0 {
-		t.Fatalf("count %d scale %d, want %d 0", p.Count, p.Scale, len(vals))
+	if p.count != uint64(len(vals)) || p.scale != 0 {
+		t.Fatalf("count %d scale %d, want %d 0", p.count, p.scale, len(vals))
 	}
-	got := map[string]uint64{"zero": p.ZeroCount}
-	for side, b := range map[string]*metricspb.ExponentialHistogramDataPoint_Buckets{"+": p.Positive, "-": p.Negative} {
-		for j, n := range b.GetBucketCounts() {
+	got := map[string]uint64{"zero": p.zeroCount}
+	for side, b := range map[string]*expBuckets{"+": p.positive, "-": p.negative} {
+		if b == nil {
+			continue
+		}
+		for j, n := range b.counts {
 			if n != 0 {
-				got[fmt.Sprintf("%s%d", side, b.Offset+int32(j))] = n
+				got[fmt.Sprintf("%s%d", side, b.offset+int32(j))] = n
 			}
 		}
 	}
@@ -128,14 +131,14 @@ func TestExplicit(t *testing.T) {
 	}
 	l.Add(nil, slots)
 	p := explicitHistogram(l, l.Entries()[0])
-	if p.Count != 8 || len(p.BucketCounts) != len(p.ExplicitBounds)+1 {
+	if p.count != 8 || len(p.bucketCounts) != len(p.bounds)+1 {
 		t.Fatalf("%v", p)
 	}
 	// (-inf, -1]: -5; (-1, 9]: 0, 9; (9, 19]: 10, 15; ... (89, 99]: 99;
 	// (99, inf): 100, 500.
-	if p.ExplicitBounds[0] != -1 || p.ExplicitBounds[1] != 9 || p.BucketCounts[0] != 1 || p.BucketCounts[1] != 2 ||
-		p.BucketCounts[2] != 2 || p.BucketCounts[len(p.BucketCounts)-1] != 2 {
-		t.Errorf("bounds %v counts %v", p.ExplicitBounds, p.BucketCounts)
+	if p.bounds[0] != -1 || p.bounds[1] != 9 || p.bucketCounts[0] != 1 || p.bucketCounts[1] != 2 ||
+		p.bucketCounts[2] != 2 || p.bucketCounts[len(p.bucketCounts)-1] != 2 {
+		t.Errorf("bounds %v counts %v", p.bounds, p.bucketCounts)
 	}
 }
 

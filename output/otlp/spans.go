@@ -8,11 +8,6 @@ import (
 	"strconv"
 	"strings"
 
-	commonpb "go.opentelemetry.io/proto/otlp/common/v1"
-	resourcepb "go.opentelemetry.io/proto/otlp/resource/v1"
-	tracepb "go.opentelemetry.io/proto/otlp/trace/v1"
-	"google.golang.org/protobuf/proto"
-
 	"github.com/dtrace-go/dtrace/aggregate"
 	"github.com/dtrace-go/dtrace/format"
 	"github.com/dtrace-go/dtrace/output"
@@ -34,8 +29,8 @@ type span struct {
 	flow      uint64 // the flow that decides its trace
 	returned  bool
 	outer     *span // the span open on the thread at its entry
-	attrs     []*commonpb.KeyValue
-	events    []*tracepb.Span_Event
+	attrs     []keyValue
+	events    []event
 	trace     [16]byte
 	parent    *span
 	resolved  bool
@@ -59,6 +54,13 @@ func (s *span) inFlow(f uint64) bool {
 	return s.entryFlow == f
 }
 
+// event is a span's event: a firing within it.
+type event struct {
+	time  uint64 // Unix ns
+	name  string
+	attrs []keyValue
+}
+
 // thread is the spans open on one thread, innermost last.
 type thread struct {
 	open []*span
@@ -77,7 +79,7 @@ type spanRenderer struct {
 	// rec is the span the record being rendered goes to (nil: none),
 	// with what its items say.
 	rec     *output.Record
-	attrs   []*commonpb.KeyValue
+	attrs   []keyValue
 	printf  bytes.Buffer
 	ntrace  int
 	fmt     *format.Printer
@@ -145,7 +147,7 @@ func (r *spanRenderer) End(rec *output.Record) error {
 			return nil
 		}
 		s := &span{name: p.Function, fn: fn, probeID: p.ID, pid: rec.PID, tid: rec.TID, cgroup: rec.Cgroup,
-			start: rec.Time, entryFlow: rec.Flow, attrs: append([]*commonpb.KeyValue{kv("dtrace.probe", strValue(p.String()))}, r.attrs...)}
+			start: rec.Time, entryFlow: rec.Flow, attrs: append([]keyValue{kv("dtrace.probe", strValue(p.String()))}, r.attrs...)}
 		binary.BigEndian.PutUint64(s.id[:], rand.Uint64()|1)
 		if n := len(t.open); n > 0 {
 			s.outer = t.open[n-1]
@@ -188,18 +190,18 @@ func (r *spanRenderer) End(rec *output.Record) error {
 		t.last = t.open[i]
 		t.open = t.open[:i]
 	default:
-		attrs := append([]*commonpb.KeyValue{kv("dtrace.probe", strValue(p.String()))}, r.attrs...)
+		attrs := append([]keyValue{kv("dtrace.probe", strValue(p.String()))}, r.attrs...)
 		if n := len(t.open); n > 0 {
 			s := t.open[n-1]
-			s.events = append(s.events, &tracepb.Span_Event{TimeUnixNano: r.e.unix(rec.Time), Name: p.String(), Attributes: attrs})
+			s.events = append(s.events, event{time: r.e.unix(rec.Time), name: p.String(), attrs: attrs})
 			return nil
 		}
 		// A firing on a thread with no span open: a span of its own,
 		// of no duration, holding it as its event.
 		s := &span{name: p.Function + ":" + p.Name, fn: fn, probeID: p.ID, pid: rec.PID, tid: rec.TID, cgroup: rec.Cgroup,
 			start: rec.Time, end: rec.Time, entryFlow: rec.Flow, flow: rec.Flow, returned: true,
-			attrs:  []*commonpb.KeyValue{kv("dtrace.probe", strValue(p.String()))},
-			events: []*tracepb.Span_Event{{TimeUnixNano: r.e.unix(rec.Time), Name: p.String(), Attributes: attrs}}}
+			attrs:  []keyValue{kv("dtrace.probe", strValue(p.String()))},
+			events: []event{{time: r.e.unix(rec.Time), name: p.String(), attrs: attrs}}}
 		if strings.TrimSpace(s.name) == ":" {
 			s.name = p.String()
 		}
@@ -313,7 +315,7 @@ func (r *spanRenderer) flush(all bool) {
 		for _, t := range r.threads {
 			for _, s := range t.open {
 				s.end, s.returned, s.flow = max(r.latest, s.start), true, s.entryFlow
-				s.attrs = append(s.attrs, kv("dtrace.closed_at_exit", &commonpb.AnyValue{Value: &commonpb.AnyValue_BoolValue{BoolValue: true}}))
+				s.attrs = append(s.attrs, kv("dtrace.closed_at_exit", boolValue(true)))
 				ready = append(ready, s)
 			}
 			t.open = nil
@@ -335,46 +337,74 @@ func (r *spanRenderer) flush(all bool) {
 	}
 }
 
-// otlpSpan is a span as OTLP has it.
-func (e *Exporter) otlpSpan(s *span) *tracepb.Span {
-	o := &tracepb.Span{TraceId: s.trace[:], SpanId: s.id[:], Name: s.name, Kind: tracepb.Span_SPAN_KIND_INTERNAL,
-		StartTimeUnixNano: e.unix(s.start), EndTimeUnixNano: e.unix(s.end), Events: s.events,
-		Attributes: append(s.attrs, kv("thread.id", intValue(int64(s.tid))))}
-	if s.flow != 0 {
-		o.Attributes = append(o.Attributes, kv("dtrace.flowid", intValue(int64(s.flow))))
-	}
+// spanKindInternal is SPAN_KIND_INTERNAL.
+const spanKindInternal = 1
+
+// appendSpan appends s as an OTLP Span in field num (ScopeSpans'
+// spans).
+func (e *Exporter) appendSpan(b []byte, num int, s *span) []byte {
+	b, at := begin(b, num)
+	b = bytesField(b, 1, s.trace[:])
+	b = bytesField(b, 2, s.id[:])
 	if s.parent != nil {
-		o.ParentSpanId = s.parent.id[:]
+		b = bytesField(b, 4, s.parent.id[:])
 	}
-	return o
+	b = stringOpt(b, 5, s.name)
+	b = varintField(b, 6, spanKindInternal)
+	b = fixed64Opt(b, 7, e.unix(s.start))
+	b = fixed64Opt(b, 8, e.unix(s.end))
+	b = appendAttrs(b, 9, s.attrs)
+	b = appendAttrs(b, 9, []keyValue{kv("thread.id", intValue(int64(s.tid)))})
+	if s.flow != 0 {
+		b = appendAttrs(b, 9, []keyValue{kv("dtrace.flowid", intValue(int64(s.flow)))})
+	}
+	var ev int
+	for _, x := range s.events {
+		b, ev = begin(b, 11)
+		b = fixed64Opt(b, 1, x.time)
+		b = stringOpt(b, 2, x.name)
+		b = appendAttrs(b, 3, x.attrs)
+		b = end(b, ev)
+	}
+	return end(b, at)
 }
 
-// exportSpans sends spans, as one ResourceSpans per process.
+// exportSpans sends spans.
 func (e *Exporter) exportSpans(spans []*span) {
-	byPID := map[int]*tracepb.ResourceSpans{}
+	body, n := e.spansRequest(spans)
+	e.send(e.traces, body, n)
+}
+
+// spansRequest is the ExportTraceServiceRequest of spans, a
+// ResourceSpans per process, and how many spans and events it holds.
+func (e *Exporter) spansRequest(spans []*span) ([]byte, int) {
+	byPID := map[int][]*span{}
 	var order []int
 	n := 0
 	for _, s := range spans {
-		rs := byPID[s.pid]
-		if rs == nil {
-			rs = &tracepb.ResourceSpans{Resource: e.processResource(s.pid, s.tid, s.cgroup),
-				ScopeSpans: []*tracepb.ScopeSpans{{Scope: e.scope()}}}
-			byPID[s.pid] = rs
+		if byPID[s.pid] == nil {
 			order = append(order, s.pid)
 		}
-		rs.ScopeSpans[0].Spans = append(rs.ScopeSpans[0].Spans, e.otlpSpan(s))
+		byPID[s.pid] = append(byPID[s.pid], s)
 		n += 1 + len(s.events)
 	}
-	msgs := make([]proto.Message, 0, len(order))
+	var b []byte
+	var at, ss int
 	for _, pid := range order {
-		msgs = append(msgs, byPID[pid])
+		first := byPID[pid][0]
+		b, at = begin(b, 1)
+		b, ss = appendResource(b, e.processResource(pid, first.tid, first.cgroup), e.c.Version)
+		for _, s := range byPID[pid] {
+			b = e.appendSpan(b, 2, s)
+		}
+		b = end(end(b, ss), at)
 	}
-	e.send(e.traces, msgs, n)
+	return b, n
 }
 
 // processResource is the resource of a traced process: the host's,
 // with the process, its name as the service, and its container.
-func (e *Exporter) processResource(pid, tid int, cgroup uint64) *resourcepb.Resource {
+func (e *Exporter) processResource(pid, tid int, cgroup uint64) []keyValue {
 	if r, ok := e.procs[pid]; ok {
 		return r
 	}
@@ -382,7 +412,7 @@ func (e *Exporter) processResource(pid, tid int, cgroup uint64) *resourcepb.Reso
 	if proc == "" {
 		proc = "pid " + strconv.Itoa(pid)
 	}
-	attrs := append([]*commonpb.KeyValue{kv("service.name", strValue(proc)), kv("process.pid", intValue(int64(pid))),
+	attrs := append([]keyValue{kv("service.name", strValue(proc)), kv("process.pid", intValue(int64(pid))),
 		kv("process.executable.name", strValue(proc))}, e.hostAttrs()...)
 	if cgroup != 0 {
 		if name, path := e.containers.Name(cgroup); name != "" {
@@ -393,9 +423,8 @@ func (e *Exporter) processResource(pid, tid int, cgroup uint64) *resourcepb.Reso
 		}
 		attrs = append(attrs, kv("dtrace.cgroupid", intValue(int64(cgroup))))
 	}
-	r := &resourcepb.Resource{Attributes: attrs}
-	e.procs[pid] = r
-	return r
+	e.procs[pid] = attrs
+	return attrs
 }
 
 func (r *spanRenderer) Fault(*output.Fault) error { return nil }

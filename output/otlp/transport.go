@@ -14,34 +14,16 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
-
-	"google.golang.org/protobuf/encoding/protowire"
-	"google.golang.org/protobuf/proto"
 )
 
 // The transport: the request messages are the OTLP collector services'
 // (ExportTraceServiceRequest, ExportMetricsServiceRequest), each a list
-// of resource entries under field 1; their Go types live in packages
-// that also hold gRPC stubs, which would link grpc (and, through it,
-// text/template, which keeps every method the binary has), so the
-// request is written here as that one repeated field of messages that
-// the OTLP proto module encodes. HTTP/protobuf posts it; gRPC frames it
-// as a unary call over HTTP/2 (net/http: TLS with ALPN "h2" for https,
-// HTTP/2 without TLS, "prior knowledge", for http).
-
-// request encodes a collector Export request of the messages.
-func request(msgs []proto.Message) ([]byte, error) {
-	var b []byte
-	for _, m := range msgs {
-		data, err := proto.Marshal(m)
-		if err != nil {
-			return nil, err
-		}
-		b = protowire.AppendTag(b, 1, protowire.BytesType)
-		b = protowire.AppendBytes(b, data)
-	}
-	return b, nil
-}
+// of resource entries under field 1, which Exporter writes in the wire
+// format itself (wire.go): the OTLP Go module's types, and the protobuf
+// runtime they need, would cost the binary megabytes and every start-up
+// their packages' initialisation. HTTP/protobuf posts the request; gRPC
+// frames it as a unary call over HTTP/2 (net/http: TLS with ALPN "h2"
+// for https, HTTP/2 without TLS, "prior knowledge", for http).
 
 // batch is one request waiting to be sent, and how many records
 // (spans, span events, metric data points) it holds.
