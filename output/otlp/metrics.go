@@ -42,18 +42,31 @@ type metric struct {
 	exps              []*expPoint
 }
 
-// numberPoint is a NumberDataPoint of an integer value.
-type numberPoint struct {
+// point is what data points of every kind have: attributes, and the
+// start (0: none) and time of the reading, Unix ns.
+type point struct {
 	attrs       []keyValue
 	start, time uint64
-	value       int64
+}
+
+// begin begins the data point in field 1 (of Gauge, Sum, Histogram
+// and ExponentialHistogram) with its times.
+func (p *point) begin(b []byte) ([]byte, int) {
+	b, at := begin(b, 1)
+	b = fixed64Opt(b, 2, p.start)
+	return fixed64Opt(b, 3, p.time), at
+}
+
+// numberPoint is a NumberDataPoint of an integer value.
+type numberPoint struct {
+	point
+	value int64
 }
 
 // histogramPoint is a HistogramDataPoint: counts per bucket, and the
 // buckets' bounds.
 type histogramPoint struct {
-	attrs        []keyValue
-	start, time  uint64
+	point
 	count        uint64
 	bucketCounts []uint64
 	bounds       []float64
@@ -62,8 +75,7 @@ type histogramPoint struct {
 // expPoint is an ExponentialHistogramDataPoint: no sum, minimum or
 // maximum.
 type expPoint struct {
-	attrs              []keyValue
-	start, time        uint64
+	point
 	count, zeroCount   uint64
 	scale              int32
 	positive, negative *expBuckets // nil: none
@@ -88,18 +100,14 @@ func (m *metric) appendTo(b []byte, num int) []byte {
 	switch m.kind {
 	case kindGauge, kindSum:
 		for _, p := range m.numbers {
-			b, pt = begin(b, 1)
-			b = fixed64Opt(b, 2, p.start)
-			b = fixed64Opt(b, 3, p.time)
+			b, pt = p.begin(b)
 			b = fixed64Field(b, 6, uint64(p.value)) // as_int, sfixed64
 			b = appendAttrs(b, 7, p.attrs)
 			b = end(b, pt)
 		}
 	case kindHistogram:
 		for _, p := range m.histograms {
-			b, pt = begin(b, 1)
-			b = fixed64Opt(b, 2, p.start)
-			b = fixed64Opt(b, 3, p.time)
+			b, pt = p.begin(b)
 			b = fixed64Opt(b, 4, p.count)
 			b = packedFixed64(b, 6, p.bucketCounts)
 			b = packedDoubles(b, 7, p.bounds)
@@ -108,10 +116,7 @@ func (m *metric) appendTo(b []byte, num int) []byte {
 		}
 	case kindExpHistogram:
 		for _, p := range m.exps {
-			b, pt = begin(b, 1)
-			b = appendAttrs(b, 1, p.attrs)
-			b = fixed64Opt(b, 2, p.start)
-			b = fixed64Opt(b, 3, p.time)
+			b, pt = p.begin(b)
 			b = fixed64Opt(b, 4, p.count)
 			if p.scale != 0 {
 				b = sint32Field(b, 6, p.scale)
@@ -119,6 +124,7 @@ func (m *metric) appendTo(b []byte, num int) []byte {
 			b = fixed64Opt(b, 7, p.zeroCount)
 			b = p.positive.appendTo(b, 8)
 			b = p.negative.appendTo(b, 9)
+			b = appendAttrs(b, 1, p.attrs)
 			b = end(b, pt)
 		}
 	}
@@ -172,7 +178,7 @@ func (e *Exporter) metric(a *aggregate.Agg, start, now uint64) (*metric, int) {
 		}
 	default:
 		for _, en := range entries {
-			m.numbers = append(m.numbers, &numberPoint{attrs: e.keyAttrs(en.Key), start: start, time: now, value: output.Value(a, en)})
+			m.numbers = append(m.numbers, &numberPoint{point{e.keyAttrs(en.Key), start, now}, output.Value(a, en)})
 		}
 		switch a.Desc.Func {
 		case program.AggCount:
