@@ -37,9 +37,13 @@ type metric struct {
 	name, description string
 	kind              int
 	monotonic         bool // of a sum
-	numbers           []*numberPoint
-	histograms        []*histogramPoint
-	exps              []*expPoint
+	points            []dataPoint
+}
+
+// dataPoint is a data point of any kind: appendTo appends it as field 1
+// of its metric's data.
+type dataPoint interface {
+	appendTo(b []byte) []byte
 }
 
 // point is what data points of every kind have: attributes, and the
@@ -96,37 +100,8 @@ func (m *metric) appendTo(b []byte, num int) []byte {
 	b = stringOpt(b, 1, m.name)
 	b = stringOpt(b, 2, m.description)
 	b, data := begin(b, m.kind)
-	var pt int
-	switch m.kind {
-	case kindGauge, kindSum:
-		for _, p := range m.numbers {
-			b, pt = p.begin(b)
-			b = fixed64Field(b, 6, uint64(p.value)) // as_int, sfixed64
-			b = appendAttrs(b, 7, p.attrs)
-			b = end(b, pt)
-		}
-	case kindHistogram:
-		for _, p := range m.histograms {
-			b, pt = p.begin(b)
-			b = fixed64Opt(b, 4, p.count)
-			b = packedFixed64(b, 6, p.bucketCounts)
-			b = packedDoubles(b, 7, p.bounds)
-			b = appendAttrs(b, 9, p.attrs)
-			b = end(b, pt)
-		}
-	case kindExpHistogram:
-		for _, p := range m.exps {
-			b, pt = p.begin(b)
-			b = fixed64Opt(b, 4, p.count)
-			if p.scale != 0 {
-				b = sint32Field(b, 6, p.scale)
-			}
-			b = fixed64Opt(b, 7, p.zeroCount)
-			b = p.positive.appendTo(b, 8)
-			b = p.negative.appendTo(b, 9)
-			b = appendAttrs(b, 1, p.attrs)
-			b = end(b, pt)
-		}
+	for _, p := range m.points {
+		b = p.appendTo(b)
 	}
 	if m.kind != kindGauge {
 		b = varintField(b, 2, cumulative)
@@ -135,6 +110,29 @@ func (m *metric) appendTo(b []byte, num int) []byte {
 		b = varintField(b, 3, 1)
 	}
 	return end(end(b, data), at)
+}
+
+func (p *numberPoint) appendTo(b []byte) []byte {
+	b, at := p.begin(b)
+	b = fixed64Field(b, 6, uint64(p.value)) // as_int, sfixed64
+	return end(appendAttrs(b, 7, p.attrs), at)
+}
+
+func (p *histogramPoint) appendTo(b []byte) []byte {
+	b, at := p.begin(b)
+	b = packedFixed64(fixed64Opt(b, 4, p.count), 6, p.bucketCounts)
+	b = packedDoubles(b, 7, p.bounds)
+	return end(appendAttrs(b, 9, p.attrs), at)
+}
+
+func (p *expPoint) appendTo(b []byte) []byte {
+	b, at := p.begin(b)
+	b = fixed64Opt(b, 4, p.count)
+	if p.scale != 0 {
+		b = sint32Field(b, 6, p.scale)
+	}
+	b = p.negative.appendTo(p.positive.appendTo(fixed64Opt(b, 7, p.zeroCount), 8), 9)
+	return end(appendAttrs(b, 1, p.attrs), at)
 }
 
 // appendTo appends the buckets as field num (nothing when nil).
@@ -166,20 +164,17 @@ func (e *Exporter) metric(a *aggregate.Agg, start, now uint64) (*metric, int) {
 		m.kind = kindExpHistogram
 		for _, en := range entries {
 			p := expHistogram(a, en)
-			p.attrs, p.start, p.time = e.keyAttrs(en.Key), start, now
-			m.exps = append(m.exps, p)
+			p.point = point{e.keyAttrs(en.Key), start, now}
+			m.points = append(m.points, p)
 		}
 	case program.AggLquantize, program.AggLlquantize:
 		m.kind = kindHistogram
 		for _, en := range entries {
 			p := explicitHistogram(a, en)
-			p.attrs, p.start, p.time = e.keyAttrs(en.Key), start, now
-			m.histograms = append(m.histograms, p)
+			p.point = point{e.keyAttrs(en.Key), start, now}
+			m.points = append(m.points, p)
 		}
 	default:
-		for _, en := range entries {
-			m.numbers = append(m.numbers, &numberPoint{point{e.keyAttrs(en.Key), start, now}, output.Value(a, en)})
-		}
 		switch a.Desc.Func {
 		case program.AggCount:
 			// A count only grows (clear() starts it again, which a
@@ -189,10 +184,10 @@ func (e *Exporter) metric(a *aggregate.Agg, start, now uint64) (*metric, int) {
 			m.kind = kindSum
 		default:
 			// min, max, avg, stddev: values of now, not totals.
-			m.kind = kindGauge
-			for _, p := range m.numbers {
-				p.start = 0
-			}
+			m.kind, start = kindGauge, 0
+		}
+		for _, en := range entries {
+			m.points = append(m.points, &numberPoint{point{e.keyAttrs(en.Key), start, now}, output.Value(a, en)})
 		}
 	}
 	return m, len(entries)

@@ -194,7 +194,7 @@ func TestWireMetrics(t *testing.T) {
 	// A one-point exponential histogram alone, its scale not 0: the
 	// sint32 fields.
 	p := &expPoint{point: point{start: 1, time: 2}, count: 1, scale: -3, positive: &expBuckets{offset: 2, counts: []uint64{1}}}
-	b := (&metric{name: "x", kind: kindExpHistogram, exps: []*expPoint{p}}).appendTo(nil, 2)
+	b := (&metric{name: "x", kind: kindExpHistogram, points: []dataPoint{p}}).appendTo(nil, 2)
 	decodeEqual(t, b, &metricspb.ScopeMetrics{}, &metricspb.ScopeMetrics{Metrics: []*metricspb.Metric{{Name: "x",
 		Data: &metricspb.Metric_ExponentialHistogram{ExponentialHistogram: &metricspb.ExponentialHistogram{AggregationTemporality: cum,
 			DataPoints: []*metricspb.ExponentialHistogramDataPoint{{StartTimeUnixNano: 1, TimeUnixNano: 2, Count: 1, Scale: -3,
