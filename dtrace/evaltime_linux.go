@@ -17,16 +17,22 @@ import (
 )
 
 // The evaltime option: where a process dtrace -c creates is held while
-// tracing starts. exec holds it at its first instruction after exec (in
-// the dynamic linker, for a dynamically linked program), preinit at its
-// entry point (libraries loaded, no constructor run yet), postinit and
-// main at main() (constructors run), as in dtrace-utils. Without the
-// option the hold is postinit's, dtrace-utils' default, so that what a
-// traced program does starts at main() and not with the dynamic linker's
-// work (builtinvar/tst.errno3 counts the program's own system calls):
-// where main() cannot be found it is the entry point, and where this
-// architecture has no breakpoints exec, both without a warning, as
-// dtrace-utils falls back silently.
+// tracing starts. exec holds it inside its execve, at ptrace's exec event
+// (exechold_linux.go), preinit at its entry point (libraries loaded, no
+// constructor run yet), postinit and main at main() (constructors run),
+// as in dtrace-utils. Without the option the hold is postinit's,
+// dtrace-utils' default, so that what a traced program does starts at
+// main() and not with the dynamic linker's work (builtinvar/tst.errno3
+// counts the program's own system calls). Where main() cannot be found
+// (a stripped program, a script's interpreter) the hold is at the entry
+// point, and where this architecture has no breakpoints it is exec's,
+// silently, as dtrace-utils falls back.
+
+// holdsInExec reports whether evaltime holds the process inside its
+// execve.
+func holdsInExec(evaltime string) bool {
+	return evaltime == "exec" || evaltime == "" && !haveBreakpoints
+}
 
 // holdTimeout bounds the run from exec to the hold point: a program that
 // has not reached it by then (a constructor waiting for input) is killed
@@ -37,60 +43,44 @@ const holdTimeout = 20 * time.Second
 const atEntry = 9
 
 // holdAt runs the process pid, stopped after exec under ptrace, to the
-// hold point of evaltime. A warning says when main() cannot be found (a
-// stripped program, a script's interpreter) and the process is held at
-// its entry point instead. On an error the process may be anywhere: the
-// caller kills it.
-func holdAt(pid int, evaltime string) (warning string, err error) {
-	quiet := evaltime == ""
-	if quiet {
-		if !haveBreakpoints {
-			return "", nil
-		}
-		evaltime = "postinit"
-	}
-	if evaltime == "exec" {
-		return "", nil
-	}
+// hold point of evaltime (preinit, postinit, main or "" for postinit).
+// On an error the process may be anywhere: the caller kills it.
+func holdAt(pid int, evaltime string) error {
 	entry, err := auxvEntry(pid)
 	if err != nil {
-		return "", err
+		return err
 	}
 	deadline := time.Now().Add(holdTimeout)
 	if evaltime == "preinit" {
-		return "", runToBreakpoint(pid, entry, deadline)
+		return runToBreakpoint(pid, entry, deadline)
 	}
 	if m, ok := mainAddr(pid, entry); ok {
-		return "", runToBreakpoint(pid, m, deadline)
+		return runToBreakpoint(pid, m, deadline)
 	}
 	// No symbol (a stripped program): as dtrace-utils does, catch libc
 	// starting the program, whose first argument is main().
 	if err := runToBreakpoint(pid, entry, deadline); err != nil {
-		return "", err
+		return err
 	}
 	// A Go program starts at the runtime's own entry, never through
 	// libc's __libc_start_main (even one linked with the C library), so
 	// a breakpoint there would never be reached: it is held at its entry
 	// point, as a program without main().
-	start, ok := uint64(0), false
-	if !goProgram(pid) {
-		start, ok = libcStartMain(pid)
+	if goProgram(pid) {
+		return nil
 	}
-	if !ok && quiet {
-		return "", nil
-	}
+	start, ok := libcStartMain(pid)
 	if !ok {
-		return fmt.Sprintf("evaltime=%s: no main() symbol in %s: process %d is held at its entry point (preinit)",
-			evaltime, exeName(pid), pid), nil
+		return nil
 	}
 	if err := runToBreakpoint(pid, start, deadline); err != nil {
-		return "", err
+		return err
 	}
 	m, err := ptraceArg0(pid)
 	if err != nil {
-		return "", err
+		return err
 	}
-	return "", runToBreakpoint(pid, m, deadline)
+	return runToBreakpoint(pid, m, deadline)
 }
 
 // goProgram reports whether the process runs a Go program (its
@@ -152,13 +142,6 @@ func mainAddr(pid int, entry uint64) (uint64, bool) {
 	}
 	v, ok := o.SymbolValue("main")
 	return v + entry - o.Entry, ok && v != 0
-}
-
-func exeName(pid int) string {
-	if p, err := os.Readlink(fmt.Sprintf("/proc/%d/exe", pid)); err == nil {
-		return p
-	}
-	return "the program"
 }
 
 // waitStop waits for the traced process to change state, until deadline.

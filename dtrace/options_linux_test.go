@@ -57,8 +57,8 @@ END { printf("%d\n", (timestamp - at) / 1000000); }`
 // it has written by then (its constructor writes "ctor", main() "main")
 // and, for a dynamically linked program, whether its libc is mapped yet
 // (the dynamic linker runs before the entry point). A stripped static
-// program has no main() to stop at: it is held at its entry point, with
-// a warning (none when evaltime is not set).
+// program has no main() to stop at: it is held at its entry point,
+// without a warning, as dtrace-utils falls back silently.
 func TestEvalTime(t *testing.T) {
 	if runtime.GOARCH != "amd64" {
 		t.Skip("evaltime breakpoints are implemented for amd64 only")
@@ -71,19 +71,18 @@ func TestEvalTime(t *testing.T) {
 		prog, evaltime string
 		written        string // by the hold point
 		libc           bool   // libc mapped at the hold point
-		warn           bool
 	}{
-		{dyn, "", "ctor\n", true, false}, // the default: postinit
-		{stripped, "", "", false, false}, // quietly at the entry point
-		{dyn, "exec", "", false, false},
-		{dyn, "preinit", "", true, false},
-		{dyn, "postinit", "ctor\n", true, false},
-		{dyn, "main", "ctor\n", true, false},
-		{static, "exec", "", false, false},
-		{static, "preinit", "", false, false},
-		{static, "main", "ctor\n", false, false},
-		{stripped, "postinit", "", false, true},
-		{stripped, "main", "", false, true},
+		{dyn, "", "ctor\n", true}, // the default: postinit
+		{stripped, "", "", false}, // quietly at the entry point
+		{dyn, "exec", "", false},
+		{dyn, "preinit", "", true},
+		{dyn, "postinit", "ctor\n", true},
+		{dyn, "main", "ctor\n", true},
+		{static, "exec", "", false},
+		{static, "preinit", "", false},
+		{static, "main", "ctor\n", false},
+		{stripped, "postinit", "", false},
+		{stripped, "main", "", false},
 	} {
 		name := filepath.Base(tt.prog) + " evaltime=" + tt.evaltime
 		o := NewOptions()
@@ -105,10 +104,15 @@ func TestEvalTime(t *testing.T) {
 		if string(written) != tt.written {
 			t.Errorf("%s: held after writing %q, want %q", name, written, tt.written)
 		}
+		// The program's image (evaltime=exec: not dtrace's, which
+		// executes it; cmd/dtrace's TestEvalTimeExec).
+		if exe, _ := os.Readlink("/proc/" + strconv.Itoa(p.Pid()) + "/exe"); exe != tt.prog {
+			t.Errorf("%s: held in %s", name, exe)
+		}
 		if libc := strings.Contains(string(maps), "/libc.so"); libc != tt.libc {
 			t.Errorf("%s: libc mapped %v at the hold point, want %v", name, libc, tt.libc)
 		}
-		if w := o.Warnings(); len(w) != 0 != tt.warn || tt.warn && !strings.Contains(w[0], "no main() symbol") {
+		if w := o.Warnings(); len(w) != 0 {
 			t.Errorf("%s: warnings %q", name, w)
 		}
 		// Once continued it runs to its end, constructor and main()
@@ -124,6 +128,13 @@ func TestEvalTime(t *testing.T) {
 			t.Errorf("%s: wrote %q in all", name, written)
 		}
 		out.Close()
+	}
+	// A program that cannot be executed fails -c under evaltime=exec
+	// as under the others, with the reason.
+	for _, et := range []string{"exec", "main"} {
+		if _, err := NewOptions().startProcessAt(filepath.Join(dir, "out"), et); err == nil || !strings.Contains(err.Error(), "Permission denied") {
+			t.Errorf("evaltime=%s, a file without execute permission: %v", et, err)
+		}
 	}
 	// A process that exits before its hold point fails -c, at once.
 	start := time.Now()

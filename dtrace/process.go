@@ -27,7 +27,6 @@ type Process struct {
 	release chan struct{} // closed to let a created process run
 	exited  chan struct{} // closed when the process is gone
 	atExit  func(pid int) // see AtExit
-	warning string        // from the hold at evaltime, for Options
 }
 
 // CreateProcess starts the command argv (argv[0] looked up in PATH)
@@ -52,8 +51,16 @@ func createProcess(argv, env []string, evaltime string, stdin io.Reader, stdout,
 		runtime.LockOSThread()
 		defer close(p.exited)
 		cmd := exec.Command(argv[0], argv[1:]...)
-		cmd.Stdin, cmd.Stdout, cmd.Stderr = stdin, stdout, stderr
 		cmd.Env = env
+		held := holdsInExec(evaltime)
+		if held {
+			var err error
+			if cmd, err = helperCommand(argv, env); err != nil {
+				started <- err
+				return
+			}
+		}
+		cmd.Stdin, cmd.Stdout, cmd.Stderr = stdin, stdout, stderr
 		// The child dies with dtrace, as illumos's dtrace sets
 		// kill-on-last-close on the processes it creates: a killed
 		// dtrace leaves nothing running that it started.
@@ -70,7 +77,12 @@ func createProcess(argv, env []string, evaltime string, stdin io.Reader, stdout,
 			return
 		}
 		var err error
-		if p.warning, err = holdAt(pid, evaltime); err != nil {
+		if held {
+			err = execHeld(pid)
+		} else {
+			err = holdAt(pid, evaltime)
+		}
+		if err != nil {
 			// Never left stopped, nor running untraced: killed.
 			_ = unix.Kill(pid, unix.SIGKILL)
 			started <- err
@@ -143,14 +155,9 @@ func StartProcess(create bool, arg string, env []string, stdin io.Reader, stdout
 
 // StartProcess is the package's StartProcess with the options' setenv and
 // unsetenv (ProcEnv) and evaltime: a created process is held where
-// evaltime says (postinit by default). A warning, when main()
-// is not to be found for postinit and main, is among o's Warnings.
+// evaltime says (postinit by default).
 func (o *Options) StartProcess(create bool, arg string, stdin io.Reader, stdout, stderr io.Writer) (*Process, error) {
-	p, err := startProcess(create, arg, o.ProcEnv, o.EvalTime, stdin, stdout, stderr)
-	if err == nil && p.warning != "" {
-		o.warnings = append(o.warnings, p.warning)
-	}
-	return p, err
+	return startProcess(create, arg, o.ProcEnv, o.EvalTime, stdin, stdout, stderr)
 }
 
 func startProcess(create bool, arg string, env []string, evaltime string, stdin io.Reader, stdout, stderr io.Writer) (*Process, error) {

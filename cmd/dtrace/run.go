@@ -350,7 +350,6 @@ func (c *cmdline) processes(opts []opt) ([]*dtrace.Process, error) {
 	for _, o := range opts {
 		if o.c == 'c' || o.c == 'p' {
 			p, err := c.opts.StartProcess(o.c == 'c', o.arg, c.stdin, c.stdout, c.stderr)
-			c.warnOptions() // evaltime's, when main() is not found
 			if err != nil {
 				return procs, err
 			}

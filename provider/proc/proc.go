@@ -11,7 +11,9 @@
 //	lwp-start      the same, every thread (after start)          in the new thread
 //	exec           syscalls:sys_enter_execve{,at}            as the exec starts (one that fails too);
 //	                                                         args[0] the path, copied (exec.go)
-//	exec-success   sched:sched_process_exec                  in the new image
+//	exec-success   syscalls:sys_exit_execve{,at} == 0         in the new image, as execve returns (as
+//	                                                         dtrace-utils: after ptrace's exec stop, so
+//	                                                         a process -c holds at evaltime=exec fires it)
 //	exec-failure   syscalls:sys_exit_execve{,at} < 0          args[0] the return value, -errno
 //	                                                         (-ENOENT), as dtrace-utils passes it
 //	exit           sched:sched_process_exit, group dead      args[0] CLD_EXITED, CLD_KILLED or CLD_DUMPED
@@ -79,7 +81,8 @@ func New() *ktrace.Provider {
 			Prologue: execPath, Maps: execMaps},
 		{Name: "exec-failure", Kind: ktrace.Event, Sources: ktrace.Sources("syscalls", "sys_exit_execve", "sys_exit_execveat"),
 			Args: []string{"int"}, Prologue: execFailure},
-		{Name: "exec-success", Sources: ktrace.Sources("sched", "sched_process_exec")},
+		{Name: "exec-success", Kind: ktrace.Event, Sources: ktrace.Sources("syscalls", "sys_exit_execve", "sys_exit_execveat"),
+			Prologue: execSuccess},
 
 		{Name: "lwp-create", Sources: ktrace.Sources("task", "task_newtask"), Args: lwpTask, XArgs: lwpInfo,
 			Prologue: newTask(true)},
@@ -150,6 +153,13 @@ func intArg(e *ktrace.Emitter, i, ctx int) {
 	e.Ctx(asm.R0, ctx)
 	e.Emit(asm.LSh.Imm(asm.R0, 32), asm.ArSh.Imm(asm.R0, 32))
 	e.SetArg(i, asm.R0)
+}
+
+// execSuccess: an exec system call that returns 0, in the new image.
+func execSuccess(e *ktrace.Emitter) error {
+	e.Field(asm.R0, syscallRetOff, 8, true)
+	e.Emit(asm.JNE.Imm(asm.R0, 0, provider.SkipLabel))
+	return nil
 }
 
 // execFailure: a negative return of execve or execveat, args[0]; dtrace-utils
