@@ -3,7 +3,6 @@
 package main
 
 import (
-	"bytes"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -35,19 +34,16 @@ func TestUnprivileged(t *testing.T) {
 	}
 	cmd := exec.Command(bin, "-n", "BEGIN { exit(0); }")
 	cmd.SysProcAttr = &syscall.SysProcAttr{Credential: &syscall.Credential{Uid: 65534, Gid: 65534}}
-	var stdout, stderr bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &stdout, &stderr
-	err := cmd.Run()
-	ee, ok := err.(*exec.ExitError)
-	if !ok || ee.ExitCode() != 1 {
-		t.Fatalf("exit: %v, want status 1; stderr %q", err, stderr.String())
+	stdout, stderr, status := testprog.Run(t, cmd)
+	if status != 1 {
+		t.Fatalf("exit status %d, want 1; stderr %q", status, stderr)
 	}
 	want := "dtrace: failed to initialize dtrace: DTrace requires additional privileges\n"
-	if stderr.String() != want {
-		t.Errorf("stderr = %q, want %q", stderr.String(), want)
+	if stderr != want {
+		t.Errorf("stderr = %q, want %q", stderr, want)
 	}
-	if stdout.Len() != 0 {
-		t.Errorf("stdout = %q, want nothing", stdout.String())
+	if stdout != "" {
+		t.Errorf("stdout = %q, want nothing", stdout)
 	}
 }
 
@@ -83,13 +79,12 @@ printf("%d %p %d %d\n", mutex_owned(m), mutex_owner(m), mutex_type_adaptive(m), 
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			cmd := dtraceCmd(bin, tt.args...)
-			var stdout, stderr bytes.Buffer
-			cmd.Stdout, cmd.Stderr = &stdout, &stderr
-			if status := testprog.ExitStatus(t, cmd); status != tt.status {
-				t.Errorf("status %d, want %d; stderr %q", status, tt.status, stderr.String())
+			stdout, stderr, status := testprog.Run(t, cmd)
+			if status != tt.status {
+				t.Errorf("status %d, want %d; stderr %q", status, tt.status, stderr)
 			}
-			if stdout.String() != tt.stdout {
-				t.Errorf("stdout %q, want %q; stderr %q", stdout.String(), tt.stdout, stderr.String())
+			if stdout != tt.stdout {
+				t.Errorf("stdout %q, want %q; stderr %q", stdout, tt.stdout, stderr)
 			}
 		})
 	}

@@ -3,7 +3,6 @@
 package main
 
 import (
-	"bytes"
 	"fmt"
 	"os"
 	"os/exec"
@@ -56,16 +55,15 @@ func TestMessages(t *testing.T) {
 		t.Run(strings.Join(tt.args, " "), func(t *testing.T) {
 			cmd := exec.Command(bin, tt.args...)
 			cmd.Env = append(withoutTesting(os.Environ()), "_DTRACE_TESTING=t")
-			var stdout, stderr bytes.Buffer
-			cmd.Stdout, cmd.Stderr = &stdout, &stderr
-			if status := testprog.ExitStatus(t, cmd); status != tt.status {
+			stdout, stderr, status := testprog.Run(t, cmd)
+			if status != tt.status {
 				t.Errorf("status %d, want %d", status, tt.status)
 			}
-			if stdout.String() != tt.stdout {
-				t.Errorf("stdout %q, want %q", stdout.String(), tt.stdout)
+			if stdout != tt.stdout {
+				t.Errorf("stdout %q, want %q", stdout, tt.stdout)
 			}
-			if stderr.String() != tt.stderr {
-				t.Errorf("stderr %q, want %q", stderr.String(), tt.stderr)
+			if stderr != tt.stderr {
+				t.Errorf("stderr %q, want %q", stderr, tt.stderr)
 			}
 		})
 	}
@@ -99,10 +97,8 @@ func TestCPUOption(t *testing.T) {
 		}
 	}
 	cmd := dtraceCmd(bin, "-xcpu=4095", "-qn", "BEGIN { exit(0); }")
-	var stderr bytes.Buffer
-	cmd.Stderr = &stderr
-	if status := testprog.ExitStatus(t, cmd); status != 1 || !strings.Contains(stderr.String(), "cpu 4095 is not online") {
-		t.Errorf("-xcpu=4095: status %d, stderr %q", status, stderr.String())
+	if _, stderr, status := testprog.Run(t, cmd); status != 1 || !strings.Contains(stderr, "cpu 4095 is not online") {
+		t.Errorf("-xcpu=4095: status %d, stderr %q", status, stderr)
 	}
 }
 
@@ -134,14 +130,13 @@ BEGIN { printf("counts: %d\n", self->n); exit(0); }`
 		{160, 16, "counts: 2", ""},
 	} {
 		cmd := dtraceCmd(bin, fmt.Sprintf("-xspecsize=%d", tt.size), "-qn", prog)
-		var stdout, stderr bytes.Buffer
-		cmd.Stdout, cmd.Stderr = &stdout, &stderr
-		if status := testprog.ExitStatus(t, cmd); status != 0 {
-			t.Fatalf("specsize %d: status %d, stderr %q", tt.size, status, stderr.String())
+		stdout, stderr, status := testprog.Run(t, cmd)
+		if status != 0 {
+			t.Fatalf("specsize %d: status %d, stderr %q", tt.size, status, stderr)
 		}
-		lines := strings.Split(strings.TrimSpace(stdout.String()), "\n")
-		if len(lines) != tt.lines+1 || lines[len(lines)-1] != tt.counts || stderr.String() != tt.drops {
-			t.Errorf("specsize %d: stdout %q, stderr %q; want %d lines, %q, %q", tt.size, stdout.String(), stderr.String(), tt.lines, tt.counts, tt.drops)
+		lines := strings.Split(strings.TrimSpace(stdout), "\n")
+		if len(lines) != tt.lines+1 || lines[len(lines)-1] != tt.counts || stderr != tt.drops {
+			t.Errorf("specsize %d: stdout %q, stderr %q; want %d lines, %q, %q", tt.size, stdout, stderr, tt.lines, tt.counts, tt.drops)
 		}
 	}
 }
@@ -182,11 +177,9 @@ func TestLibDirs(t *testing.T) {
 	} {
 		dir := lib(tt.files)
 		cmd := dtraceCmd(bin, "-L", dir, "-e", "-n", "BEGIN {exit(0)}")
-		var stderr bytes.Buffer
-		cmd.Stderr = &stderr
 		want := "dtrace: invalid probe specifier BEGIN {exit(0)}: " + fmt.Sprintf(tt.want, dir) + "\n"
-		if status := testprog.ExitStatus(t, cmd); status != 1 || stderr.String() != want {
-			t.Errorf("status %d, stderr %q, want 1, %q", status, stderr.String(), want)
+		if _, stderr, status := testprog.Run(t, cmd); status != 1 || stderr != want {
+			t.Errorf("status %d, stderr %q, want 1, %q", status, stderr, want)
 		}
 	}
 }

@@ -3,7 +3,6 @@
 package edgetest
 
 import (
-	"bytes"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -35,11 +34,7 @@ func TestMain(m *testing.M) {
 func dtrace(t *testing.T, args ...string) (stdout, stderr string, status int) {
 	t.Helper()
 	testprog.NeedRoot(t, "BPF")
-	cmd := exec.Command(dtraceBin, args...)
-	var o, e bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &o, &e
-	status = testprog.ExitStatusWithin(t, cmd, time.Duration(slow())*time.Minute)
-	return o.String(), e.String(), status
+	return testprog.RunWithin(t, exec.Command(dtraceBin, args...), time.Duration(slow())*time.Minute)
 }
 
 // running is a dtrace process the test watches and signals.

@@ -97,6 +97,22 @@ func ExitStatusWithin(t testing.TB, cmd *exec.Cmd, timeout time.Duration) int {
 	return 0
 }
 
+// Run runs cmd as ExitStatus does (killed after a minute) and returns
+// its standard output, its standard error and its exit status.
+func Run(t testing.TB, cmd *exec.Cmd) (stdout, stderr string, status int) {
+	t.Helper()
+	return RunWithin(t, cmd, time.Minute)
+}
+
+// RunWithin is Run with another bound than a minute.
+func RunWithin(t testing.TB, cmd *exec.Cmd, timeout time.Duration) (stdout, stderr string, status int) {
+	t.Helper()
+	var o, e bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &o, &e
+	status = ExitStatusWithin(t, cmd, timeout)
+	return o.String(), e.String(), status
+}
+
 // Output runs the command name with args as ExitStatus does (killed
 // after a minute) and returns its standard output and error, in the
 // order written, and its exit status.
