@@ -12,6 +12,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"runtime"
+	"sync"
 	"testing"
 	"time"
 )
@@ -153,6 +154,39 @@ func BuildCmd(t testing.TB, dir, name string) string {
 		t.Fatalf("go build %s: %v\n%s", name, err, out)
 	}
 	return bin
+}
+
+// SharedCmd builds the module's cmd/name once per test binary, into a
+// temporary directory that outlives the tests (for packages without a
+// TestMain to remove it: MainCmd does), and returns its path.
+func SharedCmd(t testing.TB, name string) string {
+	t.Helper()
+	v, _ := shared.LoadOrStore(name, new(sharedCmd))
+	c := v.(*sharedCmd)
+	c.once.Do(func() {
+		dir, err := os.MkdirTemp("", name)
+		if err != nil {
+			c.err = err
+			return
+		}
+		c.path = filepath.Join(dir, name)
+		if out, err := buildCmd(c.path, name); err != nil {
+			c.err = fmt.Errorf("%v\n%s", err, out)
+		}
+	})
+	if c.err != nil {
+		t.Fatalf("go build %s: %v", name, c.err)
+	}
+	return c.path
+}
+
+// shared holds SharedCmd's commands by name.
+var shared sync.Map
+
+type sharedCmd struct {
+	once sync.Once
+	path string
+	err  error
 }
 
 // buildCmd builds the module's cmd/name as bin.

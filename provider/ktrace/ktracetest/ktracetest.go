@@ -3,24 +3,16 @@
 package ktracetest
 
 import (
-	"bufio"
-	"bytes"
 	"io"
 	"os"
 	"os/exec"
-	"path/filepath"
 	"sort"
 	"strconv"
 	"strings"
-	"sync"
 	"testing"
 	"time"
-)
 
-var (
-	buildOnce sync.Once
-	binary    string
-	buildErr  error
+	"github.com/dtrace-go/dtrace/internal/testutil/testprog"
 )
 
 // BinaryEnv names the environment variable that gives Dtrace a dtrace
@@ -38,37 +30,8 @@ func Dtrace(t *testing.T) string {
 	if bin := os.Getenv(BinaryEnv); bin != "" {
 		return bin
 	}
-	buildOnce.Do(func() {
-		out, err := exec.Command("go", "env", "GOMOD").Output()
-		if err != nil {
-			buildErr = err
-			return
-		}
-		root := filepath.Dir(strings.TrimSpace(string(out)))
-		dir, err := os.MkdirTemp("", "ktracetest")
-		if err != nil {
-			buildErr = err
-			return
-		}
-		binary = filepath.Join(dir, "dtrace")
-		cmd := exec.Command("go", "build", "-o", binary, "./cmd/dtrace")
-		cmd.Dir = root
-		if out, err := cmd.CombinedOutput(); err != nil {
-			buildErr = &buildError{err, out}
-		}
-	})
-	if buildErr != nil {
-		t.Fatalf("build dtrace: %v", buildErr)
-	}
-	return binary
+	return testprog.SharedCmd(t, "dtrace")
 }
-
-type buildError struct {
-	err error
-	out []byte
-}
-
-func (e *buildError) Error() string { return e.err.Error() + "\n" + string(e.out) }
 
 // Ready is what Run's programs print from BEGIN: Run starts the workload
 // once it sees the line.
@@ -84,38 +47,21 @@ func Run(t *testing.T, program string, timeout time.Duration, workload func()) s
 	bin := Dtrace(t)
 	src := "BEGIN { ktracetest_n = 0; printf(\"" + Ready + "\\n\"); }\n" + program +
 		"\ntick-100ms /(ktracetest_n += 100) >= " + itoa(timeout.Milliseconds()) + "/ { exit(0); }\n"
-	cmd := exec.Command(bin, "-q", "-n", src)
-	var stderr bytes.Buffer
-	cmd.Stderr = &stderr
-	stdout, err := cmd.StdoutPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	rd := bufio.NewReader(stdout)
-	var out strings.Builder
-	for {
-		line, err := rd.ReadString('\n')
-		if err != nil {
-			cmd.Wait()
-			t.Fatalf("dtrace ended before tracing: %v\nstderr: %s", err, stderr.String())
-		}
-		if strings.TrimSpace(line) == Ready {
-			break
-		}
-		out.WriteString(line)
+	r := testprog.StartCmd(t, exec.Command(bin, "-q", "-n", src))
+	// No bound of its own: in a guest, starting dtrace may take minutes,
+	// and a dtrace that fails ends the wait.
+	if err := r.Await(24*time.Hour, func() bool { return r.HasLine(Ready) }); err != nil {
+		t.Fatalf("dtrace ended before tracing: %v\nstderr: %s", err, r.Stderr.String())
 	}
 	if workload != nil {
 		workload()
 	}
-	rest, _ := ioReadAll(rd)
-	out.Write(rest)
-	if err := cmd.Wait(); err != nil {
-		t.Fatalf("dtrace: %v\nstderr: %s\nstdout: %s", err, stderr.String(), out.String())
+	<-r.Done()
+	out := strings.Replace(r.Stdout.String(), Ready+"\n", "", 1)
+	if err := r.Err(); err != nil {
+		t.Fatalf("dtrace: %v\nstderr: %s\nstdout: %s", err, r.Stderr.String(), out)
 	}
-	return out.String()
+	return out
 }
 
 // Waiting starts cmd with a pipe on its standard input, for a program
@@ -161,12 +107,6 @@ func List(t *testing.T, args ...string) string {
 		t.Fatalf("dtrace %s: %v\n%s", strings.Join(args, " "), err, out)
 	}
 	return string(out)
-}
-
-func ioReadAll(rd *bufio.Reader) ([]byte, error) {
-	var b bytes.Buffer
-	_, err := b.ReadFrom(rd)
-	return b.Bytes(), err
 }
 
 func itoa(n int64) string { return strconv.FormatInt(n, 10) }
