@@ -80,9 +80,9 @@ func New() *ktrace.Provider {
 		{Name: "exec", Kind: ktrace.Event, Sources: execEntries(), Args: []string{"string"},
 			Prologue: execPath, Maps: execMaps},
 		{Name: "exec-failure", Kind: ktrace.Event, Sources: ktrace.Sources("syscalls", "sys_exit_execve", "sys_exit_execveat"),
-			Args: []string{"int"}, Prologue: execFailure},
+			Args: []string{"int"}, Prologue: returned(asm.JSGE, true)},
 		{Name: "exec-success", Kind: ktrace.Event, Sources: ktrace.Sources("syscalls", "sys_exit_execve", "sys_exit_execveat"),
-			Prologue: execSuccess},
+			Prologue: returned(asm.JNE, false)},
 
 		{Name: "lwp-create", Sources: ktrace.Sources("task", "task_newtask"), Args: lwpTask, XArgs: lwpInfo,
 			Prologue: newTask(true)},
@@ -93,7 +93,7 @@ func New() *ktrace.Provider {
 			Prologue: exitReason},
 
 		{Name: "signal-clear", Kind: ktrace.Event, Sources: ktrace.Sources("syscalls", "sys_exit_rt_sigtimedwait"),
-			Args: []string{"int"}, Prologue: sigCleared},
+			Args: []string{"int"}, Prologue: returned(asm.JSLE, true)},
 		{Name: "signal-discard", Sources: ktrace.Sources("signal", "signal_generate"), Args: sigArgs, XArgs: sigInfo,
 			Prologue: sigGenerated(true)},
 		{Name: "signal-handle", Sources: ktrace.Sources("signal", "signal_deliver"),
@@ -155,20 +155,27 @@ func intArg(e *ktrace.Emitter, i, ctx int) {
 	e.SetArg(i, asm.R0)
 }
 
-// execSuccess: an exec system call that returns 0, in the new image.
-func execSuccess(e *ktrace.Emitter) error {
+// syscallRet sets R0 to the system call's return value and skips the
+// firing where it compares with 0 as skip does.
+func syscallRet(e *ktrace.Emitter, skip asm.JumpOp) {
 	e.Field(asm.R0, syscallRetOff, 8, true)
-	e.Emit(asm.JNE.Imm(asm.R0, 0, provider.SkipLabel))
-	return nil
+	e.Emit(skip.Imm(asm.R0, 0, provider.SkipLabel))
 }
 
-// execFailure: a negative return of execve or execveat, args[0]; dtrace-utils
-// passes it as it is (its tests compare args[0] with -ENOENT).
-func execFailure(e *ktrace.Emitter) error {
-	e.Field(asm.R0, syscallRetOff, 8, true)
-	e.Emit(asm.JSGE.Imm(asm.R0, 0, provider.SkipLabel))
-	e.SetArg(0, asm.R0)
-	return nil
+// returned is the prologue of a probe at a system call's return
+// (syscallRet); with arg, args[0] is the return value. exec-success: an exec that returns 0,
+// in the new image. exec-failure: a negative return of execve or
+// execveat, which dtrace-utils passes as it is (its tests compare args[0]
+// with -ENOENT). signal-clear: rt_sigtimedwait (sigwait, sigtimedwait,
+// sigwaitinfo) returned the signal it took.
+func returned(skip asm.JumpOp, arg bool) func(e *ktrace.Emitter) error {
+	return func(e *ktrace.Emitter) error {
+		syscallRet(e, skip)
+		if arg {
+			e.SetArg(0, asm.R0)
+		}
+		return nil
+	}
 }
 
 // exitReason: sched_process_exit(task, group_dead) when the thread group
@@ -223,23 +230,14 @@ func exitReason(e *ktrace.Emitter) error {
 // lwp-start for every new thread, the main one included.
 func started(process bool) func(e *ktrace.Emitter) error {
 	return func(e *ktrace.Emitter) error {
-		e.Field(asm.R0, syscallRetOff, 8, true)
-		e.Emit(asm.JNE.Imm(asm.R0, 0, provider.SkipLabel), asm.FnGetCurrentPidTgid.Call(),
+		syscallRet(e, asm.JNE)
+		e.Emit(asm.FnGetCurrentPidTgid.Call(),
 			asm.Mov.Reg(asm.R1, asm.R0), asm.RSh.Imm(asm.R1, 32), asm.Mov.Reg32(asm.R0, asm.R0))
 		if process {
 			e.Emit(asm.JNE.Reg(asm.R0, asm.R1, provider.SkipLabel))
 		}
 		return nil
 	}
-}
-
-// sigCleared: rt_sigtimedwait (sigwait, sigtimedwait, sigwaitinfo)
-// returned the signal it took.
-func sigCleared(e *ktrace.Emitter) error {
-	e.Field(asm.R0, syscallRetOff, 8, true)
-	e.Emit(asm.JSLE.Imm(asm.R0, 0, provider.SkipLabel))
-	e.SetArg(0, asm.R0)
-	return nil
 }
 
 // sigGenerated: signal_generate(sig, info, task, group, result).
