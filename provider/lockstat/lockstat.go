@@ -22,6 +22,8 @@
 //
 // The probes exist where the kernel offers kprobes (fbt lists the
 // functions); a probe whose functions the kernel lacks is not listed.
+// Without kprobes, the probes that time waits are made from the kernel's
+// contention tracepoints (contention.go).
 package lockstat
 
 import (
@@ -162,6 +164,18 @@ type Provider struct {
 
 	mu   sync.Mutex
 	maps map[int]*ebpf.Map // per spec: the per-thread state
+
+	cont contention // the tracepoint mode, used where fbt is unavailable
+}
+
+// waits says whether the probes come from the contention tracepoints:
+// there are no kprobes, and the tracepoints are there.
+func (pv *Provider) waits() bool {
+	if pv.fbt.Unavailable() == "" {
+		return false
+	}
+	pv.cont.load()
+	return pv.cont.why == ""
 }
 
 // New returns the lockstat provider, finding kernel functions through fp.
@@ -184,8 +198,8 @@ func (*Provider) ProbeNames() []string {
 
 // Unavailable says why there are no lockstat probes, or "".
 func (pv *Provider) Unavailable() string {
-	if why := pv.fbt.Unavailable(); why != "" {
-		return "this kernel does not offer lockstat: it is built on fbt, and " + why
+	if why := pv.fbt.Unavailable(); why != "" && !pv.waits() {
+		return "this kernel does not offer lockstat: it is built on fbt, and " + why + "; nor are there contention tracepoints: " + pv.cont.why
 	}
 	return ""
 }
@@ -215,6 +229,12 @@ func (pv *Provider) Probes(d provider.Desc) ([]*provider.Probe, error) {
 		if !d.MatchesIn(fbt.Kernel, "", s.name) {
 			continue
 		}
+		if pv.waits() {
+			if _, ok := waitSpecs[s.name]; ok {
+				out = append(out, &provider.Probe{Provider: Name, Module: fbt.Kernel, Name: s.name, Data: i})
+			}
+			continue
+		}
 		pv.load()
 		if len(pv.targets[i]) == 0 {
 			continue
@@ -229,12 +249,18 @@ func (pv *Provider) spec(p *provider.Probe) (int, error) {
 	if !ok || p.Owner != nil && p.Owner != provider.Provider(pv) || i < 0 || i >= len(specs) {
 		return 0, fmt.Errorf("lockstat: probe %s was not made by this provider", p)
 	}
-	pv.load()
+	if !pv.waits() {
+		pv.load()
+	}
 	return i, nil
 }
 
-// Program says: a kprobe program.
-func (*Provider) Program(*provider.Probe) provider.ProgramKind {
+// Program says: a kprobe program, or a tracepoint program for the
+// contention tracepoints.
+func (pv *Provider) Program(*provider.Probe) provider.ProgramKind {
+	if pv.waits() {
+		return provider.ProgramKind{Type: ebpf.TracePoint}
+	}
 	return provider.ProgramKind{Type: ebpf.Kprobe}
 }
 
@@ -288,6 +314,9 @@ func (pv *Provider) Prologue(p *provider.Probe, mstate int16) asm.Instructions {
 	i, err := pv.spec(p)
 	if err != nil {
 		return never
+	}
+	if pv.waits() {
+		return pv.waitPrologue(i, mstate)
 	}
 	m, err := pv.stateMap(i)
 	if err != nil {
@@ -401,6 +430,9 @@ func (pv *Provider) Attach(p *provider.Probe, prog *ebpf.Program) (io.Closer, er
 	i, err := pv.spec(p)
 	if err != nil {
 		return nil, err
+	}
+	if pv.waits() {
+		return waitAttach(p, prog)
 	}
 	if len(pv.targets[i]) == 0 {
 		return nil, fmt.Errorf("attach %s: the kernel has none of its functions", p)
