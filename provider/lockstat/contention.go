@@ -138,26 +138,12 @@ func (pv *Provider) waitPrologue(i int, mstate int16) asm.Instructions {
 		return never
 	}
 	c := &pv.cont
-	arg := func(n int) int16 { return mstate + abi.MStateArgs + int16(8*n) }
 	const pfx = "dt_lockwait_"
 	// The key {pid_tgid, lock} lives in the last two argument slots
 	// until the clauses run; the value is built in args[0..1].
-	keyOff := arg(abi.MStateNArgs - 2)
-	mapPtr := func() asm.Instruction {
-		ins := asm.LoadMapPtr(asm.R1, 0)
-		ins.AssociateMap(m)
-		return ins
-	}
-	key := func() asm.Instructions {
-		return asm.Instructions{asm.Mov.Reg(asm.R2, asm.R7), asm.Add.Imm(asm.R2, int32(keyOff))}
-	}
+	b := newBuilder(m, mstate, abi.MStateNArgs-2)
+	arg, keyOff, mapPtr, key, emit := b.arg, b.keyOff, b.mapPtr, b.key, b.emit
 	skip := asm.Ja.Label(provider.SkipLabel)
-	var in asm.Instructions
-	emit := func(ins ...asm.Instruction) { in = append(in, ins...) }
-	for n := 0; n < abi.MStateNArgs; n++ {
-		emit(provider.StoreImmDW(asm.R7, arg(n), 0))
-	}
-	emit(asm.FnGetCurrentPidTgid.Call(), asm.StoreMem(asm.R7, keyOff, asm.R0, asm.DWord))
 	emit(asm.LoadMem(asm.R0, asm.R6, c.lockOff, asm.DWord), asm.StoreMem(asm.R7, keyOff+8, asm.R0, asm.DWord))
 	emit(asm.Mov.Reg(asm.R1, asm.R6), asm.FnGetAttachCookie.Call(), asm.JEq.Imm(asm.R0, cookieEnd, pfx+"end"))
 
@@ -201,7 +187,7 @@ func (pv *Provider) waitPrologue(i int, mstate int16) asm.Instructions {
 	}
 	emit(asm.LoadMem(asm.R0, asm.R7, keyOff+8, asm.DWord), asm.StoreMem(asm.R7, arg(0), asm.R0, asm.DWord))
 	emit(provider.StoreImmDW(asm.R7, keyOff, 0), provider.StoreImmDW(asm.R7, keyOff+8, 0))
-	return in
+	return b.in
 }
 
 // waitAttach links the program to both tracepoints.

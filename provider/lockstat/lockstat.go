@@ -322,24 +322,11 @@ func (pv *Provider) Prologue(p *provider.Probe, mstate int16) asm.Instructions {
 	if err != nil {
 		return never
 	}
-	arg := func(n int) int16 { return mstate + abi.MStateArgs + int16(8*n) }
 	const pfx = "dt_lockstat_"
-	keyOff := arg(abi.MStateNArgs - 1) // the key lives in the last argument slot until the clauses run
-	mapPtr := func() asm.Instruction {
-		ins := asm.LoadMapPtr(asm.R1, 0)
-		ins.AssociateMap(m)
-		return ins
-	}
-	key := func() asm.Instructions {
-		return asm.Instructions{asm.Mov.Reg(asm.R2, asm.R7), asm.Add.Imm(asm.R2, int32(keyOff))}
-	}
+	// The key lives in the last argument slot until the clauses run.
+	b := newBuilder(m, mstate, abi.MStateNArgs-1)
+	arg, keyOff, mapPtr, key, emit := b.arg, b.keyOff, b.mapPtr, b.key, b.emit
 	skip := asm.Ja.Label(provider.SkipLabel)
-	var in asm.Instructions
-	emit := func(ins ...asm.Instruction) { in = append(in, ins...) }
-	for n := 0; n < abi.MStateNArgs; n++ {
-		emit(provider.StoreImmDW(asm.R7, arg(n), 0))
-	}
-	emit(asm.FnGetCurrentPidTgid.Call(), asm.StoreMem(asm.R7, keyOff, asm.R0, asm.DWord))
 	emit(asm.Mov.Reg(asm.R1, asm.R6), asm.FnGetAttachCookie.Call(), asm.Mov.Reg(asm.R8, asm.R0))
 	emit(asm.Mov.Reg(asm.R0, asm.R8), asm.And.Imm(asm.R0, 0xff))
 	for _, r := range []struct {
@@ -421,7 +408,44 @@ func (pv *Provider) Prologue(p *provider.Probe, mstate int16) asm.Instructions {
 	emit(asm.StoreMem(asm.R7, arg(2), asm.R0, asm.DWord).WithSymbol(pfx + "kind2"))
 	// The key's slot is an argument again.
 	emit(provider.StoreImmDW(asm.R7, keyOff, 0).WithSymbol(pfx + "end"))
-	return in
+	return b.in
+}
+
+// builder holds what both prologues build with: the probe's map, the
+// mstate argument slots, the key's slot (the pid_tgid, stored first) and
+// the instructions so far, which begin by zeroing the arguments.
+type builder struct {
+	m      *ebpf.Map
+	mstate int16
+	keyOff int16
+	in     asm.Instructions
+}
+
+func newBuilder(m *ebpf.Map, mstate int16, keySlot int) *builder {
+	b := &builder{m: m, mstate: mstate}
+	b.keyOff = b.arg(keySlot)
+	for n := 0; n < abi.MStateNArgs; n++ {
+		b.emit(provider.StoreImmDW(asm.R7, b.arg(n), 0))
+	}
+	b.emit(asm.FnGetCurrentPidTgid.Call(), asm.StoreMem(asm.R7, b.keyOff, asm.R0, asm.DWord))
+	return b
+}
+
+// arg is the offset from R7 of mstate's argument n.
+func (b *builder) arg(n int) int16 { return b.mstate + abi.MStateArgs + int16(8*n) }
+
+func (b *builder) emit(ins ...asm.Instruction) { b.in = append(b.in, ins...) }
+
+// mapPtr loads the map into R1.
+func (b *builder) mapPtr() asm.Instruction {
+	ins := asm.LoadMapPtr(asm.R1, 0)
+	ins.AssociateMap(b.m)
+	return ins
+}
+
+// key points R2 at the key.
+func (b *builder) key() asm.Instructions {
+	return asm.Instructions{asm.Mov.Reg(asm.R2, asm.R7), asm.Add.Imm(asm.R2, int32(b.keyOff))}
 }
 
 // Attach links the program to each of the probe's functions, the cookie
