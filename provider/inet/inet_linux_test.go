@@ -102,11 +102,11 @@ func exchange(t *testing.T, ln net.Listener, us net.PacketConn) (cport, uport in
 	return cport, uport
 }
 
-// TestLoopback: a loopback TCP connection and a UDP datagram fire
-// tcp:::accept-established, connect-established, send, receive and
-// state-change, udp:::send and receive, and ip:::send and receive, with
-// the addresses, ports, lengths and states the exchange used.
-func TestLoopback(t *testing.T) {
+// loopback brings the loopback interface up in a guest (where it starts
+// down), builds dtrace (ktracetest.Dtrace) and returns a TCP and a UDP
+// socket listening on 127.0.0.1, closed when the test ends.
+func loopback(t *testing.T) (net.Listener, net.PacketConn) {
+	t.Helper()
 	if os.Getenv(guestEnv) != "" {
 		if out, err := exec.Command("ip", "link", "set", "lo", "up").CombinedOutput(); err != nil {
 			t.Fatalf("ip link set lo up: %v: %s", err, out)
@@ -117,12 +117,21 @@ func TestLoopback(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer ln.Close()
+	t.Cleanup(func() { ln.Close() })
 	us, err := net.ListenPacket("udp4", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer us.Close()
+	t.Cleanup(func() { us.Close() })
+	return ln, us
+}
+
+// TestLoopback: a loopback TCP connection and a UDP datagram fire
+// tcp:::accept-established, connect-established, send, receive and
+// state-change, udp:::send and receive, and ip:::send and receive, with
+// the addresses, ports, lengths and states the exchange used.
+func TestLoopback(t *testing.T) {
+	ln, us := loopback(t)
 	port := ln.Addr().(*net.TCPAddr).Port
 	uport := us.LocalAddr().(*net.UDPAddr).Port
 	var cport, usport int

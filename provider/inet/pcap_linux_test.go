@@ -3,7 +3,6 @@ package inet_test
 import (
 	"fmt"
 	"net"
-	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
@@ -44,26 +43,11 @@ ip:::receive /this->ours/ {
 // header (pulled already): tshark decodes both files into the
 // connection's segments, addresses and ports.
 func TestLoopbackPcap(t *testing.T) {
-	if os.Getenv(guestEnv) != "" {
-		if out, err := exec.Command("ip", "link", "set", "lo", "up").CombinedOutput(); err != nil {
-			t.Fatalf("ip link set lo up: %v: %s", err, out)
-		}
-	}
 	tshark, err := exec.LookPath("tshark")
 	if err != nil {
 		t.Skip("no tshark to read the capture files")
 	}
-	ktracetest.Dtrace(t)
-	ln, err := net.Listen("tcp4", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ln.Close()
-	us, err := net.ListenPacket("udp4", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer us.Close()
+	ln, us := loopback(t)
 	port := ln.Addr().(*net.TCPAddr).Port
 	dir := t.TempDir()
 	sent, recv := filepath.Join(dir, "send.pcap"), filepath.Join(dir, "receive.pcap")
