@@ -8,15 +8,12 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
-
-	"github.com/dtrace-go/dtrace/internal/testutil/testprog"
 )
 
 // TestFreopen checks that freopen() sends the output that follows to a
 // file, freopen("") brings it back, and the closing newline and the
 // final aggregations follow the last redirection.
 func TestFreopen(t *testing.T) {
-	testprog.NeedRoot(t, "BPF")
 	bin := buildDtrace(t)
 	file := filepath.Join(t.TempDir(), "out")
 	prog := fmt.Sprintf(`BEGIN { printf("a\n"); freopen("%[1]s"); printf("b\n"); freopen(""); printf("c\n"); }
@@ -44,7 +41,6 @@ BEGIN { freopen("%[1]s"); @ = count(); exit(0); }`, file)
 // snapshots and the fresh one at exit), where without it they follow the
 // count.
 func TestAggrate(t *testing.T) {
-	testprog.NeedRoot(t, "BPF")
 	bin := buildDtrace(t)
 	const prog = `tick-10ms { @ = count(); printa("%@d\n", @); } tick-10ms /++i == 30/ { exit(0); }`
 	distinct := func(opts ...string) int {

@@ -13,9 +13,11 @@ import (
 	"github.com/dtrace-go/dtrace/internal/testutil/testprog"
 )
 
-// buildDtrace builds the command into the test's temporary directory.
+// buildDtrace skips the test unless it runs as root (tracing needs it)
+// and builds the command into the test's temporary directory.
 func buildDtrace(t *testing.T) string {
 	t.Helper()
+	testprog.NeedRoot(t, "BPF")
 	return testprog.BuildCmd(t, t.TempDir(), "dtrace")
 }
 
@@ -50,9 +52,6 @@ func TestUnprivileged(t *testing.T) {
 // TestEndToEnd runs small programs through the real kernel and checks
 // output and exit status.
 func TestEndToEnd(t *testing.T) {
-	if os.Getuid() != 0 {
-		t.Skip("needs root for BPF")
-	}
 	bin := buildDtrace(t)
 	tests := []struct {
 		name   string
@@ -112,9 +111,6 @@ func withoutTesting(env []string) []string {
 // it (needs gcc and systemtap-sdt-dev's <sys/sdt.h>) and traces its
 // probes, a semaphore-guarded one among them, with the usdt provider.
 func TestHeaderUSDT(t *testing.T) {
-	if os.Getuid() != 0 {
-		t.Skip("needs root for BPF")
-	}
 	bin := buildDtrace(t)
 	dir := t.TempDir()
 	write := func(name, text string) {
@@ -168,9 +164,6 @@ int main(void) {
 // TestFlowIndent checks -F on pid entry and return probes: the nesting
 // of the DTrace paper's Figure 3.
 func TestFlowIndent(t *testing.T) {
-	if os.Getuid() != 0 {
-		t.Skip("needs root for BPF")
-	}
 	bin := buildDtrace(t)
 	dir := t.TempDir()
 	src := filepath.Join(dir, "flow.c")

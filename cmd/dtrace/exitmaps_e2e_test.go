@@ -3,7 +3,6 @@
 package main
 
 import (
-	"os"
 	"regexp"
 	"strings"
 	"testing"
@@ -29,9 +28,6 @@ int main(int argc, char **argv) {
 // entry probe (its mappings are read at its exit), after its own work
 // and main: no frame is a bare address.
 func TestUstackShortTarget(t *testing.T) {
-	if os.Getuid() != 0 {
-		t.Skip("needs root for BPF")
-	}
 	bin := buildDtrace(t)
 	prog := testprog.BuildSource(t, "prog", workSource, "-O0", "-fno-omit-frame-pointer")
 	libc := regexp.MustCompile("^libc\\.so\\.6`[A-Za-z_]\\w*\\+0x[0-9a-f]+$")

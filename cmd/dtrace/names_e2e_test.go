@@ -110,7 +110,6 @@ func runDtrace(t *testing.T, bin string, env []string, args ...string) (string, 
 // from a pid probe on d (which the stripped file's symbols do not name:
 // the pid provider finds it in the debug file too).
 func TestNamesBuildID(t *testing.T) {
-	testprog.NeedRoot(t, "BPF")
 	bin := buildDtrace(t)
 	prog, dbg, id := namesProgram(t)
 	testprog.InstallBuildID(t, "/usr/lib/debug", id, dbg)
@@ -177,7 +176,6 @@ func debuginfodServer(t *testing.T, dir, id string) (string, func()) {
 // file lands in the cache where elfutils' client keeps it; a second run
 // with the server stopped names them from the cache, and says nothing.
 func TestNamesDebuginfod(t *testing.T) {
-	testprog.NeedRoot(t, "BPF")
 	bin := buildDtrace(t)
 	prog, dbg, id := namesProgram(t)
 	served := t.TempDir()
@@ -212,7 +210,6 @@ func TestNamesDebuginfod(t *testing.T) {
 // message; the frames it could have named are module`0xADDR, as
 // dtrace(1M) prints an address it cannot name.
 func TestNamesDebuginfodNoAnswer(t *testing.T) {
-	testprog.NeedRoot(t, "BPF")
 	bin := buildDtrace(t)
 	prog, _, _ := namesProgram(t)
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
@@ -264,7 +261,6 @@ func TestNamesDebuginfodNoAnswer(t *testing.T) {
 // the /tmp/perf-PID.map it writes, at an offset within the size the map
 // gives (10 bytes).
 func TestNamesPerfMap(t *testing.T) {
-	testprog.NeedRoot(t, "BPF")
 	bin := buildDtrace(t)
 	prog := testprog.BuildJIT(t)
 	out, errs, _ := runDtrace(t, bin, nil, "-q", "-n", profileUstack, "-c", prog+" 1")
@@ -384,7 +380,6 @@ var symOff = regexp.MustCompile("^([^`]+)`([^`+]+)(\\+0x([0-9a-f]+))?$")
 // beyond the function's end (checked with debug/elf against the object's
 // symbol tables and its debug file). libpython's _fini+0x125b70 was one.
 func TestNamesWithinSize(t *testing.T) {
-	testprog.NeedRoot(t, "BPF")
 	bin := buildDtrace(t)
 	dir := t.TempDir()
 	data := filepath.Join(dir, "data")
