@@ -100,6 +100,19 @@ func ReadProcess(pid int) (*Process, error) {
 	return p, nil
 }
 
+// PIDs returns the ids of the processes /proc lists (none where it
+// cannot be read).
+func PIDs() []int {
+	ents, _ := os.ReadDir("/proc")
+	var pids []int
+	for _, e := range ents {
+		if pid, err := strconv.Atoi(e.Name()); err == nil {
+			pids = append(pids, pid)
+		}
+	}
+	return pids
+}
+
 // ErrNoProcess says that a process does not exist.
 var ErrNoProcess = fmt.Errorf("no such process")
 

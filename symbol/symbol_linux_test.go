@@ -309,3 +309,18 @@ func TestVdso(t *testing.T) {
 		t.Errorf("UserModBase = %#x %v, want %#x", base, ok, vdso.Start)
 	}
 }
+
+// TestPIDs lists this process and its parent among the running ones, and
+// nothing that is not a process.
+func TestPIDs(t *testing.T) {
+	seen := map[int]bool{}
+	for _, pid := range symbol.PIDs() {
+		if pid <= 0 {
+			t.Errorf("pid %d", pid)
+		}
+		seen[pid] = true
+	}
+	if !seen[os.Getpid()] || !seen[os.Getppid()] {
+		t.Errorf("PIDs lacks this process (%d) or its parent (%d): %d ids", os.Getpid(), os.Getppid(), len(seen))
+	}
+}

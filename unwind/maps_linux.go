@@ -7,7 +7,6 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -187,15 +186,7 @@ const anyDev = ^uint64(0)
 
 // LoadAll loads the tables of every running process's objects.
 func (m *Maps) LoadAll() {
-	ents, err := os.ReadDir("/proc")
-	if err != nil {
-		return
-	}
-	for _, e := range ents {
-		pid, err := strconv.Atoi(e.Name())
-		if err != nil {
-			continue
-		}
+	for _, pid := range symbol.PIDs() {
 		select {
 		case <-m.stop:
 			return

@@ -180,11 +180,9 @@ func (pv *Provider) scan() {
 	for _, p := range pv.paths {
 		consider(p)
 	}
-	dirs, _ := os.ReadDir("/proc")
 	self := os.Getpid()
-	for _, d := range dirs {
-		n, err := strconv.Atoi(d.Name())
-		if err != nil || n == self {
+	for _, n := range symbol.PIDs() {
+		if n == self {
 			continue
 		}
 		proc, err := symbol.ReadProcess(n)
