@@ -267,6 +267,16 @@ func (sh *ShellSetup) populate(ctx context.Context, src, sub string, o ShellOpti
 	for _, list := range []string{"EXTERNAL_64BIT_TRIGGERS", "EXTERNAL_32BIT_TRIGGERS", "INTERNAL_64BIT_TRIGGERS", "INTERNAL_32BIT_TRIGGERS", "TEST_UTILS"} {
 		names = append(names, strings.Fields(vars[list])...)
 	}
+	if sub == "test/utils" {
+		// Oracle Linux's gcc, which dtrace-utils' tests are run with,
+		// links executables at a fixed address (no default PIE, as
+		// Debian's gcc has): cpc/ and profile-n/tst.args_user compare
+		// the user PCs dtrace reports with workload_user's addresses
+		// as objdump prints them.
+		for _, name := range strings.Fields(vars["TEST_UTILS"]) {
+			vars[name+"_LDFLAGS"] += " -no-pie"
+		}
+	}
 	var build []string
 	for _, name := range names {
 		if _, err := os.Stat(filepath.Join(src, name+".c")); err != nil {
