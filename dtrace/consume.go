@@ -47,7 +47,7 @@ func (h *Handle) startConsumer(plan *loader.Plan) error {
 			return ep.ProbeID, ep.Clause, ok
 		},
 		Program:  h.objs,
-		Probes:   h.reg,
+		Probes:   lockedProbes{h},
 		Buffers:  h.bufs,
 		KeySizes: h.aggKeySizes(),
 		Settings: set,
@@ -167,7 +167,19 @@ func (h *Handle) Work(w io.Writer) (bool, error) {
 		}
 	}
 	h.out.SetOutput(w)
-	return h.cons.Work(h.out)
+	return h.consume(h.out)
+}
+
+// consume runs one pass of the consumer, after bringing the probes of
+// the followed processes in step with what they map (follow_linux.go);
+// a rescan from a held process waits for the pass.
+func (h *Handle) consume(r output.Renderer) (bool, error) {
+	if f := h.follow; f != nil {
+		f.mu.Lock()
+		defer f.mu.Unlock()
+		h.followChanges()
+	}
+	return h.cons.Work(r)
 }
 
 // Snapshot writes what the buffers hold now to w (where Work writes),
@@ -191,7 +203,7 @@ func (h *Handle) Consume(r output.Renderer) (bool, error) {
 	if h.cons == nil {
 		return false, errNotStarted
 	}
-	return h.cons.Work(r)
+	return h.consume(r)
 }
 
 // Aggregations reads every aggregation and hands them to r (Renderer's

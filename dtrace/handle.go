@@ -132,6 +132,15 @@ type Handle struct {
 	atExit  []output.Renderer
 
 	started bool
+
+	// pidp and usdtp are the providers whose probes follow the
+	// libraries processes load and unload (follow_linux.go); follow
+	// does it while tracing, regMu guards the registry against its
+	// changes for the consumer's reader threads.
+	pidp   *pid.Provider
+	usdtp  *usdt.Provider
+	follow *follower
+	regMu  sync.RWMutex
 }
 
 // Open checks privileges and returns a handle with the providers of this
@@ -154,7 +163,10 @@ func Open(opts *Options, conf Config) (*Handle, error) {
 	fbtp := fbt.New() // lockstat finds kernel functions through fbt
 	usdtp := usdt.New(sym)
 	usdtp.SetTarget(conf.Target)
+	pidp := pid.New(sym)
 	h := &Handle{
+		pidp:      pidp,
+		usdtp:     usdtp,
 		born:      time.Now(),
 		sym:       sym,
 		opts:      opts,
@@ -162,7 +174,7 @@ func Open(opts *Options, conf Config) (*Handle, error) {
 		fset:      syntax.NewFileSet(),
 		macroArgs: conf.MacroArgs,
 		macros:    builtinMacros(conf),
-		reg:       provider.NewRegistry(dtraceprov.New(), profile.New(), syscall.New(), proc.New(), sched.New(), ioprov.New(), inet.NewIP(), inet.NewTCP(), inet.NewUDP(), cpc.New(), rawtp.New(), sdt.New(), fbtp, lockstat.New(fbtp), pid.New(sym), usdtp, ioprov.NewFlow()),
+		reg:       provider.NewRegistry(dtraceprov.New(), profile.New(), syscall.New(), proc.New(), sched.New(), ioprov.New(), inet.NewIP(), inet.NewTCP(), inet.NewUDP(), cpc.New(), rawtp.New(), sdt.New(), fbtp, lockstat.New(fbtp), pidp, usdtp, ioprov.NewFlow()),
 		lines:     map[*syntax.File][]string{},
 		kern:      ktypes.Open(),
 		texts:     map[string]string{},
@@ -217,7 +229,7 @@ func (h *Handle) Go() error {
 	if err != nil {
 		return err
 	}
-	sizeProbeNames(spec, plan)
+	sizeProbeNames(spec, plan, h.mayFollow())
 	lopts := loader.Options{VerifierLogSize: verifierLogSize(h.opts.BPFLogSize)}
 	if h.opts.BPFLog && h.conf.Stderr != nil {
 		lopts.VerifierLog = func(_ *provider.Probe, log string) { writeBPFLog(h.conf.Stderr, log) }
@@ -229,7 +241,7 @@ func (h *Handle) Go() error {
 		return err
 	}
 	h.objs = objs
-	if err := h.fillProbeNames(plan); err != nil {
+	if err := h.fillProbeNames(plan.Probes); err != nil {
 		return err
 	}
 	h.startUnwinder()
@@ -264,6 +276,7 @@ func (h *Handle) Go() error {
 	if err := objs.Attach(); err != nil {
 		return err
 	}
+	h.startFollowing(plan, lopts)
 	h.debugf("attached; tracing starts")
 	if objs.Has(abi.ProbeBegin) {
 		// On the CPU read first, so that BEGIN's records come before
@@ -296,6 +309,7 @@ func checkCPU(cpu int64) error {
 func (h *Handle) Close() error {
 	h.sym.Close() // stop following processes
 	var errs []error
+	errs = append(errs, h.stopFollowing())
 	errs = append(errs, h.stopServers(nil, nil))
 	if h.cons != nil {
 		errs = append(errs, h.cons.Close())
@@ -483,11 +497,15 @@ func (h *Handle) checkEnabling() error {
 }
 
 // sizeProbeNames makes dt_probes, an array indexed by probe id, just
-// large enough for the enabled probes.
-func sizeProbeNames(spec *program.Spec, plan *loader.Plan) {
+// large enough for the enabled probes, and with room for followProbes
+// more when probes may be added while tracing (follow).
+func sizeProbeNames(spec *program.Spec, plan *loader.Plan, follow bool) {
 	var top uint32
 	for _, pp := range plan.Probes {
 		top = max(top, pp.Probe.ID)
+	}
+	if follow {
+		top += followProbes
 	}
 	for i := range spec.Maps {
 		if spec.Maps[i].Name == abi.MapProbes {
@@ -496,15 +514,20 @@ func sizeProbeNames(spec *program.Spec, plan *loader.Plan) {
 	}
 }
 
-// fillProbeNames stores the names of every enabled probe in dt_probes,
-// where probeprov, probemod, probefunc and probename read them.
-func (h *Handle) fillProbeNames(plan *loader.Plan) error {
+// fillProbeNames stores the names of the enabled probes pps in
+// dt_probes, where probeprov, probemod, probefunc and probename read
+// them. A probe added while tracing whose id is past the map's end (see
+// followProbes) goes without.
+func (h *Handle) fillProbeNames(pps []*loader.ProbePlan) error {
 	m := h.objs.Map(abi.MapProbes)
 	if m == nil {
 		return nil
 	}
-	for _, pp := range plan.Probes {
+	for _, pp := range pps {
 		p := pp.Probe
+		if p.ID >= m.MaxEntries() {
+			continue
+		}
 		val := make([]byte, 4*abi.ProbeNameSize)
 		for i, name := range []string{p.Provider, p.Module, p.Function, p.Name} {
 			copy(val[i*abi.ProbeNameSize:(i+1)*abi.ProbeNameSize-1], name)

@@ -27,6 +27,10 @@ type Process struct {
 	release chan struct{} // closed to let a created process run
 	exited  chan struct{} // closed when the process is gone
 	atExit  func(pid int) // see AtExit
+	// held, when set, is asked about each signal the created process
+	// gets while traced: true suppresses it (a hold of the link-map
+	// watcher, taken and let go: see Handle.followProcess).
+	held func(pid int, sig unix.Signal) bool
 }
 
 // CreateProcess starts the command argv (argv[0] looked up in PATH)
@@ -92,7 +96,7 @@ func createProcess(argv, env []string, evaltime string, stdin io.Reader, stdout,
 		p.pid = pid
 		started <- nil
 		<-p.release
-		if p.atExit != nil {
+		if p.atExit != nil || p.held != nil {
 			p.traceToExit(pid)
 		}
 		_ = unix.PtraceDetach(pid)
@@ -126,10 +130,14 @@ func (p *Process) traceToExit(pid int) {
 		}
 		sig = int(ws.StopSignal())
 		switch {
+		case p.held != nil && p.held(pid, ws.StopSignal()):
+			sig = 0 // held by dtrace, now let go
 		case ws.StopSignal() != unix.SIGTRAP || ws.TrapCause() <= 0:
 			// A signal for the process (a group-stop ignores it).
 		case ws.TrapCause() == unix.PTRACE_EVENT_EXIT:
-			p.atExit(pid)
+			if p.atExit != nil {
+				p.atExit(pid)
+			}
 			return
 		default:
 			sig = 0 // another event (exec)

@@ -44,6 +44,7 @@ func (h *Handle) Run(w io.Writer, rc RunConfig) (int, error) {
 	for _, p := range rc.Processes {
 		// Its addresses resolve with what it mapped up to its exit.
 		p.AtExit(func(pid int) { _, _ = h.sym.Snapshot(pid) })
+		h.followProcess(p)
 		p.Continue()
 	}
 	interrupted, stopped := 0, false

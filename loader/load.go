@@ -39,6 +39,8 @@ type Objects struct {
 	attach   []io.Closer
 	closed   bool
 	attached bool
+	// exts are the probes added while tracing (Add), not yet removed.
+	exts map[*Extension]bool
 }
 
 type loadedProg struct {
@@ -122,7 +124,7 @@ func shareGroups(plan *Plan) map[*ProbePlan][]*ProbePlan {
 // attach cookie), or what its provider's Identity says.
 func (o *Objects) loadShared(g []*ProbePlan, opts Options) error {
 	pp := g[0]
-	name := fmt.Sprintf("dt_share_%d", pp.Probe.ID)
+	name := shareMapName(pp)
 	ident, identify := pp.Probe.Owner.(provider.Identifier)
 	keys := make([]uint32, len(g))
 	for i, q := range g {
@@ -172,6 +174,9 @@ func (o *Objects) loadShared(g []*ProbePlan, opts Options) error {
 	}
 	return nil
 }
+
+// shareMapName names the map of the shared program whose group pp leads.
+func shareMapName(pp *ProbePlan) string { return fmt.Sprintf("dt_share_%d", pp.Probe.ID) }
 
 // shareDense reports whether a shared program's identities are small
 // enough to index an array rather than key a hash: the verifier turns an
@@ -385,7 +390,13 @@ func (o *Objects) Attach() error {
 		return nil
 	}
 	o.attached = true
-	for _, pp := range o.plan.Probes {
+	return o.attachProbes(o.plan.Probes, &o.attach)
+}
+
+// attachProbes attaches the programs of pps, adding what detaches them to
+// *cs as it goes.
+func (o *Objects) attachProbes(pps []*ProbePlan, cs *[]io.Closer) error {
+	for _, pp := range pps {
 		lp := o.progs[pp.Probe.ID]
 		if lp.kind.TestRun {
 			continue
@@ -402,7 +413,7 @@ func (o *Objects) Attach() error {
 			if err != nil {
 				return attachError(pp.Probe, err)
 			}
-			o.attach = append(o.attach, c)
+			*cs = append(*cs, c)
 			continue
 		}
 		c, err := pp.Probe.Owner.Attach(pp.Probe, lp.prog)
@@ -410,7 +421,7 @@ func (o *Objects) Attach() error {
 			return attachError(pp.Probe, err)
 		}
 		if c != nil {
-			o.attach = append(o.attach, c)
+			*cs = append(*cs, c)
 		}
 	}
 	return nil
@@ -491,21 +502,11 @@ func (o *Objects) Close() error {
 			first = err
 		}
 	}
-	// Detaching a uprobe waits for an RCU grace period: detach all at
-	// once so that the waits overlap.
-	errs := make([]error, len(o.attach))
-	var wg sync.WaitGroup
-	for i := range o.attach {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			errs[i] = o.attach[i].Close()
-		}()
+	attach := o.attach
+	for e := range o.exts {
+		attach = append(attach, e.attach...)
 	}
-	wg.Wait()
-	for _, err := range errs {
-		keep(err)
-	}
+	keep(detachAll(attach))
 	for id, lp := range o.progs {
 		if lp.group == nil || lp.pp.Probe.ID == id {
 			keep(lp.prog.Close())
@@ -515,4 +516,25 @@ func (o *Objects) Close() error {
 		keep(m.Close())
 	}
 	return first
+}
+
+// detachAll closes the closers at once: detaching a uprobe waits for an
+// RCU grace period, and so the waits overlap. It returns the first error.
+func detachAll(cs []io.Closer) error {
+	errs := make([]error, len(cs))
+	var wg sync.WaitGroup
+	for i := range cs {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			errs[i] = cs[i].Close()
+		}()
+	}
+	wg.Wait()
+	for _, err := range errs {
+		if err != nil {
+			return err
+		}
+	}
+	return nil
 }

@@ -3,6 +3,7 @@ package loader
 import (
 	"fmt"
 	"sort"
+	"sync"
 
 	"github.com/cilium/ebpf/asm"
 
@@ -22,6 +23,9 @@ type Plan struct {
 	// CPU is the one CPU on which probes are traced (dtrace's cpu
 	// option), or -1 for every CPU.
 	CPU int
+
+	// mu guards Probes and EPIDs against Extend while tracing runs.
+	mu sync.RWMutex
 }
 
 // ProbePlan is one probe and the clauses enabled on it.
@@ -133,6 +137,8 @@ func NewPlan(spec *program.Spec, reg *provider.Registry, opts PlanOptions) (*Pla
 
 // EPID returns what an EPID stands for, or false.
 func (p *Plan) EPID(epid uint32) (EPID, bool) {
+	p.mu.RLock()
+	defer p.mu.RUnlock()
 	i := sort.Search(len(p.EPIDs), func(i int) bool { return p.EPIDs[i].EPID >= epid })
 	if i < len(p.EPIDs) && p.EPIDs[i].EPID == epid {
 		return p.EPIDs[i], true
@@ -142,6 +148,8 @@ func (p *Plan) EPID(epid uint32) (EPID, bool) {
 
 // Probe returns the plan for a probe id, or nil.
 func (p *Plan) Probe(id uint32) *ProbePlan {
+	p.mu.RLock()
+	defer p.mu.RUnlock()
 	i := sort.Search(len(p.Probes), func(i int) bool { return p.Probes[i].Probe.ID >= id })
 	if i < len(p.Probes) && p.Probes[i].Probe.ID == id {
 		return p.Probes[i]

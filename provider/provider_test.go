@@ -1,6 +1,7 @@
 package provider
 
 import (
+	"fmt"
 	"io"
 	"strings"
 	"testing"
@@ -113,5 +114,59 @@ func TestRegistry(t *testing.T) {
 	}
 	if got := ListLine(r.Probe(1)); got != "    1     dtrace                                                     BEGIN" {
 		t.Errorf("ListLine = %q", got)
+	}
+}
+
+// claimer is a claiming provider whose probes come and go (a process's
+// libraries), each probe's Data saying where it was made.
+type claimer struct {
+	names []string
+	gen   int
+}
+
+func (c *claimer) Name() string           { return "proc" }
+func (c *claimer) Claims(pat string) bool { return pat == "" || Match(pat, "proc7") }
+func (c *claimer) Probes(d Desc) ([]*Probe, error) {
+	var out []*Probe
+	for _, n := range c.names {
+		if d.MatchesIn("", "", n) {
+			out = append(out, &Probe{Provider: "proc7", Function: n, Name: "entry", Data: c.gen})
+		}
+	}
+	return out, nil
+}
+func (c *claimer) Program(*Probe) ProgramKind                      { return ProgramKind{} }
+func (c *claimer) Prologue(*Probe, int16) asm.Instructions         { return nil }
+func (c *claimer) Attach(*Probe, *ebpf.Program) (io.Closer, error) { return nil, nil }
+
+// TestRematch: Match keeps the probes made before; Rematch gives what the
+// provider makes now, under the ids of before, with their new Data.
+func TestRematch(t *testing.T) {
+	c := &claimer{names: []string{"a", "b"}}
+	other := &fakeProvider{name: "other", names: []string{"x"}}
+	r := NewRegistry(c, other)
+	names := func(ps []*Probe) string {
+		var s []string
+		for _, p := range ps {
+			s = append(s, fmt.Sprintf("%s%d/%v", p.Function, p.ID, p.Data))
+		}
+		return strings.Join(s, " ")
+	}
+	d := Desc{Provider: "proc*"}
+	ps, err := r.Match(d)
+	if err != nil || names(ps) != "a1/0 b2/0" {
+		t.Fatalf("Match = %s, %v", names(ps), err)
+	}
+	c.names, c.gen = []string{"b", "c"}, 1 // a unloaded, c loaded, b moved
+	only := func(pv Provider) bool { return pv == Provider(c) }
+	if ps, _ = r.Rematch(d, only); names(ps) != "b2/1 c3/1" {
+		t.Errorf("Rematch = %s, want b2/1 c3/1", names(ps))
+	}
+	if ps, _ = r.Match(d); names(ps) != "a1/0 b2/1 c3/1" {
+		t.Errorf("Match after = %s, want a1/0 b2/1 c3/1", names(ps))
+	}
+	// Providers only refuses are not asked.
+	if ps, _ = r.Rematch(Desc{}, only); strings.Contains(names(ps), "x") {
+		t.Errorf("Rematch asked another provider: %s", names(ps))
 	}
 }

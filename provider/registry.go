@@ -86,6 +86,19 @@ func (r *Registry) MatchString(desc string) ([]*Probe, error) {
 // demand where a provider can. No match is not an error here; the caller
 // words that one (D_PDESC_ZERO).
 func (r *Registry) Match(d Desc) ([]*Probe, error) {
+	return r.match(d, nil)
+}
+
+// Rematch returns the probes the claiming providers (pid, usdt) that
+// only accepts make for d now, without the probes they made before that they no longer make (a
+// library the process has since unloaded): what a description names
+// after the processes it names have changed.
+func (r *Registry) Rematch(d Desc, only func(Provider) bool) ([]*Probe, error) {
+	return r.match(d, only)
+}
+
+// match is Match, or with only set Rematch.
+func (r *Registry) match(d Desc, only func(Provider) bool) ([]*Probe, error) {
 	// A provider named exactly (no glob) by a provider of fixed name is
 	// that provider alone: claimers (pid, usdt) need not scan processes.
 	exact := false
@@ -99,7 +112,7 @@ func (r *Registry) Match(d Desc) ([]*Probe, error) {
 	var out []*Probe
 	for _, pv := range r.providers {
 		cl, claims := pv.(Claimer)
-		if claims && (exact || !cl.Claims(d.Provider)) || !claims && !Match(d.Provider, pv.Name()) {
+		if claims && (exact || !cl.Claims(d.Provider)) || !claims && !Match(d.Provider, pv.Name()) || only != nil && !only(pv) {
 			continue
 		}
 		if in, ok := pv.(Internal); ok && in.Internal() && d.Provider != pv.Name() {
@@ -121,7 +134,13 @@ func (r *Registry) Match(d Desc) ([]*Probe, error) {
 		var mine []*Probe
 		taken := map[*Probe]bool{}
 		for _, p := range found {
-			p = r.intern(pv, p)
+			q := r.intern(pv, p)
+			if only != nil && q != p {
+				// Made again: where it is now (a library loaded anew
+				// sits at another address, in another file).
+				q.Data = p.Data
+			}
+			p = q
 			if claims && !taken[p] {
 				taken[p] = true
 				mine = append(mine, p)
@@ -129,7 +148,7 @@ func (r *Registry) Match(d Desc) ([]*Probe, error) {
 		}
 		// Probes created earlier on demand exist from then on.
 		for _, p := range r.byID {
-			if p.Owner == pv && d.Matches(p) && !taken[p] {
+			if only == nil && p.Owner == pv && d.Matches(p) && !taken[p] {
 				mine = append(mine, p)
 			}
 		}

@@ -14,10 +14,15 @@ import (
 )
 
 // buildDtrace skips the test unless it runs as root (tracing needs it)
-// and builds the command into the test's temporary directory.
+// and builds the command into the test's temporary directory, or returns
+// DTRACE_TEST_BIN when set: a binary built on the host for the test
+// binary run in a guest (where building it would take minutes).
 func buildDtrace(t *testing.T) string {
 	t.Helper()
 	testprog.NeedRoot(t, "BPF")
+	if bin := os.Getenv("DTRACE_TEST_BIN"); bin != "" {
+		return bin
+	}
 	return testprog.BuildCmd(t, t.TempDir(), "dtrace")
 }
 

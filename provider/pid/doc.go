@@ -30,4 +30,8 @@
 // the process as perf-event target so that the kernel fires it only in
 // that process; the prologue checks the process id again, so a firing is
 // never credited to another process.
+//
+// LinkMapWatcher follows the objects a process loads and unloads after
+// tracing starts (a uprobe on the dynamic linker's _dl_debug_state), so
+// that the library re-matches descriptions against them (docs/USDT.md).
 package pid

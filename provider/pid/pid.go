@@ -160,6 +160,25 @@ func (pv *Provider) Process(pid int) (*symbol.Process, error) {
 	return p, nil
 }
 
+// Forget drops the snapshot of pid, so that the next description naming
+// it reads its mappings again (after it has loaded or unloaded objects).
+func (pv *Provider) Forget(pid int) {
+	pv.mu.Lock()
+	defer pv.mu.Unlock()
+	delete(pv.procs, pid)
+}
+
+// Pids returns the processes descriptions have named.
+func (pv *Provider) Pids() []int {
+	pv.mu.Lock()
+	defer pv.mu.Unlock()
+	out := make([]int, 0, len(pv.procs))
+	for p := range pv.procs {
+		out = append(out, p)
+	}
+	return out
+}
+
 // ModuleMatches reports whether a description's module field names mod:
 // a glob matches the base name (or a.out for the executable); an exact
 // name matches the base name, the full path, a.out for the executable,

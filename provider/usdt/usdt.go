@@ -58,6 +58,19 @@ type Provider struct {
 	// per-process names (myprov1234), as dtrace lists a grabbed
 	// process's providers among its probes.
 	target int
+	// pids are the processes whose providers descriptions named.
+	pids map[int]bool
+}
+
+// Pids returns the processes whose providers descriptions have named.
+func (pv *Provider) Pids() []int {
+	pv.mu.Lock()
+	defer pv.mu.Unlock()
+	var out []int
+	for p := range pv.pids {
+		out = append(out, p)
+	}
+	return out
 }
 
 // SetTarget makes the providers of process pid (the -c or -p process)
@@ -291,6 +304,12 @@ func (pv *Provider) processProbes(d provider.Desc, want func(string) bool, p int
 	if err != nil {
 		return nil, err
 	}
+	pv.mu.Lock()
+	if pv.pids == nil {
+		pv.pids = map[int]bool{}
+	}
+	pv.pids[p] = true
+	pv.mu.Unlock()
 	var out []*provider.Probe
 	// Libraries not mapped yet (a -c process held before the dynamic
 	// linker ran) are probed by file all the same.
