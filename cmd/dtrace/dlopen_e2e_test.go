@@ -5,6 +5,7 @@ package main
 import (
 	"bufio"
 	"bytes"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -87,6 +88,28 @@ func buildDlopen(t *testing.T) (prog, lib string) {
 	return prog, lib
 }
 
+// startDlopen builds dtrace and the program and starts the program in
+// mode (loop or wait), killed when the test ends; it returns dtrace's
+// path, the process and its standard output.
+func startDlopen(t *testing.T, mode string) (string, *exec.Cmd, io.Reader) {
+	t.Helper()
+	if os.Getuid() != 0 {
+		t.Skip("needs root for BPF")
+	}
+	bin := buildDtrace(t)
+	prog, lib := buildDlopen(t)
+	target := exec.Command(prog, mode, lib)
+	pipe, err := target.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := target.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = target.Process.Kill(); _ = target.Wait() })
+	return bin, target, pipe
+}
+
 // TestDlopenFollowed traces pid and USDT probes of a library that a -c
 // process dlopen()s after tracing started, dlclose()s and dlopen()s again:
 // every call is counted, the first after each dlopen() included (the
@@ -122,16 +145,7 @@ func TestDlopenFollowed(t *testing.T) {
 // TestDlopenGrabbed follows a -p process (not held: probes are attached
 // soon after its dlopen()) until a probe in the library fires.
 func TestDlopenGrabbed(t *testing.T) {
-	if os.Getuid() != 0 {
-		t.Skip("needs root for BPF")
-	}
-	bin := buildDtrace(t)
-	prog, lib := buildDlopen(t)
-	target := exec.Command(prog, "loop", lib)
-	if err := target.Start(); err != nil {
-		t.Fatal(err)
-	}
-	defer func() { _ = target.Process.Kill(); _ = target.Wait() }()
+	bin, target, _ := startDlopen(t, "loop")
 	cmd := dtraceCmd(bin, "-qn", `pid$target:libdlwork.so:dlwork:entry { printf("%s %s\n", probemod, probefunc); exit(0); }
 		tick-30s { printf("timed out\n"); exit(1); }`, "-Z", "-p", strconv.Itoa(target.Process.Pid))
 	out, err := cmd.CombinedOutput()
@@ -143,20 +157,7 @@ func TestDlopenGrabbed(t *testing.T) {
 // TestDlcloseListing lists a process's USDT and pid probes of a library
 // it dlopen()ed, and after it dlclose()s the library, no more.
 func TestDlcloseListing(t *testing.T) {
-	if os.Getuid() != 0 {
-		t.Skip("needs root for BPF")
-	}
-	bin := buildDtrace(t)
-	prog, lib := buildDlopen(t)
-	target := exec.Command(prog, "wait", lib)
-	pipe, err := target.StdoutPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := target.Start(); err != nil {
-		t.Fatal(err)
-	}
-	defer func() { _ = target.Process.Kill(); _ = target.Wait() }()
+	bin, target, pipe := startDlopen(t, "wait")
 	lines := bufio.NewScanner(pipe)
 	waitFor := func(s string) {
 		t.Helper()
