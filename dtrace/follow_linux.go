@@ -4,6 +4,7 @@ package dtrace
 
 import (
 	"fmt"
+	"slices"
 	"sort"
 	"strconv"
 	"sync"
@@ -47,19 +48,24 @@ type followUnit struct {
 	e      *loader.Extension
 }
 
+// dtraceProbes are the dtrace provider's probe names.
+var dtraceProbes = []string{"BEGIN", "END", "ERROR"}
+
 // followProbes is how many probes added while tracing dt_probes has room
 // for (a slot of 256 bytes each); probes past it have no names.
 const followProbes = 4096
 
 // followDescs returns, per clause, the descriptions whose provider field
 // may name a process's pid or USDT probes: empty, a glob, or ending in a
-// process id.
+// process id; but not BEGIN, END and ERROR alone, which name the dtrace
+// provider's probes (and would otherwise have every -c run follow its
+// process).
 func (h *Handle) followDescs() [][]provider.Desc {
 	out := make([][]provider.Desc, len(h.spec.Clauses))
 	for ci, c := range h.spec.Clauses {
 		for _, s := range c.Probes {
 			d, err := provider.ParseDesc(s)
-			if err != nil {
+			if err != nil || d.Provider == "" && d.Module == "" && d.Function == "" && slices.Contains(dtraceProbes, d.Name) {
 				continue
 			}
 			n := len(d.Provider)
