@@ -4,7 +4,6 @@ package main
 
 import (
 	"bufio"
-	"bytes"
 	"io"
 	"os"
 	"os/exec"
@@ -15,6 +14,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/dtrace-go/dtrace/internal/testutil/testprog"
 )
 
 // dlopenLib is a library with a function and a USDT probe in it.
@@ -123,22 +124,21 @@ func TestDlopenFollowed(t *testing.T) {
 	prog, lib := buildDlopen(t)
 	cmd := dtraceCmd(bin, "-x", "debug", "-Zqn", `pid$target:libdlwork.so:dlwork:entry { @p[probemod] = count(); @a = sum(arg0); }
 		dlprov$target:::work { @u[probefunc] = count(); }`, "-c", prog+" run "+lib)
-	var stdout, stderr bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &stdout, &stderr
-	if err := cmd.Run(); err != nil {
-		t.Fatalf("dtrace: %v\n%s", err, stderr.String())
+	stdout, stderr, status := testprog.Run(t, cmd)
+	if status != 0 {
+		t.Fatalf("dtrace: exit status %d\n%s", status, stderr)
 	}
 	// 3 + 2 calls; arguments 0+1+2+10+11.
-	fields := strings.Fields(stdout.String())
+	fields := strings.Fields(stdout)
 	want := []string{"libdlwork.so", "5", "24", "dlwork", "5"}
 	if strings.Join(fields, " ") != strings.Join(want, " ") {
-		t.Errorf("output %q, want the fields %q\nstderr:\n%s", stdout.String(), want, stderr.String())
+		t.Errorf("output %q, want the fields %q\nstderr:\n%s", stdout, want, stderr)
 	}
 	// Enabled at each dlopen(), detached at each dlclose().
-	enabled := regexp.MustCompile(`enabled \d+ probes of libdlwork.so`).FindAllString(stderr.String(), -1)
-	detached := strings.Count(stderr.String(), "detached the probes of libdlwork.so")
+	enabled := regexp.MustCompile(`enabled \d+ probes of libdlwork.so`).FindAllString(stderr, -1)
+	detached := strings.Count(stderr, "detached the probes of libdlwork.so")
 	if len(enabled) != 2 || detached != 2 {
-		t.Errorf("enabled %d times, detached %d times, want 2 and 2; stderr:\n%s", len(enabled), detached, stderr.String())
+		t.Errorf("enabled %d times, detached %d times, want 2 and 2; stderr:\n%s", len(enabled), detached, stderr)
 	}
 }
 
@@ -148,9 +148,9 @@ func TestDlopenGrabbed(t *testing.T) {
 	bin, target, _ := startDlopen(t, "loop")
 	cmd := dtraceCmd(bin, "-qn", `pid$target:libdlwork.so:dlwork:entry { printf("%s %s\n", probemod, probefunc); exit(0); }
 		tick-30s { printf("timed out\n"); exit(1); }`, "-Z", "-p", strconv.Itoa(target.Process.Pid))
-	out, err := cmd.CombinedOutput()
-	if err != nil || !strings.HasPrefix(string(out), "libdlwork.so dlwork\n") {
-		t.Errorf("dtrace: %v\n%s", err, out)
+	stdout, stderr, status := testprog.Run(t, cmd)
+	if status != 0 || !strings.HasPrefix(stdout, "libdlwork.so dlwork\n") {
+		t.Errorf("dtrace: exit status %d\n%s%s", status, stdout, stderr)
 	}
 }
 
@@ -174,11 +174,8 @@ func TestDlcloseListing(t *testing.T) {
 	}
 	pid := strconv.Itoa(target.Process.Pid)
 	list := func() (string, string) {
-		cmd := dtraceCmd(bin, "-l", "-n", "dlprov"+pid+":::", "-n", "pid"+pid+":libdlwork.so:dlwork:entry")
-		var stdout, stderr bytes.Buffer
-		cmd.Stdout, cmd.Stderr = &stdout, &stderr
-		_ = cmd.Run()
-		return stdout.String(), stderr.String()
+		stdout, stderr, _ := testprog.Run(t, dtraceCmd(bin, "-l", "-n", "dlprov"+pid+":::", "-n", "pid"+pid+":libdlwork.so:dlwork:entry"))
+		return stdout, stderr
 	}
 	waitFor("opened")
 	out, errs := list()
