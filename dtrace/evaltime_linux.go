@@ -65,8 +65,9 @@ func holdAt(pid int, evaltime string) error {
 	// A Go program starts at the runtime's own entry, never through
 	// libc's __libc_start_main (even one linked with the C library), so
 	// a breakpoint there would never be reached: it is held at its entry
-	// point, as a program without main().
-	if goProgram(pid) {
+	// point, as a program without main(). So is a 32-bit program, whose
+	// __libc_start_main takes main() on the stack, not in a register.
+	if goProgram(pid) || exeClass(pid) == elf.ELFCLASS32 {
 		return nil
 	}
 	start, ok := libcStartMain(pid)
@@ -117,16 +118,34 @@ func libcStartMain(pid int) (uint64, bool) {
 	return 0, false
 }
 
+// exeClass is the ELF class of the process's executable (ELFCLASS32 for
+// a program built with gcc -m32), or ELFCLASSNONE.
+func exeClass(pid int) elf.Class {
+	f, err := elf.Open(fmt.Sprintf("/proc/%d/exe", pid))
+	if err != nil {
+		return elf.ELFCLASSNONE
+	}
+	defer f.Close()
+	return f.Class
+}
+
 // auxvEntry reads the program's entry point (AT_ENTRY) from its
-// auxiliary vector.
+// auxiliary vector, whose words are as wide as the program's (4 bytes
+// in a 32-bit program).
 func auxvEntry(pid int) (uint64, error) {
 	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/auxv", pid))
 	if err != nil {
 		return 0, err
 	}
-	for i := 0; i+16 <= len(b); i += 16 {
-		if binary.LittleEndian.Uint64(b[i:]) == atEntry {
-			return binary.LittleEndian.Uint64(b[i+8:]), nil
+	word := func(b []byte) uint64 { return binary.LittleEndian.Uint64(b) }
+	w := 8
+	if exeClass(pid) == elf.ELFCLASS32 {
+		w = 4
+		word = func(b []byte) uint64 { return uint64(binary.LittleEndian.Uint32(b)) }
+	}
+	for i := 0; i+2*w <= len(b); i += 2 * w {
+		if word(b[i:]) == atEntry {
+			return word(b[i+w:]), nil
 		}
 	}
 	return 0, errors.New("no entry point in the auxiliary vector")

@@ -67,11 +67,12 @@ func TestEvalTime(t *testing.T) {
 	dyn := testprog.BuildIn(t, dir, "evaltime", []string{"evaltime.c"})
 	static := testprog.BuildIn(t, dir, "evaltime-static", []string{"evaltime.c"}, "-static")
 	stripped := testprog.BuildIn(t, dir, "evaltime-stripped", []string{"evaltime.c"}, "-static", "-s")
-	for _, tt := range []struct {
+	type evalCase struct {
 		prog, evaltime string
 		written        string // by the hold point
 		libc           bool   // libc mapped at the hold point
-	}{
+	}
+	cases := []evalCase{
 		{dyn, "", "ctor\n", true}, // the default: postinit
 		{stripped, "", "", false}, // quietly at the entry point
 		{dyn, "exec", "", false},
@@ -83,7 +84,17 @@ func TestEvalTime(t *testing.T) {
 		{static, "main", "ctor\n", false},
 		{stripped, "postinit", "", false},
 		{stripped, "main", "", false},
-	} {
+	}
+	// A 32-bit program (gcc -m32): its auxiliary vector's words and its
+	// registers are i386's.
+	if exec.Command("sh", "-c", "echo 'int main(void) { return 0; }' | gcc -m32 -x c -o /dev/null -").Run() == nil {
+		dyn32 := testprog.BuildIn(t, dir, "evaltime-32", []string{"evaltime.c"}, "-m32")
+		cases = append(cases, evalCase{dyn32, "exec", "", false}, evalCase{dyn32, "preinit", "", true},
+			evalCase{dyn32, "main", "ctor\n", true}, evalCase{dyn32, "", "ctor\n", true})
+	} else {
+		t.Log("gcc -m32 cannot build a program here: no 32-bit case")
+	}
+	for _, tt := range cases {
 		name := filepath.Base(tt.prog) + " evaltime=" + tt.evaltime
 		o := NewOptions()
 		if tt.evaltime != "" {
