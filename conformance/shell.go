@@ -118,6 +118,14 @@ func (sh *ShellSetup) environ(cfg *Config, t *Test, tmpdir string) []string {
 		"tst=" + strings.TrimSuffix(t.Path, ".sh"),
 		"BASH_FUNC_check_provider%%=" + checkProvider,
 	}
+	if sh.Include != "" {
+		// DTrace's <sys/sdt.h> where a compiler run without flags
+		// finds it, as on dtrace-utils' test machines, where its
+		// devel package installs it in /usr/include (the tests that
+		// build a USDT program with gcc -m32 find no other: Debian's
+		// SystemTap header is in the 64-bit multiarch directory).
+		env = append(env, "C_INCLUDE_PATH="+sh.Include, "CPLUS_INCLUDE_PATH="+sh.Include)
+	}
 	// Ours win over the inherited ones of the same name.
 	mine := map[string]bool{}
 	for _, kv := range env {

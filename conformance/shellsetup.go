@@ -61,6 +61,8 @@ type ShellSetup struct {
 	// CPPFlags is runtest.sh's test_cppflags: -DARCH_<arch> and, in
 	// installed mode, the include directory of DTrace's <sys/sdt.h>.
 	CPPFlags string
+	// Include is ShellOptions.Include, for the tests' environment.
+	Include string
 	// Providers is the providers file check_provider greps: the second
 	// column of dtrace -l, one name a line, sorted.
 	Providers []byte
@@ -119,6 +121,7 @@ func PrepareShell(ctx context.Context, o ShellOptions) (*ShellSetup, error) {
 		return nil, err
 	}
 	sh.CPPFlags = "-DARCH_" + o.Arch
+	sh.Include = o.Include
 	if o.Include != "" {
 		sh.CPPFlags += " -I" + o.Include
 	}

@@ -1,6 +1,7 @@
 package dtrace
 
 import (
+	"debug/elf"
 	"fmt"
 	"io"
 	"os"
@@ -36,9 +37,11 @@ func GenerateHeader(script, out string) error {
 // nothing in it to out, or, without out, to x.o for a script (the first -s
 // file, "" for none) x.d and to d.out for anything else, made by the C
 // compiler ($CC, else cc) and passed through the linker ld (dtrace's
-// ldpath option, else "ld") as dtrace does. The linker's messages go to
-// stderr.
-func GenerateObject(script, out, ld string, stderr io.Writer) error {
+// ldpath option, else "ld") as dtrace does. The object is of the class
+// of the program's objects (the operands objs): 32-bit (cc -m32) for
+// i386 objects; objects of both classes are refused, as by dtrace-utils.
+// The linker's messages go to stderr.
+func GenerateObject(script, out, ld string, objs []string, stderr io.Writer) error {
 	name := "d"
 	if script != "" {
 		name = strings.TrimSuffix(script, ".d")
@@ -51,6 +54,10 @@ func GenerateObject(script, out, ld string, stderr io.Writer) error {
 			out = filepath.Base(name) + ".o"
 		}
 	}
+	m32, err := objects32(objs)
+	if err != nil {
+		return fmt.Errorf("failed to link script %s: %v", name, err)
+	}
 	tmp, err := os.MkdirTemp("", "dtrace-G")
 	if err != nil {
 		return fmt.Errorf("failed to link script %s: %v", name, err)
@@ -61,7 +68,11 @@ func GenerateObject(script, out, ld string, stderr io.Writer) error {
 	if cc == "" {
 		cc = "cc"
 	}
-	cmd := exec.Command(cc, "-c", "-x", "c", "-o", obj, "-")
+	args := []string{"-c", "-x", "c", "-o", obj, "-"}
+	if m32 {
+		args = append([]string{"-m32"}, args...)
+	}
+	cmd := exec.Command(cc, args...)
 	cmd.Stdin = strings.NewReader("/* dtrace -G: probes come from <sys/sdt.h> notes */\n")
 	if msg, err := cmd.CombinedOutput(); err != nil {
 		return fmt.Errorf("failed to link script %s: %s: %v: %s", name, cc, err, strings.TrimSpace(string(msg)))
@@ -69,7 +80,11 @@ func GenerateObject(script, out, ld string, stderr io.Writer) error {
 	if ld == "" {
 		ld = "ld"
 	}
-	link := exec.Command("sh", "-c", ld+` -r -o "$1" "$2"`, "sh", out, obj)
+	emul := ""
+	if m32 {
+		emul = " -m elf_i386"
+	}
+	link := exec.Command("sh", "-c", ld+emul+` -r -o "$1" "$2"`, "sh", out, obj)
 	link.Stdout, link.Stderr = stderr, stderr
 	if err := link.Run(); err != nil {
 		status := -1
@@ -79,4 +94,36 @@ func GenerateObject(script, out, ld string, stderr io.Writer) error {
 		return fmt.Errorf("failed to link script %s: failed to link %s: %s exited with status %d", name, out, ld, status)
 	}
 	return nil
+}
+
+// objects32 reports whether the ELF objects objs are i386 ones (gcc
+// -m32); objects of both classes are an error. Files that are not
+// ELF objects are left to the linker.
+func objects32(objs []string) (bool, error) {
+	var first string
+	var class elf.Class
+	i386 := false
+	for _, o := range objs {
+		f, err := elf.Open(o)
+		if err != nil {
+			continue
+		}
+		c := f.Class
+		i386 = f.Machine == elf.EM_386
+		f.Close()
+		if first == "" {
+			first, class = o, c
+		} else if c != class {
+			return false, fmt.Errorf("%s is %d-bit, %s is %d-bit: the objects of one program must be of one data model",
+				first, bits(class), o, bits(c))
+		}
+	}
+	return class == elf.ELFCLASS32 && i386, nil
+}
+
+func bits(c elf.Class) int {
+	if c == elf.ELFCLASS32 {
+		return 32
+	}
+	return 64
 }

@@ -90,7 +90,7 @@ func buildID(f *elf.File) []byte {
 		if err != nil {
 			continue
 		}
-		notes, err := parseNotes(b)
+		notes, err := parseNotes(b, f.Class)
 		if err != nil {
 			continue
 		}

@@ -27,7 +27,7 @@ func FuzzObject(f *testing.F) {
 		}
 		r := bytes.NewReader(data)
 		for _, s := range o.Sections() {
-			if notes, err := readNotes(r, int64(len(data)), s); err == nil {
+			if notes, err := readNotes(r, int64(len(data)), s, elf.ELFCLASS64); err == nil {
 				for _, n := range notes {
 					if len(n.Desc) > len(data) || len(n.Owner) > len(data) {
 						t.Fatalf("note larger than the file")
@@ -62,7 +62,7 @@ func FuzzObject(f *testing.F) {
 // the .note.gnu.build-id of /usr/bin/clear_console.
 func FuzzParseNotes(f *testing.F) {
 	f.Fuzz(func(t *testing.T, data []byte) {
-		notes, err := parseNotes(data)
+		notes, err := parseNotes(data, elf.ELFCLASS64)
 		if err != nil {
 			return
 		}

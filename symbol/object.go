@@ -37,11 +37,14 @@ func (fn Func) limit() uint64 {
 	return fn.Value + 1
 }
 
-// Note is one ELF note: its owner name, type and descriptor.
+// Note is one ELF note: its owner name, type and descriptor, and the
+// class of the file it is in (ELFCLASS32: addresses in the descriptor
+// are 4 bytes wide).
 type Note struct {
 	Owner string
 	Type  uint32
 	Desc  []byte
+	Class elf.Class
 }
 
 // Section is what the providers need to know of an ELF section.
@@ -67,6 +70,8 @@ type Object struct {
 // file.
 type objectData struct {
 	Type elf.Type
+	// Class is the ELF class: ELFCLASS32 for an i386 program.
+	Class elf.Class
 	// Entry is the ELF header's entry point (link-time address).
 	Entry uint64
 	// Soname is the DT_SONAME of a shared library, or "".
@@ -110,7 +115,7 @@ func OpenObject(path string) (*Object, error) {
 // .symtab, the separate debug file's .symtab, .gnu_debugdata's .symtab,
 // and then .dynsym; remote lets the debug file come from debuginfod.
 func newObject(f *elf.File, path string, remote bool) (*Object, error) {
-	o := &Object{Path: path, objectData: &objectData{Type: f.Type, Entry: f.Entry, notes: map[string][]Note{}, data: map[string]uint64{}}}
+	o := &Object{Path: path, objectData: &objectData{Type: f.Type, Class: f.Class, Entry: f.Entry, notes: map[string][]Note{}, data: map[string]uint64{}}}
 	for _, p := range f.Progs {
 		if p.Type == elf.PT_LOAD {
 			o.loads = append(o.loads, p.ProgHeader)
@@ -379,7 +384,7 @@ func (o *Object) Notes(section string) ([]Note, error) {
 		o.notes[section] = nil
 		return nil, nil
 	}
-	notes, err := readFile(o.Path, section, func(f *os.File, size int64) ([]Note, error) { return readNotes(f, size, s) })
+	notes, err := readFile(o.Path, section, func(f *os.File, size int64) ([]Note, error) { return readNotes(f, size, s, o.Class) })
 	if err != nil {
 		return nil, err
 	}
@@ -410,12 +415,12 @@ func readFile[T any](path, what string, read func(f *os.File, size int64) (T, er
 // readNotes reads and splits a note section of a file of the given size.
 // The section header's size is checked against the file before anything
 // is allocated: a crafted header must not make us allocate gigabytes.
-func readNotes(r io.ReaderAt, fileSize int64, s Section) ([]Note, error) {
+func readNotes(r io.ReaderAt, fileSize int64, s Section, class elf.Class) ([]Note, error) {
 	buf, err := readRange(r, fileSize, s.Offset, s.Size)
 	if err != nil {
 		return nil, err
 	}
-	return parseNotes(buf)
+	return parseNotes(buf, class)
 }
 
 // readRange reads size bytes at off of a file of fileSize bytes, refusing
@@ -435,8 +440,8 @@ func readRange(r io.ReaderAt, fileSize int64, off, size uint64) ([]byte, error) 
 }
 
 // parseNotes splits a note section: namesz, descsz, type (u32 each), then
-// name and descriptor, each padded to 4 bytes.
-func parseNotes(b []byte) ([]Note, error) {
+// name and descriptor, each padded to 4 bytes; class is the file's.
+func parseNotes(b []byte, class elf.Class) ([]Note, error) {
 	var out []Note
 	for len(b) > 0 {
 		if len(b) < 12 {
@@ -455,7 +460,7 @@ func parseNotes(b []byte) ([]Note, error) {
 			name = name[:namesz-1]
 		}
 		desc := b[nameEnd : nameEnd+descsz]
-		out = append(out, Note{Owner: name, Type: typ, Desc: desc})
+		out = append(out, Note{Owner: name, Type: typ, Desc: desc, Class: class})
 		next := nameEnd + align4(descsz)
 		if next > len(b) {
 			next = len(b)
@@ -539,7 +544,7 @@ func ReadNotes(path, section string) ([]Note, error) {
 	if err != nil {
 		return nil, fmt.Errorf("%s: %s: %w", path, section, err)
 	}
-	return parseNotes(b)
+	return parseNotes(b, f.Class)
 }
 
 // Code returns the bytes of a function, read from the file.

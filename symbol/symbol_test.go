@@ -1,6 +1,7 @@
 package symbol
 
 import (
+	"debug/elf"
 	"strings"
 	"testing"
 )
@@ -96,14 +97,14 @@ func TestParseNotes(t *testing.T) {
 	b = append(b, "stapsdt\x00"...)
 	b = append(b, 1, 2, 3, 4, 5, 0, 0, 0)
 	b = append(b, 0, 0, 0, 0, 0, 0, 0, 0, 7, 0, 0, 0)
-	notes, err := parseNotes(b)
+	notes, err := parseNotes(b, elf.ELFCLASS64)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if len(notes) != 2 || notes[0].Owner != "stapsdt" || notes[0].Type != 3 || string(notes[0].Desc) != "\x01\x02\x03\x04\x05" || notes[1].Type != 7 {
 		t.Errorf("parseNotes = %+v", notes)
 	}
-	if _, err := parseNotes(b[:20]); err == nil {
+	if _, err := parseNotes(b[:20], elf.ELFCLASS64); err == nil {
 		t.Error("truncated notes: no error")
 	}
 }

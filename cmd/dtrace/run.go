@@ -133,7 +133,7 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		if c.cmds[0].file {
 			script = c.cmds[0].arg
 		}
-		if err := dtrace.GenerateObject(script, c.ofile, c.opts.LdPath, c.stderr); err != nil {
+		if err := dtrace.GenerateObject(script, c.ofile, c.opts.LdPath, c.operands, c.stderr); err != nil {
 			c.errorf("%v", err)
 			return exitError
 		}

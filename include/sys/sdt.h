@@ -26,8 +26,18 @@
 #define _SYS_SDT_H
 #define _DTRACE_GO_SYS_SDT_H 1
 
-#if !defined(__x86_64__) && !defined(__aarch64__)
-#error "<sys/sdt.h>: only x86-64 and arm64 are supported"
+/*
+ * Addresses in the note, and arguments, are as wide as a pointer: 8 bytes
+ * on x86-64 and arm64, 4 on i386 (gcc -m32).
+ */
+#if defined(__x86_64__) || defined(__aarch64__)
+#define __dtrace_sdt_addr	".8byte"
+#define __dtrace_sdt_size	"8"
+#elif defined(__i386__)
+#define __dtrace_sdt_addr	".4byte"
+#define __dtrace_sdt_size	"4"
+#else
+#error "<sys/sdt.h>: only x86-64, i386 and arm64 are supported"
 #endif
 
 /*
@@ -55,9 +65,9 @@
 	"\t.4byte 992f-991f, 994f-993f, 3\n"				\
 	"991:\t.asciz \"stapsdt\"\n"					\
 	"992:\t.balign 4\n"						\
-	"993:\t.8byte 990b\n"						\
-	"\t.8byte _.stapsdt.base\n"					\
-	"\t.8byte " __dtrace_sdt_sem(provider, name) "\n"		\
+	"993:\t" __dtrace_sdt_addr " 990b\n"				\
+	"\t" __dtrace_sdt_addr " _.stapsdt.base\n"			\
+	"\t" __dtrace_sdt_addr " " __dtrace_sdt_sem(provider, name) "\n"	\
 	"\t.asciz \"" #provider "\"\n"					\
 	"\t.asciz \"" #name "\"\n"					\
 	"\t.asciz \"" argfmt "\"\n"					\
@@ -76,21 +86,21 @@
  * Operand k of a probe: any of a constant ("n"), an offsettable memory
  * reference ("o") or a register ("r"), whichever the compiler has the
  * value in; the assembler prints it in the form the note's reader parses
- * ($5, -16(%rbp), %rax on x86-64).
+ * ($5, -16(%rbp), %rax on x86-64; -12(%ebp), %eax on i386).
  */
 #define __dtrace_sdt_op(k, x)	[__sdt_a##k] "nor" ((unsigned long)(x))
-#define __dtrace_sdt_f1	"8@%[__sdt_a1]"
-#define __dtrace_sdt_f2	__dtrace_sdt_f1 " 8@%[__sdt_a2]"
-#define __dtrace_sdt_f3	__dtrace_sdt_f2 " 8@%[__sdt_a3]"
-#define __dtrace_sdt_f4	__dtrace_sdt_f3 " 8@%[__sdt_a4]"
-#define __dtrace_sdt_f5	__dtrace_sdt_f4 " 8@%[__sdt_a5]"
-#define __dtrace_sdt_f6	__dtrace_sdt_f5 " 8@%[__sdt_a6]"
-#define __dtrace_sdt_f7	__dtrace_sdt_f6 " 8@%[__sdt_a7]"
-#define __dtrace_sdt_f8	__dtrace_sdt_f7 " 8@%[__sdt_a8]"
-#define __dtrace_sdt_f9	__dtrace_sdt_f8 " 8@%[__sdt_a9]"
-#define __dtrace_sdt_f10 __dtrace_sdt_f9 " 8@%[__sdt_a10]"
-#define __dtrace_sdt_f11 __dtrace_sdt_f10 " 8@%[__sdt_a11]"
-#define __dtrace_sdt_f12 __dtrace_sdt_f11 " 8@%[__sdt_a12]"
+#define __dtrace_sdt_f1	__dtrace_sdt_size "@%[__sdt_a1]"
+#define __dtrace_sdt_f2	__dtrace_sdt_f1 " " __dtrace_sdt_size "@%[__sdt_a2]"
+#define __dtrace_sdt_f3	__dtrace_sdt_f2 " " __dtrace_sdt_size "@%[__sdt_a3]"
+#define __dtrace_sdt_f4	__dtrace_sdt_f3 " " __dtrace_sdt_size "@%[__sdt_a4]"
+#define __dtrace_sdt_f5	__dtrace_sdt_f4 " " __dtrace_sdt_size "@%[__sdt_a5]"
+#define __dtrace_sdt_f6	__dtrace_sdt_f5 " " __dtrace_sdt_size "@%[__sdt_a6]"
+#define __dtrace_sdt_f7	__dtrace_sdt_f6 " " __dtrace_sdt_size "@%[__sdt_a7]"
+#define __dtrace_sdt_f8	__dtrace_sdt_f7 " " __dtrace_sdt_size "@%[__sdt_a8]"
+#define __dtrace_sdt_f9	__dtrace_sdt_f8 " " __dtrace_sdt_size "@%[__sdt_a9]"
+#define __dtrace_sdt_f10 __dtrace_sdt_f9 " " __dtrace_sdt_size "@%[__sdt_a10]"
+#define __dtrace_sdt_f11 __dtrace_sdt_f10 " " __dtrace_sdt_size "@%[__sdt_a11]"
+#define __dtrace_sdt_f12 __dtrace_sdt_f11 " " __dtrace_sdt_size "@%[__sdt_a12]"
 
 #define __dtrace_sdt_probe(provider, name, fmt, ...)			\
 	do {								\

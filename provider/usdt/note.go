@@ -1,6 +1,7 @@
 package usdt
 
 import (
+	"debug/elf"
 	"encoding/binary"
 	"errors"
 	"fmt"
@@ -31,18 +32,32 @@ type Note struct {
 	ArgError error
 }
 
-// ParseNote decodes a stapsdt note descriptor: pc, base and semaphore
-// (u64 each), then the provider, name and argument strings, each NUL
-// terminated.
-func ParseNote(desc []byte) (Note, error) {
+// ParseNote decodes a stapsdt note descriptor of a 64-bit object: pc,
+// base and semaphore (u64 each), then the provider, name and argument
+// strings, each NUL terminated.
+func ParseNote(desc []byte) (Note, error) { return ParseClassNote(desc, elf.ELFCLASS64) }
+
+// ParseClassNote is ParseNote for an object of the given class: in a
+// 32-bit one (gcc -m32) pc, base and semaphore are u32 each.
+func ParseClassNote(desc []byte, class elf.Class) (Note, error) {
 	var n Note
-	if len(desc) < 24 {
+	w := 8
+	if class == elf.ELFCLASS32 {
+		w = 4
+	}
+	if len(desc) < 3*w {
 		return n, errors.New("stapsdt note too short")
 	}
-	n.PC = binary.LittleEndian.Uint64(desc)
-	n.Base = binary.LittleEndian.Uint64(desc[8:])
-	n.Semaphore = binary.LittleEndian.Uint64(desc[16:])
-	parts := strings.SplitN(string(desc[24:]), "\x00", 4)
+	word := func(b []byte) uint64 {
+		if w == 4 {
+			return uint64(binary.LittleEndian.Uint32(b))
+		}
+		return binary.LittleEndian.Uint64(b)
+	}
+	n.PC = word(desc)
+	n.Base = word(desc[w:])
+	n.Semaphore = word(desc[2*w:])
+	parts := strings.SplitN(string(desc[3*w:]), "\x00", 4)
 	if len(parts) < 3 {
 		return n, errors.New("stapsdt note strings truncated")
 	}
@@ -65,7 +80,7 @@ func Notes(obj *symbol.Object) ([]Note, error) {
 		if r.Owner != NoteOwner || r.Type != NoteType {
 			continue
 		}
-		n, err := ParseNote(r.Desc)
+		n, err := ParseClassNote(r.Desc, r.Class)
 		if err != nil {
 			return nil, fmt.Errorf("%s: %w", obj.Path, err)
 		}
@@ -120,9 +135,12 @@ type Arg struct {
 	Reg   string
 	Shift int
 	// Disp, Index and Scale complete ArgMem: Disp+Reg+Index*Scale.
-	Disp  int64
-	Index string
-	Scale int
+	// Addr32: the base and index are 32-bit registers (an i386 program,
+	// or addr32 code): the address is the sum's low 32 bits.
+	Disp   int64
+	Index  string
+	Scale  int
+	Addr32 bool
 	// Sym is a symbol the displacement is relative to ("counter" in
 	// "4@counter(%rip)"): the address is the symbol's, plus Disp.
 	Sym string
@@ -208,18 +226,18 @@ func ParseArg(s string) (Arg, error) {
 	}
 	if p := strings.TrimSpace(parts[0]); p != "" {
 		reg, shift, size, ok := register(strings.TrimPrefix(p, "%"))
-		if !ok || shift != 0 || size != 8 || !strings.HasPrefix(p, "%") {
+		if !ok || shift != 0 || size != 8 && size != 4 || !strings.HasPrefix(p, "%") {
 			return a, fmt.Errorf("bad base register %q", p)
 		}
-		a.Reg = reg
+		a.Reg, a.Addr32 = reg, size == 4
 	}
 	if len(parts) >= 2 {
 		p := strings.TrimSpace(parts[1])
 		reg, shift, size, ok := register(strings.TrimPrefix(p, "%"))
-		if !ok || shift != 0 || size != 8 || !strings.HasPrefix(p, "%") {
+		if !ok || shift != 0 || size != 8 && size != 4 || !strings.HasPrefix(p, "%") || a.Reg != "" && a.Addr32 != (size == 4) {
 			return a, fmt.Errorf("bad index register %q", p)
 		}
-		a.Index, a.Scale = reg, 1
+		a.Index, a.Scale, a.Addr32 = reg, 1, size == 4
 		if len(parts) == 3 {
 			sc, err := strconv.Atoi(strings.TrimSpace(parts[2]))
 			if err != nil || (sc != 1 && sc != 2 && sc != 4 && sc != 8) {

@@ -1,6 +1,7 @@
 package usdt
 
 import (
+	"debug/elf"
 	"encoding/binary"
 	"reflect"
 	"testing"
@@ -34,7 +35,11 @@ func TestParseArg(t *testing.T) {
 		{in: "3@%eax", err: true},
 		{in: "4@%xyz", err: true},
 		{in: "4@16", err: true},
-		{in: "4@8(%eax)", err: true},
+		// i386 (gcc -m32): 32-bit base and index registers.
+		{in: "4@-12(%ebp)", want: Arg{Kind: ArgMem, Size: 4, Reg: "rbp", Disp: -12, Addr32: true}},
+		{in: "4@(%ebx,%ecx,4)", want: Arg{Kind: ArgMem, Size: 4, Reg: "rbx", Index: "rcx", Scale: 4, Addr32: true}},
+		{in: "4@(%rbx,%ecx,4)", err: true},
+		{in: "4@8(%ax)", err: true},
 	} {
 		got, err := ParseArg(tc.in)
 		if tc.err {
@@ -86,5 +91,20 @@ func TestExtend(t *testing.T) {
 		if got := extend(tc.v, tc.size, tc.signed); got != tc.want {
 			t.Errorf("extend(%#x, %d, %v) = %#x, want %#x", tc.v, tc.size, tc.signed, got, tc.want)
 		}
+	}
+}
+
+// TestParseClassNote decodes the note of a 32-bit object (gcc -m32):
+// pc, base and semaphore are 4 bytes each.
+func TestParseClassNote(t *testing.T) {
+	desc := []byte{0x84, 0x10, 0, 0, 0x08, 0x20, 0, 0, 0x0c, 0x40, 0, 0}
+	desc = append(desc, "p\x00work\x004@%eax 4@(%ebx)\x00"...)
+	n, err := ParseClassNote(desc, elf.ELFCLASS32)
+	if err != nil || n.PC != 0x1084 || n.Base != 0x2008 || n.Semaphore != 0x400c || n.Provider != "p" || n.Name != "work" ||
+		len(n.Args) != 2 || n.ArgError != nil || !n.Args[1].Addr32 {
+		t.Errorf("ParseClassNote = %+v, %v", n, err)
+	}
+	if _, err := ParseClassNote(desc[:11], elf.ELFCLASS32); err == nil {
+		t.Error("a short 32-bit note: no error")
 	}
 }

@@ -88,6 +88,9 @@ func argInsns(s Site, a Arg, regs *pid.Regs, slot int16) asm.Instructions {
 	} else {
 		insns = append(insns, asm.LoadImm(asm.R0, disp, asm.DWord), asm.Add.Reg(asm.R3, asm.R0))
 	}
+	if a.Addr32 {
+		insns = append(insns, asm.Mov.Reg32(asm.R3, asm.R3))
+	}
 	// Zero the slot first: the read fills only Size bytes (and zeroes
 	// them itself when it faults).
 	insns = append(insns,

@@ -181,7 +181,7 @@ func (pv *Provider) scan() {
 		}
 		provs := map[string]bool{}
 		for _, n := range notes {
-			if nn, err := ParseNote(n.Desc); err == nil && n.Owner == NoteOwner && n.Type == NoteType {
+			if nn, err := ParseClassNote(n.Desc, n.Class); err == nil && n.Owner == NoteOwner && n.Type == NoteType {
 				provs[nn.Provider] = true
 			}
 		}
