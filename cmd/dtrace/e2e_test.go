@@ -118,11 +118,7 @@ func withoutTesting(env []string) []string {
 func TestHeaderUSDT(t *testing.T) {
 	bin := buildDtrace(t)
 	dir := t.TempDir()
-	write := func(name, text string) {
-		if err := os.WriteFile(filepath.Join(dir, name), []byte(text), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
+	write := func(name, text string) { writeFile(t, dir, name, text) }
 	write("myprov.d", "provider myprov {\n\tprobe work__start(int, char *);\n\tprobe work__done();\n};\n")
 	write("app.c", `#include "myprov.h"
 int main(void) {
@@ -194,5 +190,13 @@ func TestFlowIndent(t *testing.T) {
 	want := []string{"FUNCTION", " -> mid", "   -> leaf", "   <- leaf", " <- mid"}
 	if strings.Join(got, "\n") != strings.Join(want, "\n") {
 		t.Errorf("got\n%s\nwant\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+}
+
+// writeFile writes text to the file name in dir.
+func writeFile(t *testing.T, dir, name, text string) {
+	t.Helper()
+	if err := os.WriteFile(filepath.Join(dir, name), []byte(text), 0o644); err != nil {
+		t.Fatal(err)
 	}
 }

@@ -27,11 +27,7 @@ func TestUSDT32(t *testing.T) {
 	}
 	bin := buildDtrace(t)
 	dir := t.TempDir()
-	write := func(name, text string) {
-		if err := os.WriteFile(filepath.Join(dir, name), []byte(text), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
+	write := func(name, text string) { writeFile(t, dir, name, text) }
 	write("bits.d", "provider bits {\n\tprobe work(int, char *);\n};\n")
 	write("app.c", `#include "bits.h"
 int main(int argc, char **argv) {
