@@ -62,6 +62,9 @@ func (h *Handle) Compile(src Source) (*Program, error) {
 		return nil, &SourceError{Source: src, Err: h.compileError(err)}
 	}
 	dumpTrees(h.conf.Stderr, h.opts.Tree, ast, info)
+	if err := h.writeTypes(info); err != nil {
+		return nil, &SourceError{Source: src, Err: err}
+	}
 	if err := h.checkTuples(ast, info); err != nil {
 		return nil, &SourceError{Source: src, Err: err}
 	}

@@ -139,7 +139,8 @@ func addOptions() {
 	// (user symbols are not resolved when compiling). The rest are
 	// honoured: tree (tree.go), iregs (only DIF's 8), linkmode and
 	// kdefs/knodefs (codegen's SymbolLink), evaltime (process.go),
-	// noresolve (the symbolizer), debug (progress lines on stderr, in
+	// noresolve (the symbolizer), ctypes and dtypes (the C and D type
+	// containers written in CTF: ctftypes.go), debug (progress lines on stderr, in
 	// libdtrace's form), core (cmd/dtrace dumps core as it exits),
 	// statusrate (the consumer) and cleanrate (clamped to illumos's
 	// bounds: dynamic variables are deleted when 0 is stored, nothing
@@ -148,7 +149,7 @@ func addOptions() {
 	// resolved when the
 	// program runs, never when it is compiled) and debugassert (checks
 	// of libdtrace's own locks, which runtest.sh sets for every test).
-	for _, name := range []string{"ctypes", "dtypes", "ctfpath", "useruid", "sysslice",
+	for _, name := range []string{"ctfpath", "useruid", "sysslice",
 		"jstackframes", "jstackstrsize", "strip", "disasm", "syslibdir",
 		"udefs", "late"} {
 		optionTable[name].Unsupported = true
