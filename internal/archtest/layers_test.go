@@ -27,7 +27,7 @@ var floors = [][]string{
 	// 2: what renderers share: the JSON record model.
 	{"output/jsonrec"},
 	// 3: the generator, the providers, the renderers.
-	{"codegen", "provider/", "output/"},
+	{"codegen", "dlang/ctf", "provider/", "output/"},
 	// 4: the run-time stages; the registry of output formats.
 	{"loader", "consumer", "output/formats"},
 	// 5: the library facade.

@@ -12,6 +12,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/cilium/ebpf"
+
 	"github.com/dtrace-go/dtrace/internal/testutil/bpfobj"
 	"github.com/dtrace-go/dtrace/internal/testutil/testprog"
 	"github.com/dtrace-go/dtrace/provider/pid"
@@ -254,6 +256,20 @@ func heldBy(pid int) held {
 	return h
 }
 
+// progName returns the name of the BPF program with id, or "".
+func progName(id uint32) string {
+	p, err := ebpf.NewProgramFromID(ebpf.ProgramID(id))
+	if err != nil {
+		return ""
+	}
+	defer p.Close()
+	info, err := p.Info()
+	if err != nil {
+		return ""
+	}
+	return info.Name
+}
+
 // progTypeKprobe is BPF_PROG_TYPE_KPROBE, the type of uprobe programs.
 const progTypeKprobe = "2"
 
@@ -312,7 +328,9 @@ END { printa("%s %@d\n", @); }`
 		h := heldBy(r.Cmd.Process.Pid)
 		var uprobeProgs []uint32
 		for id, typ := range h.progs {
-			if typ == progTypeKprobe {
+			// The uprobe on the dynamic linker that follows dlopen()
+			// (dt_linkmap) is not the clause's.
+			if typ == progTypeKprobe && progName(id) != "dt_linkmap" {
 				uprobeProgs = append(uprobeProgs, id)
 			}
 		}
