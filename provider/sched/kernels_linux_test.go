@@ -16,7 +16,7 @@ import (
 const guestEnv = "SCHED_GUEST"
 
 // spin is a shell loop that keeps a CPU busy for a while.
-const spin = "i=0; while [ $i -lt 20000 ]; do i=$((i+1)); done"
+const spin = "i=0; while [ $i -lt 200000 ]; do i=$((i+1)); done"
 
 // TestSchedProbes: a shell that blocks on its input, sleeps, then runs
 // two busy loops on one CPU fires on-cpu, off-cpu, preempt, enqueue,
