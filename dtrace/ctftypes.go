@@ -50,3 +50,19 @@ func writeCTF(path string, scopes ...*types.Scope) error {
 	}
 	return nil
 }
+
+// checkCTFPath says, in -x debug's lines, what becomes of the CTF archive
+// the ctfpath option names. dtrace-utils reads the kernel's types from
+// that archive, and from BTF when it cannot open it; here they are
+// always read from BTF, so an archive that opens is not read either.
+func (h *Handle) checkCTFPath() {
+	path := h.opts.CTFPath
+	if path == "" {
+		return
+	}
+	if err := ctf.CheckArchive(path); err != nil {
+		h.debugf("Cannot open CTF archive %s: %v; reading kernel types from BTF", path, err)
+		return
+	}
+	h.debugf("CTF archive %s opens; kernel types are read from BTF, not from it", path)
+}

@@ -179,6 +179,7 @@ func Open(opts *Options, conf Config) (*Handle, error) {
 		kern:      ktypes.Open(),
 		texts:     map[string]string{},
 	}
+	h.checkCTFPath()
 	// Make BEGIN, END and ERROR ids 1, 2 and 3.
 	if _, err := h.reg.Match(provider.Desc{Provider: "dtrace"}); err != nil {
 		return nil, err

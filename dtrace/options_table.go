@@ -132,7 +132,7 @@ func addOptions() {
 		optionTable[name].Solaris = true
 	}
 	// Options of illumos and dtrace-utils this implementation does not
-	// honour: CTF type dumps and paths (types come from BTF), the choice
+	// honour: the choice
 	// of listings -S shows (disasm), jstack()'s sizes (no such action
 	// here), systemd slices and the uid of dtrace-utils'
 	// helper, stripping -G's DOF (-G writes none), user symbol checks
@@ -142,14 +142,16 @@ func addOptions() {
 	// noresolve (the symbolizer), ctypes and dtypes (the C and D type
 	// containers written in CTF: ctftypes.go), debug (progress lines on stderr, in
 	// libdtrace's form), core (cmd/dtrace dumps core as it exits),
-	// statusrate (the consumer) and cleanrate (clamped to illumos's
+	// statusrate (the consumer), ctfpath (kernel types come from BTF: an
+	// archive it names is checked as dtrace-utils opens it, and -x debug
+	// says whether it opens; ctftypes.go) and cleanrate (clamped to illumos's
 	// bounds: dynamic variables are deleted when 0 is stored, nothing
 	// needs cleaning periodically). Accepted silently, as their effect is
 	// already ours: unodefs (permit unresolved user symbols: they are
 	// resolved when the
 	// program runs, never when it is compiled) and debugassert (checks
 	// of libdtrace's own locks, which runtest.sh sets for every test).
-	for _, name := range []string{"ctfpath", "useruid", "sysslice",
+	for _, name := range []string{"useruid", "sysslice",
 		"jstackframes", "jstackstrsize", "strip", "disasm", "syslibdir",
 		"udefs", "late"} {
 		optionTable[name].Unsupported = true
