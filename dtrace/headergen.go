@@ -31,17 +31,22 @@ func GenerateHeader(script, out string) error {
 	return nil
 }
 
-// GenerateObject is dtrace -G. The probes of a program built with a
-// dtrace -h header are <sys/sdt.h> notes that need no link step, so -G is
-// accepted for the build files that call it: it writes an object with
-// nothing in it to out, or, without out, to x.o for a script (the first -s
-// file, "" for none) x.d and to d.out for anything else, made by the C
-// compiler ($CC, else cc) and passed through the linker ld (dtrace's
-// ldpath option, else "ld") as dtrace does. The object is of the class
-// of the program's objects (the operands objs): 32-bit (cc -m32) for
-// i386 objects; objects of both classes are refused, as by dtrace-utils.
+// GenerateObject is dtrace -G: it writes the DOF (internal/dof) of the
+// providers the script (the first -s file, "" for none) defines, with
+// the sites of their probes that the objects objs hold (their
+// <sys/sdt.h> notes, as dtrace -h headers make them), as illumos'
+// dtrace -G does. With linktype "dof" the file is the raw DOF; with
+// "elf" (the default) it is an ELF object whose .SUNW_dof section holds
+// the DOF, made by the C compiler ($CC, else cc) from assembler source
+// and passed through the linker (the ldpath option, else "ld") as
+// dtrace does. The probes themselves need no link step: the usdt
+// provider reads the notes. strip leaves out the DOF's non-loadable
+// sections (its comment and utsname). The file is out, or, without
+// out, x.o for a script x.d and d.out for anything else. The object is
+// of the class of the program's objects: 32-bit (cc -m32) for i386
+// objects; objects of both classes are refused, as by dtrace-utils.
 // The linker's messages go to stderr.
-func GenerateObject(script, out, ld string, objs []string, stderr io.Writer) error {
+func GenerateObject(script, out string, objs []string, opts *Options, stderr io.Writer) error {
 	name := "d"
 	if script != "" {
 		name = strings.TrimSuffix(script, ".d")
@@ -58,25 +63,40 @@ func GenerateObject(script, out, ld string, objs []string, stderr io.Writer) err
 	if err != nil {
 		return fmt.Errorf("failed to link script %s: %v", name, err)
 	}
+	decls, err := readProviderDecls(script)
+	if err != nil {
+		return err
+	}
+	data, relocs, globals, err := buildDOF(decls, objs, !m32, opts.Strip)
+	if err != nil {
+		return fmt.Errorf("failed to link script %s: %v", name, err)
+	}
+	if opts.LinkType == "dof" {
+		if err := os.WriteFile(out, data, 0o666); err != nil {
+			return fmt.Errorf("failed to link script %s: failed to write %s: %s", name, out, Strerror(err))
+		}
+		return nil
+	}
 	tmp, err := os.MkdirTemp("", "dtrace-G")
 	if err != nil {
 		return fmt.Errorf("failed to link script %s: %v", name, err)
 	}
 	defer os.RemoveAll(tmp)
-	obj := filepath.Join(tmp, "empty.o")
+	obj := filepath.Join(tmp, "dof.o")
 	cc := os.Getenv("CC")
 	if cc == "" {
 		cc = "cc"
 	}
-	args := []string{"-c", "-x", "c", "-o", obj, "-"}
+	args := []string{"-c", "-x", "assembler", "-o", obj, "-"}
 	if m32 {
 		args = append([]string{"-m32"}, args...)
 	}
 	cmd := exec.Command(cc, args...)
-	cmd.Stdin = strings.NewReader("/* dtrace -G: probes come from <sys/sdt.h> notes */\n")
+	cmd.Stdin = strings.NewReader(dofAssembly(data, relocs, globals, !m32))
 	if msg, err := cmd.CombinedOutput(); err != nil {
 		return fmt.Errorf("failed to link script %s: %s: %v: %s", name, cc, err, strings.TrimSpace(string(msg)))
 	}
+	ld := opts.LdPath
 	if ld == "" {
 		ld = "ld"
 	}

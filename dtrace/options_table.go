@@ -126,8 +126,7 @@ func addOptions() {
 	addOpt(&OptionSpec{Name: "zone", Kind: KindString, Class: RunTime,
 		set: func(*Options, optValue) error { return nil }})
 	// grabanon claims the anonymous enablings Solaris's driver kept
-	// from boot; modpath is the module search path of Solaris's linker
-	// (and linktype=dof, above, its raw DOF output).
+	// from boot; modpath is the module search path of Solaris's linker.
 	for _, name := range []string{"zone", "lazyload", "linknommap", "pgmax", "procfspath", "grabanon", "modpath"} {
 		optionTable[name].Solaris = true
 	}
@@ -135,9 +134,10 @@ func addOptions() {
 	// honour: the choice
 	// of listings -S shows (disasm), jstack()'s sizes (no such action
 	// here), systemd slices and the uid of dtrace-utils'
-	// helper, stripping -G's DOF (-G writes none), user symbol checks
-	// (user symbols are not resolved when compiling). The rest are
-	// honoured: tree (tree.go), iregs (only DIF's 8), linkmode and
+	// helper, user symbol checks (user symbols are not resolved when
+	// compiling). The rest are honoured: strip and linktype (-G's DOF:
+	// without its comment and utsname, raw or in an ELF object;
+	// dofgen.go), tree (tree.go), iregs (only DIF's 8), linkmode and
 	// kdefs/knodefs (codegen's SymbolLink), evaltime (process.go),
 	// noresolve (the symbolizer), ctypes and dtypes (the C and D type
 	// containers written in CTF: ctftypes.go), debug (progress lines on stderr, in
@@ -152,7 +152,7 @@ func addOptions() {
 	// program runs, never when it is compiled) and debugassert (checks
 	// of libdtrace's own locks, which runtest.sh sets for every test).
 	for _, name := range []string{"useruid", "sysslice",
-		"jstackframes", "jstackstrsize", "strip", "disasm", "syslibdir",
+		"jstackframes", "jstackstrsize", "disasm", "syslibdir",
 		"udefs", "late"} {
 		optionTable[name].Unsupported = true
 	}
@@ -255,12 +255,10 @@ func addCompileValues() {
 		set: stringField(func(o *Options) *string { return &o.LinkMode })})
 	addOpt(&OptionSpec{Name: "linktype", Kind: KindString, Class: ct,
 		set: func(o *Options, v optValue) error {
+			// -G writes its DOF in an ELF object's .SUNW_dof
+			// section (elf) or as a file of its own (dof).
 			switch strings.ToLower(v.Str) {
-			case "elf":
-			case "dof":
-				// -G writes ELF objects; raw DOF files are
-				// Solaris's.
-				o.warnSolaris("linktype=dof")
+			case "elf", "dof":
 			default:
 				return ErrBadOptVal
 			}

@@ -31,7 +31,7 @@ const (
 )
 
 // apiVersion is what -V prints: the D language version we implement.
-const apiVersion = "Oracle D 2.0"
+const apiVersion = dtrace.APIVersion
 
 // productVersion is the "This is DTrace M.m.u" of -vV; scripts parse it.
 const productVersion = "2.0.0"
@@ -133,7 +133,7 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		if c.cmds[0].file {
 			script = c.cmds[0].arg
 		}
-		if err := dtrace.GenerateObject(script, c.ofile, c.opts.LdPath, c.operands, c.stderr); err != nil {
+		if err := dtrace.GenerateObject(script, c.ofile, c.operands, c.opts, c.stderr); err != nil {
 			c.errorf("%v", err)
 			return exitError
 		}
