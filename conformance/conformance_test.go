@@ -84,7 +84,7 @@ func TestCorpus(t *testing.T) {
 	if HasShell(tests) {
 		include, _ := filepath.Abs(filepath.Join("..", "include"))
 		sh, err := PrepareShell(t.Context(), ShellOptions{
-			Tmp: tmp, Corpus: root, DTrace: dtrace, Include: include, Arch: arch, Links: "corpus-links.txt",
+			Tmp: tmp, Corpus: root, DTrace: dtrace, Include: include, Arch: arch, Links: "corpus-links.txt", Triggers: "triggers",
 		})
 		if err != nil {
 			t.Fatal(err)

@@ -54,7 +54,8 @@ func HasShell(tests []*Test) bool {
 // the symbolic links of the original tree the copy lacks, such as .r.p
 // filters shared by several tests), and test/triggers and test/utils hold
 // links to the corpus's scripts beside the programs built from the
-// corpus's C sources with the flags of its Build files.
+// corpus's C sources with the flags of its Build files; test/triggers
+// also holds the scripts of ours the corpus lacks (ShellOptions.Triggers).
 type ShellSetup struct {
 	// Root is the directory the tests run in.
 	Root string
@@ -92,6 +93,11 @@ type ShellOptions struct {
 	// Links is the list of symbolic links the corpus copy lacks
 	// (corpus-links.txt; "" for none).
 	Links string
+	// Triggers is the directory of our own trigger sources
+	// (conformance/triggers; "" for none): its shell scripts (NAME.sh)
+	// are installed executable in test/triggers, where the corpus has
+	// no file of the name.
+	Triggers string
 }
 
 // PrepareShell lays out the root the shell tests run in, builds the
@@ -129,6 +135,9 @@ func PrepareShell(ctx context.Context, o ShellOptions) (*ShellSetup, error) {
 		if err := sh.populate(ctx, filepath.Join(corpus, sub), sub, o); err != nil {
 			return nil, err
 		}
+	}
+	if err := installScripts(o.Triggers, filepath.Join(sh.Root, "test/triggers")); err != nil {
+		return nil, err
 	}
 	out, err := exec.CommandContext(ctx, o.DTrace, "-l").Output()
 	if err != nil && len(out) == 0 {
@@ -241,6 +250,33 @@ func providerList(listing []byte) []byte {
 		b.WriteString(n + "\n")
 	}
 	return b.Bytes()
+}
+
+// installScripts copies the shell scripts (*.sh) of the directory src
+// ("" for none) into dst, executable, but for those of a name dst has: the
+// corpus lacks some the tests run (test/triggers/doio.sh), which we write.
+func installScripts(src, dst string) error {
+	if src == "" {
+		return nil
+	}
+	scripts, err := filepath.Glob(filepath.Join(src, "*.sh"))
+	if err != nil {
+		return err
+	}
+	for _, script := range scripts {
+		path := filepath.Join(dst, filepath.Base(script))
+		if _, err := os.Lstat(path); err == nil {
+			continue
+		}
+		text, err := os.ReadFile(script)
+		if err != nil {
+			return err
+		}
+		if err := os.WriteFile(path, text, 0o755); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // populate fills Root/sub from the corpus directory src: every file but C

@@ -29,6 +29,9 @@ import (
 //     the DTRACE_TRIGGERS environment variable (colon-separated).
 //
 // A test whose trigger is in none of them is skipped with the trigger's name.
+//
+// The shell scripts of conformance/triggers (NAME.sh) are triggers of the
+// shell tests, which run them from test/triggers (ShellOptions.Triggers).
 
 // sameTriggers maps a trigger name to the C trigger that serves for it: the
 // tests that name it want the very same program.

@@ -43,7 +43,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 	xfailPath := fs.String("xfail", "", "expected-failures list (default conformance/expected-failures.txt of this repository)")
 	xfailAlso := fs.String("xfail-also", "", "further expected failures of the kernel under test (a guest's): merged into the list for this run, never rewritten")
 	timeout := fs.Duration("timeout", 10*time.Second, "longest a single test may run")
-	csrc := fs.String("triggers", "", "directory of C trigger sources (default conformance/triggers of this repository)")
+	csrc := fs.String("triggers", "", "directory of trigger sources: C programs, and shell scripts for the shell tests' test/triggers (default conformance/triggers of this repository)")
 	oformat := fs.String("oformat", "", "json: run every tracing dtrace with -x oformat=json and check its output against the schema instead of judging verdicts")
 	schemaPath := fs.String("schema", "", "JSON Schema of -oformat json (default docs/oformat-json.schema.json of this repository)")
 	only := fs.String("only", "", "d: only the D programs; sh: only the shell tests (default both)")
@@ -195,7 +195,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 	if conformance.HasShell(tests) {
 		sh, err := conformance.PrepareShell(ctx, conformance.ShellOptions{
 			Tmp: tmp, Corpus: root, DTrace: dt, Include: *include, Arch: arch,
-			Links: filepath.Join(repo, "conformance", "corpus-links.txt"),
+			Links: filepath.Join(repo, "conformance", "corpus-links.txt"), Triggers: *csrc,
 		})
 		if err != nil {
 			fmt.Fprintln(stderr, "dtconform: shell tests:", err)
