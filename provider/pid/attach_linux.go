@@ -181,6 +181,7 @@ func attachMulti(ex *link.Executable, sites []Site, group []int, optional func(i
 	if !Unsupported(err) {
 		return nil, err
 	}
+	refusal := err
 	refused := group
 	if len(group) > 1 {
 		if refused, err = refusedSites(ex, sites, group, pid, ret, prog); err != nil {
@@ -190,7 +191,7 @@ func attachMulti(ex *link.Executable, sites []Site, group []int, optional func(i
 	out := map[int]bool{}
 	for _, i := range refused {
 		if !optional(i) {
-			return nil, fmt.Errorf("uprobe at 0x%x: %w", sites[i].FileOffset, err)
+			return nil, fmt.Errorf("uprobe at 0x%x: %w", sites[i].FileOffset, refusal)
 		}
 		out[i] = true
 	}

@@ -9,7 +9,8 @@
 // hexadecimal instruction offset into the function. Every field may hold
 // globs; a glob in NAME makes entry and return probes and one probe per
 // instruction (found by decoding the function; instructions the kernel
-// cannot probe are then left out). Aliases at one address (a weak symbol
+// cannot probe, or would emulate wrongly (Misemulated), are then left
+// out). Aliases at one address (a weak symbol
 // and its target) make one probe, named as dtrace's lookup by address
 // names it: a global or weak symbol before a local one, then the name
 // with fewer leading underscores.

@@ -301,11 +301,19 @@ func (pv *Provider) Probes(d provider.Desc) ([]*provider.Probe, error) {
 					out = append(out, &provider.Probe{Provider: prov, Module: mod.Name, Function: fn, Name: pname, Data: p})
 				}
 			}
+			var refused error
 			mk := func(kind Kind, pname string, off uint64, funcs []symbol.Func) {
 				p := &Probe{PID: pid, Kind: kind}
 				for _, f := range funcs {
 					fo, ok := obj.FileOffset(f.Value + off)
 					if !ok {
+						continue
+					}
+					if misemulatedAt(obj, f, off) {
+						// Left out of a glob, as a site the kernel refuses.
+						if !glob && name != "" && !provider.HasGlob(name) && refused == nil {
+							refused = errorf("D_PROC_CREATEFAIL", "failed to create probe at '%s+0x%x': the kernel would emulate its instruction instead of running it", f.Name, off)
+						}
 						continue
 					}
 					slot, unlinked := callerSlot(obj, f, kind, off)
@@ -333,6 +341,9 @@ func (pv *Provider) Probes(d provider.Desc) ([]*provider.Probe, error) {
 					ok = append(ok, f)
 				}
 				mk(Offset, name, offset, ok)
+				if refused != nil {
+					return nil, refused
+				}
 				continue
 			}
 			if provider.Match(name, "entry") {
@@ -341,9 +352,12 @@ func (pv *Provider) Probes(d provider.Desc) ([]*provider.Probe, error) {
 			if provider.Match(name, "return") {
 				if p := returnProbe(obj, openPath, pid, sites[fn]); p != nil {
 					add("return", p)
-				} else {
+				} else if !indirectOnly(obj, sites[fn]) {
 					mk(Return, "return", 0, sites[fn])
 				}
+			}
+			if refused != nil {
+				return nil, refused
 			}
 			if name == "entry" || name == "return" || len(sites[fn]) != 1 {
 				continue
@@ -412,8 +426,9 @@ func (pv *Provider) absolute(d provider.Desc, proc *symbol.Process) ([]*provider
 // instruction cannot be decoded: the probe is then a uretprobe on their
 // entries, which knows the return value but not where the function
 // returned (arg0 is 0). So it is where no instruction leaves them (main
-// looping forever, or a function leaving only by an indirect jmp): the
-// probe exists, as in dtrace on Linux, and fires if they do return.
+// looping forever): the probe exists, as in dtrace on Linux, and fires if
+// they do return. Functions leaving only by indirect jmps have no return
+// probe (IndirectOnly).
 func returnProbe(obj *symbol.Object, path string, pid int, funcs []symbol.Func) *Probe {
 	if runtime.GOARCH != "amd64" {
 		return nil
@@ -460,6 +475,35 @@ func checkOffset(obj *symbol.Object, f symbol.Func, off uint64) error {
 		return errorf("D_PROC_CREATEFAIL", "failed to create probe at '%s+0x%x': %v", f.Name, off, err)
 	}
 	return errorf("D_PROC_CREATEFAIL", "failed to create probe at '%s+0x%x': not an instruction boundary", f.Name, off)
+}
+
+// indirectOnly reports whether the functions of one name leave only by
+// indirect jumps (IndirectOnly): they have no return probe.
+func indirectOnly(obj *symbol.Object, funcs []symbol.Func) bool {
+	if runtime.GOARCH != "amd64" {
+		return false
+	}
+	for _, f := range funcs {
+		code, err := obj.Code(f)
+		if err != nil || !IndirectOnly(code) {
+			return false
+		}
+	}
+	return len(funcs) > 0
+}
+
+// misemulatedAt reports whether the instruction at offset off of f is one
+// the kernel's uprobes would emulate wrongly (Misemulated): a probe there
+// would change what the program computes.
+func misemulatedAt(obj *symbol.Object, f symbol.Func, off uint64) bool {
+	if runtime.GOARCH != "amd64" {
+		return false
+	}
+	code, err := obj.Code(f)
+	if err != nil || off >= uint64(len(code)) {
+		return false
+	}
+	return Misemulated(code[off:])
 }
 
 // instructions returns the offsets of a function's instructions: decoded

@@ -356,3 +356,79 @@ func CallerSlot(code []byte, off uint64) (slot int16, ok bool) {
 	}
 	return slot, pos == off
 }
+
+// Misemulated reports whether the kernel's x86 uprobes would emulate the
+// instruction at the start of code rather than single-step it, and so
+// change what the traced program computes. Linux decides how to run a
+// probed instruction from its first opcode byte alone, whatever prefix
+// comes before (arch/x86/kernel/uprobes.c, branch_setup_xol_ops and
+// push_setup_xol_ops): after a VEX (c4, c5) or EVEX (62) prefix, the
+// opcode bytes of jcc rel8 (70-7f), nop (90), call, jmp (e8, e9, eb) and
+// push (50-57) are taken for those instructions. vpbroadcastb
+// %esi,%ymm16 (62 e2 7d 28 7a c6, the first instruction of glibc's EVEX
+// strchr family) then runs as a jp that never executes the broadcast,
+// and printf, finding no '%' in its format, prints it as it is. The
+// other VEX opcodes are single-stepped, or refused (Unsupported).
+func Misemulated(code []byte) bool {
+	i := 0
+	for i < len(code) && i < 14 && isLegacyPrefix(code[i]) {
+		i++
+	}
+	if i >= len(code) {
+		return false
+	}
+	switch code[i] {
+	case 0xc5:
+		i += 2
+	case 0xc4:
+		i += 3
+	case 0x62:
+		i += 4
+	default:
+		return false
+	}
+	if i >= len(code) {
+		return false
+	}
+	switch op := code[i]; {
+	case op >= 0x50 && op <= 0x57, op >= 0x70 && op <= 0x7f:
+		return true
+	case op == 0x90, op == 0xe8, op == 0xe9, op == 0xeb:
+		return true
+	}
+	return false
+}
+
+// IndirectOnly reports whether the function whose bytes are code leaves
+// only by indirect jumps (jmp *reg or *mem: ff /4, ff /5), having no
+// instruction Returns counts. It has then no return probe, as in illumos,
+// whose return probes are on the instructions that leave: an indirect jmp
+// may be a jump table as well as a tail call. Nor can it have a uretprobe
+// instead, which replaces the return address on top of the stack at
+// entry: such functions are often entered by a jump, not a call, with
+// something else there (the dynamic linker's _dl_runtime_resolve, entered
+// from the PLT with the link map and relocation index on top, then crashes
+// the program).
+func IndirectOnly(code []byte) bool {
+	exits, err := Returns(code)
+	if err != nil || len(exits) > 0 {
+		return false
+	}
+	offs, _ := Instructions(code)
+	for _, o := range offs {
+		insn := code[o:]
+		j := 0
+		for j < len(insn) && isLegacyPrefix(insn[j]) {
+			j++
+		}
+		if j < len(insn) && insn[j]&0xf0 == 0x40 {
+			j++ // REX
+		}
+		if j+1 < len(insn) && insn[j] == 0xff {
+			if reg := insn[j+1] >> 3 & 7; reg == 4 || reg == 5 {
+				return true
+			}
+		}
+	}
+	return false
+}
