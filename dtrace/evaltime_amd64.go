@@ -23,6 +23,7 @@ const (
 	regsSize32 = 17 * 4
 	ipOff64    = 16 * 8 // rip
 	ipOff32    = 12 * 4 // eip
+	spOff32    = 15 * 4 // esp
 )
 
 // getRegs reads the stopped process's general registers and the offset
@@ -71,12 +72,25 @@ func ptracePC(pid int) (uint64, error) {
 	return regWord(regs[off:], size), nil
 }
 
-// ptraceArg0 is the first argument of the function the stopped 64-bit
-// process has just entered (rdi).
+// ptraceArg0 is the first argument of the function the stopped process
+// has just entered: rdi, or in a 32-bit process (i386's cdecl) the word
+// above the return address on the stack.
 func ptraceArg0(pid int) (uint64, error) {
-	var regs unix.PtraceRegs
-	err := unix.PtraceGetRegs(pid, &regs)
-	return regs.Rdi, err
+	regs, _, size, err := getRegs(pid)
+	if err != nil {
+		return 0, err
+	}
+	if size == 4 {
+		var b [4]byte
+		sp := uintptr(regWord(regs[spOff32:], 4))
+		if _, err := unix.PtracePeekData(pid, sp+4, b[:]); err != nil {
+			return 0, err
+		}
+		return uint64(binary.LittleEndian.Uint32(b[:])), nil
+	}
+	var r unix.PtraceRegs
+	err = unix.PtraceGetRegs(pid, &r)
+	return r.Rdi, err
 }
 
 // breakpoint returns code with an int3 in its first byte.

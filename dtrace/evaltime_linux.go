@@ -65,9 +65,8 @@ func holdAt(pid int, evaltime string) error {
 	// A Go program starts at the runtime's own entry, never through
 	// libc's __libc_start_main (even one linked with the C library), so
 	// a breakpoint there would never be reached: it is held at its entry
-	// point, as a program without main(). So is a 32-bit program, whose
-	// __libc_start_main takes main() on the stack, not in a register.
-	if goProgram(pid) || exeClass(pid) == elf.ELFCLASS32 {
+	// point, as a program without main().
+	if goProgram(pid) {
 		return nil
 	}
 	start, ok := libcStartMain(pid)

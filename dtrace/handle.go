@@ -164,6 +164,12 @@ func Open(opts *Options, conf Config) (*Handle, error) {
 	usdtp := usdt.New(sym)
 	usdtp.SetTarget(conf.Target)
 	pidp := pid.New(sym)
+	sysp := syscall.New()
+	sysp.SetMemberOffset(kernelMemberOffset)
+	// The syscall provider sees 32-bit processes' system calls on its
+	// wide probes only, which cost every system call: all its probes
+	// are made wide when the traced process is a 32-bit one.
+	sysp.SetCompat(conf.Target != 0 && is32Bit(conf.Target))
 	h := &Handle{
 		pidp:      pidp,
 		usdtp:     usdtp,
@@ -174,7 +180,7 @@ func Open(opts *Options, conf Config) (*Handle, error) {
 		fset:      syntax.NewFileSet(),
 		macroArgs: conf.MacroArgs,
 		macros:    builtinMacros(conf),
-		reg:       provider.NewRegistry(dtraceprov.New(), profile.New(), syscall.New(), proc.New(), sched.New(), ioprov.New(), inet.NewIP(), inet.NewTCP(), inet.NewUDP(), cpc.New(), rawtp.New(), sdt.New(), fbtp, lockstat.New(fbtp), pidp, usdtp, ioprov.NewFlow()),
+		reg:       provider.NewRegistry(dtraceprov.New(), profile.New(), sysp, proc.New(), sched.New(), ioprov.New(), inet.NewIP(), inet.NewTCP(), inet.NewUDP(), cpc.New(), rawtp.New(), sdt.New(), fbtp, lockstat.New(fbtp), pidp, usdtp, ioprov.NewFlow()),
 		lines:     map[*syntax.File][]string{},
 		kern:      ktypes.Open(),
 		texts:     map[string]string{},
@@ -364,6 +370,21 @@ func kernelMemberOffset(structName, member string) (uint32, error) {
 		return 0, err
 	}
 	return ktypes.MemberOffset(raw, structName, member)
+}
+
+// is32Bit reports whether process pid runs a 32-bit ELF executable (its
+// ELF class, in /proc/PID/exe); false if that cannot be read.
+func is32Bit(pid int) bool {
+	f, err := os.Open(fmt.Sprintf("/proc/%d/exe", pid))
+	if err != nil {
+		return false
+	}
+	defer f.Close()
+	var ident [5]byte
+	if _, err := io.ReadFull(f, ident[:]); err != nil {
+		return false
+	}
+	return string(ident[:4]) == "\x7fELF" && ident[4] == 1 // ELFCLASS32
 }
 
 // builtinMacros gives the named macro variables: $pid and friends of the

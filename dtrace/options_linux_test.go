@@ -89,8 +89,12 @@ func TestEvalTime(t *testing.T) {
 	// registers are i386's.
 	if exec.Command("sh", "-c", "echo 'int main(void) { return 0; }' | gcc -m32 -x c -o /dev/null -").Run() == nil {
 		dyn32 := testprog.BuildIn(t, dir, "evaltime-32", []string{"evaltime.c"}, "-m32")
+		// Stripped, it is held where libc's __libc_start_main calls
+		// main(), which it takes on the stack.
+		stripped32 := testprog.BuildIn(t, dir, "evaltime-32-stripped", []string{"evaltime.c"}, "-m32", "-s")
 		cases = append(cases, evalCase{dyn32, "exec", "", false}, evalCase{dyn32, "preinit", "", true},
-			evalCase{dyn32, "main", "ctor\n", true}, evalCase{dyn32, "", "ctor\n", true})
+			evalCase{dyn32, "main", "ctor\n", true}, evalCase{dyn32, "", "ctor\n", true},
+			evalCase{stripped32, "main", "ctor\n", true}, evalCase{stripped32, "", "ctor\n", true})
 	} else {
 		t.Log("gcc -m32 cannot build a program here: no 32-bit case")
 	}

@@ -126,16 +126,23 @@ func (o *Objects) loadShared(g []*ProbePlan, opts Options) error {
 	pp := g[0]
 	name := shareMapName(pp)
 	ident, identify := pp.Probe.Owner.(provider.Identifier)
-	keys := make([]uint32, len(g))
-	for i, q := range g {
-		keys[i] = q.Probe.ID
+	// A probe has one key, or as many as it has identities, each with
+	// the same value.
+	var keys []uint32
+	var of []*ProbePlan
+	for _, q := range g {
+		ks := []uint32{q.Probe.ID}
 		if identify {
-			keys[i] = ident.Identity(q.Probe)
+			ks = ident.Identities(q.Probe)
+		}
+		for _, k := range ks {
+			keys = append(keys, k)
+			of = append(of, q)
 		}
 	}
 	dense := shareDense(keys)
 	ms := &ebpf.MapSpec{Name: kernelName(name), Type: ebpf.Hash, KeySize: 4,
-		ValueSize: uint32(4 * (1 + len(pp.Clauses))), MaxEntries: uint32(len(g))}
+		ValueSize: uint32(4 * (1 + len(pp.Clauses))), MaxEntries: uint32(len(keys))}
 	if dense {
 		ms.Type, ms.MaxEntries = ebpf.Array, slices.Max(keys)+1
 	}
@@ -144,8 +151,8 @@ func (o *Objects) loadShared(g []*ProbePlan, opts Options) error {
 		return fmt.Errorf("failed to enable '%s': create map %s: %w", pp.Probe, name, err)
 	}
 	o.maps[name] = m
-	vals := make([]byte, 0, len(g)*int(m.ValueSize()))
-	for _, q := range g {
+	vals := make([]byte, 0, len(keys)*int(m.ValueSize()))
+	for _, q := range of {
 		vals = binary.NativeEndian.AppendUint32(vals, q.Probe.ID)
 		for _, e := range q.EPIDs {
 			vals = binary.NativeEndian.AppendUint32(vals, e)

@@ -152,7 +152,7 @@ func (identifying) Identify(*provider.Probe, int16) asm.Instructions {
 	return asm.Instructions{asm.Mov.Imm(asm.R0, 4242)}
 }
 
-func (identifying) Identity(p *provider.Probe) uint32 { return p.ID + 1000 }
+func (identifying) Identities(p *provider.Probe) []uint32 { return []uint32{p.ID + 1000} }
 
 func TestShareIdentify(t *testing.T) {
 	spec := testSpec(&program.ClauseSpec{Probes: []string{"tick-1s", "tick-2s"}, EPID: 1, Insns: emitClause("dt_clause_0")})

@@ -124,7 +124,8 @@ type Sharer interface {
 // syscall provider's dispatcher tail-calls one program for many system
 // calls, which has no cookie of its own but has the system call number.
 // The loader then looks the probe up by that value: the map of the
-// shared program gives the probe id and its EPIDs by Identity.
+// shared program gives the probe id and its EPIDs by each of its
+// Identities.
 type Identifier interface {
 	// Identify returns instructions, run after the Prologue of p's
 	// shared program, that leave in R0 the value (a u32) telling which
@@ -132,9 +133,10 @@ type Identifier interface {
 	// and R7, may clobber R0-R5 and R8-R9, may jump to SkipLabel and
 	// may also use the 8 bytes below the frame pointer.
 	Identify(p *Probe, mstate int16) asm.Instructions
-	// Identity is the value Identify leaves in R0 when p fires; probes
-	// with equal share keys have distinct identities.
-	Identity(p *Probe) uint32
+	// Identities are the values Identify leaves in R0 when p fires (a
+	// syscall probe has one for native tasks and one for 32-bit ones);
+	// probes with equal share keys have distinct identities.
+	Identities(p *Probe) []uint32
 }
 
 // Fallbacker is implemented by providers that can run a probe another way

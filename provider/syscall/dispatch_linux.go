@@ -11,8 +11,10 @@ import (
 	"github.com/cilium/ebpf/link"
 )
 
-// maxSyscalls bounds the system call numbers a dispatcher knows.
-const maxSyscalls = 1024
+// maxSyscalls bounds the system call numbers a dispatcher knows, native
+// and i386 each: its program array holds twice as many slots, the
+// compat system calls' from compatBase on.
+const maxSyscalls = compatBase
 
 // dispatcher runs wide probes: one program on each raw syscall tracepoint
 // (sys_enter, sys_exit) tail-calls the probe program stored at the system
@@ -42,12 +44,14 @@ func side(entry bool) int {
 
 var tracepoints = [2]string{"sys_enter", "sys_exit"}
 
-// add stores prog at each of nrs in the side's program array, creating
-// the array, the dispatcher program and its attachment on first use.
-func (d *dispatcher) add(entry bool, nrs []int32, prog *ebpf.Program) (io.Closer, error) {
+// add stores prog at each of nrs (slots: system call numbers, or
+// compatBase plus i386 numbers) in the side's program array, creating the
+// array, the dispatcher program and its attachment on first use;
+// status is where the dispatcher finds thread_info.status.
+func (d *dispatcher) add(entry bool, nrs []int32, status taskStatus, prog *ebpf.Program) (io.Closer, error) {
 	for _, nr := range nrs {
-		if nr < 0 || nr >= maxSyscalls {
-			return nil, fmt.Errorf("system call number %d out of range", nr)
+		if nr < 0 || nr >= 2*maxSyscalls {
+			return nil, fmt.Errorf("system call slot %d out of range", nr)
 		}
 	}
 	d.mu.Lock()
@@ -56,7 +60,7 @@ func (d *dispatcher) add(entry bool, nrs []int32, prog *ebpf.Program) (io.Closer
 	s := d.sides[i]
 	if s == nil {
 		var err error
-		if s, err = newDispatchSide(entry); err != nil {
+		if s, err = newDispatchSide(entry, status); err != nil {
 			return nil, err
 		}
 		d.sides[i] = s
@@ -121,7 +125,7 @@ func (e *dispatchEntry) remove() error {
 	return first
 }
 
-func newDispatchSide(entry bool) (_ *dispatchSide, err error) {
+func newDispatchSide(entry bool, status taskStatus) (_ *dispatchSide, err error) {
 	s := &dispatchSide{}
 	defer func() {
 		if err != nil {
@@ -133,11 +137,11 @@ func newDispatchSide(entry bool) (_ *dispatchSide, err error) {
 			}
 		}
 	}()
-	s.progs, err = ebpf.NewMap(&ebpf.MapSpec{Name: "dt_syscalls", Type: ebpf.ProgramArray, KeySize: 4, ValueSize: 4, MaxEntries: maxSyscalls})
+	s.progs, err = ebpf.NewMap(&ebpf.MapSpec{Name: "dt_syscalls", Type: ebpf.ProgramArray, KeySize: 4, ValueSize: 4, MaxEntries: 2 * maxSyscalls})
 	if err != nil {
 		return nil, fmt.Errorf("create syscall dispatch map: %w", err)
 	}
-	insns := dispatchInsns(entry)
+	insns := dispatchInsns(entry, status)
 	if err := insns.AssociateMap("dt_syscalls", s.progs); err != nil {
 		return nil, err
 	}
@@ -155,25 +159,27 @@ func newDispatchSide(entry bool) (_ *dispatchSide, err error) {
 
 // dispatchInsns is the dispatcher: the system call number is the second
 // argument of sys_enter; on sys_exit it is read from the saved registers
-// (the second argument is the return value).
-func dispatchInsns(entry bool) asm.Instructions {
-	var insns asm.Instructions
+// (the second argument is the return value). A compat task's system call
+// (thread_info.status has TS_COMPAT) is an i386 number: its
+// slot is compatBase further.
+func dispatchInsns(entry bool, status taskStatus) asm.Instructions {
+	insns := asm.Instructions{asm.Mov.Reg(asm.R6, asm.R1)}
 	if entry {
-		insns = asm.Instructions{
-			asm.LoadMem(asm.R3, asm.R1, 8, asm.DWord),
-		}
+		insns = append(insns, asm.LoadMem(asm.R9, asm.R6, 8, asm.DWord))
 	} else {
-		insns = asm.Instructions{asm.Mov.Reg(asm.R6, asm.R1)}
 		insns = append(insns, readRegs(asm.RFP, -8, 8, regsOrigAX, "out")...)
-		insns = append(insns,
-			asm.LoadMem(asm.R3, asm.RFP, -8, asm.DWord),
-			asm.Mov.Reg(asm.R1, asm.R6),
-		)
+		insns = append(insns, asm.LoadMem(asm.R9, asm.RFP, -8, asm.DWord))
 	}
-	return append(insns,
+	insns = append(insns,
 		// Unsigned: -1 (no system call) is out of range too.
-		asm.JGE.Imm(asm.R3, maxSyscalls, "out"),
+		asm.JGE.Imm(asm.R9, maxSyscalls, "out"))
+	insns = append(insns, compatFlag(asm.R8, asm.RFP, -16, status)...)
+	return append(insns,
+		asm.Mul.Imm(asm.R8, compatBase),
+		asm.Add.Reg(asm.R8, asm.R9),
+		asm.Mov.Reg(asm.R1, asm.R6),
 		asm.LoadMapPtr(asm.R2, 0).WithReference("dt_syscalls"),
+		asm.Mov.Reg(asm.R3, asm.R8),
 		asm.FnTailCall.Call(),
 		asm.Mov.Imm(asm.R0, 0).WithSymbol("out"),
 		asm.Return(),

@@ -12,6 +12,6 @@ import (
 type dispatcher struct{}
 
 // add fails: the raw syscall tracepoints are Linux only.
-func (*dispatcher) add(bool, []int32, *ebpf.Program) (io.Closer, error) {
+func (*dispatcher) add(bool, []int32, taskStatus, *ebpf.Program) (io.Closer, error) {
 	return nil, ebpf.ErrNotSupported
 }

@@ -15,9 +15,16 @@
 // attach and detach at once: one dispatcher program on each tail-calls
 // the probe program stored at the system call's number (from a table,
 // amd64 only) in a program array, so untraced system calls stay cheap.
-// Their prologue checks the number again and reads the arguments from the
-// saved user registers. (Such probes also see the system calls of 32-bit
-// compat tasks, under their 64-bit names.)
+// Their prologue reads the arguments from the saved user registers, and
+// Identify finds the probe by the dispatcher's slot.
+//
+// 32-bit (compat) tasks: the syscalls tracepoints ignore their system
+// calls on x86-64; the raw ones see them, with i386 numbers. The
+// dispatchers send them to compatBase plus the i386 number, where a wide
+// probe is also stored under each i386 number of its name (sysnum32), and
+// the prologue reads their 32-bit arguments from bx, cx, dx, si, di and
+// bp. SetCompat (dtrace calls it when its -c or -p process is 32-bit)
+// makes narrow probes wide too, so that they see them (compat.go).
 //
 // Arguments, as in DTrace:
 //   - entry: arg0..arg5 are the system call's arguments (as many as it

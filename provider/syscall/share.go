@@ -35,7 +35,7 @@ func (pv *Provider) AttachShared(ps []*provider.Probe, prog *ebpf.Program) (io.C
 		return nil, errors.New("syscall: no probes to attach")
 	}
 	var entry bool
-	nrs := make([]int32, len(ps))
+	var slots []int32
 	for i, p := range ps {
 		d, err := pv.data(p, true)
 		if err != nil {
@@ -44,35 +44,59 @@ func (pv *Provider) AttachShared(ps []*provider.Probe, prog *ebpf.Program) (io.C
 		if !d.wide || i > 0 && d.entry != entry {
 			return nil, fmt.Errorf("attach %s: not a wide probe of the side of %s", p, ps[0])
 		}
-		entry, nrs[i] = d.entry, d.nr
+		entry = d.entry
+		slots = append(slots, d.slots()...)
 	}
-	c, err := pv.dispatch.add(entry, nrs, prog)
+	c, err := pv.dispatch.add(entry, slots, pv.statusOffset(), prog)
 	if err != nil {
 		return nil, fmt.Errorf("attach %s: %w", ps[0], err)
 	}
 	return c, nil
 }
 
-// Identify leaves the system call number in R0: the raw sys_enter
-// tracepoint's second argument, the saved registers' orig_ax on sys_exit
-// (whose second argument is the return value).
+// slots are the indexes of a wide probe in its dispatcher's program
+// array: its system call number, and compatBase plus each of its i386
+// numbers.
+func (d *probeData) slots() []int32 {
+	s := []int32{d.nr}
+	for _, nr := range d.nrs32 {
+		s = append(s, compatBase+nr)
+	}
+	return s
+}
+
+// Identify leaves in R0 the probe's slot in the dispatcher: the system
+// call number (the raw sys_enter tracepoint's second argument, the saved
+// registers' orig_ax on sys_exit, whose second argument is the return
+// value), plus compatBase when the task is in a compat system call, which
+// the wide Prologue (run just before) found and left in R8.
 func (pv *Provider) Identify(p *provider.Probe, _ int16) asm.Instructions {
 	d, err := pv.data(p, true)
 	if err != nil {
 		return asm.Instructions{asm.Mov.Imm(asm.R0, 0), asm.JEq.Imm(asm.R0, 0, provider.SkipLabel)}
 	}
+	// The wide probe's Prologue, which the loader runs just before,
+	// left the compat flag in R8.
+	insns := asm.Instructions{asm.Mul.Imm(asm.R8, compatBase)}
 	if d.entry {
-		return asm.Instructions{asm.LoadMem(asm.R0, asm.R6, 8, asm.DWord)}
+		insns = append(insns, asm.LoadMem(asm.R0, asm.R6, 8, asm.DWord))
+	} else {
+		insns = append(insns, readRegs(asm.RFP, -8, 8, regsOrigAX, provider.SkipLabel)...)
+		insns = append(insns, asm.LoadMem(asm.R0, asm.RFP, -8, asm.DWord))
 	}
-	return append(readRegs(asm.RFP, -8, 8, regsOrigAX, provider.SkipLabel),
-		asm.LoadMem(asm.R0, asm.RFP, -8, asm.DWord))
+	return append(insns, asm.Add.Reg(asm.R0, asm.R8))
 }
 
-// Identity is the probe's system call number.
-func (pv *Provider) Identity(p *provider.Probe) uint32 {
+// Identities are the values Identify leaves when the probe fires: its
+// slots.
+func (pv *Provider) Identities(p *provider.Probe) []uint32 {
 	d, err := pv.data(p, false)
 	if err != nil {
-		return ^uint32(0)
+		return nil
 	}
-	return uint32(d.nr)
+	var ids []uint32
+	for _, s := range d.slots() {
+		ids = append(ids, uint32(s))
+	}
+	return ids
 }

@@ -40,7 +40,8 @@ const (
 // waits for an RCU grace period (some 70 ms, one after the other), which
 // made dtrace -n syscall::: take most of a minute to exit; the dispatcher
 // detaches at once. A description of one system call (its entry and
-// return) keeps the exact tracepoints, which ignore 32-bit compat tasks.
+// return) keeps the exact tracepoints, which ignore 32-bit compat tasks,
+// unless SetCompat asked for them.
 const WideThreshold = 2
 
 // Provider is the syscall provider. It reads the list of system calls from
@@ -56,6 +57,10 @@ type Provider struct {
 	states  map[string]*probeData      // by event name
 
 	dispatch dispatcher // runs the wide probes
+
+	compat       bool // SetCompat: probes with an i386 number are wide
+	memberOffset func(structName, member string) (uint32, error)
+	status       taskStatus // thread_info.status, once known
 }
 
 // probeData is what a probe made by this provider carries. Probes of the
@@ -64,7 +69,8 @@ type Provider struct {
 type probeData struct {
 	event string // the tracepoint, sys_enter_NAME or sys_exit_NAME
 	entry bool
-	nr    int32 // system call number, -1 if unknown
+	nr    int32   // system call number, -1 if unknown
+	nrs32 []int32 // its numbers for 32-bit (compat) tasks (numbers32)
 
 	wide   bool // run on the raw tracepoint
 	frozen bool // the mode was used: it may no longer change
@@ -133,7 +139,7 @@ func (pv *Provider) Probes(d provider.Desc) ([]*provider.Probe, error) {
 			if !ok {
 				nr = -1
 			}
-			st = &probeData{event: event, entry: entry, nr: nr}
+			st = &probeData{event: event, entry: entry, nr: nr, nrs32: numbers32(fn)}
 			pv.states[event] = st
 		}
 		out = append(out, &provider.Probe{Provider: Name, Module: Module, Function: fn, Name: name, Data: st})
@@ -148,16 +154,43 @@ func (pv *Provider) Probes(d provider.Desc) ([]*provider.Probe, error) {
 		}
 	}
 	// The registry lists every probe with an empty description to number
-	// them; that is not a request to trace them all.
-	if len(out) > WideThreshold && d != (provider.Desc{}) {
+	// them; that is not a request to trace them all. With SetCompat, a
+	// probe that 32-bit tasks can fire is wide however few were asked
+	// for: its own tracepoint would not see them.
+	if d != (provider.Desc{}) {
+		many := len(out) > WideThreshold
 		for _, p := range out {
-			if st := p.Data.(*probeData); !st.frozen && st.nr >= 0 {
+			if st := p.Data.(*probeData); !st.frozen && st.nr >= 0 && (many || pv.compat && len(st.nrs32) > 0) {
 				st.wide = true
 			}
 		}
 	}
 	return out, nil
 }
+
+// numbers32 returns the i386 numbers of the system call named fn (as its
+// x86-64 tracepoints name it): its own, and those of its variants with a
+// 32-bit time_t (clock_nanosleep_time32, 267, which 32-bit glibc calls
+// for clock_nanosleep and sleep; timer_settime32), which the kernel's
+// i386 table names after it.
+func numbers32(fn string) []int32 {
+	var nrs []int32
+	for _, name := range []string{fn, fn + "_time32", fn + "32"} {
+		if nr, ok := sysnums32()[name]; ok {
+			nrs = append(nrs, nr)
+		}
+	}
+	// From 424 on, i386 numbers are x86-64's (the table every
+	// architecture shares), but for x86-64's own map_shadow_stack.
+	if nr, ok := sysnums()[fn]; ok && nr >= commonNumbers && fn != "map_shadow_stack" {
+		nrs = append(nrs, nr)
+	}
+	return nrs
+}
+
+// commonNumbers is the first system call number of the table all
+// architectures share (pidfd_send_signal).
+const commonNumbers = 424
 
 // KnownNumber reports whether the provider knows the number of a system
 // call, which a wide probe needs.
@@ -266,7 +299,9 @@ func (pv *Provider) Prologue(p *provider.Probe, mstate int16) asm.Instructions {
 		if d.wide {
 			// The raw sys_exit tracepoint gets (regs, ret). The
 			// dispatcher ran the program for the system call's number
-			// (Identify tells which probe fired).
+			// (Identify tells which probe fired, from the compat flag
+			// left in R8).
+			insns = append(insns, compatFlag(asm.R8, asm.R7, arg(0), pv.statusOffset())...)
 			insns = append(insns, asm.LoadMem(asm.R0, asm.R6, 8, asm.DWord))
 		} else {
 			ret := tracefs.Field{Offset: 16, Size: 8, Signed: true}
@@ -293,22 +328,7 @@ func (pv *Provider) Prologue(p *provider.Probe, mstate int16) asm.Instructions {
 		)
 	}
 	if d.wide {
-		// The raw sys_enter tracepoint gets (regs, id). Read the block
-		// of argument registers into arg[0..7], then move each argument
-		// to its place through registers R0-R5. The code depends on the
-		// number of arguments only: probes with as many share it.
-		insns = append(insns, readRegs(asm.R7, arg(0), regsBlock, regsArgs, provider.SkipLabel)...)
-		n := min(len(fields), 6)
-		for i := 0; i < n; i++ {
-			insns = append(insns, asm.LoadMem(asm.Register(i), asm.R7, arg(int(argSlots[i])), asm.DWord))
-		}
-		for i := 0; i < n; i++ {
-			insns = append(insns, asm.StoreMem(asm.R7, arg(i), asm.Register(i), asm.DWord))
-		}
-		for i := n; i < abi.MStateNArgs; i++ {
-			insns = append(insns, provider.StoreImmDW(asm.R7, arg(i), 0))
-		}
-		return append(insns, provider.StoreImmDW(asm.R7, errno, 0))
+		return append(pv.wideEntry(min(len(fields), 6), arg), provider.StoreImmDW(asm.R7, errno, 0))
 	}
 	for i := 0; i < abi.MStateNArgs; i++ {
 		if i < len(fields) {
@@ -319,6 +339,50 @@ func (pv *Provider) Prologue(p *provider.Probe, mstate int16) asm.Instructions {
 		}
 	}
 	return append(insns, provider.StoreImmDW(asm.R7, errno, 0))
+}
+
+// wideEntry copies the n arguments of a system call from the saved user
+// registers, the raw sys_enter tracepoint's first argument (its second is
+// the number), to arg[0..n-1] and zeroes the rest: for a native task,
+// from the block of argument registers read into arg[0..7], through
+// registers R0-R5; for a compat task (R8 set by compatFlag), from the
+// i386 argument registers, each 32 bits, zero-extended. The code depends
+// on the number of arguments only: probes with as many share it.
+func (pv *Provider) wideEntry(n int, arg func(int) int16) asm.Instructions {
+	const compat, done = "dt_syscall_compat", "dt_syscall_args_done"
+	insns := compatFlag(asm.R8, asm.R7, arg(0), pv.statusOffset())
+	insns = append(insns, asm.JNE.Imm(asm.R8, 0, compat))
+	insns = append(insns, readRegs(asm.R7, arg(0), regsBlock, regsArgs, provider.SkipLabel)...)
+	for i := 0; i < n; i++ {
+		insns = append(insns, asm.LoadMem(asm.Register(i), asm.R7, arg(int(argSlots[i])), asm.DWord))
+	}
+	for i := 0; i < n; i++ {
+		insns = append(insns, asm.StoreMem(asm.R7, arg(i), asm.Register(i), asm.DWord))
+	}
+	insns = append(insns, asm.Ja.Label(done))
+	read := readRegs(asm.R7, arg(0), regsBlock32, regsArgs32, provider.SkipLabel)
+	read[0] = read[0].WithSymbol(compat)
+	insns = append(insns, read...)
+	n5 := min(n, 5)
+	for i := 0; i < n5; i++ {
+		// A 32-bit move zero-extends.
+		insns = append(insns, asm.LoadMem(asm.Register(i), asm.R7, arg(int(argSlots32[i])), asm.Word))
+	}
+	for i := 0; i < n5; i++ {
+		insns = append(insns, asm.StoreMem(asm.R7, arg(i), asm.Register(i), asm.DWord))
+	}
+	if n > 5 {
+		insns = append(insns, readRegs(asm.R7, arg(5), 8, regsBP, provider.SkipLabel)...)
+		insns = append(insns,
+			asm.LoadMem(asm.R0, asm.R7, arg(5), asm.Word),
+			asm.StoreMem(asm.R7, arg(5), asm.R0, asm.DWord))
+	}
+	// The native path jumps here: it needs an instruction to sit on.
+	insns = append(insns, asm.Mov.Imm(asm.R0, 0).WithSymbol(done))
+	for i := n; i < abi.MStateNArgs; i++ {
+		insns = append(insns, provider.StoreImmDW(asm.R7, arg(i), 0))
+	}
+	return insns
 }
 
 // fields returns the record fields the probe's prologue copies, and fixes

@@ -414,3 +414,24 @@ var argSlots = [6]int16{7, 6, 5, 0, 2, 1}
 
 // regsBlock is the size of that block.
 const regsBlock = 64
+
+// What a 32-bit (compat) system call leaves in struct pt_regs: its
+// arguments in bx, cx, dx, si, di and bp. The block from regsArgs32 (bx,
+// r11, r10, r9, r8, ax, cx, dx, si, di) holds the first five; bp, the
+// sixth, lies below it, at regsBP.
+const (
+	regsArgs32  = 40
+	regsBlock32 = 80
+	regsBP      = 32
+)
+
+// argSlots32 gives, for the first five arguments of a compat system call,
+// their u64 index in the block read from regsArgs32.
+var argSlots32 = [5]int16{0, 6, 7, 8, 9}
+
+// tsCompat is x86's TS_COMPAT, the bit of thread_info.status set while
+// the task is in a 32-bit system call (in_ia32_syscall()).
+const (
+	tsCompat      = 0x0002
+	tsCompatShift = 1 // tsCompat>>tsCompatShift is 1
+)
