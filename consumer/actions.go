@@ -211,7 +211,11 @@ func (c *Consumer) system(st *recState, data []byte, r program.Record, args []pr
 	}
 	sh := exec.Command("/bin/sh", "-c", it.Text)
 	sh.Stdout, sh.Stderr = out, os.Stderr
-	_ = sh.Run()
+	if c.cfg.Waiting != nil {
+		c.cfg.Waiting(func() { _ = sh.Run() })
+	} else {
+		_ = sh.Run()
+	}
 	return nil
 }
 

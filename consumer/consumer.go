@@ -41,6 +41,10 @@ type Config struct {
 	Program Program
 	Probes  Probes
 	Buffers *Buffers
+	// Waiting, when set, runs wait, system()'s wait for its command:
+	// the caller may let other work that waits for the consumer's pass
+	// (a process started by the command that dtrace holds) run meanwhile.
+	Waiting func(wait func())
 	// KeySizes holds, per aggregation, the D size of each integer key
 	// (0 when not an integer): keys are stored 8 bytes wide but print
 	// as their type.

@@ -48,6 +48,7 @@ func (h *Handle) startConsumer(plan *loader.Plan) error {
 		},
 		Program:  h.objs,
 		Probes:   lockedProbes{h},
+		Waiting:  h.consumerWaiting,
 		Buffers:  h.bufs,
 		KeySizes: h.aggKeySizes(),
 		Settings: set,
@@ -178,6 +179,8 @@ func (h *Handle) consume(r output.Renderer) (bool, error) {
 		f.mu.Lock()
 		defer f.mu.Unlock()
 		h.followChanges()
+		f.inPass = true
+		defer func() { f.inPass = false }()
 	}
 	return h.cons.Work(r)
 }

@@ -369,8 +369,67 @@ func dofAssembly(data []byte, relocs []dof.Reloc, globals map[string]bool, lp64 
 		}
 	}
 	flush()
+	b.WriteString(announceAssembly(lp64))
 	b.WriteString("\t.section .note.GNU-stack,\"\",@progbits\n")
 	return b.String()
+}
+
+// AnnounceOption and AnnounceArg are the prctl(2) option and first
+// argument with which a program linked with -G's object announces itself
+// at start-up (its constructor): no prctl option has that value, so the
+// call fails at once (EINVAL) and changes nothing; a running dtrace
+// watching for it (see dtrace/announce_linux.go) holds the process until
+// the probes of its providers are enabled, as illumos's drti.o registers
+// the providers with the kernel.
+const (
+	AnnounceOption = 0x44545247 // "DTRG"
+	AnnounceArg    = 0x55534454 // "USDT"
+)
+
+// announceAssembly is the constructor of -G's object: one prctl system
+// call (x86-64: syscall 157; i386: int $0x80, 172), run from .init_array
+// before main.
+func announceAssembly(lp64 bool) string {
+	if lp64 {
+		return fmt.Sprintf(`/* dtrace -G: announce the process to a running dtrace */
+	.text
+	.p2align 4
+	.type __dtrace_go_announce, @function
+__dtrace_go_announce:
+	endbr64
+	movl $157, %%eax
+	movl $%#x, %%edi
+	movl $%#x, %%esi
+	xorl %%edx, %%edx
+	xorl %%r10d, %%r10d
+	xorl %%r8d, %%r8d
+	syscall
+	ret
+	.size __dtrace_go_announce, .-__dtrace_go_announce
+	.section .init_array,"aw"
+	.p2align 3
+	.quad __dtrace_go_announce
+`, AnnounceOption, AnnounceArg)
+	}
+	return fmt.Sprintf(`/* dtrace -G: announce the process to a running dtrace */
+	.text
+	.p2align 4
+	.type __dtrace_go_announce, @function
+__dtrace_go_announce:
+	endbr32
+	pushl %%ebx
+	movl $172, %%eax
+	movl $%#x, %%ebx
+	movl $%#x, %%ecx
+	xorl %%edx, %%edx
+	int $0x80
+	popl %%ebx
+	ret
+	.size __dtrace_go_announce, .-__dtrace_go_announce
+	.section .init_array,"aw"
+	.p2align 2
+	.long __dtrace_go_announce
+`, AnnounceOption, AnnounceArg)
 }
 
 // readProviderDecls reads the provider definitions of a -G script ("" for

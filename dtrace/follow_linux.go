@@ -39,6 +39,14 @@ type follower struct {
 	attached map[uint32]bool
 	units    []followUnit
 	closed   bool
+	// announce, when some description may name the USDT probes of
+	// processes started later, holds those processes as they announce
+	// themselves (see announceWatcher); announcedPids are those
+	// processes, whose rescans match announceDescs.
+	announce      *announceWatcher
+	announcedPids map[int]bool
+	// inPass is set while the consumer's pass holds mu.
+	inPass bool
 }
 
 // followUnit is the probes of one object of a process enabled at once.
@@ -98,9 +106,41 @@ func (h *Handle) followPids() []int {
 	return out
 }
 
+// announceDescs returns, per clause, the descriptions that may name the
+// USDT probes of a process started while tracing runs: their provider
+// field is empty or a glob (test_prov*: test_prov1234 is one), made here
+// the provider field that names the announced process's providers alone
+// (the pattern with its pid appended: test_prov*1234, which the usdt
+// provider takes as the providers of process 1234 test_prov* matches).
+func (h *Handle) announceDescs(pid int) ([][]provider.Desc, bool) {
+	out := h.followDescs()
+	any := false
+	for ci, ds := range out {
+		var keep []provider.Desc
+		for _, d := range ds {
+			switch {
+			case d.Provider == "":
+				d.Provider = "*"
+			case !provider.HasGlob(d.Provider):
+				continue
+			}
+			if pid != 0 {
+				d.Provider += strconv.Itoa(pid)
+			}
+			keep = append(keep, d)
+			any = true
+		}
+		out[ci] = keep
+	}
+	return out, any
+}
+
 // mayFollow reports whether probes may be added while tracing: some
 // description may name probes of a process there is to follow.
 func (h *Handle) mayFollow() bool {
+	if _, announce := h.announceDescs(0); announce {
+		return true // processes started later
+	}
 	if len(h.followPids()) == 0 {
 		return false
 	}
@@ -119,6 +159,7 @@ func (h *Handle) startFollowing(plan *loader.Plan, lopts loader.Options) {
 	if !h.mayFollow() {
 		return
 	}
+	_, announce := h.announceDescs(0)
 	w, err := pid.NewLinkMapWatcher()
 	if err != nil {
 		h.debugf("not following libraries: %v", err)
@@ -138,6 +179,41 @@ func (h *Handle) startFollowing(plan *loader.Plan, lopts loader.Options) {
 		}
 	}
 	h.follow = f
+	if announce {
+		a, err := newAnnounceWatcher(h.announced)
+		if err != nil {
+			h.debugf("not watching for processes announcing their providers: %v", err)
+			return
+		}
+		f.mu.Lock()
+		f.announce = a
+		f.mu.Unlock()
+	}
+}
+
+// announced enables the probes of process pid, which announced itself
+// (announceWatcher) and is stopped until this returns, that the
+// descriptions name, and follows its libraries.
+func (h *Handle) announced(pid int) {
+	f := h.follow
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.closed {
+		return
+	}
+	if f.announcedPids == nil {
+		f.announcedPids = map[int]bool{}
+	}
+	f.announcedPids[pid] = true
+	descs, _ := h.announceDescs(pid)
+	h.rescanWith(pid, descs, func(pv provider.Provider) bool { return pv == provider.Provider(h.usdtp) })
+	proc, err := symbol.ReadProcess(pid)
+	if err == nil {
+		err = f.w.Watch(proc, 0)
+	}
+	if err != nil {
+		h.debugf("not following the libraries of process %d: %v", pid, err)
+	}
 }
 
 // followProcess holds a created process's main thread (which dtrace
@@ -162,6 +238,25 @@ func (h *Handle) followProcess(p *Process) {
 	}
 }
 
+// consumerWaiting runs wait (system()'s wait for its command) with f.mu,
+// which the consumer's pass holds, let go: a process the command starts
+// that announces itself is held until a rescan, which takes f.mu,
+// enables its probes. The consumer does nothing else meanwhile.
+func (h *Handle) consumerWaiting(wait func()) {
+	f := h.follow
+	if f == nil || !f.inPass {
+		wait()
+		return
+	}
+	f.inPass = false
+	f.mu.Unlock()
+	defer func() {
+		f.mu.Lock()
+		f.inPass = true
+	}()
+	wait()
+}
+
 // followChanges rescans the processes whose link maps changed (without a
 // hold: a -p process, or a thread dtrace does not trace). The caller
 // holds f.mu.
@@ -181,13 +276,26 @@ func (h *Handle) stopFollowing() error {
 	if f == nil {
 		return nil
 	}
+	// Closed first, without f.mu, which handling an announced process
+	// takes: it resumes the processes it stopped.
+	f.mu.Lock()
+	a := f.announce
+	f.announce = nil
+	f.mu.Unlock()
+	var aerr error
+	if a != nil {
+		aerr = a.Close()
+	}
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	if f.closed {
-		return nil
+		return aerr
 	}
 	f.closed = true
 	err := f.w.Close()
+	if err == nil {
+		err = aerr
+	}
 	for _, u := range f.units {
 		if cerr := u.e.Close(); err == nil {
 			err = cerr
@@ -215,18 +323,28 @@ func (h *Handle) ofProcess(p *provider.Probe, pid int) bool {
 // the start stay (they fire no more once their object is gone). The
 // caller holds f.mu.
 func (h *Handle) rescan(pid int) {
+	if h.follow.announcedPids[pid] {
+		descs, _ := h.announceDescs(pid)
+		h.rescanWith(pid, descs, func(pv provider.Provider) bool { return pv == provider.Provider(h.usdtp) })
+		return
+	}
+	h.rescanWith(pid, h.follow.descs, func(pv provider.Provider) bool {
+		return pv == provider.Provider(h.pidp) || pv == provider.Provider(h.usdtp)
+	})
+}
+
+// rescanWith is rescan matching descs (per clause) against the providers
+// mine accepts.
+func (h *Handle) rescanWith(pid int, descs [][]provider.Desc, mine func(provider.Provider) bool) {
 	f := h.follow
 	h.pidp.Forget(pid)
 	if _, err := h.sym.Snapshot(pid); err != nil {
 		return // gone
 	}
-	mine := func(pv provider.Provider) bool {
-		return pv == provider.Provider(h.pidp) || pv == provider.Provider(h.usdtp)
-	}
 	named := map[uint32]bool{}
 	byModule := map[string][][]*provider.Probe{}
 	h.regMu.Lock()
-	for ci, ds := range f.descs {
+	for ci, ds := range descs {
 		for _, d := range ds {
 			ps, err := h.reg.Rematch(d, mine)
 			if err != nil {
@@ -241,7 +359,7 @@ func (h *Handle) rescan(pid int) {
 					continue
 				}
 				if byModule[p.Module] == nil {
-					byModule[p.Module] = make([][]*provider.Probe, len(f.descs))
+					byModule[p.Module] = make([][]*provider.Probe, len(descs))
 				}
 				byModule[p.Module][ci] = append(byModule[p.Module][ci], p)
 			}
@@ -280,7 +398,13 @@ func (h *Handle) rescan(pid int) {
 			err = h.fillProbeNames(pps)
 		}
 		if err != nil {
-			fmt.Fprintf(h.conf.Stderr, "dtrace: failed to enable the probes of %s in process %d: %v\n", m, pid, err)
+			if unix.Kill(pid, 0) == unix.ESRCH {
+				// Gone meanwhile (an announced process another
+				// dtrace resumed): nothing to say.
+				h.debugf("process %d exited: %v", pid, err)
+			} else {
+				fmt.Fprintf(h.conf.Stderr, "dtrace: failed to enable the probes of %s in process %d: %v\n", m, pid, err)
+			}
 			if e != nil {
 				_ = e.Close()
 			}
