@@ -108,7 +108,7 @@ func (h *Handle) followPids() []int {
 
 // announceDescs returns, per clause, the descriptions that may name the
 // USDT probes of a process started while tracing runs: their provider
-// field is empty or a glob (test_prov*: test_prov1234 is one), made here
+// field is a glob (test_prov*: test_prov1234 is one), made here
 // the provider field that names the announced process's providers alone
 // (the pattern with its pid appended: test_prov*1234, which the usdt
 // provider takes as the providers of process 1234 test_prov* matches).
@@ -118,10 +118,12 @@ func (h *Handle) announceDescs(pid int) ([][]provider.Desc, bool) {
 	for ci, ds := range out {
 		var keep []provider.Desc
 		for _, d := range ds {
-			switch {
-			case d.Provider == "":
-				d.Provider = "*"
-			case !provider.HasGlob(d.Provider):
+			// An empty provider field (tick-1s, profile-97) would
+			// match too, but turning the watcher on for it would put
+			// a program on every system call of the machine for the
+			// most common descriptions there are: only a provider
+			// named with a glob asks for processes started later.
+			if d.Provider == "" || !provider.HasGlob(d.Provider) {
 				continue
 			}
 			if pid != 0 {
