@@ -8,7 +8,8 @@
 //	on-cpu       sched_exit_tp, after a switch         in the thread now running
 //	remain-cpu   sched_exit_tp, no switch             in the thread that keeps running
 //	off-cpu      sched:sched_switch                   in the thread leaving; args[0..1] the next one
-//	preempt      sched_entry_tp, preempted            in the thread being preempted
+//	preempt      sched:sched_switch, prev preempted   in the thread being preempted
+//	             or still runnable (involuntary)
 //	sleep        sched:sched_switch, prev sleeping     in the thread going to sleep
 //	dequeue      sched:sched_switch, prev leaving the  args[0..1] that thread, args[2] its CPU,
 //	             run queue (sleeping, stopped, dead)  args[3] the dequeue flags (DEQUEUE_SLEEP)
@@ -20,16 +21,23 @@
 //	tick         timer:hrtimer_expire_entry of the    in the thread the tick interrupted
 //	             scheduler tick (tick_nohz_handler)
 //
-// sched_entry_tp, sched_exit_tp and sched_set_need_resched_tp are bare
-// tracepoints (raw tracepoints only); the first two run at the start and
-// end of __schedule(), and sched_exit_tp also where a new thread first
-// runs (schedule_tail), so on-cpu fires for new threads too.
+// sched_exit_tp and sched_set_need_resched_tp are bare tracepoints (raw
+// tracepoints only); sched_exit_tp runs at the end of __schedule() and
+// where a new thread first runs (schedule_tail), so on-cpu fires for new
+// threads too.
 //
-// Kernels before 6.16 (Debian's 6.1 and 6.12) have none of the three: there
+// Kernels before 6.16 (Debian's 6.1 and 6.12) have neither: there
 // on-cpu runs on a kprobe on finish_task_switch (the end of every switch,
-// in the thread now running, new ones included), preempt on
-// sched:sched_switch of a preempted thread (so it fires only when another
-// thread takes the CPU), and remain-cpu and surrender are not offered.
+// in the thread now running, new ones included), and remain-cpu and
+// surrender are not offered.
+//
+// preempt is DTrace's: the thread loses its CPU without having blocked
+// (illumos calls preempt() when a thread's quantum expires or a thread
+// of higher priority is runnable). On Linux that is every involuntary
+// switch: the kernel preempted it (sched_switch's preempt flag) or it
+// leaves still runnable (prev_state 0), as a user thread whose time is up
+// leaves at its return to user mode through schedule(), which the
+// kernel counts in nivcsw but does not flag as a preemption.
 package sched
 
 import (
@@ -104,8 +112,7 @@ func New() *ktrace.Provider {
 			}},
 		{Name: "on-cpu", Sources: bare("sched_exit_tp"), Prologue: flag(true),
 			Alt: &ktrace.Spec{Kind: ktrace.Kprobe, Sources: []ktrace.Source{{Name: "finish_task_switch"}}}},
-		{Name: "preempt", Sources: bare("sched_entry_tp"), Prologue: flag(true),
-			Alt: &ktrace.Spec{Sources: ktrace.Sources("sched", "sched_switch"), Prologue: flag(true)}},
+		{Name: "preempt", Sources: ktrace.Sources("sched", "sched_switch"), Prologue: preempted},
 		{Name: "remain-cpu", Sources: bare("sched_exit_tp"), Prologue: flag(false)},
 		{Name: "sleep", Sources: ktrace.Sources("sched", "sched_switch"), Prologue: blocking(taskSleeping, false)},
 		{Name: "surrender", Sources: bare("sched_set_need_resched_tp"), Args: thread, XArgs: threadX,
@@ -139,6 +146,18 @@ func flag(set bool) func(e *ktrace.Emitter) error {
 		}
 		return nil
 	}
+}
+
+// preempted: sched_switch(preempt, prev, next, prev_state) of a thread
+// the kernel preempted or that leaves still runnable (state 0).
+func preempted(e *ktrace.Emitter) error {
+	fire := e.Label()
+	e.Ctx(asm.R0, 0)
+	e.Emit(asm.And.Imm(asm.R0, 0xff), asm.JNE.Imm(asm.R0, 0, fire))
+	e.Ctx(asm.R0, 3)
+	e.Emit(asm.Mov.Reg32(asm.R0, asm.R0), asm.JNE.Imm(asm.R0, 0, provider.SkipLabel))
+	e.Mark(fire)
+	return nil
 }
 
 // blocking: sched_switch(preempt, prev, next, prev_state) of a thread

@@ -7,6 +7,7 @@ import (
 	"runtime"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -53,6 +54,14 @@ proc:::exit /pid == %[1]d/ { printf("%%d %%d %%d %%d %%d %%d\n", on, to, woken, 
 
 // TestTick: the clock tick fires on every CPU about HZ times a second.
 func TestTick(t *testing.T) {
+	// An idle CPU takes no ticks (NO_HZ): keep one busy, so that at
+	// least one CPU ticks HZ times a second whatever the machine's load.
+	var stop atomic.Bool
+	defer stop.Store(true)
+	go func() {
+		for !stop.Load() {
+		}
+	}()
 	out := ktracetest.Run(t, `
 sched:::tick { @ticks = count(); }
 sched:::tick /args[0]->pr_lwpid == tid && args[1]->pr_pid == pid/ { @same = count(); }
