@@ -116,7 +116,13 @@ END { printa("%%s %%@d\n", @); printa("errors %%@d\n", @errors); }
 			counts[name] = c
 		}
 	}
-	if counts["start"] < n || counts["done"] < n || counts["errors"] != 0 {
-		t.Errorf("want at least %d starts and dones, no errors:\n%s", n, out)
+	// The clause sees every 4096-byte I/O of the device, other processes'
+	// too (CI's builds on the same disk: thousands in the run). Before the
+	// fix every start and done faulted; a bio completed and reused while a
+	// probe reads it may still fault now and then, which dtrace reports as
+	// DTrace does, so allow one fault in a hundred events.
+	total := counts["start"] + counts["done"] + counts["wait-start"] + counts["wait-done"]
+	if counts["start"] < n || counts["done"] < n || counts["errors"]*100 > total {
+		t.Errorf("want at least %d starts and dones, fewer than one fault in 100 events:\n%s", n, out)
 	}
 }
