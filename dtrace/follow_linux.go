@@ -123,7 +123,7 @@ func (h *Handle) announceDescs(pid int) ([][]provider.Desc, bool) {
 			// a program on every system call of the machine for the
 			// most common descriptions there are: only a provider
 			// named with a glob asks for processes started later.
-			if d.Provider == "" || !provider.HasGlob(d.Provider) {
+			if !provider.HasGlob(d.Provider) {
 				continue
 			}
 			if pid != 0 {
@@ -207,8 +207,7 @@ func (h *Handle) announced(pid int) {
 		f.announcedPids = map[int]bool{}
 	}
 	f.announcedPids[pid] = true
-	descs, _ := h.announceDescs(pid)
-	h.rescanWith(pid, descs, func(pv provider.Provider) bool { return pv == provider.Provider(h.usdtp) })
+	h.rescan(pid)
 	proc, err := symbol.ReadProcess(pid)
 	if err == nil {
 		err = f.w.Watch(proc, 0)
