@@ -57,11 +57,12 @@ func (h *Handle) Compile(src Source) (*Program, error) {
 	}
 	progs := append(append([]*syntax.Program(nil), h.lib.Programs...), before...)
 	progs = append(append(append(progs, h.user...), ast), after...)
-	info, err := check.Check(h.fset, progs, h.checkConfig())
+	conf := h.checkConfig()
+	info, err := check.Check(h.fset, progs, conf)
 	if err != nil {
 		return nil, &SourceError{Source: src, Err: h.compileError(err)}
 	}
-	dumpTrees(h.conf.Stderr, h.opts.Tree, ast, info)
+	dumpTrees(h.conf.Stderr, h.opts.Tree, ast, info, conf)
 	if err := h.writeTypes(info); err != nil {
 		return nil, &SourceError{Source: src, Err: err}
 	}

@@ -1,6 +1,7 @@
 package dtrace
 
 import (
+	"bytes"
 	"strings"
 	"testing"
 
@@ -8,50 +9,210 @@ import (
 	"github.com/dtrace-go/dtrace/dlang/syntax"
 )
 
-// TestDumpTrees checks the tree option's passes: the parse tree, then
-// with types, then with the constants folded.
-func TestDumpTrees(t *testing.T) {
+// treeDump parses and checks src alone and returns the tree option's
+// dump for mask.
+func treeDump(t *testing.T, src string, mask int64) string {
+	t.Helper()
 	fset := syntax.NewFileSet()
-	ast, err := syntax.Parse(fset, "t.d", []byte("BEGIN { x = 1 + 2; }"), 0)
+	ast, err := syntax.Parse(fset, "t.d", []byte(src), 0)
 	if err != nil {
 		t.Fatal(err)
 	}
-	info, err := check.Check(fset, []*syntax.Program{ast}, &check.Config{})
+	conf := &check.Config{}
+	info, err := check.Check(fset, []*syntax.Program{ast}, conf)
 	if err != nil {
 		t.Fatal(err)
 	}
-	dump := func(mask int64) string {
-		var b strings.Builder
-		dumpTrees(&b, mask, ast, info)
-		return b.String()
+	var b strings.Builder
+	dumpTrees(&b, mask, ast, info, conf)
+	return b.String()
+}
+
+// TestTreeParser1Pass1 runs the printer on misc/tst.parser1's program:
+// its pass 1 from the probe description on is what the test expects of
+// dtrace-utils (the index of @agg[x, z, "hello"] shows its first key
+// only, as dt_node_printr() prints OP2 [).
+func TestTreeParser1Pass1(t *testing.T) {
+	got := treeDump(t, `
+BEGIN
+{
+	x = 1234;
+	printf("%d\n", x);
+	z = 32 * (x + 18);
+	@agg[x, z, "hello"] = llquantize(x, 2, 3, 5, 2);
+	exit(0);
+}
+`, treeParsed)
+	want := `Parse tree (Pass 1):
+  PROGRAM attr=[s/s/c]
+    CLAUSE attr=[s/s/c]
+      PDESC :::BEGIN [0]
+    CTXATTR [i/i/u]
+    ACTION
+      D EXPRESSION attr=[s/s/c]
+        OP2 = (type=<-1> attr=[s/s/c] flags=0)
+          IDENT x (type=<-1> attr=[s/s/c] flags=0)
+          INT 0x4d2 (type=<int> attr=[s/s/c] flags=SIGN,COOK)
+      D PRODUCER attr=[s/s/c]
+        FUNC printf (type=<-1> attr=[s/s/c] flags=0)
+          STRING "%d\n" (type=<string> attr=[s/s/c] flags=COOK,REF,DPTR)
+        ,
+          IDENT x (type=<-1> attr=[s/s/c] flags=0)
+      D EXPRESSION attr=[s/s/c]
+        OP2 = (type=<-1> attr=[s/s/c] flags=0)
+          IDENT z (type=<-1> attr=[s/s/c] flags=0)
+          OP2 * (type=<-1> attr=[s/s/c] flags=0)
+            INT 0x20 (type=<int> attr=[s/s/c] flags=SIGN,COOK)
+            OP2 + (type=<-1> attr=[s/s/c] flags=0)
+              IDENT x (type=<-1> attr=[s/s/c] flags=0)
+              INT 0x12 (type=<int> attr=[s/s/c] flags=SIGN,COOK)
+      D EXPRESSION attr=[s/s/c]
+        OP2 = (type=<-1> attr=[s/s/c] flags=0)
+          OP2 [ (type=<-1> attr=[s/s/c] flags=0)
+            IDENT @agg (type=<-1> attr=[s/s/c] flags=0)
+            IDENT x (type=<-1> attr=[s/s/c] flags=0)
+          FUNC llquantize (type=<-1> attr=[s/s/c] flags=0)
+            IDENT x (type=<-1> attr=[s/s/c] flags=0)
+          ,
+            INT 0x2 (type=<int> attr=[s/s/c] flags=SIGN,COOK)
+          ,
+            INT 0x3 (type=<int> attr=[s/s/c] flags=SIGN,COOK)
+          ,
+            INT 0x5 (type=<int> attr=[s/s/c] flags=SIGN,COOK)
+          ,
+            INT 0x2 (type=<int> attr=[s/s/c] flags=SIGN,COOK)
+      D PRODUCER attr=[s/s/c]
+        FUNC exit (type=<-1> attr=[s/s/c] flags=0)
+          INT 0x0 (type=<int> attr=[s/s/c] flags=SIGN,COOK)
+`
+	if got != want {
+		t.Errorf("pass 1:\n%s\nwant:\n%s", got, want)
 	}
-	if got := dump(Unset); got != "" {
+}
+
+// TestTreePasses checks lines of each pass on another program: constants
+// folded by the parser, thread-local and clause-local variables, a
+// string variable, a predicate, a keyless aggregation and a ternary.
+func TestTreePasses(t *testing.T) {
+	src := `BEGIN /pid != 0/ { self->ts = timestamp; this->n = 1 + 2; s = "a"; s = s; @c = count(); v = (long)arg0 > 0 ? 1 : 0; p = 0; }`
+	if got := treeDump(t, src, Unset); got != "" {
 		t.Errorf("tree unset printed %q", got)
 	}
-	pass1 := `parse tree, pass 1:
-Program
-  ProbeClause
-    ProbeDesc Text="BEGIN"
-    BlockStmt
-      ExprStmt
-        AssignExpr Op="="
-          Ident Name="x"
-          BinaryExpr Op="+"
-            IntLit Text="1" Value=1
-            IntLit Text="2" Value=2
-`
-	if got := dump(1); got != pass1 {
-		t.Errorf("tree=1:\n%s\nwant:\n%s", got, pass1)
+	has := func(pass, dump string, lines ...string) {
+		t.Helper()
+		for _, l := range lines {
+			if !strings.Contains(dump, "\n"+l+"\n") {
+				t.Errorf("%s lacks %q:\n%s", pass, l, dump)
+			}
+		}
 	}
-	got := dump(6)
-	if strings.Contains(got, "pass 1") || !strings.Contains(got, "pass 2:") || !strings.Contains(got, "pass 3:") {
-		t.Fatalf("tree=6 passes wrong:\n%s", got)
+	p1 := treeDump(t, src, treeParsed)
+	has("pass 1", p1,
+		"    PREDICATE /",
+		"        IDENT pid (type=<-1> attr=[s/s/c] flags=0)",
+		"          OP2 -> (type=<-1> attr=[s/s/c] flags=0)",
+		"            IDENT self (type=<-1> attr=[s/s/c] flags=0)",
+		"          INT 0x3 (type=<int> attr=[s/s/c] flags=SIGN,COOK)",
+		"          IDENT @c (type=<-1> attr=[s/s/c] flags=0)",
+		"          OP3 (type=<-1> attr=[s/s/c] flags=0)",
+		"                TYPE (type=<long> attr=[s/s/c] flags=SIGN,COOK)",
+	)
+	begins := func(pass, dump, prefix string) {
+		t.Helper()
+		if !strings.HasPrefix(dump, prefix) {
+			t.Errorf("%s begins:\n%s\nwant:\n%s", pass, dump, prefix)
+		}
 	}
-	p2, p3, _ := strings.Cut(got, "parse tree, pass 3:")
-	if !strings.Contains(p2, `BinaryExpr Op="+" (type=int)`) || strings.Contains(p2, "value=") {
-		t.Errorf("pass 2 lacks types or shows values:\n%s", p2)
+	p2 := treeDump(t, src, treeChecked)
+	begins("pass 2", p2, "Parse tree (Pass 2):\n  CLAUSE attr=[s/s/c]\n    PDESC :::BEGIN [0]\n  CTXATTR [u/u/c]\n")
+	has("pass 2", p2,
+		"      VARIABLE pid (type=<pid_t> attr=[s/s/c] flags=SIGN,COOK,LVAL)",
+		"      OP2 = (type=<uint64_t> attr=[s/s/c] flags=COOK,WRITE)",
+		"        VARIABLE (normally-assigned) self->ts (type=<uint64_t> attr=[s/s/c] flags=COOK,LVAL,WRITE)",
+		"        VARIABLE timestamp (type=<uint64_t> attr=[s/s/c] flags=COOK,LVAL)",
+		"        VARIABLE (normally-assigned) this->n (type=<int> attr=[s/s/c] flags=SIGN,COOK,LVAL,WRITE)",
+		// created by its first assignment: DPTR; read later: not.
+		"        VARIABLE (normally-assigned) s (type=<string> attr=[s/s/c] flags=COOK,REF,LVAL,WRITE,DPTR)",
+		"        VARIABLE (normally-assigned) s (type=<string> attr=[s/s/c] flags=COOK,REF,LVAL,WRITE)",
+		"      AGGREGATE @c attr=[s/s/c] [",
+		"        FUNC count (type=<<DYN>> attr=[s/s/c] flags=SIGN,COOK,REF)",
+		"        OP3 (type=<int> attr=[s/s/c] flags=SIGN,COOK)",
+		"            OP2 ( (type=<long> attr=[s/s/c] flags=SIGN,COOK)",
+		// assigned only a literal 0: not normally-assigned.
+		"        VARIABLE p (type=<int> attr=[s/s/c] flags=SIGN,COOK,LVAL,WRITE)",
+	)
+	p3 := treeDump(t, src, treeCodegen)
+	begins("pass 3", p3, "Parse tree (Pass 3):\n  PROGRAM attr=[s/s/c]\n    CLAUSE attr=[s/s/c]\n      PDESC :::BEGIN [0]\n    CTXATTR [u/u/c]\n")
+	has("pass 3", p3, "          VARIABLE (normally-assigned) self->ts (type=<uint64_t> attr=[s/s/c] flags=COOK,LVAL,WRITE)")
+	all := treeDump(t, src, treeParsed|treeChecked|treeCodegen)
+	if all != p1+p2+p3 {
+		t.Errorf("tree=7 is not passes 1, 2 and 3 in order:\n%s", all)
 	}
-	if !strings.Contains(p3, `BinaryExpr Op="+" (type=int value=3)`) {
-		t.Errorf("pass 3 lacks folded constants:\n%s", p3)
+}
+
+// TestTreeFolding checks the constants dtrace's parser folds (unary
+// minus, a conditional on a constant, an integer cast) and the forms
+// cooking gives an index into a pointer and a bare aggregation.
+func TestTreeFolding(t *testing.T) {
+	src := `enum e { E = 7 };
+BEGIN { x = -1; y = 1 ? 2 : 3; z = (char)0x1ff; w = E + 1; p = (int *)alloca(8); q = p[1]; @a = count(); printa(@a); }`
+	p1 := treeDump(t, src, treeParsed)
+	for _, l := range []string{
+		"          INT 0xffffffffffffffff (type=<int> attr=[s/s/c] flags=SIGN,COOK)",
+		"          INT 0x2 (type=<int> attr=[s/s/c] flags=SIGN,COOK)",
+		"          INT 0xffffffffffffffff (type=<char> attr=[s/s/c] flags=SIGN,COOK)",
+		// an enumerator is an identifier until cooked.
+		"            IDENT E (type=<-1> attr=[s/s/c] flags=0)",
+	} {
+		if !strings.Contains(p1, "\n"+l+"\n") {
+			t.Errorf("pass 1 lacks %q:\n%s", l, p1)
+		}
+	}
+	if strings.Contains(p1, "OP3") || strings.Contains(p1, "OP1 -") {
+		t.Errorf("pass 1 did not fold:\n%s", p1)
+	}
+	p2 := treeDump(t, src, treeChecked)
+	for _, l := range []string{
+		"          INT 0x7 (type=<enum e> attr=[s/s/c] flags=COOK)",
+		"        VARIABLE (alloca-assigned) p (type=<int *> attr=[s/s/c] flags=COOK,LVAL,WRITE,ALLOCA)",
+		"          FUNC alloca (type=<void *> attr=[s/s/c] flags=COOK,ALLOCA)",
+		"        OP1 * (type=<int> attr=[s/s/c] flags=SIGN,COOK,LVAL)",
+		"          OP2 + (type=<int *> attr=[s/s/c] flags=COOK,ALLOCA)",
+		"        AGGREGATE @a attr=[s/s/c] [",
+	} {
+		if !strings.Contains(p2, "\n"+l+"\n") {
+			t.Errorf("pass 2 lacks %q:\n%s", l, p2)
+		}
+	}
+}
+
+// TestTreeHandle compiles through a handle with -x tree=2: a pass 2 dump
+// for each probe description of a clause, then dtrace's ERROR clause.
+func TestTreeHandle(t *testing.T) {
+	var stderr bytes.Buffer
+	opts := NewOptions()
+	if err := opts.Set("tree", "2"); err != nil {
+		t.Fatal(err)
+	}
+	h, err := Open(opts, Config{Stderr: &stderr})
+	if err != nil {
+		t.Skip(err)
+	}
+	defer h.Close()
+	if _, err := h.Compile(Source{Name: "t", Text: "BEGIN, END { trace(probename); }", Kind: SpecProgram}); err != nil {
+		t.Fatal(err)
+	}
+	if err := h.DumpErrorProgramTrees(); err != nil {
+		t.Fatal(err)
+	}
+	out := stderr.String()
+	if n := strings.Count(out, "Parse tree (Pass 2):\n"); n != 3 {
+		t.Errorf("%d pass 2 dumps, want 2 for BEGIN, END and 1 for ERROR:\n%s", n, out)
+	}
+	if strings.Contains(out, "Pass 1") || strings.Contains(out, "Pass 3") {
+		t.Errorf("tree=2 printed other passes:\n%s", out)
+	}
+	if !strings.Contains(out, "    PDESC dtrace:::ERROR [0]\n") || !strings.Contains(out, "      VARIABLE arg5 (type=<int64_t>") {
+		t.Errorf("no ERROR clause dump:\n%s", out)
 	}
 }

@@ -324,6 +324,13 @@ func (c *cmdline) trace(opts []opt) int {
 		}
 		c.warnOptions() // set by the program's pragmas
 	}
+	if c.mode == modeExec {
+		// dtrace compiles its ERROR clause here: -x tree shows it.
+		if err := h.DumpErrorProgramTrees(); err != nil {
+			c.errorf("failed to establish error handler: %v", err)
+			return exitError
+		}
+	}
 	if err := kernel.SetLockMem(c.opts.LockMem); err != nil {
 		c.errorf("warning: could not set lockmem: %v", err)
 	}

@@ -126,12 +126,18 @@ func isGlob(s string) bool {
 // computes them: the provider's, lowered by those of each field given
 // literally. An empty or glob provider, or one the configuration does
 // not describe, is Unstable.
-func (c *checker) descAttr(desc string) Attr {
+func (c *checker) descAttr(desc string) Attr { return DescAttr(c.conf, desc) }
+
+// DescAttr returns the attributes of probe description desc (macros
+// expanded) under conf, as the checker gives them to a clause: the
+// provider's, lowered by those of each field given literally; Unstable
+// for an empty or glob provider or one conf does not describe.
+func DescAttr(conf *Config, desc string) Attr {
 	f := splitDesc(desc)
-	if isGlob(f[0]) || c.conf.ProviderAttrs == nil {
+	if isGlob(f[0]) || conf.ProviderAttrs == nil {
 		return UnstableDescAttr
 	}
-	pa := c.conf.ProviderAttrs(f[0])
+	pa := conf.ProviderAttrs(f[0])
 	if pa == nil {
 		return UnstableDescAttr
 	}
@@ -174,25 +180,62 @@ func (c *checker) clauseDescAttr(cl *Clause) Attr {
 // probemod, probefunc, probename and args. Without one, all are
 // Unstable.
 func (c *checker) contextAttrs(cl *Clause) ProviderAttrs {
+	if len(cl.Probes) == 0 {
+		u := UnstableDescAttr
+		return ProviderAttrs{u, u, u, u, u}
+	}
+	return ContextAttrs(c.conf, cl.Probes[0])
+}
+
+// ContextAttrs returns the attributes of the provider whose probe
+// description desc (macros expanded) matches under conf: those the
+// context variables (probefunc, args, ...) of a clause on it take.
+// Without one, all are Unstable.
+func ContextAttrs(conf *Config, desc string) ProviderAttrs {
 	u := UnstableDescAttr
 	none := ProviderAttrs{u, u, u, u, u}
-	if len(cl.Probes) == 0 || c.conf.ProviderAttrs == nil {
+	if conf.ProviderAttrs == nil {
 		return none
 	}
-	prov := splitDesc(cl.Probes[0])[0]
-	if c.conf.ProbeArgs != nil {
-		if pi := c.conf.ProbeArgs(cl.Probes[0]); pi != nil && pi.Name != "" {
+	prov := splitDesc(desc)[0]
+	if conf.ProbeArgs != nil {
+		if pi := conf.ProbeArgs(desc); pi != nil && pi.Name != "" {
 			prov = splitDesc(pi.Name)[0]
 		}
 	}
 	if isGlob(prov) {
 		return none
 	}
-	if pa := c.conf.ProviderAttrs(prov); pa != nil {
+	if pa := conf.ProviderAttrs(prov); pa != nil {
 		return *pa
 	}
 	return none
 }
+
+// Attr returns the builtin variable's attributes in a clause whose
+// probe's provider has attributes ctx: its own, lowered by those it
+// takes from the provider.
+func (d *VarDef) Attr(ctx ProviderAttrs) Attr {
+	a := DefaultAttr
+	if d.attr != nil {
+		a = *d.attr
+	}
+	if d.context != nil {
+		a = MinAttr(a, d.context(ctx))
+	}
+	return a
+}
+
+// Attr returns the builtin function's attributes.
+func (d *FuncDef) Attr() Attr {
+	if d.attr != nil {
+		return *d.attr
+	}
+	return DefaultAttr
+}
+
+// SymbolAttr is the attributes of kernel symbols and kernel types.
+var SymbolAttr = privateAttr
 
 // stmtAttr computes a checked clause's statement attributes: the
 // minimum over the builtin names, kernel symbols and types, and inlines
@@ -205,11 +248,8 @@ func (c *checker) stmtAttr(cl *Clause) {
 		case *syntax.Ident:
 			switch o := c.info.Uses[n].(type) {
 			case *Builtin:
-				if d := LookupVar(o.Name); d != nil && d.attr != nil {
-					a = MinAttr(a, *d.attr)
-				}
-				if d := LookupVar(o.Name); d != nil && d.context != nil {
-					a = MinAttr(a, d.context(ctx))
+				if d := LookupVar(o.Name); d != nil {
+					a = MinAttr(a, d.Attr(ctx))
 				}
 			case *Symbol:
 				a = MinAttr(a, privateAttr)
@@ -220,12 +260,12 @@ func (c *checker) stmtAttr(cl *Clause) {
 			}
 		case *syntax.CallExpr:
 			if fn := c.info.Calls[n]; fn != nil {
-				if d := LookupFunc(fn.Name); d != nil && d.attr != nil {
-					a = MinAttr(a, *d.attr)
+				if d := LookupFunc(fn.Name); d != nil {
+					a = MinAttr(a, d.Attr())
 				}
 			}
 		case *syntax.TypeName:
-			if t := c.info.TypeNames[n]; t != nil && isKernelType(t) {
+			if t := c.info.TypeNames[n]; t != nil && IsKernelType(t) {
 				a = MinAttr(a, privateAttr)
 			}
 		}
@@ -239,9 +279,9 @@ func (c *checker) stmtAttr(cl *Clause) {
 	cl.StmtAttr = a
 }
 
-// isKernelType reports whether t (or what it points to) is a kernel
+// IsKernelType reports whether t (or what it points to) is a kernel
 // type rather than one of C's or D's.
-func isKernelType(t types.Type) bool {
+func IsKernelType(t types.Type) bool {
 	for i := 0; i < 8 && t != nil; i++ {
 		switch u := t.(type) {
 		case *types.Pointer:
