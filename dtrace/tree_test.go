@@ -28,6 +28,16 @@ func treeDump(t *testing.T, src string, mask int64) string {
 	return b.String()
 }
 
+// wantLines reports each line of lines that dump lacks as a whole line.
+func wantLines(t *testing.T, pass, dump, lines string) {
+	t.Helper()
+	for _, l := range strings.Split(lines, "\n") {
+		if !strings.Contains(dump, "\n"+l+"\n") {
+			t.Errorf("%s lacks %q:\n%s", pass, l, dump)
+		}
+	}
+}
+
 // TestTreeParser1Pass1 runs the printer on misc/tst.parser1's program:
 // its pass 1 from the probe description on is what the test expects of
 // dtrace-utils (the index of @agg[x, z, "hello"] shows its first key
@@ -98,25 +108,15 @@ func TestTreePasses(t *testing.T) {
 	if got := treeDump(t, src, Unset); got != "" {
 		t.Errorf("tree unset printed %q", got)
 	}
-	has := func(pass, dump string, lines ...string) {
-		t.Helper()
-		for _, l := range lines {
-			if !strings.Contains(dump, "\n"+l+"\n") {
-				t.Errorf("%s lacks %q:\n%s", pass, l, dump)
-			}
-		}
-	}
 	p1 := treeDump(t, src, treeParsed)
-	has("pass 1", p1,
-		"    PREDICATE /",
-		"        IDENT pid (type=<-1> attr=[s/s/c] flags=0)",
-		"          OP2 -> (type=<-1> attr=[s/s/c] flags=0)",
-		"            IDENT self (type=<-1> attr=[s/s/c] flags=0)",
-		"          INT 0x3 (type=<int> attr=[s/s/c] flags=SIGN,COOK)",
-		"          IDENT @c (type=<-1> attr=[s/s/c] flags=0)",
-		"          OP3 (type=<-1> attr=[s/s/c] flags=0)",
-		"                TYPE (type=<long> attr=[s/s/c] flags=SIGN,COOK)",
-	)
+	wantLines(t, "pass 1", p1, `    PREDICATE /
+        IDENT pid (type=<-1> attr=[s/s/c] flags=0)
+          OP2 -> (type=<-1> attr=[s/s/c] flags=0)
+            IDENT self (type=<-1> attr=[s/s/c] flags=0)
+          INT 0x3 (type=<int> attr=[s/s/c] flags=SIGN,COOK)
+          IDENT @c (type=<-1> attr=[s/s/c] flags=0)
+          OP3 (type=<-1> attr=[s/s/c] flags=0)
+                TYPE (type=<long> attr=[s/s/c] flags=SIGN,COOK)`)
 	begins := func(pass, dump, prefix string) {
 		t.Helper()
 		if !strings.HasPrefix(dump, prefix) {
@@ -125,25 +125,23 @@ func TestTreePasses(t *testing.T) {
 	}
 	p2 := treeDump(t, src, treeChecked)
 	begins("pass 2", p2, "Parse tree (Pass 2):\n  CLAUSE attr=[s/s/c]\n    PDESC :::BEGIN [0]\n  CTXATTR [u/u/c]\n")
-	has("pass 2", p2,
-		"      VARIABLE pid (type=<pid_t> attr=[s/s/c] flags=SIGN,COOK,LVAL)",
-		"      OP2 = (type=<uint64_t> attr=[s/s/c] flags=COOK,WRITE)",
-		"        VARIABLE (normally-assigned) self->ts (type=<uint64_t> attr=[s/s/c] flags=COOK,LVAL,WRITE)",
-		"        VARIABLE timestamp (type=<uint64_t> attr=[s/s/c] flags=COOK,LVAL)",
-		"        VARIABLE (normally-assigned) this->n (type=<int> attr=[s/s/c] flags=SIGN,COOK,LVAL,WRITE)",
-		// created by its first assignment: DPTR; read later: not.
-		"        VARIABLE (normally-assigned) s (type=<string> attr=[s/s/c] flags=COOK,REF,LVAL,WRITE,DPTR)",
-		"        VARIABLE (normally-assigned) s (type=<string> attr=[s/s/c] flags=COOK,REF,LVAL,WRITE)",
-		"      AGGREGATE @c attr=[s/s/c] [",
-		"        FUNC count (type=<<DYN>> attr=[s/s/c] flags=SIGN,COOK,REF)",
-		"        OP3 (type=<int> attr=[s/s/c] flags=SIGN,COOK)",
-		"            OP2 ( (type=<long> attr=[s/s/c] flags=SIGN,COOK)",
-		// assigned only a literal 0: not normally-assigned.
-		"        VARIABLE p (type=<int> attr=[s/s/c] flags=SIGN,COOK,LVAL,WRITE)",
-	)
+	// created by its first assignment: DPTR; read later: not.
+	// assigned only a literal 0: not normally-assigned.
+	wantLines(t, "pass 2", p2, `      VARIABLE pid (type=<pid_t> attr=[s/s/c] flags=SIGN,COOK,LVAL)
+      OP2 = (type=<uint64_t> attr=[s/s/c] flags=COOK,WRITE)
+        VARIABLE (normally-assigned) self->ts (type=<uint64_t> attr=[s/s/c] flags=COOK,LVAL,WRITE)
+        VARIABLE timestamp (type=<uint64_t> attr=[s/s/c] flags=COOK,LVAL)
+        VARIABLE (normally-assigned) this->n (type=<int> attr=[s/s/c] flags=SIGN,COOK,LVAL,WRITE)
+        VARIABLE (normally-assigned) s (type=<string> attr=[s/s/c] flags=COOK,REF,LVAL,WRITE,DPTR)
+        VARIABLE (normally-assigned) s (type=<string> attr=[s/s/c] flags=COOK,REF,LVAL,WRITE)
+      AGGREGATE @c attr=[s/s/c] [
+        FUNC count (type=<<DYN>> attr=[s/s/c] flags=SIGN,COOK,REF)
+        OP3 (type=<int> attr=[s/s/c] flags=SIGN,COOK)
+            OP2 ( (type=<long> attr=[s/s/c] flags=SIGN,COOK)
+        VARIABLE p (type=<int> attr=[s/s/c] flags=SIGN,COOK,LVAL,WRITE)`)
 	p3 := treeDump(t, src, treeCodegen)
 	begins("pass 3", p3, "Parse tree (Pass 3):\n  PROGRAM attr=[s/s/c]\n    CLAUSE attr=[s/s/c]\n      PDESC :::BEGIN [0]\n    CTXATTR [u/u/c]\n")
-	has("pass 3", p3, "          VARIABLE (normally-assigned) self->ts (type=<uint64_t> attr=[s/s/c] flags=COOK,LVAL,WRITE)")
+	wantLines(t, "pass 3", p3, "          VARIABLE (normally-assigned) self->ts (type=<uint64_t> attr=[s/s/c] flags=COOK,LVAL,WRITE)")
 	all := treeDump(t, src, treeParsed|treeChecked|treeCodegen)
 	if all != p1+p2+p3 {
 		t.Errorf("tree=7 is not passes 1, 2 and 3 in order:\n%s", all)
@@ -157,33 +155,21 @@ func TestTreeFolding(t *testing.T) {
 	src := `enum e { E = 7 };
 BEGIN { x = -1; y = 1 ? 2 : 3; z = (char)0x1ff; w = E + 1; p = (int *)alloca(8); q = p[1]; @a = count(); printa(@a); }`
 	p1 := treeDump(t, src, treeParsed)
-	for _, l := range []string{
-		"          INT 0xffffffffffffffff (type=<int> attr=[s/s/c] flags=SIGN,COOK)",
-		"          INT 0x2 (type=<int> attr=[s/s/c] flags=SIGN,COOK)",
-		"          INT 0xffffffffffffffff (type=<char> attr=[s/s/c] flags=SIGN,COOK)",
-		// an enumerator is an identifier until cooked.
-		"            IDENT E (type=<-1> attr=[s/s/c] flags=0)",
-	} {
-		if !strings.Contains(p1, "\n"+l+"\n") {
-			t.Errorf("pass 1 lacks %q:\n%s", l, p1)
-		}
-	}
+	// an enumerator is an identifier until cooked.
+	wantLines(t, "pass 1", p1, `          INT 0xffffffffffffffff (type=<int> attr=[s/s/c] flags=SIGN,COOK)
+          INT 0x2 (type=<int> attr=[s/s/c] flags=SIGN,COOK)
+          INT 0xffffffffffffffff (type=<char> attr=[s/s/c] flags=SIGN,COOK)
+            IDENT E (type=<-1> attr=[s/s/c] flags=0)`)
 	if strings.Contains(p1, "OP3") || strings.Contains(p1, "OP1 -") {
 		t.Errorf("pass 1 did not fold:\n%s", p1)
 	}
 	p2 := treeDump(t, src, treeChecked)
-	for _, l := range []string{
-		"          INT 0x7 (type=<enum e> attr=[s/s/c] flags=COOK)",
-		"        VARIABLE (alloca-assigned) p (type=<int *> attr=[s/s/c] flags=COOK,LVAL,WRITE,ALLOCA)",
-		"          FUNC alloca (type=<void *> attr=[s/s/c] flags=COOK,ALLOCA)",
-		"        OP1 * (type=<int> attr=[s/s/c] flags=SIGN,COOK,LVAL)",
-		"          OP2 + (type=<int *> attr=[s/s/c] flags=COOK,ALLOCA)",
-		"        AGGREGATE @a attr=[s/s/c] [",
-	} {
-		if !strings.Contains(p2, "\n"+l+"\n") {
-			t.Errorf("pass 2 lacks %q:\n%s", l, p2)
-		}
-	}
+	wantLines(t, "pass 2", p2, `          INT 0x7 (type=<enum e> attr=[s/s/c] flags=COOK)
+        VARIABLE (alloca-assigned) p (type=<int *> attr=[s/s/c] flags=COOK,LVAL,WRITE,ALLOCA)
+          FUNC alloca (type=<void *> attr=[s/s/c] flags=COOK,ALLOCA)
+        OP1 * (type=<int> attr=[s/s/c] flags=SIGN,COOK,LVAL)
+          OP2 + (type=<int *> attr=[s/s/c] flags=COOK,ALLOCA)
+        AGGREGATE @a attr=[s/s/c] [`)
 }
 
 // TestTreeHandle compiles through a handle with -x tree=2: a pass 2 dump
