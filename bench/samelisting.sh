@@ -2,6 +2,9 @@
 # Per-event cost unchanged, as code: the -S listings (the BPF of every
 # clause) of programs that use none of an option's features must be the
 # same from two dtrace binaries. usage: bench/samelisting.sh OLD_DTRACE NEW_DTRACE
+# Both binaries must list in the same layout: since the commit that made
+# -S print dtrace-utils' layout (internal/bpfdis), older binaries print
+# cilium/ebpf's, and every line differs.
 # Prints "same" per program, or the diff; exits 1 on any difference.
 OLD=$1 NEW=$2 status=0
 progs=(

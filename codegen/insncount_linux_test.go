@@ -3,11 +3,14 @@
 package codegen
 
 import (
+	"fmt"
+	"strings"
 	"testing"
 
 	"github.com/cilium/ebpf/asm"
 
 	"github.com/dtrace-go/dtrace/internal/abi"
+	"github.com/dtrace-go/dtrace/internal/bpfdis"
 )
 
 // TestClauseInstructionCounts pins the instructions of three common
@@ -38,7 +41,7 @@ func TestClauseInstructionCounts(t *testing.T) {
 		spec := compileD(t, tc.src, opts)
 		cl := spec.Clauses[0]
 		if got := len(cl.Insns); got != tc.want {
-			t.Errorf("%s: %d instructions, want %d:\n%v", tc.name, got, tc.want, cl.Insns)
+			t.Errorf("%s: %d instructions, want %d:\n%s", tc.name, got, tc.want, dtListing(cl.Insns))
 		}
 		ms := int16(spec.Layout.MState)
 		for i, ins := range cl.Insns {
@@ -70,6 +73,18 @@ func TestClauseInstructionCounts(t *testing.T) {
 			t.Errorf("clause %d of a speculating program does not read the speculation id into its record", cl.Index)
 		}
 	}
+}
+
+// dtListing is insns as dtrace -S lists them (a 64-bit load takes two
+// slots there, one instruction here).
+func dtListing(insns asm.Instructions) string {
+	l, err := bpfdis.FromInstructions(insns)
+	if err != nil {
+		return fmt.Sprintf("%v(%v)", insns, err)
+	}
+	var b strings.Builder
+	l.Write(&b)
+	return b.String()
 }
 
 // TestCompactFaultPCs checks that the fault PCs a clause stores (fault)

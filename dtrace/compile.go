@@ -7,12 +7,11 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/cilium/ebpf/asm"
-
 	"github.com/dtrace-go/dtrace/codegen"
 	"github.com/dtrace-go/dtrace/dlang/check"
 	"github.com/dtrace-go/dtrace/dlang/syntax"
 	"github.com/dtrace-go/dtrace/dlib"
+	"github.com/dtrace-go/dtrace/internal/bpfdis"
 	"github.com/dtrace-go/dtrace/provider"
 )
 
@@ -119,8 +118,9 @@ func (h *Handle) Compile(src Source) (*Program, error) {
 			return nil, &SourceError{Source: src, Err: h.codegenError(err)}
 		}
 	}
-	if h.opts.Verbose {
-		// -S: show the generated code of the program's clauses.
+	if h.opts.Verbose && (h.opts.Disasm == Unset || h.opts.Disasm&DisasmClause != 0) {
+		// -S: show the generated code of the program's clauses (unless
+		// -x disasm leaves out dtrace-utils' clause listing).
 		if err := h.writeListing(h.conf.Stderr, ast); err != nil {
 			return nil, &SourceError{Source: src, Err: err}
 		}
@@ -143,8 +143,13 @@ func (h *Handle) sourceLine(pos syntax.Pos) string {
 	return fmt.Sprintf("line %d: %s", line, text)
 }
 
-// writeListing prints the BPF code of the clauses written in ast, each
-// instruction annotated with the D source it came from.
+// writeListing prints the BPF code of the clauses written in ast in the
+// layout of dtrace-utils' disassembler (internal/bpfdis): a "Disassembly
+// of clause" heading naming the clause's probe descriptions and symbol,
+// a line per instruction slot, the D source line each run of code came
+// from as a comment line, the clause's variables and the slots the
+// loader completes. The functions the clauses call follow, each under
+// "Disassembly of function".
 func (h *Handle) writeListing(w io.Writer, ast *syntax.Program) error {
 	spec, err := codegen.Generate(h.info, h.codegenOptions())
 	if err != nil {
@@ -154,17 +159,32 @@ func (h *Handle) writeListing(w io.Writer, ast *syntax.Program) error {
 		if cs.Index >= len(h.info.Clauses) || !h.inProgram(h.info.Clauses[cs.Index], ast) {
 			continue
 		}
-		fmt.Fprintf(w, "\n%s (%s):\n%v", cs.Symbol, strings.Join(cs.Probes, ", "), cs.Insns)
-		n := 0
-		for _, ins := range cs.Insns {
-			n += int(ins.Size() / asm.InstructionSize)
+		l, err := bpfdis.FromInstructions(cs.Insns)
+		if err != nil {
+			return fmt.Errorf("%s: %w", cs.Symbol, err)
 		}
-		writeVarTable(w, h.info.Clauses[cs.Index], h.info, spec, n)
+		descs := make([]string, len(cs.Probes))
+		for i, d := range cs.Probes {
+			descs[i] = fullDesc(d)
+		}
+		fmt.Fprintf(w, "\nDisassembly of clause %s, <%s>:\n", strings.Join(descs, ", "), cs.Symbol)
+		l.Write(w)
+		writeVarTable(w, h.info.Clauses[cs.Index], h.info, spec, len(l.Slots))
+		l.WriteRelocs(w)
+		fmt.Fprintln(w)
 	}
 	for _, f := range spec.Funcs {
-		if len(f) > 0 {
-			fmt.Fprintf(w, "\n%s:\n%v", f[0].Symbol(), f)
+		if len(f) == 0 {
+			continue
 		}
+		l, err := bpfdis.FromInstructions(f)
+		if err != nil {
+			return fmt.Errorf("%s: %w", f[0].Symbol(), err)
+		}
+		fmt.Fprintf(w, "\nDisassembly of function <%s>:\n", f[0].Symbol())
+		l.Write(w)
+		l.WriteRelocs(w)
+		fmt.Fprintln(w)
 	}
 	return nil
 }

@@ -92,6 +92,12 @@ type optValue struct {
 	Int     int64 // for bool/count/size/rate kinds
 }
 
+// DisasmClause is the bit of the disasm option that selects -S's listing
+// of each clause (dtrace-utils' DT_DISASM_OPT_CLAUSE, its default). Its
+// other bits select listings of the probe programs (2: as constructed,
+// 4: linked, 8: final), which are not written here.
+const DisasmClause = 1
+
 // Unset is the value an integer option has when it is not set, mirroring
 // DTRACEOPT_UNSET.
 const Unset int64 = -2
@@ -364,6 +370,8 @@ func (o *Options) set1(name, value string, hasValue, inProgram bool) error {
 		o.warnSolaris(name)
 	} else if spec.Unsupported {
 		o.warnings = append(o.warnings, "option "+name+" is not supported and is ignored")
+	} else if name == "disasm" && o.Disasm&^DisasmClause != 0 {
+		o.warnings = append(o.warnings, "option disasm: only the clause listing (1) is supported; probe program listings (2, 4, 8) are not written")
 	}
 	return nil
 }

@@ -131,11 +131,11 @@ func addOptions() {
 		optionTable[name].Solaris = true
 	}
 	// Options of illumos and dtrace-utils this implementation does not
-	// honour: the choice
-	// of listings -S shows (disasm), jstack()'s sizes (no such action
+	// honour: jstack()'s sizes (no such action
 	// here), systemd slices and the uid of dtrace-utils'
 	// helper, user symbol checks (user symbols are not resolved when
-	// compiling). The rest are honoured: strip and linktype (-G's DOF:
+	// compiling). The rest are honoured: disasm (its clause bit; the
+	// probe program listings are warned of: options.go), strip and linktype (-G's DOF:
 	// without its comment and utsname, raw or in an ELF object;
 	// dofgen.go), tree (tree.go), iregs (only DIF's 8), linkmode and
 	// kdefs/knodefs (codegen's SymbolLink), evaltime (process.go),
@@ -152,7 +152,7 @@ func addOptions() {
 	// program runs, never when it is compiled) and debugassert (checks
 	// of libdtrace's own locks, which runtest.sh sets for every test).
 	for _, name := range []string{"useruid", "sysslice",
-		"jstackframes", "jstackstrsize", "disasm", "syslibdir",
+		"jstackframes", "jstackstrsize", "syslibdir",
 		"udefs", "late"} {
 		optionTable[name].Unsupported = true
 	}

@@ -19,7 +19,7 @@ const module = "github.com/dtrace-go/dtrace"
 // names the packages below a directory; the longest match wins.
 var floors = [][]string{
 	// 0: the contracts and leaf utilities: nothing of ours below them.
-	{"internal/abi", "internal/kernel", "internal/cpp", "internal/tracefs", "internal/lockedbuf", "internal/dof",
+	{"internal/abi", "internal/bpfdis", "internal/kernel", "internal/cpp", "internal/tracefs", "internal/lockedbuf", "internal/dof",
 		"internal/kfeature", "internal/cnum", "program", "format", "symbol", "unwind", "dlang/syntax"},
 	// 1: the D language, aggregation values, the event model, the
 	// provider interface.
