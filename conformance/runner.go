@@ -213,7 +213,7 @@ func runOne(ctx context.Context, cfg *Config, t *Test) *Result {
 
 	// Triggers: with $_pid the trigger runs beside dtrace and its pid is
 	// substituted; otherwise dtrace runs it with -c (it is $target).
-	var trig *exec.Cmd
+	var trig *trigger
 	triggerCmd, pid := "", 0
 	if name := triggerName(t); name != "" {
 		path, _ := cfg.Triggers.Lookup(name)
@@ -224,7 +224,7 @@ func runOne(ctx context.Context, cfg *Config, t *Test) *Result {
 				r.Status, r.Reason = Fail, "starting trigger: "+err.Error()
 				return r
 			}
-			pid = trig.Process.Pid
+			pid = trig.pid()
 			defer stopProcess(trig)
 		} else {
 			triggerCmd = strings.Join(append([]string{path}, args...), " ")
@@ -297,7 +297,7 @@ func waitStopping(ctx context.Context, cmd *exec.Cmd, timeout, grace time.Durati
 // startTrigger starts a trigger for a $_pid test. Unless the timing is
 // "before", it waits (1 s, or the given seconds) and then execs the
 // program, so that its pid is known before dtrace starts but it runs after.
-func startTrigger(path string, args []string, timing, testPath string) (*exec.Cmd, error) {
+func startTrigger(path string, args []string, timing, testPath string) (*trigger, error) {
 	delay := "1"
 	switch t := strings.TrimSpace(timing); {
 	case t == "before":
@@ -319,13 +319,31 @@ func startTrigger(path string, args []string, timing, testPath string) (*exec.Cm
 	if err := cmd.Start(); err != nil {
 		return nil, err
 	}
-	return cmd, nil
+	tr := &trigger{cmd: cmd, reaped: make(chan struct{})}
+	go func() {
+		_ = cmd.Wait()
+		close(tr.reaped)
+	}()
+	return tr, nil
 }
 
-// stopProcess kills a trigger's process group and reaps it.
-func stopProcess(cmd *exec.Cmd) {
-	_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
-	_ = cmd.Wait()
+// trigger is a started trigger. It is reaped as soon as it exits, as
+// runtest.sh's bash reaps its background jobs, so that its pid is gone
+// then rather than left a zombie until the test ends (pid/tst.restartloop
+// runs dtrace -p on it until that fails).
+type trigger struct {
+	cmd    *exec.Cmd
+	reaped chan struct{}
+}
+
+// pid is the trigger's process id.
+func (tr *trigger) pid() int { return tr.cmd.Process.Pid }
+
+// stopProcess kills what is left of a trigger's process group and waits
+// until the trigger is reaped.
+func stopProcess(tr *trigger) {
+	_ = syscall.Kill(-tr.pid(), syscall.SIGKILL)
+	<-tr.reaped
 }
 
 func exitCode(ps *os.ProcessState) int {

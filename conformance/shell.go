@@ -227,13 +227,13 @@ func (sh *ShellSetup) runOnce(ctx context.Context, cfg *Config, t *Test, env []s
 			flags += " -c "
 			args = append(args, strings.Join(append([]string{"test/triggers/" + name}, targs...), " "))
 		} else {
-			cmd, err := startTrigger(trig, targs, timing, t.Path)
+			tr, err := startTrigger(trig, targs, timing, t.Path)
 			if err != nil {
 				r.Status, r.Reason = Fail, "starting trigger: "+err.Error()
 				return r
 			}
-			defer stopProcess(cmd)
-			pid = strconv.Itoa(cmd.Process.Pid)
+			defer stopProcess(tr)
+			pid = strconv.Itoa(tr.pid())
 			flags = strings.ReplaceAll(flags, "$_pid", pid)
 		}
 	}

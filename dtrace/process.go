@@ -198,6 +198,14 @@ func GrabProcess(pid int) (*Process, error) {
 	if err != nil {
 		return nil, fmt.Errorf("failed to grab pid %d: %s", pid, Strerror(err))
 	}
+	if exited(fd) {
+		// A zombie cannot be grabbed either: dtrace-utils' libproc
+		// fails to open its memory (its grab thread ends without a
+		// process, and dtrace reports ESRCH as for one that does not
+		// exist).
+		unix.Close(fd)
+		return nil, errors.New(Strerror(unix.ESRCH))
+	}
 	p := &Process{pid: pid, release: make(chan struct{}), exited: make(chan struct{})}
 	go func() {
 		defer close(p.exited)
@@ -210,6 +218,18 @@ func GrabProcess(pid int) (*Process, error) {
 		}
 	}()
 	return p, nil
+}
+
+// exited reports whether the process of pidfd fd has exited (is a zombie
+// waiting to be reaped): its pidfd then polls readable.
+func exited(fd int) bool {
+	fds := []unix.PollFd{{Fd: int32(fd), Events: unix.POLLIN}}
+	for {
+		n, err := unix.Poll(fds, 0)
+		if err != unix.EINTR {
+			return err == nil && n > 0 && fds[0].Revents&unix.POLLIN != 0
+		}
+	}
 }
 
 // Pid is the process's id.

@@ -3,10 +3,15 @@
 package dtrace
 
 import (
+	"bytes"
+	"fmt"
 	"io"
 	"os"
+	"os/exec"
 	"strings"
+	"syscall"
 	"testing"
+	"time"
 )
 
 func TestCreateProcess(t *testing.T) {
@@ -88,4 +93,48 @@ func TestProcessEnv(t *testing.T) {
 	if os.Getenv("OPTAUDIT_GONE") != "1" {
 		t.Error("unsetenv changed dtrace's own environment")
 	}
+}
+
+// TestGrabZombie: -p of a process that exited but was not reaped fails
+// as for one that does not exist, as dtrace-utils' grab does, while a
+// live process is grabbed.
+func TestGrabZombie(t *testing.T) {
+	cmd := exec.Command("sleep", "60")
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = cmd.Process.Kill(); _ = cmd.Wait() }()
+	pid := cmd.Process.Pid
+	p, err := GrabProcess(pid)
+	if err != nil {
+		t.Fatalf("grabbing a live process: %v", err)
+	}
+	select {
+	case <-p.Exited():
+		t.Fatal("a live process is marked exited")
+	default:
+	}
+	if err := cmd.Process.Signal(syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	<-p.Exited()
+	waitZombie(t, pid)
+	if _, err := GrabProcess(pid); err == nil || err.Error() != "No such process" {
+		t.Errorf("grabbing zombie %d: err = %v, want No such process", pid, err)
+	}
+}
+
+// waitZombie waits until process pid, a child not yet reaped, is a zombie.
+func waitZombie(t *testing.T, pid int) {
+	t.Helper()
+	for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); time.Sleep(5 * time.Millisecond) {
+		b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if i := bytes.LastIndexByte(b, ')'); i >= 0 && len(b) > i+2 && b[i+2] == 'Z' {
+			return
+		}
+	}
+	t.Fatalf("process %d did not become a zombie", pid)
 }

@@ -8,8 +8,10 @@ import (
 	"os/exec"
 	"path/filepath"
 	"sort"
+	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/dtrace-go/dtrace/internal/kernel"
 	"github.com/dtrace-go/dtrace/internal/testutil/testprog"
@@ -63,6 +65,37 @@ func TestMessages(t *testing.T) {
 				t.Errorf("stderr %q, want %q", stderr, tt.stderr)
 			}
 		})
+	}
+}
+
+// TestGrabZombieMessage: dtrace -p of a process that exited but was not
+// reaped fails as dtrace-utils' does, with the words and status of a
+// process that does not exist.
+func TestGrabZombieMessage(t *testing.T) {
+	bin := buildDtrace(t)
+	child := exec.Command("true")
+	if err := child.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = child.Wait() }()
+	pid := child.Process.Pid
+	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(5 * time.Millisecond) {
+		b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if i := strings.LastIndexByte(string(b), ')'); i >= 0 && len(b) > i+2 && b[i+2] == 'Z' {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("process %d did not become a zombie", pid)
+		}
+	}
+	cmd := exec.Command(bin, "-p", strconv.Itoa(pid), "-n", "BEGIN { exit(0); }")
+	cmd.Env = append(withoutTesting(os.Environ()), "_DTRACE_TESTING=t")
+	stdout, stderr, status := testprog.Run(t, cmd)
+	if status != 1 || stdout != "" || stderr != "dtrace: No such process\n" {
+		t.Errorf("dtrace -p of zombie %d: status %d, stdout %q, stderr %q; want 1, \"\", \"dtrace: No such process\\n\"", pid, status, stdout, stderr)
 	}
 }
 
