@@ -139,8 +139,19 @@ type Consumer struct {
 	endPending bool // END is still to run (runEnd)
 	quiescing  bool // Quiesce was called: recording ended, Stop is the caller's
 	done       bool
-	status     int
-	sawExit    bool // an exit record set status
+	// lastPassEnd is when the last pass, after everything was
+	// delivered, stops waiting under a switchrate (zero: not begun);
+	// hurried cuts it short (Hurry). exitStop is set when the run state
+	// (exit(), a full fill buffer) ended tracing rather than the caller;
+	// records counts the records handled, recordsAtStop as it was when
+	// the caller's Quiesce or Stop came (see beginLastPass).
+	lastPassEnd   time.Time
+	hurried       bool
+	exitStop      bool
+	records       uint64
+	recordsAtStop uint64
+	status        int
+	sawExit       bool // an exit record set status
 }
 
 // New returns a consumer for a loaded program.
@@ -226,10 +237,14 @@ func (c *Consumer) closeReopened() error {
 
 // Work consumes what the buffers hold, waiting up to one switchrate for
 // data, and hands the events to r. It reports done once exit() was
-// called or Stop ran and everything has been consumed.
+// called or Stop ran and everything has been consumed, and, under a
+// switchrate, a last pass waited as dtrace-utils' does (beginLastPass).
 func (c *Consumer) Work(r output.Renderer) (bool, error) {
 	if c.done {
 		return true, nil
+	}
+	if !c.lastPassEnd.IsZero() {
+		return c.lastPass(), nil
 	}
 	c.r = r
 	// Wait a short slice for data and look at the run state, so that an
@@ -296,7 +311,7 @@ func (c *Consumer) Work(r output.Renderer) (bool, error) {
 		if err := c.reportDrops(); err != nil {
 			return false, err
 		}
-		c.done = true
+		c.beginLastPass(time.Now())
 	} else if err := c.reportDrops(); err != nil {
 		return false, err
 	}
@@ -315,6 +330,7 @@ func (c *Consumer) checkStatus() error {
 		return err
 	}
 	if !c.quiescing && (act >= abi.ActivityDraining || c.cfg.Buffers.Filled()) {
+		c.exitStop = true
 		return c.Stop()
 	}
 	return nil
@@ -330,6 +346,7 @@ func (c *Consumer) Quiesce() error {
 		return nil
 	}
 	c.quiescing = true
+	c.recordsAtStop = c.records
 	act, err := c.activity()
 	if err != nil {
 		return err
@@ -361,6 +378,9 @@ func (c *Consumer) Stop() error {
 		return nil
 	}
 	c.stopping = true
+	if !c.quiescing {
+		c.recordsAtStop = c.records
+	}
 	act, err := c.activity()
 	if err != nil {
 		return err

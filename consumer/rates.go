@@ -90,3 +90,46 @@ func rateDue(last *time.Time, now time.Time, d time.Duration) bool {
 	}
 	return true
 }
+
+// beginLastPass ends the run once everything was delivered, or, under a
+// switchrate, begins a last pass that waits up to one switchrate first,
+// as dtrace-utils' last dtrace_consume() waits for data in epoll_wait()
+// for the switch interval it starts. After exit() (or a full fill buffer)
+// that pass comes after the one that delivered everything, so it waits
+// the whole switchrate: dtrace -x switchrate=16sec -n 'BEGIN { exit(0) }'
+// takes 16 s. When the caller stopped tracing (a signal, the processes
+// gone) the pass that delivers what the buffers hold and END's records is
+// the last: it waits only when there was nothing to deliver. dtrace-utils'
+// default (no switchrate: a second) is not followed: without a switchrate
+// the run ends at once. Nothing is read in the last pass, as no probe
+// records anything once tracing stopped.
+func (c *Consumer) beginLastPass(now time.Time) {
+	d := c.set.SwitchRate
+	if d <= 0 || !c.exitStop && c.records != c.recordsAtStop {
+		c.done = true
+		return
+	}
+	c.lastPassEnd = now.Add(d)
+}
+
+// lastPass waits in slices for the last pass to end (so that the caller
+// acts on signals meanwhile) and reports whether it ended.
+func (c *Consumer) lastPass() bool {
+	rest := time.Until(c.lastPassEnd)
+	if rest <= 0 || c.hurried {
+		c.done = true
+		return true
+	}
+	time.Sleep(min(rest, 20*time.Millisecond))
+	return false
+}
+
+// Hurry ends the last pass's wait under a switchrate, if it has begun, at
+// once: a signal interrupts dtrace-utils' epoll_wait() and so ends its
+// last pass (one that came earlier does not shorten it). dtrace(1M) calls
+// it when interrupted.
+func (c *Consumer) Hurry() {
+	if !c.lastPassEnd.IsZero() {
+		c.hurried = true
+	}
+}

@@ -76,3 +76,65 @@ func TestRatesHonoured(t *testing.T) {
 		t.Errorf("stopping did not read afresh: lastAgg %v", c.lastAgg)
 	}
 }
+
+// TestLastPass checks the wait at the end of a run under a switchrate, as
+// dtrace-utils' last dtrace_consume() waits: none without a switchrate;
+// the whole switchrate after exit(); after the caller's stop only when
+// nothing was delivered since; a signal during the wait (Hurry) ends it,
+// one before it does not.
+func TestLastPass(t *testing.T) {
+	now := time.Unix(3000, 0)
+	c := New(Config{})
+	c.beginLastPass(now)
+	if !c.done || !c.lastPassEnd.IsZero() {
+		t.Fatal("no switchrate: the run did not end at once")
+	}
+
+	const rate = 40 * time.Millisecond
+	byExit := func() *Consumer {
+		c := New(Config{})
+		c.set.SwitchRate = rate
+		c.records, c.exitStop = 3, true
+		return c
+	}
+	c = byExit()
+	c.Hurry() // before the wait: no effect
+	c.beginLastPass(now)
+	if c.done || !c.lastPassEnd.Equal(now.Add(rate)) {
+		t.Fatalf("after exit(): done %v, end %v, want a wait to %v", c.done, c.lastPassEnd, now.Add(rate))
+	}
+	c = byExit()
+	start := time.Now()
+	c.beginLastPass(start)
+	for !c.lastPass() {
+	}
+	if el := time.Since(start); el < rate || !c.done {
+		t.Errorf("last pass ended after %v (done %v), want at least %v", el, c.done, rate)
+	}
+	c = byExit()
+	c.beginLastPass(time.Now().Add(time.Hour))
+	if c.lastPass() {
+		t.Fatal("last pass ended before its time")
+	}
+	c.Hurry()
+	if !c.lastPass() || !c.done {
+		t.Error("Hurry during the last pass did not end it")
+	}
+
+	// Stopped by the caller: the pass that delivered records is the last.
+	c = New(Config{})
+	c.set.SwitchRate = rate
+	c.records = 2
+	c.recordsAtStop = 1
+	c.beginLastPass(now)
+	if !c.done {
+		t.Error("caller's stop with records delivered: the run did not end at once")
+	}
+	c = New(Config{})
+	c.set.SwitchRate = rate
+	c.records, c.recordsAtStop = 2, 2
+	c.beginLastPass(now)
+	if c.done || c.lastPassEnd.IsZero() {
+		t.Error("caller's stop with nothing delivered: no wait")
+	}
+}

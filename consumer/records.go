@@ -75,6 +75,7 @@ func (c *Consumer) record(cpu int, data []byte) error {
 	if len(data) < abi.HdrSize {
 		return nil
 	}
+	c.records++
 	if c.passPending {
 		if err := c.endPass(time.Now()); err != nil {
 			return err

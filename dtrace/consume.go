@@ -155,7 +155,8 @@ func (h *Handle) textOutput() bool { return h.out == nil || h.baseOut() == print
 // Work consumes what the buffers hold, waiting up to one switchrate for
 // data, and writes output to w as dtrace(1M) prints it (errors and
 // drops go to Config.Stderr). It reports done once exit() was called or
-// Stop ran and everything has been consumed.
+// Stop ran and everything has been consumed; under a switchrate the end
+// may wait one switchrate more, as dtrace-utils' does (consumer.Work).
 func (h *Handle) Work(w io.Writer) (bool, error) {
 	if h.cons == nil {
 		return false, errNotStarted

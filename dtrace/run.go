@@ -59,6 +59,9 @@ func (h *Handle) Run(w io.Writer, rc RunConfig) (int, error) {
 			if interrupted == 1 {
 				interruptedAt = time.Now()
 			}
+			if h.cons != nil {
+				h.cons.Hurry()
+			}
 		case <-rc.Snapshot:
 			if err := h.Snapshot(w, "signal USR1"); err != nil {
 				return 1, fmt.Errorf("snapshot failed: %v", err)
