@@ -56,7 +56,7 @@ type Config struct {
 	DTrace string
 	// Workers is how many tests run at once (default 2).
 	Workers int
-	// MaxTimeout caps each test's @@timeout (default 10s).
+	// MaxTimeout caps each test's @@timeout (default 20s).
 	MaxTimeout time.Duration
 	// Triggers resolves @@trigger programs (nil: none available).
 	Triggers *TriggerSet
@@ -93,7 +93,7 @@ func Run(ctx context.Context, cfg Config, tests []*Test) []*Result {
 		cfg.Workers = 2
 	}
 	if cfg.MaxTimeout <= 0 {
-		cfg.MaxTimeout = 10 * time.Second
+		cfg.MaxTimeout = 20 * time.Second
 	}
 	if cfg.Arch == "" {
 		cfg.Arch = "x86_64"

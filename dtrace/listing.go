@@ -18,13 +18,14 @@ func WriteListHeader(w io.Writer) {
 
 // WriteList writes the probes that p's descriptions match (every probe
 // when p is nil) as dtrace -l lists them, one line each in id order;
-// verbose adds each probe's stability and argument types (-lv). A
-// *NoMatchError names the descriptions that matched nothing.
-func (h *Handle) WriteList(w io.Writer, p *Program, verbose bool) error {
+// verbose adds each probe's stability and argument types (-lv). It
+// returns how many probes it wrote; a *NoMatchError names the
+// descriptions that matched nothing.
+func (h *Handle) WriteList(w io.Writer, p *Program, verbose bool) (int, error) {
 	probes, err := h.List(p)
 	var none *NoMatchError
 	if err != nil && !errors.As(err, &none) {
-		return err
+		return 0, err
 	}
 	// One write per line would be 80,000 system calls for fbt.
 	bw := bufio.NewWriterSize(w, 64<<10)
@@ -36,7 +37,7 @@ func (h *Handle) WriteList(w io.Writer, p *Program, verbose bool) error {
 			h.writeProbeDetail(w, q)
 		}
 	}
-	return err
+	return len(probes), err
 }
 
 // listAttrs are the stability attributes -lv prints per provider: the

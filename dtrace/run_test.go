@@ -120,7 +120,7 @@ func TestWriteList(t *testing.T) {
 	}
 	var b strings.Builder
 	WriteListHeader(&b)
-	if err := h.WriteList(&b, p, false); err != nil {
+	if _, err := h.WriteList(&b, p, false); err != nil {
 		t.Fatal(err)
 	}
 	want := "   ID   PROVIDER            MODULE                          FUNCTION NAME\n" +

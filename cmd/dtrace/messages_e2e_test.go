@@ -29,10 +29,13 @@ func TestMessages(t *testing.T) {
 		stderr string
 		status int
 	}{
-		// A listing reports what matched nothing and exits 0, as
-		// dtrace-utils' and illumos' dtrace do.
+		// A listing reports what matched nothing; one that lists
+		// nothing at all exits 1 (issue 21; dtrace-utils exits 0), one
+		// that lists a probe exits 0.
 		{[]string{"-lm", "foobar"}, "   ID   PROVIDER            MODULE                          FUNCTION NAME\n",
-			"dtrace: failed to match :foobar::: No probe matches description\n", 0},
+			"dtrace: failed to match :foobar::: No probe matches description\n", 1},
+		{[]string{"-li", "-3"}, "   ID   PROVIDER            MODULE                          FUNCTION NAME\n",
+			"dtrace: failed to match :::-3: No probe matches description\n", 1},
 		{[]string{"-li", "2-2"}, "   ID   PROVIDER            MODULE                          FUNCTION NAME\n    2     dtrace                                                     END\n",
 			"dtrace: failed to match :::-2: No probe matches description\n", 0},
 		// Programs on the command line have no line numbers.

@@ -372,18 +372,29 @@ func (c *cmdline) list(h *dtrace.Handle, out io.Writer) int {
 	if len(c.cmds) == 0 {
 		c.cmds = []*command{{}} // no program: every probe
 	}
+	listed, unmatched := 0, false
 	for _, cmd := range c.cmds {
-		err := h.WriteList(out, cmd.prog, c.verbose > 0)
+		n, err := h.WriteList(out, cmd.prog, c.verbose > 0)
+		listed += n
 		var none *dtrace.NoMatchError
 		if errors.As(err, &none) {
-			// dtrace-utils and illumos report a description that
-			// matches nothing and go on: the listing still exits 0.
+			// A description that matches nothing is reported, and
+			// the listing goes on to the next, as dtrace(1M) does.
 			for _, d := range none.Descs {
 				c.errorf("failed to match %s: No probe matches description", d)
 			}
+			unmatched = true
 		} else if err != nil {
 			c.errorf("%v", err)
 		}
+	}
+	// Issue 21 asks that a listing whose descriptions match nothing
+	// exit 1, as grep does when it finds nothing; dtrace-utils and
+	// illumos exit 0 there (dtrace-util/tst.ListProbesModuleEmpty and
+	// tst.InvalidId1 pin that). A listing that printed any probe still
+	// exits 0 (tst.InvalidId3).
+	if unmatched && listed == 0 {
+		return exitError
 	}
 	return exitSuccess
 }
