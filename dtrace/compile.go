@@ -118,7 +118,7 @@ func (h *Handle) Compile(src Source) (*Program, error) {
 			return nil, &SourceError{Source: src, Err: h.codegenError(err)}
 		}
 	}
-	if h.opts.Verbose && (h.opts.Disasm == Unset || h.opts.Disasm&DisasmClause != 0) {
+	if h.opts.Verbose && h.disasm()&DisasmClause != 0 {
 		// -S: show the generated code of the program's clauses (unless
 		// -x disasm leaves out dtrace-utils' clause listing).
 		if err := h.writeListing(h.conf.Stderr, ast); err != nil {

@@ -241,6 +241,7 @@ func (h *Handle) Go() error {
 	if h.opts.BPFLog && h.conf.Stderr != nil {
 		lopts.VerifierLog = func(_ *provider.Probe, log string) { writeBPFLog(h.conf.Stderr, log) }
 	}
+	lopts.Listing = h.programListing()
 	h.debugf("%d clauses enabled on %d probes; loading", len(spec.Clauses), len(plan.Probes))
 	objs, err := loader.Load(spec, plan, lopts)
 	if err != nil {

@@ -92,11 +92,16 @@ type optValue struct {
 	Int     int64 // for bool/count/size/rate kinds
 }
 
-// DisasmClause is the bit of the disasm option that selects -S's listing
-// of each clause (dtrace-utils' DT_DISASM_OPT_CLAUSE, its default). Its
-// other bits select listings of the probe programs (2: as constructed,
-// 4: linked, 8: final), which are not written here.
-const DisasmClause = 1
+// The bits of the disasm option, which selects what -S lists
+// (dtrace-utils' DT_DISASM_OPT_*): each clause (the default), and each
+// probe program as built, linked and loaded (loader.Stage; disasm.go).
+const (
+	DisasmClause  = 1
+	DisasmProgram = 2
+	DisasmLinked  = 4
+	DisasmFinal   = 8
+	disasmDefault = DisasmClause
+)
 
 // Unset is the value an integer option has when it is not set, mirroring
 // DTRACEOPT_UNSET.
@@ -370,8 +375,6 @@ func (o *Options) set1(name, value string, hasValue, inProgram bool) error {
 		o.warnSolaris(name)
 	} else if spec.Unsupported {
 		o.warnings = append(o.warnings, "option "+name+" is not supported and is ignored")
-	} else if name == "disasm" && o.Disasm&^DisasmClause != 0 {
-		o.warnings = append(o.warnings, "option disasm: only the clause listing (1) is supported; probe program listings (2, 4, 8) are not written")
 	}
 	return nil
 }

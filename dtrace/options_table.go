@@ -134,8 +134,8 @@ func addOptions() {
 	// honour: jstack()'s sizes (no such action
 	// here), systemd slices and the uid of dtrace-utils'
 	// helper, user symbol checks (user symbols are not resolved when
-	// compiling). The rest are honoured: disasm (its clause bit; the
-	// probe program listings are warned of: options.go), strip and linktype (-G's DOF:
+	// compiling). The rest are honoured: disasm (-S's listings:
+	// disasm.go), strip and linktype (-G's DOF:
 	// without its comment and utsname, raw or in an ELF object;
 	// dofgen.go), tree (tree.go), iregs (only DIF's 8), linkmode and
 	// kdefs/knodefs (codegen's SymbolLink), evaltime (process.go),

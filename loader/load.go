@@ -26,7 +26,29 @@ type Options struct {
 	// VerifierLog, when set, gets the verifier's log of every program
 	// it accepted (dtrace's bpflog option).
 	VerifierLog func(p *provider.Probe, log string)
+	// Listing, when set, gets each program at the stages of its making
+	// that dtrace -S lists (dtrace-utils' -x disasm bits 2, 4 and 8),
+	// with the probes it is loaded for (several for a shared program,
+	// the first leading). It must not keep or change insns.
+	Listing func(stage Stage, probes []*provider.Probe, insns asm.Instructions)
 }
+
+// Stage is a point in the making of a probe program.
+type Stage int
+
+const (
+	// StageProgram is the probe's own code as built: prologue, the
+	// mstate fields, a call per clause by name and the exits.
+	StageProgram Stage = iota
+	// StageLinked has the clause functions and the library functions
+	// they reach appended, calls resolved within the program; map
+	// loads still name their maps.
+	StageLinked
+	// StageFinal is what goes to cilium/ebpf to load: the linked program
+	// with each map load carrying its map (Instruction.Map), whose file
+	// descriptor the kernel receives.
+	StageFinal
+)
 
 // Objects are the maps and programs of one D program in the kernel.
 type Objects struct {
@@ -167,11 +189,11 @@ func (o *Objects) loadShared(g []*ProbePlan, opts Options) error {
 			}
 		}
 	}
-	insns, err := o.plan.instructions(o.spec, pp, name, dense)
+	insns, err := o.build(g, name, dense, opts)
 	if err != nil {
 		return fmt.Errorf("failed to enable '%s': %w", pp.Probe, err)
 	}
-	lp, err := o.loadInsns(pp, insns, opts)
+	lp, err := o.loadInsns(g, insns, opts)
 	if err != nil {
 		return err
 	}
@@ -309,12 +331,36 @@ func kernelName(s string) string {
 	return string(b)
 }
 
+// build makes the program of g's probes (g[0]'s alone unless share
+// names the map of a shared program), giving opts.Listing its stages.
+func (o *Objects) build(g []*ProbePlan, share string, dense bool, opts Options) (asm.Instructions, error) {
+	pp := g[0]
+	if opts.Listing == nil {
+		return o.plan.instructions(o.spec, pp, share, dense)
+	}
+	insns, err := o.plan.probeProgram(o.spec, pp, share, dense)
+	if err != nil {
+		return nil, err
+	}
+	probes := make([]*provider.Probe, len(g))
+	for i, q := range g {
+		probes[i] = q.Probe
+	}
+	opts.Listing(StageProgram, probes, insns)
+	if insns, err = linkFunctions(o.spec, pp, insns); err != nil {
+		return nil, err
+	}
+	opts.Listing(StageLinked, probes, insns)
+	return insns, nil
+}
+
 func (o *Objects) loadProbe(pp *ProbePlan, opts Options) error {
-	insns, err := o.plan.Instructions(o.spec, pp)
+	g := []*ProbePlan{pp}
+	insns, err := o.build(g, "", false, opts)
 	if err != nil {
 		return fmt.Errorf("failed to enable '%s': %w", pp.Probe, err)
 	}
-	lp, err := o.loadInsns(pp, insns, opts)
+	lp, err := o.loadInsns(g, insns, opts)
 	if err != nil {
 		var ve *VerifierError
 		fb, ok := pp.Probe.Owner.(provider.Fallbacker)
@@ -323,10 +369,10 @@ func (o *Objects) loadProbe(pp *ProbePlan, opts Options) error {
 		}
 		// The kernel refused the program (an fentry program on a
 		// function the verifier will not trace): the probe's other way.
-		if insns, err = o.plan.Instructions(o.spec, pp); err != nil {
+		if insns, err = o.build(g, "", false, opts); err != nil {
 			return fmt.Errorf("failed to enable '%s': %w", pp.Probe, err)
 		}
-		if lp, err = o.loadInsns(pp, insns, opts); err != nil {
+		if lp, err = o.loadInsns(g, insns, opts); err != nil {
 			return err
 		}
 	}
@@ -334,8 +380,21 @@ func (o *Objects) loadProbe(pp *ProbePlan, opts Options) error {
 	return nil
 }
 
-// loadInsns resolves a program's maps and loads it for pp's probe.
-func (o *Objects) loadInsns(pp *ProbePlan, insns asm.Instructions, opts Options) (*loadedProg, error) {
+// loadInsns resolves a program's maps and loads it for the probes of g
+// (g[0]'s alone unless it is shared).
+func (o *Objects) loadInsns(g []*ProbePlan, insns asm.Instructions, opts Options) (*loadedProg, error) {
+	pp := g[0]
+	var mapRefs map[int]string
+	if opts.Listing != nil {
+		// AssociateMap replaces a load's map name with the map; the
+		// listing names it still.
+		mapRefs = map[int]string{}
+		for i, ins := range insns {
+			if ins.IsLoadFromMap() && ins.Reference() != "" {
+				mapRefs[i] = ins.Reference()
+			}
+		}
+	}
 	for name, m := range o.maps {
 		if err := insns.AssociateMap(name, m); err != nil && !errors.Is(err, asm.ErrUnreferencedSymbol) {
 			return nil, fmt.Errorf("probe %s: map %s: %w", pp.Probe, name, err)
@@ -348,6 +407,17 @@ func (o *Objects) loadInsns(pp *ProbePlan, insns asm.Instructions, opts Options)
 	}
 	if err := checkISA(pp.Probe, insns); err != nil {
 		return nil, err
+	}
+	if opts.Listing != nil {
+		shown := append(asm.Instructions(nil), insns...)
+		for i, name := range mapRefs {
+			shown[i] = shown[i].WithReference(name)
+		}
+		probes := make([]*provider.Probe, len(g))
+		for i, q := range g {
+			probes[i] = q.Probe
+		}
+		opts.Listing(StageFinal, probes, shown)
 	}
 	funcInfo := annotateFunctions(insns)
 	kind := pp.Probe.Owner.Program(pp.Probe)

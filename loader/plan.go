@@ -187,6 +187,17 @@ func (p *Plan) Instructions(spec *program.Spec, pp *ProbePlan) (asm.Instructions
 // id, then one EPID per clause): a hash, or with dense an array indexed by
 // the identity, whose slots of no probe hold probe id 0.
 func (p *Plan) instructions(spec *program.Spec, pp *ProbePlan, share string, dense bool) (asm.Instructions, error) {
+	insns, err := p.probeProgram(spec, pp, share, dense)
+	if err != nil {
+		return nil, err
+	}
+	return linkFunctions(spec, pp, insns)
+}
+
+// probeProgram is the part of instructions that is the probe's own code
+// (dtrace-utils' trampoline): everything up to the exits, with the clause
+// calls by name; linkFunctions appends what they call.
+func (p *Plan) probeProgram(spec *program.Spec, pp *ProbePlan, share string, dense bool) (asm.Instructions, error) {
 	if spec.Layout.MState > 0x7fff-abi.MStateSize {
 		return nil, fmt.Errorf("mstate offset %d too large", spec.Layout.MState)
 	}
@@ -303,7 +314,14 @@ func (p *Plan) instructions(spec *program.Spec, pp *ProbePlan, share string, den
 	if share != "" {
 		insns = append(insns, asm.Mov.Imm(asm.R0, 0).WithSymbol(symShareSkip), asm.Return())
 	}
+	return insns, nil
+}
 
+// linkFunctions appends to a probe program built by probeProgram the
+// functions it calls: pp's clauses, then every Spec.Funcs entry (or
+// clause, for dt_error) they reach, each once. The result is a new slice.
+func linkFunctions(spec *program.Spec, pp *ProbePlan, insns asm.Instructions) (asm.Instructions, error) {
+	insns = append(asm.Instructions(nil), insns...)
 	funcs := map[string]asm.Instructions{}
 	for _, f := range spec.Funcs {
 		if len(f) > 0 {

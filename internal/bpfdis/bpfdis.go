@@ -131,6 +131,11 @@ type Note struct {
 	Name string
 	// Label names the target of a jump, written after its index.
 	Label string
+	// Value is what the loader resolved Name to, for the relocation
+	// table ("" for *UND*: not known yet): a map's file descriptor, the
+	// index of a called function's first instruction in the program (as
+	// dtrace-utils' linker records it).
+	Value string
 }
 
 // Format returns the instruction text of slot i of prog (the part after

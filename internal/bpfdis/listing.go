@@ -5,6 +5,7 @@ import (
 	"encoding/binary"
 	"fmt"
 	"io"
+	"strconv"
 	"strings"
 	"unicode"
 
@@ -22,9 +23,12 @@ type Listing struct {
 	Sources []string
 }
 
-// FromInstructions encodes insns as the loader will, resolving jumps to
-// labels within insns (BPF-to-BPF calls and map loads keep the
-// placeholders the loader fills in; their names are in the notes).
+// FromInstructions encodes insns as the loader will, resolving jumps and
+// BPF-to-BPF calls to labels within insns (calls to functions not in
+// insns and map loads keep the placeholders the loader fills in; their
+// names are in the notes). A map load that carries its map
+// (asm.Instruction.Map) is encoded with the map's file descriptor, as
+// cilium/ebpf encodes it for the kernel.
 func FromInstructions(insns asm.Instructions) (*Listing, error) {
 	slot := make([]int, len(insns))
 	labels := map[string]int{}
@@ -52,12 +56,20 @@ func FromInstructions(insns asm.Instructions) (*Listing, error) {
 				ins.Offset = int16(target - s - 1)
 			case ins.IsFunctionCall():
 				ins.Constant = int64(target - s - 1)
+				l.Notes[s].Value = strconv.Itoa(target)
 			}
 		}
 		if isJump {
 			l.Notes[s].Label = ref
 		} else {
 			l.Notes[s].Name = ref
+		}
+		if m := ins.Map(); m != nil && ins.IsLoadFromMap() {
+			fd := m.FD()
+			// The descriptor in the low word; a direct value load
+			// keeps its offset in the high one.
+			ins.Constant = int64(uint64(ins.Constant)&^0xffffffff | uint64(uint32(fd)))
+			l.Notes[s].Value = strconv.Itoa(fd)
 		}
 		if src := ins.Source(); src != nil {
 			if line := strings.TrimSpace(src.String()); line != "" && line != lastSrc {
@@ -119,7 +131,11 @@ func (l *Listing) WriteRelocs(w io.Writer) {
 			fmt.Fprintf(w, "\n%-17s %-8s %-8s %s\n", "BPF", "OFFSET", "VALUE", "NAME")
 			first = false
 		}
-		fmt.Fprintf(w, "%-17s %-8d %-8s %s\n", kind, i*8, "*UND*", n.Name)
+		v := n.Value
+		if v == "" {
+			v = "*UND*"
+		}
+		fmt.Fprintf(w, "%-17s %-8d %-8s %s\n", kind, i*8, v, n.Name)
 	}
 }
 
