@@ -1028,36 +1028,22 @@ func attrString(a check.Attr) string {
 	return fmt.Sprintf("[%d/%d/%d]", a.Name, a.Data, a.Class)
 }
 
+// dEscapes are the characters strchr2esc() writes as a C escape.
+var dEscapes = [256]string{'\a': `\a`, '\b': `\b`, '\f': `\f`, '\n': `\n`, '\r': `\r`, '\t': `\t`, '\v': `\v`,
+	'\\': `\\`, '"': `\"`}
+
 // escapeD writes s with C escapes as dtrace's strchr2esc().
 func escapeD(s string) string {
 	var b strings.Builder
 	for i := 0; i < len(s); i++ {
 		c := s[i]
-		switch c {
-		case '\a':
-			b.WriteString(`\a`)
-		case '\b':
-			b.WriteString(`\b`)
-		case '\f':
-			b.WriteString(`\f`)
-		case '\n':
-			b.WriteString(`\n`)
-		case '\r':
-			b.WriteString(`\r`)
-		case '\t':
-			b.WriteString(`\t`)
-		case '\v':
-			b.WriteString(`\v`)
-		case '\\':
-			b.WriteString(`\\`)
-		case '"':
-			b.WriteString(`\"`)
+		switch {
+		case dEscapes[c] != "":
+			b.WriteString(dEscapes[c])
+		case c < ' ' || c >= 0x7f:
+			b.WriteString(`\` + strconv.FormatInt(int64(c), 8))
 		default:
-			if c < ' ' || c >= 0x7f {
-				b.WriteString(`\` + strconv.FormatInt(int64(c), 8))
-			} else {
-				b.WriteByte(c)
-			}
+			b.WriteByte(c)
 		}
 	}
 	return b.String()
