@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"sort"
 	"strings"
 
 	"github.com/dtrace-go/dtrace/dlang/check"
@@ -95,4 +96,54 @@ func (p *Program) WriteStability(w io.Writer, enabled bool) {
 	for _, d := range p.Probes {
 		fmt.Fprintf(w, "\n%s\n", d)
 	}
+}
+
+// List returns the probes a program's descriptions match, or every probe
+// when p is nil, in id order. A description that matches nothing (a
+// listing compiles with -Z) makes the error a *NoMatchError, returned
+// with the probes the others matched.
+func (h *Handle) List(p *Program) ([]*provider.Probe, error) {
+	if p == nil {
+		return h.reg.List()
+	}
+	seen := map[uint32]bool{}
+	var out []*provider.Probe
+	var none *NoMatchError
+	for _, d := range p.Probes {
+		ps, err := h.match(d)
+		if err != nil {
+			return nil, err
+		}
+		if len(ps) == 0 {
+			if none == nil {
+				none = &NoMatchError{}
+			}
+			none.Descs = append(none.Descs, fullDesc(d))
+		}
+		for _, q := range ps {
+			if !seen[q.ID] {
+				seen[q.ID] = true
+				out = append(out, q)
+			}
+		}
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].ID < out[j].ID })
+	if none != nil {
+		return out, none
+	}
+	return out, nil
+}
+
+// NoMatchError names the descriptions of a listing that matched no probe,
+// in their full four-field form (":foobar::").
+type NoMatchError struct {
+	Descs []string
+}
+
+func (e *NoMatchError) Error() string {
+	lines := make([]string, len(e.Descs))
+	for i, d := range e.Descs {
+		lines[i] = "failed to match " + d + ": No probe matches description"
+	}
+	return strings.Join(lines, "\n")
 }
