@@ -40,11 +40,7 @@ func TestDebugFileGaps(t *testing.T) {
 		}
 	}
 	// f's address, from the debug file's symbols.
-	df, err := elf.Open(exe + ".debug")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer df.Close()
+	df := openELF(t, exe+".debug")
 	syms, err := df.Symbols()
 	if err != nil {
 		t.Fatal(err)
@@ -55,11 +51,7 @@ func TestDebugFileGaps(t *testing.T) {
 			fAddr = s.Value
 		}
 	}
-	f, err := elf.Open(exe)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
+	f := openELF(t, exe)
 	if f.Section(".eh_frame") == nil || f.Section(".debug_frame") != nil || fAddr == 0 {
 		t.Fatalf("gap: .eh_frame %v, .debug_frame %v, f at %#x: not the object this test needs",
 			f.Section(".eh_frame") != nil, f.Section(".debug_frame") != nil, fAddr)

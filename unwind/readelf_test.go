@@ -156,6 +156,18 @@ func readelfSaved(col string) (RBPKind, int32) {
 	return RBPLost, 0
 }
 
+// openELF opens the object at path, failing the test if it cannot, and
+// closes it when the test ends.
+func openELF(t *testing.T, path string) *elf.File {
+	t.Helper()
+	f, err := elf.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { f.Close() })
+	return f
+}
+
 // testObjects are objects of the machine whose tables are checked against
 // readelf: libc, a C program without frame pointers, and the python3 and
 // gzip that the numbers profile (where installed).
@@ -192,11 +204,7 @@ func testObjects(t *testing.T) []string {
 func TestAgainstReadelf(t *testing.T) {
 	for _, path := range testObjects(t) {
 		t.Run(filepath.Base(path), func(t *testing.T) {
-			f, err := elf.Open(path)
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer f.Close()
+			f := openELF(t, path)
 			tb, err := Build(f, f)
 			if err != nil {
 				t.Fatal(err)
