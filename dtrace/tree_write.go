@@ -11,6 +11,11 @@ import (
 	"github.com/dtrace-go/dtrace/dlang/check"
 )
 
+// tnLabels are the labels of the nodes written as "LABEL text (type,
+// attributes and flags)" followed by their operands, one a line below.
+var tnLabels = map[tnKind]string{tnIdent: "IDENT", tnSym: "SYMBOL", tnOp1: "OP1", tnOp2: "OP2",
+	tnInline: "INLINE", tnMember: "MEMBER"}
+
 // writeTnode writes n and its subtree at depth as dt_node_printr().
 func writeTnode(w io.Writer, n *tnode, depth int) {
 	ind := strings.Repeat("  ", depth)
@@ -50,8 +55,11 @@ func writeTnode(w io.Writer, n *tnode, depth int) {
 		fmt.Fprintf(w, "INT 0x%x (%s)\n", n.value, buf)
 	case tnString:
 		fmt.Fprintf(w, "STRING \"%s\" (%s)\n", escapeD(n.text), buf)
-	case tnIdent:
-		fmt.Fprintf(w, "IDENT %s (%s)\n", n.text, buf)
+	case tnIdent, tnSym, tnOp1, tnOp2, tnInline, tnMember:
+		fmt.Fprintf(w, "%s %s (%s)\n", tnLabels[n.kind], n.text, buf)
+		for i := range n.kids {
+			kid(i)
+		}
 	case tnVar:
 		fmt.Fprintf(w, "VARIABLE %s%s (%s)\n", n.prefix, n.text, buf)
 		if n.args != nil {
@@ -59,20 +67,11 @@ func writeTnode(w io.Writer, n *tnode, depth int) {
 			list(n.args)
 			fmt.Fprintf(w, "%s]\n", ind)
 		}
-	case tnSym:
-		fmt.Fprintf(w, "SYMBOL %s (%s)\n", n.text, buf)
 	case tnType:
 		fmt.Fprintf(w, "TYPE (%s)\n", buf)
 	case tnFunc:
 		fmt.Fprintf(w, "FUNC %s (%s)\n", n.text, buf)
 		list(n.args)
-	case tnOp1:
-		fmt.Fprintf(w, "OP1 %s (%s)\n", n.text, buf)
-		kid(0)
-	case tnOp2:
-		fmt.Fprintf(w, "OP2 %s (%s)\n", n.text, buf)
-		kid(0)
-		kid(1)
 	case tnOp3:
 		fmt.Fprintf(w, "OP3 (%s)\n", buf)
 		kid(0)
@@ -125,12 +124,6 @@ func writeTnode(w io.Writer, n *tnode, depth int) {
 				writeTnode(w, s, depth+1)
 			}
 		}
-	case tnInline:
-		fmt.Fprintf(w, "INLINE %s (%s)\n", n.text, buf)
-		kid(0)
-	case tnMember:
-		fmt.Fprintf(w, "MEMBER %s (%s)\n", n.text, buf)
-		kid(0)
 	case tnXlator:
 		fmt.Fprintf(w, "XLATOR (%s)%s\n", buf, n.text)
 		for _, m := range n.args {
