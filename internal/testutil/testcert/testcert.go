@@ -45,10 +45,7 @@ func Write(t testing.TB, dir string) *Files {
 	caTmpl := &x509.Certificate{SerialNumber: big.NewInt(1), Subject: pkix.Name{CommonName: "dtrace test CA"},
 		NotBefore: notBefore, NotAfter: notAfter, IsCA: true, BasicConstraintsValid: true,
 		KeyUsage: x509.KeyUsageCertSign}
-	caDER, err := x509.CreateCertificate(rand.Reader, caTmpl, caTmpl, &caKey.PublicKey, caKey)
-	if err != nil {
-		t.Fatal(err)
-	}
+	caDER := sign(t, caTmpl, caTmpl, &caKey.PublicKey, caKey)
 	ca, err := x509.ParseCertificate(caDER)
 	if err != nil {
 		t.Fatal(err)
@@ -64,10 +61,7 @@ func Write(t testing.TB, dir string) *Files {
 			tmpl.IPAddresses = []net.IP{net.IPv4(127, 0, 0, 1), net.IPv6loopback}
 			tmpl.DNSNames = []string{"localhost"}
 		}
-		der, err := x509.CreateCertificate(rand.Reader, tmpl, ca, &key.PublicKey, caKey)
-		if err != nil {
-			t.Fatal(err)
-		}
+		der := sign(t, tmpl, ca, &key.PublicKey, caKey)
 		keyDER, err := x509.MarshalPKCS8PrivateKey(key)
 		if err != nil {
 			t.Fatal(err)
@@ -87,6 +81,17 @@ func newKey(t testing.TB) *ecdsa.PrivateKey {
 		t.Fatal(err)
 	}
 	return k
+}
+
+// sign makes the certificate of tmpl for pub, signed by parent with
+// its key signer, as DER.
+func sign(t testing.TB, tmpl, parent *x509.Certificate, pub *ecdsa.PublicKey, signer *ecdsa.PrivateKey) []byte {
+	t.Helper()
+	der, err := x509.CreateCertificate(rand.Reader, tmpl, parent, pub, signer)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return der
 }
 
 func writePEM(t testing.TB, path, typ string, der []byte) {
