@@ -231,10 +231,23 @@ func (f *fn) actionTracemem(c *syntax.CallExpr, name string, act program.Action)
 // actionSpeculate compiles speculate() as a statement. Its record's size
 // is known once the clause's last data action is compiled: a jump-by-zero
 // stands where flush may send the clause to specTail instead.
+//
+// As in dtrace-utils (dt_speculation_speculate), a speculation that is not
+// in use (0, above nspec, never returned by speculation() or already
+// committed or discarded) ends the clause there: nothing of it is traced
+// and the statements after speculate() do not run.
 func (f *fn) actionSpeculate(c *syntax.CallExpr, name string, act program.Action) {
 	r := f.onlyArg(c)
+	f.emit(asm.Mov.Reg32(r, r))
 	f.emit(asm.StoreMem(regScratch, int16(f.g.layout.MState)+abi.MStateSpecID, r, asm.DWord))
+	f.emit(asm.JEq.Imm(r, 0, f.ret), asm.JGT.Imm(r, int32(f.g.opts.NSpec), f.ret))
+	key := f.tmp(8)
+	f.emit(asm.StoreMem(regScratch, int16(key), r, asm.Word))
 	f.free(r)
+	f.call(asm.FnMapLookupElem, mapOp(abi.MapSpec), scr(key))
+	v := f.alloc()
+	f.emit(asm.JEq.Imm(asm.R0, 0, f.ret), asm.LoadMem(v, asm.R0, 0, asm.DWord), asm.JEq.Imm(v, 0, f.ret))
+	f.free(v)
 	f.recItem(program.Record{Action: act, FormatID: -1, AggID: -1, Offset: f.recAlloc(0, 1)})
 	sc := specCheck{at: f.pc(), rec: f.rec, cont: f.label("specgo")}
 	f.emit(asm.Instruction{OpCode: asm.Ja.Op(asm.ImmSource)})
@@ -398,10 +411,17 @@ func (f *fn) stack(c *syntax.CallExpr, name string) {
 }
 
 // specRelease frees speculation slot id in dt_spec (commit/discard);
-// the consumer acts on the record.
+// the consumer acts on the record. An id above nspec (taken as the
+// unsigned 32-bit id, so -1 is one) is an illegal operation, as in
+// dtrace-utils' dt_speculation_set_drainable and illumos'
+// dtrace_speculation_commit; 0 and a slot not in use are left alone.
 func (f *fn) specRelease(id asm.Register) {
 	bad := f.label("nospec")
-	f.emit(asm.JEq.Imm(id, 0, bad), asm.JGT.Imm(id, int32(f.g.opts.NSpec), bad))
+	ok := f.label("specok")
+	f.emit(asm.Mov.Reg32(id, id), asm.JLE.Imm(id, int32(f.g.opts.NSpec), ok))
+	f.fault(abi.FltIllOp, 0, false)
+	f.mark(ok)
+	f.emit(asm.JEq.Imm(id, 0, bad))
 	key := f.tmp(8)
 	f.emit(asm.StoreMem(regScratch, int16(key), id, asm.Word))
 	f.free(id)
