@@ -28,6 +28,7 @@ func (f *fn) builtin(e syntax.Expr, v *Var) asm.Register {
 func (f *fn) varArg(_ syntax.Expr, name string) asm.Register {
 	ms := int16(f.g.layout.MState)
 	r := f.alloc()
+	f.readsArgs = true
 	f.emit(asm.LoadMem(r, regScratch, ms+abi.MStateArgs+8*int16(name[3]-'0'), asm.DWord))
 	return r
 }
@@ -235,6 +236,7 @@ func (f *fn) argLoad(e *syntax.IndexExpr, t *program.Type) asm.Register {
 		f.fail(e, "args[] index must be a constant from 0 to 9")
 	}
 	r := f.alloc()
+	f.readsArgs = true
 	f.emit(asm.LoadMem(r, regScratch, int16(f.g.layout.MState)+abi.MStateArgs+8*int16(i), asm.DWord))
 	f.normalize(r, t)
 	return r

@@ -70,9 +70,10 @@ type fn struct {
 	// faultLabel is the clause's shared fault tail, "" before first use.
 	faultLabel string
 
-	clause  int    // clause index
-	isError bool   // an ERROR clause: faults do not call dt_error
-	ret     string // label of the clause's normal return
+	clause    int    // clause index
+	isError   bool   // an ERROR clause: faults do not call dt_error
+	readsArgs bool   // the clause loads arg0-arg9 or args[] (ClauseSpec.ReadsArgs)
+	ret       string // label of the clause's normal return
 
 	// Temporaries in scratch: a bump allocator from tempBase, reset after
 	// each statement.

@@ -349,7 +349,7 @@ func (g *gen) clause(i int, cl Clause, sym string) (cs *program.ClauseSpec, err 
 		f.faultTail()
 	}
 	f.compact(base, alloca)
-	cs = &program.ClauseSpec{Index: i, Symbol: sym, Insns: f.insns, EPID: uint32(i + 1), Segments: f.segs, IsError: f.isError}
+	cs = &program.ClauseSpec{Index: i, Symbol: sym, Insns: f.insns, EPID: uint32(i + 1), Segments: f.segs, IsError: f.isError, ReadsArgs: f.readsArgs}
 	cs.Probes = cl.Probes
 	if len(f.segs) > 0 {
 		cs.Records, cs.RecordSize = f.segs[0].Records, f.segs[0].Size

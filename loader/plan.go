@@ -231,7 +231,12 @@ func (p *Plan) probeProgram(spec *program.Spec, pp *ProbePlan, share string, den
 			asm.FnGetAttachCookie.Call(),
 			asm.StoreMem(asm.R7, ms+abi.MStatePrid, asm.R0, asm.Word))
 	}
-	prologue := pp.Probe.Owner.Prologue(pp.Probe, ms)
+	var prologue asm.Instructions
+	if s, ok := pp.Probe.Owner.(provider.ArgsSkipper); ok && !readsArgs(spec, pp) {
+		prologue = s.PrologueNoArgs(pp.Probe, ms)
+	} else {
+		prologue = pp.Probe.Owner.Prologue(pp.Probe, ms)
+	}
 	insns = append(insns, prologue...)
 	var identity asm.Instructions
 	if identify {
@@ -401,6 +406,18 @@ func hasMap(spec *program.Spec, name string) bool {
 func references(insns asm.Instructions, sym string) bool {
 	for _, ins := range insns {
 		if ins.Reference() == sym {
+			return true
+		}
+	}
+	return false
+}
+
+// readsArgs tells whether any clause the probe runs reads its arguments.
+// Probes sharing a program run the same clauses, so the answer holds for
+// the whole group.
+func readsArgs(spec *program.Spec, pp *ProbePlan) bool {
+	for _, ci := range pp.Clauses {
+		if spec.Clauses[ci].ReadsArgs {
 			return true
 		}
 	}

@@ -93,6 +93,10 @@ type ClauseSpec struct {
 	// IsError is set for clauses enabled on dtrace:::ERROR; they are also
 	// called from dt_error.
 	IsError bool
+	// ReadsArgs is set when the clause (predicate included) reads
+	// arg0-arg9 or args[]: a probe none of whose clauses does may leave
+	// the arguments out of its prologue (provider.ArgsSkipper).
+	ReadsArgs bool
 }
 
 // RecordSpec describes one kind of record a clause emits.

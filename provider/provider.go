@@ -76,6 +76,18 @@ type Provider interface {
 	Attach(p *Probe, prog *ebpf.Program) (io.Closer, error)
 }
 
+// ArgsSkipper is implemented by providers whose prologue spends work on
+// the arguments that a probe whose clauses never read them can do
+// without (a wide system call probe reads them from the saved user
+// registers with a helper call on every firing). When no clause of the
+// probe reads arg0-arg9 or args[], the loader asks for PrologueNoArgs in
+// place of Prologue; it keeps everything else the Prologue does (the
+// skip of other firings, errno, what Identify needs), and the arguments
+// in the machine state are then undefined.
+type ArgsSkipper interface {
+	PrologueNoArgs(p *Probe, mstate int16) asm.Instructions
+}
+
 // CPUChooser is implemented by providers that open an event per CPU
 // (profile's perf events): with dtrace's cpu option set, ChooseCPU(cpu)
 // asks for events on that CPU only (tick probes fire there).

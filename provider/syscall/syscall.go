@@ -287,6 +287,17 @@ func (pv *Provider) ArgTypes(p *provider.Probe) ([]string, error) {
 // firings of other system calls and reads the arguments from the saved
 // user registers.
 func (pv *Provider) Prologue(p *provider.Probe, mstate int16) asm.Instructions {
+	return pv.prologue(p, mstate, true)
+}
+
+// PrologueNoArgs is the Prologue of a probe whose clauses read no
+// argument: an entry probe's is empty but for a wide probe's compat flag
+// (Identify needs it), a return probe's sets errno only.
+func (pv *Provider) PrologueNoArgs(p *provider.Probe, mstate int16) asm.Instructions {
+	return pv.prologue(p, mstate, false)
+}
+
+func (pv *Provider) prologue(p *provider.Probe, mstate int16, args bool) asm.Instructions {
 	fields, d := pv.fields(p)
 	if d == nil {
 		// Not our probe: never run its clauses.
@@ -310,15 +321,17 @@ func (pv *Provider) Prologue(p *provider.Probe, mstate int16) asm.Instructions {
 			}
 			insns = append(insns, load(asm.R0, ret)...)
 		}
-		insns = append(insns,
-			asm.StoreMem(asm.R7, arg(0), asm.R0, asm.DWord),
-			asm.StoreMem(asm.R7, arg(1), asm.R0, asm.DWord),
-		)
-		for i := 2; i < abi.MStateNArgs; i++ {
-			insns = append(insns, provider.StoreImmDW(asm.R7, arg(i), 0))
+		if args {
+			insns = append(insns,
+				asm.StoreMem(asm.R7, arg(0), asm.R0, asm.DWord),
+				asm.StoreMem(asm.R7, arg(1), asm.R0, asm.DWord),
+			)
+			for i := 2; i < abi.MStateNArgs; i++ {
+				insns = append(insns, provider.StoreImmDW(asm.R7, arg(i), 0))
+			}
 		}
+		// The loader has set errno to 0.
 		return append(insns,
-			provider.StoreImmDW(asm.R7, errno, 0),
 			asm.JSGE.Imm(asm.R0, 0, "dt_syscall_errno_done"),
 			asm.JSLT.Imm(asm.R0, -maxErrno, "dt_syscall_errno_done"),
 			asm.Neg.Imm(asm.R0, 0),
@@ -328,7 +341,13 @@ func (pv *Provider) Prologue(p *provider.Probe, mstate int16) asm.Instructions {
 		)
 	}
 	if d.wide {
-		return append(pv.wideEntry(min(len(fields), 6), arg), provider.StoreImmDW(asm.R7, errno, 0))
+		if !args {
+			return compatFlag(asm.R8, asm.R7, arg(0), pv.statusOffset())
+		}
+		return pv.wideEntry(min(len(fields), 6), arg)
+	}
+	if !args {
+		return nil
 	}
 	for i := 0; i < abi.MStateNArgs; i++ {
 		if i < len(fields) {
@@ -338,7 +357,7 @@ func (pv *Provider) Prologue(p *provider.Probe, mstate int16) asm.Instructions {
 			insns = append(insns, provider.StoreImmDW(asm.R7, arg(i), 0))
 		}
 	}
-	return append(insns, provider.StoreImmDW(asm.R7, errno, 0))
+	return insns
 }
 
 // wideEntry copies the n arguments of a system call from the saved user
@@ -351,6 +370,13 @@ func (pv *Provider) Prologue(p *provider.Probe, mstate int16) asm.Instructions {
 func (pv *Provider) wideEntry(n int, arg func(int) int16) asm.Instructions {
 	const compat, done = "dt_syscall_compat", "dt_syscall_args_done"
 	insns := compatFlag(asm.R8, asm.R7, arg(0), pv.statusOffset())
+	if n == 0 {
+		// No register to read (getppid, fork, sync, ...).
+		for i := 0; i < abi.MStateNArgs; i++ {
+			insns = append(insns, provider.StoreImmDW(asm.R7, arg(i), 0))
+		}
+		return insns
+	}
 	insns = append(insns, asm.JNE.Imm(asm.R8, 0, compat))
 	insns = append(insns, readRegs(asm.R7, arg(0), regsBlock, regsArgs, provider.SkipLabel)...)
 	for i := 0; i < n; i++ {

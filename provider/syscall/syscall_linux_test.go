@@ -177,7 +177,7 @@ func fire(t *testing.T, exe string, wide bool, probes ...string) {
 	var clauses []*program.ClauseSpec
 	for i, p := range probes {
 		sym := fmt.Sprintf("dt_clause_%d", i)
-		clauses = append(clauses, &program.ClauseSpec{Index: i, Symbol: sym, Probes: []string{p}, EPID: uint32(i + 1), Insns: recordClause(sym, pid)})
+		clauses = append(clauses, &program.ClauseSpec{Index: i, Symbol: sym, Probes: []string{p}, EPID: uint32(i + 1), Insns: recordClause(sym, pid), ReadsArgs: true})
 	}
 	spec := &program.Spec{
 		Maps: []program.MapSpec{

@@ -3,10 +3,12 @@ package syscall_test
 import (
 	"os"
 	"runtime"
+	"slices"
 	"testing"
 	"time"
 
 	"github.com/cilium/ebpf"
+	"github.com/cilium/ebpf/asm"
 
 	"github.com/dtrace-go/dtrace/internal/testutil/bpfobj"
 	"github.com/dtrace-go/dtrace/internal/testutil/tracetest"
@@ -27,7 +29,7 @@ func TestWideGlob(t *testing.T) {
 			{Name: "dt_scratch", Kind: program.MapArray, KeySize: 4, ValueSize: 512},
 			{Name: "dt_state", Kind: program.MapArray, KeySize: 4, ValueSize: 8, MaxEntries: 1},
 		},
-		Clauses: []*program.ClauseSpec{{Symbol: "dt_clause_0", Probes: []string{"syscall:::"}, EPID: 1, Insns: recordClause("dt_clause_0", 1)}},
+		Clauses: []*program.ClauseSpec{{Symbol: "dt_clause_0", Probes: []string{"syscall:::"}, EPID: 1, Insns: recordClause("dt_clause_0", 1), ReadsArgs: true}},
 		Layout:  program.ScratchLayout{Size: 512, MState: 0, Output: outOff},
 	}
 	reg := provider.NewRegistry(dtraceprov.New(), syscall.New())
@@ -122,6 +124,66 @@ func TestWideChoice(t *testing.T) {
 		}
 		if !tt.wideRead && len(tt.narrow) > 0 && nwide <= syscall.WideThreshold {
 			t.Errorf("%v: only %d probes wide", tt.descs, nwide)
+		}
+	}
+}
+
+// TestPrologueNoArgs checks what a probe whose clauses read no argument
+// is spared: a narrow entry probe's prologue is empty; a wide one keeps
+// only the compat flag Identify needs, without reading the saved
+// registers; a return probe still sets errno.
+func TestPrologueNoArgs(t *testing.T) {
+	if runtime.GOARCH != "amd64" {
+		t.Skip("system call numbers are known on amd64 only")
+	}
+	calls := func(insns asm.Instructions, fn asm.BuiltinFunc) int {
+		n := 0
+		for _, ins := range insns {
+			if ins.IsBuiltinCall() && ins.Constant == int64(fn) {
+				n++
+			}
+		}
+		return n
+	}
+	for _, descs := range [][]string{{"syscall::read:entry", "syscall::read:return"}, {"syscall:::entry", "syscall:::return"}} {
+		pv := syscall.New()
+		reg := provider.NewRegistry(dtraceprov.New(), pv)
+		if _, err := reg.List(); err != nil {
+			t.Fatal(err)
+		}
+		var probes []*provider.Probe
+		for _, s := range descs {
+			ps, err := reg.MatchString(s)
+			if err != nil {
+				t.Fatal(err)
+			}
+			probes = append(probes, ps...)
+		}
+		for _, p := range probes {
+			if p.Function != "read" {
+				continue
+			}
+			wide := pv.Program(p).Type == ebpf.RawTracepoint
+			full, bare := pv.Prologue(p, 0), pv.PrologueNoArgs(p, 0)
+			if len(bare) >= len(full) {
+				t.Errorf("%s (wide %v): %d instructions without arguments, %d with", p, wide, len(bare), len(full))
+			}
+			switch {
+			case p.Name == "return":
+				if !slices.ContainsFunc(bare, func(ins asm.Instruction) bool { return ins.Symbol() == "dt_syscall_errno_done" }) {
+					t.Errorf("%s (wide %v): no errno without arguments:\n%v", p, wide, bare)
+				}
+			case wide:
+				// The compat flag may read task_struct with a helper
+				// where the kernel has no BTF: one call at most.
+				if got, all := calls(bare, asm.FnProbeReadKernel), calls(full, asm.FnProbeReadKernel); got >= all {
+					t.Errorf("%s: %d bpf_probe_read_kernel calls without arguments, %d with", p, got, all)
+				}
+			default:
+				if len(bare) != 0 {
+					t.Errorf("%s: prologue without arguments:\n%v", p, bare)
+				}
+			}
 		}
 	}
 }
