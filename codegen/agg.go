@@ -91,6 +91,8 @@ func (g *gen) aggOf(f *fn, ag *syntax.AggExpr) *program.AggSpec {
 		}
 	}
 	a.ChargedSize = max(4, charged) + a.ValueSize
+	g.spec.Charged.Tuple = max(g.spec.Charged.Tuple, g.chargedTuple(kts))
+	g.spec.Charged.AggData = max(g.spec.Charged.AggData, 8+a.ValueSize)
 	bounded := g.opts.AggSize > 0 && g.opts.AggSize/int64(a.ChargedSize) < aggCacheMinEntries
 	if a.KeySize <= aggCacheMaxKey && a.ValueSize <= aggCacheMaxValue && !bounded {
 		a.Cache, a.CacheSlots = abi.AggCacheMap(ai.ID), aggCacheSlots

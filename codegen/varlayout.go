@@ -101,6 +101,7 @@ func (g *gen) assignVars(vars []*Var) {
 			}
 		case VarThread:
 			g.tvarSize = max(g.tvarSize, align8(size))
+			g.spec.Charged.DynVar = max(g.spec.Charged.DynVar, g.chargedSize(v.Type))
 		case VarFlow:
 			if _, ok := g.fvars[v.ID]; !ok {
 				g.fvars[v.ID] = g.fvarEnd
@@ -113,6 +114,8 @@ func (g *gen) assignVars(vars []*Var) {
 				k += g.keySize(t)
 			}
 			g.assocKey = max(g.assocKey, abi.AssocKeyTuple+k)
+			g.spec.Charged.DynVar = max(g.spec.Charged.DynVar, g.chargedSize(v.Type))
+			g.spec.Charged.Tuple = max(g.spec.Charged.Tuple, g.chargedTuple(v.Keys))
 		}
 	}
 }
@@ -181,4 +184,45 @@ func (g *gen) keySize(t *program.Type) uint32 {
 		return align8(g.storageSize(t))
 	}
 	return 8
+}
+
+// chargedSize is the size dtrace-utils gives a dynamic variable of type t
+// (its D size; a string strsize+1 bytes).
+func (g *gen) chargedSize(t *program.Type) uint32 {
+	switch {
+	case t == nil:
+		return 8
+	case t.IsString():
+		return uint32(g.opts.StrSize) + 1
+	case t.Kind == program.TInt:
+		return scalarSize(t)
+	case t.Kind == program.TStruct || t.Kind == program.TArray:
+		return t.Size
+	}
+	return 8
+}
+
+// chargedTuple is the size of a tuple of the given item types as
+// dtrace-utils assembles it (dt_cg_arglist): a 4-byte variable id, each
+// item (scalars aligned to their size, user symbols as a tgid and an
+// address, strings strsize+1 bytes, other by-reference values their
+// size) and the 8-byte thread key.
+func (g *gen) chargedTuple(keys []*program.Type) uint32 {
+	n := uint32(4)
+	for _, t := range keys {
+		switch {
+		case t != nil && t.Stack != 0:
+			n += g.keySize(t)
+		case t != nil && t.Sym >= program.KindUSym:
+			n = alignUp(n, 8) + 16
+		case t != nil && t.Sym != program.KindNone:
+			n = alignUp(n, 8) + 8
+		case t != nil && (t.IsString() || byRef(t)):
+			n += g.chargedSize(t)
+		default:
+			s := g.chargedSize(t)
+			n = alignUp(n, s) + s
+		}
+	}
+	return n + 8
 }

@@ -222,21 +222,23 @@ func (f *fn) createZeroed(m string, key, size uint32, hint string) asm.Register 
 }
 
 // dynStore writes a dynamic variable: delete on zero, else update with
-// the value staged in scratch; a failed update counts a drop.
+// the value staged in scratch; a failed update counts a drop and ends
+// the clause, as in dtrace-utils (dt_cg_store_var returns when
+// dt_get_dvar finds no room).
 func (f *fn) dynStore(m string, key, valSize uint32, r asm.Register, t *program.Type) {
 	val := f.tmp(valSize)
 	done := f.label("dsdone")
 	str, byRef := t.IsString(), !t.IsString() && byRef(t)
-	if !byRef {
-		// Storing 0 deletes, and for a string storing NULL.
-		upd := f.label("dsupd")
-		f.emit(asm.JNE.Imm(r, 0, upd))
-		f.free(r)
-		f.call(asm.FnMapDeleteElem, mapOp(m), scr(key))
-		f.emit(asm.Ja.Label(done))
-		f.mark(upd)
-		f.used[r] = true
-	}
+	// Storing 0 deletes; for a string storing NULL, and for a struct or
+	// union the literal 0 (its value is otherwise an address, never 0),
+	// as in dtrace-utils.
+	upd := f.label("dsupd")
+	f.emit(asm.JNE.Imm(r, 0, upd))
+	f.free(r)
+	f.call(asm.FnMapDeleteElem, mapOp(m), scr(key))
+	f.emit(asm.Ja.Label(done))
+	f.mark(upd)
+	f.used[r] = true
 	switch {
 	case str || byRef:
 		p := f.alloc()
@@ -253,6 +255,7 @@ func (f *fn) dynStore(m string, key, valSize uint32, r asm.Register, t *program.
 	f.call(asm.FnMapUpdateElem, mapOp(m), scr(key), scr(val), imm(0))
 	f.emit(asm.JEq.Imm(asm.R0, 0, done))
 	f.bumpCounter(abi.CPUDynVarDrops)
+	f.emit(asm.Ja.Label(f.ret))
 	f.mark(done)
 }
 

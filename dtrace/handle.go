@@ -215,7 +215,9 @@ func (h *Handle) Go() error {
 		return btfHint(err)
 	}
 	h.spec = spec
-	h.sizeMaps()
+	if err := h.sizeMaps(); err != nil {
+		return err
+	}
 	if err := h.checkEnabling(); err != nil {
 		return err
 	}
@@ -512,12 +514,16 @@ func (h *Handle) fillProbeNames(pps []*loader.ProbePlan) error {
 }
 
 // sizeMaps bounds the aggregation maps by the aggsize option and the
-// dynamic variable maps by dynvarsize (bytes), as dtrace sizes its
-// buffers: as many entries as fit. Our dynamic variable entries carry a
-// key (thread id, variable id, tuple) that dtrace does not charge for
-// small scalars, so they get at least minDynVars entries: a tiny
-// dynvarsize that holds a few variables in dtrace holds them here too.
-func (h *Handle) sizeMaps() {
+// dynamic variable maps by dynvarsize (bytes) as dtrace-utils does
+// (gmap_create_aggs, gmap_create_dvars): size / (largest tuple + largest
+// value) entries, as the program's Charged sizes count them, and an
+// enabling where not one fits is refused. Our entries carry keys
+// dtrace-utils does not charge for (thread id, widened integers), so a
+// map also holds no more entries than the option's bytes hold of ours
+// (aggregations: ChargedSize; dynamic variables: at least minDynVars);
+// thread-local variables and associative arrays are two maps here, one
+// in dtrace-utils, so each gets the count.
+func (h *Handle) sizeMaps() error {
 	entries := func(budget int64, ms program.MapSpec) uint32 {
 		per := int64(ms.KeySize) + int64(ms.ValueSize)
 		if budget <= 0 || per == 0 {
@@ -525,11 +531,30 @@ func (h *Handle) sizeMaps() {
 		}
 		return uint32(min(max(budget/per, 1), 1<<24))
 	}
+	ch := h.spec.Charged
+	fits := func(budget int64, per uint32) (uint32, error) {
+		if budget <= 0 || per == 0 {
+			return 1 << 24, nil
+		}
+		n := budget / int64(per)
+		if n == 0 {
+			return 0, errBufTooSmall
+		}
+		return uint32(min(n, 1<<24)), nil
+	}
 	for i, ms := range h.spec.Maps {
 		switch {
 		case ms.Name == abi.MapTVars || ms.Name == abi.MapAssoc:
-			h.spec.Maps[i].MaxEntries = max(entries(h.opts.DynVarSize, ms), minDynVars)
+			n, err := fits(h.opts.DynVarSize, ch.Tuple+ch.DynVar)
+			if err != nil {
+				return err
+			}
+			h.spec.Maps[i].MaxEntries = min(n, max(entries(h.opts.DynVarSize, ms), minDynVars))
 		case strings.HasPrefix(ms.Name, abi.MapAggPrefix):
+			n, err := fits(h.opts.AggSize, ch.Tuple+ch.AggData)
+			if err != nil {
+				return err
+			}
 			// Charged as dtrace charges the entry, not by our
 			// (possibly narrowed) key.
 			for _, a := range h.spec.Aggs {
@@ -537,9 +562,10 @@ func (h *Handle) sizeMaps() {
 					ms.KeySize, ms.ValueSize = a.ChargedSize, 0
 				}
 			}
-			h.spec.Maps[i].MaxEntries = entries(h.opts.AggSize, ms)
+			h.spec.Maps[i].MaxEntries = min(n, entries(h.opts.AggSize, ms))
 		}
 	}
+	return nil
 }
 
 // startUnwinder fills the user-stack unwinder's tables when a clause

@@ -27,6 +27,27 @@ type Spec struct {
 	// variables lie in dt_gvars and clause-local ones in the scratch
 	// area (from Layout.Temps); -S shows them.
 	GlobalOffsets, LocalOffsets map[int]uint32
+	// Charged holds what dtrace-utils charges a dynamic variable and an
+	// aggregation entry against dynvarsize and aggsize (see Charges).
+	Charged Charges
+}
+
+// Charges are the sizes dtrace-utils sizes its dynamic variable and
+// aggregation maps by: each holds size / (Tuple + DynVar) or
+// size / (Tuple + AggData) entries, and an enabling where none fits is
+// refused ("Enabling exceeds size of buffer").
+type Charges struct {
+	// Tuple is the largest tuple of the program, associative array
+	// keys and aggregation keys alike: a 4-byte variable id, the items
+	// (integers in their size and alignment, strings strsize+1 bytes)
+	// and an 8-byte thread key. 0 when there is none.
+	Tuple uint32
+	// DynVar is the largest thread-local variable or associative array
+	// value, in its D size; 0 when the program has none.
+	DynVar uint32
+	// AggData is the largest aggregation value with its 8-byte
+	// counter; 0 when the program aggregates nothing.
+	AggData uint32
 }
 
 // MapKind is the kind of a BPF map in a Spec.
