@@ -433,6 +433,17 @@ func (*Provider) Prologue(p *provider.Probe, mstate int16) asm.Instructions {
 	return append(insns, asm.Mov.Imm(asm.R0, 0).WithSymbol(done))
 }
 
+// PrologueNoArgs is the Prologue of a probe whose clauses read no
+// argument: the process check alone, without finding the site or reading
+// its operands (a memory operand is a bpf_probe_read_user each firing).
+func (*Provider) PrologueNoArgs(p *provider.Probe, _ int16) asm.Instructions {
+	d := p.Data.(*Probe)
+	if d.PID != 0 {
+		return pid.CheckPID(d.PID)
+	}
+	return nil
+}
+
 // Attach puts a uprobe on every site, with its semaphore as reference
 // counter and its index as cookie.
 func (*Provider) Attach(p *provider.Probe, prog *ebpf.Program) (io.Closer, error) {
