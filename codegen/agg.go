@@ -1,6 +1,7 @@
 package codegen
 
 import (
+	"fmt"
 	"math/bits"
 
 	"github.com/cilium/ebpf/asm"
@@ -94,7 +95,9 @@ func (g *gen) aggOf(f *fn, ag *syntax.AggExpr) *program.AggSpec {
 	g.spec.Charged.Tuple = max(g.spec.Charged.Tuple, g.chargedTuple(kts))
 	g.spec.Charged.AggData = max(g.spec.Charged.AggData, 8+a.ValueSize)
 	bounded := g.opts.AggSize > 0 && g.opts.AggSize/int64(a.ChargedSize) < aggCacheMinEntries
-	if a.KeySize <= aggCacheMaxKey && a.ValueSize <= aggCacheMaxValue && !bounded {
+	if g.aggIndirect {
+		g.placeAgg(a)
+	} else if a.KeySize <= aggCacheMaxKey && a.ValueSize <= aggCacheMaxValue && !bounded {
 		a.Cache, a.CacheSlots = abi.AggCacheMap(ai.ID), aggCacheSlots
 	}
 	g.spec.Aggs[ai.ID] = a
@@ -145,7 +148,18 @@ func (f *fn) aggregate(as *syntax.AssignExpr, ag *syntax.AggExpr) {
 	if a.Cache != "" {
 		f.aggCached(a, key, v, incr, done)
 	}
-	p := f.lookupOrInsert(a.Map, key, abi.CPUAggDrops)
+	m := mapOp(a.Map)
+	if via, ok := f.g.aggVia[a.ID]; ok {
+		idx := f.tmp(8)
+		f.emit(storeImm(regScratch, int16(idx), int64(via.index), asm.Word))
+		f.call(asm.FnMapLookupElem, mapOp(via.array), scr(idx))
+		f.emit(asm.JEq.Imm(asm.R0, 0, done))
+		m = keep(f.result())
+	}
+	p := f.lookupOrInsert(m, key, abi.CPUAggDrops)
+	if m.kind == opKeep {
+		f.free(m.reg)
+	}
 	f.emit(asm.JEq.Imm(p, 0, done))
 	f.aggUpdate(d, p, v, incr)
 	f.mark(done)
@@ -158,19 +172,20 @@ func (f *fn) aggregate(as *syntax.AssignExpr, ag *syntax.AggExpr) {
 	}
 }
 
-// lookupOrInsert finds key in map m, inserting a zero value if absent;
-// it returns the value pointer, or 0 after counting a drop (in the
-// dt_cpustate counter at drops) when the map is full.
-func (f *fn) lookupOrInsert(m string, key uint32, drops int16) asm.Register {
+// lookupOrInsert finds key in map m (a map by name, or a register
+// holding one), inserting a zero value if absent; it returns the value
+// pointer, or 0 after counting a drop (in the dt_cpustate counter at
+// drops) when the map is full.
+func (f *fn) lookupOrInsert(m operand, key uint32, drops int16) asm.Register {
 	found := f.label("found")
-	f.call(asm.FnMapLookupElem, mapOp(m), scr(key))
+	f.call(asm.FnMapLookupElem, m, scr(key))
 	f.emit(asm.JNE.Imm(asm.R0, 0, found))
 	f.emit(storeImm(asm.R10, stackMisc, 0, asm.DWord))
 	f.call(asm.FnMapLookupElem, mapOp(abi.MapZero), operand{kind: opStack, imm: stackMisc})
 	f.emit(asm.JEq.Imm(asm.R0, 0, found))
 	z := f.result()
-	f.call(asm.FnMapUpdateElem, mapOp(m), scr(key), reg(z), imm(1)) // BPF_NOEXIST
-	f.call(asm.FnMapLookupElem, mapOp(m), scr(key))
+	f.call(asm.FnMapUpdateElem, m, scr(key), reg(z), imm(1)) // BPF_NOEXIST
+	f.call(asm.FnMapLookupElem, m, scr(key))
 	f.emit(asm.JNE.Imm(asm.R0, 0, found))
 	f.bumpCounter(drops)
 	f.emit(asm.Mov.Imm(asm.R0, 0))
@@ -444,4 +459,61 @@ func (f *fn) stackInto(off uint32, kt *program.Type) {
 		f.call(asm.FnGetStack, ctxOp(), scr(pcs), imm(int64(8*kt.Len)), imm(flags))
 	}
 	f.mark(skip)
+}
+
+// aggsDirect is the most aggregations a program has with a hash (and a
+// front cache) each named by its code: the kernel lets a program name
+// at most 64 maps, and a probe program names a dozen others.
+const aggsDirect = 20
+
+// aggSlot is where an aggregation's hash lies when aggregations are
+// reached through arrays of maps: the array's name and the index.
+type aggSlot struct {
+	array string
+	index int
+}
+
+// aggArray is an array of the aggregation hashes of one key and value
+// size.
+type aggArray struct {
+	name               string
+	keySize, valueSize uint32
+	inner              []string
+}
+
+// placeAgg puts aggregation a's hash in the array of its shape.
+func (g *gen) placeAgg(a *program.AggSpec) {
+	if _, ok := g.aggVia[a.ID]; ok {
+		return
+	}
+	name := fmt.Sprintf("%s%d_%d", abi.MapAggMapsPrefix, a.KeySize, a.ValueSize)
+	var aa *aggArray
+	for _, x := range g.aggArrays {
+		if x.name == name {
+			aa = x
+		}
+	}
+	if aa == nil {
+		aa = &aggArray{name: name, keySize: a.KeySize, valueSize: a.ValueSize}
+		g.aggArrays = append(g.aggArrays, aa)
+	}
+	if g.aggVia == nil {
+		g.aggVia = map[int]aggSlot{}
+	}
+	g.aggVia[a.ID] = aggSlot{array: name, index: len(aa.inner)}
+	aa.inner = append(aa.inner, a.Map)
+}
+
+// countAggs counts the aggregations the clauses name.
+func countAggs(clauses []Clause) int {
+	names := map[string]bool{}
+	for _, c := range clauses {
+		syntax.InspectCode(c.Decl, func(n syntax.Node) bool {
+			if ag, ok := n.(*syntax.AggExpr); ok {
+				names[ag.Name] = true
+			}
+			return true
+		})
+	}
+	return len(names)
 }

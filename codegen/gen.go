@@ -59,6 +59,13 @@ type gen struct {
 	assocValue uint32 // dt_assoc value size
 
 	aggValueMax uint32 // largest aggregation value (dt_zero's size)
+	// aggIndirect is set when the program has more aggregations than
+	// aggsDirect: each is then reached through the array of maps of
+	// its key and value size (aggVia), so that no program names more
+	// maps than the kernel allows, and none has a front cache.
+	aggIndirect bool
+	aggVia      map[int]aggSlot
+	aggArrays   []*aggArray // those arrays, in the order made
 	// keyWidths are the narrowed widths of string key items, by
 	// aggregation id and position (keywidth.go).
 	keyWidths map[int][]uint32
@@ -217,6 +224,7 @@ func generate(clauses []Clause, info Info, opts Options, layout program.ScratchL
 	g.assocValue = 8
 	g.scanVars(clauses)
 	g.scanKeyWidths(clauses)
+	g.aggIndirect = countAggs(clauses) > aggsDirect
 	// Clause-locals of 1, 2 or 4 bytes may leave the end unaligned; the
 	// string buffers and temporaries after them take 8-byte stores.
 	g.strA = layout.Temps + align8(g.thisEnd)
@@ -511,6 +519,11 @@ func (g *gen) declareMaps() {
 				s.Maps = append(s.Maps, program.MapSpec{Name: a.Cache, Kind: program.MapPerCPUArray, KeySize: 4, ValueSize: a.CacheValueOff() + a.ValueSize, MaxEntries: a.CacheSlots})
 			}
 		}
+	}
+	// The arrays of aggregation hashes come after the hashes they hold.
+	for _, aa := range g.aggArrays {
+		s.Maps = append(s.Maps, program.MapSpec{Name: aa.name, Kind: program.MapArrayOfMaps, KeySize: 4, ValueSize: 4, MaxEntries: uint32(len(aa.inner)),
+			Inner: aa.inner, InnerKind: program.MapPerCPUHash, InnerKeySize: aa.keySize, InnerValueSize: aa.valueSize})
 	}
 }
 

@@ -110,6 +110,11 @@ func loadSpec(t testing.TB, spec *program.Spec) *runner {
 			t.Fatalf("map %s: %v", ms.Name, err)
 		}
 		r.maps[ms.Name] = m
+		for i, name := range ms.Inner {
+			if err := m.Put(uint32(i), r.maps[name]); err != nil {
+				t.Fatalf("map %s: put %s: %v", ms.Name, name, err)
+			}
+		}
 	}
 	insns := wrapper(spec, 1)
 	funcInfo(insns)

@@ -214,7 +214,7 @@ func (f *fn) copyInto(dst, src asm.Register, t *program.Type) {
 // counted and the clause ends. hint names the label.
 func (f *fn) createZeroed(m string, key, size uint32, hint string) asm.Register {
 	f.g.zeroSize = max(f.g.zeroSize, size)
-	p := f.lookupOrInsert(m, key, abi.CPUDynVarDrops)
+	p := f.lookupOrInsert(mapOp(m), key, abi.CPUDynVarDrops)
 	ok := f.label(hint)
 	f.emit(asm.JNE.Imm(p, 0, ok), asm.Ja.Label(f.ret))
 	f.mark(ok)

@@ -39,6 +39,15 @@ func (o *Objects) createMaps() error {
 			return fmt.Errorf("create map %s: %w", ms.Name, err)
 		}
 		o.maps[ms.Name] = m
+		for i, name := range ms.Inner {
+			in, ok := o.maps[name]
+			if !ok {
+				return fmt.Errorf("map %s: inner map %s not made before it", ms.Name, name)
+			}
+			if err := m.Put(uint32(i), in); err != nil {
+				return fmt.Errorf("map %s: put %s: %w", ms.Name, name, err)
+			}
+		}
 	}
 	// Maps the providers' prologues use (provider.Mapper), once each.
 	for _, pp := range o.plan.Probes {
@@ -94,6 +103,15 @@ func MapSpec(ms program.MapSpec, ncpu uint32) (*ebpf.MapSpec, error) {
 		}
 	case program.MapArrayOfMaps:
 		s.Type = ebpf.ArrayOfMaps
+		if len(ms.Inner) > 0 {
+			// Hashes: the kernel compares no inner hash's size.
+			in, err := MapSpec(program.MapSpec{Name: ms.Name, Kind: ms.InnerKind, KeySize: ms.InnerKeySize, ValueSize: ms.InnerValueSize, MaxEntries: 1}, ncpu)
+			if err != nil {
+				return nil, err
+			}
+			s.InnerMap = in
+			break
+		}
 		// BPF_F_INNER_MAP: each inner array has its own size.
 		s.InnerMap = &ebpf.MapSpec{Type: ebpf.Array, KeySize: 4, ValueSize: ms.InnerValueSize, MaxEntries: 1, Flags: unix.BPF_F_INNER_MAP}
 	case program.MapRingBuf:

@@ -66,7 +66,7 @@ const (
 	MapLRUHash
 	// MapArrayOfMaps is an array of maps whose inner maps are arrays of
 	// InnerValueSize-byte values, each of its own size (the user-stack
-	// unwinder's tables).
+	// unwinder's tables), or, when Inner is set, the maps Inner names.
 	MapArrayOfMaps
 )
 
@@ -81,6 +81,13 @@ type MapSpec struct {
 	// InnerValueSize is the value size of a MapArrayOfMaps's inner
 	// arrays.
 	InnerValueSize uint32
+	// Inner names the maps a MapArrayOfMaps holds at indices 0, 1, ...,
+	// maps of the Spec of kind InnerKind and of InnerKeySize and
+	// InnerValueSize (their sizes may differ); the loader fills it once
+	// they are made.
+	Inner        []string
+	InnerKind    MapKind
+	InnerKeySize uint32
 }
 
 // ClauseSpec is one compiled clause: a BPF function with the signature

@@ -249,6 +249,10 @@ const (
 	// MapAggCachePrefix starts the name of each aggregation's per-CPU
 	// cache of recent keys.
 	MapAggCachePrefix = "dt_aggc_"
+	// MapAggMapsPrefix starts the name of an array of aggregation
+	// hashes of one key and value size, through which a program of many
+	// aggregations reaches them (a program may name at most 64 maps).
+	MapAggMapsPrefix = "dt_aggmaps_"
 )
 
 // AggMap is the name of aggregation id's per-CPU hash.
