@@ -108,7 +108,11 @@ type gen struct {
 
 	errorClauses []string
 	errorEPIDs   []uint32
-	srcText      func(syntax.Pos) string
+	// stmts holds dtrace's statement number of each clause
+	// (program.Spec.Stmt): fault records and the ERROR probe's arg2
+	// carry it.
+	stmts   []int
+	srcText func(syntax.Pos) string
 }
 
 // strBuf is the storage size of one string: strsize bytes and a NUL.
@@ -234,6 +238,11 @@ func generate(clauses []Clause, info Info, opts Options, layout program.ScratchL
 	for _, c := range clauses {
 		g.gated = g.gated || callsTo(c.Decl, "traceoff") || callsTo(c.Decl, "traceon")
 		g.speculates = g.speculates || callsTo(c.Decl, "speculate")
+	}
+	n := 0
+	for _, c := range clauses {
+		g.stmts = append(g.stmts, n)
+		n += max(len(c.Probes), 1)
 	}
 	for i, c := range clauses {
 		if isErrorClause(c) {
@@ -376,7 +385,7 @@ func (f *fn) faultTail() {
 	f.emit(
 		storeImm(regScratch, faultRecOff+abi.FaultRecEPID, int64(abi.EPIDFault)-1<<32, asm.Word),
 		storeImm(regScratch, faultRecOff+abi.FaultRecEPID+4, 0, asm.Word),
-		storeImm(regScratch, faultRecOff+abi.FaultRecClause, int64(f.clause), asm.Word),
+		storeImm(regScratch, faultRecOff+abi.FaultRecClause, int64(g.stmts[f.clause]), asm.Word),
 		asm.LoadMem(r, regScratch, ms+abi.MStatePrid, asm.Word),
 		asm.StoreMem(regScratch, faultRecOff+abi.FaultRecProbe, r, asm.Word),
 		asm.LoadMem(r, regScratch, ms+abi.MStateFault, asm.DWord),
@@ -400,8 +409,8 @@ func (f *fn) faultTail() {
 
 // errorFunc builds dt_error(ctx, scratch): it saves the probe id and the
 // first six arguments, sets the ERROR probe's arguments (arg1 probe id of
-// the faulting probe, arg2 clause index, arg3 pc, arg4 fault code, arg5
-// illval, as the corpus expects), runs the ERROR clauses and restores
+// the faulting probe, arg2 the clause's statement number, arg3 pc, arg4
+// fault code, arg5 illval, as the corpus expects), runs the ERROR clauses and restores
 // the saved state.
 func (g *gen) errorFunc() asm.Instructions {
 	f := newFn(g, "dt_error")

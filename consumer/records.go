@@ -215,7 +215,7 @@ func (c *Consumer) args(st *recState, data []byte, args []program.Record) []prog
 func (c *Consumer) liberr(msg string) error {
 	e := &output.Error{Msg: msg}
 	if r := c.cur; r != nil {
-		e.Probe, e.Known, e.Clause = r.Probe, r.Known, r.Clause
+		e.Probe, e.Known, e.Clause = r.Probe, r.Known, c.cfg.Spec.Stmt(r.Clause)
 	}
 	return c.r.Error(e)
 }

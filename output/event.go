@@ -125,7 +125,8 @@ type Fault struct {
 	// Probe is the probe whose clause faulted (Known false if unknown).
 	Probe Probe
 	Known bool
-	// Clause is the clause's index; CPU where it ran.
+	// Clause is dtrace's statement number of the clause (program.Spec's
+	// Stmt, the N of dt_clause_N); CPU where it ran.
 	Clause int
 	CPU    int
 	// Code is the DTRACEFLT_* code, Name dtrace's words for it
@@ -142,8 +143,10 @@ type Fault struct {
 // could not carry out (setopt() of a bad option, a freopen() that could
 // not open its file).
 type Error struct {
-	Probe  Probe
-	Known  bool
+	Probe Probe
+	Known bool
+	// Clause is dtrace's statement number of the clause (program.Spec's
+	// Stmt).
 	Clause int
 	// Msg is the message in dtrace's words.
 	Msg string

@@ -90,6 +90,20 @@ type MapSpec struct {
 	InnerKeySize uint32
 }
 
+// Stmt returns dtrace's statement number of clause i: dtrace makes a
+// statement of each probe description of a clause, numbered from 0 in
+// program order, and names a statement's function dt_clause_N by it in
+// its messages and as the ERROR probe's arg2. A clause of several
+// descriptions is one function here; its number is that of its first
+// description.
+func (s *Spec) Stmt(i int) int {
+	n := 0
+	for _, c := range s.Clauses[:min(i, len(s.Clauses))] {
+		n += max(len(c.Probes), 1)
+	}
+	return n
+}
+
 // ClauseSpec is one compiled clause: a BPF function with the signature
 // R1 = program context, R2 = pointer to this CPU's scratch area (see
 // ScratchLayout); it returns 0. The loader calls it from a probe program

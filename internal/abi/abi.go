@@ -35,7 +35,8 @@ const (
 const (
 	// FaultRecEPID is the offset of the u32 EPIDFault.
 	FaultRecEPID = 0
-	// FaultRecClause is the offset of the u32 index of the faulting clause.
+	// FaultRecClause is the offset of the u32 statement number of the
+	// faulting clause (dtrace numbers each probe description of a clause).
 	FaultRecClause = 8
 	// FaultRecProbe is the offset of the u32 probe id that fired.
 	FaultRecProbe = 12

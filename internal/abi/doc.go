@@ -22,7 +22,7 @@
 // from dt_state and dt_cpustate, which are authoritative):
 //
 //	0  u32 EPIDFault          4  u32 0
-//	8  u32 clause index       12 u32 probe id         FaultRecClause, FaultRecProbe
+//	8  u32 statement number   12 u32 probe id         FaultRecClause, FaultRecProbe
 //	16 u64 fault code (Flt*)                          FaultRecCode
 //	24 u64 illval (offending address or value)        FaultRecIllval
 //	32 u64 pc within the clause function (-1 none)    FaultRecPC
