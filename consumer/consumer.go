@@ -154,6 +154,18 @@ type Consumer struct {
 	sawExit       bool // an exit record set status
 }
 
+// checkProcessStart has the Go runtime make its one-time check of
+// pidfd support now, before tracing starts, for a program that runs
+// system(): the check clones a child that exits at once, and made at the
+// first command, that child would be a process of dtrace's that exits
+// while tracing (proc:::exit of a progenyof(pid) fires for it), where
+// dtrace's system(3) forks only the command.
+func checkProcessStart() {
+	if p, err := os.FindProcess(os.Getpid()); err == nil {
+		_ = p.Release()
+	}
+}
+
 // New returns a consumer for a loaded program.
 func New(cfg Config) *Consumer {
 	c := &Consumer{
@@ -171,12 +183,17 @@ func New(cfg Config) *Consumer {
 		NoResolve: cfg.Settings.NoResolve,
 	}
 	if cfg.Spec != nil {
+		runs := false
 		for _, cl := range cfg.Spec.Clauses {
 			for _, s := range cl.Segments {
 				for _, it := range s.Records {
 					c.hasSnapshot = c.hasSnapshot || it.Action == program.ActSnapshot
+					runs = runs || it.Action == program.ActSystem
 				}
 			}
+		}
+		if runs {
+			checkProcessStart()
 		}
 		for _, a := range cfg.Spec.Aggs {
 			d := aggregate.Desc(a.Desc)
