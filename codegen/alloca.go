@@ -2,6 +2,7 @@ package codegen
 
 import (
 	"fmt"
+	"runtime"
 
 	"github.com/cilium/ebpf/asm"
 
@@ -111,6 +112,30 @@ func (f *fn) readInto(a asm.Register, off, n uint32, user bool) {
 }
 
 // readHelper is the BPF helper that reads user or kernel memory.
+// derefHelper is the helper that reads what a D pointer points to, for
+// a load through it (*p, p->m, a string at p): as dtrace-utils, which
+// reads with bpf_probe_read. On x86-64 that is the kernel's compat
+// helper, which reads the current process's memory at an address below
+// the user address limit and kernel memory above it: a user pointer
+// (curpsinfo->pr_envp) dereferences as in DTrace on illumos, where user
+// and kernel share the address space. Elsewhere kernel memory only, as
+// the compat helper is not offered.
+func derefHelper(user, str bool) asm.BuiltinFunc {
+	switch {
+	case user && str:
+		return asm.FnProbeReadUserStr
+	case user:
+		return asm.FnProbeReadUser
+	case runtime.GOARCH == "amd64" && str:
+		return asm.FnProbeReadStr
+	case runtime.GOARCH == "amd64":
+		return asm.FnProbeRead
+	case str:
+		return asm.FnProbeReadKernelStr
+	}
+	return asm.FnProbeReadKernel
+}
+
 func readHelper(user bool) asm.BuiltinFunc {
 	if user {
 		return asm.FnProbeReadUser

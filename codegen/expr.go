@@ -267,11 +267,7 @@ func (f *fn) copyStr(r asm.Register, user bool) asm.Register {
 	off := f.tmp(f.g.strBuf())
 	addr := f.alloc()
 	f.emit(asm.Mov.Reg(addr, r))
-	h := asm.FnProbeReadKernelStr
-	if user {
-		h = asm.FnProbeReadUserStr
-	}
-	f.call(h, scr(off), imm(int64(f.g.opts.StrSize+1)), reg(r))
+	f.call(derefHelper(user, true), scr(off), imm(int64(f.g.opts.StrSize+1)), reg(r))
 	f.checkRead(addr)
 	f.free(addr)
 	p := f.alloc()
@@ -297,7 +293,7 @@ func (f *fn) loadBytes(r asm.Register, size uint32, user bool) uint32 {
 	off := f.tmp(size)
 	addr := f.alloc()
 	f.emit(asm.Mov.Reg(addr, r))
-	f.call(readHelper(user), scr(off), imm(int64(size)), reg(r))
+	f.call(derefHelper(user, false), scr(off), imm(int64(size)), reg(r))
 	f.checkRead(addr)
 	f.free(addr)
 	return off

@@ -52,9 +52,11 @@ typedef id_t zoneid_t;
 
 /*
  * A process. Sizes, CPU and memory percentages and times are not filled
- * (translating them is an error), nor is pr_lwp: use curlwpsinfo. On
- * Linux pr_argv and pr_envp are the addresses of the argument and
- * environment strings, not of vectors of pointers to them.
+ * (translating them is an error), nor is pr_lwp: use curlwpsinfo.
+ * pr_argv and pr_envp are the addresses of the argument and environment
+ * vectors the process started with, in its initial stack (above argc, at
+ * mm->start_stack). Only the current process's memory can be read, so
+ * its pr_argc and pr_envp are found for it only (0 for other processes).
  */
 typedef struct psinfo {
 	int pr_flag;			/* process flags */
@@ -123,9 +125,12 @@ translator psinfo_t < struct task_struct *T > {
 	 */
 	pr_psargs = T == curthread && T->mm != NULL ?
 	    copyinstr(T->mm->arg_start, 80) : stringof(T->comm);
-	pr_argc = 0;
-	pr_argv = T->mm != NULL ? T->mm->arg_start : 0;
-	pr_envp = T->mm != NULL ? T->mm->env_start : 0;
+	pr_argc = T == curthread && T->mm != NULL ?
+	    *(long *)copyin(T->mm->start_stack, sizeof(long)) : 0;
+	pr_argv = T->mm != NULL ? T->mm->start_stack + sizeof(long) : 0;
+	pr_envp = T == curthread && T->mm != NULL ? T->mm->start_stack +
+	    (*(long *)copyin(T->mm->start_stack, sizeof(long)) + 2) *
+	    sizeof(long) : 0;
 	pr_wstat = 0;
 	pr_dmodel = PR_MODEL_LP64;
 	pr_taskid = 0;
