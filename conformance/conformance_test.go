@@ -75,7 +75,7 @@ func TestCorpus(t *testing.T) {
 		Root:            root,
 		DTrace:          dtrace,
 		Workers:         2,
-		MaxTimeout:      20 * time.Second,
+		MaxTimeout:      DefaultTimeout * time.Second,
 		ShellMaxTimeout: DefaultShellTimeout,
 		Triggers:        triggers,
 		Arch:            arch,

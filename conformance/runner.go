@@ -56,7 +56,8 @@ type Config struct {
 	DTrace string
 	// Workers is how many tests run at once (default 2).
 	Workers int
-	// MaxTimeout caps each test's @@timeout (default 20s).
+	// MaxTimeout caps each test's @@timeout (default runtest.sh's 41 s,
+	// DefaultTimeout: tick-n/tst.tickquality-* run for 25 s).
 	MaxTimeout time.Duration
 	// Triggers resolves @@trigger programs (nil: none available).
 	Triggers *TriggerSet
@@ -93,7 +94,7 @@ func Run(ctx context.Context, cfg Config, tests []*Test) []*Result {
 		cfg.Workers = 2
 	}
 	if cfg.MaxTimeout <= 0 {
-		cfg.MaxTimeout = 20 * time.Second
+		cfg.MaxTimeout = DefaultTimeout * time.Second
 	}
 	if cfg.Arch == "" {
 		cfg.Arch = "x86_64"
@@ -242,6 +243,20 @@ func runOne(ctx context.Context, cfg *Config, t *Test) *Result {
 		timeout = cfg.MaxTimeout
 	}
 	cmd := exec.Command(cfg.DTrace, args...)
+	interp := ""
+	if isInterpreterFile(text) && triggerCmd == "" {
+		// As runtest.sh: an interpreter file ("#!dtrace -qs") is copied
+		// with its #! naming the dtrace under test and executed, so that
+		// the kernel passes the #! line's options; the copy's name is
+		// the test's again in the output.
+		interp, err = writeInterpreterFile(cfg.DTrace, text)
+		if err != nil {
+			r.Status, r.Reason = Fail, err.Error()
+			return r
+		}
+		defer os.Remove(interp)
+		cmd = exec.Command(interp, withoutScript(args, t.Path)...)
+	}
 	cmd.Dir = cfg.Root
 	// _test names the test for triggers, as runtest.sh exports it.
 	cmd.Env = append(os.Environ(), "_DTRACE_TESTING=t", "LANGUAGE=C", "DTRACE_OPT_CPPARGS="+cppArgs,
@@ -257,8 +272,55 @@ func runOne(ctx context.Context, cfg *Config, t *Test) *Result {
 	r.TimedOut = waitStopping(ctx, cmd, timeout, gracePeriod, func() { _ = cmd.Process.Signal(syscall.SIGINT) })
 	r.ExitCode = exitCode(cmd.ProcessState)
 	r.Stdout, r.Stderr = stdout.String(), stderr.String()
+	if interp != "" {
+		r.Stdout = strings.ReplaceAll(r.Stdout, interp, t.Path)
+		r.Stderr = strings.ReplaceAll(r.Stderr, interp, t.Path)
+	}
 	judge(cfg, t, r)
 	return r
+}
+
+// isInterpreterFile reports a test whose first word is "#!dtrace", one
+// runtest.sh executes rather than hands to dtrace -s.
+func isInterpreterFile(text []byte) bool {
+	f := strings.Fields(strings.SplitN(string(text), "\n", 2)[0])
+	return len(f) > 0 && f[0] == "#!dtrace"
+}
+
+// writeInterpreterFile writes an executable copy of an interpreter file
+// whose #! line names dtrace, the binary under test, and returns its path.
+func writeInterpreterFile(dtrace string, text []byte) (string, error) {
+	f, err := os.CreateTemp("", "dtconform-interp-*.d")
+	if err != nil {
+		return "", err
+	}
+	body := strings.Replace(string(text), "#!dtrace ", "#!"+dtrace+" ", 1)
+	_, err = f.WriteString(body)
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err == nil {
+		err = os.Chmod(f.Name(), 0o755)
+	}
+	if err != nil {
+		_ = os.Remove(f.Name())
+		return "", err
+	}
+	return f.Name(), nil
+}
+
+// withoutScript returns args without the "-s path" Command put in: what
+// is left are runtest.sh's raw flags, passed after an interpreter file.
+func withoutScript(args []string, path string) []string {
+	var out []string
+	for i := 0; i < len(args); i++ {
+		if args[i] == "-s" && i+1 < len(args) && args[i+1] == path {
+			i++
+			continue
+		}
+		out = append(out, args[i])
+	}
+	return out
 }
 
 // waitStopping waits for cmd, started in a process group of its own

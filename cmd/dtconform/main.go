@@ -42,7 +42,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 	corpus := fs.String("corpus", "", "corpus root (the dtrace-utils directory); default $"+conformance.CorpusEnv+" or "+conformance.DefaultCorpus)
 	xfailPath := fs.String("xfail", "", "expected-failures list (default conformance/expected-failures.txt of this repository)")
 	xfailAlso := fs.String("xfail-also", "", "further expected failures of the kernel under test (a guest's): merged into the list for this run, never rewritten")
-	timeout := fs.Duration("timeout", 20*time.Second, "longest a single test may run")
+	timeout := fs.Duration("timeout", conformance.DefaultTimeout*time.Second, "longest a single D program may run (runtest.sh's 41 s)")
 	csrc := fs.String("triggers", "", "directory of trigger sources: C programs, and shell scripts for the shell tests' test/triggers (default conformance/triggers of this repository)")
 	oformat := fs.String("oformat", "", "json: run every tracing dtrace with -x oformat=json and check its output against the schema instead of judging verdicts")
 	schemaPath := fs.String("schema", "", "JSON Schema of -oformat json (default docs/oformat-json.schema.json of this repository)")
