@@ -111,7 +111,6 @@ func (f *fn) readInto(a asm.Register, off, n uint32, user bool) {
 	f.free(a)
 }
 
-// readHelper is the BPF helper that reads user or kernel memory.
 // derefHelper is the helper that reads what a D pointer points to, for
 // a load through it (*p, p->m, a string at p): as dtrace-utils, which
 // reads with bpf_probe_read. On x86-64 that is the kernel's compat
@@ -136,6 +135,7 @@ func derefHelper(user, str bool) asm.BuiltinFunc {
 	return asm.FnProbeReadKernel
 }
 
+// readHelper is the BPF helper that reads user or kernel memory.
 func readHelper(user bool) asm.BuiltinFunc {
 	if user {
 		return asm.FnProbeReadUser

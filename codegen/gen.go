@@ -239,11 +239,7 @@ func generate(clauses []Clause, info Info, opts Options, layout program.ScratchL
 		g.gated = g.gated || callsTo(c.Decl, "traceoff") || callsTo(c.Decl, "traceon")
 		g.speculates = g.speculates || callsTo(c.Decl, "speculate")
 	}
-	n := 0
-	for _, c := range clauses {
-		g.stmts = append(g.stmts, n)
-		n += max(len(c.Probes), 1)
-	}
+	g.stmts = program.Stmts(len(clauses), func(i int) int { return len(clauses[i].Probes) })
 	for i, c := range clauses {
 		if isErrorClause(c) {
 			g.errorClauses = append(g.errorClauses, errorCopySym(i))

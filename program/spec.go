@@ -97,11 +97,19 @@ type MapSpec struct {
 // descriptions is one function here; its number is that of its first
 // description.
 func (s *Spec) Stmt(i int) int {
-	n := 0
-	for _, c := range s.Clauses[:min(i, len(s.Clauses))] {
-		n += max(len(c.Probes), 1)
+	i = min(i, len(s.Clauses))
+	return Stmts(i, func(j int) int { return len(s.Clauses[j].Probes) })[i]
+}
+
+// Stmts returns the statement number of each of n clauses, and after
+// them the number of statements, given how many probe descriptions
+// clause i has (ndescs(i)); a clause of none is one statement.
+func Stmts(n int, ndescs func(i int) int) []int {
+	stmts := make([]int, n+1)
+	for i := 0; i < n; i++ {
+		stmts[i+1] = stmts[i] + max(ndescs(i), 1)
 	}
-	return n
+	return stmts
 }
 
 // ClauseSpec is one compiled clause: a BPF function with the signature
