@@ -4,7 +4,6 @@ package dtrace
 
 import (
 	"fmt"
-	"slices"
 	"sort"
 	"strconv"
 	"sync"
@@ -56,9 +55,6 @@ type followUnit struct {
 	e      *loader.Extension
 }
 
-// dtraceProbes are the dtrace provider's probe names.
-var dtraceProbes = []string{"BEGIN", "END", "ERROR"}
-
 // followProbes is how many probes added while tracing dt_probes has room
 // for (a slot of 256 bytes each); probes past it have no names.
 const followProbes = 4096
@@ -73,7 +69,7 @@ func (h *Handle) followDescs() [][]provider.Desc {
 	for ci, c := range h.spec.Clauses {
 		for _, s := range c.Probes {
 			d, err := provider.ParseDesc(s)
-			if err != nil || d.Provider == "" && d.Module == "" && d.Function == "" && slices.Contains(dtraceProbes, d.Name) {
+			if err != nil || d.DtraceOnly() {
 				continue
 			}
 			n := len(d.Provider)
@@ -172,7 +168,9 @@ func (h *Handle) startFollowing(plan *loader.Plan, lopts loader.Options) {
 		f.attached[pp.Probe.ID] = true
 	}
 	for _, p := range h.followPids() {
-		proc, err := symbol.ReadProcess(p)
+		// The snapshot the probes were made from, which maps the
+		// dynamic linker the watcher probes as a new read would.
+		proc, err := h.sym.Process(p)
 		if err == nil {
 			err = w.Watch(proc, 0)
 		}

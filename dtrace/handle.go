@@ -152,13 +152,12 @@ func Open(opts *Options, conf Config) (*Handle, error) {
 		conf.Stderr = os.Stderr
 	}
 	sym := symbol.NewSymbolizer()
+	// Processes are followed once the program is known to name user
+	// addresses (Go).
+	sym.Follow(false)
 	// A debuginfod server that does not answer is said once, here.
 	stderr := conf.Stderr
 	symbol.SetWarnings(func(msg string) { fmt.Fprintf(stderr, "dtrace: %s\n", msg) })
-	if conf.Target != 0 {
-		// Addresses of the target resolve after it exits.
-		_, _ = sym.Snapshot(conf.Target)
-	}
 	fbtp := fbt.New() // lockstat finds kernel functions through fbt
 	usdtp := usdt.New(sym)
 	usdtp.SetTarget(conf.Target)
@@ -215,6 +214,16 @@ func (h *Handle) Go() error {
 		return btfHint(err)
 	}
 	h.spec = spec
+	if userAddresses(spec) {
+		// Addresses of the target, and of the processes pid and USDT
+		// probes named, resolve after they exit. A program that names
+		// no user address reads the target's mappings only for its
+		// pid and USDT probes, which take their own snapshot.
+		h.sym.Follow(true)
+		if h.conf.Target != 0 {
+			_, _ = h.sym.Process(h.conf.Target)
+		}
+	}
 	if err := h.sizeMaps(); err != nil {
 		return err
 	}
@@ -317,6 +326,9 @@ func checkCPU(cpu int64) error {
 // Close releases every kernel object.
 func (h *Handle) Close() error {
 	h.sym.Close() // stop following processes
+	if r := symbol.ProcessReads(); r != (symbol.ReadCounts{}) {
+		h.debugf("read processes' maps %d times, environments %d, /etc/ld.so.conf %d", r.Maps, r.Environ, r.LdSoConf)
+	}
 	var errs []error
 	errs = append(errs, h.stopFollowing())
 	errs = append(errs, h.stopServers(nil, nil))
@@ -566,28 +578,4 @@ func (h *Handle) sizeMaps() error {
 		}
 	}
 	return nil
-}
-
-// startUnwinder fills the user-stack unwinder's tables when a clause
-// takes ustack() (docs/STACKS.md): the $target's objects (and the
-// libraries a process held at exec will load) before tracing starts,
-// every running process's in the background when there is no target, and
-// from then on the files the probes meet without a table.
-func (h *Handle) startUnwinder() {
-	files := h.objs.Map(abi.MapUWFiles)
-	if files == nil {
-		return
-	}
-	var opts unwind.MapsOptions
-	if os.Getenv("DTRACE_UWDEBUG") != "" {
-		opts.Warn = func(s string) { fmt.Fprintln(os.Stderr, "unwind:", s) }
-	}
-	h.uw = unwind.NewMaps(files, h.objs.Map(abi.MapUWTables), h.objs.Map(abi.MapUWMiss), opts)
-	if h.conf.Target != 0 {
-		_ = h.uw.LoadProcess(h.conf.Target, true)
-	}
-	h.uw.Start()
-	if h.conf.Target == 0 {
-		go h.uw.LoadAll()
-	}
 }

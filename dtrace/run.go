@@ -41,9 +41,14 @@ type RunConfig struct {
 // the output meant for w. It returns the program's exit status; an error
 // is worded for printing after "dtrace: ".
 func (h *Handle) Run(w io.Writer, rc RunConfig) (int, error) {
+	user := h.spec != nil && userAddresses(h.spec)
 	for _, p := range rc.Processes {
-		// Its addresses resolve with what it mapped up to its exit.
-		p.AtExit(func(pid int) { _, _ = h.sym.Snapshot(pid) })
+		if user {
+			// Its addresses resolve with what it mapped up to its
+			// exit (a program that names no user address has none
+			// to resolve).
+			p.AtExit(func(pid int) { _, _ = h.sym.Snapshot(pid) })
+		}
 		h.followProcess(p)
 		p.Continue()
 	}

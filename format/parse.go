@@ -303,6 +303,17 @@ func (f *Format) HasAgg() bool {
 	return false
 }
 
+// HasUaddr reports whether the format has a %A conversion: a user
+// address named from the objects the process maps.
+func (f *Format) HasUaddr() bool {
+	for _, c := range f.Convs {
+		if c.info != nil && c.info.print == pUaddr {
+			return true
+		}
+	}
+	return false
+}
+
 // String returns the conversion as written, flags normalized ("%-*d").
 func (c *Conv) String() string {
 	if c.info == nil {

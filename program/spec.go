@@ -101,6 +101,40 @@ func (s *Spec) Stmt(i int) int {
 	return Stmts(i, func(j int) int { return len(s.Clauses[j].Probes) })[i]
 }
 
+// UserAddresses reports whether a record or aggregation key of the
+// program holds user addresses that the consumer names from the objects
+// a process maps (ustack(), jstack(), usym(), ufunc(), umod(), uaddr()).
+// A format's %A conversion names one too: the format package tells those.
+func (s *Spec) UserAddresses() bool {
+	user := func(rs []Record) bool {
+		for _, r := range rs {
+			if r.Kind == KindUStack || r.Kind >= KindUSym && r.Kind <= KindUAddr {
+				return true
+			}
+		}
+		return false
+	}
+	for _, c := range s.Clauses {
+		if c == nil {
+			continue
+		}
+		if user(c.Records) {
+			return true
+		}
+		for _, seg := range c.Segments {
+			if seg != nil && user(seg.Records) {
+				return true
+			}
+		}
+	}
+	for _, a := range s.Aggs {
+		if a != nil && user(a.Keys) {
+			return true
+		}
+	}
+	return false
+}
+
 // Stmts returns the statement number of each of n clauses, and after
 // them the number of statements, given how many probe descriptions
 // clause i has (ndescs(i)); a clause of none is one statement.

@@ -62,6 +62,19 @@ func ParseDescField(s string, last Field) (Desc, error) {
 
 // String gives the description in its full four-field form, as dtrace
 // quotes it in messages ("::BEGIN:tick-1").
+// DtraceOnly reports whether d is BEGIN, END or ERROR alone (no
+// provider, module or function field): a description that names the
+// dtrace provider's probe. The providers that make probes from what a
+// process maps (pid, USDT) take it to name none of theirs, so that a
+// program of BEGIN and END clauses reads no object of its -c or -p
+// process.
+func (d Desc) DtraceOnly() bool {
+	if d.Provider != "" || d.Module != "" || d.Function != "" {
+		return false
+	}
+	return d.Name == "BEGIN" || d.Name == "END" || d.Name == "ERROR"
+}
+
 func (d Desc) String() string {
 	return d.Provider + ":" + d.Module + ":" + d.Function + ":" + d.Name
 }

@@ -31,6 +31,14 @@ type NameFilter interface {
 	MayName(pattern string) bool
 }
 
+// DescFilter is implemented by providers that make probes from what
+// processes map (usdt) and can tell from a whole description that it
+// names none of theirs: the Registry does not consult such a provider
+// for it, so that BEGIN reads nothing of the -c or -p process.
+type DescFilter interface {
+	MayMatch(d Desc) bool
+}
+
 // Unavailabler is implemented by providers that may offer no probes on
 // this kernel; Unavailable says why ("" when the provider has probes).
 type Unavailabler interface {
@@ -122,6 +130,9 @@ func (r *Registry) match(d Desc, only func(Provider) bool) ([]*Probe, error) {
 			continue
 		}
 		if nf, ok := pv.(NameFilter); ok && !nf.MayName(d.Name) {
+			continue
+		}
+		if df, ok := pv.(DescFilter); ok && !df.MayMatch(d) {
 			continue
 		}
 		if err := r.touch(pv); err != nil {

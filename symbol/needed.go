@@ -17,7 +17,21 @@ import (
 // the file is installed by the kernel when the process maps it. Libraries
 // are found as ld.so finds them: DT_RPATH, LD_LIBRARY_PATH of the
 // process, DT_RUNPATH, /etc/ld.so.conf and the default directories.
+//
+// The answer is worked out once per snapshot: the pid and USDT
+// providers and the unwinder each ask for it, description after
+// description. A later snapshot (the process has mapped more since, or
+// exec'd) works it out again.
 func (p *Process) PendingModules() []*Module {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if !p.pendingDone {
+		p.pending, p.pendingDone = p.pendingModules(), true
+	}
+	return p.pending
+}
+
+func (p *Process) pendingModules() []*Module {
 	if p.Exe == "" {
 		return nil
 	}
@@ -32,6 +46,9 @@ func (p *Process) PendingModules() []*Module {
 	var out []*Module
 	seen := map[string]bool{}
 	queue := []string{p.Exe}
+	// /etc/ld.so.conf is read when the first object needs a library
+	// looked for, and once.
+	var confDirs []string
 	for len(queue) > 0 {
 		obj := queue[0]
 		queue = queue[1:]
@@ -61,7 +78,10 @@ func (p *Process) PendingModules() []*Module {
 		}
 		expand([]string{env["LD_LIBRARY_PATH"]})
 		expand(runpath)
-		dirs = append(dirs, ldSoConfDirs(root)...)
+		if confDirs == nil {
+			confDirs = append([]string{}, ldSoConfDirs(root)...)
+		}
+		dirs = append(dirs, confDirs...)
 		dirs = append(dirs, "/lib64", "/usr/lib64", "/lib", "/usr/lib")
 		for _, lib := range needed {
 			if seen[lib] {
@@ -117,6 +137,7 @@ func findLibrary(root, lib string, dirs []string, class elf.Class, machine elf.M
 // ldSoConfDirs returns the directories /etc/ld.so.conf lists, following
 // its include lines.
 func ldSoConfDirs(root string) []string {
+	reads.ldSoConf.Add(1)
 	var dirs []string
 	seen := map[string]bool{}
 	var read func(file string)
@@ -156,6 +177,7 @@ func ldSoConfDirs(root string) []string {
 
 // processEnv reads the environment of a process.
 func processEnv(pid int) map[string]string {
+	reads.environ.Add(1)
 	env := map[string]string{}
 	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/environ", pid))
 	if err != nil {

@@ -39,6 +39,9 @@ type Process struct {
 
 	mu       sync.Mutex
 	resolved map[string]*resolvedModule // by path
+	// pending is PendingModules' answer once pendingDone is set.
+	pending     []*Module
+	pendingDone bool
 }
 
 // resolvedModule is a module with its ELF object and load bias, worked
@@ -81,6 +84,7 @@ func (p *Process) resolve(addr uint64) *resolvedModule {
 
 // ReadProcess snapshots /proc/PID/maps and the executable's path.
 func ReadProcess(pid int) (*Process, error) {
+	reads.maps.Add(1)
 	f, err := os.Open(fmt.Sprintf("/proc/%d/maps", pid))
 	if err != nil {
 		if os.IsNotExist(err) {

@@ -13,11 +13,14 @@ import (
 // libraries as soon as it runs, then every 200ms), so that a process that
 // exits before its records are consumed still resolves; a process never
 // snapshot is read on its first lookup, and again on a lookup that misses.
-// It is safe for concurrent use.
+// Following can be turned off (Follow) where no address will be asked
+// about. It is safe for concurrent use.
 type Symbolizer struct {
 	mu       sync.Mutex
 	procs    map[int]*procEntry
 	watching map[int]bool
+	// noFollow says that snapshots are not followed (Follow).
+	noFollow bool
 	perfMaps map[int]*perfMap
 	// fetched holds the files whose debug files were looked for in the
 	// background (with debuginfod), by path and inode.
@@ -107,13 +110,33 @@ func (s *Symbolizer) Snapshot(pid int) (*Process, error) {
 	}
 	s.mu.Lock()
 	s.procs[pid] = &procEntry{proc: p, read: time.Now()}
-	if !s.watching[pid] {
+	if !s.noFollow && !s.watching[pid] {
 		s.watching[pid] = true
 		go s.watch(pid)
 	}
 	s.mu.Unlock()
 	s.prefetch(p)
 	return p, nil
+}
+
+// Follow says whether the processes Snapshot is called for are followed
+// while they live (NewSymbolizer's default): a program that names no
+// user address leaves them alone, as there is nothing to resolve, and
+// the pid and USDT providers take their snapshots all the same. Turning
+// it on follows the processes snapshot so far too.
+func (s *Symbolizer) Follow(on bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.noFollow = !on
+	if !on {
+		return
+	}
+	for pid := range s.procs {
+		if !s.watching[pid] {
+			s.watching[pid] = true
+			go s.watch(pid)
+		}
+	}
 }
 
 // Process returns the snapshot of pid, taking one if there is none (a

@@ -165,6 +165,14 @@ func (m *Maps) LoadProcess(pid int, target bool) error {
 	if err != nil {
 		return err
 	}
+	m.LoadSnapshot(p, target)
+	return nil
+}
+
+// LoadSnapshot is LoadProcess from a snapshot of the process already
+// taken (the one the symbolizer and the providers share).
+func (m *Maps) LoadSnapshot(p *symbol.Process, target bool) {
+	pid := p.PID
 	load := func(path string) {
 		if key, ok := m.loadPath(path, pid); ok && target {
 			m.mu.Lock()
@@ -178,7 +186,6 @@ func (m *Maps) LoadProcess(pid int, target bool) error {
 	for _, mod := range p.PendingModules() {
 		load(mod.Path)
 	}
-	return nil
 }
 
 // anyDev is abi.UWAnyDev as a key's device.

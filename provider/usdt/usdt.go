@@ -60,7 +60,29 @@ type Provider struct {
 	target int
 	// pids are the processes whose providers descriptions named.
 	pids map[int]bool
+	// noted holds, per process, the objects with SDT notes of its latest
+	// snapshot, so that the descriptions of a program read them once.
+	noted map[int]notedObjects
 }
+
+// notedObjects are the objects with SDT notes that one snapshot of a
+// process maps or will map.
+type notedObjects struct {
+	proc *symbol.Process
+	objs []notedObject
+}
+
+type notedObject struct {
+	mod      *symbol.Module
+	openPath string
+	obj      *symbol.Object
+}
+
+// MayMatch reports whether d may name a USDT probe
+// (provider.DescFilter): not BEGIN, END or ERROR alone, which would
+// otherwise read every object of the -c or -p process for a program that
+// names none of its probes.
+func (pv *Provider) MayMatch(d provider.Desc) bool { return !d.DtraceOnly() }
 
 // Pids returns the processes whose providers descriptions have named.
 func (pv *Provider) Pids() []int {
@@ -311,19 +333,11 @@ func (pv *Provider) processProbes(d provider.Desc, want func(string) bool, p int
 	pv.pids[p] = true
 	pv.mu.Unlock()
 	var out []*provider.Probe
-	// Libraries not mapped yet (a -c process held before the dynamic
-	// linker ran) are probed by file all the same.
-	for _, mod := range append(proc.Modules(), proc.PendingModules()...) {
-		openPath := proc.OpenPath(mod)
-		notes, err := symbol.ReadNotes(openPath, NoteSection)
-		if err != nil || len(notes) == 0 {
+	for _, o := range pv.notedObjects(p, proc) {
+		if !pid.ModuleMatches(d.Module, o.mod, o.obj.Soname) {
 			continue
 		}
-		obj, err := symbol.LoadObject(openPath)
-		if err != nil || !pid.ModuleMatches(d.Module, mod, obj.Soname) {
-			continue
-		}
-		probes, err := makeProbes(d, obj, openPath, mod.Name, want, strconv.Itoa(p), p)
+		probes, err := makeProbes(d, o.obj, o.openPath, o.mod.Name, want, strconv.Itoa(p), p)
 		if err != nil {
 			return nil, err
 		}
@@ -331,6 +345,39 @@ func (pv *Provider) processProbes(d provider.Desc, want func(string) bool, p int
 	}
 	pv.noteMade(out)
 	return out, nil
+}
+
+// notedObjects returns the objects with SDT notes that snapshot proc of
+// process p maps, and the libraries it will map (a -c process held before
+// the dynamic linker ran: they are probed by file all the same), read
+// once per snapshot.
+func (pv *Provider) notedObjects(p int, proc *symbol.Process) []notedObject {
+	pv.mu.Lock()
+	n, ok := pv.noted[p]
+	pv.mu.Unlock()
+	if ok && n.proc == proc {
+		return n.objs
+	}
+	var objs []notedObject
+	for _, mod := range append(proc.Modules(), proc.PendingModules()...) {
+		openPath := proc.OpenPath(mod)
+		notes, err := symbol.ReadNotes(openPath, NoteSection)
+		if err != nil || len(notes) == 0 {
+			continue
+		}
+		obj, err := symbol.LoadObject(openPath)
+		if err != nil {
+			continue
+		}
+		objs = append(objs, notedObject{mod: mod, openPath: openPath, obj: obj})
+	}
+	pv.mu.Lock()
+	if pv.noted == nil {
+		pv.noted = map[int]notedObjects{}
+	}
+	pv.noted[p] = notedObjects{proc: proc, objs: objs}
+	pv.mu.Unlock()
+	return objs
 }
 
 // makeProbes turns the notes of obj whose provider passes want and whose
