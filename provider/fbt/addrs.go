@@ -63,7 +63,7 @@ func errText(err error) string {
 // (static functions) are one function, with all their addresses; entries
 // the kernel marks invalid are left out.
 func (pv *Provider) parseFunctions(data []byte, withAddrs bool) {
-	pv.funcs, pv.addrs, pv.more = nil, nil, nil
+	pv.funcs, pv.addrs, pv.more, pv.shared = nil, nil, nil, nil
 	pv.byName = make(map[string][]int, 50000)
 	mods := map[string]string{Kernel: Kernel}
 	sc := bufio.NewScanner(bytes.NewReader(data))
@@ -106,6 +106,12 @@ func (pv *Provider) parseFunctions(data []byte, withAddrs bool) {
 			}
 		}
 		if dup >= 0 {
+			if !withAddrs {
+				if pv.shared == nil {
+					pv.shared = map[int]int{}
+				}
+				pv.shared[dup]++
+			}
 			if withAddrs && addr != 0 && addr != uint64(pv.addrs[dup]) && !slices.Contains(pv.more[dup], uintptr(addr)) {
 				if pv.more == nil {
 					pv.more = map[int][]uintptr{}

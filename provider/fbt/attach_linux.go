@@ -33,10 +33,15 @@ func (pv *Provider) Attach(p *provider.Probe, prog *ebpf.Program) (io.Closer, er
 			at = ebpf.AttachTraceFExit
 		}
 		l, err = link.AttachTracing(link.TracingOptions{Program: prog, AttachType: at})
+	case pv.shared[p.Data.(probeData).fn] > 0:
+		return pv.attachOne(p, ret, prog)
 	case ret:
 		l, err = link.Kretprobe(f.name, prog, nil)
 	default:
 		l, err = link.Kprobe(f.name, prog, nil)
+	}
+	if errors.Is(err, unix.EADDRNOTAVAIL) {
+		return pv.attachOne(p, ret, prog)
 	}
 	if err != nil {
 		return nil, fmt.Errorf("attach %s: %w", p, err)
@@ -83,7 +88,12 @@ func (pv *Provider) AttachShared(ps []*provider.Probe, prog *ebpf.Program) (io.C
 	}
 	provider.RaiseFileLimit(2 * len(ps))
 	ls := make(provider.ParallelClosers, 0, len(ps))
+	var byAddr []int // indexes into ps of functions probed at each address
 	for i, p := range ps {
+		if pv.shared[p.Data.(probeData).fn] > 0 {
+			byAddr = append(byAddr, i)
+			continue
+		}
 		var l link.Link
 		var err error
 		o := &link.KprobeOptions{Cookie: cookies[i]}
@@ -92,17 +102,26 @@ func (pv *Provider) AttachShared(ps []*provider.Probe, prog *ebpf.Program) (io.C
 		} else {
 			l, err = link.Kprobe(syms[i], prog, o)
 		}
-		if err != nil {
-			if len(ps) > 1 && (errors.Is(err, os.ErrNotExist) || errors.Is(err, unix.EINVAL)) {
-				// A function kprobes refuse (the kprobe blacklist:
-				// perf_event_nmi_handler, say) is left out of a wide
-				// description, as kprobe.multi's ftrace would not.
-				continue
-			}
+		switch {
+		case err == nil:
+			ls = append(ls, l)
+		case errors.Is(err, unix.EADDRNOTAVAIL):
+			// The name is a module's and vmlinux's, or several
+			// static functions': each at its address.
+			byAddr = append(byAddr, i)
+		case refused(err, len(ps)):
+		default:
 			ls.Close()
 			return nil, fmt.Errorf("attach %s: %w", p, err)
 		}
-		ls = append(ls, l)
+	}
+	if len(byAddr) > 0 {
+		cs, err := pv.attachAtAddresses(ps, byAddr, ret, prog)
+		if err != nil {
+			ls.Close()
+			return nil, err
+		}
+		ls = append(ls, cs...)
 	}
 	if len(ls) == 0 {
 		return nil, fmt.Errorf("attach %s: no function of the description takes a kprobe", ps[0])
@@ -113,4 +132,56 @@ func (pv *Provider) AttachShared(ps []*provider.Probe, prog *ebpf.Program) (io.C
 // multiOK reports whether wide probes may share a kprobe.multi link.
 func (pv *Provider) multiOK() bool {
 	return !pv.kprobeOnly && !pv.noMulti && kfeature.KprobeMulti() == nil
+}
+
+// attachOne attaches a kprobe at each address of p's function.
+func (pv *Provider) attachOne(p *provider.Probe, ret bool, prog *ebpf.Program) (io.Closer, error) {
+	cs, err := pv.attachAtAddresses([]*provider.Probe{p}, []int{0}, ret, prog)
+	if err != nil {
+		return nil, err
+	}
+	return provider.Closers(cs...), nil
+}
+
+// refused reports whether a wide description of n functions leaves out
+// one that kprobes refuse (the kprobe blacklist: perf_event_nmi_handler,
+// say), as kprobe.multi's ftrace would not take it either.
+func refused(err error, n int) bool {
+	return n > 1 && (errors.Is(err, os.ErrNotExist) || errors.Is(err, unix.EINVAL))
+}
+
+// attachAtAddresses attaches a kprobe at every address of the functions
+// of ps[byAddr] (each copy of a shared name, found in kallsyms), each
+// with its probe's id as cookie.
+func (pv *Provider) attachAtAddresses(ps []*provider.Probe, byAddr []int, ret bool, prog *ebpf.Program) ([]io.Closer, error) {
+	want := make(map[function]bool, len(byAddr))
+	for _, i := range byAddr {
+		want[pv.funcs[ps[i].Data.(probeData).fn]] = true
+	}
+	addrs, err := symbolAddrs(want)
+	if err != nil {
+		return nil, fmt.Errorf("attach %s: %w", ps[byAddr[0]], err)
+	}
+	var cs []io.Closer
+	for _, i := range byAddr {
+		p := ps[i]
+		as := addrs[pv.funcs[p.Data.(probeData).fn]]
+		n := 0
+		for _, a := range as {
+			c, err := kprobeAt(a, ret, prog, uint64(p.ID))
+			if err != nil {
+				if refused(err, len(ps)+len(as)) {
+					continue
+				}
+				provider.Closers(cs...).Close()
+				return nil, fmt.Errorf("attach %s: %w", p, err)
+			}
+			cs = append(cs, c)
+			n++
+		}
+		if n == 0 && len(ps) == 1 {
+			return nil, fmt.Errorf("attach %s: kallsyms lists no address of %s that takes a kprobe", p, p.Function)
+		}
+	}
+	return cs, nil
 }

@@ -89,6 +89,11 @@ type Provider struct {
 	addrs []uintptr
 	more  map[int][]uintptr
 
+	// shared counts, by index, the further functions of a module and
+	// name where the kernel lists names only (before 6.5): a kprobe
+	// each must find them by address (attachAtAddresses).
+	shared map[int]int
+
 	startOnce sync.Once
 	start     map[uintptr]uintptr // see starts
 	startErr  error
@@ -176,8 +181,9 @@ func (pv *Provider) Probes(d provider.Desc) ([]*provider.Probe, error) {
 	if len(out) > WideThreshold && d != (provider.Desc{}) && !pv.noMulti {
 		pv.mu.Lock()
 		// kprobe.multi finds functions by name in vmlinux only; by
-		// address, in modules too.
-		mods := pv.addrs != nil && endbrSize > 0 && pv.multiOK()
+		// address, in modules too. A kprobe each finds them by name
+		// (or at their addresses, attachAtAddresses).
+		mods := !pv.multiOK() || pv.addrs != nil && endbrSize > 0
 		for _, p := range out {
 			if p.Module == Kernel || mods {
 				pv.wide[p.Data.(probeData)] = true

@@ -220,3 +220,24 @@ ffffffffc0000ffc t show_stat	[nfs]
 		t.Errorf("addresses without a listing of them: %x", got)
 	}
 }
+
+func TestSharedNames(t *testing.T) {
+	pv := New()
+	pv.parseFunctions([]byte("dummy_handler\nvfs_read\ndummy_handler\ndummy_handler\nshow_stat [nfs]\nshow_stat\n"), false)
+	i := pv.byName["dummy_handler"]
+	if len(i) != 1 || pv.shared[i[0]] != 2 {
+		t.Errorf("dummy_handler: indexes %v, further copies %v: want one function with 2 more", i, pv.shared)
+	}
+	for _, name := range []string{"vfs_read", "show_stat"} {
+		for _, j := range pv.byName[name] {
+			if pv.shared[j] != 0 {
+				t.Errorf("%s (%s): %d further copies, want none", name, pv.funcs[j].mod, pv.shared[j])
+			}
+		}
+	}
+	// Names with addresses (6.5 and later) go to kprobe.multi by address.
+	pv.parseFunctions([]byte("ffffffff81000010 dummy_handler\nffffffff81000020 dummy_handler\n"), true)
+	if pv.shared != nil {
+		t.Errorf("shared with addresses: %v", pv.shared)
+	}
+}

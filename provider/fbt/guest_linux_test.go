@@ -8,6 +8,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -15,6 +16,7 @@ import (
 
 	"github.com/dtrace-go/dtrace/internal/testutil/guesttest"
 	"github.com/dtrace-go/dtrace/internal/testutil/testprog"
+	"github.com/dtrace-go/dtrace/provider/fbt"
 )
 
 // The fbt tests need a kernel with kprobes and fentry, which the machines
@@ -162,30 +164,9 @@ func TestInGuest(t *testing.T) {
 		if len(want) < 2 {
 			t.Fatalf("the kernel lists %d functions of 9pnet and ZSTD_*", len(want))
 		}
-		cmd := exec.Command(os.Getenv("FBT_DTRACE"), "-q", "-n", `fbt:9pnet::entry, fbt:vmlinux:ZSTD_*:entry { @[probefunc] = count(); }
-			BEGIN { printf("ready\n"); }`)
-		out, err := cmd.StdoutPipe()
-		if err != nil {
-			t.Fatal(err)
-		}
-		var stderr bytes.Buffer
-		cmd.Stderr = &stderr
-		if err := cmd.Start(); err != nil {
-			t.Fatal(err)
-		}
-		defer cmd.Process.Kill()
-		line, err := bufio.NewReader(out).ReadString('\n')
-		if line != "ready\n" {
-			t.Fatalf("dtrace printed %q (%v), not ready:\n%s", line, err, stderr.Bytes())
-		}
-		got := tracedNames(t, "enabled_functions", func(name, mod string) bool {
+		got := enabledWhileTracing(t, nil, `fbt:9pnet::entry, fbt:vmlinux:ZSTD_*:entry`, func(name, mod string) bool {
 			return mod == "9pnet" || mod == "" && strings.HasPrefix(name, "ZSTD_")
 		})
-		cmd.Process.Signal(os.Interrupt)
-		io.Copy(io.Discard, out)
-		if err := cmd.Wait(); err != nil {
-			t.Errorf("dtrace: %v\n%s", err, stderr.Bytes())
-		}
 		for name, n := range want {
 			if got[name] != n {
 				t.Errorf("%s: %d enabled, want %d (every copy, once)", name, got[name], n)
@@ -196,9 +177,26 @@ func TestInGuest(t *testing.T) {
 				t.Errorf("%s: %d enabled, not a function of the descriptions", name, n)
 			}
 		}
-		left := tracedNames(t, "enabled_functions", func(name, mod string) bool { return true })
-		if len(left) != 0 {
-			t.Errorf("%d functions still enabled after dtrace exited", len(left))
+	})
+	t.Run("shared-names-kprobe", func(t *testing.T) {
+		// A wide description on kprobes (DTRACE_FBT=kprobe; 6.1 has
+		// no kprobe.multi) whose functions include a name several
+		// static functions share: the kernel refuses such a name
+		// (EADDRNOTAVAIL), so each copy is probed at its address, once.
+		all := tracedNames(t, "available_filter_functions", func(name, mod string) bool { return mod == "" })
+		glob := sharedGlob(all)
+		if glob == "" {
+			t.Skip("the kernel lists no vmlinux function name twice")
+		}
+		keep := func(name, mod string) bool {
+			return mod == "" && strings.HasPrefix(name, strings.TrimSuffix(glob, "*"))
+		}
+		want := tracedNames(t, "available_filter_functions", keep)
+		got := enabledWhileTracing(t, []string{"DTRACE_FBT=kprobe"}, "fbt:vmlinux:"+glob+":entry", keep)
+		for name, n := range want {
+			if got[name] != n {
+				t.Errorf("%s (%s): %d enabled, want %d (every copy, once)", name, glob, got[name], n)
+			}
 		}
 	})
 	t.Run("flowindent", func(t *testing.T) {
@@ -295,4 +293,69 @@ func tracedNames(t *testing.T, file string, keep func(name, mod string) bool) ma
 		}
 	}
 	return n
+}
+
+// enabledWhileTracing runs `descs { @[probefunc] = count(); }` with env
+// until BEGIN has fired, and returns the functions keep selects from the
+// kernel's enabled_functions while it traces; none may be left enabled
+// after it exits.
+func enabledWhileTracing(t *testing.T, env []string, descs string, keep func(name, mod string) bool) map[string]int {
+	t.Helper()
+	cmd := exec.Command(os.Getenv("FBT_DTRACE"), "-q", "-n", descs+` { @[probefunc] = count(); }
+		BEGIN { printf("ready\n"); }`)
+	cmd.Env = append(os.Environ(), env...)
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer cmd.Process.Kill()
+	line, err := bufio.NewReader(out).ReadString('\n')
+	if line != "ready\n" {
+		t.Fatalf("dtrace -n '%s' printed %q (%v), not ready:\n%s", descs, line, err, stderr.Bytes())
+	}
+	got := tracedNames(t, "enabled_functions", keep)
+	cmd.Process.Signal(os.Interrupt)
+	io.Copy(io.Discard, out)
+	if err := cmd.Wait(); err != nil {
+		t.Errorf("dtrace: %v\n%s", err, stderr.Bytes())
+	}
+	if left := tracedNames(t, "enabled_functions", func(string, string) bool { return true }); len(left) != 0 {
+		t.Errorf("%d functions still enabled after dtrace exited", len(left))
+	}
+	return got
+}
+
+// sharedGlob returns a glob of vmlinux function names ("prefix*") that
+// matches more than WideThreshold and at most 200 of names, one of them
+// a name several functions share (count above 1); "" where none does.
+func sharedGlob(names map[string]int) string {
+	var shared []string
+	for name, n := range names {
+		if n > 1 {
+			shared = append(shared, name)
+		}
+	}
+	slices.Sort(shared)
+	for _, s := range shared {
+		for l := len(s); l >= 3; l-- {
+			m := 0
+			for name := range names {
+				if strings.HasPrefix(name, s[:l]) {
+					m++
+				}
+			}
+			if m > 200 {
+				break
+			}
+			if m > fbt.WideThreshold {
+				return s[:l] + "*"
+			}
+		}
+	}
+	return ""
 }
