@@ -60,8 +60,6 @@ func ParseDescField(s string, last Field) (Desc, error) {
 	return Desc{Provider: f[0], Module: f[1], Function: f[2], Name: f[3]}, nil
 }
 
-// String gives the description in its full four-field form, as dtrace
-// quotes it in messages ("::BEGIN:tick-1").
 // DtraceOnly reports whether d is BEGIN, END or ERROR alone (no
 // provider, module or function field): a description that names the
 // dtrace provider's probe. The providers that make probes from what a
@@ -75,6 +73,8 @@ func (d Desc) DtraceOnly() bool {
 	return d.Name == "BEGIN" || d.Name == "END" || d.Name == "ERROR"
 }
 
+// String gives the description in its full four-field form, as dtrace
+// quotes it in messages ("::BEGIN:tick-1").
 func (d Desc) String() string {
 	return d.Provider + ":" + d.Module + ":" + d.Function + ":" + d.Name
 }
