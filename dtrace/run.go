@@ -41,12 +41,14 @@ type RunConfig struct {
 // the output meant for w. It returns the program's exit status; an error
 // is worded for printing after "dtrace: ".
 func (h *Handle) Run(w io.Writer, rc RunConfig) (int, error) {
-	user := h.spec != nil && userAddresses(h.spec)
+	// A process's addresses resolve with what it mapped up to its exit,
+	// and a timeline (stamped records: perfetto, json, OTLP, an agent)
+	// names a short -c process gone by then by the executable that
+	// snapshot saw (ThreadNames). A program that does neither takes no
+	// snapshot.
+	snap := h.spec != nil && userAddresses(h.spec) || h.conf.Stamp || h.opts.stamps()
 	for _, p := range rc.Processes {
-		if user {
-			// Its addresses resolve with what it mapped up to its
-			// exit (a program that names no user address has none
-			// to resolve).
+		if snap {
 			p.AtExit(func(pid int) { _, _ = h.sym.Snapshot(pid) })
 		}
 		h.followProcess(p)
