@@ -7,7 +7,9 @@ import (
 	"io"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"runtime"
+	"strings"
 	"syscall"
 	"testing"
 	"time"
@@ -40,8 +42,7 @@ func newProcess(t testing.TB, path string, args []string) *Process {
 }
 
 // Start runs the program at path and returns once the process has exec'd
-// it (its mappings are the program's, not still those of the forked Go
-// child). The process is killed when the test ends.
+// it and its libraries are mapped. The process is killed when the test ends.
 func Start(t testing.TB, path string, args ...string) *Process {
 	t.Helper()
 	p := newProcess(t, path, args)
@@ -51,8 +52,7 @@ func Start(t testing.TB, path string, args ...string) *Process {
 	t.Cleanup(func() { p.Cmd.Process.Kill(); p.Cmd.Wait() })
 	deadline := time.Now().Add(5 * time.Second)
 	for {
-		proc, err := symbol.ReadProcess(p.Pid())
-		if err == nil && proc.Exe == path {
+		if started(p.Pid(), path) {
 			return p
 		}
 		if time.Now().After(deadline) {
@@ -60,6 +60,38 @@ func Start(t testing.TB, path string, args ...string) *Process {
 		}
 		time.Sleep(5 * time.Millisecond)
 	}
+}
+
+// started reports whether process pid has exec'd path and got past
+// ld.so: /proc/PID/exe names path, its mappings hold path, and they hold
+// libc, or it sleeps (its first read of stdin, or a sleep), which a
+// process in the middle of exec or in ld.so does not. The link to exe is
+// read first: the kernel points it at the new program before it maps the
+// program's segments.
+func started(pid int, path string) bool {
+	exe, err := os.Readlink(fmt.Sprintf("/proc/%d/exe", pid))
+	if err != nil || exe != path {
+		return false
+	}
+	proc, err := symbol.ReadProcess(pid)
+	if err != nil {
+		return false
+	}
+	mapped, libc := false, false
+	for _, m := range proc.Maps {
+		mapped = mapped || m.Path == path
+		libc = libc || strings.HasPrefix(filepath.Base(m.Path), "libc.so")
+	}
+	if !mapped || libc {
+		return mapped
+	}
+	stat, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return false
+	}
+	// The state follows the command name's closing parenthesis.
+	i := bytes.LastIndexByte(stat, ')')
+	return i >= 0 && i+2 < len(stat) && stat[i+2] == 'S'
 }
 
 // StartStopped starts the program at path held by ptrace right after
