@@ -144,12 +144,14 @@ func AttachPerfEvents(p *Probe, attr unix.PerfEventAttr, cpus []int, prog *ebpf.
 			return nil, fmt.Errorf("attach %s on CPU %d: link perf event: %w", p, cpu, err)
 		}
 		// Closers closes in reverse: the link before its event.
-		cs = append(cs, perfFD(fd), l)
+		cs = append(cs, FD(fd), l)
 	}
 	return Closers(cs...), nil
 }
 
-// perfFD closes a perf event file descriptor.
-type perfFD int
+// FD is an open file descriptor (a perf event's, a raw link's) as an
+// io.Closer.
+type FD int
 
-func (fd perfFD) Close() error { return unix.Close(int(fd)) }
+// Close closes the descriptor.
+func (fd FD) Close() error { return unix.Close(int(fd)) }

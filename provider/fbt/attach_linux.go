@@ -109,7 +109,7 @@ func (pv *Provider) AttachShared(ps []*provider.Probe, prog *ebpf.Program) (io.C
 			// The name is a module's and vmlinux's, or several
 			// static functions': each at its address.
 			byAddr = append(byAddr, i)
-		case refused(err, len(ps)):
+		case refused(err, len(ps) > 1):
 		default:
 			ls.Close()
 			return nil, fmt.Errorf("attach %s: %w", p, err)
@@ -143,11 +143,12 @@ func (pv *Provider) attachOne(p *provider.Probe, ret bool, prog *ebpf.Program) (
 	return provider.Closers(cs...), nil
 }
 
-// refused reports whether a wide description of n functions leaves out
-// one that kprobes refuse (the kprobe blacklist: perf_event_nmi_handler,
-// say), as kprobe.multi's ftrace would not take it either.
-func refused(err error, n int) bool {
-	return n > 1 && (errors.Is(err, os.ErrNotExist) || errors.Is(err, unix.EINVAL))
+// refused reports whether a wide attachment (several functions, or
+// several copies of one) leaves out one that kprobes refuse (the kprobe
+// blacklist: perf_event_nmi_handler, say), as kprobe.multi's ftrace would
+// not take it either.
+func refused(err error, wide bool) bool {
+	return wide && (errors.Is(err, os.ErrNotExist) || errors.Is(err, unix.EINVAL))
 }
 
 // attachAtAddresses attaches a kprobe at every address of the functions
@@ -170,7 +171,7 @@ func (pv *Provider) attachAtAddresses(ps []*provider.Probe, byAddr []int, ret bo
 		for _, a := range as {
 			c, err := kprobeAt(a, ret, prog, uint64(p.ID))
 			if err != nil {
-				if refused(err, len(ps)+len(as)) {
+				if refused(err, len(ps) > 1 || len(as) > 1) {
 					continue
 				}
 				provider.Closers(cs...).Close()

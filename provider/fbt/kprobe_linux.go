@@ -83,12 +83,8 @@ func kprobeAt(addr uint64, ret bool, prog *ebpf.Program, cookie uint64) (io.Clos
 		return nil, fmt.Errorf("kprobe at %#x: link: %w", addr, errno)
 	}
 	// The link before its event.
-	return provider.Closers(fdCloser(fd), fdCloser(lfd)), nil
+	return provider.Closers(provider.FD(fd), provider.FD(lfd)), nil
 }
-
-type fdCloser int
-
-func (fd fdCloser) Close() error { return unix.Close(int(fd)) }
 
 // symbolAddrs reads kallsyms once for the text addresses of fns (every
 // symbol of the function's module and name).
