@@ -45,33 +45,6 @@ func TestKernelSymbols(t *testing.T) {
 	}
 }
 
-// startBlocked starts a test program that waits on stdin, and waits until
-// it runs the program (not the forked Go child) with libc loaded.
-func startBlocked(t *testing.T, path string) *exec.Cmd {
-	t.Helper()
-	cmd := exec.Command(path, "1")
-	if _, err := cmd.StdinPipe(); err != nil {
-		t.Fatal(err)
-	}
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
-	for deadline := time.Now().Add(5 * time.Second); ; time.Sleep(5 * time.Millisecond) {
-		p, err := symbol.ReadProcess(cmd.Process.Pid)
-		if err == nil && p.Exe == path {
-			for _, m := range p.Modules() {
-				if m.Name == "libc.so.6" {
-					return cmd
-				}
-			}
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("%s did not start", path)
-		}
-	}
-}
-
 // funcAddr returns the run-time address of a function of one module of p.
 func funcAddr(t *testing.T, p *symbol.Process, module, fn string) uint64 {
 	t.Helper()
@@ -104,7 +77,7 @@ func TestUserSymAfterExit(t *testing.T) {
 	for _, pie := range []string{"-no-pie", "-pie"} {
 		t.Run(pie, func(t *testing.T) {
 			prog := testprog.BuildWork(t, "-O2", pie)
-			cmd := startBlocked(t, prog)
+			cmd := testprog.Start(t, prog, "1").Cmd
 			s := symbol.NewSymbolizer()
 			p, err := s.Snapshot(cmd.Process.Pid)
 			if err != nil {
@@ -150,7 +123,7 @@ func TestUserSymAfterExit(t *testing.T) {
 // object alone.
 func TestStripped(t *testing.T) {
 	prog := testprog.BuildWork(t, "-O2", "-s")
-	cmd := startBlocked(t, prog)
+	cmd := testprog.Start(t, prog, "1").Cmd
 	s := symbol.NewSymbolizer()
 	p, err := s.Snapshot(cmd.Process.Pid)
 	if err != nil {
