@@ -3,6 +3,7 @@
 package dtrace
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -191,12 +192,22 @@ func Open(opts *Options, conf Config) (*Handle, error) {
 	return h, nil
 }
 
+// ErrInterrupted is GoContext's error when its context ended the
+// attaching.
+var ErrInterrupted = errors.New("interrupted")
+
 // Registry returns the handle's providers, for listing.
 func (h *Handle) Registry() *provider.Registry { return h.reg }
 
 // Go generates code for every compiled program, loads and attaches it,
 // opens the principal buffers and fires BEGIN.
-func (h *Handle) Go() error {
+func (h *Handle) Go() error { return h.GoContext(context.Background()) }
+
+// GoContext is Go that gives up attaching when ctx is done (dtrace(1M)
+// cancels it on SIGINT and SIGTERM: without kprobe.multi, every function
+// of a wide fbt description takes a kprobe of its own, one at a time) and
+// returns ErrInterrupted. Close detaches what was attached.
+func (h *Handle) GoContext(ctx context.Context) error {
 	if h.started {
 		return errors.New("tracing already started")
 	}
@@ -291,7 +302,10 @@ func (h *Handle) Go() error {
 		return err
 	}
 	h.debugf("programs of %d probes loaded; attaching", len(plan.Probes))
-	if err := objs.Attach(); err != nil {
+	if err := objs.AttachContext(ctx); err != nil {
+		if ctx.Err() != nil && errors.Is(err, ctx.Err()) {
+			return ErrInterrupted
+		}
 		return err
 	}
 	h.startFollowing(plan, lopts)

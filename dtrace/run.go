@@ -3,6 +3,7 @@
 package dtrace
 
 import (
+	"context"
 	"fmt"
 	"io"
 	"os"
@@ -139,6 +140,30 @@ func SignalRunConfig(ps []*Process) (rc RunConfig, stop func()) {
 		signal.Stop(sigs)
 		signal.Stop(snaps)
 	}
+}
+
+// EnablingContext returns a context for GoContext that ends at the first
+// stop request rc.Interrupt delivers, so that a SIGINT while thousands of
+// probes attach one by one is not left waiting for them, and makes
+// rc.Interrupt a channel that still hands that request, and each later
+// one, to Run. A nil rc.Interrupt gives a context that never ends.
+func EnablingContext(rc *RunConfig) context.Context {
+	if rc.Interrupt == nil {
+		return context.Background()
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	in, out := rc.Interrupt, make(chan os.Signal, cap(rc.Interrupt)+1)
+	go func() {
+		for s := range in {
+			cancel()
+			select {
+			case out <- s:
+			default: // Run has requests enough unread.
+			}
+		}
+	}()
+	rc.Interrupt = out
+	return ctx
 }
 
 // OpenOutput opens path for -o: appended to, as dtrace does, but

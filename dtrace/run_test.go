@@ -4,6 +4,7 @@ package dtrace
 
 import (
 	"bytes"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -11,6 +12,7 @@ import (
 	"strings"
 	"syscall"
 	"testing"
+	"time"
 
 	"github.com/cilium/ebpf"
 	"golang.org/x/sys/unix"
@@ -79,6 +81,38 @@ func TestRunInterrupt(t *testing.T) {
 	}
 	if want := "end\n\n                1\n"; out.String() != want {
 		t.Errorf("output %q, want %q", out.String(), want)
+	}
+}
+
+// TestGoInterrupted: a stop request while probes attach ends GoContext
+// with ErrInterrupted, and Run still gets that request.
+func TestGoInterrupted(t *testing.T) {
+	h := openTest(t, Config{Testing: true})
+	if _, err := h.Compile(Source{Name: "t", Text: `tick-1s { @ = count(); } tick-2s { @ = count(); }`}); err != nil {
+		t.Fatal(err)
+	}
+	sigs := make(chan os.Signal, 1)
+	rc := RunConfig{Interrupt: sigs}
+	ctx := EnablingContext(&rc)
+	if ctx.Err() != nil {
+		t.Fatal("the context ended before any request")
+	}
+	sigs <- syscall.SIGINT
+	select {
+	case <-ctx.Done():
+	case <-time.After(5 * time.Second):
+		t.Fatal("a stop request did not end the context")
+	}
+	if err := h.GoContext(ctx); !errors.Is(err, ErrInterrupted) {
+		t.Errorf("GoContext = %v, want %v", err, ErrInterrupted)
+	}
+	select {
+	case s := <-rc.Interrupt:
+		if s != syscall.SIGINT {
+			t.Errorf("Run's channel got %v, want SIGINT", s)
+		}
+	case <-time.After(5 * time.Second):
+		t.Error("the request did not reach Run's channel")
 	}
 }
 

@@ -1,6 +1,7 @@
 package loader
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -102,7 +103,7 @@ func (o *Objects) Add(pps []*ProbePlan, opts Options) (_ *Extension, err error) 
 			return nil, err
 		}
 	}
-	if err := o.attachProbes(pps, &e.attach); err != nil {
+	if err := o.attachProbes(context.Background(), pps, &e.attach); err != nil {
 		return nil, err
 	}
 	if o.exts == nil {

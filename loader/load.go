@@ -1,6 +1,7 @@
 package loader
 
 import (
+	"context"
 	"encoding/binary"
 	"errors"
 	"fmt"
@@ -344,7 +345,13 @@ func (o *Objects) loadInsns(g []*ProbePlan, insns asm.Instructions, opts Options
 
 // Attach attaches every program whose probe is not test-run only. Calling
 // it again does nothing.
-func (o *Objects) Attach() error {
+func (o *Objects) Attach() error { return o.AttachContext(context.Background()) }
+
+// AttachContext is Attach that stops when ctx is done (between probes,
+// and inside a provider that attaches a shared program one kernel object
+// at a time) and returns ctx's error. What it attached stays attached
+// until Close, as after any failed Attach.
+func (o *Objects) AttachContext(ctx context.Context) error {
 	o.mu.Lock()
 	defer o.mu.Unlock()
 	if o.closed {
@@ -354,13 +361,16 @@ func (o *Objects) Attach() error {
 		return nil
 	}
 	o.attached = true
-	return o.attachProbes(o.plan.Probes, &o.attach)
+	return o.attachProbes(ctx, o.plan.Probes, &o.attach)
 }
 
 // attachProbes attaches the programs of pps, adding what detaches them to
-// *cs as it goes.
-func (o *Objects) attachProbes(pps []*ProbePlan, cs *[]io.Closer) error {
+// *cs as it goes, until ctx is done.
+func (o *Objects) attachProbes(ctx context.Context, pps []*ProbePlan, cs *[]io.Closer) error {
 	for _, pp := range pps {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
 		lp := o.progs[pp.Probe.ID]
 		if lp.kind.TestRun {
 			continue
@@ -373,7 +383,10 @@ func (o *Objects) attachProbes(pps []*ProbePlan, cs *[]io.Closer) error {
 			for i, q := range lp.group {
 				ps[i] = q.Probe
 			}
-			c, err := pp.Probe.Owner.(provider.Sharer).AttachShared(ps, lp.prog)
+			c, err := pp.Probe.Owner.(provider.Sharer).AttachShared(ctx, ps, lp.prog)
+			if ctx.Err() != nil && errors.Is(err, ctx.Err()) {
+				return err
+			}
 			if err != nil {
 				return attachError(pp.Probe, err)
 			}

@@ -1,6 +1,7 @@
 package loader
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -84,7 +85,7 @@ func (sharing) ShareKey(p *provider.Probe) string {
 	return ""
 }
 
-func (sharing) AttachShared([]*provider.Probe, *ebpf.Program) (io.Closer, error) {
+func (sharing) AttachShared(context.Context, []*provider.Probe, *ebpf.Program) (io.Closer, error) {
 	return nil, errors.New("not attached in this test")
 }
 
@@ -256,5 +257,40 @@ func TestShareDense(t *testing.T) {
 	// The hash's lookup can miss; the array's slot can be empty too.
 	if h, a := skips(false), skips(true); h != 1 || a != 2 {
 		t.Errorf("jumps to %s: hash %d (want 1), array %d (want 2)", symShareSkip, h, a)
+	}
+}
+
+// cancelling shares profile's tick probes as sharing does, and cancels
+// the attach's context once the first group is attached: AttachContext
+// must attach no other.
+type cancelling struct {
+	sharing
+	cancel context.CancelFunc
+	groups *[]string
+}
+
+func (c *cancelling) AttachShared(_ context.Context, ps []*provider.Probe, _ *ebpf.Program) (io.Closer, error) {
+	var names []string
+	for _, p := range ps {
+		names = append(names, p.Name)
+	}
+	*c.groups = append(*c.groups, strings.Join(names, ","))
+	c.cancel()
+	return provider.Closers(), nil
+}
+
+func TestAttachInterrupted(t *testing.T) {
+	spec := testSpec(
+		&program.ClauseSpec{Probes: []string{"tick-1s", "tick-2s"}, EPID: 1, Insns: emitClause("dt_clause_0")},
+		&program.ClauseSpec{Probes: []string{"tick-3s", "tick-4s"}, EPID: 2, Insns: emitClause("dt_clause_1")},
+	)
+	ctx, cancel := context.WithCancel(context.Background())
+	var groups []string
+	o, _ := loadPlan(t, spec, provider.NewRegistry(dtrace.New(), &cancelling{sharing{profile.New()}, cancel, &groups}))
+	if err := o.AttachContext(ctx); !errors.Is(err, context.Canceled) {
+		t.Errorf("AttachContext = %v, want %v", err, context.Canceled)
+	}
+	if len(groups) != 1 {
+		t.Errorf("attached groups %q after the context ended, want the first alone", groups)
 	}
 }

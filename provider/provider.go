@@ -1,6 +1,7 @@
 package provider
 
 import (
+	"context"
 	"fmt"
 	"io"
 
@@ -127,8 +128,11 @@ type Sharer interface {
 	// needs a program of its own.
 	ShareKey(p *Probe) string
 	// AttachShared attaches one program to all of ps; closing the result
-	// detaches it from all of them.
-	AttachShared(ps []*Probe, prog *ebpf.Program) (io.Closer, error)
+	// detaches it from all of them. Where that takes one kernel object
+	// per probe (fbt on kprobes, pid on uprobe perf events), it stops
+	// when ctx is done, detaches what it attached and returns ctx's
+	// error: an interrupted dtrace need not wait for thousands more.
+	AttachShared(ctx context.Context, ps []*Probe, prog *ebpf.Program) (io.Closer, error)
 }
 
 // Identifier is implemented by Sharers whose shared programs learn which

@@ -432,7 +432,7 @@ func (c *cmdline) enable(h *dtrace.Handle, out io.Writer, procs []*dtrace.Proces
 		c.errorf("-x guest works with %s output only", guestFormats())
 		return exitError
 	}
-	if err := h.Go(); err != nil {
+	if err := h.GoContext(dtrace.EnablingContext(&rc)); err != nil {
 		c.errorf("could not enable tracing: %v", err)
 		return exitError
 	}

@@ -1,6 +1,7 @@
 package fbt
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -26,7 +27,7 @@ func (pv *Provider) Attach(p *provider.Probe, prog *ebpf.Program) (io.Closer, er
 	var l link.Link
 	switch {
 	case wide:
-		return pv.AttachShared([]*provider.Probe{p}, prog)
+		return pv.AttachShared(context.Background(), []*provider.Probe{p}, prog)
 	case fentry:
 		at := ebpf.AttachTraceFEntry
 		if ret {
@@ -52,8 +53,9 @@ func (pv *Provider) Attach(p *provider.Probe, prog *ebpf.Program) (io.Closer, er
 // AttachShared attaches one program to wide probes of one side, each
 // probe's id its cookie: one kprobe.multi link on all their functions
 // where the kernel has it (one ftrace update), one kprobe (or kretprobe)
-// per function otherwise.
-func (pv *Provider) AttachShared(ps []*provider.Probe, prog *ebpf.Program) (io.Closer, error) {
+// per function otherwise, until ctx is done (on 6.1, without
+// kprobe.multi, each kprobe costs more than the last: bench/README.md).
+func (pv *Provider) AttachShared(ctx context.Context, ps []*provider.Probe, prog *ebpf.Program) (io.Closer, error) {
 	if len(ps) == 0 {
 		return nil, errors.New("fbt: no probes to attach")
 	}
@@ -90,6 +92,10 @@ func (pv *Provider) AttachShared(ps []*provider.Probe, prog *ebpf.Program) (io.C
 	ls := make(provider.ParallelClosers, 0, len(ps))
 	var byAddr []int // indexes into ps of functions probed at each address
 	for i, p := range ps {
+		if err := ctx.Err(); err != nil {
+			ls.Close()
+			return nil, err
+		}
 		if pv.shared[p.Data.(probeData).fn] > 0 {
 			byAddr = append(byAddr, i)
 			continue
@@ -116,7 +122,7 @@ func (pv *Provider) AttachShared(ps []*provider.Probe, prog *ebpf.Program) (io.C
 		}
 	}
 	if len(byAddr) > 0 {
-		cs, err := pv.attachAtAddresses(ps, byAddr, ret, prog)
+		cs, err := pv.attachAtAddresses(ctx, ps, byAddr, ret, prog)
 		if err != nil {
 			ls.Close()
 			return nil, err
@@ -136,7 +142,7 @@ func (pv *Provider) multiOK() bool {
 
 // attachOne attaches a kprobe at each address of p's function.
 func (pv *Provider) attachOne(p *provider.Probe, ret bool, prog *ebpf.Program) (io.Closer, error) {
-	cs, err := pv.attachAtAddresses([]*provider.Probe{p}, []int{0}, ret, prog)
+	cs, err := pv.attachAtAddresses(context.Background(), []*provider.Probe{p}, []int{0}, ret, prog)
 	if err != nil {
 		return nil, err
 	}
@@ -153,8 +159,9 @@ func refused(err error, wide bool) bool {
 
 // attachAtAddresses attaches a kprobe at every address of the functions
 // of ps[byAddr] (each copy of a shared name, found in kallsyms), each
-// with its probe's id as cookie.
-func (pv *Provider) attachAtAddresses(ps []*provider.Probe, byAddr []int, ret bool, prog *ebpf.Program) ([]io.Closer, error) {
+// with its probe's id as cookie. It stops, detaching what it attached,
+// when ctx is done.
+func (pv *Provider) attachAtAddresses(ctx context.Context, ps []*provider.Probe, byAddr []int, ret bool, prog *ebpf.Program) ([]io.Closer, error) {
 	want := make(map[function]bool, len(byAddr))
 	for _, i := range byAddr {
 		want[pv.funcs[ps[i].Data.(probeData).fn]] = true
@@ -169,6 +176,10 @@ func (pv *Provider) attachAtAddresses(ps []*provider.Probe, byAddr []int, ret bo
 		as := addrs[pv.funcs[p.Data.(probeData).fn]]
 		n := 0
 		for _, a := range as {
+			if err := ctx.Err(); err != nil {
+				provider.Closers(cs...).Close()
+				return nil, err
+			}
 			c, err := kprobeAt(a, ret, prog, uint64(p.ID))
 			if err != nil {
 				if refused(err, len(ps) > 1 || len(as) > 1) {

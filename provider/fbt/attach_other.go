@@ -3,6 +3,7 @@
 package fbt
 
 import (
+	"context"
 	"io"
 
 	"github.com/cilium/ebpf"
@@ -16,7 +17,7 @@ func (*Provider) Attach(p *provider.Probe, _ *ebpf.Program) (io.Closer, error) {
 }
 
 // AttachShared fails: kprobes and fentry are Linux only.
-func (*Provider) AttachShared(ps []*provider.Probe, _ *ebpf.Program) (io.Closer, error) {
+func (*Provider) AttachShared(_ context.Context, ps []*provider.Probe, _ *ebpf.Program) (io.Closer, error) {
 	return nil, provider.NotSupported(&provider.Probe{Provider: Name})
 }
 

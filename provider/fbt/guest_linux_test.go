@@ -199,6 +199,13 @@ func TestInGuest(t *testing.T) {
 			}
 		}
 	})
+	t.Run("interrupt-attaching", func(t *testing.T) {
+		// Every function on kprobes, one at a time, as on 6.1 (no
+		// kprobe.multi), where that takes hours: a SIGINT once a few
+		// hundred are attached ends dtrace without attaching the rest,
+		// and leaves nothing enabled.
+		interruptAttaching(t, []string{"DTRACE_FBT=kprobe"}, "fbt:::entry", 200)
+	})
 	t.Run("flowindent", func(t *testing.T) {
 		out := dtrace(t, nil, "-F", "-n", `fbt::vfs_read:entry,fbt::vfs_read:return,fbt::rw_verify_area:entry,fbt::rw_verify_area:return /pid == $target/ {}`, "-c", reader)
 		for _, want := range []string{"  -> vfs_read", "    -> rw_verify_area", "    <- rw_verify_area", "  <- vfs_read"} {
@@ -328,6 +335,56 @@ func enabledWhileTracing(t *testing.T, env []string, descs string, keep func(nam
 		t.Errorf("%d functions still enabled after dtrace exited", len(left))
 	}
 	return got
+}
+
+// interruptAttaching starts `descs { @[probefunc] = count(); }` with env,
+// sends SIGINT once the kernel has at least n functions enabled, and
+// wants dtrace gone within a minute plus twice the time it took to
+// attach them (it detaches them), with "interrupted" and nothing enabled.
+func interruptAttaching(t *testing.T, env []string, descs string, n int) {
+	t.Helper()
+	cmd := exec.Command(os.Getenv("FBT_DTRACE"), "-q", "-n", descs+` { @[probefunc] = count(); }`)
+	cmd.Env = append(os.Environ(), env...)
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	start := time.Now()
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() { done <- cmd.Wait() }()
+	defer cmd.Process.Kill()
+	enabled := func() int {
+		return len(tracedNames(t, "enabled_functions", func(string, string) bool { return true }))
+	}
+	for enabled() < n {
+		select {
+		case err := <-done:
+			t.Fatalf("dtrace exited (%v) before %d functions were enabled:\n%s", err, n, stderr.Bytes())
+		case <-time.After(200 * time.Millisecond):
+		}
+		if time.Since(start) > 10*time.Minute {
+			t.Fatalf("fewer than %d functions enabled after 10 minutes", n)
+		}
+	}
+	attaching := time.Since(start)
+	at := time.Now()
+	cmd.Process.Signal(os.Interrupt)
+	select {
+	case err := <-done:
+		t.Logf("SIGINT after %v with %d+ functions enabled; dtrace exited %v later: %v", attaching.Round(time.Millisecond), n, time.Since(at).Round(time.Millisecond), err)
+		if ee, ok := err.(*exec.ExitError); !ok || ee.ExitCode() != 1 {
+			t.Errorf("exit: %v, want status 1", err)
+		}
+	case <-time.After(time.Minute + 2*attaching):
+		t.Fatalf("dtrace still running %v after SIGINT (attaching every probe before it looks at the signal?)", time.Since(at).Round(time.Second))
+	}
+	if !strings.Contains(stderr.String(), "could not enable tracing: interrupted") {
+		t.Errorf("stderr lacks \"could not enable tracing: interrupted\":\n%s", stderr.Bytes())
+	}
+	if left := enabled(); left != 0 {
+		t.Errorf("%d functions still enabled after dtrace exited", left)
+	}
 }
 
 // sharedGlob returns a glob of vmlinux function names ("prefix*") that

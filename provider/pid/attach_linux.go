@@ -3,6 +3,7 @@
 package pid
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -28,7 +29,7 @@ func (*Provider) Attach(p *provider.Probe, prog *ebpf.Program) (io.Closer, error
 	if !ok {
 		return nil, fmt.Errorf("pid: probe %s was not made by this provider", p)
 	}
-	return attach(d.Sites, func(int) bool { return d.Optional }, d.PID, d.Kind == Return && !d.AtReturns, prog)
+	return attach(context.Background(), d.Sites, func(int) bool { return d.Optional }, d.PID, d.Kind == Return && !d.AtReturns, prog)
 }
 
 // ShareKey lets the probes of one process, kind and prologue share one
@@ -49,7 +50,7 @@ func (*Provider) ShareKey(p *provider.Probe) string {
 // process, kind and prologue) to all their sites, each site's cookie
 // carrying its probe's id (abi.CookieProbeIDMask): one uprobe_multi link
 // per file where the kernel has them, one perf event per site otherwise.
-func (*Provider) AttachShared(ps []*provider.Probe, prog *ebpf.Program) (io.Closer, error) {
+func (*Provider) AttachShared(ctx context.Context, ps []*provider.Probe, prog *ebpf.Program) (io.Closer, error) {
 	var sites []Site
 	var optional []bool
 	pid, ret := 0, false
@@ -65,7 +66,7 @@ func (*Provider) AttachShared(ps []*provider.Probe, prog *ebpf.Program) (io.Clos
 			optional = append(optional, d.Optional)
 		}
 	}
-	return attach(sites, func(i int) bool { return optional[i] }, pid, ret, prog)
+	return attach(ctx, sites, func(i int) bool { return optional[i] }, pid, ret, prog)
 }
 
 // Unsupported reports whether err is the kernel's refusal to put a uprobe
@@ -105,12 +106,12 @@ func ProgramKind() provider.ProgramKind {
 // where the kernel has them (see ProgramKind) and one perf event per site
 // otherwise. On error it detaches what it attached.
 func AttachSites(sites []Site, pid int, ret bool, prog *ebpf.Program) (io.Closer, error) {
-	return attach(sites, func(int) bool { return false }, pid, ret, prog)
+	return attach(context.Background(), sites, func(int) bool { return false }, pid, ret, prog)
 }
 
 // attach is AttachSites, leaving out the sites the kernel cannot probe
 // (Unsupported) for which optional(i) (sites[i]) is true.
-func attach(sites []Site, optional func(int) bool, pid int, ret bool, prog *ebpf.Program) (io.Closer, error) {
+func attach(ctx context.Context, sites []Site, optional func(int) bool, pid int, ret bool, prog *ebpf.Program) (io.Closer, error) {
 	var cs []io.Closer
 	var perf provider.ParallelClosers
 	fail := func(err error) (io.Closer, error) {
@@ -146,6 +147,9 @@ func attach(sites []Site, optional func(int) bool, pid int, ret bool, prog *ebpf
 			continue
 		}
 		for _, i := range group {
+			if err := ctx.Err(); err != nil {
+				return fail(err)
+			}
 			s := sites[i]
 			opts := &link.UprobeOptions{Address: s.FileOffset, PID: pid, RefCtrOffset: s.RefCtrOffset, Cookie: s.Cookie}
 			attach := ex.Uprobe

@@ -1,6 +1,7 @@
 package syscall
 
 import (
+	"context"
 	"io"
 
 	"github.com/cilium/ebpf"
@@ -18,7 +19,7 @@ func (pv *Provider) Attach(p *provider.Probe, prog *ebpf.Program) (io.Closer, er
 		return nil, err
 	}
 	if d.wide {
-		return pv.AttachShared([]*provider.Probe{p}, prog)
+		return pv.AttachShared(context.Background(), []*provider.Probe{p}, prog)
 	}
 	return provider.AttachTracepoint(p, group, d.event, prog)
 }

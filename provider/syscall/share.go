@@ -1,6 +1,7 @@
 package syscall
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -30,7 +31,7 @@ func (pv *Provider) ShareKey(p *provider.Probe) string {
 // AttachShared stores one program of wide probes of one side at each of
 // their system call numbers in that side's dispatcher; closing the
 // result removes it from all of them.
-func (pv *Provider) AttachShared(ps []*provider.Probe, prog *ebpf.Program) (io.Closer, error) {
+func (pv *Provider) AttachShared(_ context.Context, ps []*provider.Probe, prog *ebpf.Program) (io.Closer, error) {
 	if len(ps) == 0 {
 		return nil, errors.New("syscall: no probes to attach")
 	}
