@@ -146,7 +146,9 @@ func SignalRunConfig(ps []*Process) (rc RunConfig, stop func()) {
 // stop request rc.Interrupt delivers, so that a SIGINT while thousands of
 // probes attach one by one is not left waiting for them, and makes
 // rc.Interrupt a channel that still hands that request, and each later
-// one, to Run. A nil rc.Interrupt gives a context that never ends.
+// one, to Run. A nil rc.Interrupt gives a context that never ends. A
+// goroutine forwards the requests for as long as the channel it was
+// given stays open (signal.Notify's channel: for the whole process).
 func EnablingContext(rc *RunConfig) context.Context {
 	if rc.Interrupt == nil {
 		return context.Background()
