@@ -547,16 +547,6 @@ func ReadNotes(path, section string) ([]Note, error) {
 	return parseNotes(b, f.Class)
 }
 
-// Code returns the bytes of a function, read from the file.
-func (o *Object) Code(fn Func) ([]byte, error) {
-	off, ok := o.FileOffset(fn.Value)
-	if !ok {
-		return nil, fmt.Errorf("%s: %s is not in a loaded segment", o.Path, fn.Name)
-	}
-	// A symbol's size is the file's word: read no more than the file has.
-	return readFile(o.Path, fn.Name, func(f *os.File, size int64) ([]byte, error) { return readRange(f, size, off, fn.Size) })
-}
-
 // Executable reports whether vaddr lies in a loadable segment that is
 // executable and not writable: where code can be probed.
 func (o *Object) Executable(vaddr uint64) bool {

@@ -297,3 +297,40 @@ func TestPIDs(t *testing.T) {
 		t.Errorf("PIDs lacks this process (%d) or its parent (%d): %d ids", os.Getpid(), os.Getppid(), len(seen))
 	}
 }
+
+// TestCodeFile: a CodeFile reads each function's code as Object.Code
+// does, through one open file, and nothing once closed.
+func TestCodeFile(t *testing.T) {
+	prog := testprog.BuildWork(t, "-O2")
+	obj, err := symbol.OpenObject(prog)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := obj.OpenCode()
+	n := 0
+	var last symbol.Func
+	for _, f := range obj.Funcs() {
+		if f.Size == 0 || !obj.Executable(f.Value) {
+			continue
+		}
+		want, err := obj.Code(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, err := c.Code(f)
+		if err != nil || !bytes.Equal(got, want) || uint64(len(got)) != f.Size {
+			t.Errorf("CodeFile.Code(%s) = %d bytes, %v; Object.Code gives %d, size %d", f.Name, len(got), err, len(want), f.Size)
+		}
+		n++
+		last = f
+	}
+	if n < 3 {
+		t.Fatalf("only %d functions with code in %s", n, prog)
+	}
+	if err := c.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.Code(last); err == nil {
+		t.Error("Code after Close succeeded")
+	}
+}

@@ -238,6 +238,14 @@ func (pv *Provider) Probes(d provider.Desc) ([]*provider.Probe, error) {
 	}
 	prov := "pid" + strconv.Itoa(pid)
 	var out []*provider.Probe
+	// Each object's file stays open while its probes are made: their
+	// code is read function by function.
+	var codes []*symbol.CodeFile
+	defer func() {
+		for _, c := range codes {
+			c.Close()
+		}
+	}()
 	// Libraries not mapped yet (a -c process held before the dynamic
 	// linker ran) are probed by file all the same.
 	for _, mod := range append(proc.Modules(), proc.PendingModules()...) {
@@ -256,6 +264,8 @@ func (pv *Provider) Probes(d provider.Desc) ([]*provider.Probe, error) {
 				return nil, errorf("D_PROC_FUNC", "failed to lookup '%s' in module '%s'", d.Function, d.Module)
 			}
 		}
+		code := obj.OpenCode()
+		codes = append(codes, code)
 		// Functions of one name (static functions of several files) make
 		// one probe with a site each.
 		sites := map[string][]symbol.Func{}
@@ -309,14 +319,14 @@ func (pv *Provider) Probes(d provider.Desc) ([]*provider.Probe, error) {
 					if !ok {
 						continue
 					}
-					if misemulatedAt(obj, f, off) {
+					if misemulatedAt(code, f, off) {
 						// Left out of a glob, as a site the kernel refuses.
 						if !glob && name != "" && !provider.HasGlob(name) && refused == nil {
 							refused = errorf("D_PROC_CREATEFAIL", "failed to create probe at '%s+0x%x': the kernel would emulate its instruction instead of running it", f.Name, off)
 						}
 						continue
 					}
-					slot, unlinked := callerSlot(obj, f, kind, off)
+					slot, unlinked := callerSlot(code, f, kind, off)
 					if len(p.Sites) == 0 {
 						p.Unlinked, p.CallerSlot = unlinked, slot
 					} else if p.Unlinked != unlinked || p.CallerSlot != slot {
@@ -332,7 +342,7 @@ func (pv *Provider) Probes(d provider.Desc) ([]*provider.Probe, error) {
 				// there; naming one function exactly, it must have one.
 				var ok []symbol.Func
 				for _, f := range sites[fn] {
-					if err := checkOffset(obj, f, offset); err != nil {
+					if err := checkOffset(code, f, offset); err != nil {
 						if provider.HasGlob(d.Function) || d.Function == "" {
 							continue
 						}
@@ -350,9 +360,9 @@ func (pv *Provider) Probes(d provider.Desc) ([]*provider.Probe, error) {
 				mk(Entry, "entry", 0, sites[fn])
 			}
 			if provider.Match(name, "return") {
-				if p := returnProbe(obj, openPath, pid, sites[fn]); p != nil {
+				if p := returnProbe(code, openPath, pid, sites[fn]); p != nil {
 					add("return", p)
-				} else if !indirectOnly(obj, sites[fn]) {
+				} else if !indirectOnly(code, sites[fn]) {
 					mk(Return, "return", 0, sites[fn])
 				}
 			}
@@ -363,7 +373,7 @@ func (pv *Provider) Probes(d provider.Desc) ([]*provider.Probe, error) {
 				continue
 			}
 			// A glob name also names every instruction, by its offset.
-			offs, _ := instructions(obj, sites[fn][0])
+			offs, _ := instructions(code, sites[fn][0])
 			for _, o := range offs {
 				if pn := strconv.FormatUint(o, 16); provider.Match(name, pn) {
 					mk(Offset, pn, o, sites[fn])
@@ -407,7 +417,10 @@ func (pv *Provider) absolute(d provider.Desc, proc *symbol.Process) ([]*provider
 	}
 	vaddr := addr - bias
 	if f, ok := obj.Lookup(vaddr); ok {
-		if err := checkOffset(obj, f, vaddr-f.Value); err != nil {
+		code := obj.OpenCode()
+		err := checkOffset(code, f, vaddr-f.Value)
+		code.Close()
+		if err != nil {
 			return nil, err
 		}
 	}
@@ -429,7 +442,7 @@ func (pv *Provider) absolute(d provider.Desc, proc *symbol.Process) ([]*provider
 // looping forever): the probe exists, as in dtrace on Linux, and fires if
 // they do return. Functions leaving only by indirect jmps have no return
 // probe (IndirectOnly).
-func returnProbe(obj *symbol.Object, path string, pid int, funcs []symbol.Func) *Probe {
+func returnProbe(obj *symbol.CodeFile, path string, pid int, funcs []symbol.Func) *Probe {
 	if runtime.GOARCH != "amd64" {
 		return nil
 	}
@@ -461,7 +474,7 @@ func returnProbe(obj *symbol.Object, path string, pid int, funcs []symbol.Func) 
 
 // checkOffset refuses an offset past the end of the function or in the
 // middle of an instruction: a breakpoint there would corrupt the program.
-func checkOffset(obj *symbol.Object, f symbol.Func, off uint64) error {
+func checkOffset(obj *symbol.CodeFile, f symbol.Func, off uint64) error {
 	if off >= f.Size {
 		return errorf("D_PROC_OFF", "offset 0x%x outside of function '%s'", off, f.Name)
 	}
@@ -479,7 +492,7 @@ func checkOffset(obj *symbol.Object, f symbol.Func, off uint64) error {
 
 // indirectOnly reports whether the functions of one name leave only by
 // indirect jumps (IndirectOnly): they have no return probe.
-func indirectOnly(obj *symbol.Object, funcs []symbol.Func) bool {
+func indirectOnly(obj *symbol.CodeFile, funcs []symbol.Func) bool {
 	if runtime.GOARCH != "amd64" {
 		return false
 	}
@@ -495,7 +508,7 @@ func indirectOnly(obj *symbol.Object, funcs []symbol.Func) bool {
 // misemulatedAt reports whether the instruction at offset off of f is one
 // the kernel's uprobes would emulate wrongly (Misemulated): a probe there
 // would change what the program computes.
-func misemulatedAt(obj *symbol.Object, f symbol.Func, off uint64) bool {
+func misemulatedAt(obj *symbol.CodeFile, f symbol.Func, off uint64) bool {
 	if runtime.GOARCH != "amd64" {
 		return false
 	}
@@ -508,7 +521,7 @@ func misemulatedAt(obj *symbol.Object, f symbol.Func, off uint64) bool {
 
 // instructions returns the offsets of a function's instructions: decoded
 // on x86-64, every fourth byte on arm64.
-func instructions(obj *symbol.Object, f symbol.Func) ([]uint64, error) {
+func instructions(obj *symbol.CodeFile, f symbol.Func) ([]uint64, error) {
 	switch runtime.GOARCH {
 	case "amd64":
 		code, err := obj.Code(f)
@@ -530,7 +543,7 @@ func instructions(obj *symbol.Object, f symbol.Func) ([]uint64, error) {
 // f's frame is linked, and where the return address is then (CallerSlot):
 // at entry it is on top of the stack whatever the prologue; at an offset,
 // only the standard x86-64 prologue is understood.
-func callerSlot(obj *symbol.Object, f symbol.Func, kind Kind, off uint64) (int16, bool) {
+func callerSlot(obj *symbol.CodeFile, f symbol.Func, kind Kind, off uint64) (int16, bool) {
 	if runtime.GOARCH != "amd64" || kind == Return {
 		return 0, false
 	}
