@@ -84,6 +84,9 @@ func (o *Objects) Add(pps []*ProbePlan, opts Options) (_ *Extension, err error) 
 		}
 		e.ids = append(e.ids, pp.Probe.ID)
 	}
+	if err := o.providerMaps(pps); err != nil {
+		return nil, err
+	}
 	groups := shareGroups(&Plan{Probes: pps})
 	for _, pp := range pps {
 		var err error

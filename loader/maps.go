@@ -49,8 +49,14 @@ func (o *Objects) createMaps() error {
 			}
 		}
 	}
-	// Maps the providers' prologues use (provider.Mapper), once each.
-	for _, pp := range o.plan.Probes {
+	return o.providerMaps(o.plan.Probes)
+}
+
+// providerMaps makes the maps the prologues of pps use
+// (provider.Mapper) that the objects do not have yet; they stay until the
+// objects close.
+func (o *Objects) providerMaps(pps []*ProbePlan) error {
+	for _, pp := range pps {
 		mp, ok := pp.Probe.Owner.(provider.Mapper)
 		if !ok {
 			continue
@@ -60,9 +66,14 @@ func (o *Objects) createMaps() error {
 				continue
 			}
 			// Least recently used entries go when it is full: a
-			// provider's state about threads that are gone.
-			m, err := ebpf.NewMap(&ebpf.MapSpec{Name: kernelName(ms.Name), Type: ebpf.LRUHash,
-				KeySize: ms.KeySize, ValueSize: ms.ValueSize, MaxEntries: ms.MaxEntries})
+			// provider's state about threads that are gone. A table
+			// that Grows allocates its entries as they come instead.
+			s := &ebpf.MapSpec{Name: kernelName(ms.Name), Type: ebpf.LRUHash,
+				KeySize: ms.KeySize, ValueSize: ms.ValueSize, MaxEntries: ms.MaxEntries}
+			if ms.Grows {
+				s.Type, s.Flags = ebpf.Hash, unix.BPF_F_NO_PREALLOC
+			}
+			m, err := ebpf.NewMap(s)
 			if err != nil {
 				return fmt.Errorf("failed to enable '%s': create map %s: %w", pp.Probe, ms.Name, err)
 			}

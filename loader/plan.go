@@ -194,6 +194,18 @@ func (p *Plan) instructions(spec *program.Spec, pp *ProbePlan, share string, den
 	return linkFunctions(spec, pp, insns)
 }
 
+// readCookie returns instructions that leave p's attach cookie in R0,
+// the context being in R6: bpf_get_attach_cookie, unless the provider
+// reads it another way (provider.CookieReader).
+func readCookie(p *provider.Probe) asm.Instructions {
+	if cr, ok := p.Owner.(provider.CookieReader); ok {
+		if insns := cr.ReadCookie(p); insns != nil {
+			return insns
+		}
+	}
+	return asm.Instructions{asm.Mov.Reg(asm.R1, asm.R6), asm.FnGetAttachCookie.Call()}
+}
+
 // probeProgram is the part of instructions that is the probe's own code
 // (dtrace-utils' trampoline): everything up to the exits, with the clause
 // calls by name; linkFunctions appends what they call.
@@ -226,10 +238,8 @@ func (p *Plan) probeProgram(spec *program.Spec, pp *ProbePlan, share string, den
 	if share != "" && !identify {
 		// The cookie, read before the prologue (it needs the context
 		// in R1), is the probe id.
-		insns = append(insns,
-			asm.Mov.Reg(asm.R1, asm.R6),
-			asm.FnGetAttachCookie.Call(),
-			asm.StoreMem(asm.R7, ms+abi.MStatePrid, asm.R0, asm.Word))
+		insns = append(insns, readCookie(pp.Probe)...)
+		insns = append(insns, asm.StoreMem(asm.R7, ms+abi.MStatePrid, asm.R0, asm.Word))
 	}
 	var prologue asm.Instructions
 	if s, ok := pp.Probe.Owner.(provider.ArgsSkipper); ok && !readsArgs(spec, pp) {

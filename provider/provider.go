@@ -164,11 +164,26 @@ type Fallbacker interface {
 	Fallback(p *Probe) bool
 }
 
-// HashMap describes a BPF hash map (least recently used entries evicted) a provider's prologues use, named
-// "dt_" and the provider's name and purpose.
+// HashMap describes a BPF hash map a provider's prologues use, named
+// "dt_" and the provider's name and purpose: least recently used entries
+// evicted when it is full, or with Grows a hash whose entries are
+// allocated as they are added and never evicted (a table the provider
+// fills when it attaches, which must not lose an entry).
 type HashMap struct {
 	Name                           string
 	KeySize, ValueSize, MaxEntries uint32
+	Grows                          bool
+}
+
+// CookieReader is implemented by Sharers whose shared programs do not
+// always find the attach cookie with bpf_get_attach_cookie: pid probes on
+// kernels without uprobe_multi put many sites on one perf event, which
+// has one cookie, and look each site's cookie up by its address.
+type CookieReader interface {
+	// ReadCookie returns instructions that leave p's attach cookie in
+	// R0, with the context in R6 (kept). They may clobber R1-R5 and the
+	// 16 bytes from fp-24. Nil means bpf_get_attach_cookie.
+	ReadCookie(p *Probe) asm.Instructions
 }
 
 // Mapper is implemented by providers whose prologues keep state in maps

@@ -112,43 +112,111 @@ func AttachSites(sites []Site, pid int, ret bool, prog *ebpf.Program) (io.Closer
 // attach is AttachSites, leaving out the sites the kernel cannot probe
 // (Unsupported) for which optional(i) (sites[i]) is true.
 func attach(ctx context.Context, sites []Site, optional func(int) bool, pid int, ret bool, prog *ebpf.Program) (io.Closer, error) {
-	var cs []io.Closer
-	var perf provider.ParallelClosers
-	fail := func(err error) (io.Closer, error) {
-		perf.Close()
-		provider.Closers(cs...).Close()
-		return nil, err
-	}
-	var paths []string
-	byPath := map[string][]int{}
-	for i, s := range sites {
-		if _, ok := byPath[s.Path]; !ok {
-			paths = append(paths, s.Path)
-		}
-		byPath[s.Path] = append(byPath[s.Path], i)
-	}
 	if !Multi() {
-		provider.RaiseFileLimit(2 * len(sites))
+		return attachPerf(ctx, sites, optional, pid, ret, prog)
 	}
-	for _, path := range paths {
+	var cs []io.Closer
+	for _, group := range byPath(sites) {
+		path := sites[group[0]].Path
 		ex, err := link.OpenExecutable(path)
 		if err != nil {
-			return fail(err)
+			provider.Closers(cs...).Close()
+			return nil, err
 		}
-		group := byPath[path]
-		if Multi() {
-			l, err := attachMulti(ex, sites, group, optional, pid, ret, prog)
-			if err != nil {
-				return fail(fmt.Errorf("uprobes in %s: %w", path, err))
-			}
-			if l != nil {
-				cs = append(cs, l)
-			}
-			continue
+		l, err := attachMulti(ex, sites, group, optional, pid, ret, prog)
+		if err != nil {
+			provider.Closers(cs...).Close()
+			return nil, fmt.Errorf("uprobes in %s: %w", path, err)
+		}
+		if l != nil {
+			cs = append(cs, l)
+		}
+	}
+	return provider.Closers(cs...), nil
+}
+
+// byPath returns the indices of the sites of each file, the files in the
+// order of their first site.
+func byPath(sites []Site) [][]int {
+	var out [][]int
+	at := map[string]int{}
+	for i, s := range sites {
+		k, ok := at[s.Path]
+		if !ok {
+			k = len(out)
+			at[s.Path] = k
+			out = append(out, nil)
+		}
+		out[k] = append(out[k], i)
+	}
+	return out
+}
+
+// attachPerf is attach on a kernel without uprobe_multi links, where
+// uprobes are perf events. A program that finds its cookies in the site
+// map (viaSiteMap) gets them entered there, and with uprobeEventMin sites
+// or more one perf event for them all (uprobeEvent); otherwise, or if
+// that fails (no tracefs, a site the kernel refuses), each site is a perf
+// event with its cookie.
+func attachPerf(ctx context.Context, sites []Site, optional func(int) bool, pid int, ret bool, prog *ebpf.Program) (io.Closer, error) {
+	var sm *ebpf.Map
+	if !ret && pid > 0 {
+		m, err := siteMapOf(prog)
+		if err != nil {
+			return nil, fmt.Errorf("uprobes: %w", err)
+		}
+		sm = m
+	}
+	if sm == nil {
+		return perfSites(ctx, sites, optional, pid, ret, prog)
+	}
+	idx := make([]int, len(sites))
+	for i := range idx {
+		idx[i] = i
+	}
+	entries, err := putSites(sm, pid, sites, idx)
+	if err != nil {
+		sm.Close()
+		return nil, fmt.Errorf("uprobes: %w", err)
+	}
+	if len(sites) >= uprobeEventMin {
+		ev, err := openUprobeEvents(ctx, sites, idx, optional, pid, prog)
+		if err == nil {
+			return provider.Closers(entries, ev), nil
+		}
+		// Without tracefs (or where it fails otherwise) each site is
+		// a perf event of its own; a required site the kernel refuses
+		// or an interruption ends here.
+		var refused refusedError
+		if errors.As(err, &refused) || ctx.Err() != nil {
+			entries.Close()
+			return nil, err
+		}
+	}
+	c, err := perfSites(ctx, sites, optional, pid, ret, prog)
+	if err != nil {
+		entries.Close()
+		return nil, err
+	}
+	return provider.Closers(entries, c), nil
+}
+
+// perfSites attaches prog to one perf event per site, each with its
+// cookie.
+func perfSites(ctx context.Context, sites []Site, optional func(int) bool, pid int, ret bool, prog *ebpf.Program) (io.Closer, error) {
+	var perf provider.ParallelClosers
+	provider.RaiseFileLimit(2 * len(sites))
+	for _, group := range byPath(sites) {
+		path := sites[group[0]].Path
+		ex, err := link.OpenExecutable(path)
+		if err != nil {
+			perf.Close()
+			return nil, err
 		}
 		for _, i := range group {
 			if err := ctx.Err(); err != nil {
-				return fail(err)
+				perf.Close()
+				return nil, err
 			}
 			s := sites[i]
 			opts := &link.UprobeOptions{Address: s.FileOffset, PID: pid, RefCtrOffset: s.RefCtrOffset, Cookie: s.Cookie}
@@ -161,15 +229,13 @@ func attach(ctx context.Context, sites []Site, optional func(int) bool, pid int,
 				if Unsupported(err) && optional(i) {
 					continue
 				}
-				return fail(fmt.Errorf("uprobe at %s+0x%x: %w", s.Path, s.FileOffset, err))
+				perf.Close()
+				return nil, fmt.Errorf("uprobe at %s+0x%x: %w", s.Path, s.FileOffset, err)
 			}
 			perf = append(perf, l)
 		}
 	}
-	if len(perf) > 0 {
-		cs = append(cs, perf)
-	}
-	return provider.Closers(cs...), nil
+	return perf, nil
 }
 
 // attachMulti attaches prog by one uprobe_multi link to the sites of one

@@ -7,6 +7,7 @@ import (
 	"io"
 
 	"github.com/cilium/ebpf"
+	"github.com/cilium/ebpf/asm"
 
 	"github.com/dtrace-go/dtrace/provider"
 )
@@ -25,3 +26,6 @@ func AttachSites([]Site, int, bool, *ebpf.Program) (io.Closer, error) {
 func ProgramKind() provider.ProgramKind {
 	return provider.ProgramKind{Type: ebpf.Kprobe}
 }
+
+// siteCookie is nil: bpf_get_attach_cookie.
+func siteCookie(*Probe, *Regs) asm.Instructions { return nil }

@@ -55,6 +55,8 @@ type Site struct {
 	RefCtrOffset uint64
 	// Cookie is handed to the program through bpf_get_attach_cookie.
 	Cookie uint64
+	// Suspect says the kernel may refuse the instruction (RefusedPrefix).
+	Suspect bool
 }
 
 // Probe is the provider's private data of one pid probe.
@@ -333,7 +335,7 @@ func (pv *Provider) Probes(d provider.Desc) ([]*provider.Probe, error) {
 						// Sites disagree: one program serves them all.
 						p.Unlinked = false
 					}
-					p.Sites = append(p.Sites, Site{Path: openPath, FileOffset: fo})
+					p.Sites = append(p.Sites, Site{Path: openPath, FileOffset: fo, Suspect: suspectAt(code, f, off)})
 				}
 				add(pname, p)
 			}
@@ -519,6 +521,16 @@ func misemulatedAt(obj *symbol.CodeFile, f symbol.Func, off uint64) bool {
 	return Misemulated(code[off:])
 }
 
+// suspectAt reports whether the kernel may refuse a uprobe at offset off
+// of f (RefusedPrefix, on x86-64).
+func suspectAt(obj *symbol.CodeFile, f symbol.Func, off uint64) bool {
+	if runtime.GOARCH != "amd64" {
+		return false
+	}
+	code, err := obj.Code(f)
+	return err == nil && off < uint64(len(code)) && RefusedPrefix(code[off:])
+}
+
 // instructions returns the offsets of a function's instructions: decoded
 // on x86-64, every fourth byte on arm64.
 func instructions(obj *symbol.CodeFile, f symbol.Func) ([]uint64, error) {
@@ -569,7 +581,7 @@ func (*Provider) Prologue(p *provider.Probe, mstate int16) asm.Instructions {
 	regs := ArchRegs()
 	insns := CheckPID(d.PID)
 	if d.Kind == Return {
-		return append(insns, regs.ReturnArgs(mstate, d.AtReturns)...)
+		return append(insns, regs.ReturnArgs(mstate, d.AtReturns, siteCookie(d, regs))...)
 	}
 	insns = append(insns, regs.EntryArgs(mstate)...)
 	if d.Unlinked {

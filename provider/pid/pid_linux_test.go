@@ -67,6 +67,73 @@ func TestPerfEvents(t *testing.T) {
 	TestEntryCountAndReturnSum(t)
 }
 
+// uprobeEventLines returns the lines of tracefs's uprobe_events that name
+// this process's group (the one dtrace's uprobe events go in).
+func uprobeEventLines(t *testing.T) []string {
+	t.Helper()
+	var out []string
+	for _, p := range []string{"/sys/kernel/tracing/uprobe_events", "/sys/kernel/debug/tracing/uprobe_events"} {
+		b, err := os.ReadFile(p)
+		if err != nil {
+			continue
+		}
+		for _, l := range strings.Split(string(b), "\n") {
+			if strings.HasPrefix(l, fmt.Sprintf("p:dtrace_go_%d/", os.Getpid())) {
+				out = append(out, l)
+			}
+		}
+		return out
+	}
+	t.Skip("no tracefs")
+	return nil
+}
+
+// TestSharedUprobeEvent runs probes over more sites than
+// uprobeEventMin on perf events (kernels without uprobe_multi): they go
+// in one tracefs uprobe event, the program finds each site's cookie by
+// its address, and the event is gone once tracing stops.
+func TestSharedUprobeEvent(t *testing.T) {
+	if pid.Multi() {
+		defer pid.SetMulti(pid.SetMulti(false))
+	}
+	prog := testprog.BuildWork(t, "-O2")
+	const n = 1000
+	for _, tc := range []struct {
+		clause string
+		want   string
+	}{
+		// One program for the str* functions of libc and work: work
+		// counted exactly, by its own cookie.
+		{"pid$target:libc.so.6:str*:entry, pid$target:work:work:entry { @[probefunc] = count(); } END { printa(\"%s %@d\\n\", @); }",
+			"work " + strconv.Itoa(n)},
+		// Return sites: arg0 is the offset of work's ret (the cookie's
+		// offset), arg1 its value.
+		{"pid$target:libc.so.6:str*:return, pid$target:work:work:return /probefunc == \"work\"/ { @[arg0] = sum(arg1); } END { printa(\"%d %@d\\n\", @); }",
+			"4 " + strconv.FormatInt(testprog.Sum(n), 10)},
+	} {
+		t.Run(tc.clause, func(t *testing.T) {
+			p := testprog.Start(t, prog, strconv.Itoa(n))
+			// dtrace's own pid provider, which shares programs.
+			var during []string
+			out := tracetest.Trace(t, p.Pid(), tc.clause, func() {
+				during = uprobeEventLines(t)
+				p.Release(t)
+			})
+			if len(during) < 32 {
+				t.Errorf("%d probe points in this process's uprobe events while tracing, want one event with 32 or more: %q", len(during), during)
+			} else if name := strings.Fields(during[0])[0]; !strings.HasPrefix(during[len(during)-1], name+" ") {
+				t.Errorf("more than one uprobe event: %q and %q", during[0], during[len(during)-1])
+			}
+			if left := uprobeEventLines(t); len(left) > 0 {
+				t.Errorf("uprobe events left after tracing: %q", left)
+			}
+			if !strings.Contains(out, tc.want+"\n") {
+				t.Errorf("output %q lacks %q", out, tc.want)
+			}
+		})
+	}
+}
+
 func TestTenArgs(t *testing.T) {
 	prog := testprog.BuildWork(t, "-O2")
 	p := testprog.Start(t, prog, "3")

@@ -179,18 +179,21 @@ func ReturnCookie(e Exit) uint64 {
 // returning instruction in its function, arg1 to the return value and the
 // other arguments to 0. With atReturn the uprobe is on that instruction
 // and its attach cookie holds the offset (ReturnCookie); otherwise it is
-// a uretprobe, which does not know the offset, and arg0 is 0. They clobber R0-R5.
-func (r *Regs) ReturnArgs(mstate int16, atReturn bool) asm.Instructions {
+// a uretprobe, which does not know the offset, and arg0 is 0. cookie
+// leaves the cookie in R0 (nil: bpf_get_attach_cookie; see
+// provider.CookieReader). They clobber R0-R5.
+func (r *Regs) ReturnArgs(mstate int16, atReturn bool, cookie asm.Instructions) asm.Instructions {
 	insns := asm.Instructions{provider.StoreImmDW(asm.R7, mstate+abi.MStateArgs, 0)}
 	if atReturn {
-		insns = append(asm.Instructions{
-			asm.Mov.Reg(asm.R1, asm.R6),
-			asm.FnGetAttachCookie.Call(),
+		if cookie == nil {
+			cookie = asm.Instructions{asm.Mov.Reg(asm.R1, asm.R6), asm.FnGetAttachCookie.Call()}
+		}
+		insns = append(append(cookie[:len(cookie):len(cookie)],
 			asm.Mov.Reg(asm.R2, asm.R0),
 			asm.LSh.Imm(asm.R2, 64-abi.CookieCondShift),
 			asm.RSh.Imm(asm.R2, 64-abi.CookieOffBits),
 			asm.StoreMem(asm.R7, mstate+abi.MStateArgs, asm.R2, asm.DWord),
-		}, r.takenCheck()...)
+		), r.takenCheck()...)
 	}
 	insns = append(insns,
 		asm.LoadMem(asm.R0, asm.R6, r.Ret, asm.DWord),

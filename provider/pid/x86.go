@@ -324,6 +324,19 @@ func rel32(b []byte) int64 {
 	return int64(int32(uint32(b[0]) | uint32(b[1])<<8 | uint32(b[2])<<16 | uint32(b[3])<<24))
 }
 
+// RefusedPrefix reports whether the x86-64 instruction at the start of
+// code has a prefix with which Linux's uprobes refuse it: lock, or a
+// segment override of es, cs, ss or ds (ds is also CET's notrack).
+func RefusedPrefix(code []byte) bool {
+	for i := 0; i < len(code) && i < 14 && isLegacyPrefix(code[i]); i++ {
+		switch code[i] {
+		case 0xf0, 0x26, 0x2e, 0x36, 0x3e:
+			return true
+		}
+	}
+	return false
+}
+
 func isLegacyPrefix(b byte) bool {
 	switch b {
 	case 0x66, 0x67, 0xf0, 0xf2, 0xf3, 0x2e, 0x36, 0x3e, 0x26, 0x64, 0x65:

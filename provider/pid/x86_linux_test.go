@@ -199,3 +199,24 @@ func TestReturnsMatchObjdump(t *testing.T) {
 	}
 	t.Logf("%d functions, %d rets", checked, found)
 }
+
+func TestRefusedPrefix(t *testing.T) {
+	for _, tc := range []struct {
+		code []byte
+		want bool
+	}{
+		{[]byte{0xf0, 0x83, 0x04, 0x24, 0x00}, true}, // lock addl $0,(%rsp): SetLatch's first
+		{[]byte{0x66, 0xf0, 0x0f, 0xb1, 0x17}, true}, // lock cmpxchg behind an operand-size prefix
+		{[]byte{0x3e, 0xff, 0xe0}, true},             // notrack jmp *%rax
+		{[]byte{0x2e, 0x0f, 0x1f, 0x84, 0, 0, 0, 0, 0}, true},
+		{[]byte{0x66, 0x90}, false},
+		{[]byte{0x64, 0x48, 0x8b, 0x04, 0x25, 0x28, 0, 0, 0}, false}, // mov %fs:0x28,%rax
+		{[]byte{0xf3, 0x0f, 0x1e, 0xfa}, false},                      // endbr64
+		{[]byte{0x55}, false},
+		{nil, false},
+	} {
+		if got := RefusedPrefix(tc.code); got != tc.want {
+			t.Errorf("RefusedPrefix(% x) = %v, want %v", tc.code, got, tc.want)
+		}
+	}
+}

@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/cilium/ebpf/asm"
 	"github.com/cilium/ebpf/perf"
 
 	"github.com/dtrace-go/dtrace/loader"
@@ -27,6 +28,23 @@ type named struct {
 }
 
 func (n named) Name() string { return n.name }
+
+// Maps forwards the maps the provider's prologues use (provider.Mapper).
+func (n named) Maps(p *provider.Probe) []provider.HashMap {
+	if m, ok := n.Provider.(provider.Mapper); ok {
+		return m.Maps(p)
+	}
+	return nil
+}
+
+// ReadCookie forwards how the provider's programs read the attach cookie
+// (provider.CookieReader).
+func (n named) ReadCookie(p *provider.Probe) asm.Instructions {
+	if c, ok := n.Provider.(provider.CookieReader); ok {
+		return c.ReadCookie(p)
+	}
+	return nil
+}
 
 // Named presents p under the name of one process's provider (pid1234,
 // myprov1234), which the Registry compares literally with a description's
