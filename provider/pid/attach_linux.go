@@ -29,7 +29,7 @@ func (*Provider) Attach(p *provider.Probe, prog *ebpf.Program) (io.Closer, error
 	if !ok {
 		return nil, fmt.Errorf("pid: probe %s was not made by this provider", p)
 	}
-	return attach(context.Background(), d.Sites, func(int) bool { return d.Optional }, d.PID, d.Kind == Return && !d.AtReturns, prog)
+	return attach(context.Background(), d.Sites, func(int) bool { return d.Optional }, d.PID, d.Kind == Return && !d.AtReturns, groupOf(d), prog)
 }
 
 // ShareKey lets the probes of one process, kind and prologue share one
@@ -43,6 +43,11 @@ func (*Provider) ShareKey(p *provider.Probe) string {
 	if !ok {
 		return ""
 	}
+	return shareKey(d)
+}
+
+// shareKey is ShareKey of a probe's data.
+func shareKey(d *Probe) string {
 	return fmt.Sprintf("%d/%d/%v/%v/%d", d.PID, d.Kind, d.AtReturns, d.Unlinked, d.CallerSlot)
 }
 
@@ -53,20 +58,20 @@ func (*Provider) ShareKey(p *provider.Probe) string {
 func (*Provider) AttachShared(ctx context.Context, ps []*provider.Probe, prog *ebpf.Program) (io.Closer, error) {
 	var sites []Site
 	var optional []bool
-	pid, ret := 0, false
+	pid, ret, group := 0, false, uint32(0)
 	for _, p := range ps {
 		d, ok := p.Data.(*Probe)
 		if !ok {
 			return nil, fmt.Errorf("pid: probe %s was not made by this provider", p)
 		}
-		pid, ret = d.PID, d.Kind == Return && !d.AtReturns
+		pid, ret, group = d.PID, d.Kind == Return && !d.AtReturns, groupOf(d)
 		for _, s := range d.Sites {
 			s.Cookie = s.Cookie&^abi.CookieProbeIDMask | uint64(p.ID)
 			sites = append(sites, s)
 			optional = append(optional, d.Optional)
 		}
 	}
-	return attach(ctx, sites, func(i int) bool { return optional[i] }, pid, ret, prog)
+	return attach(ctx, sites, func(i int) bool { return optional[i] }, pid, ret, group, prog)
 }
 
 // Unsupported reports whether err is the kernel's refusal to put a uprobe
@@ -106,14 +111,15 @@ func ProgramKind() provider.ProgramKind {
 // where the kernel has them (see ProgramKind) and one perf event per site
 // otherwise. On error it detaches what it attached.
 func AttachSites(sites []Site, pid int, ret bool, prog *ebpf.Program) (io.Closer, error) {
-	return attach(context.Background(), sites, func(int) bool { return false }, pid, ret, prog)
+	return attach(context.Background(), sites, func(int) bool { return false }, pid, ret, 0, prog)
 }
 
 // attach is AttachSites, leaving out the sites the kernel cannot probe
-// (Unsupported) for which optional(i) (sites[i]) is true.
-func attach(ctx context.Context, sites []Site, optional func(int) bool, pid int, ret bool, prog *ebpf.Program) (io.Closer, error) {
+// (Unsupported) for which optional(i) (sites[i]) is true; group is the
+// sites' share group (groupOf).
+func attach(ctx context.Context, sites []Site, optional func(int) bool, pid int, ret bool, group uint32, prog *ebpf.Program) (io.Closer, error) {
 	if !Multi() {
-		return attachPerf(ctx, sites, optional, pid, ret, prog)
+		return attachPerf(ctx, sites, optional, pid, ret, group, prog)
 	}
 	var cs []io.Closer
 	for _, group := range byPath(sites) {
@@ -153,52 +159,66 @@ func byPath(sites []Site) [][]int {
 }
 
 // attachPerf is attach on a kernel without uprobe_multi links, where
-// uprobes are perf events. A program that finds its cookies in the site
-// map (viaSiteMap) gets them entered there, and with uprobeEventMin sites
-// or more one perf event for them all (uprobeEvent); otherwise, or if
-// that fails (no tracefs, a site the kernel refuses), each site is a perf
-// event with its cookie.
-func attachPerf(ctx context.Context, sites []Site, optional func(int) bool, pid int, ret bool, prog *ebpf.Program) (io.Closer, error) {
-	var sm *ebpf.Map
-	if !ret && pid > 0 {
-		m, err := siteMapOf(prog)
-		if err != nil {
-			return nil, fmt.Errorf("uprobes: %w", err)
-		}
-		sm = m
+// uprobes are perf events. For a program that reads cookies with
+// siteCookie (viaSiteMap) and uprobeEventMin sites or more, the sites go
+// in one tracefs uprobe event (uprobeEvent) and their cookies in the site
+// map, except a second site at an address (an alias of a function),
+// which keeps a perf event with its cookie; otherwise, or if the event
+// fails (no tracefs), each site is a perf event with its cookie.
+func attachPerf(ctx context.Context, sites []Site, optional func(int) bool, pid int, ret bool, group uint32, prog *ebpf.Program) (io.Closer, error) {
+	if ret || pid <= 0 || len(sites) < uprobeEventMin {
+		return perfSites(ctx, sites, optional, pid, ret, prog)
+	}
+	sm, err := siteMapOf(prog)
+	if err != nil {
+		return nil, fmt.Errorf("uprobes: %w", err)
 	}
 	if sm == nil {
 		return perfSites(ctx, sites, optional, pid, ret, prog)
 	}
-	idx := make([]int, len(sites))
-	for i := range idx {
-		idx[i] = i
-	}
-	entries, err := putSites(sm, pid, sites, idx)
+	addrs, inodes, err := siteAddrs(pid, sites)
 	if err != nil {
 		sm.Close()
 		return nil, fmt.Errorf("uprobes: %w", err)
 	}
-	if len(sites) >= uprobeEventMin {
-		ev, err := openUprobeEvents(ctx, sites, idx, optional, pid, prog)
-		if err == nil {
-			return provider.Closers(entries, ev), nil
+	type at struct{ ino, off uint64 }
+	seen := map[at]bool{}
+	var shared []int
+	var own []Site
+	var ownOptional []bool
+	for i, s := range sites {
+		if k := (at{inodes[i], s.FileOffset}); !seen[k] {
+			seen[k] = true
+			shared = append(shared, i)
+			continue
 		}
+		own = append(own, s)
+		ownOptional = append(ownOptional, optional(i))
+	}
+	entries, err := putSites(sm, pid, group, sites, shared, addrs)
+	if err != nil {
+		sm.Close()
+		return nil, fmt.Errorf("uprobes: %w", err)
+	}
+	ev, err := openUprobeEvents(ctx, sites, shared, optional, pid, prog)
+	if err != nil {
+		entries.Close()
 		// Without tracefs (or where it fails otherwise) each site is
 		// a perf event of its own; a required site the kernel refuses
 		// or an interruption ends here.
 		var refused refusedError
 		if errors.As(err, &refused) || ctx.Err() != nil {
-			entries.Close()
 			return nil, err
 		}
+		return perfSites(ctx, sites, optional, pid, ret, prog)
 	}
-	c, err := perfSites(ctx, sites, optional, pid, ret, prog)
+	c, err := perfSites(ctx, own, func(i int) bool { return ownOptional[i] }, pid, ret, prog)
 	if err != nil {
+		ev.Close()
 		entries.Close()
 		return nil, err
 	}
-	return provider.Closers(entries, c), nil
+	return provider.Closers(entries, ev, c), nil
 }
 
 // perfSites attaches prog to one perf event per site, each with its

@@ -98,37 +98,49 @@ func TestSharedUprobeEvent(t *testing.T) {
 	}
 	prog := testprog.BuildWork(t, "-O2")
 	const n = 1000
+	ns := strconv.Itoa(n)
 	for _, tc := range []struct {
 		clause string
-		want   string
+		want   []string
 	}{
 		// One program for the str* functions of libc and work: work
 		// counted exactly, by its own cookie.
 		{"pid$target:libc.so.6:str*:entry, pid$target:work:work:entry { @[probefunc] = count(); } END { printa(\"%s %@d\\n\", @); }",
-			"work " + strconv.Itoa(n)},
+			[]string{"work " + ns}},
 		// Return sites: arg0 is the offset of work's ret (the cookie's
 		// offset), arg1 its value.
 		{"pid$target:libc.so.6:str*:return, pid$target:work:work:return /probefunc == \"work\"/ { @[arg0] = sum(arg1); } END { printa(\"%d %@d\\n\", @); }",
-			"4 " + strconv.FormatInt(testprog.Sum(n), 10)},
+			[]string{"4 " + strconv.FormatInt(testprog.Sum(n), 10)}},
+		// Entry and offset 0 are two programs on the same addresses,
+		// both on shared events: each finds its own cookie.
+		{"pid$target:libc.so.6:str*:entry, pid$target:libc.so.6:str*:0, pid$target:work:work:entry, pid$target:work:work:0 { @[probename, probefunc] = count(); } END { printa(\"%s %s %@d\\n\", @); }",
+			[]string{"entry work " + ns, "0 work " + ns}},
 	} {
 		t.Run(tc.clause, func(t *testing.T) {
-			p := testprog.Start(t, prog, strconv.Itoa(n))
+			p := testprog.Start(t, prog, ns)
 			// dtrace's own pid provider, which shares programs.
 			var during []string
-			out := tracetest.Trace(t, p.Pid(), tc.clause, func() {
+			out := tracetest.Trace(t, p.Pid(), "#pragma D option quiet\n"+tc.clause, func() {
 				during = uprobeEventLines(t)
 				p.Release(t)
 			})
 			if len(during) < 32 {
-				t.Errorf("%d probe points in this process's uprobe events while tracing, want one event with 32 or more: %q", len(during), during)
-			} else if name := strings.Fields(during[0])[0]; !strings.HasPrefix(during[len(during)-1], name+" ") {
-				t.Errorf("more than one uprobe event: %q and %q", during[0], during[len(during)-1])
+				t.Errorf("%d probe points in this process's uprobe events while tracing, want 32 or more: %q", len(during), during)
 			}
 			if left := uprobeEventLines(t); len(left) > 0 {
 				t.Errorf("uprobe events left after tracing: %q", left)
 			}
-			if !strings.Contains(out, tc.want+"\n") {
-				t.Errorf("output %q lacks %q", out, tc.want)
+			counts := map[string]string{}
+			for _, l := range strings.Split(strings.TrimSpace(out), "\n") {
+				if i := strings.LastIndexByte(l, ' '); i > 0 {
+					counts[strings.TrimSpace(l[:i])] = l[i+1:]
+				}
+			}
+			for _, w := range tc.want {
+				i := strings.LastIndexByte(w, ' ')
+				if got, ok := counts[w[:i]]; !ok || got != w[i+1:] {
+					t.Errorf("output %q lacks %q", out, w)
+				}
 			}
 		})
 	}

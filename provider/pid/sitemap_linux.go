@@ -5,6 +5,7 @@ package pid
 import (
 	"errors"
 	"fmt"
+	"hash/fnv"
 	"io"
 	"os"
 
@@ -32,11 +33,20 @@ const siteMapName = "dt_pid_sites"
 // description, with room for a few such descriptions.
 const siteMapSize = 4 * MaxProbes
 
-// siteKey is the site map's key.
+// siteKey is the site map's key: the process, the program's share group
+// (groupOf: an address can have a probe in several groups, entry and
+// offset 0, say) and the address.
 type siteKey struct {
-	TGID uint32
-	Pad  uint32
-	Addr uint64
+	TGID  uint32
+	Group uint32
+	Addr  uint64
+}
+
+// groupOf names d's share group in the site map's keys.
+func groupOf(d *Probe) uint32 {
+	h := fnv.New32a()
+	h.Write([]byte(shareKey(d)))
+	return h.Sum32()
 }
 
 // viaSiteMap reports whether d's program finds cookies in the site map:
@@ -53,12 +63,18 @@ func siteCookie(d *Probe, r *Regs) asm.Instructions {
 	if !viaSiteMap(d) {
 		return nil
 	}
+	// A site with a perf event of its own has its cookie there (never
+	// 0: it holds the probe id); the shared event's is 0.
 	return asm.Instructions{
+		asm.Mov.Reg(asm.R1, asm.R6),
+		asm.FnGetAttachCookie.Call(),
+		{OpCode: asm.JNE.Op(asm.ImmSource), Dst: asm.R0, Constant: 0, Offset: 13},
 		asm.LoadMem(asm.R1, asm.R6, r.IP, asm.DWord),
 		asm.StoreMem(asm.RFP, -16, asm.R1, asm.DWord),
 		asm.FnGetCurrentPidTgid.Call(),
 		asm.RSh.Imm(asm.R0, 32),
-		asm.StoreMem(asm.RFP, -24, asm.R0, asm.DWord),
+		asm.StoreMem(asm.RFP, -24, asm.R0, asm.Word),
+		asm.StoreImm(asm.RFP, -20, int64(int32(groupOf(d))), asm.Word),
 		asm.LoadMapPtr(asm.R1, 0).WithReference(siteMapName),
 		asm.Mov.Reg(asm.R2, asm.RFP),
 		asm.Add.Imm(asm.R2, -24),
@@ -119,18 +135,15 @@ type siteEntries struct {
 	keys []siteKey
 }
 
-// putSites enters in m the cookie of each of the sites (sites[i] for i
-// in idx) at each address process pid maps it at.
-func putSites(m *ebpf.Map, pid int, sites []Site, idx []int) (io.Closer, error) {
-	addrs, err := siteAddrs(pid, sites, idx)
-	if err != nil {
-		return nil, err
-	}
+// putSites enters in m, for share group group of process pid, the cookie
+// of each of the sites (sites[i] for i in idx) at each of its addresses
+// (addrs[i], siteAddrs).
+func putSites(m *ebpf.Map, pid int, group uint32, sites []Site, idx []int, addrs [][]uint64) (io.Closer, error) {
 	e := &siteEntries{m: m}
 	var vals []uint64
-	for k, i := range idx {
-		for _, a := range addrs[k] {
-			e.keys = append(e.keys, siteKey{TGID: uint32(pid), Addr: a})
+	for _, i := range idx {
+		for _, a := range addrs[i] {
+			e.keys = append(e.keys, siteKey{TGID: uint32(pid), Group: group, Addr: a})
 			vals = append(vals, sites[i].Cookie)
 		}
 	}
@@ -163,37 +176,37 @@ func (e *siteEntries) Close() error {
 	return e.m.Close()
 }
 
-// siteAddrs returns, for each of the sites (sites[i] for i in idx), the
-// addresses at which process pid has its file offset mapped executable:
-// where a uprobe on it fires.
-func siteAddrs(pid int, sites []Site, idx []int) ([][]uint64, error) {
+// siteAddrs returns, for each site, the addresses at which process pid
+// has its file offset mapped executable (where a uprobe on it fires),
+// and its file's inode.
+func siteAddrs(pid int, sites []Site) (addrs [][]uint64, inodes []uint64, err error) {
 	f, err := os.Open(fmt.Sprintf("/proc/%d/maps", pid))
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	maps, err := symbol.ParseMaps(f)
 	f.Close()
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	inodes := map[string]uint64{}
-	out := make([][]uint64, len(idx))
-	for k, i := range idx {
-		s := sites[i]
-		ino, ok := inodes[s.Path]
+	byPath := map[string]uint64{}
+	addrs, inodes = make([][]uint64, len(sites)), make([]uint64, len(sites))
+	for i, s := range sites {
+		ino, ok := byPath[s.Path]
 		if !ok {
 			var st unix.Stat_t
 			if err := unix.Stat(s.Path, &st); err != nil {
-				return nil, fmt.Errorf("%s: %w", s.Path, err)
+				return nil, nil, fmt.Errorf("%s: %w", s.Path, err)
 			}
 			ino = st.Ino
-			inodes[s.Path] = ino
+			byPath[s.Path] = ino
 		}
+		inodes[i] = ino
 		for _, m := range maps {
 			if m.Inode == ino && m.Exec() && s.FileOffset >= m.Offset && s.FileOffset-m.Offset < m.End-m.Start {
-				out[k] = append(out[k], m.Start+s.FileOffset-m.Offset)
+				addrs[i] = append(addrs[i], m.Start+s.FileOffset-m.Offset)
 			}
 		}
 	}
-	return out, nil
+	return addrs, inodes, nil
 }
