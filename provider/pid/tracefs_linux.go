@@ -19,6 +19,7 @@ import (
 	"github.com/cilium/ebpf"
 	"golang.org/x/sys/unix"
 
+	"github.com/dtrace-go/dtrace/internal/kernel"
 	"github.com/dtrace-go/dtrace/provider"
 )
 
@@ -54,14 +55,17 @@ var (
 	tracefsDir = sync.OnceValue(findTracefs)
 )
 
-// findTracefs returns the tracefs directory holding uprobe_events, or "".
+// findTracefs returns the tracefs directory (mounting it if need be)
+// where it has uprobe_events, or "".
 func findTracefs() string {
-	for _, d := range []string{"/sys/kernel/tracing", "/sys/kernel/debug/tracing"} {
-		if _, err := os.Stat(d + "/uprobe_events"); err == nil {
-			return d
-		}
+	d, err := kernel.MountTracefs()
+	if err != nil {
+		return ""
 	}
-	return ""
+	if _, err := os.Stat(d + "/uprobe_events"); err != nil {
+		return ""
+	}
+	return d
 }
 
 // errNoUprobeEvent says that the sites cannot share a tracefs event: no

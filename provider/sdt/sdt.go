@@ -35,6 +35,10 @@ const Name = "sdt"
 // dynamic events other tools create.
 var excluded = map[string]bool{"syscalls": true, "kprobes": true, "uprobes": true, "ftrace": true}
 
+// dtraceGroups begins the groups of the uprobe events dtrace processes
+// make (pid probes on kernels without uprobe_multi): not probes to offer.
+const dtraceGroups = "dtrace_go_"
+
 // Provider is the sdt provider.
 type Provider struct {
 	once   sync.Once
@@ -79,7 +83,7 @@ func (pv *Provider) load() {
 		pv.root = root
 		for _, ev := range strings.Split(string(data), "\n") {
 			g, n, ok := strings.Cut(ev, ":")
-			if !ok || g == "" || n == "" || excluded[g] || reserved[n] {
+			if !ok || g == "" || n == "" || excluded[g] || reserved[n] || strings.HasPrefix(g, dtraceGroups) {
 				continue
 			}
 			pv.events = append(pv.events, event{g, n})
