@@ -122,14 +122,14 @@ func attach(ctx context.Context, sites []Site, optional func(int) bool, pid int,
 		return attachPerf(ctx, sites, optional, pid, ret, group, prog)
 	}
 	var cs []io.Closer
-	for _, group := range byPath(sites) {
-		path := sites[group[0]].Path
+	for _, idx := range byPath(sites) {
+		path := sites[idx[0]].Path
 		ex, err := link.OpenExecutable(path)
 		if err != nil {
 			provider.Closers(cs...).Close()
 			return nil, err
 		}
-		l, err := attachMulti(ex, sites, group, optional, pid, ret, prog)
+		l, err := attachMulti(ex, sites, idx, optional, pid, ret, prog)
 		if err != nil {
 			provider.Closers(cs...).Close()
 			return nil, fmt.Errorf("uprobes in %s: %w", path, err)
