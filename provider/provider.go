@@ -175,6 +175,10 @@ type HashMap struct {
 	Grows                          bool
 }
 
+// TraceEventGroupPrefix begins the tracefs group of a dtrace process's
+// dynamic trace events (TraceEvent), followed by its process id.
+const TraceEventGroupPrefix = "dtrace_go_"
+
 // CookieReader is implemented by Sharers whose shared programs do not
 // always find the attach cookie with bpf_get_attach_cookie: pid probes on
 // kernels without uprobe_multi put many sites on one perf event, which

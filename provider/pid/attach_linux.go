@@ -169,7 +169,7 @@ func attachPerf(ctx context.Context, sites []Site, optional func(int) bool, pid 
 	if ret || pid <= 0 || len(sites) < uprobeEventMin {
 		return perfSites(ctx, sites, optional, pid, ret, prog)
 	}
-	sm, err := siteMapOf(prog)
+	sm, err := provider.ProgramMap(prog, siteMapName)
 	if err != nil {
 		return nil, fmt.Errorf("uprobes: %w", err)
 	}

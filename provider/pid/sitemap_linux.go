@@ -105,29 +105,6 @@ func (*Provider) Maps(p *provider.Probe) []provider.HashMap {
 	return []provider.HashMap{{Name: siteMapName, KeySize: 16, ValueSize: 8, MaxEntries: siteMapSize, Grows: true}}
 }
 
-// siteMapOf returns the site map prog uses, or nil if it uses none.
-func siteMapOf(prog *ebpf.Program) (*ebpf.Map, error) {
-	info, err := prog.Info()
-	if err != nil {
-		return nil, err
-	}
-	ids, ok := info.MapIDs()
-	if !ok {
-		return nil, errors.New("the kernel does not tell a program's maps")
-	}
-	for _, id := range ids {
-		m, err := ebpf.NewMapFromID(id)
-		if err != nil {
-			return nil, err
-		}
-		if mi, err := m.Info(); err == nil && mi.Name == siteMapName {
-			return m, nil
-		}
-		m.Close()
-	}
-	return nil, nil
-}
-
 // siteEntries are the site map's entries of one attachment; Close
 // deletes them and closes the map.
 type siteEntries struct {

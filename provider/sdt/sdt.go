@@ -33,11 +33,8 @@ const Name = "sdt"
 // excluded are the tracefs groups the provider does not offer: system
 // calls are the syscall provider's, kprobes and uprobes groups are
 // dynamic events other tools create.
+// So are the groups of dtrace's own trace events (provider.TraceEvent).
 var excluded = map[string]bool{"syscalls": true, "kprobes": true, "uprobes": true, "ftrace": true}
-
-// dtraceGroups begins the groups of the uprobe events dtrace processes
-// make (pid probes on kernels without uprobe_multi): not probes to offer.
-const dtraceGroups = "dtrace_go_"
 
 // Provider is the sdt provider.
 type Provider struct {
@@ -83,7 +80,7 @@ func (pv *Provider) load() {
 		pv.root = root
 		for _, ev := range strings.Split(string(data), "\n") {
 			g, n, ok := strings.Cut(ev, ":")
-			if !ok || g == "" || n == "" || excluded[g] || reserved[n] || strings.HasPrefix(g, dtraceGroups) {
+			if !ok || g == "" || n == "" || excluded[g] || reserved[n] || strings.HasPrefix(g, provider.TraceEventGroupPrefix) {
 				continue
 			}
 			pv.events = append(pv.events, event{g, n})
