@@ -161,7 +161,7 @@ func byPath(sites []Site) [][]int {
 // attachPerf is attach on a kernel without uprobe_multi links, where
 // uprobes are perf events. For a program that reads cookies with
 // siteCookie (viaSiteMap) and uprobeEventMin sites or more, the sites go
-// in one tracefs uprobe event (uprobeEvent) and their cookies in the site
+// in one tracefs uprobe event (provider.TraceEvent) and their cookies in the site
 // map, except a second site at an address (an alias of a function),
 // which keeps a perf event with its cookie; otherwise, or if the event
 // fails (no tracefs), each site is a perf event with its cookie.

@@ -21,7 +21,7 @@ import (
 // one waits for an RCU grace period under the kernel's event_mutex, one
 // close after the other: 9,552 sites took 398 s to detach in a 6.1 guest.
 // There the sites of one attachment share one perf event instead (a
-// tracefs uprobe event holding them all, uprobeEvent), which has one
+// tracefs uprobe event holding them all, provider.TraceEvent), which has one
 // cookie; the program finds each site's cookie in the site map by the
 // process and the probed address, which a uprobe's handler sees as the
 // instruction pointer.
